@@ -1,0 +1,120 @@
+//! A lock-free slot for the parent task's waker.
+
+use core::task::Waker;
+
+use crate::sync::{AtomicUsize, Ordering, UnsafeCell};
+
+/// Nobody is registering or waking.
+const IDLE: usize = 0;
+/// The owner is writing a new waker into the cell.
+const REGISTERING: usize = 0b01;
+/// A waker thread is taking the waker out of the cell.
+const WAKING: usize = 0b10;
+
+/// Holds one [`Waker`] that a single owner registers and any thread may wake.
+///
+/// The protocol is the classic three-state one: the owner sets `REGISTERING` while it writes
+/// the cell; a waker sets `WAKING` while it takes the waker out. When a wake arrives during a
+/// registration, the registering owner sees `WAKING` on its way out and wakes the new waker
+/// itself, so no wake is lost.
+pub(crate) struct AtomicWaker {
+    state: AtomicUsize,
+    waker: UnsafeCell<Option<Waker>>,
+}
+
+// SAFETY: the cell is only touched by the thread that moved `state` from IDLE to REGISTERING
+// (the owner) or from IDLE to WAKING (one waker); those transitions are exclusive, and `Waker`
+// is `Send + Sync`.
+unsafe impl Send for AtomicWaker {}
+// SAFETY: as for `Send`: the state machine serialises every access to the cell.
+unsafe impl Sync for AtomicWaker {}
+
+impl AtomicWaker {
+    pub(crate) fn new() -> Self {
+        Self {
+            state: AtomicUsize::new(IDLE),
+            waker: UnsafeCell::new(None),
+        }
+    }
+
+    /// Stores `waker` to be woken by the next [`wake`](Self::wake). Called by the owner only.
+    pub(crate) fn register(&self, waker: &Waker) {
+        // Acquire pairs with the Release in `wake`, so we see the cell as that waker left it.
+        match self
+            .state
+            .compare_exchange(IDLE, REGISTERING, Ordering::Acquire, Ordering::Acquire)
+        {
+            Ok(_) => {
+                self.waker.with_mut(|cell| {
+                    // SAFETY: we own the REGISTERING state, so no other thread touches the cell.
+                    let slot = unsafe { &mut *cell };
+                    if !slot.as_ref().is_some_and(|old| old.will_wake(waker)) {
+                        *slot = Some(waker.clone());
+                    }
+                });
+                // AcqRel: Release publishes the cell to the next waker; Acquire sees its writes.
+                if let Err(actual) = self.state.compare_exchange(
+                    REGISTERING,
+                    IDLE,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    // A wake arrived while we were registering; it could not take the waker,
+                    // so we hand it on ourselves.
+                    debug_assert_eq!(actual, REGISTERING | WAKING);
+                    let taken = self.waker.with_mut(|cell| {
+                        // SAFETY: the state still has REGISTERING set: the cell is ours.
+                        unsafe { (*cell).take() }
+                    });
+                    self.state.swap(IDLE, Ordering::AcqRel);
+                    if let Some(waker) = taken {
+                        waker.wake();
+                    }
+                }
+            }
+            Err(WAKING) => {
+                // A wake is being delivered right now, to the previous waker, which may belong to
+                // another task: wake ours too, so this task polls again.
+                waker.wake_by_ref();
+            }
+            Err(_) => {
+                // REGISTERING | WAKING is only reachable from inside `register`, which has a
+                // single caller at a time.
+                debug_assert!(false, "AtomicWaker::register called concurrently");
+            }
+        }
+    }
+
+    /// Wakes the registered waker, if any, and forgets it.
+    pub(crate) fn wake(&self) {
+        if let Some(waker) = self.take() {
+            waker.wake();
+        }
+    }
+
+    /// Takes the registered waker out, if no other thread holds the cell.
+    pub(crate) fn take(&self) -> Option<Waker> {
+        // AcqRel: Acquire sees the owner's write of the cell; Release orders our take before the
+        // owner's next registration.
+        match self.state.fetch_or(WAKING, Ordering::AcqRel) {
+            IDLE => {
+                let waker = self.waker.with_mut(|cell| {
+                    // SAFETY: we moved the state from IDLE to WAKING: the cell is ours.
+                    unsafe { (*cell).take() }
+                });
+                // Release pairs with the Acquire in `register`.
+                self.state.fetch_and(!WAKING, Ordering::Release);
+                waker
+            }
+            // The owner is registering (it will see WAKING and wake the new waker itself), or
+            // another thread is already waking.
+            _ => None,
+        }
+    }
+}
+
+impl core::fmt::Debug for AtomicWaker {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("AtomicWaker").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,81 @@
+//! A shared parent for several arenas.
+
+use core::task::Waker;
+
+use crate::atomic_waker::AtomicWaker;
+use crate::sync::{Arc, AtomicU64, Ordering};
+
+/// The parent of up to [`Hub::MAX_ARENAS`] arenas: one waker registration for all of them, and
+/// one bit per arena that says it has woken slots.
+///
+/// A set made of several arenas (a growable set adds arenas as it grows) gives each arena a
+/// bit of one hub with [`Arena::with_hub`](crate::Arena::with_hub). A wake into any of them
+/// sets that arena's bit; the first bit set since the last [`take_ready`](Hub::take_ready)
+/// wakes the registered task, once for the whole burst.
+///
+/// Cloning a `Hub` makes another handle to the same hub.
+#[derive(Clone)]
+pub struct Hub {
+    inner: Arc<HubInner>,
+}
+
+struct HubInner {
+    ready: AtomicU64,
+    waker: AtomicWaker,
+}
+
+impl Hub {
+    /// How many arenas one hub can serve.
+    pub const MAX_ARENAS: usize = 64;
+
+    /// A hub with no arena marked and no waker registered. Allocates once.
+    pub fn new() -> Self {
+        Self {
+            inner: Arc::new(HubInner {
+                ready: AtomicU64::new(0),
+                waker: AtomicWaker::new(),
+            }),
+        }
+    }
+
+    /// Registers the task to wake when an arena's ready set becomes non-empty. Call it before
+    /// [`take_ready`](Hub::take_ready), so that a wake in between is not missed. Only the owner
+    /// of the arenas calls it (it is not for concurrent callers).
+    pub fn register(&self, waker: &Waker) {
+        self.inner.waker.register(waker);
+    }
+
+    /// Takes the set of arenas (bit `i` for the arena made with bit `i`) that have had slots
+    /// woken since the last call.
+    pub fn take_ready(&self) -> u64 {
+        // AcqRel: Acquire pairs with the Release in `notify`.
+        self.inner.ready.swap(0, Ordering::AcqRel)
+    }
+
+    /// Forgets the registered waker, so a later wake does not reach a task that is gone.
+    pub fn forget_waker(&self) {
+        drop(self.inner.waker.take());
+    }
+
+    pub(crate) fn notify(&self, bit: u32) {
+        let bit = 1u64 << bit;
+        // AcqRel: Release publishes the arena's marked slot to `take_ready`'s Acquire.
+        if self.inner.ready.fetch_or(bit, Ordering::AcqRel) == 0 {
+            self.inner.waker.wake();
+        }
+    }
+}
+
+impl Default for Hub {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl core::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Hub")
+            .field("ready", &format_args!("{:#x}", self.inner.ready.load(Ordering::Relaxed)))
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,182 @@
+//! The lock-free set of woken slots: a hierarchical atomic bitset.
+//!
+//! Level 0 has one bit per slot. Each higher level has one bit per word of the level below,
+//! and the top level is a single word. A waker sets its slot's bit and climbs only while the
+//! word it touched was empty before: a wake into a word that already had a bit set stops there
+//! (the thread that made the word non-empty owns the climb). When the climb empties out of the
+//! top word, the set went from empty to non-empty and the parent is notified: once per burst,
+//! not once per slot.
+//!
+//! The owner drains top-down with `swap(0)`, always clearing a parent bit before the child word
+//! it summarises. So a wake racing the drain either lands in a child word before the owner swaps
+//! it (and is taken with it), or finds the child empty and climbs again, up to a top word the
+//! owner has already cleared, and notifies the parent. No wake is lost.
+
+use crate::sync::{AtomicU64, Ordering};
+
+/// The most levels any capacity needs: 64^6 = 2^36 bits, more than the largest capacity
+/// (`u32::MAX - 1` slots).
+const MAX_LEVELS: usize = 6;
+
+/// Where each level of the bitset starts in the word array.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReadyLayout {
+    /// `start[level]` is the index of the level's first word; `start[levels]` is the total.
+    start: [u32; MAX_LEVELS + 1],
+    levels: u32,
+}
+
+/// What a [`mark`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Marked {
+    /// The slot was already marked: this wake coalesced with an earlier one.
+    Already,
+    /// The slot is marked; the levels above are (or are being) marked by an earlier waker.
+    Joined,
+    /// The set went from empty to non-empty: the caller notifies the parent.
+    Raised,
+}
+
+impl ReadyLayout {
+    pub(crate) fn new(capacity: usize) -> Self {
+        let mut start = [0u32; MAX_LEVELS + 1];
+        let mut words = capacity.div_ceil(64).max(1);
+        let mut levels = 0;
+        let mut total = 0usize;
+        loop {
+            start[levels] = u32::try_from(total).expect("ready set too large");
+            total += words;
+            levels += 1;
+            if words == 1 {
+                break;
+            }
+            words = words.div_ceil(64);
+        }
+        start[levels] = u32::try_from(total).expect("ready set too large");
+        Self {
+            start,
+            levels: levels as u32,
+        }
+    }
+
+    /// How many words the whole bitset takes.
+    pub(crate) fn words(&self) -> usize {
+        self.start[self.levels as usize] as usize
+    }
+
+    fn word(&self, level: usize, index: usize) -> usize {
+        self.start[level] as usize + index
+    }
+
+    fn top(&self) -> usize {
+        self.levels as usize - 1
+    }
+}
+
+/// Marks slot `index` as woken. Lock-free: one `fetch_or` per level climbed, usually one.
+pub(crate) fn mark(words: &[AtomicU64], layout: &ReadyLayout, index: usize) -> Marked {
+    let mut index = index;
+    for level in 0..layout.levels as usize {
+        let bit = 1u64 << (index % 64);
+        // AcqRel: Release publishes whatever the waker did before waking (a channel's value)
+        // to the owner's Acquire `swap` in `drain`; Acquire orders the climb after it.
+        let prev = words[layout.word(level, index / 64)].fetch_or(bit, Ordering::AcqRel);
+        if level == 0 && prev & bit != 0 {
+            return Marked::Already;
+        }
+        if prev != 0 {
+            return Marked::Joined;
+        }
+        index /= 64;
+    }
+    Marked::Raised
+}
+
+/// Whether slot `index` is marked now. A hint for the owner (self-wake detection), not a
+/// synchronisation point.
+pub(crate) fn is_marked(words: &[AtomicU64], index: usize) -> bool {
+    words[index / 64].load(Ordering::Relaxed) & (1 << (index % 64)) != 0
+}
+
+/// Whether anything is marked. A hint, as [`is_marked`].
+pub(crate) fn is_empty(words: &[AtomicU64], layout: &ReadyLayout) -> bool {
+    words[layout.word(layout.top(), 0)].load(Ordering::Relaxed) == 0
+}
+
+/// Takes every marked slot out of the set, calling `f` with each index, lowest first within a
+/// word.
+pub(crate) fn drain(words: &[AtomicU64], layout: &ReadyLayout, f: &mut impl FnMut(usize)) {
+    drain_word(words, layout, layout.top(), 0, f);
+}
+
+fn drain_word(
+    words: &[AtomicU64],
+    layout: &ReadyLayout,
+    level: usize,
+    index: usize,
+    f: &mut impl FnMut(usize),
+) {
+    // AcqRel: Acquire pairs with the wakers' Release in `mark`; Release keeps this clear
+    // ordered before the child swaps below.
+    let mut bits = words[layout.word(level, index)].swap(0, Ordering::AcqRel);
+    while bits != 0 {
+        let child = index * 64 + bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        if level == 0 {
+            f(child);
+        } else {
+            drain_word(words, layout, level - 1, child, f);
+        }
+    }
+}
+
+#[cfg(all(test, not(all(pinfold_loom, feature = "loom"))))]
+mod tests {
+    use super::*;
+
+    fn set(capacity: usize) -> (Vec<AtomicU64>, ReadyLayout) {
+        let layout = ReadyLayout::new(capacity);
+        ((0..layout.words()).map(|_| AtomicU64::new(0)).collect(), layout)
+    }
+
+    fn drained(words: &[AtomicU64], layout: &ReadyLayout) -> Vec<usize> {
+        let mut out = Vec::new();
+        drain(words, layout, &mut |i| out.push(i));
+        out
+    }
+
+    #[test]
+    fn layout_sizes_follow_the_capacity() {
+        assert_eq!(ReadyLayout::new(0).words(), 1);
+        assert_eq!(ReadyLayout::new(64).words(), 1);
+        assert_eq!(ReadyLayout::new(65).words(), 3);
+        assert_eq!(ReadyLayout::new(4096).words(), 64 + 1);
+        assert_eq!(ReadyLayout::new(4097).words(), 65 + 2 + 1);
+    }
+
+    #[test]
+    fn first_mark_raises_and_later_marks_join_or_coalesce() {
+        let (words, layout) = set(10_000);
+        assert_eq!(mark(&words, &layout, 5000), Marked::Raised);
+        assert_eq!(mark(&words, &layout, 5000), Marked::Already);
+        assert_eq!(mark(&words, &layout, 5001), Marked::Joined);
+        assert_eq!(mark(&words, &layout, 9999), Marked::Joined);
+        assert!(is_marked(&words, 5001));
+        assert!(!is_marked(&words, 5002));
+        assert_eq!(drained(&words, &layout), vec![5000, 5001, 9999]);
+        assert!(is_empty(&words, &layout));
+        assert_eq!(mark(&words, &layout, 3), Marked::Raised);
+    }
+
+    #[test]
+    fn every_marked_slot_is_drained_once() {
+        let capacity = if cfg!(miri) { 300 } else { 70_000 };
+        let (words, layout) = set(capacity);
+        let marked: Vec<usize> = (0..capacity).filter(|i| i % 7 == 3 || i % 64 == 0).collect();
+        for &i in marked.iter().rev() {
+            mark(&words, &layout, i);
+        }
+        assert_eq!(drained(&words, &layout), marked);
+        assert!(drained(&words, &layout).is_empty());
+    }
+}

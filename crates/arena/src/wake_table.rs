@@ -1,0 +1,279 @@
+//! The wake table: the one allocation shared between an arena and its wakers.
+//!
+//! Layout, in a single block: a [`Header`] (reference count, parent link, sizes), then one
+//! [`Entry`] per slot (the slot's index: the address of entry `i` is the data pointer of slot
+//! `i`'s waker), then the words of the ready bitset ([`ready_set`](crate::ready_set)).
+//!
+//! The arena holds one reference and every cloned waker one more; the block is freed when the
+//! last goes, so a waker may outlive the arena. Wakers lent to a value's `poll` are borrowed
+//! (`ManuallyDrop`), so polling costs no reference counting.
+
+use core::alloc::Layout;
+use core::mem::ManuallyDrop;
+use core::ptr::{self, NonNull};
+use core::task::{RawWaker, RawWakerVTable, Waker};
+
+use crate::atomic_waker::AtomicWaker;
+use crate::hub::Hub;
+use crate::ready_set::{self, Marked, ReadyLayout};
+use crate::sync::{AtomicU64, AtomicUsize, Ordering, alloc, dealloc, fence};
+
+/// Who is told when the ready set goes from empty to non-empty.
+pub(crate) enum Parent {
+    /// The task polling the arena.
+    Task(AtomicWaker),
+    /// A hub shared by several arenas; `bit` is this arena's bit in it.
+    Hub { hub: Hub, bit: u32 },
+}
+
+impl Parent {
+    fn notify(&self) {
+        match self {
+            Parent::Task(waker) => waker.wake(),
+            Parent::Hub { hub, bit } => hub.notify(*bit),
+        }
+    }
+}
+
+#[repr(C)]
+pub(crate) struct Header {
+    refs: AtomicUsize,
+    parent: Parent,
+    ready: ReadyLayout,
+    capacity: usize,
+    words_offset: usize,
+    block: Layout,
+}
+
+/// The data a waker points at: its slot's index.
+#[repr(C)]
+struct Entry {
+    index: u32,
+}
+
+/// Entries start right after the header (its size is a multiple of its alignment, which is at
+/// least `Entry`'s).
+const ENTRIES_OFFSET: usize = size_of::<Header>();
+const _: () = assert!(align_of::<Header>() >= align_of::<Entry>());
+
+/// More references than this means wakers are being leaked in a loop: abort as `Arc` does.
+const MAX_REFS: usize = isize::MAX as usize;
+
+/// An owning reference to a wake table (the arena's).
+pub(crate) struct WakeTable {
+    header: NonNull<Header>,
+}
+
+// SAFETY: everything in the table reachable through `&Header` is atomic or synchronised by
+// `AtomicWaker`; entries and sizes are immutable after construction.
+unsafe impl Send for WakeTable {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for WakeTable {}
+
+impl WakeTable {
+    /// Allocates a table for `capacity` slots (one allocation).
+    pub(crate) fn new(capacity: usize, parent: Parent) -> Self {
+        let index_limit = u32::try_from(capacity).ok().filter(|&c| c < u32::MAX);
+        assert!(
+            index_limit.is_some(),
+            "arena capacity {capacity} is too large (at most {})",
+            u32::MAX - 1
+        );
+        let ready = ReadyLayout::new(capacity);
+        let (block, words_offset) = Layout::new::<Header>()
+            .extend(Layout::array::<Entry>(capacity).expect("arena capacity overflows"))
+            .and_then(|(block, _)| {
+                block.extend(Layout::array::<AtomicU64>(ready.words()).expect("overflow"))
+            })
+            .expect("arena capacity overflows");
+        let block = block.pad_to_align();
+        // SAFETY: `block` has a non-zero size (it holds at least the header).
+        let base = unsafe { alloc(block) };
+        let Some(base) = NonNull::new(base) else {
+            std::alloc::handle_alloc_error(block)
+        };
+        let header = base.cast::<Header>();
+        // SAFETY: `base` is a fresh block laid out above: header first, then `capacity` entries
+        // at ENTRIES_OFFSET, then `ready.words()` words at `words_offset`, each in bounds and
+        // aligned, and written once here before any reference to them exists.
+        unsafe {
+            header.write(Header {
+                refs: AtomicUsize::new(1),
+                parent,
+                ready,
+                capacity,
+                words_offset,
+                block,
+            });
+        }
+        for index in 0..capacity {
+            // SAFETY: entry `index` is in bounds of the block (see the layout above).
+            let entry = unsafe { base.byte_add(ENTRIES_OFFSET).cast::<Entry>().add(index) };
+            // SAFETY: in bounds, aligned and not yet initialised or referenced.
+            unsafe {
+                entry.write(Entry {
+                    index: index as u32,
+                })
+            };
+        }
+        for word in 0..ready.words() {
+            // SAFETY: word `word` is in bounds of the block (see the layout above).
+            let word = unsafe { base.byte_add(words_offset).cast::<AtomicU64>().add(word) };
+            // SAFETY: in bounds, aligned and not yet initialised or referenced.
+            unsafe { word.write(AtomicU64::new(0)) };
+        }
+        Self { header }
+    }
+
+    pub(crate) fn header(&self) -> &Header {
+        // SAFETY: we hold a reference, so the header is alive and initialised.
+        unsafe { self.header.as_ref() }
+    }
+
+    /// A waker for `index` that borrows the arena's reference: no reference counting. Cloning
+    /// it makes an owned waker.
+    pub(crate) fn borrowed_waker(&self, index: usize) -> ManuallyDrop<Waker> {
+        let raw = RawWaker::new(self.entry(index).cast(), &VTABLE);
+        // SAFETY: the vtable's contract holds for an entry of a live table (see the functions
+        // below); `ManuallyDrop` keeps `drop` from releasing the arena's own reference.
+        ManuallyDrop::new(unsafe { Waker::from_raw(raw) })
+    }
+
+    /// An owned waker for `index`.
+    pub(crate) fn waker(&self, index: usize) -> Waker {
+        (*self.borrowed_waker(index)).clone()
+    }
+
+    fn entry(&self, index: usize) -> *const Entry {
+        assert!(index < self.header().capacity(), "slot index out of bounds");
+        // SAFETY: `index` is below the capacity, so the entry is inside the block.
+        unsafe {
+            self.header
+                .as_ptr()
+                .cast_const()
+                .byte_add(ENTRIES_OFFSET)
+                .cast::<Entry>()
+                .add(index)
+        }
+    }
+}
+
+impl Drop for WakeTable {
+    fn drop(&mut self) {
+        // SAFETY: this is the arena's reference, given up once.
+        unsafe { release(self.header.as_ptr()) }
+    }
+}
+
+impl Header {
+    pub(crate) fn parent(&self) -> &Parent {
+        &self.parent
+    }
+
+    fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    pub(crate) fn words(&self) -> &[AtomicU64] {
+        let start = ptr::from_ref(self).cast::<u8>();
+        // SAFETY: the header sits at the start of its block; the words follow at
+        // `words_offset`, `ready.words()` of them, initialised in `WakeTable::new` and alive as
+        // long as `self`.
+        unsafe {
+            core::slice::from_raw_parts(
+                start.add(self.words_offset).cast::<AtomicU64>(),
+                self.ready.words(),
+            )
+        }
+    }
+
+    pub(crate) fn ready_layout(&self) -> &ReadyLayout {
+        &self.ready
+    }
+
+    /// Marks `index` woken and notifies the parent if the set was empty.
+    pub(crate) fn wake(&self, index: usize) {
+        if ready_set::mark(self.words(), &self.ready, index) == Marked::Raised {
+            self.parent.notify();
+        }
+    }
+}
+
+/// Gives up one reference, freeing the block with the last.
+///
+/// # Safety
+/// `header` points to a live table and the caller owns one of its references.
+unsafe fn release(header: *const Header) {
+    // SAFETY: the caller owns a reference, so the header is alive.
+    let refs = unsafe { &(*header).refs };
+    // Release: our uses of the table happen before the free below (see the Acquire fence).
+    if refs.fetch_sub(1, Ordering::Release) != 1 {
+        return;
+    }
+    // Acquire pairs with every other reference's Release decrement.
+    fence(Ordering::Acquire);
+    let header = header.cast_mut();
+    // SAFETY: no reference is left, so nothing else reads the block.
+    let (block, words_offset, words) =
+        unsafe { ((*header).block, (*header).words_offset, (*header).ready.words()) };
+    // SAFETY: the words were initialised in `new` and nobody refers to them any more.
+    unsafe {
+        ptr::drop_in_place(ptr::slice_from_raw_parts_mut(
+            header.byte_add(words_offset).cast::<AtomicU64>(),
+            words,
+        ))
+    };
+    // SAFETY: the header was initialised in `new` and nobody refers to it any more.
+    unsafe { ptr::drop_in_place(header) };
+    // SAFETY: the block was allocated in `new` with this layout.
+    unsafe { dealloc(header.cast(), block) };
+}
+
+/// The header of the table an entry belongs to.
+///
+/// # Safety
+/// `entry` is an entry of a live table.
+unsafe fn header_of(entry: *const ()) -> *const Header {
+    let entry = entry.cast::<Entry>();
+    // SAFETY: entries are initialised in `new` and immutable after.
+    let index = unsafe { (*entry).index } as usize;
+    // SAFETY: entry `index` sits `index` entries after the first, which sits ENTRIES_OFFSET
+    // bytes after the header, all in one block.
+    unsafe { entry.sub(index).byte_sub(ENTRIES_OFFSET).cast::<Header>() }
+}
+
+static VTABLE: RawWakerVTable = RawWakerVTable::new(clone_waker, wake, wake_by_ref, drop_waker);
+
+// SAFETY (all four functions): `data` is an entry of a live table and, except for the borrowed
+// waker, the waker owns one of the table's references.
+
+unsafe fn clone_waker(data: *const ()) -> RawWaker {
+    // SAFETY: see above.
+    let header = unsafe { &*header_of(data) };
+    // Relaxed: a new reference is made from an existing one, as `Arc::clone`.
+    if header.refs.fetch_add(1, Ordering::Relaxed) > MAX_REFS {
+        std::process::abort();
+    }
+    RawWaker::new(data, &VTABLE)
+}
+
+unsafe fn wake(data: *const ()) {
+    // SAFETY: see above; the reference this waker owns is given up after the wake.
+    unsafe {
+        wake_by_ref(data);
+        drop_waker(data);
+    }
+}
+
+unsafe fn wake_by_ref(data: *const ()) {
+    // SAFETY: see above.
+    let header = unsafe { &*header_of(data) };
+    // SAFETY: see above.
+    let index = unsafe { (*data.cast::<Entry>()).index } as usize;
+    header.wake(index);
+}
+
+unsafe fn drop_waker(data: *const ()) {
+    // SAFETY: see above: this waker's reference is given up once.
+    unsafe { release(header_of(data)) }
+}
