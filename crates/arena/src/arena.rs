@@ -116,7 +116,10 @@ impl<T> Arena<T> {
     /// # Panics
     /// If `capacity` is `u32::MAX` or more.
     pub fn new(capacity: usize) -> Self {
-        Self::with_parent(capacity, Parent::Task(crate::atomic_waker::AtomicWaker::new()))
+        Self::with_parent(
+            capacity,
+            Parent::Task(crate::atomic_waker::AtomicWaker::new()),
+        )
     }
 
     /// An arena of `capacity` slots whose wakes set bit `bit` of `hub` instead of waking a task
@@ -144,7 +147,11 @@ impl<T> Arena<T> {
         let slots = (0..capacity)
             .map(|i| Slot {
                 value: None,
-                next_free: if i + 1 < capacity { (i + 1) as u32 } else { NIL },
+                next_free: if i + 1 < capacity {
+                    (i + 1) as u32
+                } else {
+                    NIL
+                },
                 next_queued: NIL,
                 queued: false,
             })
@@ -279,7 +286,11 @@ impl<T> Arena<T> {
 
     /// Queues slot `index` to be polled, from the owner's side (no atomic operation).
     pub fn mark_ready(&mut self, index: usize) {
-        if self.slots.get(index).is_some_and(|slot| slot.value.is_some()) {
+        if self
+            .slots
+            .get(index)
+            .is_some_and(|slot| slot.value.is_some())
+        {
             self.enqueue(index);
         }
     }
@@ -303,8 +314,7 @@ impl<T> Arena<T> {
             queue_tail,
             ..
         } = self;
-        let header = table.header();
-        ready_set::drain(header.words(), header.ready_layout(), &mut |index| {
+        ready_set::drain(table.words(), table.header().ready_layout(), &mut |index| {
             if slots[index].value.is_some() {
                 enqueue(slots, queue_head, queue_tail, index);
             }
@@ -319,8 +329,7 @@ impl<T> Arena<T> {
 
     /// Whether a wake may be waiting to be collected. A hint: a wake may land right after.
     pub fn has_woken(&self) -> bool {
-        let header = self.table.header();
-        !ready_set::is_empty(header.words(), header.ready_layout())
+        !ready_set::is_empty(self.table.words(), self.table.header().ready_layout())
     }
 
     /// Polls queued slots, each with its own waker, until one gives an output, the queue is
@@ -357,8 +366,7 @@ impl<T> Arena<T> {
             };
             match step {
                 Step::Pending => {
-                    let header = self.table.header();
-                    if ready_set::is_marked(header.words(), index) {
+                    if ready_set::is_marked(self.table.words(), index) {
                         budget.self_woken += 1;
                     }
                 }
@@ -414,7 +422,12 @@ impl<T> Arena<T> {
     }
 
     fn enqueue(&mut self, index: usize) {
-        enqueue(&mut self.slots, &mut self.queue_head, &mut self.queue_tail, index);
+        enqueue(
+            &mut self.slots,
+            &mut self.queue_head,
+            &mut self.queue_tail,
+            index,
+        );
     }
 
     fn dequeue(&mut self) -> usize {

@@ -75,7 +75,10 @@ impl Default for Hub {
 impl core::fmt::Debug for Hub {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Hub")
-            .field("ready", &format_args!("{:#x}", self.inner.ready.load(Ordering::Relaxed)))
+            .field(
+                "ready",
+                &format_args!("{:#x}", self.inner.ready.load(Ordering::Relaxed)),
+            )
             .finish_non_exhaustive()
     }
 }

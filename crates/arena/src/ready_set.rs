@@ -136,7 +136,10 @@ mod tests {
 
     fn set(capacity: usize) -> (Vec<AtomicU64>, ReadyLayout) {
         let layout = ReadyLayout::new(capacity);
-        ((0..layout.words()).map(|_| AtomicU64::new(0)).collect(), layout)
+        (
+            (0..layout.words()).map(|_| AtomicU64::new(0)).collect(),
+            layout,
+        )
     }
 
     fn drained(words: &[AtomicU64], layout: &ReadyLayout) -> Vec<usize> {
@@ -172,7 +175,9 @@ mod tests {
     fn every_marked_slot_is_drained_once() {
         let capacity = if cfg!(miri) { 300 } else { 70_000 };
         let (words, layout) = set(capacity);
-        let marked: Vec<usize> = (0..capacity).filter(|i| i % 7 == 3 || i % 64 == 0).collect();
+        let marked: Vec<usize> = (0..capacity)
+            .filter(|i| i % 7 == 3 || i % 64 == 0)
+            .collect();
         for &i in marked.iter().rev() {
             mark(&words, &layout, i);
         }

@@ -347,24 +347,29 @@ fn panic_in_poll_drops_the_value_and_frees_its_slot() {
 
 #[test]
 fn panic_in_drop_leaves_the_arena_consistent() {
+    /// Panics when dropped if armed.
     #[derive(Debug)]
-    struct PanicOnDrop;
+    struct PanicOnDrop(bool, Arc<AtomicUsize>);
     impl Drop for PanicOnDrop {
         fn drop(&mut self) {
-            panic!("drop");
+            self.1.fetch_add(1, Ordering::SeqCst);
+            if self.0 {
+                panic!("drop");
+            }
         }
     }
+    let drops = Arc::new(AtomicUsize::new(0));
     let mut arena = Arena::new(2);
-    let index = arena.insert(PanicOnDrop).unwrap();
+    let index = arena.insert(PanicOnDrop(true, drops.clone())).unwrap();
     assert!(catch_unwind(AssertUnwindSafe(|| arena.remove(index))).is_err());
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
     assert!(arena.is_empty());
     assert!(arena.get(index).is_none());
-    arena.insert(PanicOnDrop).unwrap();
-    arena.insert(PanicOnDrop).unwrap();
+    arena.insert(PanicOnDrop(false, drops.clone())).unwrap();
+    arena.insert(PanicOnDrop(false, drops.clone())).unwrap();
     assert!(arena.is_full());
-    // Leak the arena: dropping it would drop two panicking values, and a second panic while
-    // unwinding aborts.
-    std::mem::forget(arena);
+    drop(arena);
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
 }
 
 #[test]

@@ -139,6 +139,13 @@ impl WakeTable {
         ManuallyDrop::new(unsafe { Waker::from_raw(raw) })
     }
 
+    /// The ready bitset's words.
+    pub(crate) fn words(&self) -> &[AtomicU64] {
+        // SAFETY: we hold a reference, so the table is alive; `self.header` has the whole
+        // block's provenance.
+        unsafe { words_of(self.header.as_ptr()) }
+    }
+
     /// An owned waker for `index`.
     pub(crate) fn waker(&self, index: usize) -> Waker {
         (*self.borrowed_waker(index)).clone()
@@ -174,28 +181,36 @@ impl Header {
         self.capacity
     }
 
-    pub(crate) fn words(&self) -> &[AtomicU64] {
-        let start = ptr::from_ref(self).cast::<u8>();
-        // SAFETY: the header sits at the start of its block; the words follow at
-        // `words_offset`, `ready.words()` of them, initialised in `WakeTable::new` and alive as
-        // long as `self`.
-        unsafe {
-            core::slice::from_raw_parts(
-                start.add(self.words_offset).cast::<AtomicU64>(),
-                self.ready.words(),
-            )
-        }
-    }
-
     pub(crate) fn ready_layout(&self) -> &ReadyLayout {
         &self.ready
     }
+}
 
-    /// Marks `index` woken and notifies the parent if the set was empty.
-    pub(crate) fn wake(&self, index: usize) {
-        if ready_set::mark(self.words(), &self.ready, index) == Marked::Raised {
-            self.parent.notify();
-        }
+/// The ready bitset's words of the table at `header`.
+///
+/// # Safety
+/// `header` points to a live table, with the provenance of its whole block (it comes from the
+/// allocation or an entry pointer, never from a `&Header`), and the table outlives `'a`.
+unsafe fn words_of<'a>(header: *const Header) -> &'a [AtomicU64] {
+    // SAFETY: the header is alive and initialised (caller); its sizes are immutable.
+    let (offset, len) = unsafe { ((*header).words_offset, (*header).ready.words()) };
+    // SAFETY: the words follow the header at `words_offset` in the same block, `len` of them,
+    // initialised in `WakeTable::new`; the pointer carries the block's provenance.
+    unsafe { core::slice::from_raw_parts(header.byte_add(offset).cast::<AtomicU64>(), len) }
+}
+
+/// Marks slot `index` of the table at `header` woken, and notifies the parent if the set was
+/// empty.
+///
+/// # Safety
+/// As for [`words_of`].
+unsafe fn wake_slot(header: *const Header, index: usize) {
+    // SAFETY: as the caller promises.
+    let words = unsafe { words_of(header) };
+    // SAFETY: the header is alive; this reference covers the header's bytes only.
+    let header = unsafe { &*header };
+    if ready_set::mark(words, &header.ready, index) == Marked::Raised {
+        header.parent.notify();
     }
 }
 
@@ -214,8 +229,13 @@ unsafe fn release(header: *const Header) {
     fence(Ordering::Acquire);
     let header = header.cast_mut();
     // SAFETY: no reference is left, so nothing else reads the block.
-    let (block, words_offset, words) =
-        unsafe { ((*header).block, (*header).words_offset, (*header).ready.words()) };
+    let (block, words_offset, words) = unsafe {
+        (
+            (*header).block,
+            (*header).words_offset,
+            (*header).ready.words(),
+        )
+    };
     // SAFETY: the words were initialised in `new` and nobody refers to them any more.
     unsafe {
         ptr::drop_in_place(ptr::slice_from_raw_parts_mut(
@@ -267,10 +287,10 @@ unsafe fn wake(data: *const ()) {
 
 unsafe fn wake_by_ref(data: *const ()) {
     // SAFETY: see above.
-    let header = unsafe { &*header_of(data) };
-    // SAFETY: see above.
     let index = unsafe { (*data.cast::<Entry>()).index } as usize;
-    header.wake(index);
+    // SAFETY: see above; `header_of` derives the header from the entry pointer, which carries
+    // the whole block's provenance.
+    unsafe { wake_slot(header_of(data), index) };
 }
 
 unsafe fn drop_waker(data: *const ()) {
