@@ -1,0 +1,39 @@
+//! pinfold: async concurrency primitives on one fixed-capacity waker-slot arena.
+//!
+//! This crate re-exports the primitives at its root and the arena as [`arena`]. Depend on it
+//! for everything, or on the one crate you need:
+//!
+//! | crate | what |
+//! |---|---|
+//! | [`pinfold-arena`](arena) | the waker-slot arena every primitive stands on |
+//! | `pinfold-bounded` | [`FuturesUnorderedBounded`]: fixed capacity, no allocation per push |
+//!
+//! # Example
+//!
+//! ```
+//! use futures_util::StreamExt;
+//! use pinfold::FuturesUnorderedBounded;
+//!
+//! async fn fetch(id: u32) -> u32 {
+//!     id * 2
+//! }
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let mut set = FuturesUnorderedBounded::new(16);
+//! for id in 0..16 {
+//!     set.push(fetch(id));
+//! }
+//! let total: u32 = set.fold(0, |sum, n| async move { sum + n }).await;
+//! assert_eq!(total, 240);
+//! # });
+//! ```
+#![forbid(unsafe_code)]
+
+/// The waker-slot arena (the `pinfold-arena` crate).
+pub use pinfold_arena as arena;
+pub use pinfold_bounded::FuturesUnorderedBounded;
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
