@@ -1,0 +1,509 @@
+//! Project automation for the pinfold workspace, run as `cargo xtask <command>`
+//! (the [cargo-xtask](https://github.com/matklad/cargo-xtask) convention).
+//!
+//! ```text
+//! cargo xtask ci                              fmt, clippy, test, doc, loom, miri
+//! cargo xtask loom [--preemptions N] [FILTER] loom models, LOOM_MAX_PREEMPTIONS=N (default 2)
+//! cargo xtask miri                            library tests under Miri (stacked and tree borrows)
+//! cargo xtask bench [--quick]                 criterion benchmarks
+//! cargo xtask help                            this list
+//! ```
+//!
+//! Every command is printed before it runs. The first failing command stops the task
+//! with a non-zero exit code. Only `std` is used, so the tool builds with the workspace.
+
+use std::env;
+use std::ffi::OsStr;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::{self, Command};
+use std::time::{Duration, Instant};
+
+const USAGE: &str = "\
+usage: cargo xtask <command>
+
+commands:
+  ci                              run every check CI runs, in order: fmt, clippy, test,
+                                  doc, loom (if loom-tests/ exists), miri (skipped with a
+                                  loud notice if Miri is not installed)
+  loom [--preemptions N] [FILTER] run the loom models (cargo test --release -p loom-tests)
+                                  with LOOM_MAX_PREEMPTIONS=N (default 2) in target/loom
+  miri                            run the library crates' unit and integration tests under
+                                  Miri, once with stacked borrows and once with tree borrows,
+                                  in target/miri
+  bench [--quick]                 run the criterion benchmarks (cargo bench -p
+                                  pinfold-benches); --quick sets PINFOLD_BENCH_QUICK=1
+  help                            print this message";
+
+/// What `cargo xtask miri` prints when Miri cannot be used: it must never read as a pass.
+const MIRI_SKIPPED: &str =
+    "miri: SKIPPED — Miri is not installed for the nightly toolchain and could not be installed";
+
+/// Loom's preemption bound when `--preemptions` is not given (see STYLE.md, Tests).
+const DEFAULT_PREEMPTIONS: u32 = 2;
+
+/// The library crates whose tests run under Miri: (directory under `crates/`, package name).
+const MIRI_CRATES: [(&str, &str); 5] = [
+    ("arena", "pinfold-arena"),
+    ("bounded", "pinfold-bounded"),
+    ("unordered", "pinfold-unordered"),
+    ("join", "pinfold-join"),
+    ("buffer", "pinfold-buffer"),
+];
+
+/// `MIRIFLAGS` of the first Miri run (Stacked Borrows, Miri's default aliasing model).
+const MIRIFLAGS_STACKED: &str = "-Zmiri-strict-provenance -Zmiri-symbolic-alignment-check";
+/// `MIRIFLAGS` of the second Miri run: the same checks under Tree Borrows.
+const MIRIFLAGS_TREE: &str =
+    "-Zmiri-strict-provenance -Zmiri-symbolic-alignment-check -Zmiri-tree-borrows";
+
+/// The reason a task stopped; printed as `xtask: error: <message>`.
+type Failure = String;
+
+fn main() {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let workspace = Workspace::locate();
+    let result = match args.first().map(String::as_str) {
+        Some("ci") => no_more_args("ci", &args[1..]).and_then(|()| ci(&workspace)),
+        Some("loom") => LoomOptions::parse(&args[1..]).and_then(|options| {
+            loom(&workspace, &options).map(|outcome| {
+                if let Outcome::Skipped(reason) = outcome {
+                    println!("{reason}");
+                }
+            })
+        }),
+        Some("miri") => no_more_args("miri", &args[1..]).and_then(|()| {
+            miri(&workspace).map(|outcome| {
+                if let Outcome::Skipped(reason) = outcome {
+                    print_skip_banner(&reason);
+                }
+            })
+        }),
+        Some("bench") => bench(&workspace, &args[1..]),
+        Some("help" | "-h" | "--help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(unknown) => {
+            eprintln!("xtask: unknown command `{unknown}`\n\n{USAGE}");
+            process::exit(2);
+        }
+        None => {
+            eprintln!("xtask: no command given\n\n{USAGE}");
+            process::exit(2);
+        }
+    };
+    if let Err(failure) = result {
+        eprintln!("xtask: error: {failure}");
+        process::exit(1);
+    }
+}
+
+fn no_more_args(command: &str, rest: &[String]) -> Result<(), Failure> {
+    match rest.first() {
+        None => Ok(()),
+        Some(extra) => Err(format!("`{command}` takes no arguments, got `{extra}`")),
+    }
+}
+
+/// The workspace root, and questions about which members exist yet.
+struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    fn locate() -> Self {
+        let manifest_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let root = manifest_dir
+            .parent()
+            .expect("xtask/ lives directly under the workspace root")
+            .to_path_buf();
+        Workspace { root }
+    }
+
+    /// Whether `relative` (e.g. `loom-tests/Cargo.toml`) exists under the root.
+    fn has(&self, relative: &str) -> bool {
+        self.root.join(relative).is_file()
+    }
+
+    fn target_dir(&self, name: &str) -> PathBuf {
+        self.root.join("target").join(name)
+    }
+
+    fn cargo(&self, args: &[&str]) -> Invocation {
+        Invocation::new(&self.root, "cargo", args)
+    }
+}
+
+/// One external command: printed, then run in the workspace root.
+struct Invocation {
+    command: Command,
+    shown: String,
+}
+
+impl Invocation {
+    fn new(root: &Path, program: &str, args: &[&str]) -> Self {
+        let mut command = Command::new(program);
+        command.args(args).current_dir(root);
+        let mut shown = program.to_string();
+        for arg in args {
+            shown.push(' ');
+            shown.push_str(&quoted(arg));
+        }
+        Invocation { command, shown }
+    }
+
+    fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Self {
+        let value = value.as_ref();
+        self.shown = format!("{key}={} {}", quoted(&value.to_string_lossy()), self.shown);
+        self.command.env(key, value);
+        self
+    }
+
+    /// For `cargo +nightly ...`: drop what the outer (stable) cargo put in the environment,
+    /// so the nightly cargo and its subcommands find their own toolchain.
+    fn nightly(mut self) -> Self {
+        self.command
+            .env_remove("CARGO")
+            .env_remove("RUSTUP_TOOLCHAIN");
+        self
+    }
+
+    /// Prints and runs the command; an error if it cannot start or exits unsuccessfully.
+    fn run(mut self) -> Result<(), Failure> {
+        println!("$ {}", self.shown);
+        let status = self
+            .command
+            .status()
+            .map_err(|error| format!("could not start `{}`: {error}", self.shown))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("`{}` failed ({status})", self.shown))
+        }
+    }
+
+    /// Prints and runs the command, reporting only whether it succeeded (output is shown).
+    fn succeeds(self) -> bool {
+        self.run().is_ok()
+    }
+}
+
+fn quoted(arg: &str) -> String {
+    if !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_=+./:,@".contains(c))
+    {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+/// How a step ended when it did not fail.
+enum Outcome {
+    Passed,
+    Skipped(String),
+}
+
+struct Seconds(Duration);
+
+impl fmt::Display for Seconds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self.0.as_secs_f64();
+        if secs < 60.0 {
+            write!(f, "{secs:.1}s")
+        } else {
+            write!(f, "{}m {:04.1}s", (secs / 60.0).floor(), secs % 60.0)
+        }
+    }
+}
+
+/// One line of the `ci` summary.
+struct StepReport {
+    name: &'static str,
+    result: Result<Outcome, ()>,
+    took: Duration,
+}
+
+fn ci(workspace: &Workspace) -> Result<(), Failure> {
+    type Step<'a> = (&'static str, Box<dyn Fn() -> Result<Outcome, Failure> + 'a>);
+    let passed = |invocation: Invocation| invocation.run().map(|()| Outcome::Passed);
+    let mut steps: Vec<Step<'_>> = vec![
+        (
+            "fmt",
+            Box::new(move || passed(workspace.cargo(&["fmt", "--all", "--", "--check"]))),
+        ),
+        (
+            "clippy",
+            Box::new(move || {
+                passed(workspace.cargo(&[
+                    "clippy",
+                    "--workspace",
+                    "--all-targets",
+                    "--",
+                    "-D",
+                    "warnings",
+                ]))
+            }),
+        ),
+        (
+            "test",
+            Box::new(move || passed(workspace.cargo(&["test", "--workspace"]))),
+        ),
+    ];
+    if workspace.has("benches/Cargo.toml") {
+        steps.push((
+            "test benches",
+            Box::new(move || passed(workspace.cargo(&["test", "--workspace", "--benches"]))),
+        ));
+    }
+    steps.push((
+        "doc",
+        Box::new(move || {
+            passed(
+                workspace
+                    .cargo(&["doc", "--workspace", "--no-deps"])
+                    .env("RUSTDOCFLAGS", "-D warnings"),
+            )
+        }),
+    ));
+    steps.push((
+        "loom",
+        Box::new(move || {
+            let options = LoomOptions {
+                preemptions: DEFAULT_PREEMPTIONS,
+                filter: None,
+            };
+            loom(workspace, &options)
+        }),
+    ));
+    steps.push(("miri", Box::new(move || miri(workspace))));
+
+    let total = steps.len();
+    let started = Instant::now();
+    let mut reports = Vec::with_capacity(total);
+    for (index, (name, step)) in steps.iter().enumerate() {
+        println!("\n==> ci [{}/{total}] {name}", index + 1);
+        let step_started = Instant::now();
+        let result = step();
+        let took = step_started.elapsed();
+        match &result {
+            Ok(Outcome::Passed) => println!("<== {name}: passed in {}", Seconds(took)),
+            Ok(Outcome::Skipped(reason)) => {
+                print_skip_banner(reason);
+                println!("<== {name}: SKIPPED after {}", Seconds(took));
+            }
+            Err(_) => println!("<== {name}: FAILED after {}", Seconds(took)),
+        }
+        let failure = result.as_ref().err().cloned();
+        reports.push(StepReport {
+            name,
+            result: result.map_err(|_| ()),
+            took,
+        });
+        if let Some(failure) = failure {
+            print_summary(&reports, total, started.elapsed());
+            return Err(format!("ci step `{name}` failed: {failure}"));
+        }
+    }
+    print_summary(&reports, total, started.elapsed());
+    Ok(())
+}
+
+fn print_summary(reports: &[StepReport], total: usize, took: Duration) {
+    println!("\nci summary:");
+    for report in reports {
+        let (status, note) = match &report.result {
+            Ok(Outcome::Passed) => ("passed", String::new()),
+            Ok(Outcome::Skipped(reason)) => ("SKIPPED", format!("  ({reason})")),
+            Err(()) => ("FAILED", String::new()),
+        };
+        println!(
+            "  {:<13} {status:<8} {:>9}{note}",
+            report.name,
+            Seconds(report.took).to_string()
+        );
+    }
+    let failed = reports.iter().filter(|r| r.result.is_err()).count();
+    let skipped: Vec<&str> = reports
+        .iter()
+        .filter(|r| matches!(r.result, Ok(Outcome::Skipped(_))))
+        .map(|r| r.name)
+        .collect();
+    let not_run = total - reports.len();
+    if failed > 0 {
+        println!(
+            "ci: FAILED after {} ({not_run} step(s) not run)",
+            Seconds(took)
+        );
+    } else if skipped.is_empty() {
+        println!("ci: all {total} steps passed in {}", Seconds(took));
+    } else {
+        println!(
+            "ci: OK in {}, but {} step(s) SKIPPED: {} — not checked in this run",
+            Seconds(took),
+            skipped.len(),
+            skipped.join(", ")
+        );
+    }
+}
+
+fn print_skip_banner(reason: &str) {
+    let rule = "!".repeat(78);
+    println!("{rule}\n{reason}\n{rule}");
+}
+
+struct LoomOptions {
+    preemptions: u32,
+    filter: Option<String>,
+}
+
+impl LoomOptions {
+    fn parse(args: &[String]) -> Result<Self, Failure> {
+        let mut options = LoomOptions {
+            preemptions: DEFAULT_PREEMPTIONS,
+            filter: None,
+        };
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            let value = if arg == "--preemptions" {
+                Some(
+                    args.next()
+                        .ok_or("`--preemptions` needs a number, e.g. `--preemptions 3`")?
+                        .as_str(),
+                )
+            } else {
+                arg.strip_prefix("--preemptions=")
+            };
+            if let Some(value) = value {
+                options.preemptions = value
+                    .parse()
+                    .map_err(|_| format!("`--preemptions` needs a number, got `{value}`"))?;
+            } else if arg.starts_with('-') {
+                return Err(format!("loom: unknown option `{arg}`\n\n{USAGE}"));
+            } else if let Some(previous) = &options.filter {
+                return Err(format!(
+                    "loom: takes one FILTER, got `{previous}` and `{arg}`"
+                ));
+            } else {
+                options.filter = Some(arg.clone());
+            }
+        }
+        Ok(options)
+    }
+}
+
+fn loom(workspace: &Workspace, options: &LoomOptions) -> Result<Outcome, Failure> {
+    if !workspace.has("loom-tests/Cargo.toml") {
+        return Ok(Outcome::Skipped(
+            "loom: skipped, no loom-tests crate yet".to_string(),
+        ));
+    }
+    let mut args = vec!["test", "--release", "-p", "loom-tests"];
+    if let Some(filter) = &options.filter {
+        args.push(filter.as_str());
+    }
+    workspace
+        .cargo(&args)
+        .env("RUSTFLAGS", "--cfg pinfold_loom -C debug-assertions")
+        .env("LOOM_MAX_PREEMPTIONS", options.preemptions.to_string())
+        .env("CARGO_TARGET_DIR", workspace.target_dir("loom"))
+        .run()?;
+    Ok(Outcome::Passed)
+}
+
+fn miri_available(workspace: &Workspace) -> bool {
+    let check = || {
+        workspace
+            .cargo(&["+nightly", "miri", "--version"])
+            .nightly()
+            .succeeds()
+    };
+    if check() {
+        return true;
+    }
+    println!("miri: not available; trying to install it once");
+    let installed = Invocation::new(
+        &workspace.root,
+        "rustup",
+        &[
+            "component",
+            "add",
+            "miri",
+            "rust-src",
+            "--toolchain",
+            "nightly",
+        ],
+    )
+    .succeeds();
+    installed && check()
+}
+
+fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
+    let packages: Vec<&str> = MIRI_CRATES
+        .iter()
+        .filter(|(dir, _)| workspace.has(&format!("crates/{dir}/Cargo.toml")))
+        .map(|&(_, package)| package)
+        .collect();
+    if packages.is_empty() {
+        return Ok(Outcome::Skipped(
+            "miri: SKIPPED — no library crates found under crates/".to_string(),
+        ));
+    }
+    if !miri_available(workspace) {
+        return Ok(Outcome::Skipped(MIRI_SKIPPED.to_string()));
+    }
+    let target_dir = workspace.target_dir("miri");
+    workspace
+        .cargo(&["+nightly", "miri", "setup"])
+        .nightly()
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .run()?;
+
+    let mut args = vec!["+nightly", "miri", "test"];
+    for package in &packages {
+        args.extend(["-p", package]);
+    }
+    args.extend(["--lib", "--tests"]);
+    for (model, flags) in [
+        ("stacked borrows", MIRIFLAGS_STACKED),
+        ("tree borrows", MIRIFLAGS_TREE),
+    ] {
+        println!("miri: {model}");
+        let started = Instant::now();
+        let result = workspace
+            .cargo(&args)
+            .nightly()
+            .env("MIRIFLAGS", flags)
+            .env("CARGO_TARGET_DIR", &target_dir)
+            .run();
+        let took = Seconds(started.elapsed());
+        match result {
+            Ok(()) => println!("miri: {model} run passed in {took}"),
+            Err(failure) => {
+                println!("miri: {model} run FAILED after {took}");
+                return Err(failure);
+            }
+        }
+    }
+    Ok(Outcome::Passed)
+}
+
+fn bench(workspace: &Workspace, args: &[String]) -> Result<(), Failure> {
+    let quick = match args {
+        [] => false,
+        [flag] if flag == "--quick" => true,
+        [other, ..] => return Err(format!("bench: unknown argument `{other}`\n\n{USAGE}")),
+    };
+    if !workspace.has("benches/Cargo.toml") {
+        println!("bench: no benches crate yet");
+        return Ok(());
+    }
+    let mut invocation = workspace.cargo(&["bench", "-p", "pinfold-benches"]);
+    if quick {
+        invocation = invocation.env("PINFOLD_BENCH_QUICK", "1");
+    }
+    invocation.run()
+}
