@@ -246,9 +246,18 @@ impl<T> Arena<T> {
     }
 
     /// Drops every value in place. Storage is kept; nothing is allocated or freed.
+    ///
+    /// If a value's `Drop` panics, the other values are dropped all the same, and then the
+    /// first panic propagates.
     pub fn clear(&mut self) {
+        let mut first_panic = None;
         for index in 0..self.slots.len() {
-            self.remove(index);
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| self.remove(index))) {
+                first_panic.get_or_insert(panic);
+            }
+        }
+        if let Some(panic) = first_panic {
+            resume_unwind(panic);
         }
     }
 
@@ -393,12 +402,27 @@ impl<T> Arena<T> {
     where
         F: FnMut(usize, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
+        let mut budget = Budget::new(self.len);
+        self.poll_with_budget(cx, &mut budget, &mut f)
+    }
+
+    /// [`poll_next`](Arena::poll_next) with a budget the caller keeps, for a caller that takes
+    /// several outputs in one poll of its own (a join): call it again with the same budget
+    /// after each output, and each value is still polled at most once.
+    pub fn poll_with_budget<R, F>(
+        &mut self,
+        cx: &mut Context<'_>,
+        budget: &mut Budget,
+        f: &mut F,
+    ) -> Poll<Option<(usize, R)>>
+    where
+        F: FnMut(usize, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
         if self.len == 0 {
             return Poll::Ready(None);
         }
-        let mut budget = Budget::new(self.len);
         loop {
-            match self.poll_queued(&mut budget, &mut f) {
+            match self.poll_queued(budget, f) {
                 Queued::Ready(index, out) => return Poll::Ready(Some((index, out))),
                 Queued::Yield => {
                     cx.waker().wake_by_ref();

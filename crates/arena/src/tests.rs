@@ -433,3 +433,24 @@ fn iterators_visit_every_value_once() {
     assert_eq!(arena.take(0), Some(10));
     assert_eq!(arena.len(), 2);
 }
+
+#[test]
+fn clear_drops_every_value_even_when_one_drop_panics() {
+    /// Panics when dropped if armed.
+    #[derive(Debug)]
+    struct Loud(bool, Arc<AtomicUsize>);
+    impl Drop for Loud {
+        fn drop(&mut self) {
+            self.1.fetch_add(1, Ordering::SeqCst);
+            assert!(!self.0, "drop");
+        }
+    }
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut arena = Arena::new(4);
+    for armed in [false, true, false, true] {
+        arena.insert(Loud(armed, drops.clone())).unwrap();
+    }
+    assert!(catch_unwind(AssertUnwindSafe(|| arena.clear())).is_err());
+    assert_eq!(drops.load(Ordering::SeqCst), 4);
+    assert!(arena.is_empty());
+}
