@@ -1,0 +1,62 @@
+//! What one arena slot of a join holds: the input future while it runs, then its output.
+
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use pin_project::pin_project;
+use pinfold_arena::Step;
+
+/// One input of a join, in the arena slot whose index is its position in the input.
+///
+/// A slot starts `Running`. When its future finishes, [`poll`](Slot::poll) drops the future in
+/// place and keeps its output in the same slot (`Done`), so finished outputs need no storage of
+/// their own. When every slot is `Done`, the outputs are moved out in input order and the
+/// slots left `Taken`.
+#[pin_project(project = SlotProj, project_replace = SlotOwn)]
+pub(crate) enum Slot<F, T> {
+    /// The future, still running.
+    Running(#[pin] F),
+    /// Its output, kept until every future has finished.
+    Done(T),
+    /// The output was moved out.
+    Taken,
+}
+
+impl<F, T> Slot<F, T> {
+    /// Polls a running future with `poll`. On `Ok` the future is dropped in place and the output
+    /// kept in the slot (`Step::Keep(Ok(()))`: the slot is never polled again unless a stale
+    /// waker fires); on `Err` the error is handed on and the slot freed (`Step::Done`). A
+    /// finished slot polled by a stale wake does nothing.
+    pub(crate) fn poll<E, P>(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        poll: &mut P,
+    ) -> Step<Result<(), E>>
+    where
+        P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
+    {
+        let SlotProj::Running(fut) = self.as_mut().project() else {
+            return Step::Pending;
+        };
+        match poll(fut, cx) {
+            Poll::Pending => Step::Pending,
+            Poll::Ready(Ok(out)) => {
+                // Drops the future in place (the output is written even if that drop panics).
+                self.project_replace(Slot::Done(out));
+                Step::Keep(Ok(()))
+            }
+            Poll::Ready(Err(err)) => Step::Done(Err(err)),
+        }
+    }
+
+    /// Moves the output out, leaving the slot `Taken`; `None` if the slot holds no output.
+    pub(crate) fn take_output(self: Pin<&mut Self>) -> Option<T> {
+        if !matches!(*self, Slot::Done(_)) {
+            return None;
+        }
+        match self.project_replace(Slot::Taken) {
+            SlotOwn::Done(out) => Some(out),
+            SlotOwn::Running(_) | SlotOwn::Taken => None,
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! A panicking future: its panic reaches the caller, and every other future and every kept
+//! output is dropped, exactly once, before it does. A panicking `Drop` is survived too.
+
+mod probe;
+
+use std::future::{Future, pending};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use futures_core::future::FusedFuture;
+use pinfold_join::{join_all, try_join_all};
+use probe::{DropFlag, DropLog, Probe, ProbeState, Tracked, flags, is_set, poll_once, probes};
+
+/// A probe, or a future that panics with `"boom"` on its second poll.
+enum Input {
+    Probe(Pin<Box<Probe<Tracked>>>),
+    Bomb { polled: bool, _flag: DropFlag },
+}
+
+impl Future for Input {
+    type Output = Tracked;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Tracked> {
+        match &mut *self {
+            Input::Probe(probe) => probe.as_mut().poll(cx),
+            Input::Bomb { polled: true, .. } => panic!("boom"),
+            Input::Bomb { polled, .. } => {
+                *polled = true;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        }
+    }
+}
+
+/// `n` probes with tracked outputs, and a bomb at `bomb`; the states of the probes (the bomb's
+/// is never polled), the drop log of the outputs and the bomb's drop flag.
+fn inputs_with_a_bomb(
+    n: usize,
+    bomb: usize,
+) -> (
+    Vec<Input>,
+    Vec<Arc<ProbeState>>,
+    Arc<DropLog>,
+    Arc<std::sync::atomic::AtomicBool>,
+) {
+    let log = DropLog::new(n);
+    let (futures, states) = probes(n, |i| log.tracked(i));
+    let flag = flags(1).remove(0);
+    let inputs = futures
+        .into_iter()
+        .enumerate()
+        .map(|(i, probe)| {
+            if i == bomb {
+                Input::Bomb {
+                    polled: false,
+                    _flag: DropFlag(flag.clone()),
+                }
+            } else {
+                Input::Probe(Box::pin(probe))
+            }
+        })
+        .collect();
+    (inputs, states, log, flag)
+}
+
+#[test]
+fn panic_in_one_future_reaches_the_caller_and_the_others_are_dropped() {
+    let n = 20;
+    let (inputs, states, log, bomb) = inputs_with_a_bomb(n, 13);
+    let mut join = join_all(inputs);
+    assert!(poll_once(&mut join).is_pending());
+    // Some finish first, so their outputs are kept when the bomb goes off.
+    for i in [0, 5, 19] {
+        states[i].finish();
+    }
+    let panic = catch_unwind(AssertUnwindSafe(|| poll_once(&mut join))).unwrap_err();
+    assert_eq!(panic.downcast_ref::<&str>(), Some(&"boom"));
+
+    // Before the `JoinAll` is dropped: every future and every kept output is gone.
+    assert!(is_set(&bomb), "the panicking future was not dropped");
+    // (Probe 13 was replaced by the bomb, and dropped, before the join began.)
+    probe::assert_probes_dropped_once(&states);
+    log.assert_each_dropped_once("output");
+    assert!(join.is_terminated());
+
+    // Polling again panics with the documented message, not with the future's.
+    let again = catch_unwind(AssertUnwindSafe(|| poll_once(&mut join))).unwrap_err();
+    assert_eq!(
+        again.downcast_ref::<String>().map(String::as_str),
+        Some("JoinAll polled after completion")
+    );
+    drop(join);
+    probe::assert_probes_dropped_once(&states);
+    log.assert_each_dropped_once("output");
+}
+
+#[tokio::test]
+#[cfg_attr(miri, ignore)]
+async fn panic_in_a_spawned_join_reaches_the_join_handle() {
+    let dropped = flags(50);
+    let futures: Vec<_> = dropped
+        .iter()
+        .enumerate()
+        .map(|(i, flag)| {
+            let guard = DropFlag(flag.clone());
+            async move {
+                let _guard = guard;
+                tokio::task::yield_now().await;
+                if i == 31 {
+                    panic!("future {i} panicked");
+                }
+                pending::<Result<(), ()>>().await
+            }
+        })
+        .collect();
+    let err = tokio::spawn(try_join_all(futures)).await.unwrap_err();
+    assert!(err.is_panic());
+    let panic = err.into_panic();
+    assert_eq!(
+        panic.downcast_ref::<String>().unwrap(),
+        "future 31 panicked"
+    );
+    assert!(dropped.iter().all(|f| is_set(f)));
+}
+
+/// Panics when dropped.
+struct PanicOnDrop;
+
+impl Drop for PanicOnDrop {
+    fn drop(&mut self) {
+        panic!("drop panicked");
+    }
+}
+
+#[test]
+fn panicking_drops_during_cancellation_still_drop_everything_at_once() {
+    let n = 8;
+    let dropped = flags(n);
+    let futures: Vec<_> = dropped
+        .iter()
+        .enumerate()
+        .map(|(i, flag)| {
+            let flag = DropFlag(flag.clone());
+            // Futures 2 and 4 panic when dropped; future 6 fails.
+            let bomb = (i == 2 || i == 4).then(|| PanicOnDrop);
+            async move {
+                let _flag = flag;
+                let _bomb = bomb;
+                if i == 6 {
+                    return Err(i);
+                }
+                pending::<Result<(), usize>>().await
+            }
+        })
+        .collect();
+    let mut join = try_join_all(futures);
+    // The error cancels the others; a drop panics, and that panic comes out of `poll`.
+    let panic = catch_unwind(AssertUnwindSafe(|| poll_once(&mut join))).unwrap_err();
+    assert_eq!(panic.downcast_ref::<&str>(), Some(&"drop panicked"));
+    assert!(join.is_terminated());
+    // Every future was dropped then, not left for the join's own drop.
+    for (i, flag) in dropped.iter().enumerate() {
+        assert!(is_set(flag), "future {i} still alive");
+    }
+    drop(join);
+}
