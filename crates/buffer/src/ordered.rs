@@ -1,0 +1,235 @@
+//! [`OrderedBuffer`]: outputs in input order, with new futures starting while the head is slow.
+
+use core::fmt;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use futures_core::{FusedStream, Stream};
+use pin_project::pin_project;
+use pinfold_arena::Step;
+
+use crate::ring::ReorderRing;
+use crate::running::Running;
+
+/// A future and its place in the input order, stored together in one arena slot.
+#[pin_project]
+struct Tagged<F> {
+    seq: u64,
+    #[pin]
+    fut: F,
+}
+
+impl<F: Future> Tagged<F> {
+    /// Polls the future, first recording in `polling` which one it is.
+    fn poll_tracked(
+        self: Pin<&mut Self>,
+        polling: &mut Option<u64>,
+        cx: &mut Context<'_>,
+    ) -> Step<(u64, F::Output)> {
+        let this = self.project();
+        *polling = Some(*this.seq);
+        match this.fut.poll(cx) {
+            Poll::Ready(out) => Step::Done((*this.seq, out)),
+            Poll::Pending => Step::Pending,
+        }
+    }
+}
+
+/// Stream for [`BufferExt::ordered_buffer`](crate::BufferExt::ordered_buffer) and
+/// [`FobStreamExt::fast_ordered_buffer`](crate::FobStreamExt::fast_ordered_buffer): runs up to
+/// `concurrency` futures from the source at once and yields their outputs in input order.
+///
+/// A future that finishes before the ones pulled earlier has its output held until they are
+/// out; meanwhile its slot is refilled from the source, so a slow head future does not hold up
+/// the others. Without a [`window`](Self::window) the number of held outputs has no bound; with
+/// one, running plus held futures never exceed it. See the [crate documentation](crate).
+#[pin_project]
+#[must_use = "streams do nothing unless polled"]
+pub struct OrderedBuffer<St>
+where
+    St: Stream,
+    St::Item: Future,
+{
+    #[pin]
+    running: Running<St, Tagged<St::Item>>,
+    /// One entry per future pulled and not yet yielded, in input order.
+    ring: ReorderRing<<St::Item as Future>::Output>,
+    /// The bound on running plus held futures, if any.
+    window: Option<usize>,
+    /// The future being polled, while it is: if its poll (or its drop) panics, this still names
+    /// it on the next `poll_next`, which skips its place.
+    polling: Option<u64>,
+    /// Set when `poll_next` returned `Ready(None)`.
+    terminated: bool,
+}
+
+impl<St> OrderedBuffer<St>
+where
+    St: Stream,
+    St::Item: Future,
+{
+    #[track_caller]
+    pub(crate) fn new(source: St, concurrency: usize, method: &str) -> Self {
+        assert!(
+            concurrency > 0,
+            "{method}: concurrency must be greater than 0"
+        );
+        Self {
+            running: Running::new(source, concurrency),
+            ring: ReorderRing::new(),
+            window: None,
+            polling: None,
+            terminated: false,
+        }
+    }
+
+    /// Bounds the futures running plus the outputs held (finished, waiting for an earlier
+    /// future) to `window`. While the window is full the source is not polled.
+    ///
+    /// `window(concurrency)` behaves exactly like `futures::StreamExt::buffered(concurrency)`;
+    /// a larger window lets up to `window - concurrency` outputs wait behind a slow head while
+    /// new futures start. A window smaller than the concurrency lowers the concurrency to the
+    /// window (no more than `window` futures can be pulled and not yet yielded).
+    ///
+    /// # Panics
+    /// If `window` is 0, with the message `ordered_buffer: window must be greater than 0`.
+    #[track_caller]
+    pub fn window(mut self, window: usize) -> Self {
+        assert!(window > 0, "ordered_buffer: window must be greater than 0");
+        self.window = Some(window);
+        self.running.lower_concurrency(window);
+        self
+    }
+
+    /// The source stream.
+    pub fn get_ref(&self) -> &St {
+        self.running.source()
+    }
+
+    /// The source stream. Taking items from it directly skips them.
+    pub fn get_mut(&mut self) -> &mut St {
+        self.running.source_mut()
+    }
+
+    /// The source stream, pinned. Taking items from it directly skips them.
+    pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut St> {
+        self.project().running.source_pin_mut()
+    }
+
+    /// The source stream; the futures running and the outputs held are dropped.
+    pub fn into_inner(self) -> St {
+        self.running.into_source()
+    }
+}
+
+impl<St> Stream for OrderedBuffer<St>
+where
+    St: Stream,
+    St::Item: Future,
+{
+    type Item = <St::Item as Future>::Output;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let mut this = self.project();
+        if *this.terminated {
+            return Poll::Ready(None);
+        }
+        if let Some(seq) = this.polling.take() {
+            // The last poll panicked in this future's poll or drop; the arena dropped it.
+            this.ring.lose(seq);
+        }
+        refill(this.running.as_mut(), this.ring, *this.window, cx);
+        let mut budget = this.running.as_mut().begin_poll();
+        loop {
+            if let Some(out) = this.ring.pop_head() {
+                return Poll::Ready(Some(out));
+            }
+            let polled = this.running.as_mut().poll_output(
+                cx,
+                &mut budget,
+                &mut |_, tagged: Pin<&mut Tagged<St::Item>>, cx| {
+                    tagged.poll_tracked(this.polling, cx)
+                },
+            );
+            // Nothing panicked: forget the last future polled.
+            *this.polling = None;
+            match polled {
+                Poll::Ready(Some((seq, out))) => {
+                    this.ring.finish(seq, out);
+                    // Its slot is free: start the next future now, not on the next poll.
+                    refill(this.running.as_mut(), this.ring, *this.window, cx);
+                }
+                Poll::Ready(None) => {
+                    // Nothing runs, so every entry of the ring has finished and the head would
+                    // have been yielded: the ring is empty, and the last refill had room, so the
+                    // source has ended or is `Pending` (and will wake the task).
+                    debug_assert_eq!(this.ring.len(), 0);
+                    if this.running.source_done() {
+                        *this.terminated = true;
+                        return Poll::Ready(None);
+                    }
+                    return Poll::Pending;
+                }
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        if self.terminated {
+            return (0, Some(0));
+        }
+        let queued = self.ring.held() + self.running.len();
+        let (lower, upper) = self.running.source_size_hint();
+        (
+            lower.saturating_add(queued),
+            upper.and_then(|upper| upper.checked_add(queued)),
+        )
+    }
+}
+
+/// Pulls futures from the source while a slot is free and the window has room.
+fn refill<St>(
+    running: Pin<&mut Running<St, Tagged<St::Item>>>,
+    ring: &mut ReorderRing<<St::Item as Future>::Output>,
+    window: Option<usize>,
+    cx: &mut Context<'_>,
+) where
+    St: Stream,
+    St::Item: Future,
+{
+    let room = window.map_or(usize::MAX, |window| window.saturating_sub(ring.len()));
+    running.refill(cx, room, |fut| Tagged {
+        seq: ring.push_running(),
+        fut,
+    });
+}
+
+impl<St> FusedStream for OrderedBuffer<St>
+where
+    St: Stream,
+    St::Item: Future,
+{
+    fn is_terminated(&self) -> bool {
+        self.terminated
+    }
+}
+
+impl<St> fmt::Debug for OrderedBuffer<St>
+where
+    St: Stream + fmt::Debug,
+    St::Item: Future,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OrderedBuffer")
+            .field("source", self.running.source())
+            .field("source_done", &self.running.source_done())
+            .field("running", &self.running.len())
+            .field("held", &self.ring.held())
+            .field("concurrency", &self.running.concurrency())
+            .field("window", &self.window)
+            .field("terminated", &self.terminated)
+            .finish()
+    }
+}

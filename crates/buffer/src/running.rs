@@ -1,0 +1,133 @@
+//! The machinery both adapters share: the source stream, and the arena of futures pulled from
+//! it and running.
+
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use futures_core::Stream;
+use pin_project::pin_project;
+use pinfold_arena::{Arena, Budget, Step};
+
+/// The source of futures and the futures running, at most `concurrency` of them (the arena's
+/// capacity).
+#[pin_project]
+pub(crate) struct Running<St, T> {
+    #[pin]
+    source: St,
+    /// The source returned `None`: it is not polled again.
+    source_done: bool,
+    arena: Arena<T>,
+}
+
+impl<St: Stream, T> Running<St, T> {
+    /// Room for `concurrency` running futures; allocates the arena now.
+    pub(crate) fn new(source: St, concurrency: usize) -> Self {
+        Self {
+            source,
+            source_done: false,
+            arena: Arena::new(concurrency),
+        }
+    }
+
+    /// How many futures run now.
+    pub(crate) fn len(&self) -> usize {
+        self.arena.len()
+    }
+
+    /// How many futures may run at once.
+    pub(crate) fn concurrency(&self) -> usize {
+        self.arena.capacity()
+    }
+
+    /// Lowers the concurrency to `concurrency` if nothing runs yet, reallocating the arena.
+    pub(crate) fn lower_concurrency(&mut self, concurrency: usize) {
+        if concurrency < self.arena.capacity() && self.arena.is_empty() {
+            self.arena = Arena::new(concurrency);
+        }
+    }
+
+    /// Whether the source has ended.
+    pub(crate) fn source_done(&self) -> bool {
+        self.source_done
+    }
+
+    pub(crate) fn source(&self) -> &St {
+        &self.source
+    }
+
+    pub(crate) fn source_mut(&mut self) -> &mut St {
+        &mut self.source
+    }
+
+    pub(crate) fn source_pin_mut(self: Pin<&mut Self>) -> Pin<&mut St> {
+        self.project().source
+    }
+
+    pub(crate) fn into_source(self) -> St {
+        self.source
+    }
+
+    /// The source's size hint, `(0, Some(0))` once it has ended.
+    pub(crate) fn source_size_hint(&self) -> (usize, Option<usize>) {
+        if self.source_done {
+            (0, Some(0))
+        } else {
+            self.source.size_hint()
+        }
+    }
+
+    /// Starts one poll of the adapter: queues the futures woken since the last one, so that
+    /// this poll sees them, and returns a fairness budget sized to the futures running now.
+    pub(crate) fn begin_poll(self: Pin<&mut Self>) -> Budget {
+        let arena = self.project().arena;
+        // Without registering: if a wake comes after this, `poll_output` registers and
+        // collects again before it returns `Pending`. The check is a plain load, cheaper than
+        // the drain's swaps when nothing was woken.
+        if arena.has_woken() {
+            arena.collect_woken();
+        }
+        Budget::new(arena.len())
+    }
+
+    /// Pulls futures from the source into free slots, at most `room` of them, each made into
+    /// what the arena stores by `start`. Stops when the arena is full, the source is `Pending`
+    /// (it will wake the task) or has ended.
+    pub(crate) fn refill(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        mut room: usize,
+        mut start: impl FnMut(St::Item) -> T,
+    ) {
+        let mut this = self.project();
+        while room > 0 && !*this.source_done && !this.arena.is_full() {
+            match this.source.as_mut().poll_next(cx) {
+                Poll::Ready(Some(fut)) => {
+                    if this.arena.insert(start(fut)).is_err() {
+                        unreachable!("the arena had a free slot");
+                    }
+                    room -= 1;
+                }
+                Poll::Ready(None) => *this.source_done = true,
+                Poll::Pending => break,
+            }
+        }
+    }
+
+    /// Polls the running futures that were woken, until one gives an output.
+    ///
+    /// `Ready(None)` means that nothing runs. `Pending` means that every woken future was
+    /// polled (the task is woken when another one is) or that `budget` is spent (the task has
+    /// been woken already, to let others run). A budget is shared by the calls of one poll of
+    /// the adapter, so that each future is polled at most once in it.
+    pub(crate) fn poll_output<R>(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        budget: &mut Budget,
+        poll: &mut impl FnMut(usize, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    ) -> Poll<Option<R>> {
+        self.project()
+            .arena
+            .poll_with_budget(cx, budget, poll)
+            .map(|polled| polled.map(|(_, out)| out))
+    }
+}

@@ -1,0 +1,149 @@
+//! [`UnorderedBuffer`]: outputs in the order the futures finish.
+
+use core::fmt;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use futures_core::{FusedStream, Stream};
+use pin_project::pin_project;
+use pinfold_arena::Step;
+
+use crate::running::Running;
+
+/// Stream for [`BufferExt::unordered_buffer`](crate::BufferExt::unordered_buffer): runs up to
+/// `concurrency` futures from the source at once and yields their outputs in the order they
+/// finish. A slot freed by a finished future is refilled from the source in the same poll.
+/// See the [crate documentation](crate).
+#[pin_project]
+#[must_use = "streams do nothing unless polled"]
+pub struct UnorderedBuffer<St>
+where
+    St: Stream,
+    St::Item: Future,
+{
+    #[pin]
+    running: Running<St, St::Item>,
+    /// Set when `poll_next` returned `Ready(None)`.
+    terminated: bool,
+}
+
+impl<St> UnorderedBuffer<St>
+where
+    St: Stream,
+    St::Item: Future,
+{
+    #[track_caller]
+    pub(crate) fn new(source: St, concurrency: usize) -> Self {
+        assert!(
+            concurrency > 0,
+            "unordered_buffer: concurrency must be greater than 0"
+        );
+        Self {
+            running: Running::new(source, concurrency),
+            terminated: false,
+        }
+    }
+
+    /// The source stream.
+    pub fn get_ref(&self) -> &St {
+        self.running.source()
+    }
+
+    /// The source stream. Taking items from it directly skips them.
+    pub fn get_mut(&mut self) -> &mut St {
+        self.running.source_mut()
+    }
+
+    /// The source stream, pinned. Taking items from it directly skips them.
+    pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut St> {
+        self.project().running.source_pin_mut()
+    }
+
+    /// The source stream; the futures running are dropped.
+    pub fn into_inner(self) -> St {
+        self.running.into_source()
+    }
+}
+
+impl<St> Stream for UnorderedBuffer<St>
+where
+    St: Stream,
+    St::Item: Future,
+{
+    type Item = <St::Item as Future>::Output;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let mut this = self.project();
+        if *this.terminated {
+            return Poll::Ready(None);
+        }
+        this.running.as_mut().refill(cx, usize::MAX, |fut| fut);
+        let mut budget = this.running.as_mut().begin_poll();
+        let mut poll = |_: usize, fut: Pin<&mut St::Item>, cx: &mut Context<'_>| match fut.poll(cx)
+        {
+            Poll::Ready(out) => Step::Done(out),
+            Poll::Pending => Step::Pending,
+        };
+        match this
+            .running
+            .as_mut()
+            .poll_output(cx, &mut budget, &mut poll)
+        {
+            Poll::Ready(Some(out)) => {
+                // Its slot is free: start the next future now, not on the next poll.
+                this.running.as_mut().refill(cx, usize::MAX, |fut| fut);
+                Poll::Ready(Some(out))
+            }
+            Poll::Ready(None) => {
+                // Nothing runs, and the refill above had room: the source has ended or is
+                // `Pending` (and will wake the task).
+                if this.running.source_done() {
+                    *this.terminated = true;
+                    Poll::Ready(None)
+                } else {
+                    Poll::Pending
+                }
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        if self.terminated {
+            return (0, Some(0));
+        }
+        let running = self.running.len();
+        let (lower, upper) = self.running.source_size_hint();
+        (
+            lower.saturating_add(running),
+            upper.and_then(|upper| upper.checked_add(running)),
+        )
+    }
+}
+
+impl<St> FusedStream for UnorderedBuffer<St>
+where
+    St: Stream,
+    St::Item: Future,
+{
+    fn is_terminated(&self) -> bool {
+        self.terminated
+    }
+}
+
+impl<St> fmt::Debug for UnorderedBuffer<St>
+where
+    St: Stream + fmt::Debug,
+    St::Item: Future,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnorderedBuffer")
+            .field("source", self.running.source())
+            .field("source_done", &self.running.source_done())
+            .field("running", &self.running.len())
+            .field("concurrency", &self.running.concurrency())
+            .field("terminated", &self.terminated)
+            .finish()
+    }
+}

@@ -1,0 +1,202 @@
+//! Output order, the bound on running futures, and refilling a freed slot in the same poll.
+
+mod support;
+
+use std::task::Poll;
+use std::time::Duration;
+
+use futures_core::Stream;
+use futures_util::{StreamExt, stream};
+use pinfold_buffer::{BufferExt, FobStreamExt};
+use support::{CountingSource, Gate, Gauge, Spinner, drain, gates, poll_once, random};
+
+/// Futures that each hold a `gauge` guard from the moment they are pulled from the source until
+/// they finish or are dropped, so that `gauge.max()` is the most that ever ran at once.
+fn gauged_sleeps(
+    delays: Vec<u64>,
+    gauge: &Gauge,
+) -> impl Stream<Item = impl Future<Output = usize>> + Unpin {
+    let gauge = gauge.clone();
+    stream::iter(delays.into_iter().enumerate()).map(move |(id, millis)| {
+        let guard = gauge.enter();
+        async move {
+            tokio::time::sleep(Duration::from_millis(millis)).await;
+            drop(guard);
+            id
+        }
+    })
+}
+
+#[tokio::test(start_paused = true)]
+#[cfg_attr(miri, ignore)]
+async fn outputs_keep_input_order_under_random_delays() {
+    let gauge = Gauge::default();
+    let delays = random(2_000, 20, 0x5eed);
+    let outputs: Vec<usize> = gauged_sleeps(delays, &gauge)
+        .ordered_buffer(16)
+        .collect()
+        .await;
+    assert_eq!(outputs, (0..2_000).collect::<Vec<_>>());
+    assert_eq!(gauge.max(), 16, "at most 16 running, and 16 were");
+    assert_eq!(gauge.now(), 0);
+}
+
+#[tokio::test(start_paused = true)]
+#[cfg_attr(miri, ignore)]
+async fn unordered_outputs_come_as_they_finish_under_random_delays() {
+    let gauge = Gauge::default();
+    let delays = random(2_000, 20, 0x5eed);
+    let outputs: Vec<usize> = gauged_sleeps(delays, &gauge)
+        .unordered_buffer(16)
+        .collect()
+        .await;
+    assert_ne!(outputs, (0..2_000).collect::<Vec<_>>(), "finish order");
+    let mut sorted = outputs;
+    sorted.sort_unstable();
+    assert_eq!(sorted, (0..2_000).collect::<Vec<_>>());
+    assert_eq!(gauge.max(), 16, "at most 16 running, and 16 were");
+}
+
+/// Futures that wake themselves a random number of times, driven by a counting waker (no
+/// runtime, so this runs under Miri too).
+fn spinners(n: usize, gauge: &Gauge) -> impl Stream<Item = impl Future<Output = usize>> + Unpin {
+    let gauge = gauge.clone();
+    let spins = random(n, 6, 7);
+    stream::iter(spins.into_iter().enumerate()).map(move |(id, spins)| {
+        let guard = gauge.enter();
+        async move {
+            let id = Spinner::new(id, spins as usize).await;
+            drop(guard);
+            id
+        }
+    })
+}
+
+#[test]
+fn outputs_keep_input_order_when_futures_wake_themselves() {
+    let n = if cfg!(miri) { 60 } else { 2_000 };
+    let gauge = Gauge::default();
+    let mut buffer = spinners(n, &gauge).ordered_buffer(8);
+    assert_eq!(drain(&mut buffer), (0..n).collect::<Vec<_>>());
+    assert_eq!(gauge.max(), 8);
+
+    let gauge = Gauge::default();
+    let mut buffer = spinners(n, &gauge).ordered_buffer(8).window(12);
+    assert_eq!(drain(&mut buffer), (0..n).collect::<Vec<_>>());
+    assert!(gauge.max() <= 8);
+
+    let gauge = Gauge::default();
+    let mut buffer = spinners(n, &gauge).fast_ordered_buffer(8);
+    assert_eq!(drain(&mut buffer), (0..n).collect::<Vec<_>>());
+    assert_eq!(gauge.max(), 8);
+}
+
+#[test]
+fn unordered_yields_every_output_when_futures_wake_themselves() {
+    let n = if cfg!(miri) { 60 } else { 2_000 };
+    let gauge = Gauge::default();
+    let mut outputs = drain(&mut spinners(n, &gauge).unordered_buffer(8));
+    outputs.sort_unstable();
+    assert_eq!(outputs, (0..n).collect::<Vec<_>>());
+    assert_eq!(gauge.max(), 8);
+}
+
+#[test]
+fn ordered_holds_early_finishers_until_the_head_is_out() {
+    let (futures, states) = gates(4);
+    let mut buffer = stream::iter(futures).ordered_buffer(4);
+    assert_eq!(poll_once(&mut buffer), Poll::Pending);
+
+    states[3].open();
+    states[1].open();
+    assert_eq!(poll_once(&mut buffer), Poll::Pending, "the head is running");
+    assert_eq!(buffer.size_hint(), (4, Some(4)));
+
+    states[0].open();
+    assert_eq!(poll_once(&mut buffer), Poll::Ready(Some(0)));
+    assert_eq!(poll_once(&mut buffer), Poll::Ready(Some(1)));
+    assert_eq!(poll_once(&mut buffer), Poll::Pending, "2 is running");
+    states[2].open();
+    assert_eq!(poll_once(&mut buffer), Poll::Ready(Some(2)));
+    assert_eq!(poll_once(&mut buffer), Poll::Ready(Some(3)));
+    assert_eq!(poll_once(&mut buffer), Poll::Ready(None));
+}
+
+#[test]
+fn a_freed_slot_is_refilled_in_the_same_poll() {
+    let (futures, states) = gates(5);
+    let (source, counts) = CountingSource::new(futures);
+    let mut buffer = source.ordered_buffer(2);
+    assert_eq!(poll_once(&mut buffer), Poll::Pending);
+    assert_eq!(counts.pulled(), 2);
+
+    // Future 1 finishes behind the running head: within the poll that sees it finish, the
+    // next future is pulled and started.
+    states[1].open();
+    assert_eq!(poll_once(&mut buffer), Poll::Pending);
+    assert_eq!(counts.pulled(), 3);
+    assert_eq!(states[2].polls(), 1, "future 2 started in the same poll");
+
+    states[2].open();
+    assert_eq!(poll_once(&mut buffer), Poll::Pending);
+    assert_eq!(counts.pulled(), 4);
+    assert_eq!(states[3].polls(), 1, "future 3 started in the same poll");
+    assert_eq!(
+        states[0].polls(),
+        1,
+        "the head was not polled without a wake"
+    );
+
+    // The head finishes: its slot is refilled before its output is handed on.
+    states[0].open();
+    assert_eq!(poll_once(&mut buffer), Poll::Ready(Some(0)));
+    assert_eq!(counts.pulled(), 5);
+    for id in 1..=2 {
+        assert_eq!(poll_once(&mut buffer), Poll::Ready(Some(id)));
+    }
+    states[3].open();
+    states[4].open();
+    assert_eq!(poll_once(&mut buffer), Poll::Ready(Some(3)));
+    assert_eq!(poll_once(&mut buffer), Poll::Ready(Some(4)));
+    assert_eq!(poll_once(&mut buffer), Poll::Ready(None));
+}
+
+#[test]
+fn unordered_refills_a_freed_slot_in_the_same_poll() {
+    let (futures, states) = gates(4);
+    let (source, counts) = CountingSource::new(futures);
+    let mut buffer = source.unordered_buffer(2);
+    assert_eq!(poll_once(&mut buffer), Poll::Pending);
+    assert_eq!(counts.pulled(), 2);
+
+    states[1].open();
+    assert_eq!(poll_once(&mut buffer), Poll::Ready(Some(1)));
+    assert_eq!(
+        counts.pulled(),
+        3,
+        "refilled before the output was handed on"
+    );
+    assert_eq!(poll_once(&mut buffer), Poll::Pending);
+    assert_eq!(states[2].polls(), 1);
+
+    for state in &states {
+        state.open();
+    }
+    let mut rest = support::settle(&mut buffer);
+    rest.sort_unstable();
+    assert_eq!(rest, [0, 2, 3]);
+    assert_eq!(poll_once(&mut buffer), Poll::Ready(None));
+}
+
+#[test]
+fn ready_futures_pass_straight_through() {
+    let n = if cfg!(miri) { 50 } else { 5_000 };
+    let futures = (0..n).map(|id| Gate::ready(id).0);
+    let mut buffer = stream::iter(futures).ordered_buffer(7);
+    assert_eq!(drain(&mut buffer), (0..n).collect::<Vec<_>>());
+
+    let futures = (0..n).map(|id| Gate::ready(id).0);
+    let mut outputs = drain(&mut stream::iter(futures).unordered_buffer(7));
+    outputs.sort_unstable();
+    assert_eq!(outputs, (0..n).collect::<Vec<_>>());
+}

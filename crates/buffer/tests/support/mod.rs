@@ -1,0 +1,339 @@
+//! What the tests share: a deterministic PRNG, counters that see what an adapter holds, a
+//! future the test opens by hand, sources that count their polls, and a noop-waker driver.
+// Each test file uses a different subset of these.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+
+use futures_core::Stream;
+
+/// xorshift64: deterministic, good enough to scatter delays.
+#[derive(Debug, Clone)]
+pub(crate) struct XorShift(u64);
+
+impl XorShift {
+    pub(crate) fn new(seed: u64) -> Self {
+        Self(seed.max(1))
+    }
+
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    /// A number in `0..=max`.
+    pub(crate) fn up_to(&mut self, max: u64) -> u64 {
+        self.next_u64() % (max + 1)
+    }
+}
+
+/// `n` numbers in `0..=max`, the same for the same seed.
+pub(crate) fn random(n: usize, max: u64, seed: u64) -> Vec<u64> {
+    let mut rng = XorShift::new(seed);
+    (0..n).map(|_| rng.up_to(max)).collect()
+}
+
+/// How many things are alive now, and the most there ever were at once.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Gauge(Arc<GaugeCounts>);
+
+#[derive(Debug, Default)]
+pub(crate) struct GaugeCounts {
+    now: AtomicUsize,
+    max: AtomicUsize,
+    total: AtomicUsize,
+}
+
+impl Gauge {
+    /// Counts one more thing alive until the guard is dropped.
+    pub(crate) fn enter(&self) -> GaugeGuard {
+        let now = self.0.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.0.max.fetch_max(now, Ordering::SeqCst);
+        self.0.total.fetch_add(1, Ordering::SeqCst);
+        GaugeGuard(self.0.clone())
+    }
+
+    pub(crate) fn now(&self) -> usize {
+        self.0.now.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn max(&self) -> usize {
+        self.0.max.load(Ordering::SeqCst)
+    }
+
+    /// How many guards were ever made.
+    pub(crate) fn total(&self) -> usize {
+        self.0.total.load(Ordering::SeqCst)
+    }
+}
+
+/// One thing alive for a [`Gauge`]; it counts down when dropped.
+#[derive(Debug)]
+pub(crate) struct GaugeGuard(Arc<GaugeCounts>);
+
+impl Drop for GaugeGuard {
+    fn drop(&mut self) {
+        self.0.now.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// An output that a gauge counts while it is alive.
+#[derive(Debug)]
+pub(crate) struct Counted {
+    pub(crate) id: usize,
+    _guard: GaugeGuard,
+}
+
+impl Counted {
+    pub(crate) fn new(id: usize, gauge: &Gauge) -> Self {
+        Self {
+            id,
+            _guard: gauge.enter(),
+        }
+    }
+}
+
+/// What a [`Gate`] shares with the test.
+#[derive(Debug, Default)]
+pub(crate) struct GateState {
+    open: AtomicBool,
+    polls: AtomicUsize,
+    drops: AtomicUsize,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl GateState {
+    pub(crate) fn polls(&self) -> usize {
+        self.polls.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn drops(&self) -> usize {
+        self.drops.load(Ordering::SeqCst)
+    }
+
+    /// Lets the gate finish and wakes it with the waker of its latest poll, if it was polled.
+    pub(crate) fn open(&self) {
+        self.open.store(true, Ordering::SeqCst);
+        if let Some(waker) = self.waker.lock().unwrap().take() {
+            waker.wake();
+        }
+    }
+}
+
+/// A future that is `Pending` until the test [opens](GateState::open) it, then `Ready(id)`.
+/// It counts its polls and drops.
+#[derive(Debug)]
+pub(crate) struct Gate {
+    id: usize,
+    state: Arc<GateState>,
+}
+
+impl Gate {
+    pub(crate) fn new(id: usize) -> (Self, Arc<GateState>) {
+        let state = Arc::new(GateState::default());
+        (
+            Self {
+                id,
+                state: state.clone(),
+            },
+            state,
+        )
+    }
+
+    /// A gate that is open already.
+    pub(crate) fn ready(id: usize) -> (Self, Arc<GateState>) {
+        let (gate, state) = Self::new(id);
+        state.open.store(true, Ordering::SeqCst);
+        (gate, state)
+    }
+}
+
+/// `n` closed gates with ids `0..n`, and their states in the same order.
+pub(crate) fn gates(n: usize) -> (Vec<Gate>, Vec<Arc<GateState>>) {
+    (0..n).map(Gate::new).unzip()
+}
+
+impl Future for Gate {
+    type Output = usize;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
+        self.state.polls.fetch_add(1, Ordering::SeqCst);
+        if self.state.open.load(Ordering::SeqCst) {
+            return Poll::Ready(self.id);
+        }
+        *self.state.waker.lock().unwrap() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+impl Drop for Gate {
+    fn drop(&mut self) {
+        self.state.drops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A future that wakes itself and returns `Pending` `spins` times, then `Ready(id)`.
+#[derive(Debug)]
+pub(crate) struct Spinner {
+    id: usize,
+    left: usize,
+}
+
+impl Spinner {
+    pub(crate) fn new(id: usize, spins: usize) -> Self {
+        Self { id, left: spins }
+    }
+}
+
+impl Future for Spinner {
+    type Output = usize;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
+        if self.left == 0 {
+            return Poll::Ready(self.id);
+        }
+        self.left -= 1;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// A source that counts its polls and the items it gave, and panics if polled after it
+/// returned `None`.
+#[derive(Debug)]
+pub(crate) struct CountingSource<I> {
+    items: I,
+    ended: bool,
+    counts: Arc<SourceCounts>,
+}
+
+/// What a [`CountingSource`] shares with the test.
+#[derive(Debug, Default)]
+pub(crate) struct SourceCounts {
+    polls: AtomicUsize,
+    pulled: AtomicUsize,
+}
+
+impl SourceCounts {
+    pub(crate) fn polls(&self) -> usize {
+        self.polls.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn pulled(&self) -> usize {
+        self.pulled.load(Ordering::SeqCst)
+    }
+}
+
+impl<I: Iterator> CountingSource<I> {
+    pub(crate) fn new(items: impl IntoIterator<IntoIter = I>) -> (Self, Arc<SourceCounts>) {
+        let counts = Arc::new(SourceCounts::default());
+        let source = Self {
+            items: items.into_iter(),
+            ended: false,
+            counts: counts.clone(),
+        };
+        (source, counts)
+    }
+}
+
+impl<I: Iterator + Unpin> Stream for CountingSource<I> {
+    type Item = I::Item;
+
+    fn poll_next(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<I::Item>> {
+        assert!(!self.ended, "the source was polled after it returned None");
+        self.counts.polls.fetch_add(1, Ordering::SeqCst);
+        let item = self.items.next();
+        match item {
+            Some(_) => self.counts.pulled.fetch_add(1, Ordering::SeqCst),
+            None => {
+                self.ended = true;
+                0
+            }
+        };
+        Poll::Ready(item)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.items.size_hint()
+    }
+}
+
+/// A waker that counts how often it was woken.
+#[derive(Debug, Default)]
+pub(crate) struct WakeCounter(AtomicUsize);
+
+impl WakeCounter {
+    pub(crate) fn count(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+impl Wake for WakeCounter {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A waker that counts its wakes, and the counter.
+pub(crate) fn counting_waker() -> (Waker, Arc<WakeCounter>) {
+    let counter = Arc::new(WakeCounter::default());
+    (Waker::from(counter.clone()), counter)
+}
+
+/// Polls `stream` once with `waker`.
+pub(crate) fn poll_with<S: Stream + Unpin>(stream: &mut S, waker: &Waker) -> Poll<Option<S::Item>> {
+    Pin::new(stream).poll_next(&mut Context::from_waker(waker))
+}
+
+/// Polls `stream` once with a waker that does nothing.
+pub(crate) fn poll_once<S: Stream + Unpin>(stream: &mut S) -> Poll<Option<S::Item>> {
+    poll_with(stream, Waker::noop())
+}
+
+/// Polls `stream` to its end with a counting waker, the way an executor would: after
+/// `Pending`, it polls again only if the waker was woken. Panics if the stream is `Pending`
+/// without a wake (it would hang).
+pub(crate) fn drain<S: Stream + Unpin>(stream: &mut S) -> Vec<S::Item> {
+    let (waker, wakes) = counting_waker();
+    let mut outputs = Vec::new();
+    loop {
+        let before = wakes.count();
+        match poll_with(stream, &waker) {
+            Poll::Ready(Some(out)) => outputs.push(out),
+            Poll::Ready(None) => return outputs,
+            Poll::Pending => assert!(
+                wakes.count() > before,
+                "Pending with no wake after {} outputs: the stream would hang",
+                outputs.len()
+            ),
+        }
+    }
+}
+
+/// Polls `stream` until it is `Pending` with no wake of its own (every future that can make
+/// progress has), and returns the outputs it gave on the way.
+pub(crate) fn settle<S: Stream + Unpin>(stream: &mut S) -> Vec<S::Item> {
+    let (waker, wakes) = counting_waker();
+    let mut outputs = Vec::new();
+    loop {
+        let before = wakes.count();
+        match poll_with(stream, &waker) {
+            Poll::Ready(Some(out)) => outputs.push(out),
+            Poll::Ready(None) => return outputs,
+            Poll::Pending if wakes.count() == before => return outputs,
+            Poll::Pending => {}
+        }
+    }
+}
