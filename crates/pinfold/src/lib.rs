@@ -7,6 +7,8 @@
 //! |---|---|
 //! | [`pinfold-arena`](arena) | the waker-slot arena every primitive stands on |
 //! | `pinfold-bounded` | [`FuturesUnorderedBounded`]: fixed capacity, no allocation per push |
+//! | `pinfold-join` | [`join_all`], [`try_join_all`]: outputs in input order, only woken futures polled |
+//! | `pinfold-buffer` | [`BufferExt`] (`ordered_buffer`, `unordered_buffer`), [`FobStreamExt`] |
 //!
 //! # Example
 //!
@@ -32,6 +34,8 @@
 /// The waker-slot arena (the `pinfold-arena` crate).
 pub use pinfold_arena as arena;
 pub use pinfold_bounded::FuturesUnorderedBounded;
+pub use pinfold_buffer::{BufferExt, FobStreamExt, OrderedBuffer, UnorderedBuffer};
+pub use pinfold_join::{JoinAll, TryJoinAll, join_all, try_join_all};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
