@@ -47,6 +47,10 @@ impl Hub {
 
     /// Takes the set of arenas (bit `i` for the arena made with bit `i`) that have had slots
     /// woken since the last call.
+    ///
+    /// The caller must then call [`collect_woken`](crate::Arena::collect_woken) on every arena
+    /// it names before waiting for the next wake: an arena whose woken slots are left
+    /// uncollected stays non-empty, so its later wakes do not notify the hub again.
     pub fn take_ready(&self) -> u64 {
         // AcqRel: Acquire pairs with the Release in `notify`.
         self.inner.ready.swap(0, Ordering::AcqRel)
