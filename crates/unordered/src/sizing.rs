@@ -1,0 +1,212 @@
+//! How large a new group is, and when the largest group, once empty, is given back.
+//!
+//! The set keeps its groups in a stack, smallest first: it only ever adds a group on top (when
+//! every group is full) and only ever releases the top group (when it holds no future). This
+//! module decides the sizes and the releases; the set does the rest. The rules are spelled out
+//! for users in the crate documentation, section *Memory*.
+
+/// The capacity of the first group of a set made with `new`, and the least capacity of any
+/// group added after the first.
+pub(crate) const FIRST_GROUP: usize = 32;
+
+/// The largest group made (an arena holds fewer than `u32::MAX` slots).
+pub(crate) const MAX_GROUP: usize = 1 << 31;
+
+/// How much a group added while the set grows back may hold, as a multiple of the capacity the
+/// set has then: a regular group doubles the capacity, a grow-back group at most quadruples it.
+const GROW_BACK_FACTOR: usize = 3;
+
+/// The set's memory policy: what it remembers about its recent size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Sizing {
+    /// The capacity the set had before it last released groups; 0 if it has not, or has
+    /// forgotten.
+    released_from: usize,
+    /// The set releases no group that would leave it with less capacity than this; set when the
+    /// set grows back into capacity it released (it cycles between large and small), 0 otherwise.
+    retain: usize,
+    /// Outputs since the set last held more than a quarter of [`horizon`](Self::horizon).
+    calm: usize,
+}
+
+impl Sizing {
+    /// A policy with no history.
+    pub(crate) const fn new() -> Self {
+        Self {
+            released_from: 0,
+            retain: 0,
+            calm: 0,
+        }
+    }
+
+    /// The capacity of a group added on top of `capacity` full slots.
+    ///
+    /// A regular group holds as much as all the groups below it together (at least
+    /// [`FIRST_GROUP`]), so capacity doubles. If the set released capacity recently and is
+    /// growing back into it, the group holds up to what was released (at most
+    /// `GROW_BACK_FACTOR` times `capacity`), and the capacity reached is retained.
+    pub(crate) fn grow(&mut self, capacity: usize) -> usize {
+        let mut size = capacity.max(FIRST_GROUP);
+        let growing_back = capacity < self.released_from;
+        if growing_back {
+            let back =
+                (self.released_from - capacity).min(GROW_BACK_FACTOR.saturating_mul(capacity));
+            size = size.max(back);
+        }
+        let size = size.min(MAX_GROUP);
+        if growing_back {
+            self.retain = self.retain.max(capacity.saturating_add(size));
+            self.calm = 0;
+        }
+        size
+    }
+
+    /// Whether the top group, which holds no future, is released while `len` futures live in
+    /// the `below` slots of the groups under it: if that leaves at least the retained capacity,
+    /// and the futures fill at most half of it.
+    pub(crate) fn may_release(&self, len: usize, below: usize) -> bool {
+        below >= self.retain && len <= below / 2
+    }
+
+    /// Notes that the top group was released from a set of `capacity` slots.
+    pub(crate) fn released(&mut self, capacity: usize) {
+        if capacity > self.released_from {
+            self.released_from = capacity;
+            self.calm = 0;
+        }
+    }
+
+    /// Notes an output, after which `len` futures are left. Once the set has given
+    /// [`horizon`](Self::horizon) outputs in a row while holding at most a quarter of the
+    /// horizon, it forgets its history: nothing is retained, and growth is regular again.
+    pub(crate) fn output(&mut self, len: usize) {
+        let horizon = self.horizon();
+        if horizon == 0 {
+            return;
+        }
+        if len > horizon / 4 {
+            self.calm = 0;
+            return;
+        }
+        self.calm += 1;
+        if self.calm >= horizon {
+            *self = Self::new();
+        }
+    }
+
+    /// How far back the set remembers, in outputs (and the size its history is about).
+    fn horizon(&self) -> usize {
+        self.released_from.max(self.retain)
+    }
+
+    /// The capacity the set does not release below.
+    #[cfg(test)]
+    fn retained(&self) -> usize {
+        self.retain
+    }
+}
+
+impl Default for Sizing {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The capacities a set grows through, from empty, with no history.
+    fn regular_capacities(groups: usize) -> Vec<usize> {
+        let mut sizing = Sizing::new();
+        let mut capacity = 0;
+        (0..groups)
+            .map(|_| {
+                capacity += sizing.grow(capacity);
+                capacity
+            })
+            .collect()
+    }
+
+    #[test]
+    fn regular_groups_double_the_capacity() {
+        assert_eq!(
+            regular_capacities(6),
+            [32, 64, 128, 256, 512, 1024],
+            "groups of 32, 32, 64, 128, 256, 512"
+        );
+    }
+
+    #[test]
+    fn a_group_added_to_a_small_first_group_holds_at_least_32() {
+        let mut sizing = Sizing::new();
+        assert_eq!(sizing.grow(5), 32);
+        assert_eq!(sizing.grow(37), 37);
+    }
+
+    #[test]
+    fn groups_are_capped() {
+        let mut sizing = Sizing::new();
+        assert_eq!(sizing.grow(MAX_GROUP * 3), MAX_GROUP);
+    }
+
+    #[test]
+    fn releases_need_half_the_capacity_below_free() {
+        let sizing = Sizing::new();
+        assert!(sizing.may_release(0, 32));
+        assert!(sizing.may_release(16, 32));
+        assert!(!sizing.may_release(17, 32));
+    }
+
+    #[test]
+    fn growing_back_retains_the_capacity_reached() {
+        let mut sizing = Sizing::new();
+        sizing.released(256);
+        // From 32: a group of 96 (three times 32), then 128, back to 256.
+        assert_eq!(sizing.grow(32), 96);
+        assert_eq!(sizing.retained(), 128);
+        assert_eq!(sizing.grow(128), 128);
+        assert_eq!(sizing.retained(), 256);
+        assert!(!sizing.may_release(0, 128));
+        // Past what was released, growth is regular again.
+        assert_eq!(sizing.grow(256), 256);
+        assert!(sizing.may_release(0, 256));
+    }
+
+    #[test]
+    fn a_cycling_set_never_forgets() {
+        let mut sizing = Sizing::new();
+        sizing.released(256);
+        sizing.grow(32);
+        sizing.grow(128);
+        for _ in 0..100 {
+            // Drain a batch of 256 to empty.
+            for len in (0..256).rev() {
+                sizing.output(len);
+            }
+        }
+        assert_eq!(sizing.retained(), 256);
+    }
+
+    #[test]
+    fn a_calm_set_forgets_its_history() {
+        let mut sizing = Sizing::new();
+        sizing.released(256);
+        sizing.grow(32);
+        sizing.grow(128);
+        // 255 outputs holding a quarter of 256 or less: not yet.
+        for _ in 0..255 {
+            sizing.output(64);
+        }
+        assert_eq!(sizing.retained(), 256);
+        // One output holding more starts the count again.
+        sizing.output(65);
+        for _ in 0..255 {
+            sizing.output(10);
+        }
+        assert_eq!(sizing.retained(), 256);
+        sizing.output(10);
+        assert_eq!(sizing, Sizing::new());
+        assert_eq!(sizing.grow(32), 32, "regular growth once forgotten");
+    }
+}

@@ -1,0 +1,90 @@
+//! Fairness across groups: one `poll_next` polls each future at most once, yields when futures
+//! keep waking themselves, and groups take turns giving outputs.
+
+mod probe;
+
+use std::future::{Ready, ready};
+use std::task::Poll;
+
+use futures_util::future::Either;
+use pinfold_unordered::FuturesUnordered;
+use probe::{Spinner, counting_waker, poll_once, poll_with};
+
+#[test]
+fn one_poll_polls_each_future_at_most_once_across_groups() {
+    // 200 futures that wake themselves on every poll: groups of 32, 32, 64 and 128.
+    let n = 200;
+    let (spinners, polls): (Vec<_>, Vec<_>) = (0..n).map(Spinner::forever).unzip();
+    let mut set: FuturesUnordered<Spinner> = spinners.into_iter().collect();
+    assert_eq!(set.capacity(), 256);
+    let (waker, counter) = counting_waker();
+    let calls = if cfg!(miri) { 150 } else { 600 };
+    for call in 0..calls {
+        let before: Vec<usize> = polls
+            .iter()
+            .map(|p| p.load(std::sync::atomic::Ordering::SeqCst))
+            .collect();
+        let wakes = counter.count();
+        assert!(poll_with(&mut set, &waker).is_pending());
+        assert!(
+            counter.count() > wakes,
+            "call {call} returned Pending without waking its task"
+        );
+        let after: Vec<usize> = polls
+            .iter()
+            .map(|p| p.load(std::sync::atomic::Ordering::SeqCst))
+            .collect();
+        for id in 0..n {
+            assert!(
+                after[id] - before[id] <= 1,
+                "call {call} polled spinner {id} twice"
+            );
+        }
+        // Every future, whatever its group, is polled once per round: the counts never
+        // differ by more than one.
+        let (min, max) = (after.iter().min().unwrap(), after.iter().max().unwrap());
+        assert!(
+            max - min <= 1,
+            "call {call}: polls range from {min} to {max}"
+        );
+    }
+    // Each call polled two futures (the second self-wake makes it yield), so each future was
+    // polled `2 * calls / n` times, none starved.
+    for p in &polls {
+        assert!(p.load(std::sync::atomic::Ordering::SeqCst) >= 2 * calls / n);
+    }
+}
+
+#[test]
+fn a_future_that_always_wakes_itself_starves_no_other() {
+    // 99 ready futures, and one that never finishes, in the largest group.
+    let mut set = FuturesUnordered::new();
+    for n in 0..99 {
+        set.push(Either::Left(ready(n)));
+    }
+    set.push(Either::Right(Spinner::forever(99).0));
+    let mut outputs = Vec::new();
+    for _ in 0..300 {
+        if let Poll::Ready(Some(out)) = poll_once(&mut set) {
+            outputs.push(out);
+        }
+    }
+    outputs.sort_unstable();
+    assert_eq!(outputs, (0..99).collect::<Vec<_>>());
+    assert_eq!(set.len(), 1);
+}
+
+#[test]
+fn groups_take_turns_giving_outputs() {
+    // Groups of 32 (ids 0..32), 32 (32..64) and 64 (64..128), every future ready.
+    let mut set: FuturesUnordered<Ready<usize>> = (0..128).map(ready).collect();
+    let mut outputs = Vec::new();
+    for _ in 0..9 {
+        match poll_once(&mut set) {
+            Poll::Ready(Some(out)) => outputs.push(out),
+            other => panic!("expected an output, got {other:?}"),
+        }
+    }
+    // One from each group in turn, each group in the order its futures were pushed.
+    assert_eq!(outputs, [0, 32, 64, 1, 33, 65, 2, 34, 66]);
+}
