@@ -7,6 +7,7 @@
 //! |---|---|
 //! | [`pinfold-arena`](arena) | the waker-slot arena every primitive stands on |
 //! | `pinfold-bounded` | [`FuturesUnorderedBounded`]: fixed capacity, no allocation per push |
+//! | `pinfold-unordered` | [`FuturesUnordered`]: growable, never moves a future, gives memory back |
 //! | `pinfold-join` | [`join_all`], [`try_join_all`]: outputs in input order, only woken futures polled |
 //! | `pinfold-buffer` | [`BufferExt`] (`ordered_buffer`, `unordered_buffer`), [`FobStreamExt`] |
 //!
@@ -36,6 +37,7 @@ pub use pinfold_arena as arena;
 pub use pinfold_bounded::FuturesUnorderedBounded;
 pub use pinfold_buffer::{BufferExt, FobStreamExt, OrderedBuffer, UnorderedBuffer};
 pub use pinfold_join::{JoinAll, TryJoinAll, join_all, try_join_all};
+pub use pinfold_unordered::FuturesUnordered;
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
