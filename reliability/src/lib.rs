@@ -1,0 +1,1 @@
+//! Shared fixtures of the reliability tests; the tests live in tests/.
