@@ -454,3 +454,57 @@ fn clear_drops_every_value_even_when_one_drop_panics() {
     assert_eq!(drops.load(Ordering::SeqCst), 4);
     assert!(arena.is_empty());
 }
+
+#[test]
+fn streams_are_polled_again_after_each_item_and_dropped_when_they_end() {
+    /// A stream of `0..n` that is pending before every item, waking itself.
+    #[derive(Debug)]
+    struct Count {
+        next: u32,
+        end: u32,
+        ready: bool,
+    }
+    impl Count {
+        fn poll_item(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<u32>> {
+            if self.next == self.end {
+                return Poll::Ready(None);
+            }
+            if !std::mem::replace(&mut self.ready, false) {
+                self.ready = true;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            self.next += 1;
+            Poll::Ready(Some(self.next - 1))
+        }
+    }
+    let mut arena = Arena::new(3);
+    for end in [2, 0, 3] {
+        arena
+            .insert(Count {
+                next: 0,
+                end,
+                ready: false,
+            })
+            .unwrap();
+    }
+    let (_, parent_waker) = counting_waker();
+    let mut cx = Context::from_waker(&parent_waker);
+    let mut items = Vec::new();
+    for _ in 0..100 {
+        let polled = arena.poll_next(&mut cx, |slot, stream, cx| match stream.poll_item(cx) {
+            Poll::Ready(Some(item)) => Step::Repoll((slot, Some(item))),
+            Poll::Ready(None) => Step::Done((slot, None)),
+            Poll::Pending => Step::Pending,
+        });
+        match polled {
+            Poll::Ready(Some((_, (slot, Some(item))))) => items.push((slot, item)),
+            Poll::Ready(Some((_, (_, None)))) => {}
+            Poll::Ready(None) => break,
+            Poll::Pending => {}
+        }
+    }
+    assert!(arena.is_empty(), "every stream ended and was dropped");
+    items.sort_unstable();
+    assert_eq!(items, [(0, 0), (0, 1), (2, 0), (2, 1), (2, 2)]);
+}
