@@ -1,1 +1,141 @@
-//! Benchmarks live in benches/; run them with `cargo xtask bench`.
+//! What the pinfold bench binaries share: the counting allocator, the drivers of the
+//! workloads, the futures they are made of, the CPU-time measurement, and where results go.
+//!
+//! Each bench file under `benches/benches/` is one primitive (`bounded.rs`, ...). It installs
+//! the counting allocator with one line,
+//!
+//! ```ignore
+//! #[global_allocator]
+//! static ALLOC: pinfold_benches::CountingAlloc = pinfold_benches::CountingAlloc::new();
+//! ```
+//!
+//! and builds its criterion groups with [`Group`], which gives every implementation the same
+//! `BenchmarkId` names ([`PINFOLD`], [`FUTURES_BUFFERED`], [`FUTURES_UTIL`],
+//! [`FAST_ORDERED_BUFFER`]) and, before timing an implementation, runs its workload untimed
+//! under [`measure_warm`] and appends the allocation counts to
+//! `<target>/pinfold-bench/allocs.tsv`. The `bench-table` binary joins those rows with
+//! criterion's medians into one markdown table, one row per entry of [`WORKLOADS`].
+//!
+//! Set `PINFOLD_BENCH_QUICK=1` for short runs (see [`Tuning`]).
+
+mod alloc;
+mod cpu_time;
+mod drive;
+mod futures;
+mod group;
+mod results;
+mod workers;
+mod xorshift;
+
+pub use alloc::{Allocs, CountingAlloc, live_bytes, measure, measure_warm};
+pub use cpu_time::{CpuTime, process_cpu_time, thread_cpu_time};
+pub use drive::{block_on_parking, keep_full, keep_full_async, poll_next, spin_on};
+pub use futures::{Signal, SignalCell, YieldK};
+pub use group::{Group, Tuning, criterion, quick};
+pub use results::{
+    ALLOCS_FILE, AllocRow, VIRTUAL_FILE, VirtualRow, criterion_dir, read_allocs, read_virtual,
+    record_allocs, record_virtual, results_dir, target_dir,
+};
+pub use workers::{FireOrder, RoundTimes, WakerThreads};
+pub use xorshift::{Xorshift, random_delays};
+
+/// The `BenchmarkId` of pinfold's implementation in every group.
+pub const PINFOLD: &str = "pinfold";
+/// The `BenchmarkId` of the `futures-buffered` crate's implementation.
+pub const FUTURES_BUFFERED: &str = "futures-buffered";
+/// The `BenchmarkId` of the `futures-util` crate's implementation.
+pub const FUTURES_UTIL: &str = "futures-util";
+/// The `BenchmarkId` of the `fast_ordered_buffer` crate's implementation.
+pub const FAST_ORDERED_BUFFER: &str = "fast_ordered_buffer";
+
+/// Every implementation, in the table's column order.
+pub const IMPLEMENTATIONS: [&str; 4] =
+    [PINFOLD, FUTURES_BUFFERED, FUTURES_UTIL, FAST_ORDERED_BUFFER];
+
+/// The criterion groups of the suite, in the table's row order, with what each measures.
+/// A group that has no results yet (its crate has not landed, or it was filtered out) is
+/// left out of the table.
+pub const WORKLOADS: &[(&str, &str)] = &[
+    (
+        "ready_512k",
+        "512,000 ready futures through a bounded set of 256",
+    ),
+    (
+        "sleep_65k_wall",
+        "65,536 × sleep(100 µs), 256 at a time, 1-thread tokio: wall time",
+    ),
+    (
+        "sleep_65k_cpu",
+        "65,536 × sleep(100 µs), 256 at a time, 1-thread tokio: process CPU time",
+    ),
+    (
+        "yield_16",
+        "256 futures that each wake themselves 16 times, set of 256",
+    ),
+    (
+        "wakes_4_threads",
+        "16,384 futures woken by 4 threads in random order; owner parks: release to last output",
+    ),
+    (
+        "wakes_4_threads_cpu",
+        "the same: CPU time of the 4 threads' fire loops plus the owner's drain",
+    ),
+    (
+        "wakes_4_threads_adjacent",
+        "as above, thread t firing slots t, t+4, t+8, ... (all 4 threads on the same ready words)",
+    ),
+    (
+        "wakes_4_threads_adjacent_cpu",
+        "the same: CPU time of the 4 threads' fire loops plus the owner's drain",
+    ),
+    (
+        "unordered_ready_512k",
+        "512,000 ready futures, 256 at a time, growable set",
+    ),
+    (
+        "burst_100k",
+        "growable set: burst to 100,000 pending futures, drain to 100",
+    ),
+    ("join_all_10", "join_all of 10 futures that yield once"),
+    ("join_all_1k", "join_all of 1,000 futures that yield once"),
+    (
+        "join_all_100k",
+        "join_all of 100,000 futures that yield once",
+    ),
+    (
+        "try_join_all_10",
+        "try_join_all of 10 futures that yield once",
+    ),
+    (
+        "try_join_all_1k",
+        "try_join_all of 1,000 futures that yield once",
+    ),
+    (
+        "try_join_all_100k",
+        "try_join_all of 100,000 futures that yield once",
+    ),
+    (
+        "ordered_10k_c50",
+        "ordered buffer: 10k futures, random 0–7 ms delays, concurrency 50 (paused clock)",
+    ),
+    (
+        "ordered_1k_c10",
+        "ordered buffer: 1k futures, random 0–7 ms delays, concurrency 10 (paused clock)",
+    ),
+    (
+        "ordered_window_10k_c50",
+        "ordered, bounded: 10k futures, 0–7 ms, concurrency 50; pinfold with window(50), buffered's contract",
+    ),
+    (
+        "ordered_window_1k_c10",
+        "ordered, bounded: 1k futures, 0–7 ms, concurrency 10; pinfold with window(10), buffered's contract",
+    ),
+    (
+        "unordered_10k_c50",
+        "unordered buffer: 10k futures, random 0–7 ms delays, concurrency 50 (paused clock)",
+    ),
+    (
+        "unordered_1k_c10",
+        "unordered buffer: 1k futures, random 0–7 ms delays, concurrency 10 (paused clock)",
+    ),
+];

@@ -1,0 +1,217 @@
+//! Prints the last benchmark run as one markdown table: for each workload, each
+//! implementation's median time, pinfold's ratio to each peer, and each implementation's
+//! allocations.
+//!
+//! It reads criterion's estimates (`<target>/criterion/<group>/<id>/new/estimates.json`, the
+//! median's point estimate, in nanoseconds) and the suite's own `allocs.tsv` and `virtual.tsv`
+//! (`<target>/pinfold-bench/`). Run it after `cargo bench -p pinfold-benches`:
+//!
+//! ```text
+//! cargo run -p pinfold-benches --bin bench-table
+//! ```
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::process::ExitCode;
+
+use pinfold_benches::{
+    AllocRow, IMPLEMENTATIONS, PINFOLD, VirtualRow, WORKLOADS, criterion_dir, read_allocs,
+    read_virtual, results_dir,
+};
+
+/// The median of one benchmark, in nanoseconds (of wall or CPU time, as the group measures).
+fn median_ns(criterion: &Path, group: &str, id: &str) -> Option<f64> {
+    let path = criterion
+        .join(group)
+        .join(id)
+        .join("new")
+        .join("estimates.json");
+    let text = fs::read_to_string(path).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    json["median"]["point_estimate"].as_f64()
+}
+
+/// `1.23 ms`: three significant figures in the unit that fits.
+fn time(ns: f64) -> String {
+    let (value, unit) = if ns < 1e3 {
+        (ns, "ns")
+    } else if ns < 1e6 {
+        (ns / 1e3, "µs")
+    } else if ns < 1e9 {
+        (ns / 1e6, "ms")
+    } else {
+        (ns / 1e9, "s")
+    };
+    let decimals = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{value:.decimals$} {unit}")
+}
+
+/// `9.1 KiB`.
+fn bytes(n: u64) -> String {
+    let n = n as f64;
+    if n < 1024.0 {
+        format!("{n} B")
+    } else if n < 1024.0 * 1024.0 {
+        format!("{:.1} KiB", n / 1024.0)
+    } else if n < 1024.0 * 1024.0 * 1024.0 {
+        format!("{:.1} MiB", n / (1024.0 * 1024.0))
+    } else {
+        format!("{:.2} GiB", n / (1024.0 * 1024.0 * 1024.0))
+    }
+}
+
+/// `512,002`.
+fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut groups: Vec<&str> = Vec::new();
+    let mut end = digits.len();
+    while end > 3 {
+        groups.push(&digits[end - 3..end]);
+        end -= 3;
+    }
+    groups.push(&digits[..end]);
+    groups.reverse();
+    groups.join(",")
+}
+
+fn time_cell(median: Option<f64>, virtual_time: Option<&VirtualRow>) -> String {
+    match (median, virtual_time) {
+        (Some(ns), Some(v)) => format!(
+            "{} (virtual {})",
+            time(ns),
+            time(v.elapsed.as_nanos() as f64)
+        ),
+        (Some(ns), None) => time(ns),
+        (None, _) => "—".to_string(),
+    }
+}
+
+fn alloc_cell(row: Option<&AllocRow>) -> String {
+    let Some(row) = row else {
+        return "—".to_string();
+    };
+    let mut cell = format!("{} ({})", count(row.allocs.allocs), bytes(row.allocs.bytes));
+    if let Some(held) = row.retained_bytes {
+        let _ = write!(
+            cell,
+            ", peak {}, {} held after",
+            bytes(row.allocs.peak_bytes),
+            bytes(held)
+        );
+    }
+    cell
+}
+
+/// The machine, for the line above the table: CPU model and how many CPUs the OS offers.
+fn machine() -> String {
+    let model = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|line| line.starts_with("model name"))
+                .and_then(|line| line.split_once(':'))
+                .map(|(_, model)| model.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
+    format!("{model}, {cpus} CPUs, {}", std::env::consts::OS)
+}
+
+fn main() -> ExitCode {
+    let criterion = criterion_dir();
+    let allocs = read_allocs();
+    let virtual_times = read_virtual();
+    let key = |group: &str, id: &str| (group.to_string(), id.to_string());
+
+    let medians: HashMap<(String, String), f64> = WORKLOADS
+        .iter()
+        .flat_map(|&(group, _)| IMPLEMENTATIONS.iter().map(move |&id| (group, id)))
+        .filter_map(|(group, id)| Some((key(group, id), median_ns(&criterion, group, id)?)))
+        .collect();
+    if medians.is_empty() {
+        eprintln!(
+            "bench-table: no criterion results under {}; run `cargo bench -p pinfold-benches` first",
+            criterion.display()
+        );
+        return ExitCode::FAILURE;
+    }
+    let rows: Vec<(&str, &str)> = WORKLOADS
+        .iter()
+        .copied()
+        .filter(|&(group, _)| {
+            IMPLEMENTATIONS
+                .iter()
+                .any(|id| medians.contains_key(&key(group, id)))
+        })
+        .collect();
+    // Only the implementations that appear in some row get columns.
+    let columns: Vec<&str> = IMPLEMENTATIONS
+        .iter()
+        .copied()
+        .filter(|id| {
+            rows.iter()
+                .any(|(group, _)| medians.contains_key(&key(group, id)))
+        })
+        .collect();
+    let peers: Vec<&str> = columns
+        .iter()
+        .copied()
+        .filter(|&id| id != PINFOLD)
+        .collect();
+
+    let mut header = vec!["workload".to_string()];
+    header.extend(columns.iter().map(|id| format!("{id} median")));
+    header.extend(peers.iter().map(|id| format!("pinfold / {id}")));
+    header.extend(columns.iter().map(|id| format!("{id} allocs (bytes)")));
+
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Medians of criterion's samples on {}. Ratio = pinfold's median / the peer's (below \
+         1.00x, pinfold is faster). Allocations: one untimed run, count (bytes requested); \
+         from {}.",
+        machine(),
+        results_dir().join(pinfold_benches::ALLOCS_FILE).display()
+    );
+    let _ = writeln!(out);
+    let _ = writeln!(out, "| {} |", header.join(" | "));
+    let _ = writeln!(
+        out,
+        "|{}",
+        header
+            .iter()
+            .enumerate()
+            .map(|(i, _)| if i == 0 { "---|" } else { "---:|" })
+            .collect::<String>()
+    );
+    for (group, description) in rows {
+        let mut cells = vec![format!("`{group}`: {description}")];
+        for id in &columns {
+            cells.push(time_cell(
+                medians.get(&key(group, id)).copied(),
+                virtual_times.get(&key(group, id)),
+            ));
+        }
+        let ours = medians.get(&key(group, PINFOLD)).copied();
+        for id in &peers {
+            cells.push(match (ours, medians.get(&key(group, id))) {
+                (Some(ours), Some(&theirs)) if theirs > 0.0 => format!("{:.2}x", ours / theirs),
+                _ => "—".to_string(),
+            });
+        }
+        for id in &columns {
+            cells.push(alloc_cell(allocs.get(&key(group, id))));
+        }
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    print!("{out}");
+    ExitCode::SUCCESS
+}

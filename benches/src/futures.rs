@@ -1,0 +1,135 @@
+//! The futures the workloads are made of.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::sync::atomic::{AtomicBool, Ordering};
+use core::task::{Context, Poll, Waker};
+use std::sync::Mutex;
+
+/// A future that wakes itself (`cx.waker().wake_by_ref()`) and returns `Pending` `k` times,
+/// then returns its value. `YieldK::new(1, v)` is "ready after one yield".
+#[derive(Debug, Clone)]
+pub struct YieldK<T> {
+    left: u32,
+    value: Option<T>,
+}
+
+/// `left` of a [`YieldK::forever`]: pending for good, never waking itself.
+const FOREVER: u32 = u32::MAX;
+
+impl<T> YieldK<T> {
+    /// A future that yields `k` times, then gives `value`.
+    pub fn new(k: u32, value: T) -> Self {
+        assert!(k < FOREVER, "YieldK::new: k must be below u32::MAX");
+        Self {
+            left: k,
+            value: Some(value),
+        }
+    }
+
+    /// A future that stays pending and never wakes itself: a long-lived future (a
+    /// connection, a subscription) that a set holds while others come and go. Its `value` is
+    /// never given.
+    pub fn forever(value: T) -> Self {
+        Self {
+            left: FOREVER,
+            value: Some(value),
+        }
+    }
+}
+
+impl<T: Unpin> Future for YieldK<T> {
+    type Output = T;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<T> {
+        if self.left == FOREVER {
+            return Poll::Pending;
+        }
+        if self.left == 0 {
+            return Poll::Ready(self.value.take().expect("YieldK polled after it finished"));
+        }
+        self.left -= 1;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+/// A one-shot flag another thread sets: the far end of a [`Signal`]. Reusable (see
+/// [`reset`](SignalCell::reset)), so that a benchmark allocates its cells once.
+#[derive(Debug, Default)]
+pub struct SignalCell {
+    fired: AtomicBool,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl SignalCell {
+    /// A cell that has not fired.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the flag and wakes the waiting [`Signal`], if it registered a waker.
+    pub fn fire(&self) {
+        // Release: pairs with the Acquire loads in `Signal::poll`.
+        self.fired.store(true, Ordering::Release);
+        let waker = self.lock().take();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    /// Clears the flag and forgets the registered waker, for the next round. Only call it
+    /// when no thread can be firing the cell.
+    pub fn reset(&self) {
+        self.fired.store(false, Ordering::Relaxed);
+        *self.lock() = None;
+    }
+
+    /// Whether a [`Signal`] registered a waker that has not been woken yet.
+    pub fn is_registered(&self) -> bool {
+        self.lock().is_some()
+    }
+
+    /// A future that finishes with `value` once the cell has fired.
+    pub fn signal(&self, value: u64) -> Signal<'_> {
+        Signal { cell: self, value }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Waker>> {
+        self.waker
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// Finishes with its value once its [`SignalCell`] has fired; registers (clones) the waker of
+/// the poll that found it not fired, unless the registered one would wake the same task.
+#[derive(Debug)]
+pub struct Signal<'a> {
+    cell: &'a SignalCell,
+    value: u64,
+}
+
+impl Future for Signal<'_> {
+    type Output = u64;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u64> {
+        // Acquire: pairs with the Release store in `SignalCell::fire`.
+        if self.cell.fired.load(Ordering::Acquire) {
+            return Poll::Ready(self.value);
+        }
+        {
+            let mut registered = self.cell.lock();
+            match &*registered {
+                Some(waker) if waker.will_wake(cx.waker()) => {}
+                _ => *registered = Some(cx.waker().clone()),
+            }
+        }
+        // Fired between the first check and the registration: `fire` may have found no waker.
+        if self.cell.fired.load(Ordering::Acquire) {
+            Poll::Ready(self.value)
+        } else {
+            Poll::Pending
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! Threads that wake futures from outside the task that polls them.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use crate::cpu_time::thread_cpu_time;
+use crate::futures::{Signal, SignalCell};
+use crate::xorshift::Xorshift;
+
+/// Which cells each waker thread fires, in which order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FireOrder {
+    /// The cells are shuffled (deterministically, from the seed) and dealt out: each thread
+    /// fires a random quarter (for four threads) in random order, as wakes from unrelated
+    /// sources arrive.
+    Shuffled(u64),
+    /// Thread `t` fires cells `t`, `t + threads`, `t + 2 × threads`, ...: the threads wake
+    /// neighbouring slots at the same moment, the worst case for anything that keeps woken
+    /// slots in shared words.
+    Interleaved,
+}
+
+/// `threads` threads, spawned once, that fire `threads × per_thread` [`SignalCell`]s each
+/// round, each thread its share in the given [`FireOrder`].
+#[derive(Debug)]
+pub struct WakerThreads {
+    cells: Arc<[SignalCell]>,
+    start: Arc<Barrier>,
+    end: Arc<Barrier>,
+    stop: Arc<AtomicBool>,
+    /// CPU nanoseconds the threads spent in their fire loops this round.
+    fire_cpu_ns: Arc<AtomicU64>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl WakerThreads {
+    /// Spawns the threads; they wait for [`round`](Self::round).
+    pub fn new(threads: usize, per_thread: usize, order: FireOrder) -> Self {
+        assert!(threads > 0, "WakerThreads needs at least one thread");
+        let total = threads * per_thread;
+        let cells: Arc<[SignalCell]> = (0..total).map(|_| SignalCell::new()).collect();
+        let shares: Vec<Vec<usize>> = match order {
+            FireOrder::Interleaved => (0..threads)
+                .map(|t| (t..total).step_by(threads).collect())
+                .collect(),
+            FireOrder::Shuffled(seed) => {
+                let mut order: Vec<usize> = (0..total).collect();
+                let mut rng = Xorshift::new(seed);
+                for i in (1..total).rev() {
+                    order.swap(i, rng.up_to(i as u64) as usize);
+                }
+                order
+                    .chunks(per_thread.max(1))
+                    .map(<[usize]>::to_vec)
+                    .collect()
+            }
+        };
+        let start = Arc::new(Barrier::new(threads + 1));
+        let end = Arc::new(Barrier::new(threads + 1));
+        let stop = Arc::new(AtomicBool::new(false));
+        let fire_cpu_ns = Arc::new(AtomicU64::new(0));
+        let handles = shares
+            .into_iter()
+            .enumerate()
+            .map(|(t, share)| {
+                let (cells, start, end, stop, fire_cpu_ns) = (
+                    cells.clone(),
+                    start.clone(),
+                    end.clone(),
+                    stop.clone(),
+                    fire_cpu_ns.clone(),
+                );
+                thread::Builder::new()
+                    .name(format!("waker-{t}"))
+                    .spawn(move || {
+                        loop {
+                            start.wait();
+                            if stop.load(Ordering::Relaxed) {
+                                return;
+                            }
+                            let cpu = thread_cpu_time();
+                            for &i in &share {
+                                cells[i].fire();
+                            }
+                            let spent = thread_cpu_time().saturating_sub(cpu);
+                            fire_cpu_ns.fetch_add(spent.as_nanos() as u64, Ordering::Relaxed);
+                            end.wait();
+                        }
+                    })
+                    .expect("could not spawn a waker thread")
+            })
+            .collect();
+        Self {
+            cells,
+            start,
+            end,
+            stop,
+            fire_cpu_ns,
+            handles,
+        }
+    }
+
+    /// How many futures a round completes.
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// Whether a round completes no future at all.
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// The futures of a round: one [`Signal`] per cell, the `i`th finishing with `i`.
+    pub fn signals(&self) -> impl Iterator<Item = Signal<'_>> + '_ {
+        self.cells
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| cell.signal(i as u64))
+    }
+
+    /// Whether every future of the round has registered a waker (polled once and found its
+    /// cell not fired). Checks the last cells first: sets poll in insertion order.
+    pub fn all_registered(&self) -> bool {
+        self.cells.iter().rev().all(SignalCell::is_registered)
+    }
+
+    /// One round: resets the cells, runs `prepare` (make the futures, poll them until they
+    /// have registered their wakers), then releases the threads and runs `drive` (collect
+    /// every output), and waits for the threads to finish. Returns how long the round took
+    /// and its result.
+    pub fn round<S, R>(
+        &self,
+        prepare: impl FnOnce() -> S,
+        drive: impl FnOnce(S) -> R,
+    ) -> (RoundTimes, R) {
+        for cell in self.cells.iter() {
+            cell.reset();
+        }
+        let state = prepare();
+        self.fire_cpu_ns.store(0, Ordering::Relaxed);
+        self.start.wait();
+        let started = Instant::now();
+        let owner_cpu = thread_cpu_time();
+        let out = drive(state);
+        let owner_cpu = thread_cpu_time().saturating_sub(owner_cpu);
+        let wall = started.elapsed();
+        // The end barrier orders the threads' `fetch_add`s before this load.
+        self.end.wait();
+        let fire_cpu = Duration::from_nanos(self.fire_cpu_ns.load(Ordering::Relaxed));
+        let cpu = owner_cpu + fire_cpu;
+        (RoundTimes { wall, cpu }, out)
+    }
+}
+
+/// How long a [`WakerThreads::round`] took.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RoundTimes {
+    /// Wall time from the threads' release to `drive`'s return (the last output).
+    pub wall: Duration,
+    /// CPU time the threads spent in their fire loops (setting flags, waking) plus the CPU
+    /// time the owner spent in `drive` (polling, draining, parking): what the wakes and the
+    /// draining cost, whatever the scheduler did, without the barriers around the round.
+    pub cpu: Duration,
+}
+
+impl Drop for WakerThreads {
+    fn drop(&mut self) {
+        if thread::panicking() {
+            // A round may have stopped half-way (a lost wake): the threads may be waiting at
+            // the end barrier. Leave them; the process is going down.
+            return;
+        }
+        self.stop.store(true, Ordering::Relaxed);
+        self.start.wait();
+        for handle in self.handles.drain(..) {
+            handle.join().expect("a waker thread panicked");
+        }
+    }
+}
