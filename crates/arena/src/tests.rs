@@ -1,7 +1,5 @@
 //! Unit tests of the arena through its public API.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
@@ -9,38 +7,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Wake, Waker};
 
+use pinfold_testkit::alloc::{CountingAlloc, measure};
+
 use crate::{Arena, Budget, Hub, Queued, Step};
 
-/// Counts allocations made by the current thread, so tests running in parallel do not mix.
-struct CountingAlloc;
-
-thread_local! {
-    static ALLOCS: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards to the system allocator; the counter is a const-initialised thread local,
-// whose access does not allocate.
-unsafe impl GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCS.try_with(|n| n.set(n.get() + 1));
-        // SAFETY: same contract as ours.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as ours.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: CountingAlloc = CountingAlloc;
-
-fn allocations_in<R>(f: impl FnOnce() -> R) -> (R, usize) {
-    let before = ALLOCS.with(Cell::get);
-    let out = f();
-    (out, ALLOCS.with(Cell::get) - before)
-}
+static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 /// A waker that counts its wakes.
 #[derive(Default)]
@@ -122,10 +94,10 @@ impl Drop for DropCounter {
 
 #[test]
 fn new_allocates_twice_and_use_allocates_nothing() {
-    let (mut arena, n) = allocations_in(|| Arena::new(256));
+    let (mut arena, n) = measure(|| Arena::new(256));
     assert!(n <= 2, "Arena::new(256) made {n} allocations");
     let rounds = if cfg!(miri) { 600 } else { 100_000 };
-    let ((), n) = allocations_in(|| {
+    let ((), n) = measure(|| {
         let waker = Waker::noop();
         for i in 0..rounds {
             if arena.is_full() {

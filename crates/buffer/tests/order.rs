@@ -65,7 +65,7 @@ fn spinners(n: usize, gauge: &Gauge) -> impl Stream<Item = impl Future<Output = 
     stream::iter(spins.into_iter().enumerate()).map(move |(id, spins)| {
         let guard = gauge.enter();
         async move {
-            let id = Spinner::new(id, spins as usize).await;
+            let id = Spinner::new(id, spins as usize).0.await;
             drop(guard);
             id
         }

@@ -3,60 +3,23 @@
 
 mod probe;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::future::{Future, ready};
-use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::future::ready;
+use std::task::Poll;
 
-use futures_task::noop_waker_ref;
 use pinfold_join::{join_all, try_join_all};
-use probe::{XorShift, probes};
-
-/// Counts allocations made by the current thread, so tests running in parallel do not mix.
-struct CountingAlloc;
-
-thread_local! {
-    static ALLOCS: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards to the system allocator; the counter is a const-initialised thread local,
-// whose access does not allocate.
-unsafe impl GlobalAlloc for CountingAlloc {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCS.try_with(|n| n.set(n.get() + 1));
-        // SAFETY: same contract as ours.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as ours.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use pinfold_testkit::alloc::{CountingAlloc, measure};
+use probe::{XorShift, poll_once, probes};
 
 #[global_allocator]
-static GLOBAL: CountingAlloc = CountingAlloc;
-
-/// What `f` returns, and how many allocations it made.
-fn allocations_in<R>(f: impl FnOnce() -> R) -> (R, usize) {
-    let before = ALLOCS.with(Cell::get);
-    let out = f();
-    (out, ALLOCS.with(Cell::get) - before)
-}
-
-/// One poll of `fut` with the no-op waker, no executor.
-fn poll<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
-    Pin::new(fut).poll(&mut Context::from_waker(noop_waker_ref()))
-}
+static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 const N: usize = if cfg!(miri) { 50 } else { 1_000 };
 
 #[test]
 fn join_all_of_1000_ready_futures_makes_at_most_3_allocations() {
-    let (outputs, allocations) = allocations_in(|| {
+    let (outputs, allocations) = measure(|| {
         let mut join = join_all((0..N).map(ready));
-        match poll(&mut join) {
+        match poll_once(&mut join) {
             Poll::Ready(outputs) => outputs,
             Poll::Pending => panic!("ready futures, pending join"),
         }
@@ -71,9 +34,9 @@ fn join_all_of_1000_ready_futures_makes_at_most_3_allocations() {
 
 #[test]
 fn try_join_all_of_1000_ready_futures_makes_at_most_3_allocations() {
-    let (outputs, allocations) = allocations_in(|| {
+    let (outputs, allocations) = measure(|| {
         let mut join = try_join_all((0..N).map(|i| ready(Ok::<_, ()>(i))));
-        match poll(&mut join) {
+        match poll_once(&mut join) {
             Poll::Ready(outputs) => outputs,
             Poll::Pending => panic!("ready futures, pending join"),
         }
@@ -88,9 +51,9 @@ fn try_join_all_of_1000_ready_futures_makes_at_most_3_allocations() {
 #[test]
 fn async_blocks_from_a_vec_make_at_most_3_allocations_after_the_vec() {
     let futures: Vec<_> = (0..N).map(|i| async move { i * 2 }).collect();
-    let (outputs, allocations) = allocations_in(|| {
+    let (outputs, allocations) = measure(|| {
         let mut join = join_all(futures);
-        match poll(&mut join) {
+        match poll_once(&mut join) {
             Poll::Ready(outputs) => outputs,
             Poll::Pending => panic!("ready futures, pending join"),
         }
@@ -103,11 +66,11 @@ fn async_blocks_from_a_vec_make_at_most_3_allocations_after_the_vec() {
 fn iterator_of_unknown_size_costs_only_the_collecting() {
     let futures = || (0..2 * N).filter(|i| i % 2 == 0).map(ready);
     // What collecting them into a `Vec` costs (it grows as it goes: `filter` has no exact size).
-    let (collected, collecting) = allocations_in(|| futures().collect::<Vec<_>>());
+    let (collected, collecting) = measure(|| futures().collect::<Vec<_>>());
     drop(collected);
-    let (outputs, allocations) = allocations_in(|| {
+    let (outputs, allocations) = measure(|| {
         let mut join = join_all(futures());
-        match poll(&mut join) {
+        match poll_once(&mut join) {
             Poll::Ready(outputs) => outputs,
             Poll::Pending => panic!("ready futures, pending join"),
         }
@@ -125,21 +88,21 @@ fn polling_and_waking_allocate_nothing() {
     let (futures, states) = probes(N, |i| i);
     let mut rng = XorShift::new(7);
     let order = rng.permutation(N);
-    let (mut join, allocations) = allocations_in(|| join_all(futures));
+    let (mut join, allocations) = measure(|| join_all(futures));
     assert!(allocations <= 2, "join_all: {allocations} allocations");
 
     // The first poll: each probe keeps a clone of its waker (no allocation: the arena's wakers
     // share one table).
-    let ((), allocations) = allocations_in(|| assert!(poll(&mut join).is_pending()));
+    let ((), allocations) = measure(|| assert!(poll_once(&mut join).is_pending()));
     assert_eq!(allocations, 0);
     let mut outputs = None;
-    let ((), allocations) = allocations_in(|| {
+    let ((), allocations) = measure(|| {
         for batch in order.chunks(7) {
             for &i in batch {
                 states[i].open();
                 states[i].waker().wake_by_ref();
             }
-            if let Poll::Ready(out) = poll(&mut join) {
+            if let Poll::Ready(out) = poll_once(&mut join) {
                 outputs = Some(out);
             }
         }

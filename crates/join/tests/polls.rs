@@ -4,16 +4,14 @@
 
 mod probe;
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll, Wake, Waker};
+use std::sync::atomic::Ordering;
+use std::task::{Poll, Wake, Waker};
 use std::thread;
 
 use futures_core::future::FusedFuture;
 use pinfold_join::{join_all, try_join_all};
-use probe::{XorShift, counting_waker, poll_once, poll_with, probes};
+use probe::{Spinner, XorShift, counting_waker, poll_once, poll_with, probes};
 
 #[test]
 fn futures_waiting_for_one_wake_are_polled_at_most_twice_each() {
@@ -108,42 +106,6 @@ fn a_wake_wakes_the_task_that_polled_last() {
     states[2].finish();
     assert_eq!(second_count.count(), 2);
     assert_eq!(poll_with(&mut join, &second), Poll::Ready(vec![0, 1, 2]));
-}
-
-/// Wakes itself and returns `Pending` on every poll until it has done so `left` times, then
-/// returns `Ready(id)`. It counts its polls.
-struct Spinner {
-    id: usize,
-    left: usize,
-    polls: Arc<AtomicUsize>,
-}
-
-impl Spinner {
-    fn new(id: usize, spins: usize) -> (Self, Arc<AtomicUsize>) {
-        let polls = Arc::new(AtomicUsize::new(0));
-        (
-            Self {
-                id,
-                left: spins,
-                polls: polls.clone(),
-            },
-            polls,
-        )
-    }
-}
-
-impl Future for Spinner {
-    type Output = usize;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
-        self.polls.fetch_add(1, Ordering::SeqCst);
-        if self.left == 0 {
-            return Poll::Ready(self.id);
-        }
-        self.left -= 1;
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    }
 }
 
 #[test]

@@ -2,71 +2,15 @@
 //! allocates nothing, the first push allocates the first group, and a set that stays within
 //! its capacity allocates nothing, whether it is fed one future at a time or in batches.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::future::{Ready, ready};
-use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::Poll;
 
-use futures_core::Stream;
+use pinfold_testkit::alloc::{CountingAlloc, measure};
+use pinfold_testkit::stream::poll_once;
 use pinfold_unordered::FuturesUnordered;
 
-/// Counts the allocations (and reallocations) made by the current thread, so that tests
-/// running in parallel do not see each other's.
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count_one() {
-    // `try_with`: the allocator may run while the thread is being torn down.
-    let _ = ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments, so `System`'s
-// guarantees hold; counting touches a const-initialised thread-local `Cell`, which neither
-// allocates nor unwinds.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract, which `System` shares.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count_one();
-        // SAFETY: as for `alloc`.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by `System` (through this allocator) with `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_one();
-        // SAFETY: as for `dealloc`, and the caller upholds `realloc`'s contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-/// How many allocations `f` made on this thread, and its result.
-fn allocations<R>(f: impl FnOnce() -> R) -> (usize, R) {
-    let before = ALLOCATIONS.with(Cell::get);
-    let out = f();
-    (ALLOCATIONS.with(Cell::get) - before, out)
-}
-
-/// One `poll_next`, with a waker that does nothing.
-fn poll(set: &mut FuturesUnordered<Ready<usize>>) -> Poll<Option<usize>> {
-    let mut cx = Context::from_waker(futures_task::noop_waker_ref());
-    Pin::new(set).poll_next(&mut cx)
-}
+static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 /// How many ready futures go through the set in the throughput workloads.
 fn total() -> usize {
@@ -75,9 +19,9 @@ fn total() -> usize {
 
 #[test]
 fn new_allocates_nothing() {
-    let (count, ()) = allocations(|| {
+    let ((), count) = measure(|| {
         let mut set = FuturesUnordered::<Ready<usize>>::new();
-        assert_eq!(poll(&mut set), Poll::Ready(None));
+        assert_eq!(poll_once(&mut set), Poll::Ready(None));
         drop(set);
         drop(FuturesUnordered::<Ready<usize>>::default());
         drop(FuturesUnordered::<Ready<usize>>::with_capacity(0));
@@ -89,14 +33,14 @@ fn new_allocates_nothing() {
 fn first_push_allocates_the_first_group_and_no_more() {
     let mut set = FuturesUnordered::new();
     // The table of groups, the hub, and the group's slots and wake table.
-    let (count, ()) = allocations(|| set.push(ready(0)));
+    let ((), count) = measure(|| set.push(ready(0)));
     assert_eq!(count, 4);
-    let (count, ()) = allocations(|| {
+    let ((), count) = measure(|| {
         for n in 1..32 {
             set.push(ready(n));
         }
         let mut sum = 0;
-        while let Poll::Ready(Some(n)) = poll(&mut set) {
+        while let Poll::Ready(Some(n)) = poll_once(&mut set) {
             sum += n;
         }
         assert_eq!(sum, (0..32).sum());
@@ -108,20 +52,20 @@ fn first_push_allocates_the_first_group_and_no_more() {
 fn ready_futures_through_a_window_of_256_allocate_at_most_16_times() {
     // As futures-buffered's benchmark: 256 in flight, one pushed for each that finishes.
     let total = total();
-    let (count, sum) = allocations(|| {
+    let (sum, count) = measure(|| {
         let mut set = FuturesUnordered::new();
         let mut sum = 0;
         for n in 0..256 {
             set.push(ready(n));
         }
         for n in 256..total {
-            match poll(&mut set) {
+            match poll_once(&mut set) {
                 Poll::Ready(Some(out)) => sum += out,
                 other => panic!("expected an output, got {other:?}"),
             }
             set.push(ready(n));
         }
-        while let Poll::Ready(Some(out)) = poll(&mut set) {
+        while let Poll::Ready(Some(out)) = poll_once(&mut set) {
             sum += out;
         }
         assert!(set.is_empty());
@@ -136,7 +80,7 @@ fn ready_futures_in_batches_of_256_allocate_at_most_16_times() {
     // Push 256, drain them all, again and again: the set must not release and reallocate its
     // groups every batch.
     let total = total();
-    let (count, sum) = allocations(|| {
+    let (sum, count) = measure(|| {
         let mut set = FuturesUnordered::new();
         let mut sum = 0;
         for batch in 0..total / 256 {
@@ -144,7 +88,7 @@ fn ready_futures_in_batches_of_256_allocate_at_most_16_times() {
                 set.push(ready(batch * 256 + n));
             }
             loop {
-                match poll(&mut set) {
+                match poll_once(&mut set) {
                     Poll::Ready(Some(out)) => sum += out,
                     Poll::Ready(None) => break,
                     Poll::Pending => panic!("ready futures, yet Pending"),
@@ -163,18 +107,18 @@ fn a_set_within_its_capacity_allocates_nothing() {
     for n in 0..1_000 {
         set.push(ready(n));
     }
-    while let Poll::Ready(Some(_)) = poll(&mut set) {}
+    while let Poll::Ready(Some(_)) = poll_once(&mut set) {}
     // Warm: the groups needed for 1,000 are back (retained now), and then none is needed.
     for n in 0..1_000 {
         set.push(ready(n));
     }
-    while let Poll::Ready(Some(_)) = poll(&mut set) {}
-    let (count, ()) = allocations(|| {
+    while let Poll::Ready(Some(_)) = poll_once(&mut set) {}
+    let ((), count) = measure(|| {
         for _ in 0..if cfg!(miri) { 3 } else { 100 } {
             for n in 0..1_000 {
                 set.push(ready(n));
             }
-            while let Poll::Ready(Some(_)) = poll(&mut set) {}
+            while let Poll::Ready(Some(_)) = poll_once(&mut set) {}
         }
     });
     assert_eq!(count, 0);

@@ -1,39 +1,20 @@
-//! What the tests share: a deterministic PRNG, counters that see what an adapter holds, a
-//! future the test opens by hand, sources that count their polls, and a noop-waker driver.
+//! The test kit's PRNG, wakers and stream drivers (see `pinfold-testkit`), and what is
+//! particular to the buffer adapters: counters that see what an adapter holds, a future the
+//! test opens by hand, and sources that count their polls.
 // Each test file uses a different subset of these.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Waker};
 
 use futures_core::Stream;
-
-/// xorshift64: deterministic, good enough to scatter delays.
-#[derive(Debug, Clone)]
-pub(crate) struct XorShift(u64);
-
-impl XorShift {
-    pub(crate) fn new(seed: u64) -> Self {
-        Self(seed.max(1))
-    }
-
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-
-    /// A number in `0..=max`.
-    pub(crate) fn up_to(&mut self, max: u64) -> u64 {
-        self.next_u64() % (max + 1)
-    }
-}
+pub(crate) use pinfold_testkit::probe::Spinner;
+use pinfold_testkit::rng::XorShift;
+pub(crate) use pinfold_testkit::stream::{drain, poll_once, poll_with, settle};
+pub(crate) use pinfold_testkit::waker::{WakeCounter, counting_waker};
 
 /// `n` numbers in `0..=max`, the same for the same seed.
 pub(crate) fn random(n: usize, max: u64, seed: u64) -> Vec<u64> {
@@ -180,32 +161,6 @@ impl Drop for Gate {
     }
 }
 
-/// A future that wakes itself and returns `Pending` `spins` times, then `Ready(id)`.
-#[derive(Debug)]
-pub(crate) struct Spinner {
-    id: usize,
-    left: usize,
-}
-
-impl Spinner {
-    pub(crate) fn new(id: usize, spins: usize) -> Self {
-        Self { id, left: spins }
-    }
-}
-
-impl Future for Spinner {
-    type Output = usize;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
-        if self.left == 0 {
-            return Poll::Ready(self.id);
-        }
-        self.left -= 1;
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    }
-}
-
 /// A source that counts its polls and the items it gave, and panics if polled after it
 /// returned `None`.
 #[derive(Debug)]
@@ -263,77 +218,5 @@ impl<I: Iterator + Unpin> Stream for CountingSource<I> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.items.size_hint()
-    }
-}
-
-/// A waker that counts how often it was woken.
-#[derive(Debug, Default)]
-pub(crate) struct WakeCounter(AtomicUsize);
-
-impl WakeCounter {
-    pub(crate) fn count(&self) -> usize {
-        self.0.load(Ordering::SeqCst)
-    }
-}
-
-impl Wake for WakeCounter {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-/// A waker that counts its wakes, and the counter.
-pub(crate) fn counting_waker() -> (Waker, Arc<WakeCounter>) {
-    let counter = Arc::new(WakeCounter::default());
-    (Waker::from(counter.clone()), counter)
-}
-
-/// Polls `stream` once with `waker`.
-pub(crate) fn poll_with<S: Stream + Unpin>(stream: &mut S, waker: &Waker) -> Poll<Option<S::Item>> {
-    Pin::new(stream).poll_next(&mut Context::from_waker(waker))
-}
-
-/// Polls `stream` once with a waker that does nothing.
-pub(crate) fn poll_once<S: Stream + Unpin>(stream: &mut S) -> Poll<Option<S::Item>> {
-    poll_with(stream, Waker::noop())
-}
-
-/// Polls `stream` to its end with a counting waker, the way an executor would: after
-/// `Pending`, it polls again only if the waker was woken. Panics if the stream is `Pending`
-/// without a wake (it would hang).
-pub(crate) fn drain<S: Stream + Unpin>(stream: &mut S) -> Vec<S::Item> {
-    let (waker, wakes) = counting_waker();
-    let mut outputs = Vec::new();
-    loop {
-        let before = wakes.count();
-        match poll_with(stream, &waker) {
-            Poll::Ready(Some(out)) => outputs.push(out),
-            Poll::Ready(None) => return outputs,
-            Poll::Pending => assert!(
-                wakes.count() > before,
-                "Pending with no wake after {} outputs: the stream would hang",
-                outputs.len()
-            ),
-        }
-    }
-}
-
-/// Polls `stream` until it is `Pending` with no wake of its own (every future that can make
-/// progress has), and returns the outputs it gave on the way.
-pub(crate) fn settle<S: Stream + Unpin>(stream: &mut S) -> Vec<S::Item> {
-    let (waker, wakes) = counting_waker();
-    let mut outputs = Vec::new();
-    loop {
-        let before = wakes.count();
-        match poll_with(stream, &waker) {
-            Poll::Ready(Some(out)) => outputs.push(out),
-            Poll::Ready(None) => return outputs,
-            Poll::Pending if wakes.count() == before => return outputs,
-            Poll::Pending => {}
-        }
     }
 }

@@ -1,0 +1,39 @@
+//! What pinfold's tests share, written once: futures and wakers that let a test see what a set,
+//! a join or a buffer does with them, a counting allocator, and a deterministic PRNG.
+//!
+//! - [`probe`]: futures that count their polls and drops, keep the waker of their latest poll,
+//!   and assert they never moved once pinned ([`Probe`](probe::Probe)), or that wake
+//!   themselves ([`Spinner`](probe::Spinner)).
+//! - [`waker`]: a waker that counts its wakes.
+//! - [`stream`] and [`future`]: one poll with a given or a no-op waker, and the loops built on
+//!   it (drain a stream, settle it, block on a future).
+//! - [`alloc`]: a counting global allocator. A global allocator belongs to one binary, so each
+//!   test binary that counts declares its own static of this type.
+//! - [`rng`]: xorshift64, for shuffles and delays that are the same on every run.
+//!
+//! Nothing here depends on a pinfold crate, so every pinfold crate, `pinfold-arena` included,
+//! can take this one as a dev-dependency.
+//!
+//! ```
+//! use pinfold_testkit::probe::Probe;
+//! use pinfold_testkit::future::poll_once;
+//!
+//! let (probe, state) = Probe::new(7);
+//! let mut probe = Box::pin(probe);
+//! assert!(poll_once(&mut probe).is_pending());
+//! state.finish();
+//! assert_eq!(poll_once(&mut probe), std::task::Poll::Ready(7));
+//! assert_eq!(state.polls(), 2);
+//! drop(probe);
+//! assert_eq!(state.drops(), 1);
+//! ```
+
+// Only the counting allocator (`alloc`) needs unsafe code, and it allows it for itself.
+#![deny(unsafe_code)]
+
+pub mod alloc;
+pub mod future;
+pub mod probe;
+pub mod rng;
+pub mod stream;
+pub mod waker;

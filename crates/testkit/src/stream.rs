@@ -1,0 +1,63 @@
+//! Driving a stream (a set of futures, a buffer adapter) by hand, one `poll_next` at a time.
+
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use futures_core::Stream;
+
+use crate::waker::counting_waker;
+
+/// One `poll_next` of `stream` with `waker`.
+pub fn poll_with<S: Stream + Unpin>(stream: &mut S, waker: &Waker) -> Poll<Option<S::Item>> {
+    Pin::new(stream).poll_next(&mut Context::from_waker(waker))
+}
+
+/// One `poll_next` of `stream` with a waker that does nothing.
+pub fn poll_once<S: Stream + Unpin>(stream: &mut S) -> Poll<Option<S::Item>> {
+    poll_with(stream, Waker::noop())
+}
+
+/// Polls `stream` until it returns `Pending` or `Ready(None)`; the items it gave.
+pub fn take_ready<S: Stream + Unpin>(stream: &mut S) -> Vec<S::Item> {
+    let mut outputs = Vec::new();
+    while let Poll::Ready(Some(out)) = poll_once(stream) {
+        outputs.push(out);
+    }
+    outputs
+}
+
+/// Polls `stream` to its end with a counting waker, the way an executor would: after
+/// `Pending`, it polls again only if the waker was woken. Panics if the stream is `Pending`
+/// without a wake (it would hang).
+pub fn drain<S: Stream + Unpin>(stream: &mut S) -> Vec<S::Item> {
+    let (waker, wakes) = counting_waker();
+    let mut outputs = Vec::new();
+    loop {
+        let before = wakes.count();
+        match poll_with(stream, &waker) {
+            Poll::Ready(Some(out)) => outputs.push(out),
+            Poll::Ready(None) => return outputs,
+            Poll::Pending => assert!(
+                wakes.count() > before,
+                "Pending with no wake after {} outputs: the stream would hang",
+                outputs.len()
+            ),
+        }
+    }
+}
+
+/// Polls `stream` until it is `Pending` with no wake of its own (every future that can make
+/// progress has), and returns the items it gave on the way.
+pub fn settle<S: Stream + Unpin>(stream: &mut S) -> Vec<S::Item> {
+    let (waker, wakes) = counting_waker();
+    let mut outputs = Vec::new();
+    loop {
+        let before = wakes.count();
+        match poll_with(stream, &waker) {
+            Poll::Ready(Some(out)) => outputs.push(out),
+            Poll::Ready(None) => return outputs,
+            Poll::Pending if wakes.count() == before => return outputs,
+            Poll::Pending => {}
+        }
+    }
+}
