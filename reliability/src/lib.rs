@@ -1,1 +1,34 @@
-//! Shared fixtures of the reliability tests; the tests live in tests/.
+//! Shared fixtures of the reliability tests; the tests live in `tests/`.
+//!
+//! The suite drives every pinfold primitive with random programs of operations and compares it
+//! with `futures-util` (`tests/differential.rs`), hammers it with wakes from many threads
+//! (`tests/stress.rs`), and feeds it futures that panic and parent wakers that re-enter it
+//! (`tests/faults.rs`). What those tests share lives here, in plain `std`:
+//!
+//! - [`ctl`]: [`Ctl`](ctl::Ctl), a future the test completes, wakes and inspects through a
+//!   [`CtlHandle`](ctl::CtlHandle); its output [`Out`](ctl::Out) counts its drops; a
+//!   [`World`](ctl::World) keeps every handle of one run, so that "each value dropped exactly
+//!   once" can be checked at the end.
+//! - [`exec`]: [`Exec`](exec::Exec), a one-task executor that polls only when its waker fired,
+//!   so a lost wake shows up as a missing output instead of being papered over by polling.
+//! - [`source`]: [`Source`](source::Source), a stream of futures the test feeds by hand.
+//! - [`wake_threads`]: [`WakeThreads`](wake_threads::WakeThreads), a pool of threads to run a
+//!   wake on ("wake slot i from thread t"), each call joined before the next operation.
+//! - [`program`]: [`Pick`](program::Pick) and [`Via`](program::Via), the operands of the
+//!   random programs.
+//! - [`fault`]: the panic payload of an injected fault, and a panic hook that keeps those quiet.
+//! - [`watchdog`]: [`Watchdog`](watchdog::Watchdog), which aborts the process when a test
+//!   runs past its time limit: a hang fails, it never passes.
+//! - [`sizes`]: test sizes and time limits, overridable by environment variables for deeper
+//!   runs (`PROPTEST_CASES`, `PINFOLD_STRESS_WAKES`, `PINFOLD_TIMEOUT_SCALE`, ...).
+//!
+//! How to run the deeper configurations, and `cargo xtask valgrind`, is in the README.
+
+pub mod ctl;
+pub mod exec;
+pub mod fault;
+pub mod program;
+pub mod sizes;
+pub mod source;
+pub mod wake_threads;
+pub mod watchdog;

@@ -2,9 +2,10 @@
 //! (the [cargo-xtask](https://github.com/matklad/cargo-xtask) convention).
 //!
 //! ```text
-//! cargo xtask ci                              fmt, clippy, test, doc, loom, miri
+//! cargo xtask ci                              fmt, clippy, test, valgrind, doc, loom, miri
 //! cargo xtask loom [--preemptions N] [FILTER] loom models, LOOM_MAX_PREEMPTIONS=N (default 2)
 //! cargo xtask miri                            library tests under Miri (stacked and tree borrows)
+//! cargo xtask valgrind [--deep]               reliability tests under valgrind memcheck
 //! cargo xtask bench [--quick]                 criterion benchmarks
 //! cargo xtask help                            this list
 //! ```
@@ -15,6 +16,7 @@
 use std::env;
 use std::ffi::OsStr;
 use std::fmt;
+use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{self, Command};
 use std::time::{Duration, Instant};
@@ -24,13 +26,20 @@ usage: cargo xtask <command>
 
 commands:
   ci                              run every check CI runs, in order: fmt, clippy, test,
-                                  doc, loom (if loom-tests/ exists), miri (skipped with a
-                                  loud notice if Miri is not installed)
+                                  valgrind (skipped with a loud notice if valgrind is not
+                                  installed), doc, loom (if loom-tests/ exists), miri
+                                  (skipped with a loud notice if Miri is not installed)
   loom [--preemptions N] [FILTER] run the loom models (cargo test --release -p loom-tests)
                                   with LOOM_MAX_PREEMPTIONS=N (default 2) in target/loom
   miri                            run the library crates' unit and integration tests under
                                   Miri, once with stacked borrows and once with tree borrows,
                                   in target/miri
+  valgrind [--deep]               run the reliability tests (stress, faults, and a short
+                                  differential run) under valgrind memcheck with
+                                  --error-exitcode=1 --leak-check=full; sizes fit CI (about
+                                  a minute and a half); --deep runs ten times the wakes and
+                                  eight times the cases. A PINFOLD_* or PROPTEST_CASES
+                                  variable already set wins over both
   bench [--quick]                 run the criterion benchmarks (cargo bench -p
                                   pinfold-benches); --quick sets PINFOLD_BENCH_QUICK=1
   help                            print this message";
@@ -38,6 +47,10 @@ commands:
 /// What `cargo xtask miri` prints when Miri cannot be used: it must never read as a pass.
 const MIRI_SKIPPED: &str =
     "miri: SKIPPED — Miri is not installed for the nightly toolchain and could not be installed";
+
+/// What `cargo xtask valgrind` prints when valgrind cannot be run: it must never read as a pass.
+const VALGRIND_SKIPPED: &str =
+    "valgrind: SKIPPED — valgrind is not installed (on Debian: apt-get install valgrind)";
 
 /// Loom's preemption bound when `--preemptions` is not given (see STYLE.md, Tests).
 const DEFAULT_PREEMPTIONS: u32 = 2;
@@ -74,6 +87,13 @@ fn main() {
         }),
         Some("miri") => no_more_args("miri", &args[1..]).and_then(|()| {
             miri(&workspace).map(|outcome| {
+                if let Outcome::Skipped(reason) = outcome {
+                    print_skip_banner(&reason);
+                }
+            })
+        }),
+        Some("valgrind") => ValgrindOptions::parse(&args[1..]).and_then(|options| {
+            valgrind(&workspace, &options).map(|outcome| {
                 if let Outcome::Skipped(reason) = outcome {
                     print_skip_banner(&reason);
                 }
@@ -253,6 +273,12 @@ fn ci(workspace: &Workspace) -> Result<(), Failure> {
             Box::new(move || passed(workspace.cargo(&["test", "--workspace"]))),
         ),
     ];
+    if workspace.has("reliability/Cargo.toml") {
+        steps.push((
+            "valgrind",
+            Box::new(move || valgrind(workspace, &ValgrindOptions { deep: false })),
+        ));
+    }
     if workspace.has("benches/Cargo.toml") {
         steps.push((
             "test benches",
@@ -491,6 +517,157 @@ fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
     Ok(Outcome::Passed)
 }
 
+struct ValgrindOptions {
+    deep: bool,
+}
+
+impl ValgrindOptions {
+    fn parse(args: &[String]) -> Result<Self, Failure> {
+        match args {
+            [] => Ok(Self { deep: false }),
+            [flag] if flag == "--deep" => Ok(Self { deep: true }),
+            [other, ..] => Err(format!("valgrind: unknown argument `{other}`\n\n{USAGE}")),
+        }
+    }
+}
+
+/// The reliability test binaries run under valgrind, and the environment of each: variables
+/// that the caller has not set already. Sizes are chosen from measurements (see
+/// reliability/README.md): the default run takes about a minute and a half on two cores, the
+/// deep one about 13 minutes. (Valgrind runs one thread at a time: a ping-pong wake, which
+/// waits for the poll it causes, costs about 30 times a flood wake.)
+fn valgrind_runs(deep: bool) -> [(&'static str, Vec<(&'static str, &'static str)>); 3] {
+    let (wakes, ping_pong_wakes, sets, fault_cases, differential_cases) = if deep {
+        ("10000000", "200000", "100000", "512", "256")
+    } else {
+        ("1000000", "20000", "2000", "64", "32")
+    };
+    [
+        (
+            "stress",
+            vec![
+                ("PINFOLD_STRESS_WAKES", wakes),
+                ("PINFOLD_PING_PONG_WAKES", ping_pong_wakes),
+                ("PINFOLD_CHURN_SETS", sets),
+            ],
+        ),
+        ("faults", vec![("PROPTEST_CASES", fault_cases)]),
+        ("differential", vec![("PROPTEST_CASES", differential_cases)]),
+    ]
+}
+
+/// Every time limit of the tests is multiplied by this under valgrind (it runs one thread at a
+/// time, 10 to 50 times slower); a hang still fails, only later.
+const VALGRIND_TIMEOUT_SCALE: &str = "50";
+
+fn valgrind(workspace: &Workspace, options: &ValgrindOptions) -> Result<Outcome, Failure> {
+    if !workspace.has("reliability/Cargo.toml") {
+        return Ok(Outcome::Skipped(
+            "valgrind: SKIPPED — no reliability crate yet".to_string(),
+        ));
+    }
+    let available = Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|output| output.status.success());
+    if !available {
+        return Ok(Outcome::Skipped(VALGRIND_SKIPPED.to_string()));
+    }
+    println!("valgrind: building the reliability tests");
+    let binaries = test_binaries(workspace, "pinfold-reliability")?;
+    let package_dir = workspace.root.join("reliability");
+    let suppressions = package_dir.join("valgrind.supp");
+    let suppressions = format!("--suppressions={}", suppressions.display());
+    for (test, variables) in valgrind_runs(options.deep) {
+        let Some((_, binary)) = binaries.iter().find(|(name, _)| name == test) else {
+            return Err(format!(
+                "valgrind: `cargo test -p pinfold-reliability --no-run` built no `{test}` test"
+            ));
+        };
+        let binary = binary.to_string_lossy();
+        let args = [
+            "--error-exitcode=1",
+            "--leak-check=full",
+            suppressions.as_str(),
+            binary.as_ref(),
+            "--test-threads=1",
+        ];
+        // The tests run in the package directory, as under `cargo test`.
+        let mut invocation = Invocation::new(&package_dir, "valgrind", &args);
+        for (key, value) in variables
+            .into_iter()
+            .chain([("PINFOLD_TIMEOUT_SCALE", VALGRIND_TIMEOUT_SCALE)])
+        {
+            if env::var_os(key).is_none() {
+                invocation = invocation.env(key, value);
+            }
+        }
+        let started = Instant::now();
+        let result = invocation.run();
+        let took = Seconds(started.elapsed());
+        match result {
+            Ok(()) => println!("valgrind: {test} passed in {took}"),
+            Err(failure) => {
+                println!("valgrind: {test} FAILED after {took}");
+                return Err(failure);
+            }
+        }
+    }
+    Ok(Outcome::Passed)
+}
+
+/// Builds the test targets of `package` (`cargo test --no-run`) and returns each test
+/// binary's target name and path, read from cargo's JSON messages.
+fn test_binaries(workspace: &Workspace, package: &str) -> Result<Vec<(String, PathBuf)>, Failure> {
+    let args = [
+        "test",
+        "-p",
+        package,
+        "--no-run",
+        "--message-format=json-render-diagnostics",
+    ];
+    let shown = format!("cargo {}", args.join(" "));
+    println!("$ {shown}");
+    let output = Command::new("cargo")
+        .args(args)
+        .current_dir(&workspace.root)
+        .stderr(process::Stdio::inherit())
+        .output()
+        .map_err(|error| format!("could not start `{shown}`: {error}"))?;
+    if !output.status.success() {
+        return Err(format!("`{shown}` failed ({})", output.status));
+    }
+    let messages = String::from_utf8_lossy(&output.stdout);
+    let binaries: Vec<(String, PathBuf)> = messages.lines().filter_map(test_artifact).collect();
+    if binaries.is_empty() {
+        return Err(format!("`{shown}` reported no test binary"));
+    }
+    Ok(binaries)
+}
+
+/// The target name and executable of a cargo JSON message about a built integration test;
+/// `None` for any other message. (A string search: xtask has no JSON parser, and these fields
+/// are plain strings in cargo's output.)
+fn test_artifact(message: &str) -> Option<(String, PathBuf)> {
+    if !message.contains(r#""reason":"compiler-artifact""#)
+        || !message.contains(r#""kind":["test"]"#)
+    {
+        return None;
+    }
+    let string_field = |json: &str, key: &str| -> Option<String> {
+        let start = json.find(&format!(r#""{key}":""#))? + key.len() + 4;
+        let rest = &json[start..];
+        let end = rest.find('"')?;
+        let value = &rest[..end];
+        // A backslash would be a JSON escape this search does not undo.
+        (!value.contains('\\')).then(|| value.to_string())
+    };
+    let target = &message[message.find(r#""target":{"#)?..];
+    let name = string_field(target, "name")?;
+    let executable = string_field(message, "executable")?;
+    Some((name, PathBuf::from(executable)))
+}
+
 fn bench(workspace: &Workspace, args: &[String]) -> Result<(), Failure> {
     let quick = match args {
         [] => false,
@@ -501,9 +678,57 @@ fn bench(workspace: &Workspace, args: &[String]) -> Result<(), Failure> {
         println!("bench: no benches crate yet");
         return Ok(());
     }
+    // Each run starts its allocation and virtual-time records afresh.
+    let records = env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| workspace.target_dir(""), PathBuf::from)
+        .join("pinfold-bench");
+    if records.exists() {
+        fs::remove_dir_all(&records)
+            .map_err(|e| format!("bench: cannot clear {}: {e}", records.display()))?;
+    }
     let mut invocation = workspace.cargo(&["bench", "-p", "pinfold-benches"]);
     if quick {
         invocation = invocation.env("PINFOLD_BENCH_QUICK", "1");
     }
-    invocation.run()
+    invocation.run()?;
+    // One markdown table: each implementation's median, pinfold's ratios, allocations.
+    workspace
+        .cargo(&[
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            "pinfold-benches",
+            "--bin",
+            "bench-table",
+        ])
+        .run()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_artifacts_are_read_from_cargo_json() {
+        let test = r#"{"reason":"compiler-artifact","package_id":"path+file:///w/reliability#pinfold-reliability@0.0.0","manifest_path":"/w/reliability/Cargo.toml","target":{"kind":["test"],"crate_types":["bin"],"name":"stress","src_path":"/w/reliability/tests/stress.rs","edition":"2024","doc":false,"doctest":false,"test":true},"profile":{"opt_level":"0"},"features":[],"filenames":["/w/target/debug/deps/stress-0123"],"executable":"/w/target/debug/deps/stress-0123","fresh":true}"#;
+        assert_eq!(
+            test_artifact(test),
+            Some((
+                "stress".to_string(),
+                PathBuf::from("/w/target/debug/deps/stress-0123")
+            ))
+        );
+        let lib = test
+            .replace(r#""kind":["test"]"#, r#""kind":["lib"]"#)
+            .replace(
+                r#""executable":"/w/target/debug/deps/stress-0123""#,
+                r#""executable":null"#,
+            );
+        assert_eq!(test_artifact(&lib), None);
+        assert_eq!(
+            test_artifact(r#"{"reason":"build-finished","success":true}"#),
+            None
+        );
+    }
 }

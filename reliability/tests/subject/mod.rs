@@ -1,0 +1,121 @@
+//! The primitives as the programs of `differential.rs` and `faults.rs` drive them: each set or
+//! stream buffer behind one [`Subject`] trait, pinfold's and `futures-util`'s alike.
+// Each test file uses a different subset of these.
+#![allow(dead_code)]
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use futures_core::Stream;
+use futures_util::stream::poll_fn;
+use pinfold_reliability::ctl::{Ctl, Out};
+use pinfold_reliability::source::{SourceHandle, source};
+
+/// One implementation of a set or buffer, as the program drives it.
+pub(crate) trait Subject {
+    /// Adds a future (sends it into the source); gives it back if the set is full.
+    fn push(&mut self, fut: Ctl<Out>) -> Result<(), Ctl<Out>>;
+    /// The stream's `poll_next`.
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Out>>;
+    /// `clear()` a set; end a buffer's source.
+    fn clear(&mut self);
+    /// How many futures a set holds (`None` for a buffer).
+    fn len(&self) -> Option<usize>;
+    /// A buffer's source.
+    fn source(&self) -> Option<&SourceHandle<Ctl<Out>>> {
+        None
+    }
+}
+
+impl Subject for pinfold_bounded::FuturesUnorderedBounded<Ctl<Out>> {
+    fn push(&mut self, fut: Ctl<Out>) -> Result<(), Ctl<Out>> {
+        self.try_push(fut)
+    }
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Out>> {
+        Pin::new(self).poll_next(cx)
+    }
+    fn clear(&mut self) {
+        pinfold_bounded::FuturesUnorderedBounded::clear(self);
+    }
+    fn len(&self) -> Option<usize> {
+        Some(pinfold_bounded::FuturesUnorderedBounded::len(self))
+    }
+}
+
+impl Subject for pinfold_unordered::FuturesUnordered<Ctl<Out>> {
+    fn push(&mut self, fut: Ctl<Out>) -> Result<(), Ctl<Out>> {
+        pinfold_unordered::FuturesUnordered::push(self, fut);
+        Ok(())
+    }
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Out>> {
+        Pin::new(self).poll_next(cx)
+    }
+    fn clear(&mut self) {
+        pinfold_unordered::FuturesUnordered::clear(self);
+    }
+    fn len(&self) -> Option<usize> {
+        Some(pinfold_unordered::FuturesUnordered::len(self))
+    }
+}
+
+impl Subject for futures_util::stream::FuturesUnordered<Ctl<Out>> {
+    fn push(&mut self, fut: Ctl<Out>) -> Result<(), Ctl<Out>> {
+        futures_util::stream::FuturesUnordered::push(self, fut);
+        Ok(())
+    }
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Out>> {
+        Pin::new(self).poll_next(cx)
+    }
+    fn clear(&mut self) {
+        futures_util::stream::FuturesUnordered::clear(self);
+    }
+    fn len(&self) -> Option<usize> {
+        Some(futures_util::stream::FuturesUnordered::len(self))
+    }
+}
+
+/// A stream buffer over a hand-fed [`source`].
+pub(crate) struct Buffer {
+    source: SourceHandle<Ctl<Out>>,
+    stream: Pin<Box<dyn Stream<Item = Out>>>,
+}
+
+impl Buffer {
+    /// A buffer made by `adapt` over a new, open source.
+    pub(crate) fn boxed<S>(
+        adapt: impl FnOnce(Pin<Box<dyn Stream<Item = Ctl<Out>>>>) -> S,
+    ) -> Box<dyn Subject>
+    where
+        S: Stream<Item = Out> + 'static,
+    {
+        let (handle, mut pull) = source();
+        let source: Pin<Box<dyn Stream<Item = Ctl<Out>>>> =
+            Box::pin(poll_fn(move |cx| pull.poll_pull(cx)));
+        Box::new(Self {
+            source: handle,
+            stream: Box::pin(adapt(source)),
+        })
+    }
+}
+
+impl Subject for Buffer {
+    fn push(&mut self, fut: Ctl<Out>) -> Result<(), Ctl<Out>> {
+        if self.source.is_ended() {
+            return Err(fut);
+        }
+        self.source.push(fut);
+        Ok(())
+    }
+    fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Out>> {
+        self.stream.as_mut().poll_next(cx)
+    }
+    fn clear(&mut self) {
+        self.source.end();
+    }
+    fn len(&self) -> Option<usize> {
+        None
+    }
+    fn source(&self) -> Option<&SourceHandle<Ctl<Out>>> {
+        Some(&self.source)
+    }
+}
