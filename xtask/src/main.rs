@@ -34,6 +34,8 @@ commands:
   miri                            run the library crates' unit and integration tests under
                                   Miri, once with stacked borrows and once with tree borrows,
                                   in target/miri
+  tsan                            run the library crates' unit and integration tests under
+                                  ThreadSanitizer (nightly, -Zbuild-std) in target/tsan
   valgrind [--deep]               run the reliability tests (stress, faults, and a short
                                   differential run) under valgrind memcheck with
                                   --error-exitcode=1 --leak-check=full; sizes fit CI (about
@@ -82,6 +84,13 @@ fn main() {
             loom(&workspace, &options).map(|outcome| {
                 if let Outcome::Skipped(reason) = outcome {
                     println!("{reason}");
+                }
+            })
+        }),
+        Some("tsan") => no_more_args("tsan", &args[1..]).and_then(|()| {
+            tsan(&workspace).map(|outcome| {
+                if let Outcome::Skipped(reason) = outcome {
+                    print_skip_banner(&reason);
                 }
             })
         }),
@@ -306,6 +315,7 @@ fn ci(workspace: &Workspace) -> Result<(), Failure> {
         }),
     ));
     steps.push(("miri", Box::new(move || miri(workspace))));
+    steps.push(("tsan", Box::new(move || tsan(workspace))));
 
     let total = steps.len();
     let started = Instant::now();
@@ -437,6 +447,46 @@ fn loom(workspace: &Workspace, options: &LoomOptions) -> Result<Outcome, Failure
         .env("LOOM_MAX_PREEMPTIONS", options.preemptions.to_string())
         .env("CARGO_TARGET_DIR", workspace.target_dir("loom"))
         .run()?;
+    Ok(Outcome::Passed)
+}
+
+/// The library crates' tests under ThreadSanitizer. It sees the real hardware atomics and the
+/// frees that loom cannot (the wake table's release), on the tests that wake from other threads.
+fn tsan(workspace: &Workspace) -> Result<Outcome, Failure> {
+    let installed = Command::new("rustup")
+        .args(["component", "list", "--toolchain", "nightly", "--installed"])
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).contains("rust-src"))
+        .unwrap_or(false);
+    if !installed {
+        return Ok(Outcome::Skipped(
+            "tsan: the nightly toolchain's rust-src is not installed, so -Zbuild-std cannot run"
+                .to_string(),
+        ));
+    }
+    let mut args = vec![
+        "+nightly",
+        "test",
+        "-Zbuild-std",
+        "--target",
+        "x86_64-unknown-linux-gnu",
+    ];
+    for (dir, package) in MIRI_CRATES {
+        if workspace.has(&format!("crates/{dir}/Cargo.toml")) {
+            args.extend(["-p", package]);
+        }
+    }
+    args.extend(["--lib", "--tests"]);
+    let started = Instant::now();
+    workspace
+        .cargo(&args)
+        .nightly()
+        .env("RUSTFLAGS", "-Zsanitizer=thread")
+        .env("RUSTDOCFLAGS", "-Zsanitizer=thread")
+        .env("TSAN_OPTIONS", "halt_on_error=1")
+        .env("CARGO_TARGET_DIR", workspace.target_dir("tsan"))
+        .run()?;
+    println!("tsan: passed in {}", Seconds(started.elapsed()));
     Ok(Outcome::Passed)
 }
 
