@@ -1,7 +1,9 @@
 //! Fixed-capacity sets of futures: pinfold's `FuturesUnorderedBounded` against
 //! futures-buffered's `FuturesUnorderedBounded` and futures-util's `FuturesUnordered` (the set
 //! users reach for, growable, one `Arc` per future), on the workloads of DESIGN.md's targets:
-//! ready futures, timers, futures that wake themselves, and wakes from other threads.
+//! ready futures, timers, futures that wake themselves, and wakes from other threads. The
+//! workloads polled with a no-op waker also run under futures-executor's `block_on`
+//! (`*_block_on`).
 
 use core::future::{poll_fn, ready};
 use core::task::{Context, Waker};
@@ -12,8 +14,8 @@ use criterion::measurement::{Measurement, WallTime};
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_core::Stream;
 use pinfold_benches::{
-    CpuTime, FUTURES_BUFFERED, FUTURES_UTIL, FireOrder, Group, PINFOLD, RoundTimes, Signal, Tuning,
-    WakerThreads, YieldK, block_on_parking, criterion, keep_full, keep_full_async, measure_warm,
+    CpuTime, Driver, FUTURES_BUFFERED, FUTURES_UTIL, FireOrder, Group, PINFOLD, RoundTimes, Signal,
+    Tuning, WakerThreads, YieldK, block_on_parking, criterion, keep_full_async, measure_warm,
     poll_next,
 };
 
@@ -34,28 +36,31 @@ fn sum_below(n: usize) -> u64 {
 }
 
 /// 512,000 `std::future::ready` futures through a set of 256, kept full (futures-buffered's
-/// memory benchmark), polled with a no-op waker.
+/// memory benchmark): polled with a no-op waker (`ready_512k`), and awaited under
+/// futures-executor's `block_on`, a real waker (`ready_512k_block_on`).
 fn ready_512k(c: &mut Criterion) {
     const TOTAL: usize = 512_000;
     let expected = sum_below(TOTAL);
-    let mut group = Group::new(c, "ready_512k", Tuning::MEDIUM);
     let make = |i: usize| ready(i as u64);
-    group.bench(PINFOLD, || {
-        let mut set = Pinfold::new(IN_FLIGHT);
-        let sum = keep_full(&mut set, TOTAL, IN_FLIGHT, make, |s, f| s.push(f));
-        assert_eq!(sum, expected);
-    });
-    group.bench(FUTURES_BUFFERED, || {
-        let mut set = Buffered::new(IN_FLIGHT);
-        let sum = keep_full(&mut set, TOTAL, IN_FLIGHT, make, |s, f| s.push(f));
-        assert_eq!(sum, expected);
-    });
-    group.bench(FUTURES_UTIL, || {
-        let mut set = Util::new();
-        let sum = keep_full(&mut set, TOTAL, IN_FLIGHT, make, |s, f| s.push(f));
-        assert_eq!(sum, expected);
-    });
-    group.finish();
+    for driver in Driver::BOTH {
+        let mut group = Group::new(c, &driver.group("ready_512k"), Tuning::MEDIUM);
+        group.bench(PINFOLD, || {
+            let mut set = Pinfold::new(IN_FLIGHT);
+            let sum = driver.keep_full(&mut set, TOTAL, IN_FLIGHT, make, |s, f| s.push(f));
+            assert_eq!(sum, expected);
+        });
+        group.bench(FUTURES_BUFFERED, || {
+            let mut set = Buffered::new(IN_FLIGHT);
+            let sum = driver.keep_full(&mut set, TOTAL, IN_FLIGHT, make, |s, f| s.push(f));
+            assert_eq!(sum, expected);
+        });
+        group.bench(FUTURES_UTIL, || {
+            let mut set = Util::new();
+            let sum = driver.keep_full(&mut set, TOTAL, IN_FLIGHT, make, |s, f| s.push(f));
+            assert_eq!(sum, expected);
+        });
+        group.finish();
+    }
 }
 
 /// 65,536 futures that each sleep 100 µs, 256 at a time, on a one-thread tokio runtime with
@@ -106,30 +111,34 @@ fn sleep_65k_cpu(c: &mut Criterion<CpuTime>) {
     sleep_65k(c, "sleep_65k_cpu");
 }
 
-/// 256 futures that each wake themselves 16 times before finishing, all in a set of 256,
-/// polled with a no-op waker: 4,352 polls, 4,096 of them after a self-wake.
+/// 256 futures that each wake themselves 16 times before finishing, all in a set of 256:
+/// 4,352 polls, 4,096 of them after a self-wake. Polled with a no-op waker (`yield_16`), and
+/// awaited under futures-executor's `block_on` (`yield_16_block_on`), where each self-wake
+/// must reach the executor through the set's waker for the set to be polled again.
 fn yield_16(c: &mut Criterion) {
     const FUTURES: usize = 256;
     const K: u32 = 16;
     let expected = sum_below(FUTURES);
-    let mut group = Group::new(c, "yield_16", Tuning::FAST);
     let make = |i: usize| YieldK::new(K, i as u64);
-    group.bench(PINFOLD, || {
-        let mut set = Pinfold::new(FUTURES);
-        let sum = keep_full(&mut set, FUTURES, FUTURES, make, |s, f| s.push(f));
-        assert_eq!(sum, expected);
-    });
-    group.bench(FUTURES_BUFFERED, || {
-        let mut set = Buffered::new(FUTURES);
-        let sum = keep_full(&mut set, FUTURES, FUTURES, make, |s, f| s.push(f));
-        assert_eq!(sum, expected);
-    });
-    group.bench(FUTURES_UTIL, || {
-        let mut set = Util::new();
-        let sum = keep_full(&mut set, FUTURES, FUTURES, make, |s, f| s.push(f));
-        assert_eq!(sum, expected);
-    });
-    group.finish();
+    for driver in Driver::BOTH {
+        let mut group = Group::new(c, &driver.group("yield_16"), Tuning::FAST);
+        group.bench(PINFOLD, || {
+            let mut set = Pinfold::new(FUTURES);
+            let sum = driver.keep_full(&mut set, FUTURES, FUTURES, make, |s, f| s.push(f));
+            assert_eq!(sum, expected);
+        });
+        group.bench(FUTURES_BUFFERED, || {
+            let mut set = Buffered::new(FUTURES);
+            let sum = driver.keep_full(&mut set, FUTURES, FUTURES, make, |s, f| s.push(f));
+            assert_eq!(sum, expected);
+        });
+        group.bench(FUTURES_UTIL, || {
+            let mut set = Util::new();
+            let sum = driver.keep_full(&mut set, FUTURES, FUTURES, make, |s, f| s.push(f));
+            assert_eq!(sum, expected);
+        });
+        group.finish();
+    }
 }
 
 /// One round of `wakes_4_threads` for one set: pushes a future per cell and polls until every

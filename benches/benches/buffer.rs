@@ -10,6 +10,10 @@
 //! Groups: `ordered_*` (pinfold's unbounded `ordered_buffer` against the other ordered
 //! buffers), `ordered_window_*` (pinfold bounded with `window(concurrency)`, `buffered`'s exact
 //! contract, against the bounded ordered buffers), `unordered_*`.
+//!
+//! And without timers: `ordered_selfwake_100k_c64` and `unordered_selfwake_100k_c64`, 100,000
+//! futures that wake themselves 0 to 4 times, at concurrency 64, under futures-executor's
+//! `block_on`: the buffers' own cost per future, with nothing to wait for.
 
 use std::future::Future;
 use std::time::Duration;
@@ -18,8 +22,8 @@ use criterion::measurement::WallTime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_util::{Stream, StreamExt, stream};
 use pinfold_benches::{
-    FAST_ORDERED_BUFFER, FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD, Tuning, criterion,
-    measure_warm, random_delays, record_virtual,
+    FAST_ORDERED_BUFFER, FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD, Tally, Tuning, Xorshift,
+    YieldK, criterion, measure_warm, random_delays, record_virtual, tally_block_on,
 };
 use tokio::runtime::Runtime;
 
@@ -138,6 +142,94 @@ fn unordered(c: &mut Criterion) {
     }
 }
 
+/// Futures in the self-waking workloads.
+const SELFWAKE_TOTAL: usize = 100_000;
+/// Their concurrency.
+const SELFWAKE_CONCURRENCY: usize = 64;
+/// The most times one of them wakes itself.
+const MAX_SELF_WAKES: u64 = 4;
+
+/// How many times each future of the self-waking workloads wakes itself: `0..=4`, from the
+/// suite's xorshift with a fixed seed (the same for everyone).
+fn self_wakes() -> Vec<u32> {
+    let mut rng = Xorshift::new(0x5E1F_3A4E);
+    (0..SELFWAKE_TOTAL)
+        .map(|_| rng.up_to(MAX_SELF_WAKES) as u32)
+        .collect()
+}
+
+/// The self-waking source: future `i` wakes itself `wakes[i]` times, then gives `i`.
+fn selfwake_source(wakes: &[u32]) -> impl Stream<Item = YieldK<u64>> + '_ {
+    stream::iter(wakes.iter().enumerate()).map(|(i, &k)| YieldK::new(k, i as u64))
+}
+
+/// Times one implementation of a self-waking workload: `make` builds its buffer over
+/// [`selfwake_source`], which runs to its end under futures-executor's `block_on`. Every run
+/// checks the outputs: each index once (count and sum), and in input order if `ordered`.
+fn bench_selfwake<S, F>(group: &mut Group<'_>, id: &str, ordered: bool, make: F)
+where
+    S: Stream<Item = u64>,
+    F: Fn() -> S,
+{
+    let name = group.name().to_string();
+    let expected = Tally::indexes(SELFWAKE_TOTAL);
+    group.bench(id, || {
+        let tally = tally_block_on(make());
+        assert_eq!(
+            (tally.count, tally.sum),
+            (expected.count, expected.sum),
+            "{name}/{id}: every output once"
+        );
+        assert!(!ordered || tally.in_order, "{name}/{id}: in input order");
+    });
+}
+
+/// No timers: 100,000 futures that each wake themselves 0 to 4 times (random, the same for
+/// everyone) and then give their index, through ordered buffers of concurrency 64, under
+/// futures-executor's `block_on` (a real waker): pinfold's `ordered_buffer(64)` against
+/// futures-buffered's `buffered_ordered(64)`, futures-util's `buffered(64)` and
+/// `fast_ordered_buffer(64)`. What the buffering and the wake path cost per future, with the
+/// order kept.
+fn ordered_selfwake(c: &mut Criterion) {
+    let wakes = self_wakes();
+    let wakes = wakes.as_slice();
+    let concurrency = SELFWAKE_CONCURRENCY;
+    let mut group = Group::new(c, "ordered_selfwake_100k_c64", Tuning::MEDIUM);
+    bench_selfwake(&mut group, PINFOLD, true, || {
+        pinfold_buffer::BufferExt::ordered_buffer(selfwake_source(wakes), concurrency)
+    });
+    bench_selfwake(&mut group, FUTURES_BUFFERED, true, || {
+        futures_buffered::BufferedStreamExt::buffered_ordered(selfwake_source(wakes), concurrency)
+    });
+    bench_selfwake(&mut group, FUTURES_UTIL, true, || {
+        selfwake_source(wakes).buffered(concurrency)
+    });
+    bench_selfwake(&mut group, FAST_ORDERED_BUFFER, true, || {
+        fast_ordered_buffer::FobStreamExt::fast_ordered_buffer(selfwake_source(wakes), concurrency)
+    });
+    group.finish();
+}
+
+/// The same futures as [`ordered_selfwake`] through unordered buffers of concurrency 64,
+/// under futures-executor's `block_on`: pinfold's `unordered_buffer(64)` against
+/// futures-buffered's `buffered_unordered(64)` and futures-util's `buffer_unordered(64)`.
+fn unordered_selfwake(c: &mut Criterion) {
+    let wakes = self_wakes();
+    let wakes = wakes.as_slice();
+    let concurrency = SELFWAKE_CONCURRENCY;
+    let mut group = Group::new(c, "unordered_selfwake_100k_c64", Tuning::MEDIUM);
+    bench_selfwake(&mut group, PINFOLD, false, || {
+        pinfold_buffer::BufferExt::unordered_buffer(selfwake_source(wakes), concurrency)
+    });
+    bench_selfwake(&mut group, FUTURES_BUFFERED, false, || {
+        futures_buffered::BufferedStreamExt::buffered_unordered(selfwake_source(wakes), concurrency)
+    });
+    bench_selfwake(&mut group, FUTURES_UTIL, false, || {
+        selfwake_source(wakes).buffer_unordered(concurrency)
+    });
+    group.finish();
+}
+
 /// A one-thread runtime whose clock is paused: it jumps to the next timer when idle.
 fn paused_runtime() -> Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -150,6 +242,6 @@ fn paused_runtime() -> Runtime {
 criterion_group! {
     name = benches;
     config = criterion(WallTime);
-    targets = ordered, ordered_window, unordered
+    targets = ordered, ordered_window, unordered, ordered_selfwake, unordered_selfwake
 }
 criterion_main!(benches);

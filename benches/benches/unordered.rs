@@ -1,16 +1,16 @@
 //! Growable sets of futures: pinfold's `FuturesUnordered` against futures-buffered's
 //! `FuturesUnordered` (triangular groups, kept forever) and futures-util's (one `Arc` per
-//! future, freed per future): the steady state, and a burst to 100,000 futures and back.
+//! future, freed per future): the steady state, and a burst to 100,000 futures and back;
+//! each polled with a no-op waker and under futures-executor's `block_on` (`*_block_on`).
 
 use core::future::ready;
-use core::task::{Context, Waker};
 
 use criterion::measurement::WallTime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_core::Stream;
 use pinfold_benches::{
-    FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD, Tuning, YieldK, criterion, keep_full,
-    live_bytes, measure_warm, poll_next,
+    Driver, FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD, Tuning, YieldK, criterion, live_bytes,
+    measure_warm,
 };
 
 #[global_allocator]
@@ -27,29 +27,33 @@ fn sum_below(n: usize) -> u64 {
 }
 
 /// `ready_512k` on the growable sets: 512,000 ready futures, 256 at a time, into a set made
-/// with `new()` (so it grows to 256 on the way).
+/// with `new()` (so it grows to 256 on the way). Polled with a no-op waker
+/// (`unordered_ready_512k`), and awaited under futures-executor's `block_on`
+/// (`unordered_ready_512k_block_on`).
 fn unordered_ready_512k(c: &mut Criterion) {
     const TOTAL: usize = 512_000;
     const IN_FLIGHT: usize = 256;
     let expected = sum_below(TOTAL);
-    let mut group = Group::new(c, "unordered_ready_512k", Tuning::MEDIUM);
     let make = |i: usize| ready(i as u64);
-    group.bench(PINFOLD, || {
-        let mut set = Pinfold::new();
-        let sum = keep_full(&mut set, TOTAL, IN_FLIGHT, make, |s, f| s.push(f));
-        assert_eq!(sum, expected);
-    });
-    group.bench(FUTURES_BUFFERED, || {
-        let mut set = Buffered::new();
-        let sum = keep_full(&mut set, TOTAL, IN_FLIGHT, make, |s, f| s.push(f));
-        assert_eq!(sum, expected);
-    });
-    group.bench(FUTURES_UTIL, || {
-        let mut set = Util::new();
-        let sum = keep_full(&mut set, TOTAL, IN_FLIGHT, make, |s, f| s.push(f));
-        assert_eq!(sum, expected);
-    });
-    group.finish();
+    for driver in Driver::BOTH {
+        let mut group = Group::new(c, &driver.group("unordered_ready_512k"), Tuning::MEDIUM);
+        group.bench(PINFOLD, || {
+            let mut set = Pinfold::new();
+            let sum = driver.keep_full(&mut set, TOTAL, IN_FLIGHT, make, |s, f| s.push(f));
+            assert_eq!(sum, expected);
+        });
+        group.bench(FUTURES_BUFFERED, || {
+            let mut set = Buffered::new();
+            let sum = driver.keep_full(&mut set, TOTAL, IN_FLIGHT, make, |s, f| s.push(f));
+            assert_eq!(sum, expected);
+        });
+        group.bench(FUTURES_UTIL, || {
+            let mut set = Util::new();
+            let sum = driver.keep_full(&mut set, TOTAL, IN_FLIGHT, make, |s, f| s.push(f));
+            assert_eq!(sum, expected);
+        });
+        group.finish();
+    }
 }
 
 /// Futures the set holds throughout the burst.
@@ -58,11 +62,17 @@ const BASE: usize = 100;
 const PEAK: usize = 100_000;
 
 /// The burst: `BASE` long-lived futures (pending for good), then `PEAK - BASE` futures that
-/// are ready after one yield, all pushed before any is polled; then polled (no-op waker) until
-/// only the long-lived ones are left. Returns the bytes live at that point, above what was
-/// live when the enclosing [`measure`](pinfold_benches::measure) began (0 when timed), so
-/// what the set still holds once it is back to `BASE` futures.
-fn burst<S>(mut set: S, push: impl Fn(&mut S, YieldK<u64>), len: impl Fn(&S) -> usize) -> i64
+/// are ready after one yield, all pushed before any is polled; then drained by `driver` (a
+/// no-op waker in a loop, or futures-executor's `block_on`) until only the long-lived ones are
+/// left. Returns the bytes live at that point, above what was live when the enclosing
+/// [`measure`](pinfold_benches::measure) began (0 when timed), so what the set still holds
+/// once it is back to `BASE` futures.
+fn burst<S>(
+    driver: Driver,
+    mut set: S,
+    push: impl Fn(&mut S, YieldK<u64>),
+    len: impl Fn(&S) -> usize,
+) -> i64
 where
     S: Stream<Item = u64> + Unpin,
 {
@@ -72,13 +82,7 @@ where
     for i in BASE..PEAK {
         push(&mut set, YieldK::new(1, i as u64));
     }
-    let mut cx = Context::from_waker(Waker::noop());
-    let mut sum = 0u64;
-    while len(&set) > BASE {
-        if let core::task::Poll::Ready(Some(out)) = poll_next(&mut set, &mut cx) {
-            sum += out;
-        }
-    }
+    let sum = driver.drain_while(&mut set, |set| len(set) > BASE);
     assert_eq!(
         sum,
         sum_below(PEAK) - sum_below(BASE),
@@ -90,20 +94,23 @@ where
 }
 
 /// Grow to 100,000 futures, drain back to 100: the time, the peak of live bytes, and (as
-/// `retained_bytes`) what the set still holds with 100 futures left.
+/// `retained_bytes`) what the set still holds with 100 futures left. Drained with a no-op
+/// waker (`burst_100k`) and under futures-executor's `block_on` (`burst_100k_block_on`).
 fn burst_100k(c: &mut Criterion) {
-    let mut group = Group::new(c, "burst_100k", Tuning::MEDIUM);
-    let count = |run: &dyn Fn() -> i64| {
-        let (allocs, held) = measure_warm(run);
-        (allocs, Some(held.max(0) as u64))
-    };
-    let pinfold = || burst(Pinfold::new(), |s, f| s.push(f), Pinfold::len);
-    group.bench_with(PINFOLD, || count(&pinfold), |b| b.iter(pinfold));
-    let buffered = || burst(Buffered::new(), |s, f| s.push(f), Buffered::len);
-    group.bench_with(FUTURES_BUFFERED, || count(&buffered), |b| b.iter(buffered));
-    let util = || burst(Util::new(), |s, f| s.push(f), Util::len);
-    group.bench_with(FUTURES_UTIL, || count(&util), |b| b.iter(util));
-    group.finish();
+    for driver in Driver::BOTH {
+        let mut group = Group::new(c, &driver.group("burst_100k"), Tuning::MEDIUM);
+        let count = |run: &dyn Fn() -> i64| {
+            let (allocs, held) = measure_warm(run);
+            (allocs, Some(held.max(0) as u64))
+        };
+        let pinfold = || burst(driver, Pinfold::new(), |s, f| s.push(f), Pinfold::len);
+        group.bench_with(PINFOLD, || count(&pinfold), |b| b.iter(pinfold));
+        let buffered = || burst(driver, Buffered::new(), |s, f| s.push(f), Buffered::len);
+        group.bench_with(FUTURES_BUFFERED, || count(&buffered), |b| b.iter(buffered));
+        let util = || burst(driver, Util::new(), |s, f| s.push(f), Util::len);
+        group.bench_with(FUTURES_UTIL, || count(&util), |b| b.iter(util));
+        group.finish();
+    }
 }
 
 criterion_group! {

@@ -133,3 +133,52 @@ impl Future for Signal<'_> {
         }
     }
 }
+
+/// A future of the keyed churn workload ([`keyed_churn_block_on`](crate::keyed_churn_block_on)):
+/// pending on its first poll, where it wakes itself. On its second poll a *kept* one gives
+/// its value; a *doomed* one stays pending for good without waking itself again (it waits for
+/// something that does not come before it is cancelled), so it leaves its set only when it is
+/// removed by its key, and never finishes before that.
+#[derive(Debug, Clone)]
+pub struct ChurnFuture {
+    value: u64,
+    kept: bool,
+    polled: bool,
+}
+
+impl ChurnFuture {
+    /// A future that finishes with `value` on its second poll.
+    pub fn kept(value: u64) -> Self {
+        Self {
+            value,
+            kept: true,
+            polled: false,
+        }
+    }
+
+    /// A future that never finishes: pending on every poll, waking itself on the first only.
+    pub fn doomed(value: u64) -> Self {
+        Self {
+            value,
+            kept: false,
+            polled: false,
+        }
+    }
+}
+
+impl Future for ChurnFuture {
+    type Output = u64;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u64> {
+        if !self.polled {
+            self.polled = true;
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        if self.kept {
+            Poll::Ready(self.value)
+        } else {
+            Poll::Pending
+        }
+    }
+}

@@ -11,10 +11,13 @@
 //!
 //! and builds its criterion groups with [`Group`], which gives every implementation the same
 //! `BenchmarkId` names ([`PINFOLD`], [`FUTURES_BUFFERED`], [`FUTURES_UTIL`],
-//! [`FAST_ORDERED_BUFFER`]) and, before timing an implementation, runs its workload untimed
-//! under [`measure_warm`] and appends the allocation counts to
+//! [`FAST_ORDERED_BUFFER`], [`FUTURES_CONCURRENCY`]) and, before timing an implementation,
+//! runs its workload untimed under [`measure_warm`] and appends the allocation counts to
 //! `<target>/pinfold-bench/allocs.tsv`. The `bench-table` binary joins those rows with
 //! criterion's medians into one markdown table, one row per entry of [`WORKLOADS`].
+//!
+//! The workloads that poll with a no-op waker run a second time under futures-executor's
+//! `block_on`, a real waker (groups `<name>_block_on`, see [`Driver`]).
 //!
 //! Set `PINFOLD_BENCH_QUICK=1` for short runs (see [`Tuning`]).
 
@@ -29,8 +32,11 @@ mod xorshift;
 
 pub use alloc::{Allocs, CountingAlloc, live_bytes, measure, measure_warm};
 pub use cpu_time::{CpuTime, process_cpu_time, thread_cpu_time};
-pub use drive::{block_on_parking, keep_full, keep_full_async, poll_next, spin_on};
-pub use futures::{Signal, SignalCell, YieldK};
+pub use drive::{
+    ChurnTally, Driver, Tally, block_on_parking, drain_while, drain_while_block_on, keep_full,
+    keep_full_async, keep_full_block_on, keyed_churn_block_on, poll_next, spin_on, tally_block_on,
+};
+pub use futures::{ChurnFuture, Signal, SignalCell, YieldK};
 pub use group::{Group, Tuning, criterion, quick};
 pub use results::{
     ALLOCS_FILE, AllocRow, VIRTUAL_FILE, VirtualRow, criterion_dir, read_allocs, read_virtual,
@@ -47,18 +53,36 @@ pub const FUTURES_BUFFERED: &str = "futures-buffered";
 pub const FUTURES_UTIL: &str = "futures-util";
 /// The `BenchmarkId` of the `fast_ordered_buffer` crate's implementation.
 pub const FAST_ORDERED_BUFFER: &str = "fast_ordered_buffer";
+/// The `BenchmarkId` of the `futures-concurrency` crate's implementation.
+pub const FUTURES_CONCURRENCY: &str = "futures-concurrency";
+
+/// The `BenchmarkId` of pinfold's growable `FuturesUnordered` in a group whose [`PINFOLD`] is
+/// the bounded set (`keyed_churn_100k`): the table shows it as a row of its own, against the
+/// same peers' results (`keyed_churn_100k/pinfold-growable` in [`WORKLOADS`]).
+pub const PINFOLD_GROWABLE: &str = "pinfold-growable";
 
 /// Every implementation, in the table's column order.
-pub const IMPLEMENTATIONS: [&str; 4] =
-    [PINFOLD, FUTURES_BUFFERED, FUTURES_UTIL, FAST_ORDERED_BUFFER];
+pub const IMPLEMENTATIONS: [&str; 5] = [
+    PINFOLD,
+    FUTURES_BUFFERED,
+    FUTURES_UTIL,
+    FAST_ORDERED_BUFFER,
+    FUTURES_CONCURRENCY,
+];
 
-/// The criterion groups of the suite, in the table's row order, with what each measures.
-/// A group that has no results yet (its crate has not landed, or it was filtered out) is
-/// left out of the table.
+/// The rows of the table, in order: the criterion group, with what it measures. A group that
+/// has no results yet (its crate has not landed, or it was filtered out) is left out of the
+/// table. A row named `group/id` is a second row of `group` in which the benchmark `id` (a
+/// second pinfold implementation, e.g. [`PINFOLD_GROWABLE`]) stands in pinfold's column,
+/// against the same peers.
 pub const WORKLOADS: &[(&str, &str)] = &[
     (
         "ready_512k",
         "512,000 ready futures through a bounded set of 256",
+    ),
+    (
+        "ready_512k_block_on",
+        "the same under futures-executor block_on (a real waker)",
     ),
     (
         "sleep_65k_wall",
@@ -71,6 +95,10 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     (
         "yield_16",
         "256 futures that each wake themselves 16 times, set of 256",
+    ),
+    (
+        "yield_16_block_on",
+        "the same under futures-executor block_on (a real waker)",
     ),
     (
         "wakes_4_threads",
@@ -93,26 +121,66 @@ pub const WORKLOADS: &[(&str, &str)] = &[
         "512,000 ready futures, 256 at a time, growable set",
     ),
     (
+        "unordered_ready_512k_block_on",
+        "the same under futures-executor block_on (a real waker)",
+    ),
+    (
         "burst_100k",
         "growable set: burst to 100,000 pending futures, drain to 100",
     ),
+    (
+        "burst_100k_block_on",
+        "the same under futures-executor block_on (a real waker)",
+    ),
+    (
+        "keyed_churn_100k",
+        "set of 1,024 kept full, 100,000 inserts, every other one removed by key before it finishes (pinfold: bounded set; futures-util: Abortable); block_on",
+    ),
+    (
+        "keyed_churn_100k/pinfold-growable",
+        "the same with pinfold's growable FuturesUnordered",
+    ),
     ("join_all_10", "join_all of 10 futures that yield once"),
+    (
+        "join_all_10_block_on",
+        "the same under futures-executor block_on (a real waker)",
+    ),
     ("join_all_1k", "join_all of 1,000 futures that yield once"),
+    (
+        "join_all_1k_block_on",
+        "the same under futures-executor block_on (a real waker)",
+    ),
     (
         "join_all_100k",
         "join_all of 100,000 futures that yield once",
+    ),
+    (
+        "join_all_100k_block_on",
+        "the same under futures-executor block_on (a real waker)",
     ),
     (
         "try_join_all_10",
         "try_join_all of 10 futures that yield once",
     ),
     (
+        "try_join_all_10_block_on",
+        "the same under futures-executor block_on (a real waker)",
+    ),
+    (
         "try_join_all_1k",
         "try_join_all of 1,000 futures that yield once",
     ),
     (
+        "try_join_all_1k_block_on",
+        "the same under futures-executor block_on (a real waker)",
+    ),
+    (
         "try_join_all_100k",
         "try_join_all of 100,000 futures that yield once",
+    ),
+    (
+        "try_join_all_100k_block_on",
+        "the same under futures-executor block_on (a real waker)",
     ),
     (
         "ordered_10k_c50",
@@ -137,5 +205,13 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     (
         "unordered_1k_c10",
         "unordered buffer: 1k futures, random 0–7 ms delays, concurrency 10 (paused clock)",
+    ),
+    (
+        "ordered_selfwake_100k_c64",
+        "ordered buffer: 100k futures that wake themselves 0–4 times, concurrency 64; block_on",
+    ),
+    (
+        "unordered_selfwake_100k_c64",
+        "unordered buffer: 100k futures that wake themselves 0–4 times, concurrency 64; block_on",
     ),
 ];

@@ -5,7 +5,7 @@ use core::task::{Context, Poll};
 
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use pinfold_arena::{Arena, Step};
+use pinfold_arena::{Arena, Key, Step};
 
 /// A value stored in an arena: pending until its [`Probe`] is fired, then done. It stands for
 /// a future waiting on another thread (a channel's receiver), minus the channel: the firing
@@ -75,7 +75,7 @@ impl Leaf {
 }
 
 /// [`Leaf::poll`] in the shape [`Arena::poll_next`](pinfold_arena::Arena::poll_next) takes.
-pub fn poll_leaf(_slot: usize, leaf: Pin<&mut Leaf>, _cx: &mut Context<'_>) -> Step<usize> {
+pub fn poll_leaf(_key: Key, leaf: Pin<&mut Leaf>, _cx: &mut Context<'_>) -> Step<usize> {
     leaf.poll()
 }
 
@@ -103,9 +103,9 @@ impl Probe {
 }
 
 /// One [`Arena::poll_next`](pinfold_arena::Arena::poll_next) of an arena of leaves, giving the
-/// output without its slot.
+/// output without its key.
 pub fn poll_arena(arena: &mut Arena<Leaf>, cx: &mut Context<'_>) -> Poll<Option<usize>> {
     arena
         .poll_next(cx, poll_leaf)
-        .map(|next| next.map(|(_slot, id)| id))
+        .map(|next| next.map(|(_key, id)| id))
 }

@@ -43,12 +43,12 @@ fn two_wakes_of_one_slot_cause_one_poll_and_one_parent_wake() {
         let mut cx = Context::from_waker(&waker);
         let mut arena = Arena::new(2);
         let (leaf, probe) = Leaf::new(0);
-        let slot = arena.insert(leaf).unwrap();
+        let key = arena.insert(leaf).unwrap();
         assert_eq!(arena.poll_next(&mut cx, poll_leaf), Poll::Pending);
         assert_eq!(probe.polls(), 1);
         task.take_wakes();
 
-        let mut workers = wake_twice(&arena.waker(slot), || {});
+        let mut workers = wake_twice(&arena.waker(key).unwrap(), || {});
         workers.join();
         assert_eq!(
             task.take_wakes(),
@@ -69,13 +69,13 @@ fn two_wakes_racing_the_owner_poll_the_slot_at_most_once_per_call() {
     check("arena_double_wake_one_poll (wakes race the poll)", || {
         let task = Parent::new();
         let mut arena = Arena::new(2);
-        // Slot 0 is woken twice; it is done once it has seen both wakes. Slot 1 is never woken:
-        // it keeps the budget of a poll call at 2, so that a slot queued twice could be polled
-        // twice in one call.
+        // The first value is woken twice; it is done once it has seen both wakes. The second is
+        // never woken: it keeps the budget of a poll call at 2, so that a value queued twice
+        // could be polled twice in one call.
         let sent = Arc::new(AtomicUsize::new(0));
         let (leaf, probe) = Leaf::new(0);
         let (idle, _idle_probe) = Leaf::new(1);
-        let slot = arena.insert(leaf).unwrap();
+        let woken = arena.insert(leaf).unwrap();
         arena.insert(idle).unwrap();
         let waker = task.waker();
         assert_eq!(
@@ -85,17 +85,17 @@ fn two_wakes_racing_the_owner_poll_the_slot_at_most_once_per_call() {
         task.take_wakes();
 
         let count = Arc::clone(&sent);
-        let mut workers = wake_twice(&arena.waker(slot), move || {
+        let mut workers = wake_twice(&arena.waker(woken).unwrap(), move || {
             // Relaxed: the wake after it must publish it to the owner's poll.
             count.fetch_add(1, Ordering::Relaxed);
         });
-        // Polls of slot 0 after the first, which happened above.
+        // Polls of the woken value after the first, which happened above.
         let mut polls = 0;
         let outputs = drive(&[&task], &workers, 1, |cx| {
             let mut polled_now = 0;
-            let next = arena.poll_next(cx, |slot, leaf, cx| {
-                if slot != 0 {
-                    return poll_leaf(slot, leaf, cx);
+            let next = arena.poll_next(cx, |key, leaf, cx| {
+                if key != woken {
+                    return poll_leaf(key, leaf, cx);
                 }
                 polled_now += 1;
                 if sent.load(Ordering::Relaxed) == 2 {
@@ -106,14 +106,17 @@ fn two_wakes_racing_the_owner_poll_the_slot_at_most_once_per_call() {
             });
             assert!(
                 polled_now <= 1,
-                "one poll call polled slot 0 {polled_now} times"
+                "one poll call polled the woken value {polled_now} times"
             );
             polls += polled_now;
             next.map(|next| next.map(|(_, id)| id))
         });
         assert_eq!(outputs, [0]);
         assert_eq!(probe.polls(), 1, "polled on insert, by `poll_leaf`");
-        assert!(polls <= 2, "slot 0 polled {polls} times for two wakes");
+        assert!(
+            polls <= 2,
+            "the woken value was polled {polls} times for two wakes"
+        );
         workers.join();
     });
 }

@@ -25,8 +25,8 @@ fn wakes_before_the_parent_registers_are_not_lost() {
         let mut probes = Vec::new();
         for id in 0..2 {
             let (leaf, probe) = Leaf::new(id);
-            let slot = arena.insert(leaf).unwrap();
-            let waker = arena.waker(slot);
+            let key = arena.insert(leaf).unwrap();
+            let waker = arena.waker(key).unwrap();
             let fire = probe.clone();
             workers.spawn(move || {
                 fire.fire();

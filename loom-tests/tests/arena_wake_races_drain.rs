@@ -8,19 +8,24 @@
 //! Asserts: no lost wake, every output comes, and each value is polled exactly twice (once on
 //! insert, once after its wake, which it must see fired: the wake publishes what the worker
 //! did before it). The second model does the same across the two levels of the bitset (slots
-//! 0, 1 and 64 of a 128-slot arena: two level-0 words and the summary word), where a wake that
-//! finds its word empty climbs while the owner clears the summary before the words.
+//! 0, 1 and 64 of a 65-slot arena, whose values are bound to entries 0, 1 and 64 of its 130:
+//! two level-0 words and the summary word), where a wake that finds its word empty climbs while
+//! the owner clears the summary before the words.
 #![cfg(pinfold_loom)]
 
 use std::task::{Context, Poll};
 
 use loom::sync::Arc;
 use loom_tests::{Leaf, Parent, Probe, Workers, check, drive, poll_arena};
-use pinfold_arena::Arena;
+use pinfold_arena::{Arena, Key};
 
 /// Builds the arena with values in `slots` (of `capacity`; `probes[i]` is `slots[i]`'s), polls
 /// it once (all pending) with `task`, and starts the workers: the first fires `slots[0]` then
 /// `slots[2]`, the second `slots[1]`.
+///
+/// An arena fills its slots in order, binding its entries in order, so filling every slot and
+/// removing the fillers leaves value `slots[i]` in slot `slots[i]`, bound to the entry of the
+/// same number: its bit in the ready set.
 fn start(
     capacity: usize,
     slots: [usize; 3],
@@ -29,24 +34,22 @@ fn start(
     let mut arena = Arena::new(capacity);
     let (filler, _) = Leaf::new(usize::MAX);
     let mut probes = Vec::new();
+    let mut keys: Vec<Key> = Vec::new();
+    let mut fillers = Vec::new();
     for id in 0..capacity {
         if slots.contains(&id) {
             let (leaf, probe) = Leaf::new(id);
-            assert_eq!(arena.insert(leaf).ok(), Some(id));
-            probes.push(Some(probe));
+            keys.push(arena.insert(leaf).unwrap());
+            probes.push(probe);
         } else {
             // Keeps the slot taken, so that the next value lands in the next slot.
-            assert_eq!(arena.insert(filler.sharing(id)).ok(), Some(id));
-            probes.push(None);
+            fillers.push(arena.insert(filler.sharing(id)).unwrap());
         }
     }
-    for id in 0..capacity {
-        if !slots.contains(&id) {
-            assert!(arena.remove(id));
-        }
+    for key in fillers {
+        assert!(arena.remove(key));
     }
     drop(filler);
-    let probes: Vec<Arc<Probe>> = probes.into_iter().flatten().collect();
     let waker = task.waker();
     assert_eq!(
         poll_arena(&mut arena, &mut Context::from_waker(&waker)),
@@ -54,7 +57,7 @@ fn start(
     );
     let fire = |i: usize| {
         let probe = Arc::clone(&probes[i]);
-        let waker = arena.waker(slots[i]);
+        let waker = arena.waker(keys[i]).unwrap();
         move || {
             probe.fire();
             waker.wake();
@@ -110,7 +113,7 @@ fn wakes_racing_the_drain_of_a_two_level_set_are_not_lost() {
     check("arena_wake_races_drain (two levels)", || {
         let slots = [0, 1, 64];
         let task = Parent::new();
-        let (arena, workers, probes) = start(128, slots, &task);
+        let (arena, workers, probes) = start(65, slots, &task);
         finish(&task, arena, workers, &probes, slots);
     });
 }

@@ -8,9 +8,9 @@
 //!
 //! Asserts: the values are dropped by the owner, in `drop(arena)`, each once; the parent task's
 //! waker is released by the dropped arena (once the racing wake is delivered, no clone of it is
-//! left, although the table lives on); and loom's leak check finds the wake table freed. A use after free is made loud by this test binary's allocator, which poisons
-//! every block it frees: a waker that touched a freed table would read loom object handles of
-//! 0xA5 bytes and fail.
+//! left, although the table lives on); and loom's leak check finds the wake table freed. A use
+//! after free is made loud by this test binary's allocator, which poisons every block it frees:
+//! a waker that touched a freed table would read loom object handles of 0xA5 bytes and fail.
 #![cfg(pinfold_loom)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -50,9 +50,9 @@ fn wakers_outliving_the_arena_free_the_table_once() {
         let mut arena = Arena::new(2);
         let (first, first_probe) = Leaf::new(0);
         let (second, second_probe) = Leaf::new(1);
-        arena.insert(first).unwrap();
-        arena.insert(second).unwrap();
-        let (waker0, waker1) = (arena.waker(0), arena.waker(1));
+        let first = arena.insert(first).unwrap();
+        let second = arena.insert(second).unwrap();
+        let (waker0, waker1) = (arena.waker(first).unwrap(), arena.waker(second).unwrap());
         let dropped = Arc::new(AtomicBool::new(false));
 
         // Two sets of one worker each, so the owner can wait for the first alone.

@@ -2,6 +2,9 @@
 //! implementation's median time, pinfold's ratio to each peer, and each implementation's
 //! allocations.
 //!
+//! A row named `group/id` in `WORKLOADS` is a second row of `group`, in which the benchmark
+//! `id` (a second pinfold implementation) stands in pinfold's column against the same peers.
+//!
 //! It reads criterion's estimates (`<target>/criterion/<group>/<id>/new/estimates.json`, the
 //! median's point estimate, in nanoseconds) and the suite's own `allocs.tsv` and `virtual.tsv`
 //! (`<target>/pinfold-bench/`). Run it after `cargo bench -p pinfold-benches`:
@@ -125,15 +128,54 @@ fn machine() -> String {
     format!("{model}, {cpus} CPUs, {}", std::env::consts::OS)
 }
 
+/// One row of the table: an entry of [`WORKLOADS`], `group` or `group/id`.
+struct Row {
+    description: &'static str,
+    /// The criterion group the row's results come from.
+    group: &'static str,
+    /// The benchmark in pinfold's column: [`PINFOLD`], or the `id` of `group/id`.
+    ours: &'static str,
+}
+
+impl Row {
+    /// The benchmark shown in column `id`.
+    fn column(&self, id: &'static str) -> &'static str {
+        if id == PINFOLD { self.ours } else { id }
+    }
+
+    /// Every benchmark the row reads: pinfold's and the peers'.
+    fn ids(&self) -> impl Iterator<Item = &'static str> + use<> {
+        std::iter::once(self.ours).chain(peers())
+    }
+}
+
+/// The peers' benchmarks: every implementation but pinfold.
+fn peers() -> impl Iterator<Item = &'static str> {
+    IMPLEMENTATIONS.iter().copied().filter(|&id| id != PINFOLD)
+}
+
 fn main() -> ExitCode {
     let criterion = criterion_dir();
     let allocs = read_allocs();
     let virtual_times = read_virtual();
     let key = |group: &str, id: &str| (group.to_string(), id.to_string());
 
-    let medians: HashMap<(String, String), f64> = WORKLOADS
+    // Each row: its label, description, group, and the benchmark in pinfold's column (a row
+    // named `group/id` is a second row of `group`, with `id` as pinfold).
+    let all_rows: Vec<Row> = WORKLOADS
         .iter()
-        .flat_map(|&(group, _)| IMPLEMENTATIONS.iter().map(move |&id| (group, id)))
+        .map(|&(name, description)| {
+            let (group, ours) = name.split_once('/').unwrap_or((name, PINFOLD));
+            Row {
+                description,
+                group,
+                ours,
+            }
+        })
+        .collect();
+    let medians: HashMap<(String, String), f64> = all_rows
+        .iter()
+        .flat_map(|row| row.ids().map(move |id| (row.group, id)))
         .filter_map(|(group, id)| Some((key(group, id), median_ns(&criterion, group, id)?)))
         .collect();
     if medians.is_empty() {
@@ -143,22 +185,20 @@ fn main() -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    let rows: Vec<(&str, &str)> = WORKLOADS
+    let rows: Vec<&Row> = all_rows
         .iter()
-        .copied()
-        .filter(|&(group, _)| {
-            IMPLEMENTATIONS
-                .iter()
-                .any(|id| medians.contains_key(&key(group, id)))
+        .filter(|row| {
+            medians.contains_key(&key(row.group, row.ours))
+                || peers().any(|id| medians.contains_key(&key(row.group, id)))
         })
         .collect();
     // Only the implementations that appear in some row get columns.
     let columns: Vec<&str> = IMPLEMENTATIONS
         .iter()
         .copied()
-        .filter(|id| {
+        .filter(|&id| {
             rows.iter()
-                .any(|(group, _)| medians.contains_key(&key(group, id)))
+                .any(|row| medians.contains_key(&key(row.group, row.column(id))))
         })
         .collect();
     let peers: Vec<&str> = columns
@@ -192,23 +232,30 @@ fn main() -> ExitCode {
             .map(|(i, _)| if i == 0 { "---|" } else { "---:|" })
             .collect::<String>()
     );
-    for (group, description) in rows {
-        let mut cells = vec![format!("`{group}`: {description}")];
-        for id in &columns {
+    for row in rows {
+        let group = row.group;
+        let label = if row.ours == PINFOLD {
+            format!("`{group}`")
+        } else {
+            format!("`{group}` ({})", row.ours)
+        };
+        let mut cells = vec![format!("{label}: {}", row.description)];
+        for &id in &columns {
+            let id = row.column(id);
             cells.push(time_cell(
                 medians.get(&key(group, id)).copied(),
                 virtual_times.get(&key(group, id)),
             ));
         }
-        let ours = medians.get(&key(group, PINFOLD)).copied();
+        let ours = medians.get(&key(group, row.ours)).copied();
         for id in &peers {
             cells.push(match (ours, medians.get(&key(group, id))) {
                 (Some(ours), Some(&theirs)) if theirs > 0.0 => format!("{:.2}x", ours / theirs),
                 _ => "—".to_string(),
             });
         }
-        for id in &columns {
-            cells.push(alloc_cell(allocs.get(&key(group, id))));
+        for &id in &columns {
+            cells.push(alloc_cell(allocs.get(&key(group, row.column(id)))));
         }
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }

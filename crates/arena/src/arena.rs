@@ -1,96 +1,70 @@
-//! The arena: fixed storage for pinned values, an owner-side queue of slots to poll, and the
-//! wake table shared with the wakers.
+//! The arena: fixed storage for pinned values, the owner's queues of slots to poll, the entries
+//! its wakers point at, and the wake table shared with the wakers.
 
 use core::fmt;
+use core::iter::FusedIterator;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
+use crate::atomic_waker::AtomicWaker;
 use crate::hub::Hub;
-use crate::ready_set;
-use crate::wake_table::{Parent, WakeTable};
+use crate::key::Key;
+use crate::ready_set::{self, Drain};
+use crate::round::{self, Budget, Queued, Rounds};
+use crate::step::Step;
+use crate::sync::Ordering;
+use crate::wake_table::{Parent, RETIRED, WakeTable};
 
 /// The end of an intrusive list.
 const NIL: u32 = u32::MAX;
 
-/// What polling a value came to; returned by the closure given to [`Arena::poll_next`] and
-/// [`Arena::poll_queued`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step<R> {
-    /// No output: the value is polled again once its waker fires.
-    Pending,
-    /// An output; the value stays in its slot and is polled again only when its waker fires
-    /// (a finished value kept for later, such as a join's output).
-    Keep(R),
-    /// An output; the value stays and is queued to be polled again without a wake (a stream
-    /// that may have more items ready).
-    Repoll(R),
-    /// An output; the value is dropped in place and its slot freed before the output is handed
-    /// on (a finished future).
-    Done(R),
-}
-
-/// What [`Arena::poll_queued`] came to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Queued<R> {
-    /// The value in slot `.0` produced `.1`.
-    Ready(usize, R),
-    /// The queue of slots to poll is empty.
-    Empty,
-    /// The budget is spent while slots are still queued: the caller should wake its task and
-    /// return `Pending`.
-    Yield,
-}
-
-/// The fairness budget of one poll call.
-///
-/// One call polls each value at most once, and stops once it has polled as many values as
-/// the set held when the call started, or once two values woke themselves during their own
-/// poll. A set made of several arenas passes one budget through all of them.
-#[derive(Debug, Clone)]
-pub struct Budget {
-    limit: usize,
-    polled: usize,
-    visited: usize,
-    self_woken: u8,
-}
-
-impl Budget {
-    /// A budget for a call that starts with `len` values in the set.
-    pub fn new(len: usize) -> Self {
-        Self {
-            limit: len.max(1),
-            polled: 0,
-            visited: 0,
-            self_woken: 0,
-        }
-    }
-
-    /// Whether the call must yield now.
-    pub fn is_spent(&self) -> bool {
-        self.polled >= self.limit || self.self_woken >= 2
-    }
-
-    /// How many queued slots the call has taken so far, including those whose value was gone.
-    /// Once this is non-zero, a slot woken again may already have been polled in this call, so
-    /// the caller must not collect new wakes into the queue and poll them in the same call.
-    pub fn visited(&self) -> usize {
-        self.visited
-    }
-
-    /// How many values the call has polled so far.
-    pub fn polled(&self) -> usize {
-        self.polled
-    }
-}
+/// The largest capacity: an arena has two entries per slot, indexed by `u32` below `NIL`.
+const MAX_CAPACITY: usize = (u32::MAX as usize - 1) / 2;
 
 struct Slot<T> {
     value: Option<T>,
+    /// How many values this slot has held (wrapping); the current value's key carries it.
+    generation: u32,
+    /// The entry bound to the current value, while there is one.
+    entry: u32,
+    /// The last round that polled this slot's value (0: none).
+    round: u32,
     /// Next free slot while this one is free.
     next_free: u32,
-    /// Next slot in the poll queue while `queued`.
+    /// Next slot in its queue while `queued`.
     next_queued: u32,
     queued: bool,
+    /// The owner's side of entries `2 i` and `2 i + 1`. Entries are not tied to slots: they
+    /// live here only so that the arena needs no third allocation.
+    links: [EntryLink; 2],
+}
+
+/// The owner's bookkeeping for one entry.
+#[derive(Clone, Copy)]
+struct EntryLink {
+    /// The slot whose value the entry is bound to, or `NIL`.
+    slot: u32,
+    /// Next entry in the free or the retired list.
+    next: u32,
+}
+
+/// An intrusive FIFO of slots.
+#[derive(Clone, Copy)]
+struct Queue {
+    head: u32,
+    tail: u32,
+}
+
+impl Queue {
+    const EMPTY: Self = Self {
+        head: NIL,
+        tail: NIL,
+    };
+
+    fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
 }
 
 /// A fixed-capacity arena of pinned values, each with its own waker. See the
@@ -104,49 +78,62 @@ pub struct Arena<T> {
     table: WakeTable,
     len: usize,
     free_head: u32,
-    queue_head: u32,
-    queue_tail: u32,
+    /// Entries bound to nothing, with no owned waker: ready to bind.
+    free_entries: u32,
+    /// Entries unbound while owned wakers of them were alive.
+    retired_entries: u32,
+    /// Slots to poll in this round.
+    ready: Queue,
+    /// Slots polled in this round and woken again: polled in the next.
+    deferred: Queue,
+    /// The number of the round in progress or last run, for an arena polled on its own.
+    round: u32,
+    /// This arena's group in a growable arena (0 on its own), carried by its keys.
+    group: u32,
 }
 
 impl<T> Arena<T> {
-    /// An arena of `capacity` slots whose wakes notify the task registered with
-    /// [`register`](Arena::register). Allocates twice (none for the slots if `capacity` is 0),
-    /// and never again.
+    /// An arena of `capacity` slots whose wakes notify the task that polls it. Allocates twice
+    /// (the slots, and the wake table the wakers share), and never again.
     ///
     /// # Panics
-    /// If `capacity` is `u32::MAX` or more.
+    /// If `capacity` is more than `(u32::MAX - 1) / 2`.
     pub fn new(capacity: usize) -> Self {
-        Self::with_parent(
-            capacity,
-            Parent::Task(crate::atomic_waker::AtomicWaker::new()),
-        )
+        Self::with_parent(capacity, Parent::Task(AtomicWaker::new()), 0, 0)
     }
 
-    /// An arena of `capacity` slots whose wakes set bit `bit` of `hub` instead of waking a task
-    /// of its own.
-    ///
-    /// # Panics
-    /// If `bit >= Hub::MAX_ARENAS`, or as [`new`](Arena::new).
-    pub fn with_hub(capacity: usize, hub: &Hub, bit: usize) -> Self {
+    /// An arena of group `bit` of a growable arena, whose wakes set bit `bit` of `hub`, and
+    /// whose slots' generations start at `generation`.
+    pub(crate) fn with_hub(capacity: usize, hub: &Hub, bit: usize, generation: u32) -> Self {
+        debug_assert!(bit < Hub::MAX_ARENAS);
+        let parent = Parent::Hub {
+            hub: hub.clone(),
+            bit: bit as u32,
+        };
+        Self::with_parent(capacity, parent, bit as u32, generation)
+    }
+
+    fn with_parent(capacity: usize, parent: Parent, group: u32, generation: u32) -> Self {
         assert!(
-            bit < Hub::MAX_ARENAS,
-            "hub bit {bit} out of range (a hub serves {} arenas)",
-            Hub::MAX_ARENAS
+            capacity <= MAX_CAPACITY,
+            "arena capacity {capacity} is too large (at most {MAX_CAPACITY})"
         );
-        Self::with_parent(
-            capacity,
-            Parent::Hub {
-                hub: hub.clone(),
-                bit: bit as u32,
+        let entries = 2 * capacity;
+        let table = WakeTable::new(entries, parent);
+        let link = |entry: usize| EntryLink {
+            slot: NIL,
+            next: if entry + 1 < entries {
+                (entry + 1) as u32
+            } else {
+                NIL
             },
-        )
-    }
-
-    fn with_parent(capacity: usize, parent: Parent) -> Self {
-        let table = WakeTable::new(capacity, parent);
+        };
         let slots = (0..capacity)
             .map(|i| Slot {
                 value: None,
+                generation,
+                entry: NIL,
+                round: 0,
                 next_free: if i + 1 < capacity {
                     (i + 1) as u32
                 } else {
@@ -154,15 +141,21 @@ impl<T> Arena<T> {
                 },
                 next_queued: NIL,
                 queued: false,
+                links: [link(2 * i), link(2 * i + 1)],
             })
             .collect::<Box<[_]>>();
+        let head = if capacity > 0 { 0 } else { NIL };
         Self {
             slots,
             table,
             len: 0,
-            free_head: if capacity > 0 { 0 } else { NIL },
-            queue_head: NIL,
-            queue_tail: NIL,
+            free_head: head,
+            free_entries: head,
+            retired_entries: NIL,
+            ready: Queue::EMPTY,
+            deferred: Queue::EMPTY,
+            round: 0,
+            group,
         }
     }
 
@@ -186,63 +179,84 @@ impl<T> Arena<T> {
         self.free_head == NIL
     }
 
-    /// Stores `value` in a free slot, queues the slot to be polled (without any atomic
-    /// operation) and returns its index; gives `value` back if the arena is full.
-    pub fn insert(&mut self, value: T) -> Result<usize, T> {
+    /// Stores `value` in a free slot, queues it to be polled (without any atomic operation) and
+    /// returns its key; gives `value` back if the arena is full.
+    pub fn insert(&mut self, value: T) -> Result<Key, T> {
         if self.free_head == NIL {
             return Err(value);
         }
         let index = self.free_head as usize;
+        let entry = self.bind_entry(index);
         let slot = &mut self.slots[index];
         self.free_head = slot.next_free;
         slot.value = Some(value);
+        slot.generation = slot.generation.wrapping_add(1);
+        slot.entry = entry;
+        slot.round = 0;
+        let key = Key::new(self.group, index as u32, slot.generation);
         self.len += 1;
-        self.enqueue(index);
-        Ok(index)
+        enqueue(&mut self.slots, &mut self.ready, index);
+        Ok(key)
     }
 
-    /// The value in slot `index`, if any.
-    pub fn get(&self, index: usize) -> Option<&T> {
-        self.slots.get(index)?.value.as_ref()
+    /// The slot of `key`'s value, if it is still here.
+    fn live(&self, key: Key) -> Option<usize> {
+        let index = key.index();
+        let slot = self.slots.get(index)?;
+        (key.group() == self.group as usize
+            && slot.generation == key.generation()
+            && slot.value.is_some())
+        .then_some(index)
     }
 
-    /// The value in slot `index`, pinned, if any.
-    pub fn get_pin_mut(&mut self, index: usize) -> Option<Pin<&mut T>> {
-        let value = self.slots.get_mut(index)?.value.as_mut()?;
+    /// Whether `key`'s value is still in the arena.
+    pub fn contains_key(&self, key: Key) -> bool {
+        self.live(key).is_some()
+    }
+
+    /// `key`'s value, if it is still in the arena.
+    pub fn get(&self, key: Key) -> Option<&T> {
+        self.slots[self.live(key)?].value.as_ref()
+    }
+
+    /// `key`'s value, pinned, if it is still in the arena.
+    pub fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut T>> {
+        let index = self.live(key)?;
+        let value = self.slots[index].value.as_mut()?;
         // SAFETY: the slots live in a boxed slice that is never reallocated, and a value is only
         // ever dropped in place (never moved out) unless `T: Unpin`; so it stays pinned.
         Some(unsafe { Pin::new_unchecked(value) })
     }
 
-    /// Drops the value in slot `index` in place and frees the slot; `false` if it was empty.
-    ///
-    /// If the value's `Drop` panics, the slot is free all the same and the panic propagates.
-    pub fn remove(&mut self, index: usize) -> bool {
-        let Some(slot) = self.slots.get_mut(index) else {
-            return false;
-        };
-        if slot.value.is_none() {
-            return false;
-        }
-        slot.next_free = self.free_head;
-        self.free_head = index as u32;
-        self.len -= 1;
-        // The bookkeeping is done first, so a panicking `Drop` leaves the arena consistent.
-        // Assignment drops in place and writes `None` even if that drop unwinds.
-        slot.value = None;
-        true
+    /// An owned waker of `key`'s value, if it is still in the arena: waking it queues the value
+    /// as the waker lent to its `poll` does.
+    pub fn waker(&self, key: Key) -> Option<Waker> {
+        let index = self.live(key)?;
+        Some(self.table.waker(self.slots[index].entry as usize))
     }
 
-    /// Moves the value out of slot `index` and frees the slot.
-    pub fn take(&mut self, index: usize) -> Option<T>
+    /// Drops `key`'s value in place now and frees its slot; `false` if it was gone already.
+    ///
+    /// If the value's `Drop` panics, the slot is free all the same and the panic propagates.
+    pub fn remove(&mut self, key: Key) -> bool {
+        match self.live(key) {
+            Some(index) => {
+                self.remove_at(index);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Moves `key`'s value out and frees its slot.
+    pub fn take(&mut self, key: Key) -> Option<T>
     where
         T: Unpin,
     {
-        let value = self.slots.get_mut(index)?.value.take()?;
-        self.slots[index].next_free = self.free_head;
-        self.free_head = index as u32;
-        self.len -= 1;
-        Some(value)
+        let index = self.live(key)?;
+        let value = self.slots[index].value.take();
+        self.vacate(index);
+        value
     }
 
     /// Drops every value in place. Storage is kept; nothing is allocated or freed.
@@ -252,7 +266,10 @@ impl<T> Arena<T> {
     pub fn clear(&mut self) {
         let mut first_panic = None;
         for index in 0..self.slots.len() {
-            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| self.remove(index))) {
+            if self.slots[index].value.is_none() {
+                continue;
+            }
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| self.remove_at(index))) {
                 first_panic.get_or_insert(panic);
             }
         }
@@ -261,234 +278,372 @@ impl<T> Arena<T> {
         }
     }
 
-    /// The values, with their slot indices, in slot order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (usize, &T)> + '_ {
-        Counted {
-            inner: self
-                .slots
-                .iter()
-                .enumerate()
-                .filter_map(|(i, slot)| Some((i, slot.value.as_ref()?))),
+    /// The values with their keys, in slot order.
+    pub fn iter(&self) -> Iter<'_, T> {
+        Iter {
+            slots: self.slots.iter().enumerate(),
+            group: self.group,
             left: self.len,
         }
     }
 
-    /// The values, pinned, with their slot indices, in slot order.
-    pub fn iter_pin_mut(&mut self) -> impl ExactSizeIterator<Item = (usize, Pin<&mut T>)> + '_ {
-        Counted {
-            inner: self.slots.iter_mut().enumerate().filter_map(|(i, slot)| {
-                let value = slot.value.as_mut()?;
-                // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
-                Some((i, unsafe { Pin::new_unchecked(value) }))
-            }),
+    /// The values, pinned, with their keys, in slot order.
+    pub fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
+        IterPinMut {
+            slots: self.slots.iter_mut().enumerate(),
+            group: self.group,
             left: self.len,
         }
     }
 
-    /// An owned waker for slot `index`: waking it queues the slot as the value's own waker does.
+    /// Starts a poll round: the fairness budget for
+    /// [`poll_with_budget`](Arena::poll_with_budget). Values woken again in the last round are
+    /// queued for this one.
+    pub fn budget(&mut self) -> Budget {
+        self.round = round::next_round(self.round);
+        self.start_round();
+        Budget::new(self.round, self.len)
+    }
+
+    /// Polls the arena as a stream: the next output of any woken value, fairly.
     ///
-    /// # Panics
-    /// If `index >= capacity`.
-    pub fn waker(&self, index: usize) -> Waker {
-        self.table.waker(index)
-    }
-
-    /// Queues slot `index` to be polled, from the owner's side (no atomic operation).
-    pub fn mark_ready(&mut self, index: usize) {
-        if self
-            .slots
-            .get(index)
-            .is_some_and(|slot| slot.value.is_some())
-        {
-            self.enqueue(index);
-        }
-    }
-
-    /// Registers the task to wake when a slot is woken while none was. Call it before
-    /// [`collect_woken`](Arena::collect_woken). Does nothing for an arena made
-    /// [`with_hub`](Arena::with_hub): register with the hub instead.
-    pub fn register(&self, waker: &Waker) {
-        if let Parent::Task(parent) = self.table.header().parent() {
-            parent.register(waker);
-        }
-    }
-
-    /// Moves every slot woken since the last call into the queue of slots to poll; `true` if
-    /// the queue is not empty afterwards.
-    pub fn collect_woken(&mut self) -> bool {
-        let Self {
-            slots,
-            table,
-            queue_head,
-            queue_tail,
-            ..
-        } = self;
-        ready_set::drain(table.words(), table.header().ready_layout(), &mut |index| {
-            if slots[index].value.is_some() {
-                enqueue(slots, queue_head, queue_tail, index);
-            }
-        });
-        self.queue_head != NIL
-    }
-
-    /// Whether any slot is queued to be polled.
-    pub fn has_queued(&self) -> bool {
-        self.queue_head != NIL
-    }
-
-    /// Whether a wake may be waiting to be collected. A hint: a wake may land right after.
-    pub fn has_woken(&self) -> bool {
-        !ready_set::is_empty(self.table.words(), self.table.header().ready_layout())
-    }
-
-    /// Polls queued slots, each with its own waker, until one gives an output, the queue is
-    /// empty, or `budget` is spent.
+    /// `f` polls one value (with the context of its own waker); [`Step`] says what came of it.
+    /// Returns `Ready(None)` when the arena is empty, `Ready(Some((key, output)))` when a value
+    /// gives an output, and `Pending` once every woken value has been polled (the task is woken
+    /// when a value's waker fires) or when the round's [`Budget`] is spent (the task has been
+    /// woken already: it yields to let others run).
     ///
     /// If `f` panics, the value is dropped in place, its slot freed, and the panic resumed.
-    pub fn poll_queued<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> Queued<R>
+    pub fn poll_next<R, F>(&mut self, cx: &mut Context<'_>, mut f: F) -> Poll<Option<(Key, R)>>
     where
-        F: FnMut(usize, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
-        loop {
-            if self.queue_head == NIL {
-                return Queued::Empty;
-            }
-            if budget.is_spent() {
-                return Queued::Yield;
-            }
-            let index = self.dequeue();
-            budget.visited += 1;
-            let Some(value) = self.slots[index].value.as_mut() else {
-                continue;
-            };
-            budget.polled += 1;
-            // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
-            let value = unsafe { Pin::new_unchecked(value) };
-            let waker = self.table.borrowed_waker(index);
-            let mut cx = Context::from_waker(&waker);
-            let step = match catch_unwind(AssertUnwindSafe(|| f(index, value, &mut cx))) {
-                Ok(step) => step,
-                Err(panic) => {
-                    self.remove(index);
-                    resume_unwind(panic);
-                }
-            };
-            match step {
-                Step::Pending => {
-                    if ready_set::is_marked(self.table.words(), index) {
-                        budget.self_woken += 1;
-                    }
-                }
-                Step::Keep(out) => return Queued::Ready(index, out),
-                Step::Repoll(out) => {
-                    self.enqueue(index);
-                    return Queued::Ready(index, out);
-                }
-                Step::Done(out) => {
-                    self.remove(index);
-                    return Queued::Ready(index, out);
-                }
-            }
-        }
+        let mut budget = self.budget();
+        round::poll_round(self, cx, &mut budget, &mut f)
     }
 
-    /// Polls the arena as a stream: the next output of any value, fairly.
-    ///
-    /// Returns `Ready(None)` when the arena is empty, `Ready(Some((slot, output)))` when a value
-    /// gives an output, and `Pending` once every woken value has been polled (the task is woken
-    /// when a value's waker fires) or when the [`Budget`] is spent (the task has been woken
-    /// already: it yields to let others run).
-    pub fn poll_next<R, F>(&mut self, cx: &mut Context<'_>, mut f: F) -> Poll<Option<(usize, R)>>
-    where
-        F: FnMut(usize, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-    {
-        let mut budget = Budget::new(self.len);
-        self.poll_with_budget(cx, &mut budget, &mut f)
-    }
-
-    /// [`poll_next`](Arena::poll_next) with a budget the caller keeps, for a caller that takes
-    /// several outputs in one poll of its own (a join): call it again with the same budget
-    /// after each output, and each value is still polled at most once.
+    /// [`poll_next`](Arena::poll_next) within a round the caller started with
+    /// [`budget`](Arena::budget), for a caller that takes several outputs in one poll of its
+    /// own (a join, a stream adapter): call it again with the same budget after each output,
+    /// and each value is still polled at most once.
     pub fn poll_with_budget<R, F>(
         &mut self,
         cx: &mut Context<'_>,
         budget: &mut Budget,
         f: &mut F,
-    ) -> Poll<Option<(usize, R)>>
+    ) -> Poll<Option<(Key, R)>>
     where
-        F: FnMut(usize, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
-        if self.len == 0 {
-            return Poll::Ready(None);
+        round::poll_round(self, cx, budget, f)
+    }
+
+    /// Queues the slots deferred by the last round for this one; `true` if any is queued.
+    pub(crate) fn start_round(&mut self) -> bool {
+        if !self.deferred.is_empty() {
+            let deferred = core::mem::replace(&mut self.deferred, Queue::EMPTY);
+            splice(&mut self.slots, &mut self.ready, deferred);
         }
-        loop {
-            match self.poll_queued(budget, f) {
-                Queued::Ready(index, out) => return Poll::Ready(Some((index, out))),
-                Queued::Yield => {
-                    cx.waker().wake_by_ref();
-                    return Poll::Pending;
+        !self.ready.is_empty()
+    }
+
+    /// Whether slots are queued for this round.
+    pub(crate) fn has_ready(&self) -> bool {
+        !self.ready.is_empty()
+    }
+
+    /// Whether slots wait for the next round.
+    pub(crate) fn has_deferred(&self) -> bool {
+        !self.deferred.is_empty()
+    }
+
+    /// The generation the slots of an arena that replaces this one in its group start at, so
+    /// that no key of this arena names a value of that one.
+    pub(crate) fn next_generation(&self) -> u32 {
+        let highest = self.slots.iter().map(|slot| slot.generation).max();
+        highest.unwrap_or(0).wrapping_add(1)
+    }
+
+    /// Bookkeeping for the value of slot `index` leaving: frees the slot and its entry.
+    fn vacate(&mut self, index: usize) {
+        let entry = self.slots[index].entry;
+        self.slots[index].entry = NIL;
+        self.slots[index].next_free = self.free_head;
+        self.free_head = index as u32;
+        self.len -= 1;
+        self.release_entry(entry);
+    }
+
+    /// Drops the value of slot `index` in place and frees the slot.
+    fn remove_at(&mut self, index: usize) {
+        // The bookkeeping is done first, so a panicking `Drop` leaves the arena consistent.
+        self.vacate(index);
+        // Assignment drops in place and writes `None` even if that drop unwinds.
+        self.slots[index].value = None;
+    }
+
+    /// Binds an entry to the value about to be stored in slot `index`.
+    fn bind_entry(&mut self, index: usize) -> u32 {
+        if self.free_entries == NIL {
+            self.reclaim_entries();
+        }
+        let entry = if self.free_entries != NIL {
+            let entry = self.free_entries;
+            self.free_entries = link(&self.slots, entry).next;
+            entry
+        } else {
+            // More wakers of departed values are alive than the arena has slots: share an entry
+            // with some of them (one of them may cause a spurious poll of the new value).
+            let entry = self.retired_entries;
+            debug_assert_ne!(entry, NIL, "a free slot leaves an entry free or retired");
+            self.retired_entries = link(&self.slots, entry).next;
+            // Relaxed: the entry's wakers may wake the new value from now on; that is all.
+            self.table
+                .entry_state(entry as usize)
+                .fetch_and(!RETIRED, Ordering::Relaxed);
+            entry
+        };
+        link_mut(&mut self.slots, entry).slot = index as u32;
+        entry
+    }
+
+    /// Unbinds `entry` from its departing value: free at once if no owned waker of it is alive,
+    /// retired until they are all gone otherwise.
+    fn release_entry(&mut self, entry: u32) {
+        link_mut(&mut self.slots, entry).slot = NIL;
+        let state = self.table.entry_state(entry as usize);
+        // Acquire pairs with the Release decrement in the wakers' drop: their marks in the ready
+        // set happen before we look at (and clear) the entry's bit.
+        let free = state.load(Ordering::Acquire) == 0
+            // AcqRel: Acquire as above, if the last waker went meanwhile; Release so that a
+            // waker dropped later sees RETIRED after our unbinding.
+            || state.fetch_or(RETIRED, Ordering::AcqRel) == 0;
+        if free {
+            self.free_entry(entry);
+        } else {
+            link_mut(&mut self.slots, entry).next = self.retired_entries;
+            self.retired_entries = entry;
+        }
+    }
+
+    /// Puts `entry`, which no waker points at, on the free list, its ready bit cleared.
+    fn free_entry(&mut self, entry: u32) {
+        // Relaxed: no waker is left to see it.
+        self.table
+            .entry_state(entry as usize)
+            .store(0, Ordering::Relaxed);
+        ready_set::unmark(self.table.words(), entry as usize);
+        link_mut(&mut self.slots, entry).next = self.free_entries;
+        self.free_entries = entry;
+    }
+
+    /// Moves the retired entries whose wakers are all gone to the free list.
+    fn reclaim_entries(&mut self) {
+        let mut previous = NIL;
+        let mut entry = self.retired_entries;
+        while entry != NIL {
+            let next = link(&self.slots, entry).next;
+            // Acquire: as in `release_entry`.
+            let state = self
+                .table
+                .entry_state(entry as usize)
+                .load(Ordering::Acquire);
+            if state == RETIRED {
+                if previous == NIL {
+                    self.retired_entries = next;
+                } else {
+                    link_mut(&mut self.slots, previous).next = next;
                 }
-                Queued::Empty => {
-                    // Register first, so a wake after the collection below wakes the task.
-                    self.register(cx.waker());
-                    let collected = self.collect_woken();
-                    if budget.visited() == 0 && collected {
-                        continue;
+                self.free_entry(entry);
+            } else {
+                previous = entry;
+            }
+            entry = next;
+        }
+    }
+
+    /// Drains the ready set (or, `hub` set, the part of it the hub said was marked) into the
+    /// queues for round `round`; `true` if this round's queue got a slot.
+    fn drain_into_queues(&mut self, round: u32, mode: Drain) -> bool {
+        let Self {
+            slots,
+            table,
+            ready,
+            deferred,
+            ..
+        } = self;
+        let mut got = false;
+        ready_set::drain(
+            table.words(),
+            table.header().ready_layout(),
+            mode,
+            &mut |entry| {
+                let index = link(slots, entry as u32).slot;
+                if index == NIL {
+                    // A waker of a departed value: it names no slot.
+                    return;
+                }
+                let index = index as usize;
+                if slots[index].round == round {
+                    enqueue(slots, deferred, index);
+                } else {
+                    enqueue(slots, ready, index);
+                    got = true;
+                }
+            },
+        );
+        got
+    }
+
+    /// Collects the wakes of an arena in a growable arena (whose hub bit said it has some).
+    pub(crate) fn collect_group(&mut self, round: u32) -> bool {
+        self.drain_into_queues(round, Drain::Arm)
+    }
+
+    /// Polls the slots queued for this round until one gives an output, none is left, or
+    /// `budget` is spent.
+    pub(crate) fn poll_ready<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> Queued<(Key, R)>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        loop {
+            if self.ready.is_empty() {
+                return Queued::Empty;
+            }
+            if budget.is_spent() {
+                return Queued::Yield;
+            }
+            let index = dequeue(&mut self.slots, &mut self.ready);
+            let slot = &mut self.slots[index];
+            let Some(value) = slot.value.as_mut() else {
+                continue;
+            };
+            slot.round = budget.round;
+            budget.polled();
+            let key = Key::new(self.group, index as u32, slot.generation);
+            let entry = slot.entry as usize;
+            // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
+            let value = unsafe { Pin::new_unchecked(value) };
+            let waker = self.table.borrowed_waker(entry);
+            let mut cx = Context::from_waker(&waker);
+            let step = match catch_unwind(AssertUnwindSafe(|| f(key, value, &mut cx))) {
+                Ok(step) => step,
+                Err(panic) => {
+                    self.remove_at(index);
+                    resume_unwind(panic);
+                }
+            };
+            match step {
+                Step::Pending => {
+                    if ready_set::is_marked(self.table.words(), entry) {
+                        budget.self_woken();
                     }
-                    if collected {
-                        // Slots woken during this call: poll them in the next one.
-                        cx.waker().wake_by_ref();
-                    }
-                    return Poll::Pending;
+                }
+                Step::Keep(out) => return Queued::Ready((key, out)),
+                Step::Repoll(out) => {
+                    enqueue(&mut self.slots, &mut self.deferred, index);
+                    return Queued::Ready((key, out));
+                }
+                Step::Done(out) => {
+                    self.remove_at(index);
+                    return Queued::Ready((key, out));
                 }
             }
         }
     }
+}
 
-    fn enqueue(&mut self, index: usize) {
-        enqueue(
-            &mut self.slots,
-            &mut self.queue_head,
-            &mut self.queue_tail,
-            index,
-        );
+impl<T> Rounds<T> for Arena<T> {
+    fn held(&self) -> usize {
+        self.len
     }
 
-    fn dequeue(&mut self) -> usize {
-        let index = self.queue_head as usize;
-        let slot = &mut self.slots[index];
-        self.queue_head = slot.next_queued;
-        slot.queued = false;
-        if self.queue_head == NIL {
-            self.queue_tail = NIL;
+    fn poll_queued<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> Queued<(Key, R)>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        self.poll_ready(budget, f)
+    }
+
+    fn collect(&mut self, round: u32, mode: Drain) -> bool {
+        let words = self.table.words();
+        let layout = self.table.header().ready_layout();
+        let nothing = match mode {
+            // Nothing marked: leave the top word as it is (busy or not); a plain load.
+            Drain::KeepBusy => ready_set::is_empty(words, layout),
+            // Arming must clear BUSY; only an all-zero top word needs no swap.
+            Drain::Arm => ready_set::is_clear(words, layout),
+        };
+        if nothing {
+            return false;
         }
-        index
+        self.drain_into_queues(round, mode)
+    }
+
+    fn register(&self, waker: &Waker) {
+        if let Parent::Task(parent) = self.table.header().parent() {
+            parent.register(waker);
+        }
+    }
+
+    fn has_deferred(&self) -> bool {
+        !self.deferred.is_empty()
+    }
+
+    fn begin(&self) {
+        if let Parent::Task(_) = self.table.header().parent() {
+            ready_set::set_busy(self.table.words(), self.table.header().ready_layout());
+        }
     }
 }
 
-/// Appends `index` to the poll queue unless it is queued already.
-fn enqueue<T>(slots: &mut [Slot<T>], head: &mut u32, tail: &mut u32, index: usize) {
+/// The owner's link of entry `entry`.
+fn link<T>(slots: &[Slot<T>], entry: u32) -> &EntryLink {
+    &slots[entry as usize / 2].links[entry as usize % 2]
+}
+
+fn link_mut<T>(slots: &mut [Slot<T>], entry: u32) -> &mut EntryLink {
+    &mut slots[entry as usize / 2].links[entry as usize % 2]
+}
+
+/// Appends slot `index` to `queue` unless it is in a queue already.
+fn enqueue<T>(slots: &mut [Slot<T>], queue: &mut Queue, index: usize) {
     let slot = &mut slots[index];
     if slot.queued {
         return;
     }
     slot.queued = true;
     slot.next_queued = NIL;
-    if *tail == NIL {
-        *head = index as u32;
+    if queue.tail == NIL {
+        queue.head = index as u32;
     } else {
-        slots[*tail as usize].next_queued = index as u32;
+        slots[queue.tail as usize].next_queued = index as u32;
     }
-    *tail = index as u32;
+    queue.tail = index as u32;
 }
 
-impl<T> Drop for Arena<T> {
-    fn drop(&mut self) {
-        // Wakes that outlive the arena find no task to wake. The values are dropped in place
-        // with `slots`, on this thread; the table when its last waker goes.
-        if let Parent::Task(parent) = self.table.header().parent() {
-            drop(parent.take());
-        }
+/// Takes the first slot out of `queue`, which is not empty.
+fn dequeue<T>(slots: &mut [Slot<T>], queue: &mut Queue) -> usize {
+    let index = queue.head as usize;
+    let slot = &mut slots[index];
+    queue.head = slot.next_queued;
+    slot.queued = false;
+    if queue.head == NIL {
+        queue.tail = NIL;
+    }
+    index
+}
+
+/// Appends the slots of `tail` to `queue`.
+fn splice<T>(slots: &mut [Slot<T>], queue: &mut Queue, tail: Queue) {
+    if tail.is_empty() {
+        return;
+    }
+    if queue.is_empty() {
+        *queue = tail;
+    } else {
+        slots[queue.tail as usize].next_queued = tail.head;
+        queue.tail = tail.tail;
     }
 }
 
@@ -501,19 +656,27 @@ impl<T> fmt::Debug for Arena<T> {
     }
 }
 
-/// An iterator that knows how many items are left.
-struct Counted<I> {
-    inner: I,
+/// The values of an [`Arena`] with their keys: [`Arena::iter`].
+pub struct Iter<'a, T> {
+    slots: core::iter::Enumerate<core::slice::Iter<'a, Slot<T>>>,
+    group: u32,
     left: usize,
 }
 
-impl<I: Iterator> Iterator for Counted<I> {
-    type Item = I::Item;
+impl<'a, T> Iterator for Iter<'a, T> {
+    type Item = (Key, &'a T);
 
-    fn next(&mut self) -> Option<I::Item> {
-        let item = self.inner.next()?;
-        self.left -= 1;
-        Some(item)
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        for (index, slot) in self.slots.by_ref() {
+            if let Some(value) = &slot.value {
+                self.left -= 1;
+                return Some((Key::new(self.group, index as u32, slot.generation), value));
+            }
+        }
+        None
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -521,4 +684,53 @@ impl<I: Iterator> Iterator for Counted<I> {
     }
 }
 
-impl<I: Iterator> ExactSizeIterator for Counted<I> {}
+impl<T> ExactSizeIterator for Iter<'_, T> {}
+impl<T> FusedIterator for Iter<'_, T> {}
+
+impl<T> fmt::Debug for Iter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Iter").field("left", &self.left).finish()
+    }
+}
+
+/// The values of an [`Arena`], pinned, with their keys: [`Arena::iter_pin_mut`].
+pub struct IterPinMut<'a, T> {
+    slots: core::iter::Enumerate<core::slice::IterMut<'a, Slot<T>>>,
+    group: u32,
+    left: usize,
+}
+
+impl<'a, T> Iterator for IterPinMut<'a, T> {
+    type Item = (Key, Pin<&'a mut T>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        for (index, slot) in self.slots.by_ref() {
+            let generation = slot.generation;
+            if let Some(value) = &mut slot.value {
+                self.left -= 1;
+                // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
+                let value = unsafe { Pin::new_unchecked(value) };
+                return Some((Key::new(self.group, index as u32, generation), value));
+            }
+        }
+        None
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<T> ExactSizeIterator for IterPinMut<'_, T> {}
+impl<T> FusedIterator for IterPinMut<'_, T> {}
+
+impl<T> fmt::Debug for IterPinMut<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IterPinMut")
+            .field("left", &self.left)
+            .finish()
+    }
+}

@@ -38,6 +38,10 @@ impl AtomicWaker {
     }
 
     /// Stores `waker` to be woken by the next [`wake`](Self::wake). Called by the owner only.
+    ///
+    /// If `waker`'s `clone` panics, or the `drop` of the waker it replaces, the panic
+    /// propagates and the cell is left usable: no state is left stuck, and the next
+    /// registration works as usual.
     pub(crate) fn register(&self, waker: &Waker) {
         // Acquire pairs with the Release in `wake`, so we see the cell as that waker left it.
         match self
@@ -45,31 +49,30 @@ impl AtomicWaker {
             .compare_exchange(IDLE, REGISTERING, Ordering::Acquire, Ordering::Acquire)
         {
             Ok(_) => {
-                self.waker.with_mut(|cell| {
+                // Until `finish` runs, a panic in the clone below hands the state back.
+                let guard = Registering(self);
+                let same = self.waker.with_mut(|cell| {
                     // SAFETY: we own the REGISTERING state, so no other thread touches the cell.
-                    let slot = unsafe { &mut *cell };
-                    if !slot.as_ref().is_some_and(|old| old.will_wake(waker)) {
-                        *slot = Some(waker.clone());
-                    }
+                    unsafe { &*cell }
+                        .as_ref()
+                        .is_some_and(|old| old.will_wake(waker))
                 });
-                // AcqRel: Release publishes the cell to the next waker; Acquire sees its writes.
-                if let Err(actual) = self.state.compare_exchange(
-                    REGISTERING,
-                    IDLE,
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                ) {
-                    // A wake arrived while we were registering; it could not take the waker,
-                    // so we hand it on ourselves.
-                    debug_assert_eq!(actual, REGISTERING | WAKING);
-                    let taken = self.waker.with_mut(|cell| {
-                        // SAFETY: the state still has REGISTERING set: the cell is ours.
-                        unsafe { (*cell).take() }
-                    });
-                    self.state.swap(IDLE, Ordering::AcqRel);
-                    if let Some(waker) = taken {
-                        waker.wake();
-                    }
+                let replaced = if same {
+                    None
+                } else {
+                    let new = waker.clone();
+                    self.waker.with_mut(|cell| {
+                        // SAFETY: as above.
+                        unsafe { (*cell).replace(new) }
+                    })
+                };
+                core::mem::forget(guard);
+                let handed_on = self.finish();
+                // User code runs only now, with the state back to IDLE: dropping the old waker
+                // and waking the new one may panic without leaving the cell stuck.
+                drop(replaced);
+                if let Some(waker) = handed_on {
+                    waker.wake();
                 }
             }
             Err(WAKING) => {
@@ -81,6 +84,28 @@ impl AtomicWaker {
                 // REGISTERING | WAKING is only reachable from inside `register`, which has a
                 // single caller at a time.
                 debug_assert!(false, "AtomicWaker::register called concurrently");
+            }
+        }
+    }
+
+    /// Leaves the REGISTERING state. If a wake arrived meanwhile (it could not take the waker),
+    /// takes the waker out for the caller to wake.
+    fn finish(&self) -> Option<Waker> {
+        // AcqRel: Release publishes the cell to the next waker; Acquire sees its writes.
+        match self
+            .state
+            .compare_exchange(REGISTERING, IDLE, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => None,
+            Err(actual) => {
+                debug_assert_eq!(actual, REGISTERING | WAKING);
+                let taken = self.waker.with_mut(|cell| {
+                    // SAFETY: the state still has REGISTERING set: the cell is ours.
+                    unsafe { (*cell).take() }
+                });
+                // AcqRel: Release publishes the emptied cell; Acquire as above.
+                self.state.swap(IDLE, Ordering::AcqRel);
+                taken
             }
         }
     }
@@ -110,6 +135,19 @@ impl AtomicWaker {
             // another thread is already waking.
             _ => None,
         }
+    }
+}
+
+/// Hands the REGISTERING state back if a registration unwinds (the user's `clone` panicked).
+struct Registering<'a>(&'a AtomicWaker);
+
+impl Drop for Registering<'_> {
+    fn drop(&mut self) {
+        // The cell still holds the old waker, or none; it stays there, so no user code runs
+        // while unwinding. A wake that came meanwhile has marked the arena's ready set, which
+        // the owner collects on its next poll (its poll is what is unwinding now).
+        // Release: publishes the cell, as `finish` does.
+        self.0.state.swap(IDLE, Ordering::Release);
     }
 }
 

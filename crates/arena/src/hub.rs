@@ -3,6 +3,7 @@
 use core::task::Waker;
 
 use crate::atomic_waker::AtomicWaker;
+use crate::ready_set::{BUSY, Drain};
 use crate::sync::{Arc, AtomicU64, Ordering};
 
 /// The parent of up to [`Hub::MAX_ARENAS`] arenas: one waker registration for all of them, and
@@ -13,9 +14,12 @@ use crate::sync::{Arc, AtomicU64, Ordering};
 /// sets that arena's bit; the first bit set since the last [`take_ready`](Hub::take_ready)
 /// wakes the registered task, once for the whole burst.
 ///
+/// Bit 63 is the owner's [`BUSY`] bit, as in an arena's top word: while it is set, arenas
+/// that become non-empty set their bits without waking the task, which is polling already.
+///
 /// Cloning a `Hub` makes another handle to the same hub.
 #[derive(Clone)]
-pub struct Hub {
+pub(crate) struct Hub {
     inner: Arc<HubInner>,
 }
 
@@ -25,11 +29,11 @@ struct HubInner {
 }
 
 impl Hub {
-    /// How many arenas one hub can serve.
-    pub const MAX_ARENAS: usize = 64;
+    /// How many arenas one hub can serve (bit 63 is [`BUSY`]).
+    pub(crate) const MAX_ARENAS: usize = 63;
 
     /// A hub with no arena marked and no waker registered. Allocates once.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             inner: Arc::new(HubInner {
                 ready: AtomicU64::new(0),
@@ -41,23 +45,40 @@ impl Hub {
     /// Registers the task to wake when an arena's ready set becomes non-empty. Call it before
     /// [`take_ready`](Hub::take_ready), so that a wake in between is not missed. Only the owner
     /// of the arenas calls it (it is not for concurrent callers).
-    pub fn register(&self, waker: &Waker) {
+    pub(crate) fn register(&self, waker: &Waker) {
         self.inner.waker.register(waker);
     }
 
+    /// Whether an arena may have woken slots. A hint: a wake may land right after.
+    pub(crate) fn has_ready(&self) -> bool {
+        self.inner.ready.load(Ordering::Relaxed) & !BUSY != 0
+    }
+
     /// Takes the set of arenas (bit `i` for the arena made with bit `i`) that have had slots
-    /// woken since the last call.
+    /// woken since the last call, leaving [`BUSY`] as `mode` says.
     ///
-    /// The caller must then call [`collect_woken`](crate::Arena::collect_woken) on every arena
-    /// it names before waiting for the next wake: an arena whose woken slots are left
-    /// uncollected stays non-empty, so its later wakes do not notify the hub again.
-    pub fn take_ready(&self) -> u64 {
+    /// The caller must then collect every arena it names before waiting for the next wake: an
+    /// arena whose woken slots are left uncollected stays non-empty, so its later wakes do not
+    /// notify the hub again.
+    pub(crate) fn take_ready(&self, mode: Drain) -> u64 {
+        let fill = match mode {
+            Drain::KeepBusy => BUSY,
+            Drain::Arm => 0,
+        };
         // AcqRel: Acquire pairs with the Release in `notify`.
-        self.inner.ready.swap(0, Ordering::AcqRel)
+        self.inner.ready.swap(fill, Ordering::AcqRel) & !BUSY
+    }
+
+    /// Sets [`BUSY`]: the owner starts polling. A plain load when it is set already.
+    pub(crate) fn set_busy(&self) {
+        if self.inner.ready.load(Ordering::Relaxed) & BUSY == 0 {
+            // Relaxed: as in `ready_set::set_busy`.
+            self.inner.ready.fetch_or(BUSY, Ordering::Relaxed);
+        }
     }
 
     /// Forgets the registered waker, so a later wake does not reach a task that is gone.
-    pub fn forget_waker(&self) {
+    pub(crate) fn forget_waker(&self) {
         drop(self.inner.waker.take());
     }
 
@@ -67,12 +88,6 @@ impl Hub {
         if self.inner.ready.fetch_or(bit, Ordering::AcqRel) == 0 {
             self.inner.waker.wake();
         }
-    }
-}
-
-impl Default for Hub {
-    fn default() -> Self {
-        Self::new()
     }
 }
 

@@ -4,9 +4,10 @@
 //!
 //! An [`Arena<T>`](crate::Arena) owns a boxed slice of slots and one reference to a *wake
 //! table*. The slots are touched only by the owner (through `&mut Arena`), so they need no
-//! synchronisation: each holds an `Option<T>`, a link in the free list, and a link in the poll
-//! queue. The boxed slice is never reallocated, and a value is only dropped in place, which is
-//! what makes handing out `Pin<&mut T>` sound.
+//! synchronisation: each holds an `Option<T>`, its generation, the entry bound to its value, the
+//! round that last polled it, a link in the free list and a link in a poll queue, plus the
+//! owner's side of two entries (below). The boxed slice is never reallocated, and a value is
+//! only dropped in place, which is what makes handing out `Pin<&mut T>` sound.
 //!
 //! The wake table is a single block shared with the wakers:
 //!
@@ -14,50 +15,82 @@
 //! [ Header: refs | parent | sizes ][ Entry 0 | Entry 1 | ... ][ ready bitset words ... ]
 //! ```
 //!
-//! A slot's waker is a `RawWaker` whose data pointer is the address of its entry; the entry
-//! stores the slot's index, from which the header is found by pointer arithmetic. Cloning a
-//! waker adds a reference to the table, dropping it releases one, and the table is freed when
-//! the arena and every waker are gone: so a waker may outlive the arena, and waking it then only
-//! sets a bit nobody reads. The arena lends *borrowed* wakers to the values it polls (no
-//! reference counting unless the value clones it).
+//! # Entries: a waker names one stay of one value
+//!
+//! A waker is a `RawWaker` whose data pointer is the address of an *entry*; the entry stores its
+//! own index (its bit in the ready set), from which the header is found by pointer arithmetic,
+//! and a count of the owned wakers pointing at it. The table has two entries per slot, and they
+//! are not tied to slots: inserting a value binds a free entry to it, and the value's leaving
+//! unbinds it. If no owned waker of the entry is alive then (the count is zero, read with
+//! Acquire, which pairs with the Release decrement of each waker's drop), the entry is free at
+//! once, its ready bit cleared; otherwise it is *retired* (`fetch_or(RETIRED)`) and becomes free
+//! only once its count is seen at zero, when the arena looks for free entries. A wake of an
+//! entry bound to nothing is drained and ignored. So a waker that outlives its value never
+//! causes a poll of the value that takes the slot next: its entry is not bound to that value.
+//! The one exception: when more owned wakers of departed values are alive at once than the
+//! arena has slots, every spare entry can be retired; an insert then re-binds a retired entry,
+//! and its old wakers may cause one spurious poll of the new value.
+//!
+//! Cloning a waker adds a reference to the table and one to its entry, dropping it releases
+//! both, and the table is freed when the arena and every waker are gone: so a waker may outlive
+//! the arena, and waking it then only sets a bit nobody reads. The arena lends *borrowed*
+//! wakers to the values it polls (no reference counting unless the value clones it). A by-value
+//! `wake` releases its references even if the parent's waker panics.
+//!
+//! Keys (slot, generation, group) are checked by the owner only: the slot's generation counts
+//! the values stored in it, so a key of a departed value never matches.
 //!
 //! # The ready set
 //!
-//! A hierarchical atomic bitset: one bit per slot, a summary bit per word, and so on up to a
-//! single top word (two levels up to 4,096 slots, three up to 262,144). A wake does
-//! `fetch_or` on its slot's word and climbs only if that word was empty; so a burst of wakes
-//! costs one atomic each, and only the wake that made the whole set non-empty notifies the
-//! parent. That is the coalescing: many wakes of one slot set one bit, and many slots woken in
-//! a burst wake the parent task once.
+//! A hierarchical atomic bitset: one bit per entry, a summary bit per word, and so on up to a
+//! single top word, which always has a spare bit, `BUSY`. A wake does `fetch_or` on its entry's
+//! word and climbs only if that word was empty; so a burst of wakes costs one atomic each, and
+//! only the wake that made the whole set non-empty notifies the parent. That is the coalescing:
+//! many wakes of one value set one bit, and many values woken in a burst wake the parent task
+//! once.
 //!
-//! The owner drains top-down with `swap(0)`, clearing each parent bit before the word it
+//! The owner drains top-down with `swap`, clearing each parent bit before the word it
 //! summarises. A wake racing the drain either lands in a word not yet swapped (and is taken
 //! with it) or finds its word empty and climbs to a top word already cleared, and notifies the
-//! parent. The parent registers its waker *before* draining, so that notification reaches it.
-//! The loom models in `loom-tests/` check this protocol.
+//! parent. The parent registers its waker *before* the last drain of a round, so that
+//! notification reaches it. While the owner is polling, its drains leave `BUSY` in the top word
+//! instead of clearing it: a value that wakes itself (or another) during the round then stops
+//! at the top word and wakes nobody, since the owner will drain again before it waits. The last
+//! drain of a round, after registering, clears the top word entirely (it *arms* the set). The
+//! loom models in `loom-tests/` check this protocol.
 //!
-//! # The poll queue and fairness
+//! # Rounds and fairness
 //!
-//! Drained slots go into an owner-side FIFO queue, an intrusive list through the slots, with a
-//! `queued` flag so a slot is in it at most once. A newly inserted value is appended to the
-//! queue directly, with no atomic operation at all. A poll call takes slots from the queue and
-//! polls them with their wakers. It collects new wakes into the queue only while it has taken
-//! nothing from the queue yet: after that, a slot woken again could be one it polled already,
-//! so instead it wakes its own task and returns `Pending` (it yields). With the budget rule
-//! (yield after polling as many values as the arena held, or after two values woke themselves)
-//! a value that always wakes itself can starve neither the executor nor the other values.
+//! One call of a set's `poll_next` (or one poll of a join) is a *round*, numbered. The owner
+//! keeps two intrusive FIFO queues through the slots: the slots to poll in this round, and the
+//! slots polled in it that were woken again (for the next round). A newly inserted value is
+//! appended to this round's queue, with no atomic operation. A drained slot goes to this
+//! round's queue unless it was polled in this round, then to the next. The round polls its
+//! queue; when it is empty it drains the ready set again (busy), and polls what that brought;
+//! when that brings nothing it registers, drains once more (armed) and only then returns
+//! `Pending`, waking its own task first if slots wait for the next round. So a call never
+//! returns `Pending` while a woken value it has not polled is waiting, and never polls a value
+//! twice. With the budget rule (yield after polling as many values as the arena held, or after
+//! two values woke themselves) a value that always wakes itself can starve neither the executor
+//! nor the other values. A stream's slot (`Step::Repoll`) goes to the next round's queue after
+//! each item, so one round takes at most one item of each stream.
 //!
-//! # Several arenas, one parent
+//! The loop is written once (`round::poll_round`) over what an arena and a growable
+//! arena both provide.
 //!
-//! An arena's parent is either its own [`AtomicWaker`]-style cell (the task polling it) or a
-//! bit in a [`Hub`](crate::Hub) shared with other arenas: a set that grows by adding arenas
-//! registers its task once, with the hub, and learns from the hub which arenas have woken
-//! slots.
+//! # Growable arenas
+//!
+//! A [`GrowableArena`](crate::GrowableArena) is a stack of arenas (groups) whose parent is a bit
+//! in one hub: the task registers once, with the hub, and learns from the hub which groups have
+//! woken slots. The hub's word has its own `BUSY` bit, with the same meaning. Groups are made
+//! with generations past those of any group released at the same bit, so keys stay unique.
 //!
 //! # Panics
 //!
 //! A value's poll runs inside `catch_unwind`: on a panic the value is dropped in place, its
 //! slot freed, and the panic resumed. Removing a value does the bookkeeping before the drop, so
-//! a panicking `Drop` leaves the arena consistent too.
-//!
-//! [`AtomicWaker`]: https://docs.rs/futures/latest/futures/task/struct.AtomicWaker.html
+//! a panicking `Drop` leaves the arena consistent too. The task's waker is user code as well:
+//! its `clone` during a registration, the `drop` of the waker it replaces, and its `wake` run
+//! with the parent cell back in a consistent state (a registration that unwinds hands the cell
+//! back), and a value's self-wake never calls it while the owner polls (`BUSY`), so a panic in
+//! it is never mistaken for the value's.

@@ -1,26 +1,32 @@
 //! The waker-slot arena that every pinfold primitive stands on.
 //!
 //! An [`Arena<T>`] is a block of `capacity` slots, fixed when it is made. Each slot holds a
-//! pinned value (a future, a stream, anything the owner polls) and has a waker of its own.
-//! Waking a slot's waker, from any thread, puts the slot in a lock-free set of woken slots;
-//! the owner collects that set into a queue and polls exactly the values that were woken.
+//! pinned value (a future, a stream, anything the owner polls) and gives it a waker of its
+//! own. Waking it, from any thread, puts the value in a lock-free set of woken values; the
+//! owner collects that set and polls exactly the values that were woken. A
+//! [`GrowableArena<T>`] is a stack of arenas that grows and shrinks, polled as one.
 //!
 //! - Storage is allocated once, at construction (two allocations: the slots, and the wake
 //!   table the wakers share) and never again: inserting, polling, waking, removing and
 //!   clearing allocate nothing.
 //! - A value never moves: it is dropped in place when it finishes, is removed, or the arena is
 //!   dropped.
+//! - Inserting gives a [`Key`]: slot plus generation. A key of a value that is gone is refused
+//!   by every keyed method, also after its slot was reused.
 //! - Wakers are `Send + Sync` and may be cloned, woken and dropped anywhere, at any time, also
 //!   after their value is gone or the arena is dropped: then a wake does nothing, and the wake
-//!   table is freed with the last waker.
-//! - The wake path is a few atomic `fetch_or`s, no lock, no allocation. Wakes coalesce: a slot
+//!   table is freed with the last waker. A waker that outlives its value does not poll the
+//!   value that takes its slot next.
+//! - The wake path is a few atomic `fetch_or`s, no lock, no allocation. Wakes coalesce: a value
 //!   woken many times before it is polled is polled once, and a burst of wakes wakes the parent
-//!   task once.
-//! - Polling is fair: one call polls each value at most once and yields (wakes its task and
-//!   returns `Pending`) once it has polled as many values as the arena held when it started, or
-//!   once two values woke themselves during their own poll.
+//!   task once. A value waking itself while the arena polls wakes no task.
+//! - Polling is fair: one call (a *round*) polls each value at most once and yields (wakes its
+//!   task and returns `Pending`) once it has polled as many values as the arena held when it
+//!   started, or once two values woke themselves during their own poll. Wakes that arrive during
+//!   the round are collected in it: no call returns `Pending` while a woken value it has not
+//!   polled waits.
 //! - A panic in a value's poll drops that value in place, frees its slot and resumes the panic;
-//!   the arena stays usable.
+//!   a panic in the task's waker leaves the arena consistent; the arena stays usable.
 //!
 //! How it works is in [`implementation`].
 //!
@@ -39,33 +45,38 @@
 //! }
 //! let mut cx = Context::from_waker(std::task::Waker::noop());
 //! let mut outputs = Vec::new();
-//! while let Poll::Ready(Some((_slot, out))) = arena.poll_next(&mut cx, |_, fut, cx| match fut.poll(cx) {
-//!     Poll::Ready(out) => Step::Done(out),
-//!     Poll::Pending => Step::Pending,
-//! }) {
+//! while let Poll::Ready(Some((_key, out))) =
+//!     arena.poll_next(&mut cx, |_, fut, cx| Step::done(fut.poll(cx)))
+//! {
 //!     outputs.push(out);
 //! }
 //! assert_eq!(outputs, [10, 20, 30]);
 //! assert!(arena.is_empty());
 //! ```
 //!
-//! # Stale wakers
-//!
-//! There is no generation counter: a waker that outlives its value still names its slot, so
-//! waking it after the slot was reused may cause one spurious poll of the slot's next
-//! occupant. Futures and streams must tolerate spurious polls in any case; the arena never
-//! polls an empty slot.
-
 mod arena;
 mod atomic_waker;
+mod growable;
 mod hub;
 pub mod implementation;
+mod key;
 mod ready_set;
+mod round;
+mod sizing;
+mod step;
 mod sync;
 mod wake_table;
 
-pub use arena::{Arena, Budget, Queued, Step};
-pub use hub::Hub;
+pub use arena::{Arena, Iter, IterPinMut};
+pub use growable::GrowableArena;
+pub use key::Key;
+pub use round::Budget;
+pub use step::Step;
+
+/// The iterators of a [`GrowableArena`].
+pub mod growable_iter {
+    pub use crate::growable::{Iter, IterPinMut};
+}
 
 #[cfg(all(test, not(all(pinfold_loom, feature = "loom"))))]
 mod tests;

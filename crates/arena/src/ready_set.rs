@@ -11,12 +11,31 @@
 //! it summarises. So a wake racing the drain either lands in a child word before the owner swaps
 //! it (and is taken with it), or finds the child empty and climbs again, up to a top word the
 //! owner has already cleared, and notifies the parent. No wake is lost.
+//!
+//! The top word always has a spare bit, [`BUSY`]. While the owner is in the middle of a poll
+//! round it leaves `BUSY` set in the top word when it drains ([`Drain::KeepBusy`]): a wake that
+//! climbs to the top then finds the word non-empty and stops, so a value waking itself (or
+//! another value) while the owner polls does not wake the parent task, which is running
+//! already. Before the owner returns `Pending` it drains with [`Drain::Arm`], which clears the
+//! top word entirely: from then on the next wake raises the set and notifies the parent.
 
 use crate::sync::{AtomicU64, Ordering};
 
-/// The most levels any capacity needs: 64^6 = 2^36 bits, more than the largest capacity
-/// (`u32::MAX - 1` slots).
+/// The most levels any size needs: with 63 usable bits in the top word and 64 in the others,
+/// 6 levels hold more than 2^32 bits, the most any table has.
 const MAX_LEVELS: usize = 6;
+
+/// The top word's spare bit: set by the owner while it polls (see the module documentation).
+pub(crate) const BUSY: u64 = 1 << 63;
+
+/// How [`drain`] leaves the top word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Drain {
+    /// Sets [`BUSY`]: the owner goes on polling, and wakes until the next drain notify nobody.
+    KeepBusy,
+    /// Clears it: the owner is about to wait, so the next wake notifies the parent.
+    Arm,
+}
 
 /// Where each level of the bitset starts in the word array.
 #[derive(Debug, Clone, Copy)]
@@ -38,19 +57,22 @@ pub(crate) enum Marked {
 }
 
 impl ReadyLayout {
-    pub(crate) fn new(capacity: usize) -> Self {
+    /// The layout of a set of `bits` bits. The top word holds at most 63 of its level's bits,
+    /// so that [`BUSY`] is free.
+    pub(crate) fn new(bits: usize) -> Self {
         let mut start = [0u32; MAX_LEVELS + 1];
-        let mut words = capacity.div_ceil(64).max(1);
+        let mut bits = bits;
         let mut levels = 0;
         let mut total = 0usize;
         loop {
+            let words = bits.div_ceil(64).max(1);
             start[levels] = u32::try_from(total).expect("ready set too large");
             total += words;
             levels += 1;
-            if words == 1 {
+            if bits < 64 {
                 break;
             }
-            words = words.div_ceil(64);
+            bits = words;
         }
         start[levels] = u32::try_from(total).expect("ready set too large");
         Self {
@@ -100,13 +122,55 @@ pub(crate) fn is_marked(words: &[AtomicU64], index: usize) -> bool {
 
 /// Whether anything is marked. A hint, as [`is_marked`].
 pub(crate) fn is_empty(words: &[AtomicU64], layout: &ReadyLayout) -> bool {
+    words[layout.word(layout.top(), 0)].load(Ordering::Relaxed) & !BUSY == 0
+}
+
+/// Whether the top word is all zero: nothing marked and not [`BUSY`]. A hint, as [`is_marked`].
+pub(crate) fn is_clear(words: &[AtomicU64], layout: &ReadyLayout) -> bool {
     words[layout.word(layout.top(), 0)].load(Ordering::Relaxed) == 0
 }
 
+/// Sets [`BUSY`] in the top word: the owner starts polling. A plain load when it is set
+/// already (it stays set from one round to the next until a round arms the set).
+pub(crate) fn set_busy(words: &[AtomicU64], layout: &ReadyLayout) {
+    let top = &words[layout.word(layout.top(), 0)];
+    if top.load(Ordering::Relaxed) & BUSY == 0 {
+        // Relaxed: a wake that finds BUSY leaves its mark for the owner's arming drain, an
+        // AcqRel swap of the same word, which reads the latest value whatever this order.
+        top.fetch_or(BUSY, Ordering::Relaxed);
+    }
+}
+
+/// Unmarks bit `index`, from the owner's side, when no waker can mark it concurrently (the
+/// entry has no waker left). A summary bit above it may stay set: a drain that follows it finds
+/// nothing, which is harmless.
+pub(crate) fn unmark(words: &[AtomicU64], index: usize) {
+    let bit = 1u64 << (index % 64);
+    let word = &words[index / 64];
+    if word.load(Ordering::Relaxed) & bit != 0 {
+        // Relaxed: no waker of this entry is left to synchronise with (the caller acquired
+        // their last reference count decrement).
+        word.fetch_and(!bit, Ordering::Relaxed);
+    }
+}
+
 /// Takes every marked slot out of the set, calling `f` with each index, lowest first within a
-/// word.
-pub(crate) fn drain(words: &[AtomicU64], layout: &ReadyLayout, f: &mut impl FnMut(usize)) {
-    drain_word(words, layout, layout.top(), 0, f);
+/// word, and leaves the top word as `mode` says.
+pub(crate) fn drain(
+    words: &[AtomicU64],
+    layout: &ReadyLayout,
+    mode: Drain,
+    f: &mut impl FnMut(usize),
+) {
+    let top = layout.top();
+    let fill = match mode {
+        Drain::KeepBusy => BUSY,
+        Drain::Arm => 0,
+    };
+    // AcqRel: Acquire pairs with the wakers' Release in `mark`; Release keeps this swap
+    // ordered before the child swaps below.
+    let bits = words[layout.word(top, 0)].swap(fill, Ordering::AcqRel) & !BUSY;
+    drain_bits(words, layout, top, 0, bits, f);
 }
 
 fn drain_word(
@@ -118,7 +182,19 @@ fn drain_word(
 ) {
     // AcqRel: Acquire pairs with the wakers' Release in `mark`; Release keeps this clear
     // ordered before the child swaps below.
-    let mut bits = words[layout.word(level, index)].swap(0, Ordering::AcqRel);
+    let bits = words[layout.word(level, index)].swap(0, Ordering::AcqRel);
+    drain_bits(words, layout, level, index, bits, f);
+}
+
+/// Drains the children named by `bits`, the bits taken from word `index` of `level`.
+fn drain_bits(
+    words: &[AtomicU64],
+    layout: &ReadyLayout,
+    level: usize,
+    index: usize,
+    mut bits: u64,
+    f: &mut impl FnMut(usize),
+) {
     while bits != 0 {
         let child = index * 64 + bits.trailing_zeros() as usize;
         bits &= bits - 1;
@@ -144,16 +220,19 @@ mod tests {
 
     fn drained(words: &[AtomicU64], layout: &ReadyLayout) -> Vec<usize> {
         let mut out = Vec::new();
-        drain(words, layout, &mut |i| out.push(i));
+        drain(words, layout, Drain::Arm, &mut |i| out.push(i));
         out
     }
 
     #[test]
     fn layout_sizes_follow_the_capacity() {
         assert_eq!(ReadyLayout::new(0).words(), 1);
-        assert_eq!(ReadyLayout::new(64).words(), 1);
-        assert_eq!(ReadyLayout::new(65).words(), 3);
-        assert_eq!(ReadyLayout::new(4096).words(), 64 + 1);
+        assert_eq!(ReadyLayout::new(63).words(), 1);
+        // 64 bits fill a word: a top word above it keeps BUSY free.
+        assert_eq!(ReadyLayout::new(64).words(), 1 + 1);
+        assert_eq!(ReadyLayout::new(65).words(), 2 + 1);
+        assert_eq!(ReadyLayout::new(4032).words(), 63 + 1);
+        assert_eq!(ReadyLayout::new(4096).words(), 64 + 1 + 1);
         assert_eq!(ReadyLayout::new(4097).words(), 65 + 2 + 1);
     }
 
@@ -169,6 +248,30 @@ mod tests {
         assert_eq!(drained(&words, &layout), vec![5000, 5001, 9999]);
         assert!(is_empty(&words, &layout));
         assert_eq!(mark(&words, &layout, 3), Marked::Raised);
+    }
+
+    #[test]
+    fn a_busy_top_word_absorbs_the_climb() {
+        let (words, layout) = set(10_000);
+        let mut seen = Vec::new();
+        drain(&words, &layout, Drain::KeepBusy, &mut |i| seen.push(i));
+        assert!(seen.is_empty());
+        assert!(is_empty(&words, &layout) && !is_clear(&words, &layout));
+        // The owner is busy: the first wake joins instead of raising.
+        assert_eq!(mark(&words, &layout, 70), Marked::Joined);
+        drain(&words, &layout, Drain::Arm, &mut |i| seen.push(i));
+        assert_eq!(seen, [70]);
+        assert!(is_clear(&words, &layout));
+        assert_eq!(mark(&words, &layout, 70), Marked::Raised);
+    }
+
+    #[test]
+    fn unmark_clears_one_bit() {
+        let (words, layout) = set(200);
+        mark(&words, &layout, 130);
+        mark(&words, &layout, 131);
+        unmark(&words, 130);
+        assert_eq!(drained(&words, &layout), [131]);
     }
 
     #[test]

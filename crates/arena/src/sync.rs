@@ -8,14 +8,14 @@
 pub(crate) use loom::{
     alloc::{alloc, dealloc},
     sync::Arc,
-    sync::atomic::{AtomicU64, AtomicUsize, Ordering},
+    sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering},
 };
 
 #[cfg(not(all(pinfold_loom, feature = "loom")))]
 pub(crate) use std::{
     alloc::{alloc, dealloc},
     sync::Arc,
-    sync::atomic::{AtomicU64, AtomicUsize, Ordering},
+    sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering},
 };
 
 #[cfg(all(pinfold_loom, feature = "loom"))]

@@ -1,85 +1,38 @@
-//! Unit tests of the arena through its public API.
+//! Unit tests of the arena, mostly through its public API.
 
-use std::future::Future;
+use std::future::{Future, poll_fn, ready};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Waker};
 
 use pinfold_testkit::alloc::{CountingAlloc, measure};
+use pinfold_testkit::future::block_on;
+use pinfold_testkit::probe::{Probe, ProbeState, Spinner, probes};
+use pinfold_testkit::waker::counting_waker;
 
-use crate::{Arena, Budget, Hub, Queued, Step};
+use crate::{Arena, GrowableArena, Key, Step};
 
 #[global_allocator]
 static ALLOCATOR: CountingAlloc = CountingAlloc;
 
-/// A waker that counts its wakes.
-#[derive(Default)]
-struct CountingWaker(AtomicUsize);
-
-impl Wake for CountingWaker {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-fn counting_waker() -> (Arc<CountingWaker>, Waker) {
-    let counter = Arc::new(CountingWaker::default());
-    (counter.clone(), Waker::from(counter))
-}
-
-/// A future that is pending until `done` is set, counting its polls and keeping its last
-/// waker where the test can reach it.
-#[derive(Default, Debug)]
-struct Gate {
-    polls: AtomicUsize,
-    done: std::sync::atomic::AtomicBool,
-    waker: Mutex<Option<Waker>>,
-}
-
-#[derive(Debug)]
-struct GateFuture(Arc<Gate>);
-
-impl Future for GateFuture {
-    type Output = ();
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.0.polls.fetch_add(1, Ordering::SeqCst);
-        if self.0.done.load(Ordering::SeqCst) {
-            return Poll::Ready(());
-        }
-        *self.0.waker.lock().unwrap() = Some(cx.waker().clone());
-        Poll::Pending
-    }
-}
-
-impl Gate {
-    fn open(&self) {
-        self.done.store(true, Ordering::SeqCst);
-        if let Some(w) = self.waker.lock().unwrap().take() {
-            w.wake();
-        }
-    }
-    fn polls(&self) -> usize {
-        self.polls.load(Ordering::SeqCst)
-    }
-}
-
-fn poll_future<F: Future>(fut: Pin<&mut F>, cx: &mut Context<'_>) -> Step<F::Output> {
-    match fut.poll(cx) {
-        Poll::Ready(out) => Step::Done(out),
-        Poll::Pending => Step::Pending,
-    }
-}
-
+/// One `poll_next` of an arena of futures, with `waker` as the task's waker; the output
+/// without its key.
 fn next<F: Future>(arena: &mut Arena<F>, waker: &Waker) -> Poll<Option<F::Output>> {
     let mut cx = Context::from_waker(waker);
     arena
-        .poll_next(&mut cx, |_, fut, cx| poll_future(fut, cx))
-        .map(|o| o.map(|(_, out)| out))
+        .poll_next(&mut cx, |_, fut, cx| Step::done(fut.poll(cx)))
+        .map(|next| next.map(|(_, out)| out))
+}
+
+/// [`next`] for a growable arena, with the output's key.
+fn next_growable<F: Future>(
+    arena: &mut GrowableArena<F>,
+    waker: &Waker,
+) -> Poll<Option<(Key, F::Output)>> {
+    let mut cx = Context::from_waker(waker);
+    arena.poll_next(&mut cx, |_, fut, cx| Step::done(fut.poll(cx)))
 }
 
 /// Counts drops of its instances.
@@ -103,7 +56,7 @@ fn new_allocates_twice_and_use_allocates_nothing() {
             if arena.is_full() {
                 assert!(matches!(next(&mut arena, waker), Poll::Ready(Some(_))));
             }
-            arena.insert(std::future::ready(i)).unwrap();
+            arena.insert(ready(i)).unwrap();
         }
         while let Poll::Ready(Some(_)) = next(&mut arena, waker) {}
         arena.clear();
@@ -115,134 +68,135 @@ fn new_allocates_twice_and_use_allocates_nothing() {
 #[test]
 fn zero_capacity_refuses_everything() {
     let mut arena = Arena::new(0);
-    assert!(arena.insert(std::future::ready(7)).is_err());
+    assert_eq!(
+        arena.insert(ready(7)).err().map(|r| r.into_inner()),
+        Some(7)
+    );
     assert!(arena.is_full());
     assert!(matches!(next(&mut arena, Waker::noop()), Poll::Ready(None)));
 }
 
 #[test]
 fn pending_value_is_polled_once_per_burst_of_wakes() {
-    let gate = Arc::new(Gate::default());
+    let (probe, state) = Probe::new(7);
     let mut arena = Arena::new(4);
-    arena.insert(GateFuture(gate.clone())).unwrap();
-    let (parent, parent_waker) = counting_waker();
+    arena.insert(probe).unwrap();
+    let (parent_waker, parent) = counting_waker();
     assert!(next(&mut arena, &parent_waker).is_pending());
-    assert_eq!(gate.polls(), 1);
+    assert_eq!(state.polls(), 1);
     // Not woken: not polled.
     assert!(next(&mut arena, &parent_waker).is_pending());
-    assert_eq!(gate.polls(), 1);
+    assert_eq!(state.polls(), 1);
     // Woken ten times: polled once, and the parent woken once.
-    let waker = gate.waker.lock().unwrap().clone().unwrap();
+    let waker = state.waker();
     for _ in 0..10 {
         waker.wake_by_ref();
     }
-    assert_eq!(parent.0.load(Ordering::SeqCst), 1);
+    assert_eq!(parent.count(), 1);
     assert!(next(&mut arena, &parent_waker).is_pending());
-    assert_eq!(gate.polls(), 2);
-    gate.open();
-    assert_eq!(next(&mut arena, &parent_waker), Poll::Ready(Some(())));
-    assert_eq!(gate.polls(), 3);
+    assert_eq!(state.polls(), 2);
+    state.finish();
+    assert_eq!(next(&mut arena, &parent_waker), Poll::Ready(Some(7)));
+    assert_eq!(state.polls(), 3);
 }
 
 #[test]
 fn burst_over_many_slots_wakes_the_parent_once() {
     let capacity = if cfg!(miri) { 200 } else { 5000 };
-    let gates: Vec<_> = (0..capacity).map(|_| Arc::new(Gate::default())).collect();
+    let (values, states) = probes(capacity);
     let mut arena = Arena::new(capacity);
-    for gate in &gates {
-        arena.insert(GateFuture(gate.clone())).unwrap();
+    for value in values {
+        arena.insert(value).unwrap();
     }
-    let (parent, parent_waker) = counting_waker();
+    let (parent_waker, parent) = counting_waker();
     assert!(next(&mut arena, &parent_waker).is_pending());
-    for gate in &gates {
-        gate.open();
+    for state in &states {
+        state.finish();
     }
-    assert_eq!(parent.0.load(Ordering::SeqCst), 1);
-    let mut outputs = 0;
+    assert_eq!(parent.count(), 1);
+    let mut outputs = Vec::new();
     loop {
         match next(&mut arena, &parent_waker) {
-            Poll::Ready(Some(())) => outputs += 1,
+            Poll::Ready(Some(id)) => outputs.push(id),
             Poll::Ready(None) => break,
             Poll::Pending => panic!("pending with every future done"),
         }
     }
-    assert_eq!(outputs, capacity);
-    assert!(gates.iter().all(|g| g.polls() == 2));
+    outputs.sort_unstable();
+    assert_eq!(outputs, (0..capacity).collect::<Vec<_>>());
+    assert!(states.iter().all(|state| state.polls() == 2));
 }
 
 #[test]
 fn wakes_from_other_threads_are_not_lost() {
     let count = if cfg!(miri) { 8 } else { 500 };
-    let gates: Vec<_> = (0..count).map(|_| Arc::new(Gate::default())).collect();
+    let (values, states) = probes(count);
     let mut arena = Arena::new(count);
-    for gate in &gates {
-        arena.insert(GateFuture(gate.clone())).unwrap();
+    for value in values {
+        arena.insert(value).unwrap();
     }
-    let thread = std::thread::current();
-    let parent_waker = Waker::from(Arc::new(ThreadWaker(thread)));
-    assert!(next(&mut arena, &parent_waker).is_pending());
-    let openers: Vec<_> = gates
+    assert!(next(&mut arena, Waker::noop()).is_pending());
+    let openers: Vec<_> = states
         .chunks(count / 4)
         .map(|chunk| {
             let chunk = chunk.to_vec();
-            std::thread::spawn(move || chunk.iter().for_each(|g| g.open()))
+            std::thread::spawn(move || chunk.iter().for_each(|state| state.finish()))
         })
         .collect();
-    let mut outputs = 0;
-    loop {
-        match next(&mut arena, &parent_waker) {
-            Poll::Ready(Some(())) => outputs += 1,
-            Poll::Ready(None) => break,
-            Poll::Pending => std::thread::park(),
+    // `block_on` parks between polls: a lost wake hangs the test.
+    let mut outputs = Vec::new();
+    block_on(poll_fn(|cx| {
+        loop {
+            match next(&mut arena, cx.waker()) {
+                Poll::Ready(Some(id)) => outputs.push(id),
+                Poll::Ready(None) => return Poll::Ready(()),
+                Poll::Pending => return Poll::Pending,
+            }
         }
-    }
+    }));
     openers.into_iter().for_each(|t| t.join().unwrap());
-    assert_eq!(outputs, count);
-}
-
-struct ThreadWaker(std::thread::Thread);
-
-impl Wake for ThreadWaker {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
+    outputs.sort_unstable();
+    assert_eq!(outputs, (0..count).collect::<Vec<_>>());
 }
 
 #[test]
 fn waker_outliving_its_value_and_the_arena_does_nothing() {
-    let drops = Arc::new(AtomicUsize::new(0));
-    let mut arena: Arena<(DropCounter, GateFuture)> = Arena::new(2);
-    let gate = Arc::new(Gate::default());
-    let index = arena
-        .insert((DropCounter(drops.clone()), GateFuture(gate.clone())))
-        .unwrap();
-    let stale = arena.waker(index);
-    assert!(arena.remove(index));
-    assert_eq!(drops.load(Ordering::SeqCst), 1);
-    assert!(!arena.remove(index));
-    // Waking the empty slot polls nothing.
+    let mut arena = Arena::new(2);
+    let (doomed, doomed_state) = Probe::new(0);
+    let (other, other_state) = Probe::new(1);
+    let key = arena.insert(doomed).unwrap();
+    arena.insert(other).unwrap();
+    let stale = arena.waker(key).unwrap();
+    let (parent_waker, _) = counting_waker();
+    assert!(next(&mut arena, &parent_waker).is_pending());
+    assert!(arena.remove(key));
+    assert_eq!(doomed_state.drops(), 1);
+    assert!(!arena.remove(key));
+    // Waking the departed value polls nothing: not it, and not the value left.
     stale.wake_by_ref();
-    arena.collect_woken();
-    let polled = arena.poll_queued(&mut Budget::new(1), &mut |_, _, _| -> Step<()> {
-        unreachable!("an empty slot was polled")
+    let mut cx = Context::from_waker(&parent_waker);
+    let polled = arena.poll_next(&mut cx, |_, _, _| -> Step<()> {
+        unreachable!("a value was polled for a wake of a departed value")
     });
-    assert_eq!(polled, Queued::Empty);
+    assert_eq!(polled, Poll::Pending);
+    assert_eq!((doomed_state.polls(), other_state.polls()), (1, 1));
     let clone = stale.clone();
     drop(arena);
+    assert_eq!(other_state.drops(), 1);
     stale.wake();
     clone.wake_by_ref();
     drop(clone);
-    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert_eq!((doomed_state.drops(), other_state.drops()), (1, 1));
 }
 
 #[test]
 fn dropping_the_arena_drops_every_value_once() {
     let drops = Arc::new(AtomicUsize::new(0));
     let mut arena = Arena::new(8);
-    for _ in 0..5 {
-        arena.insert(DropCounter(drops.clone())).unwrap();
-    }
-    arena.remove(2);
+    let keys: Vec<Key> = (0..5)
+        .map(|_| arena.insert(DropCounter(drops.clone())).unwrap())
+        .collect();
+    assert!(arena.remove(keys[2]));
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     drop(arena);
     assert_eq!(drops.load(Ordering::SeqCst), 5);
@@ -252,48 +206,42 @@ fn dropping_the_arena_drops_every_value_once() {
 fn clear_drops_everything_and_keeps_the_arena_usable() {
     let drops = Arc::new(AtomicUsize::new(0));
     let mut arena = Arena::new(3);
-    for _ in 0..3 {
-        arena.insert(DropCounter(drops.clone())).unwrap();
-    }
+    let keys: Vec<Key> = (0..3)
+        .map(|_| arena.insert(DropCounter(drops.clone())).unwrap())
+        .collect();
     arena.clear();
     assert_eq!(drops.load(Ordering::SeqCst), 3);
     assert!(arena.is_empty());
+    assert!(keys.iter().all(|&key| !arena.contains_key(key)));
     for _ in 0..3 {
         arena.insert(DropCounter(drops.clone())).unwrap();
     }
     assert!(arena.is_full());
     assert_eq!(arena.iter().count(), 3);
+    assert!(keys.iter().all(|&key| !arena.contains_key(key)));
 }
 
 #[test]
 fn one_call_polls_each_value_at_most_once_and_yields() {
-    /// Wakes itself on every poll and counts its polls.
-    #[derive(Debug)]
-    struct Spinner(Arc<AtomicUsize>);
-    impl Future for Spinner {
-        type Output = ();
-        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-            self.0.fetch_add(1, Ordering::SeqCst);
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        }
-    }
-    let counters: Vec<_> = (0..10).map(|_| Arc::new(AtomicUsize::new(0))).collect();
     let mut arena = Arena::new(10);
-    for c in &counters {
-        arena.insert(Spinner(c.clone())).unwrap();
-    }
-    let (parent, parent_waker) = counting_waker();
+    let counters: Vec<_> = (0..10)
+        .map(|id| {
+            let (spinner, polls) = Spinner::forever(id);
+            arena.insert(spinner).unwrap();
+            polls
+        })
+        .collect();
+    let (parent_waker, parent) = counting_waker();
     for call in 1..=20 {
-        let wakes_before = parent.0.load(Ordering::SeqCst);
+        let wakes_before = parent.count();
         assert!(next(&mut arena, &parent_waker).is_pending());
         assert!(counters.iter().all(|c| c.load(Ordering::SeqCst) <= call));
         assert!(
-            parent.0.load(Ordering::SeqCst) > wakes_before,
+            parent.count() > wakes_before,
             "returned Pending without waking its task"
         );
     }
-    // Every spinner got its turns: two per call, round robin.
+    // Every spinner got its turns: two per call (two self-wakes spend the budget), round robin.
     let total: usize = counters.iter().map(|c| c.load(Ordering::SeqCst)).sum();
     assert_eq!(total, 40);
     assert!(counters.iter().all(|c| c.load(Ordering::SeqCst) == 4));
@@ -303,18 +251,25 @@ fn one_call_polls_each_value_at_most_once_and_yields() {
 fn panic_in_poll_drops_the_value_and_frees_its_slot() {
     let drops = Arc::new(AtomicUsize::new(0));
     let mut arena = Arena::new(2);
-    arena.insert(DropCounter(drops.clone())).unwrap();
-    arena.insert(DropCounter(drops.clone())).unwrap();
-    let mut budget = Budget::new(arena.len());
+    let first = arena.insert(DropCounter(drops.clone())).unwrap();
+    let second = arena.insert(DropCounter(drops.clone())).unwrap();
+    let mut cx = Context::from_waker(Waker::noop());
     let result = catch_unwind(AssertUnwindSafe(|| {
-        arena.poll_queued(&mut budget, &mut |_, _, _| -> Step<()> { panic!("boom") })
+        arena.poll_next(&mut cx, |_, _, _| -> Step<()> { panic!("boom") })
     }));
     assert!(result.is_err());
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     assert_eq!(arena.len(), 1);
     assert!(!arena.is_full());
+    assert!(
+        !arena.contains_key(first),
+        "the first value polled panicked"
+    );
+    assert!(arena.contains_key(second));
     arena.insert(DropCounter(drops.clone())).unwrap();
     assert_eq!(arena.len(), 2);
+    drop(arena);
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
 }
 
 #[test]
@@ -332,11 +287,11 @@ fn panic_in_drop_leaves_the_arena_consistent() {
     }
     let drops = Arc::new(AtomicUsize::new(0));
     let mut arena = Arena::new(2);
-    let index = arena.insert(PanicOnDrop(true, drops.clone())).unwrap();
-    assert!(catch_unwind(AssertUnwindSafe(|| arena.remove(index))).is_err());
+    let key = arena.insert(PanicOnDrop(true, drops.clone())).unwrap();
+    assert!(catch_unwind(AssertUnwindSafe(|| arena.remove(key))).is_err());
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     assert!(arena.is_empty());
-    assert!(arena.get(index).is_none());
+    assert!(arena.get(key).is_none());
     arena.insert(PanicOnDrop(false, drops.clone())).unwrap();
     arena.insert(PanicOnDrop(false, drops.clone())).unwrap();
     assert!(arena.is_full());
@@ -348,61 +303,94 @@ fn panic_in_drop_leaves_the_arena_consistent() {
 fn keep_and_repoll_leave_the_value_in_place() {
     let mut arena = Arena::new(2);
     let a = arena.insert(1u32).unwrap();
-    let mut budget = Budget::new(arena.len());
-    let first = arena.poll_queued(&mut budget, &mut |i, v, _| Step::Repoll((i, *v)));
-    assert_eq!(first, Queued::Ready(a, (a, 1)));
-    assert!(arena.has_queued(), "Repoll queues the slot again");
-    assert_eq!(
-        arena.poll_queued(&mut budget, &mut |_, _, _| Step::Keep(())),
-        Queued::Yield,
-        "a budget of one is spent after one poll"
+    let (parent_waker, parent) = counting_waker();
+    let mut cx = Context::from_waker(&parent_waker);
+
+    // One round: `Repoll` gives the output and leaves the value for the next round, not this.
+    let mut budget = arena.budget();
+    let first = arena.poll_with_budget(&mut cx, &mut budget, &mut |k, v, _| Step::Repoll((k, *v)));
+    assert_eq!(first, Poll::Ready(Some((a, (a, 1)))));
+    assert!(
+        arena.has_deferred(),
+        "Repoll queues the value for the next round"
     );
-    let mut budget = Budget::new(arena.len());
-    let again = arena.poll_queued(&mut budget, &mut |i, v, _| Step::Keep((i, *v)));
-    assert_eq!(again, Queued::Ready(a, (a, 1)));
-    assert!(!arena.has_queued(), "Keep does not");
+    let again = arena.poll_with_budget(&mut cx, &mut budget, &mut |_, _, _| -> Step<()> {
+        unreachable!("polled twice in one round")
+    });
+    assert_eq!(again, Poll::Pending);
+    assert_eq!(
+        parent.count(),
+        1,
+        "a value waits for the next round: the task is woken"
+    );
+
+    // The next round polls it without a wake; `Keep` leaves it until its waker fires.
+    let kept = arena.poll_next(&mut cx, |k, v, _| Step::Keep((k, *v)));
+    assert_eq!(kept, Poll::Ready(Some((a, (a, 1)))));
+    assert!(
+        !arena.has_ready() && !arena.has_deferred(),
+        "Keep does not queue it"
+    );
     assert_eq!(arena.get(a), Some(&1));
-    arena.waker(a).wake();
-    assert!(arena.collect_woken());
+    let idle = arena.poll_next(&mut cx, |_, _, _| -> Step<()> {
+        unreachable!("a kept value was polled without a wake")
+    });
+    assert_eq!(idle, Poll::Pending);
+    arena.waker(a).unwrap().wake();
+    let woken = arena.poll_next(&mut cx, |k, v, _| Step::Keep((k, *v)));
+    assert_eq!(woken, Poll::Ready(Some((a, (a, 1)))));
+    assert_eq!(arena.len(), 1);
 }
 
 #[test]
-fn a_hub_learns_which_arenas_were_woken_and_wakes_its_task_once() {
-    let hub = Hub::new();
-    let (parent, parent_waker) = counting_waker();
-    let mut small: Arena<u8> = Arena::with_hub(4, &hub, 0);
-    let mut large: Arena<u8> = Arena::with_hub(100, &hub, 5);
-    let a = small.insert(1).unwrap();
-    let b = large.insert(2).unwrap();
-    let c = large.insert(3).unwrap();
-    hub.register(&parent_waker);
-    small.waker(a).wake();
-    large.waker(b).wake();
-    large.waker(c).wake();
-    assert_eq!(parent.0.load(Ordering::SeqCst), 1);
-    assert_eq!(hub.take_ready(), 0b100001);
-    assert!(small.collect_woken());
-    assert!(large.collect_woken());
-    assert_eq!(hub.take_ready(), 0);
+fn a_growable_arena_of_two_groups_wakes_its_task_once_and_polls_only_the_woken() {
+    let mut arena = GrowableArena::with_capacity(2);
+    let (values, states) = probes(4);
+    let keys: Vec<Key> = values.into_iter().map(|v| arena.insert(v)).collect();
+    assert_eq!(arena.groups(), 2, "two slots, then a second group");
+    assert_eq!(
+        keys.iter().map(|k| k.group()).collect::<Vec<_>>(),
+        [0, 0, 1, 1]
+    );
+    let (parent_waker, parent) = counting_waker();
+    assert!(next_growable(&mut arena, &parent_waker).is_pending());
+    assert!(states.iter().all(|state| state.polls() == 1));
+
+    // Wakes into both groups: the task is woken once.
+    for id in [0, 2, 3] {
+        states[id].finish();
+    }
+    assert_eq!(parent.count(), 1);
+    let mut outputs: Vec<(Key, usize)> = (0..3)
+        .map(|_| match next_growable(&mut arena, &parent_waker) {
+            Poll::Ready(Some(output)) => output,
+            other => panic!("three values were woken, yet the arena gave {other:?}"),
+        })
+        .collect();
+    outputs.sort_unstable();
+    assert_eq!(outputs, [(keys[0], 0), (keys[2], 2), (keys[3], 3)]);
+    assert!(next_growable(&mut arena, &parent_waker).is_pending());
+    assert_eq!(states[1].polls(), 1, "a value never woken was polled again");
+    assert_eq!(parent.count(), 1, "no self-wake: nothing was left to poll");
+    assert_eq!(arena.len(), 1);
 }
 
 #[test]
 fn iterators_visit_every_value_once() {
     let mut arena = Arena::new(5);
-    for v in 0..5u32 {
-        arena.insert(v).unwrap();
-    }
-    arena.remove(1);
-    arena.remove(3);
-    let seen: Vec<_> = arena.iter().map(|(_, v)| *v).collect();
-    assert_eq!(seen, [0, 2, 4]);
+    let keys: Vec<Key> = (0..5u32).map(|v| arena.insert(v).unwrap()).collect();
+    arena.remove(keys[1]);
+    arena.remove(keys[3]);
+    let seen: Vec<_> = arena.iter().map(|(k, v)| (k, *v)).collect();
+    assert_eq!(seen, [(keys[0], 0), (keys[2], 2), (keys[4], 4)]);
     assert_eq!(arena.iter().len(), 3);
     for (_, v) in arena.iter_pin_mut() {
         *v.get_mut() += 10;
     }
     let seen: Vec<_> = arena.iter().map(|(_, v)| *v).collect();
     assert_eq!(seen, [10, 12, 14]);
-    assert_eq!(arena.take(0), Some(10));
+    assert_eq!(arena.take(keys[0]), Some(10));
+    assert_eq!(arena.take(keys[0]), None);
     assert_eq!(arena.len(), 2);
 }
 
@@ -429,7 +417,7 @@ fn clear_drops_every_value_even_when_one_drop_panics() {
 
 #[test]
 fn streams_are_polled_again_after_each_item_and_dropped_when_they_end() {
-    /// A stream of `0..n` that is pending before every item, waking itself.
+    /// A stream of `0..end` that is pending before every item, waking itself.
     #[derive(Debug)]
     struct Count {
         next: u32,
@@ -451,32 +439,248 @@ fn streams_are_polled_again_after_each_item_and_dropped_when_they_end() {
         }
     }
     let mut arena = Arena::new(3);
-    for end in [2, 0, 3] {
-        arena
-            .insert(Count {
+    let keys: Vec<Key> = [2, 0, 3]
+        .into_iter()
+        .map(|end| {
+            let stream = Count {
                 next: 0,
                 end,
                 ready: false,
-            })
-            .unwrap();
-    }
-    let (_, parent_waker) = counting_waker();
+            };
+            arena.insert(stream).unwrap()
+        })
+        .collect();
+    let (parent_waker, _) = counting_waker();
     let mut cx = Context::from_waker(&parent_waker);
     let mut items = Vec::new();
     for _ in 0..100 {
-        let polled = arena.poll_next(&mut cx, |slot, stream, cx| match stream.poll_item(cx) {
-            Poll::Ready(Some(item)) => Step::Repoll((slot, Some(item))),
-            Poll::Ready(None) => Step::Done((slot, None)),
-            Poll::Pending => Step::Pending,
-        });
+        let polled = arena.poll_next(&mut cx, |_, stream, cx| Step::next(stream.poll_item(cx)));
         match polled {
-            Poll::Ready(Some((_, (slot, Some(item))))) => items.push((slot, item)),
-            Poll::Ready(Some((_, (_, None)))) => {}
+            Poll::Ready(Some((key, Some(item)))) => items.push((key, item)),
+            Poll::Ready(Some((key, None))) => assert!(!arena.contains_key(key)),
             Poll::Ready(None) => break,
             Poll::Pending => {}
         }
     }
     assert!(arena.is_empty(), "every stream ended and was dropped");
     items.sort_unstable();
-    assert_eq!(items, [(0, 0), (0, 1), (2, 0), (2, 1), (2, 2)]);
+    let expected = [
+        (keys[0], 0),
+        (keys[0], 1),
+        (keys[2], 0),
+        (keys[2], 1),
+        (keys[2], 2),
+    ];
+    assert_eq!(items, expected);
+}
+
+#[test]
+fn a_key_of_a_departed_value_is_refused_after_its_slot_is_reused() {
+    let mut arena = Arena::new(1);
+    let removed = arena.insert(ready(1)).unwrap();
+    assert!(arena.remove(removed));
+    let finished = arena.insert(ready(2)).unwrap();
+    assert_ne!(finished, removed, "one slot, two stays: two keys");
+    assert_eq!(next(&mut arena, Waker::noop()), Poll::Ready(Some(2)));
+    let current = arena.insert(ready(3)).unwrap();
+    for stale in [removed, finished] {
+        assert_ne!(stale, current);
+        assert!(!arena.contains_key(stale));
+        assert!(arena.get(stale).is_none());
+        assert!(arena.get_pin_mut(stale).is_none());
+        assert!(arena.waker(stale).is_none());
+        assert!(arena.take(stale).is_none());
+        assert!(!arena.remove(stale));
+    }
+    assert!(
+        arena.contains_key(current),
+        "a stale key removed the current value"
+    );
+    assert_eq!(arena.take(current).map(|r| r.into_inner()), Some(3));
+}
+
+#[test]
+fn clearing_a_growable_arena_empties_it_and_gives_back_its_groups() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut arena = GrowableArena::new();
+    let keys: Vec<Key> = (0..100)
+        .map(|_| arena.insert(DropCounter(drops.clone())))
+        .collect();
+    assert_eq!((arena.groups(), arena.capacity()), (3, 128));
+    arena.clear();
+    assert_eq!(drops.load(Ordering::SeqCst), 100);
+    assert_eq!(arena.len(), 0);
+    assert!(arena.is_empty());
+    assert_eq!(arena.iter().count(), 0);
+    assert_eq!(
+        (arena.groups(), arena.capacity()),
+        (1, 32),
+        "clear releases every group but the first"
+    );
+    assert!(keys.iter().all(|&key| !arena.contains_key(key)));
+    let key = arena.insert(DropCounter(drops.clone()));
+    assert_eq!(arena.len(), 1);
+    assert!(arena.remove(key));
+    assert!(arena.is_empty());
+}
+
+#[test]
+fn a_key_of_a_released_group_is_refused_by_the_group_that_replaces_it() {
+    let mut arena = GrowableArena::with_capacity(2);
+    let first = arena.insert(1);
+    arena.insert(2);
+    let top = arena.insert(3);
+    assert_eq!((arena.groups(), top.group()), (2, 1));
+    assert!(arena.remove(first));
+    // The top group is empty and one value is left in the two slots below: it is released.
+    assert!(arena.remove(top));
+    assert_eq!(arena.groups(), 1);
+    assert_eq!(
+        arena.insert(4).group(),
+        0,
+        "the free slot below is taken first"
+    );
+    let replacing = arena.insert(5);
+    assert_eq!((arena.groups(), replacing.group()), (2, 1));
+    assert_ne!(replacing, top);
+    assert!(!arena.contains_key(top));
+    assert!(arena.get(top).is_none());
+    assert!(arena.waker(top).is_none());
+    assert!(!arena.remove(top));
+    assert!(!arena.contains_key(first));
+    assert_eq!(arena.get(replacing), Some(&5));
+    assert_eq!(arena.len(), 3);
+}
+
+#[test]
+fn a_stale_waker_does_not_poll_the_value_that_takes_its_slot() {
+    let mut arena = Arena::new(1);
+    let (parent_waker, _) = counting_waker();
+    let (first, first_state) = Probe::new(0);
+    arena.insert(first).unwrap();
+    assert!(next(&mut arena, &parent_waker).is_pending());
+    // The value keeps a clone of its waker (in its state) after it finished.
+    first_state.finish();
+    assert_eq!(next(&mut arena, &parent_waker), Poll::Ready(Some(0)));
+    assert_eq!(first_state.drops(), 1);
+    let stale = first_state.waker();
+
+    let (second, second_state) = Probe::new(1);
+    arena.insert(second).unwrap();
+    assert!(next(&mut arena, &parent_waker).is_pending());
+    assert_eq!(second_state.polls(), 1, "polled once, on insert");
+    stale.wake_by_ref();
+    stale.wake();
+    for _ in 0..2 {
+        assert!(next(&mut arena, &parent_waker).is_pending());
+    }
+    assert_eq!(
+        second_state.polls(),
+        1,
+        "the new value was polled for a wake of the value before it"
+    );
+    second_state.finish();
+    assert_eq!(next(&mut arena, &parent_waker), Poll::Ready(Some(1)));
+    assert_eq!(second_state.polls(), 2);
+}
+
+/// Runs a probe to its output in `arena` (of capacity 1, empty): polls it once, finishes it,
+/// polls it to its output. Returns its state, which keeps a clone of its waker.
+fn run_keeping_a_waker(arena: &mut Arena<Probe>, waker: &Waker, id: usize) -> Arc<ProbeState> {
+    let (probe, state) = Probe::new(id);
+    arena.insert(probe).unwrap();
+    assert!(next(arena, waker).is_pending());
+    state.finish();
+    assert_eq!(next(arena, waker), Poll::Ready(Some(id)));
+    state
+}
+
+#[test]
+fn more_stale_wakers_than_slots_still_leave_the_arena_working() {
+    let mut arena = Arena::new(1);
+    let (parent_waker, _) = counting_waker();
+    // Two departed values, each with an owned waker alive: both entries of the one slot are
+    // retired.
+    let departed: Vec<Arc<ProbeState>> = (0..2)
+        .map(|id| run_keeping_a_waker(&mut arena, &parent_waker, id))
+        .collect();
+
+    // The third value shares an entry with stale wakers: it works, though their wakes may
+    // poll it once spuriously.
+    let (third, third_state) = Probe::new(2);
+    let key = arena.insert(third).unwrap();
+    assert!(next(&mut arena, &parent_waker).is_pending());
+    for state in &departed {
+        state.waker().wake();
+    }
+    for _ in 0..2 {
+        assert!(next(&mut arena, &parent_waker).is_pending());
+    }
+    assert!(
+        third_state.polls() <= 2,
+        "polled {} times: more than one spurious poll",
+        third_state.polls()
+    );
+    let before = third_state.polls();
+    arena.waker(key).unwrap().wake();
+    assert!(next(&mut arena, &parent_waker).is_pending());
+    assert_eq!(third_state.polls(), before + 1, "its own waker polls it");
+    third_state.finish();
+    assert_eq!(next(&mut arena, &parent_waker), Poll::Ready(Some(2)));
+
+    // Once the stale wakers are gone, their entries are free again.
+    drop(departed);
+    let last = run_keeping_a_waker(&mut arena, &parent_waker, 3);
+    assert_eq!(last.polls(), 2);
+    assert!(arena.is_empty());
+}
+
+// A round sets `BUSY` before it polls anything: a value waking itself while the arena polls
+// wakes no task, and a panic of the task's waker is never mistaken for the value's.
+
+#[test]
+fn a_value_waking_itself_while_polled_wakes_no_task() {
+    let mut arena = Arena::new(1);
+    let (spinner, _) = Spinner::forever(0);
+    arena.insert(spinner).unwrap();
+    let (parent_waker, parent) = counting_waker();
+    for call in 1..=4 {
+        assert!(next(&mut arena, &parent_waker).is_pending());
+        // One wake per call: the round's own, as it yields with the spinner deferred.
+        assert_eq!(
+            parent.count(),
+            call,
+            "the spinner's self-wake woke the task"
+        );
+    }
+}
+
+#[test]
+fn a_task_waker_panic_during_a_self_wake_drops_no_value() {
+    use pinfold_testkit::panicking_waker::{WakerOps, panicking_waker};
+
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut arena = Arena::new(2);
+    for id in 0..2 {
+        let (spinner, _) = Spinner::forever(id);
+        arena.insert((spinner, DropCounter(drops.clone()))).unwrap();
+    }
+    let (task, switches) = panicking_waker();
+    let mut cx = Context::from_waker(&task);
+    let mut poll = |arena: &mut Arena<(Spinner, DropCounter)>| {
+        arena.poll_next(&mut cx, |_, value, cx| {
+            Step::done(Pin::new(&mut value.get_mut().0).poll(cx))
+        })
+    };
+    assert!(poll(&mut arena).is_pending());
+    // The task is registered; the next call polls the spinners the last one deferred.
+    switches.panic_once(WakerOps::ANY_WAKE);
+    let polled = catch_unwind(AssertUnwindSafe(|| poll(&mut arena)));
+    assert!(polled.is_err(), "the round wakes its task as it yields");
+    assert_eq!(switches.panics(), 1);
+    assert_eq!(
+        (drops.load(Ordering::SeqCst), arena.len()),
+        (0, 2),
+        "a spinner was dropped for the task waker's panic"
+    );
 }

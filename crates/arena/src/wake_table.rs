@@ -1,12 +1,18 @@
 //! The wake table: the one allocation shared between an arena and its wakers.
 //!
-//! Layout, in a single block: a [`Header`] (reference count, parent link, sizes), then one
-//! [`Entry`] per slot (the slot's index: the address of entry `i` is the data pointer of slot
-//! `i`'s waker), then the words of the ready bitset ([`ready_set`](crate::ready_set)).
+//! Layout, in a single block: a [`Header`] (reference count, parent link, sizes), then the
+//! [`Entry`]s (an entry's own index, and how many owned wakers point at it: the address of
+//! entry `e` is the data pointer of its wakers), then the words of the ready bitset
+//! ([`ready_set`](crate::ready_set)), one bit per entry.
 //!
-//! The arena holds one reference and every cloned waker one more; the block is freed when the
-//! last goes, so a waker may outlive the arena. Wakers lent to a value's `poll` are borrowed
-//! (`ManuallyDrop`), so polling costs no reference counting.
+//! An entry is the identity of one stay of one value in one slot: the arena binds a free entry
+//! to a value when it is inserted and unbinds it when the value leaves, and binds it again only
+//! once no waker points at it (see [`implementation`](crate::implementation)). So a waker that
+//! outlives its value marks an entry that names no slot, and polls nothing.
+//!
+//! The arena holds one reference to the block and every owned waker one more; the block is
+//! freed when the last goes, so a waker may outlive the arena. Wakers lent to a value's `poll`
+//! are borrowed (`ManuallyDrop`), so polling costs no reference counting.
 
 use core::alloc::Layout;
 use core::mem::ManuallyDrop;
@@ -16,7 +22,7 @@ use core::task::{RawWaker, RawWakerVTable, Waker};
 use crate::atomic_waker::AtomicWaker;
 use crate::hub::Hub;
 use crate::ready_set::{self, Marked, ReadyLayout};
-use crate::sync::{AtomicU64, AtomicUsize, Ordering, alloc, dealloc};
+use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering, alloc, dealloc};
 
 /// Who is told when the ready set goes from empty to non-empty.
 pub(crate) enum Parent {
@@ -42,7 +48,7 @@ pub(crate) struct Header {
     refs: CacheLine<AtomicUsize>,
     parent: Parent,
     ready: ReadyLayout,
-    capacity: usize,
+    entries: usize,
     words_offset: usize,
     block: Layout,
 }
@@ -53,11 +59,22 @@ pub(crate) struct Header {
 #[repr(C)]
 struct CacheLine<T>(T, [u8; 128]);
 
-/// The data a waker points at: its slot's index.
+/// The data a waker points at.
 #[repr(C)]
-struct Entry {
+pub(crate) struct Entry {
+    /// This entry's index in the table (immutable): its bit in the ready set.
     index: u32,
+    /// `2 * owned wakers + RETIRED`: how many owned wakers point here, and whether the arena
+    /// has unbound the entry and waits for them to go before binding it again.
+    state: AtomicU32,
 }
+
+/// The flag of [`Entry::state`] that the arena sets when it unbinds an entry that still has
+/// owned wakers.
+pub(crate) const RETIRED: u32 = 1;
+
+/// One owned waker in [`Entry::state`].
+const ONE_WAKER: u32 = 2;
 
 /// Entries start right after the header (its size is a multiple of its alignment, which is at
 /// least `Entry`'s).
@@ -66,6 +83,9 @@ const _: () = assert!(align_of::<Header>() >= align_of::<Entry>());
 
 /// More references than this means wakers are being leaked in a loop: abort as `Arc` does.
 const MAX_REFS: usize = isize::MAX as usize;
+
+/// More owned wakers of one entry than this: abort likewise (the count must not overflow).
+const MAX_ENTRY_REFS: u32 = u32::MAX / 4;
 
 /// An owning reference to a wake table (the arena's).
 pub(crate) struct WakeTable {
@@ -79,17 +99,12 @@ unsafe impl Send for WakeTable {}
 unsafe impl Sync for WakeTable {}
 
 impl WakeTable {
-    /// Allocates a table for `capacity` slots (one allocation).
-    pub(crate) fn new(capacity: usize, parent: Parent) -> Self {
-        let index_limit = u32::try_from(capacity).ok().filter(|&c| c < u32::MAX);
-        assert!(
-            index_limit.is_some(),
-            "arena capacity {capacity} is too large (at most {})",
-            u32::MAX - 1
-        );
-        let ready = ReadyLayout::new(capacity);
+    /// Allocates a table of `entries` entries (one allocation). `entries` is below `u32::MAX`.
+    pub(crate) fn new(entries: usize, parent: Parent) -> Self {
+        debug_assert!(entries < u32::MAX as usize);
+        let ready = ReadyLayout::new(entries);
         let (block, words_offset) = Layout::new::<Header>()
-            .extend(Layout::array::<Entry>(capacity).expect("arena capacity overflows"))
+            .extend(Layout::array::<Entry>(entries).expect("arena capacity overflows"))
             .and_then(|(block, _)| {
                 block.extend(Layout::array::<AtomicU64>(ready.words()).expect("overflow"))
             })
@@ -101,7 +116,7 @@ impl WakeTable {
             std::alloc::handle_alloc_error(block)
         };
         let header = base.cast::<Header>();
-        // SAFETY: `base` is a fresh block laid out above: header first, then `capacity` entries
+        // SAFETY: `base` is a fresh block laid out above: header first, then `entries` entries
         // at ENTRIES_OFFSET, then `ready.words()` words at `words_offset`, each in bounds and
         // aligned, and written once here before any reference to them exists.
         unsafe {
@@ -109,18 +124,19 @@ impl WakeTable {
                 refs: CacheLine(AtomicUsize::new(1), [0; 128]),
                 parent,
                 ready,
-                capacity,
+                entries,
                 words_offset,
                 block,
             });
         }
-        for index in 0..capacity {
+        for index in 0..entries {
             // SAFETY: entry `index` is in bounds of the block (see the layout above).
             let entry = unsafe { base.byte_add(ENTRIES_OFFSET).cast::<Entry>().add(index) };
             // SAFETY: in bounds, aligned and not yet initialised or referenced.
             unsafe {
                 entry.write(Entry {
                     index: index as u32,
+                    state: AtomicU32::new(0),
                 })
             };
         }
@@ -138,8 +154,8 @@ impl WakeTable {
         unsafe { self.header.as_ref() }
     }
 
-    /// A waker for `index` that borrows the arena's reference: no reference counting. Cloning
-    /// it makes an owned waker.
+    /// A waker for entry `index` that borrows the arena's reference: no reference counting.
+    /// Cloning it makes an owned waker.
     pub(crate) fn borrowed_waker(&self, index: usize) -> ManuallyDrop<Waker> {
         let raw = RawWaker::new(self.entry(index).cast(), &VTABLE);
         // SAFETY: the vtable's contract holds for an entry of a live table (see the functions
@@ -154,13 +170,20 @@ impl WakeTable {
         unsafe { words_of(self.header.as_ptr()) }
     }
 
-    /// An owned waker for `index`.
+    /// An owned waker for entry `index`.
     pub(crate) fn waker(&self, index: usize) -> Waker {
         (*self.borrowed_waker(index)).clone()
     }
 
+    /// The state word of entry `index` (owned wakers, [`RETIRED`]).
+    pub(crate) fn entry_state(&self, index: usize) -> &AtomicU32 {
+        // SAFETY: the entry is in the block (`entry` checks the bound) and initialised; we hold
+        // a reference, so it lives as long as `self`.
+        unsafe { &(*self.entry(index)).state }
+    }
+
     fn entry(&self, index: usize) -> *const Entry {
-        assert!(index < self.header().capacity(), "slot index out of bounds");
+        assert!(index < self.header().entries, "entry index out of bounds");
         // SAFETY: `index` is below the capacity, so the entry is inside the block.
         unsafe {
             self.header
@@ -175,18 +198,33 @@ impl WakeTable {
 
 impl Drop for WakeTable {
     fn drop(&mut self) {
-        // SAFETY: this is the arena's reference, given up once.
-        unsafe { release(self.header.as_ptr()) }
+        // Wakes that outlive the arena must not reach the task that polled it.
+        if let Parent::Task(parent) = self.header().parent() {
+            let waker = parent.take();
+            // Give our reference up even if dropping the task's waker panics.
+            let _release = ReleaseOnDrop(self.header.as_ptr());
+            drop(waker);
+        } else {
+            // SAFETY: this is the arena's reference, given up once.
+            unsafe { release(self.header.as_ptr()) }
+        }
+    }
+}
+
+/// Gives up one reference to the table at `.0` when dropped, also while unwinding.
+struct ReleaseOnDrop(*const Header);
+
+impl Drop for ReleaseOnDrop {
+    fn drop(&mut self) {
+        // SAFETY: whoever made this guard owned a reference to a live table and handed it to
+        // the guard; it is given up once, here.
+        unsafe { release(self.0) }
     }
 }
 
 impl Header {
     pub(crate) fn parent(&self) -> &Parent {
         &self.parent
-    }
-
-    fn capacity(&self) -> usize {
-        self.capacity
     }
 
     pub(crate) fn ready_layout(&self) -> &ReadyLayout {
@@ -285,14 +323,33 @@ unsafe fn clone_waker(data: *const ()) -> RawWaker {
     if header.refs.0.fetch_add(1, Ordering::Relaxed) > MAX_REFS {
         std::process::abort();
     }
+    // SAFETY: see above.
+    let entry = unsafe { &*data.cast::<Entry>() };
+    // Relaxed: as above. The arena reads the count before binding the entry again, and only
+    // binds it once it has acquired the drop of every owned waker (see `drop_waker`); a clone
+    // is only made from a waker that exists, so none is made while the count reads zero and
+    // the arena is not polling the entry's value.
+    if entry.state.fetch_add(ONE_WAKER, Ordering::Relaxed) > MAX_ENTRY_REFS {
+        std::process::abort();
+    }
     RawWaker::new(data, &VTABLE)
 }
 
 unsafe fn wake(data: *const ()) {
-    // SAFETY: see above; the reference this waker owns is given up after the wake.
-    unsafe {
-        wake_by_ref(data);
-        drop_waker(data);
+    // The reference this waker owns is given up after the wake, also if the wake panics (the
+    // parent task's waker may).
+    let _release = DropWakerOnDrop(data);
+    // SAFETY: see above.
+    unsafe { wake_by_ref(data) };
+}
+
+/// Gives up the owned waker at `.0` when dropped, also while unwinding.
+struct DropWakerOnDrop(*const ());
+
+impl Drop for DropWakerOnDrop {
+    fn drop(&mut self) {
+        // SAFETY: made in `wake` from an owned waker, whose reference is given up once, here.
+        unsafe { drop_waker(self.0) }
     }
 }
 
@@ -305,6 +362,11 @@ unsafe fn wake_by_ref(data: *const ()) {
 }
 
 unsafe fn drop_waker(data: *const ()) {
+    // SAFETY: see above.
+    let entry = unsafe { &*data.cast::<Entry>() };
+    // Release: this waker's wakes (its marks in the ready set) happen before the arena, which
+    // loads the count with Acquire, binds the entry to another value.
+    entry.state.fetch_sub(ONE_WAKER, Ordering::Release);
     // SAFETY: see above: this waker's reference is given up once.
     unsafe { release(header_of(data)) }
 }

@@ -9,6 +9,11 @@
 //! Pushing into a full set is refused: [`try_push`](FuturesUnorderedBounded::try_push) gives the
 //! future back, [`push`](FuturesUnorderedBounded::push) panics.
 //!
+//! [`insert`](FuturesUnorderedBounded::insert) gives a [`Key`] for the future:
+//! [`remove`](FuturesUnorderedBounded::remove) drops it in place at once (its output never
+//! comes), and [`poll_next_keyed`](FuturesUnorderedBounded::poll_next_keyed) says which future
+//! gave each output. A key of a future that is gone is refused, also after its slot was reused.
+//!
 //! # Example
 //!
 //! ```
@@ -37,12 +42,24 @@
 //! One `poll_next` polls each future at most once. It yields (wakes its task and returns
 //! `Pending`) once it has polled as many futures as the set held when the call started, or once
 //! two futures woke themselves during their own poll, so a future that always wakes itself
-//! cannot starve the executor or the other futures.
+//! cannot starve the executor or the other futures. Wakes that arrive during the call are
+//! collected in it, and the woken futures it has not polled yet are polled in it: a call returns
+//! `Pending` only when no woken future is left that it may still poll (a future polled in the
+//! call and woken again waits for the next call, and the call wakes its task for it).
+//!
+//! # Wakes
+//!
+//! Each future has its own waker: `Send + Sync`, usable from any thread, also after the future
+//! finished or the set is gone (then waking does nothing). A waker that outlives its future
+//! does not cause a poll of the future that takes its slot next (unless more wakers of departed
+//! futures are alive at once than the set has slots: then one may cause a spurious poll).
 //!
 //! # Panics
 //!
 //! If a future panics while being polled, it is dropped in place, its slot is freed, and the
-//! panic propagates out of `poll_next`. The set stays usable.
+//! panic propagates out of `poll_next`. If the task's waker panics (in its `clone`, `wake` or
+//! `drop`), the panic propagates out of the call that ran it and no future is blamed for it.
+//! Either way the set stays usable.
 #![forbid(unsafe_code)]
 
 use core::fmt;
@@ -52,6 +69,8 @@ use core::task::{Context, Poll};
 
 use futures_core::{FusedStream, Stream};
 use pinfold_arena::{Arena, Step};
+
+pub use pinfold_arena::Key;
 
 /// A fixed-capacity set of futures, polled concurrently, whose outputs come out in the order
 /// the futures finish. See the [crate documentation](crate).
@@ -84,19 +103,56 @@ impl<F> FuturesUnorderedBounded<F> {
     /// Use [`try_push`](Self::try_push) to get the future back instead.
     #[track_caller]
     pub fn push(&mut self, fut: F) {
-        if self.try_push(fut).is_err() {
-            panic!(
-                "FuturesUnorderedBounded is full (capacity {})",
-                self.capacity()
-            );
-        }
+        self.insert(fut);
     }
 
     /// Adds a future to the set, or gives it back in `Err` if the set is full.
     pub fn try_push(&mut self, fut: F) -> Result<(), F> {
-        self.arena.insert(fut)?;
+        self.try_insert(fut).map(drop)
+    }
+
+    /// Adds a future to the set and returns its key.
+    ///
+    /// # Panics
+    /// If the set is full, as [`push`](Self::push).
+    #[track_caller]
+    pub fn insert(&mut self, fut: F) -> Key {
+        match self.try_insert(fut) {
+            Ok(key) => key,
+            Err(_) => panic!(
+                "FuturesUnorderedBounded is full (capacity {})",
+                self.capacity()
+            ),
+        }
+    }
+
+    /// Adds a future to the set and returns its key, or gives it back in `Err` if the set is
+    /// full.
+    pub fn try_insert(&mut self, fut: F) -> Result<Key, F> {
+        let key = self.arena.insert(fut)?;
         self.terminated = false;
-        Ok(())
+        Ok(key)
+    }
+
+    /// Drops `key`'s future in place now; its output never comes. `false` if it was gone
+    /// already (finished, removed, or cleared).
+    pub fn remove(&mut self, key: Key) -> bool {
+        self.arena.remove(key)
+    }
+
+    /// Whether `key`'s future is still in the set.
+    pub fn contains_key(&self, key: Key) -> bool {
+        self.arena.contains_key(key)
+    }
+
+    /// `key`'s future, if it is still in the set.
+    pub fn get(&self, key: Key) -> Option<&F> {
+        self.arena.get(key)
+    }
+
+    /// `key`'s future, pinned, if it is still in the set.
+    pub fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut F>> {
+        self.arena.get_pin_mut(key)
     }
 
     /// How many futures the set holds.
@@ -119,8 +175,10 @@ impl<F> FuturesUnorderedBounded<F> {
         self.arena.capacity()
     }
 
-    /// Drops every future in the set. The storage is kept.
+    /// Drops every future in the set. The storage is kept. The set is no longer terminated
+    /// ([`is_terminated`](FusedStream::is_terminated) is `false`), as with futures-util.
     pub fn clear(&mut self) {
+        self.terminated = false;
         self.arena.clear();
     }
 
@@ -135,22 +193,27 @@ impl<F> FuturesUnorderedBounded<F> {
     }
 }
 
+impl<F: Future> FuturesUnorderedBounded<F> {
+    /// `poll_next` that also says which future gave the output: the key
+    /// [`insert`](Self::insert) returned for it.
+    pub fn poll_next_keyed(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Key, F::Output)>> {
+        let polled = self
+            .arena
+            .poll_next(cx, |_, fut, cx| Step::done(fut.poll(cx)));
+        if let Poll::Ready(None) = polled {
+            self.terminated = true;
+        }
+        polled
+    }
+}
+
 impl<F: Future> Stream for FuturesUnorderedBounded<F> {
     type Item = F::Output;
 
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
-        let polled = self.arena.poll_next(cx, |_, fut, cx| match fut.poll(cx) {
-            Poll::Ready(out) => Step::Done(out),
-            Poll::Pending => Step::Pending,
-        });
-        match polled {
-            Poll::Ready(Some((_, out))) => Poll::Ready(Some(out)),
-            Poll::Ready(None) => {
-                self.terminated = true;
-                Poll::Ready(None)
-            }
-            Poll::Pending => Poll::Pending,
-        }
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
+        self.get_mut()
+            .poll_next_keyed(cx)
+            .map(|polled| polled.map(|(_, out)| out))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -21,7 +21,10 @@ struct Tagged<F> {
 }
 
 impl<F: Future> Tagged<F> {
-    /// Polls the future, first recording in `polling` which one it is.
+    /// Polls the future, recording in `polling` which one it is while its poll runs, and, if
+    /// it finished, until the caller has its output (the arena drops it first, and its `Drop`
+    /// may panic). A panic that leaves `polling` set is this future's; one raised by the task's
+    /// waker after a `Pending` is not.
     fn poll_tracked(
         self: Pin<&mut Self>,
         polling: &mut Option<u64>,
@@ -29,10 +32,11 @@ impl<F: Future> Tagged<F> {
     ) -> Step<(u64, F::Output)> {
         let this = self.project();
         *polling = Some(*this.seq);
-        match this.fut.poll(cx) {
-            Poll::Ready(out) => Step::Done((*this.seq, out)),
-            Poll::Pending => Step::Pending,
+        let polled = this.fut.poll(cx);
+        if polled.is_pending() {
+            *polling = None;
         }
+        Step::done(polled.map(|out| (*this.seq, out)))
     }
 }
 
@@ -152,7 +156,7 @@ where
                     tagged.poll_tracked(this.polling, cx)
                 },
             );
-            // Nothing panicked: forget the last future polled.
+            // The finished future was dropped without a panic.
             *this.polling = None;
             match polled {
                 Poll::Ready(Some((seq, out))) => {

@@ -6,7 +6,7 @@ use core::task::{Context, Poll};
 
 use futures_core::Stream;
 use pin_project::pin_project;
-use pinfold_arena::{Arena, Budget, Step};
+use pinfold_arena::{Arena, Budget, Key, Step};
 
 /// The source of futures and the futures running, at most `concurrency` of them (the arena's
 /// capacity).
@@ -76,17 +76,10 @@ impl<St: Stream, T> Running<St, T> {
         }
     }
 
-    /// Starts one poll of the adapter: queues the futures woken since the last one, so that
-    /// this poll sees them, and returns a fairness budget sized to the futures running now.
+    /// Starts one poll of the adapter: a round of the arena, whose budget every
+    /// [`poll_output`](Self::poll_output) of this poll shares.
     pub(crate) fn begin_poll(self: Pin<&mut Self>) -> Budget {
-        let arena = self.project().arena;
-        // Without registering: if a wake comes after this, `poll_output` registers and
-        // collects again before it returns `Pending`. The check is a plain load, cheaper than
-        // the drain's swaps when nothing was woken.
-        if arena.has_woken() {
-            arena.collect_woken();
-        }
-        Budget::new(arena.len())
+        self.project().arena.budget()
     }
 
     /// Pulls futures from the source into free slots, at most `room` of them, each made into
@@ -123,7 +116,7 @@ impl<St: Stream, T> Running<St, T> {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         budget: &mut Budget,
-        poll: &mut impl FnMut(usize, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+        poll: &mut impl FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     ) -> Poll<Option<R>> {
         self.project()
             .arena

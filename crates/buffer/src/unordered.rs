@@ -80,11 +80,7 @@ where
         }
         this.running.as_mut().refill(cx, usize::MAX, |fut| fut);
         let mut budget = this.running.as_mut().begin_poll();
-        let mut poll = |_: usize, fut: Pin<&mut St::Item>, cx: &mut Context<'_>| match fut.poll(cx)
-        {
-            Poll::Ready(out) => Step::Done(out),
-            Poll::Pending => Step::Pending,
-        };
+        let mut poll = |_, fut: Pin<&mut St::Item>, cx: &mut Context<'_>| Step::done(fut.poll(cx));
         match this
             .running
             .as_mut()

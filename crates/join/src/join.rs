@@ -9,7 +9,7 @@ use core::task::{Context, Poll};
 use std::iter;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
-use pinfold_arena::{Arena, Budget};
+use pinfold_arena::{Arena, Step};
 
 use crate::slot::Slot;
 
@@ -24,6 +24,10 @@ pub(crate) struct Join<F, T> {
     spill: Option<Box<Part<F, T>>>,
     /// Set once the join has returned `Ready` or a future's panic has passed through it.
     terminated: bool,
+    /// Set while a future's poll runs: a panic caught with it set is the future's; one caught
+    /// without it came from the task's waker (its registration or a yield), and leaves the join
+    /// as it was.
+    in_future: bool,
 }
 
 /// One arena of inputs, slot `i` holding the part's `i`-th input.
@@ -64,6 +68,7 @@ impl<F, T> Join<F, T> {
             head,
             spill,
             terminated: false,
+            in_future: false,
         }
     }
 
@@ -109,7 +114,13 @@ impl<F, T> Join<F, T> {
         P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
     {
         assert!(!self.terminated, "{name} polled after completion");
-        match catch_unwind(AssertUnwindSafe(|| self.drive(cx, &mut poll))) {
+        let (head, spill, in_future) = (&mut self.head, &mut self.spill, &mut self.in_future);
+        let caught = catch_unwind(AssertUnwindSafe(|| {
+            drive(head, spill, cx, &mut poll, in_future)
+        }));
+        // Set if a future's poll or drop was running when it ended.
+        let blame_future = core::mem::take(&mut self.in_future);
+        match caught {
             Ok(Poll::Pending) => Poll::Pending,
             Ok(Poll::Ready(Ok(()))) => Poll::Ready(Ok(self.take_outputs())),
             Ok(Poll::Ready(Err(err))) => {
@@ -118,28 +129,13 @@ impl<F, T> Join<F, T> {
                 }
                 Poll::Ready(Err(err))
             }
-            Err(panic) => {
+            Err(panic) if blame_future => {
                 // The future's panic is the one to report, not a drop's.
                 drop(self.cancel());
                 resume_unwind(panic)
             }
-        }
-    }
-
-    /// Polls each part: `Ready(Ok)` once every future has finished, `Ready(Err)` at the first
-    /// error.
-    fn drive<E, P>(&mut self, cx: &mut Context<'_>, poll: &mut P) -> Poll<Result<(), E>>
-    where
-        P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
-    {
-        let head = self.head.drive(cx, poll)?;
-        let spill = match &mut self.spill {
-            Some(spill) => spill.drive(cx, poll)?,
-            None => Poll::Ready(()),
-        };
-        match (head, spill) {
-            (Poll::Ready(()), Poll::Ready(())) => Poll::Ready(Ok(())),
-            _ => Poll::Pending,
+            // The task's waker panicked: no future did, and the join goes on when polled again.
+            Err(panic) => resume_unwind(panic),
         }
     }
 
@@ -170,6 +166,29 @@ impl<F, T> Join<F, T> {
     }
 }
 
+/// Polls each part: `Ready(Ok)` once every future has finished, `Ready(Err)` at the first
+/// error.
+fn drive<F, T, E, P>(
+    head: &mut Part<F, T>,
+    spill: &mut Option<Box<Part<F, T>>>,
+    cx: &mut Context<'_>,
+    poll: &mut P,
+    in_future: &mut bool,
+) -> Poll<Result<(), E>>
+where
+    P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
+{
+    let head = head.drive(cx, poll, in_future)?;
+    let spill = match spill {
+        Some(spill) => spill.drive(cx, poll, in_future)?,
+        None => Poll::Ready(()),
+    };
+    match (head, spill) {
+        (Poll::Ready(()), Poll::Ready(())) => Poll::Ready(Ok(())),
+        _ => Poll::Pending,
+    }
+}
+
 impl<F, T> Part<F, T> {
     /// An arena of `capacity` slots holding up to `capacity` futures of `futures`, input `i`
     /// in slot `i`.
@@ -177,10 +196,9 @@ impl<F, T> Part<F, T> {
         let mut arena = Arena::new(capacity);
         let mut len = 0;
         for fut in futures.take(capacity) {
-            let Ok(slot) = arena.insert(Slot::Running(fut)) else {
+            if arena.insert(Slot::Running(fut)).is_err() {
                 unreachable!("an arena of capacity {capacity} is full after {len} inserts");
-            };
-            assert_eq!(slot, len, "a fresh arena fills its lowest free slot first");
+            }
             len += 1;
         }
         Self {
@@ -194,13 +212,27 @@ impl<F, T> Part<F, T> {
     /// `poll_next` does: `Ready(Ok)` once none is running, `Ready(Err)` at the first error,
     /// `Pending` when no woken future is left (the task is woken by the next wake) or when the
     /// fairness budget is spent (the task has been woken already).
-    fn drive<E, P>(&mut self, cx: &mut Context<'_>, poll: &mut P) -> Poll<Result<(), E>>
+    ///
+    /// `in_future` is set while a future is polled or its finished future dropped.
+    fn drive<E, P>(
+        &mut self,
+        cx: &mut Context<'_>,
+        poll: &mut P,
+        in_future: &mut bool,
+    ) -> Poll<Result<(), E>>
     where
         P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
     {
-        let mut budget = Budget::new(self.arena.len());
-        let mut poll_slot =
-            |_: usize, slot: Pin<&mut Slot<F, T>>, cx: &mut Context<'_>| slot.poll(cx, poll);
+        let mut budget = self.arena.budget();
+        let mut poll_slot = |_, slot: Pin<&mut Slot<F, T>>, cx: &mut Context<'_>| {
+            *in_future = true;
+            let step = slot.poll(cx, poll);
+            // A `Done` slot (an error) is dropped by the arena after this returns.
+            if !matches!(step, Step::Done(_)) {
+                *in_future = false;
+            }
+            step
+        };
         while self.running > 0 {
             match self.arena.poll_with_budget(cx, &mut budget, &mut poll_slot) {
                 Poll::Ready(Some((_, Ok(())))) => self.running -= 1,
@@ -212,14 +244,12 @@ impl<F, T> Part<F, T> {
         Poll::Ready(Ok(()))
     }
 
-    /// Appends the outputs to `outputs` in slot order and empties the arena.
+    /// Appends the outputs to `outputs` in slot order (a fresh arena fills its slots in
+    /// order, so that is input order) and empties the arena.
     fn take_outputs(&mut self, outputs: &mut Vec<T>) {
-        for index in 0..self.len {
-            let output = self
-                .arena
-                .get_pin_mut(index)
-                .and_then(Slot::take_output)
-                .unwrap_or_else(|| unreachable!("slot {index} of a finished join has no output"));
+        for (key, slot) in self.arena.iter_pin_mut() {
+            let output = Slot::take_output(slot)
+                .unwrap_or_else(|| unreachable!("{key:?} of a finished join has no output"));
             outputs.push(output);
         }
         self.arena.clear();

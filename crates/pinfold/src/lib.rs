@@ -34,6 +34,7 @@
 
 /// The waker-slot arena (the `pinfold-arena` crate).
 pub use pinfold_arena as arena;
+pub use pinfold_arena::Key;
 pub use pinfold_bounded::FuturesUnorderedBounded;
 pub use pinfold_buffer::{BufferExt, FobStreamExt, OrderedBuffer, UnorderedBuffer};
 pub use pinfold_join::{JoinAll, TryJoinAll, join_all, try_join_all};

@@ -10,6 +10,10 @@
 //! - [`alloc`]: a counting global allocator. A global allocator belongs to one binary, so each
 //!   test binary that counts declares its own static of this type.
 //! - [`rng`]: xorshift64, for shuffles and delays that are the same on every run.
+//! - [`panicking_waker`]: a task waker whose `clone`, `wake`, `wake_by_ref` or `drop` panics
+//!   on command, once.
+//! - [`contract`]: what every keyed set of futures promises, written once as generic
+//!   functions that the bounded and the growable set's test files run over their own type.
 //!
 //! Nothing here depends on a pinfold crate, so every pinfold crate, `pinfold-arena` included,
 //! can take this one as a dev-dependency.
@@ -28,11 +32,14 @@
 //! assert_eq!(state.drops(), 1);
 //! ```
 
-// Only the counting allocator (`alloc`) needs unsafe code, and it allows it for itself.
+// Only the counting allocator (`alloc`) and the panicking waker's vtable (`panicking_waker`)
+// need unsafe code, and each allows it for itself.
 #![deny(unsafe_code)]
 
 pub mod alloc;
+pub mod contract;
 pub mod future;
+pub mod panicking_waker;
 pub mod probe;
 pub mod rng;
 pub mod stream;

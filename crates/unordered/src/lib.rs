@@ -38,7 +38,8 @@
 //!
 //! # Groups
 //!
-//! The set is a stack of [`Arena`](pinfold_arena::Arena)s, smallest first (at most 64). The
+//! The set is a [`GrowableArena`](pinfold_arena::GrowableArena): a stack of arenas, smallest
+//! first (at most 63). The
 //! first push allocates the first group, of 32 slots (or the capacity given to
 //! [`with_capacity`](FuturesUnordered::with_capacity)); each group after it holds as many
 //! slots as all the groups below it together, and at least 32, so the capacity doubles: 32, 64,
@@ -86,9 +87,17 @@
 //! for the whole set: it yields (wakes its task and returns `Pending`) once it has polled as
 //! many futures as the set held when the call started, or once two futures woke themselves
 //! during their own poll, so a future that always wakes itself cannot starve the executor or
-//! the other futures. Wakes are collected only before the call has polled anything; a slot
-//! woken later waits for the next call. Every slot queued before a collection is polled before
-//! any slot collected by it, so each future is polled once per round of wakes.
+//! the other futures. Wakes that arrive during the call are collected in it, and the woken
+//! futures it has not polled yet are polled in it; a future polled in the call and woken again
+//! waits for the next call (the call wakes its task for it). So a call returns `Pending` only
+//! when no woken future is left that it may still poll.
+//!
+//! # Keys
+//!
+//! [`insert`](FuturesUnordered::insert) gives a [`Key`] for the future:
+//! [`remove`](FuturesUnordered::remove) drops it in place at once (its output never comes), and
+//! [`poll_next_keyed`](FuturesUnordered::poll_next_keyed) says which future gave each output. A
+//! key of a future that is gone is refused, also after its slot was reused.
 //!
 //! Groups are visited round-robin: a call starts at the group after the one that gave the
 //! previous output, so outputs come from every group with finished futures in turn, and no group
@@ -96,20 +105,23 @@
 //!
 //! # Wakes
 //!
-//! The groups share one [`Hub`](pinfold_arena::Hub): the task registers once for the whole set,
+//! The groups share one hub: the task registers once for the whole set,
 //! a burst of wakes into any groups wakes it once, and a poll collects only the groups that
 //! were woken (the hub keeps one bit per group). Wakers are `Send + Sync` and may be woken from
 //! any thread, also after their future finished, was dropped, or the set is gone: then waking
-//! does nothing, except that a waker outliving its future may cause one spurious poll of the
-//! future that takes its slot next. Dropping the set forgets the registered task.
+//! does nothing. A waker outliving its future does not cause a poll of the future that takes
+//! its slot next (unless more wakers of departed futures are alive at once than a group has
+//! slots: then one may cause a spurious poll). Dropping the set forgets the registered task.
 //!
 //! # Panics
 //!
 //! If a future panics while being polled, it is dropped in place, its slot is freed, and the
-//! panic propagates out of `poll_next`. The set stays usable.
+//! panic propagates out of `poll_next`. If the task's waker panics (in its `clone`, `wake` or
+//! `drop`), the panic propagates out of the call that ran it and no future is blamed for it.
+//! Either way the set stays usable.
 #![forbid(unsafe_code)]
 
 mod set;
-mod sizing;
 
+pub use pinfold_arena::Key;
 pub use set::FuturesUnordered;

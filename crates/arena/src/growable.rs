@@ -1,0 +1,557 @@
+//! The growable arena: a stack of doubling arenas on one hub, polled in one round.
+
+use core::fmt;
+use core::iter::FusedIterator;
+use core::pin::Pin;
+use core::task::{Context, Poll, Waker};
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+
+use crate::arena::{self, Arena};
+use crate::hub::Hub;
+use crate::key::Key;
+use crate::ready_set::Drain;
+use crate::round::{self, Budget, Queued, Rounds};
+use crate::sizing::{MAX_GROUP, Sizing};
+use crate::step::Step;
+
+/// A growable arena: a stack of [`Arena`]s (its *groups*), smallest first, sharing one parent
+/// registration, polled as one arena with one fairness budget.
+///
+/// The first insert allocates the first group, of 32 slots (or the capacity given to
+/// [`with_capacity`](GrowableArena::with_capacity)); each group after it holds as many slots as
+/// all the groups below it together, and at least 32, so the capacity doubles. An insert goes
+/// into a free slot of the *smallest* group that has one, and a group is added only when every
+/// group is full, so long-lived values drift into the small groups. Values never move: a group
+/// holding a value is never released. Right after each output that frees a slot (and after
+/// [`clear`](GrowableArena::clear)), while the largest group holds no value, it is released if
+/// the values left fill at most half of the groups below it and the capacity left is at least
+/// the capacity the arena *retains* (a set that cycles between large and small keeps what it
+/// grows back into instead of reallocating every cycle; it forgets this once it has stayed
+/// small for as many outputs as it was large). A growable arena has at most 63 groups.
+///
+/// Groups are visited round-robin: a round starts at the group after the one that gave the
+/// last output. Keys of a released group are refused by the group that takes its place.
+pub struct GrowableArena<T> {
+    /// The groups, smallest first. Group `i` has bit `i` in the hub and in the masks below.
+    groups: Vec<Arena<T>>,
+    /// The one parent of every group; made with the first group.
+    hub: Option<OwnerHub>,
+    /// How many values the groups hold.
+    len: usize,
+    /// How many slots the groups have.
+    capacity: usize,
+    /// Groups with a free slot.
+    not_full: u64,
+    /// Groups with slots queued for this round.
+    queued: u64,
+    /// Groups with slots queued for the next round.
+    deferred: u64,
+    /// The group a round looks at first: the one after the group of the latest output.
+    cursor: u32,
+    /// The number of the round in progress or last run.
+    round: u32,
+    /// When to add and release groups.
+    sizing: Sizing,
+    /// The generation the slots of a group made at bit `i` start at: past every generation a
+    /// released group at that bit used.
+    generations: [u32; Hub::MAX_ARENAS],
+}
+
+/// The hub, as its owner holds it: dropping the arena forgets the registered task, so stale
+/// wakers (which keep the hub alive) do not reach it. Not generic, so that the arena has no
+/// `Drop` of its own and values may borrow what is declared after it.
+struct OwnerHub(Hub);
+
+impl Drop for OwnerHub {
+    fn drop(&mut self) {
+        self.0.forget_waker();
+    }
+}
+
+impl<T> GrowableArena<T> {
+    /// An empty arena. Allocates nothing: the first insert allocates the first group.
+    pub const fn new() -> Self {
+        Self {
+            groups: Vec::new(),
+            hub: None,
+            len: 0,
+            capacity: 0,
+            not_full: 0,
+            queued: 0,
+            deferred: 0,
+            cursor: 0,
+            round: 0,
+            sizing: Sizing::new(),
+            generations: [0; Hub::MAX_ARENAS],
+        }
+    }
+
+    /// An empty arena with at least `capacity` slots, allocated now; its first group holds
+    /// `capacity` slots and is kept as long as the arena. `with_capacity(0)` is
+    /// [`new`](Self::new).
+    pub fn with_capacity(capacity: usize) -> Self {
+        let mut arena = Self::new();
+        if capacity > 0 {
+            arena.add_group(capacity.min(MAX_GROUP));
+            while arena.capacity < capacity {
+                let size = arena.sizing.grow(arena.capacity);
+                arena.add_group(size);
+            }
+        }
+        arena
+    }
+
+    /// How many values the arena holds.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the arena holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// How many slots the arena has allocated now: the sum of its groups' capacities.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// How many groups the arena has now.
+    pub fn groups(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// Stores `value` in a free slot of the smallest group that has one (adding a group if
+    /// none has), queues it to be polled, and returns its key.
+    ///
+    /// # Panics
+    /// If every one of the 63 groups is full (more values than memory can hold).
+    pub fn insert(&mut self, value: T) -> Key {
+        let group = if self.not_full == 0 {
+            let size = self.sizing.grow(self.capacity);
+            self.add_group(size)
+        } else {
+            self.not_full.trailing_zeros() as usize
+        };
+        let arena = &mut self.groups[group];
+        let Ok(key) = arena.insert(value) else {
+            unreachable!("group {group} is marked as having a free slot");
+        };
+        if arena.is_full() {
+            self.not_full &= !bit(group);
+        }
+        self.queued |= bit(group);
+        self.len += 1;
+        key
+    }
+
+    /// The group of `key`, if it is one of ours.
+    fn group_of(&self, key: Key) -> Option<usize> {
+        (key.group() < self.groups.len()).then_some(key.group())
+    }
+
+    /// Whether `key`'s value is still in the arena.
+    pub fn contains_key(&self, key: Key) -> bool {
+        self.group_of(key)
+            .is_some_and(|group| self.groups[group].contains_key(key))
+    }
+
+    /// `key`'s value, if it is still in the arena.
+    pub fn get(&self, key: Key) -> Option<&T> {
+        self.groups[self.group_of(key)?].get(key)
+    }
+
+    /// `key`'s value, pinned, if it is still in the arena.
+    pub fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut T>> {
+        let group = self.group_of(key)?;
+        self.groups[group].get_pin_mut(key)
+    }
+
+    /// An owned waker of `key`'s value, if it is still in the arena.
+    pub fn waker(&self, key: Key) -> Option<Waker> {
+        self.groups[self.group_of(key)?].waker(key)
+    }
+
+    /// Drops `key`'s value in place now and frees its slot; `false` if it was gone already.
+    ///
+    /// If the value's `Drop` panics, the slot is free all the same and the panic propagates.
+    pub fn remove(&mut self, key: Key) -> bool {
+        let Some(group) = self.group_of(key) else {
+            return false;
+        };
+        if !self.groups[group].contains_key(key) {
+            return false;
+        }
+        let removed = self.repairing(|arena| arena.groups[group].remove(key));
+        self.left(group);
+        removed
+    }
+
+    /// Moves `key`'s value out and frees its slot.
+    pub fn take(&mut self, key: Key) -> Option<T>
+    where
+        T: Unpin,
+    {
+        let group = self.group_of(key)?;
+        let value = self.groups[group].take(key)?;
+        self.left(group);
+        Some(value)
+    }
+
+    /// Drops every value in place, then releases empty groups as after an output.
+    ///
+    /// If a value's `Drop` panics, the other values are dropped all the same, and then the
+    /// first panic propagates; the arena stays consistent.
+    pub fn clear(&mut self) {
+        self.repairing(|arena| {
+            let mut first_panic = None;
+            for group in &mut arena.groups {
+                if let Err(panic) = catch_unwind(AssertUnwindSafe(|| group.clear())) {
+                    first_panic.get_or_insert(panic);
+                }
+            }
+            if let Some(panic) = first_panic {
+                resume_unwind(panic);
+            }
+        });
+        self.resync();
+        self.release_empty_groups();
+    }
+
+    /// The values with their keys, group by group.
+    pub fn iter(&self) -> Iter<'_, T> {
+        Iter {
+            groups: self.groups.iter(),
+            current: None,
+            left: self.len,
+        }
+    }
+
+    /// The values, pinned, with their keys, group by group.
+    pub fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
+        IterPinMut {
+            groups: self.groups.iter_mut(),
+            current: None,
+            left: self.len,
+        }
+    }
+
+    /// Starts a poll round: the fairness budget for
+    /// [`poll_with_budget`](GrowableArena::poll_with_budget).
+    pub fn budget(&mut self) -> Budget {
+        self.round = round::next_round(self.round);
+        let mut deferred = core::mem::take(&mut self.deferred);
+        while deferred != 0 {
+            let group = deferred.trailing_zeros() as usize;
+            deferred &= deferred - 1;
+            if self.groups[group].start_round() {
+                self.queued |= bit(group);
+            }
+        }
+        Budget::new(self.round, self.len)
+    }
+
+    /// Polls the arena as a stream: the next output of any woken value, fairly. As
+    /// [`Arena::poll_next`], across every group with one budget.
+    pub fn poll_next<R, F>(&mut self, cx: &mut Context<'_>, mut f: F) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        let mut budget = self.budget();
+        self.poll_with_budget(cx, &mut budget, &mut f)
+    }
+
+    /// [`poll_next`](GrowableArena::poll_next) within a round the caller started with
+    /// [`budget`](GrowableArena::budget), as [`Arena::poll_with_budget`].
+    pub fn poll_with_budget<R, F>(
+        &mut self,
+        cx: &mut Context<'_>,
+        budget: &mut Budget,
+        f: &mut F,
+    ) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        round::poll_round(self, cx, budget, f)
+    }
+
+    /// Adds a group of `size` slots on top; returns its index.
+    fn add_group(&mut self, size: usize) -> usize {
+        let group = self.groups.len();
+        assert!(
+            group < Hub::MAX_ARENAS,
+            "growable arena is full: {} groups, {} values",
+            Hub::MAX_ARENAS,
+            self.len
+        );
+        let hub = &self.hub.get_or_insert_with(|| OwnerHub(Hub::new())).0;
+        let generation = self.generations[group];
+        self.groups
+            .push(Arena::with_hub(size, hub, group, generation));
+        self.capacity += size;
+        self.not_full |= bit(group);
+        group
+    }
+
+    /// Releases the top group while it holds no value and the memory policy allows it.
+    fn release_empty_groups(&mut self) {
+        while let [_, .., top] = self.groups.as_slice() {
+            if !top.is_empty() {
+                return;
+            }
+            let below = self.capacity - top.capacity();
+            if !self.sizing.may_release(self.len, below) {
+                return;
+            }
+            self.sizing.released(self.capacity);
+            let group = self.groups.len() - 1;
+            self.generations[group] = top.next_generation();
+            // Dropping the arena frees its slots; its wake table lives on while stale wakers
+            // do. Their wakes set this group's hub bit: ignored while no group has it, and
+            // costing a look that finds nothing at the group that takes the bit later.
+            self.groups.pop();
+            self.not_full &= !bit(group);
+            self.queued &= !bit(group);
+            self.deferred &= !bit(group);
+            self.capacity = below;
+        }
+    }
+
+    /// Bookkeeping after a value of group `group` left.
+    fn left(&mut self, group: usize) {
+        self.len -= 1;
+        self.not_full |= bit(group);
+        self.sizing.output(self.len);
+        if let [_, .., top] = self.groups.as_slice() {
+            if top.is_empty() {
+                self.release_empty_groups();
+            }
+        }
+    }
+
+    /// Runs `f`; if it panics (a value's `poll` or `Drop` did), recounts what the groups hold
+    /// before the panic goes on, so that the arena stays consistent.
+    fn repairing<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
+        match catch_unwind(AssertUnwindSafe(|| f(self))) {
+            Ok(out) => out,
+            Err(panic) => {
+                self.resync();
+                resume_unwind(panic);
+            }
+        }
+    }
+
+    /// Recomputes the length and the masks from the groups.
+    fn resync(&mut self) {
+        self.len = 0;
+        self.not_full = 0;
+        self.queued = 0;
+        self.deferred = 0;
+        for (group, arena) in self.groups.iter().enumerate() {
+            self.len += arena.len();
+            if !arena.is_full() {
+                self.not_full |= bit(group);
+            }
+            if arena.has_ready() {
+                self.queued |= bit(group);
+            }
+            if arena.has_deferred() {
+                self.deferred |= bit(group);
+            }
+        }
+    }
+
+    /// One bit per group that exists.
+    fn live_groups(&self) -> u64 {
+        bit(self.groups.len()) - 1
+    }
+}
+
+impl<T> Rounds<T> for GrowableArena<T> {
+    fn held(&self) -> usize {
+        self.len
+    }
+
+    fn poll_queued<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> Queued<(Key, R)>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        while self.queued != 0 {
+            let group = first_from(self.queued, self.cursor);
+            let before = self.groups[group].len();
+            let polled = self.repairing(|arena| arena.groups[group].poll_ready(budget, f));
+            let arena = &self.groups[group];
+            if arena.has_deferred() {
+                self.deferred |= bit(group);
+            }
+            match polled {
+                Queued::Ready(out) => {
+                    if !arena.has_ready() {
+                        self.queued &= !bit(group);
+                    }
+                    self.cursor = (group as u32 + 1) % u64::BITS;
+                    if arena.len() < before {
+                        self.left(group);
+                    }
+                    return Queued::Ready(out);
+                }
+                Queued::Empty => self.queued &= !bit(group),
+                Queued::Yield => return Queued::Yield,
+            }
+        }
+        Queued::Empty
+    }
+
+    fn collect(&mut self, round: u32, mode: Drain) -> bool {
+        let Some(OwnerHub(hub)) = &self.hub else {
+            return false;
+        };
+        if mode == Drain::KeepBusy && !hub.has_ready() {
+            return false;
+        }
+        // A group's bit is set when its ready set goes from empty to non-empty, so every group
+        // whose bit is taken is collected now.
+        let mut woken = hub.take_ready(mode) & self.live_groups();
+        let mut got = false;
+        while woken != 0 {
+            let group = woken.trailing_zeros() as usize;
+            woken &= woken - 1;
+            let arena = &mut self.groups[group];
+            if arena.collect_group(round) {
+                self.queued |= bit(group);
+                got = true;
+            }
+            if arena.has_deferred() {
+                self.deferred |= bit(group);
+            }
+        }
+        got
+    }
+
+    fn register(&self, waker: &Waker) {
+        if let Some(OwnerHub(hub)) = &self.hub {
+            hub.register(waker);
+        }
+    }
+
+    fn has_deferred(&self) -> bool {
+        self.deferred != 0
+    }
+
+    fn begin(&self) {
+        if let Some(OwnerHub(hub)) = &self.hub {
+            hub.set_busy();
+        }
+    }
+}
+
+/// The mask bit of group `group`.
+fn bit(group: usize) -> u64 {
+    1 << group
+}
+
+/// The first group in `mask` at or after `from`, wrapping around. `mask` is not empty.
+fn first_from(mask: u64, from: u32) -> usize {
+    ((mask.rotate_right(from).trailing_zeros() + from) % u64::BITS) as usize
+}
+
+impl<T> Default for GrowableArena<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> fmt::Debug for GrowableArena<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GrowableArena")
+            .field("len", &self.len)
+            .field("capacity", &self.capacity)
+            .field("groups", &self.groups.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The values of a [`GrowableArena`] with their keys: [`GrowableArena::iter`].
+pub struct Iter<'a, T> {
+    groups: core::slice::Iter<'a, Arena<T>>,
+    current: Option<arena::Iter<'a, T>>,
+    left: usize,
+}
+
+impl<'a, T> Iterator for Iter<'a, T> {
+    type Item = (Key, &'a T);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(item) = self.current.as_mut().and_then(Iterator::next) {
+                self.left -= 1;
+                return Some(item);
+            }
+            self.current = Some(self.groups.next()?.iter());
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<T> ExactSizeIterator for Iter<'_, T> {}
+impl<T> FusedIterator for Iter<'_, T> {}
+
+impl<T> fmt::Debug for Iter<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Iter").field("left", &self.left).finish()
+    }
+}
+
+/// The values of a [`GrowableArena`], pinned, with their keys: [`GrowableArena::iter_pin_mut`].
+pub struct IterPinMut<'a, T> {
+    groups: core::slice::IterMut<'a, Arena<T>>,
+    current: Option<arena::IterPinMut<'a, T>>,
+    left: usize,
+}
+
+impl<'a, T> Iterator for IterPinMut<'a, T> {
+    type Item = (Key, Pin<&'a mut T>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(item) = self.current.as_mut().and_then(Iterator::next) {
+                self.left -= 1;
+                return Some(item);
+            }
+            self.current = Some(self.groups.next()?.iter_pin_mut());
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<T> ExactSizeIterator for IterPinMut<'_, T> {}
+impl<T> FusedIterator for IterPinMut<'_, T> {}
+
+impl<T> fmt::Debug for IterPinMut<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IterPinMut")
+            .field("left", &self.left)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_from_wraps_around() {
+        assert_eq!(first_from(0b1010, 0), 1);
+        assert_eq!(first_from(0b1010, 1), 1);
+        assert_eq!(first_from(0b1010, 2), 3);
+        assert_eq!(first_from(0b1010, 4), 1);
+        assert_eq!(first_from(1 << 62, 5), 62);
+        assert_eq!(first_from(1, 62), 0);
+    }
+}

@@ -1,0 +1,145 @@
+//! The poll round: the one loop, shared by [`Arena`](crate::Arena) and
+//! [`GrowableArena`](crate::GrowableArena), that polls woken values fairly and decides when a
+//! call returns `Pending`.
+
+use core::pin::Pin;
+use core::task::{Context, Poll, Waker};
+
+use crate::key::Key;
+use crate::ready_set::Drain;
+use crate::step::Step;
+
+/// The fairness budget of one poll round (one call of a set's `poll_next`, or one poll of a
+/// join that takes several outputs).
+///
+/// A round polls each value at most once, and ends (the task is woken, `Pending` returned) once
+/// it has polled as many values as the arena held when it started, or once two values woke
+/// themselves during their own poll. Get one from [`Arena::budget`](crate::Arena::budget) or
+/// [`GrowableArena::budget`](crate::GrowableArena::budget), which start the round.
+#[derive(Debug, Clone)]
+pub struct Budget {
+    /// The round's number: a value polled in this round carries it.
+    pub(crate) round: u32,
+    limit: usize,
+    polled: usize,
+    self_woken: u8,
+}
+
+impl Budget {
+    /// A budget for round `round` of an arena holding `len` values.
+    pub(crate) fn new(round: u32, len: usize) -> Self {
+        Self {
+            round,
+            limit: len.max(1),
+            polled: 0,
+            self_woken: 0,
+        }
+    }
+
+    /// Whether the round must yield now.
+    pub(crate) fn is_spent(&self) -> bool {
+        self.polled >= self.limit || self.self_woken >= 2
+    }
+
+    /// Counts a poll.
+    pub(crate) fn polled(&mut self) {
+        self.polled += 1;
+    }
+
+    /// Counts a value that woke itself during its poll.
+    pub(crate) fn self_woken(&mut self) {
+        self.self_woken = self.self_woken.saturating_add(1);
+    }
+}
+
+/// The next round number after `round`: never 0, which marks values not polled in any round.
+pub(crate) fn next_round(round: u32) -> u32 {
+    round.wrapping_add(1).max(1)
+}
+
+/// What polling the queued values came to.
+pub(crate) enum Queued<R> {
+    /// A value gave an output.
+    Ready(R),
+    /// Nothing is queued for this round.
+    Empty,
+    /// The budget is spent while values are still queued.
+    Yield,
+}
+
+/// What the round loop needs of an arena or a stack of arenas.
+pub(crate) trait Rounds<T> {
+    /// How many values are held.
+    fn held(&self) -> usize;
+
+    /// Polls the values queued for this round, each at most once, until one gives an output,
+    /// none is left, or `budget` is spent.
+    fn poll_queued<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> Queued<(Key, R)>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>;
+
+    /// Moves the values woken since the last collection into the queues: those not yet polled
+    /// in round `round` into this round's queue, the others into the next round's. `true` if
+    /// this round's queue got any.
+    fn collect(&mut self, round: u32, mode: Drain) -> bool;
+
+    /// Registers the task to wake at the next wake after an [`Drain::Arm`] collection.
+    fn register(&self, waker: &Waker);
+
+    /// Whether values wait for the next round.
+    fn has_deferred(&self) -> bool;
+
+    /// Marks the owner busy for the round: wakes from now on notify nobody until the round's
+    /// arming collection.
+    fn begin(&self);
+}
+
+/// One poll round over `arena`: the next output of any woken value, fairly.
+///
+/// Returns `Ready(None)` when nothing is held, `Ready(Some)` at an output, and `Pending` when
+/// the round is over: every woken value not yet polled in it was polled (the task is woken by
+/// the next wake, or at once if values polled in this round were woken again), or the budget
+/// is spent (the task has been woken already). Wakes that arrive during the round are
+/// collected in it, so no call returns `Pending` while it could still poll something it has
+/// not polled.
+pub(crate) fn poll_round<T, R, A, F>(
+    arena: &mut A,
+    cx: &mut Context<'_>,
+    budget: &mut Budget,
+    f: &mut F,
+) -> Poll<Option<(Key, R)>>
+where
+    A: Rounds<T>,
+    F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+{
+    if arena.held() == 0 {
+        return Poll::Ready(None);
+    }
+    arena.begin();
+    loop {
+        match arena.poll_queued(budget, f) {
+            Queued::Ready(out) => return Poll::Ready(Some(out)),
+            Queued::Yield => {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            Queued::Empty => {}
+        }
+        // Wakes that came while we polled: collect them, staying busy (wakes meanwhile do not
+        // wake the task, which is running).
+        if arena.collect(budget.round, Drain::KeepBusy) {
+            continue;
+        }
+        // Nothing left to poll. Register first, so that a wake after the collection below
+        // wakes the task; that collection arms the wake.
+        arena.register(cx.waker());
+        if arena.collect(budget.round, Drain::Arm) {
+            continue;
+        }
+        if arena.has_deferred() {
+            // Values polled in this round were woken again: the next round polls them.
+            cx.waker().wake_by_ref();
+        }
+        return Poll::Pending;
+    }
+}
