@@ -90,6 +90,8 @@ pub struct Arena<T> {
     round: u32,
     /// This arena's group in a growable arena (0 on its own), carried by its keys.
     group: u32,
+    /// Whether the owner has left `BUSY` set in the top word (an arena of its own task).
+    busy: bool,
 }
 
 impl<T> Arena<T> {
@@ -120,19 +122,12 @@ impl<T> Arena<T> {
         );
         let entries = 2 * capacity;
         let table = WakeTable::new(entries, parent);
-        let link = |entry: usize| EntryLink {
-            slot: NIL,
-            next: if entry + 1 < entries {
-                (entry + 1) as u32
-            } else {
-                NIL
-            },
-        };
+        // Slot `i` starts with entry `2 i` parked with it; the odd entries are free, in a list.
         let slots = (0..capacity)
             .map(|i| Slot {
                 value: None,
                 generation,
-                entry: NIL,
+                entry: (2 * i) as u32,
                 round: 0,
                 next_free: if i + 1 < capacity {
                     (i + 1) as u32
@@ -141,7 +136,20 @@ impl<T> Arena<T> {
                 },
                 next_queued: NIL,
                 queued: false,
-                links: [link(2 * i), link(2 * i + 1)],
+                links: [
+                    EntryLink {
+                        slot: i as u32,
+                        next: NIL,
+                    },
+                    EntryLink {
+                        slot: NIL,
+                        next: if i + 1 < capacity {
+                            (2 * i + 3) as u32
+                        } else {
+                            NIL
+                        },
+                    },
+                ],
             })
             .collect::<Box<[_]>>();
         let head = if capacity > 0 { 0 } else { NIL };
@@ -150,12 +158,13 @@ impl<T> Arena<T> {
             table,
             len: 0,
             free_head: head,
-            free_entries: head,
+            free_entries: if capacity > 0 { 1 } else { NIL },
             retired_entries: NIL,
             ready: Queue::EMPTY,
             deferred: Queue::EMPTY,
             round: 0,
             group,
+            busy: false,
         }
     }
 
@@ -186,7 +195,11 @@ impl<T> Arena<T> {
             return Err(value);
         }
         let index = self.free_head as usize;
-        let entry = self.bind_entry(index);
+        let entry = match self.slots[index].entry {
+            // The last value's entry stayed with the slot: no waker of it is alive.
+            NIL => self.bind_entry(index),
+            parked => parked,
+        };
         let slot = &mut self.slots[index];
         self.free_head = slot.next_free;
         slot.value = Some(value);
@@ -299,6 +312,7 @@ impl<T> Arena<T> {
     /// Starts a poll round: the fairness budget for
     /// [`poll_with_budget`](Arena::poll_with_budget). Values woken again in the last round are
     /// queued for this one.
+    #[inline]
     pub fn budget(&mut self) -> Budget {
         self.round = round::next_round(self.round);
         self.start_round();
@@ -314,6 +328,7 @@ impl<T> Arena<T> {
     /// woken already: it yields to let others run).
     ///
     /// If `f` panics, the value is dropped in place, its slot freed, and the panic resumed.
+    #[inline]
     pub fn poll_next<R, F>(&mut self, cx: &mut Context<'_>, mut f: F) -> Poll<Option<(Key, R)>>
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
@@ -339,6 +354,7 @@ impl<T> Arena<T> {
     }
 
     /// Queues the slots deferred by the last round for this one; `true` if any is queued.
+    #[inline]
     pub(crate) fn start_round(&mut self) -> bool {
         if !self.deferred.is_empty() {
             let deferred = core::mem::replace(&mut self.deferred, Queue::EMPTY);
@@ -364,14 +380,13 @@ impl<T> Arena<T> {
         highest.unwrap_or(0).wrapping_add(1)
     }
 
-    /// Bookkeeping for the value of slot `index` leaving: frees the slot and its entry.
+    /// Bookkeeping for the value of slot `index` leaving: frees the slot, and its entry unless
+    /// it can stay parked with the slot.
     fn vacate(&mut self, index: usize) {
-        let entry = self.slots[index].entry;
-        self.slots[index].entry = NIL;
         self.slots[index].next_free = self.free_head;
         self.free_head = index as u32;
         self.len -= 1;
-        self.release_entry(entry);
+        self.release_entry(index);
     }
 
     /// Drops the value of slot `index` in place and frees the slot.
@@ -407,26 +422,37 @@ impl<T> Arena<T> {
         entry
     }
 
-    /// Unbinds `entry` from its departing value: free at once if no owned waker of it is alive,
-    /// retired until they are all gone otherwise.
-    fn release_entry(&mut self, entry: u32) {
-        link_mut(&mut self.slots, entry).slot = NIL;
+    /// Releases the entry of slot `index`, whose value is leaving. If no owned waker of it is
+    /// alive, no wake can come through it any more: it stays *parked* with the slot, its ready
+    /// bit cleared, and the slot's next value uses it (no waker of this value can reach that
+    /// one). Otherwise it is unbound and retired until its wakers are all gone.
+    fn release_entry(&mut self, index: usize) {
+        let entry = self.slots[index].entry;
         let state = self.table.entry_state(entry as usize);
         // Acquire pairs with the Release decrement in the wakers' drop: their marks in the ready
         // set happen before we look at (and clear) the entry's bit.
-        let free = state.load(Ordering::Acquire) == 0
+        let parked = state.load(Ordering::Acquire) == 0 || {
             // AcqRel: Acquire as above, if the last waker went meanwhile; Release so that a
             // waker dropped later sees RETIRED after our unbinding.
-            || state.fetch_or(RETIRED, Ordering::AcqRel) == 0;
-        if free {
-            self.free_entry(entry);
+            let parked = state.fetch_or(RETIRED, Ordering::AcqRel) == 0;
+            if parked {
+                // Relaxed: no waker is left to see it.
+                state.store(0, Ordering::Relaxed);
+            }
+            parked
+        };
+        if parked {
+            ready_set::unmark(self.table.words(), entry as usize);
         } else {
-            link_mut(&mut self.slots, entry).next = self.retired_entries;
+            self.slots[index].entry = NIL;
+            let link = link_mut(&mut self.slots, entry);
+            link.slot = NIL;
+            link.next = self.retired_entries;
             self.retired_entries = entry;
         }
     }
 
-    /// Puts `entry`, which no waker points at, on the free list, its ready bit cleared.
+    /// Puts `entry`, retired and with no waker left, on the free list, its ready bit cleared.
     fn free_entry(&mut self, entry: u32) {
         // Relaxed: no waker is left to see it.
         self.table
@@ -484,6 +510,10 @@ impl<T> Arena<T> {
                     return;
                 }
                 let index = index as usize;
+                if slots[index].value.is_none() {
+                    // A parked entry: its wakers were gone when its value left.
+                    return;
+                }
                 if slots[index].round == round {
                     enqueue(slots, deferred, index);
                 } else {
@@ -502,6 +532,7 @@ impl<T> Arena<T> {
 
     /// Polls the slots queued for this round until one gives an output, none is left, or
     /// `budget` is spent.
+    #[inline(always)]
     pub(crate) fn poll_ready<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> Queued<(Key, R)>
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
@@ -554,10 +585,12 @@ impl<T> Arena<T> {
 }
 
 impl<T> Rounds<T> for Arena<T> {
+    #[inline]
     fn held(&self) -> usize {
         self.len
     }
 
+    #[inline(always)]
     fn poll_queued<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> Queued<(Key, R)>
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
@@ -566,16 +599,18 @@ impl<T> Rounds<T> for Arena<T> {
     }
 
     fn collect(&mut self, round: u32, mode: Drain) -> bool {
-        let words = self.table.words();
-        let layout = self.table.header().ready_layout();
+        let top = self.table.top_word().load(Ordering::Relaxed);
         let nothing = match mode {
             // Nothing marked: leave the top word as it is (busy or not); a plain load.
-            Drain::KeepBusy => ready_set::is_empty(words, layout),
+            Drain::KeepBusy => top & !ready_set::BUSY == 0,
             // Arming must clear BUSY; only an all-zero top word needs no swap.
-            Drain::Arm => ready_set::is_clear(words, layout),
+            Drain::Arm => top == 0,
         };
         if nothing {
             return false;
+        }
+        if self.table.own_task() {
+            self.busy = mode == Drain::KeepBusy;
         }
         self.drain_into_queues(round, mode)
     }
@@ -590,9 +625,13 @@ impl<T> Rounds<T> for Arena<T> {
         !self.deferred.is_empty()
     }
 
-    fn begin(&self) {
-        if let Parent::Task(_) = self.table.header().parent() {
-            ready_set::set_busy(self.table.words(), self.table.header().ready_layout());
+    #[inline]
+    fn begin(&mut self) {
+        // BUSY stays set from one round to the next until a round arms the set; only the owner
+        // sets or clears it, so it knows without looking.
+        if !self.busy && self.table.own_task() {
+            ready_set::set_busy(self.table.top_word());
+            self.busy = true;
         }
     }
 }

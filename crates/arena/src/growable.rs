@@ -55,6 +55,8 @@ pub struct GrowableArena<T> {
     /// The generation the slots of a group made at bit `i` start at: past every generation a
     /// released group at that bit used.
     generations: [u32; Hub::MAX_ARENAS],
+    /// Whether the owner has left `BUSY` set in the hub.
+    busy: bool,
 }
 
 /// The hub, as its owner holds it: dropping the arena forgets the registered task, so stale
@@ -83,6 +85,7 @@ impl<T> GrowableArena<T> {
             round: 0,
             sizing: Sizing::new(),
             generations: [0; Hub::MAX_ARENAS],
+            busy: false,
         }
     }
 
@@ -412,6 +415,7 @@ impl<T> Rounds<T> for GrowableArena<T> {
         // A group's bit is set when its ready set goes from empty to non-empty, so every group
         // whose bit is taken is collected now.
         let mut woken = hub.take_ready(mode) & self.live_groups();
+        self.busy = mode == Drain::KeepBusy;
         let mut got = false;
         while woken != 0 {
             let group = woken.trailing_zeros() as usize;
@@ -438,9 +442,13 @@ impl<T> Rounds<T> for GrowableArena<T> {
         self.deferred != 0
     }
 
-    fn begin(&self) {
-        if let Some(OwnerHub(hub)) = &self.hub {
-            hub.set_busy();
+    #[inline]
+    fn begin(&mut self) {
+        if !self.busy {
+            if let Some(OwnerHub(hub)) = &self.hub {
+                hub.set_busy();
+                self.busy = true;
+            }
         }
     }
 }

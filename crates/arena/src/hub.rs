@@ -50,6 +50,7 @@ impl Hub {
     }
 
     /// Whether an arena may have woken slots. A hint: a wake may land right after.
+    #[inline]
     pub(crate) fn has_ready(&self) -> bool {
         self.inner.ready.load(Ordering::Relaxed) & !BUSY != 0
     }
@@ -70,6 +71,7 @@ impl Hub {
     }
 
     /// Sets [`BUSY`]: the owner starts polling. A plain load when it is set already.
+    #[inline]
     pub(crate) fn set_busy(&self) {
         if self.inner.ready.load(Ordering::Relaxed) & BUSY == 0 {
             // Relaxed: as in `ready_set::set_busy`.

@@ -20,6 +20,7 @@ pub struct Key {
 }
 
 impl Key {
+    #[inline]
     pub(crate) const fn new(group: u32, index: u32, generation: u32) -> Self {
         Self {
             group,
@@ -28,14 +29,17 @@ impl Key {
         }
     }
 
+    #[inline]
     pub(crate) const fn group(self) -> usize {
         self.group as usize
     }
 
+    #[inline]
     pub(crate) const fn index(self) -> usize {
         self.index as usize
     }
 
+    #[inline]
     pub(crate) const fn generation(self) -> u32 {
         self.generation
     }

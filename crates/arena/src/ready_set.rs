@@ -82,16 +82,24 @@ impl ReadyLayout {
     }
 
     /// How many words the whole bitset takes.
+    #[inline]
     pub(crate) fn words(&self) -> usize {
         self.start[self.levels as usize] as usize
     }
 
+    #[inline]
     fn word(&self, level: usize, index: usize) -> usize {
         self.start[level] as usize + index
     }
 
+    #[inline]
     fn top(&self) -> usize {
         self.levels as usize - 1
+    }
+
+    /// The index of the top word in the word array.
+    pub(crate) fn top_word(&self) -> usize {
+        self.word(self.top(), 0)
     }
 }
 
@@ -116,34 +124,35 @@ pub(crate) fn mark(words: &[AtomicU64], layout: &ReadyLayout, index: usize) -> M
 
 /// Whether slot `index` is marked now. A hint for the owner (self-wake detection), not a
 /// synchronisation point.
+#[inline]
 pub(crate) fn is_marked(words: &[AtomicU64], index: usize) -> bool {
     words[index / 64].load(Ordering::Relaxed) & (1 << (index % 64)) != 0
 }
 
 /// Whether anything is marked. A hint, as [`is_marked`].
+#[cfg(test)]
 pub(crate) fn is_empty(words: &[AtomicU64], layout: &ReadyLayout) -> bool {
     words[layout.word(layout.top(), 0)].load(Ordering::Relaxed) & !BUSY == 0
 }
 
 /// Whether the top word is all zero: nothing marked and not [`BUSY`]. A hint, as [`is_marked`].
+#[cfg(test)]
 pub(crate) fn is_clear(words: &[AtomicU64], layout: &ReadyLayout) -> bool {
     words[layout.word(layout.top(), 0)].load(Ordering::Relaxed) == 0
 }
 
-/// Sets [`BUSY`] in the top word: the owner starts polling. A plain load when it is set
-/// already (it stays set from one round to the next until a round arms the set).
-pub(crate) fn set_busy(words: &[AtomicU64], layout: &ReadyLayout) {
-    let top = &words[layout.word(layout.top(), 0)];
-    if top.load(Ordering::Relaxed) & BUSY == 0 {
-        // Relaxed: a wake that finds BUSY leaves its mark for the owner's arming drain, an
-        // AcqRel swap of the same word, which reads the latest value whatever this order.
-        top.fetch_or(BUSY, Ordering::Relaxed);
-    }
+/// Sets [`BUSY`] in the top word `top`: the owner starts polling.
+#[inline]
+pub(crate) fn set_busy(top: &AtomicU64) {
+    // Relaxed: a wake that finds BUSY leaves its mark for the owner's arming drain, an AcqRel
+    // swap of the same word, which reads the latest value whatever this order.
+    top.fetch_or(BUSY, Ordering::Relaxed);
 }
 
 /// Unmarks bit `index`, from the owner's side, when no waker can mark it concurrently (the
 /// entry has no waker left). A summary bit above it may stay set: a drain that follows it finds
 /// nothing, which is harmless.
+#[inline]
 pub(crate) fn unmark(words: &[AtomicU64], index: usize) {
     let bit = 1u64 << (index % 64);
     let word = &words[index / 64];

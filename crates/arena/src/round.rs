@@ -27,6 +27,7 @@ pub struct Budget {
 
 impl Budget {
     /// A budget for round `round` of an arena holding `len` values.
+    #[inline]
     pub(crate) fn new(round: u32, len: usize) -> Self {
         Self {
             round,
@@ -37,22 +38,26 @@ impl Budget {
     }
 
     /// Whether the round must yield now.
+    #[inline]
     pub(crate) fn is_spent(&self) -> bool {
         self.polled >= self.limit || self.self_woken >= 2
     }
 
     /// Counts a poll.
+    #[inline]
     pub(crate) fn polled(&mut self) {
         self.polled += 1;
     }
 
     /// Counts a value that woke itself during its poll.
+    #[inline]
     pub(crate) fn self_woken(&mut self) {
         self.self_woken = self.self_woken.saturating_add(1);
     }
 }
 
 /// The next round number after `round`: never 0, which marks values not polled in any round.
+#[inline]
 pub(crate) fn next_round(round: u32) -> u32 {
     round.wrapping_add(1).max(1)
 }
@@ -91,7 +96,7 @@ pub(crate) trait Rounds<T> {
 
     /// Marks the owner busy for the round: wakes from now on notify nobody until the round's
     /// arming collection.
-    fn begin(&self);
+    fn begin(&mut self);
 }
 
 /// One poll round over `arena`: the next output of any woken value, fairly.
@@ -102,6 +107,7 @@ pub(crate) trait Rounds<T> {
 /// is spent (the task has been woken already). Wakes that arrive during the round are
 /// collected in it, so no call returns `Pending` while it could still poll something it has
 /// not polled.
+#[inline(always)]
 pub(crate) fn poll_round<T, R, A, F>(
     arena: &mut A,
     cx: &mut Context<'_>,

@@ -90,6 +90,15 @@ const MAX_ENTRY_REFS: u32 = u32::MAX / 4;
 /// An owning reference to a wake table (the arena's).
 pub(crate) struct WakeTable {
     header: NonNull<Header>,
+    /// The owner's copies of the header's immutable sizes, so that its hot paths read no
+    /// header field: the number of entries, and the ready words' start (with the block's
+    /// provenance), count and top word.
+    entries: usize,
+    words: NonNull<AtomicU64>,
+    words_len: usize,
+    top: usize,
+    /// Whether the parent is a task of its own (not a hub).
+    own_task: bool,
 }
 
 // SAFETY: everything in the table reachable through `&Header` is atomic or synchronised by
@@ -146,9 +155,21 @@ impl WakeTable {
             // SAFETY: in bounds, aligned and not yet initialised or referenced.
             unsafe { word.write(AtomicU64::new(0)) };
         }
-        Self { header }
+        // SAFETY: the words start at `words_offset` inside the block (see the layout above).
+        let words = unsafe { base.byte_add(words_offset).cast::<AtomicU64>() };
+        // SAFETY: the header was initialised above and nothing else refers to it yet.
+        let own_task = matches!(unsafe { &(*header.as_ptr()).parent }, Parent::Task(_));
+        Self {
+            header,
+            entries,
+            words,
+            words_len: ready.words(),
+            top: ready.top_word(),
+            own_task,
+        }
     }
 
+    #[inline]
     pub(crate) fn header(&self) -> &Header {
         // SAFETY: we hold a reference, so the header is alive and initialised.
         unsafe { self.header.as_ref() }
@@ -156,6 +177,7 @@ impl WakeTable {
 
     /// A waker for entry `index` that borrows the arena's reference: no reference counting.
     /// Cloning it makes an owned waker.
+    #[inline]
     pub(crate) fn borrowed_waker(&self, index: usize) -> ManuallyDrop<Waker> {
         let raw = RawWaker::new(self.entry(index).cast(), &VTABLE);
         // SAFETY: the vtable's contract holds for an entry of a live table (see the functions
@@ -164,10 +186,23 @@ impl WakeTable {
     }
 
     /// The ready bitset's words.
+    #[inline]
     pub(crate) fn words(&self) -> &[AtomicU64] {
-        // SAFETY: we hold a reference, so the table is alive; `self.header` has the whole
-        // block's provenance.
-        unsafe { words_of(self.header.as_ptr()) }
+        // SAFETY: we hold a reference, so the table is alive; `self.words` points at its
+        // `words_len` initialised words, with the whole block's provenance.
+        unsafe { core::slice::from_raw_parts(self.words.as_ptr(), self.words_len) }
+    }
+
+    /// The top word of the ready set (where `BUSY` lives).
+    #[inline]
+    pub(crate) fn top_word(&self) -> &AtomicU64 {
+        &self.words()[self.top]
+    }
+
+    /// Whether the parent is the task that polls the arena (not a hub).
+    #[inline]
+    pub(crate) fn own_task(&self) -> bool {
+        self.own_task
     }
 
     /// An owned waker for entry `index`.
@@ -176,14 +211,16 @@ impl WakeTable {
     }
 
     /// The state word of entry `index` (owned wakers, [`RETIRED`]).
+    #[inline]
     pub(crate) fn entry_state(&self, index: usize) -> &AtomicU32 {
         // SAFETY: the entry is in the block (`entry` checks the bound) and initialised; we hold
         // a reference, so it lives as long as `self`.
         unsafe { &(*self.entry(index)).state }
     }
 
+    #[inline]
     fn entry(&self, index: usize) -> *const Entry {
-        assert!(index < self.header().entries, "entry index out of bounds");
+        assert!(index < self.entries, "entry index out of bounds");
         // SAFETY: `index` is below the capacity, so the entry is inside the block.
         unsafe {
             self.header
@@ -223,10 +260,12 @@ impl Drop for ReleaseOnDrop {
 }
 
 impl Header {
+    #[inline]
     pub(crate) fn parent(&self) -> &Parent {
         &self.parent
     }
 
+    #[inline]
     pub(crate) fn ready_layout(&self) -> &ReadyLayout {
         &self.ready
     }
@@ -237,6 +276,7 @@ impl Header {
 /// # Safety
 /// `header` points to a live table, with the provenance of its whole block (it comes from the
 /// allocation or an entry pointer, never from a `&Header`), and the table outlives `'a`.
+#[inline]
 unsafe fn words_of<'a>(header: *const Header) -> &'a [AtomicU64] {
     // SAFETY: the header is alive and initialised (caller); its sizes are immutable.
     let (offset, len) = unsafe { ((*header).words_offset, (*header).ready.words()) };
