@@ -88,8 +88,9 @@ pub struct Arena<T> {
     deferred: Queue,
     /// The number of the round in progress or last run, for an arena polled on its own.
     round: u32,
-    /// This arena's group in a growable arena (0 on its own), carried by its keys.
-    group: u32,
+    /// The number of slots before this arena's in a growable arena (0 on its own): its keys
+    /// count slots from there.
+    base: u32,
     /// Whether the owner has left `BUSY` set in the top word (an arena of its own task).
     busy: bool,
 }
@@ -104,18 +105,24 @@ impl<T> Arena<T> {
         Self::with_parent(capacity, Parent::Task(AtomicWaker::new()), 0, 0)
     }
 
-    /// An arena of group `bit` of a growable arena, whose wakes set bit `bit` of `hub`, and
-    /// whose slots' generations start at `generation`.
-    pub(crate) fn with_hub(capacity: usize, hub: &Hub, bit: usize, generation: u32) -> Self {
+    /// An arena of group `bit` of a growable arena, whose wakes set bit `bit` of `hub`, whose
+    /// keys count slots from `base`, and whose slots' generations start at `generation`.
+    pub(crate) fn with_hub(
+        capacity: usize,
+        hub: &Hub,
+        bit: usize,
+        base: u32,
+        generation: u32,
+    ) -> Self {
         debug_assert!(bit < Hub::MAX_ARENAS);
         let parent = Parent::Hub {
             hub: hub.clone(),
             bit: bit as u32,
         };
-        Self::with_parent(capacity, parent, bit as u32, generation)
+        Self::with_parent(capacity, parent, base, generation)
     }
 
-    fn with_parent(capacity: usize, parent: Parent, group: u32, generation: u32) -> Self {
+    fn with_parent(capacity: usize, parent: Parent, base: u32, generation: u32) -> Self {
         assert!(
             capacity <= MAX_CAPACITY,
             "arena capacity {capacity} is too large (at most {MAX_CAPACITY})"
@@ -163,7 +170,7 @@ impl<T> Arena<T> {
             ready: Queue::EMPTY,
             deferred: Queue::EMPTY,
             round: 0,
-            group,
+            base,
             busy: false,
         }
     }
@@ -206,7 +213,7 @@ impl<T> Arena<T> {
         slot.generation = slot.generation.wrapping_add(1);
         slot.entry = entry;
         slot.round = 0;
-        let key = Key::new(self.group, index as u32, slot.generation);
+        let key = Key::new(self.base + index as u32, slot.generation);
         self.len += 1;
         enqueue(&mut self.slots, &mut self.ready, index);
         Ok(key)
@@ -214,12 +221,9 @@ impl<T> Arena<T> {
 
     /// The slot of `key`'s value, if it is still here.
     fn live(&self, key: Key) -> Option<usize> {
-        let index = key.index();
+        let index = key.index().checked_sub(self.base as usize)?;
         let slot = self.slots.get(index)?;
-        (key.group() == self.group as usize
-            && slot.generation == key.generation()
-            && slot.value.is_some())
-        .then_some(index)
+        (slot.generation == key.generation() && slot.value.is_some()).then_some(index)
     }
 
     /// Whether `key`'s value is still in the arena.
@@ -295,7 +299,7 @@ impl<T> Arena<T> {
     pub fn iter(&self) -> Iter<'_, T> {
         Iter {
             slots: self.slots.iter().enumerate(),
-            group: self.group,
+            base: self.base,
             left: self.len,
         }
     }
@@ -304,7 +308,7 @@ impl<T> Arena<T> {
     pub fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
         IterPinMut {
             slots: self.slots.iter_mut().enumerate(),
-            group: self.group,
+            base: self.base,
             left: self.len,
         }
     }
@@ -551,7 +555,7 @@ impl<T> Arena<T> {
             };
             slot.round = budget.round;
             budget.polled();
-            let key = Key::new(self.group, index as u32, slot.generation);
+            let key = Key::new(self.base + index as u32, slot.generation);
             let entry = slot.entry as usize;
             // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
             let value = unsafe { Pin::new_unchecked(value) };
@@ -698,7 +702,7 @@ impl<T> fmt::Debug for Arena<T> {
 /// The values of an [`Arena`] with their keys: [`Arena::iter`].
 pub struct Iter<'a, T> {
     slots: core::iter::Enumerate<core::slice::Iter<'a, Slot<T>>>,
-    group: u32,
+    base: u32,
     left: usize,
 }
 
@@ -712,7 +716,7 @@ impl<'a, T> Iterator for Iter<'a, T> {
         for (index, slot) in self.slots.by_ref() {
             if let Some(value) = &slot.value {
                 self.left -= 1;
-                return Some((Key::new(self.group, index as u32, slot.generation), value));
+                return Some((Key::new(self.base + index as u32, slot.generation), value));
             }
         }
         None
@@ -735,7 +739,7 @@ impl<T> fmt::Debug for Iter<'_, T> {
 /// The values of an [`Arena`], pinned, with their keys: [`Arena::iter_pin_mut`].
 pub struct IterPinMut<'a, T> {
     slots: core::iter::Enumerate<core::slice::IterMut<'a, Slot<T>>>,
-    group: u32,
+    base: u32,
     left: usize,
 }
 
@@ -752,7 +756,7 @@ impl<'a, T> Iterator for IterPinMut<'a, T> {
                 self.left -= 1;
                 // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
                 let value = unsafe { Pin::new_unchecked(value) };
-                return Some((Key::new(self.group, index as u32, generation), value));
+                return Some((Key::new(self.base + index as u32, generation), value));
             }
         }
         None

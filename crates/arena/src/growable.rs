@@ -57,6 +57,8 @@ pub struct GrowableArena<T> {
     generations: [u32; Hub::MAX_ARENAS],
     /// Whether the owner has left `BUSY` set in the hub.
     busy: bool,
+    /// The number of the first slot of group `i`, for keys: the capacity of the groups below.
+    bases: [u32; Hub::MAX_ARENAS],
 }
 
 /// The hub, as its owner holds it: dropping the arena forgets the registered task, so stale
@@ -86,6 +88,7 @@ impl<T> GrowableArena<T> {
             sizing: Sizing::new(),
             generations: [0; Hub::MAX_ARENAS],
             busy: false,
+            bases: [0; Hub::MAX_ARENAS],
         }
     }
 
@@ -148,9 +151,13 @@ impl<T> GrowableArena<T> {
         key
     }
 
-    /// The group of `key`, if it is one of ours.
-    fn group_of(&self, key: Key) -> Option<usize> {
-        (key.group() < self.groups.len()).then_some(key.group())
+    /// The group of `key`'s slot, if it is one of ours: the last group whose first slot is at
+    /// or before it (slots are counted across the groups, smallest first).
+    pub(crate) fn group_of(&self, key: Key) -> Option<usize> {
+        let index = key.index();
+        (index < self.capacity).then(|| {
+            self.bases[..self.groups.len()].partition_point(|&base| base as usize <= index) - 1
+        })
     }
 
     /// Whether `key`'s value is still in the arena.
@@ -287,10 +294,23 @@ impl<T> GrowableArena<T> {
             Hub::MAX_ARENAS,
             self.len
         );
+        let base = u32::try_from(self.capacity)
+            .ok()
+            .filter(|base| {
+                base.checked_add(size as u32)
+                    .is_some_and(|end| end < u32::MAX)
+            })
+            .unwrap_or_else(|| {
+                panic!(
+                    "growable arena is full: {} slots, {} values",
+                    self.capacity, self.len
+                )
+            });
         let hub = &self.hub.get_or_insert_with(|| OwnerHub(Hub::new())).0;
         let generation = self.generations[group];
+        self.bases[group] = base;
         self.groups
-            .push(Arena::with_hub(size, hub, group, generation));
+            .push(Arena::with_hub(size, hub, group, base, generation));
         self.capacity += size;
         self.not_full |= bit(group);
         group

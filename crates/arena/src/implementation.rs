@@ -37,7 +37,8 @@
 //! wakers to the values it polls (no reference counting unless the value clones it). A by-value
 //! `wake` releases its references even if the parent's waker panics.
 //!
-//! Keys (slot, generation, group) are checked by the owner only: the slot's generation counts
+//! Keys (slot, generation: one `u64`; a growable arena counts slots across its groups) are
+//! checked by the owner only: the slot's generation counts
 //! the values stored in it, so a key of a departed value never matches.
 //!
 //! # The ready set
