@@ -2,7 +2,6 @@
 //! its wakers point at, and the wake table shared with the wakers.
 
 use core::fmt;
-use core::iter::FusedIterator;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
@@ -699,6 +698,26 @@ impl<T> fmt::Debug for Arena<T> {
     }
 }
 
+/// The impls every iterator of an arena shares: it counts the values `left`, so it is exact
+/// and fused, and its `Debug` shows that count.
+macro_rules! counted_iterator {
+    ($($name:ident),+) => {$(
+        impl<T> ExactSizeIterator for $name<'_, T> {}
+        impl<T> core::iter::FusedIterator for $name<'_, T> {}
+
+        impl<T> core::fmt::Debug for $name<'_, T> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.debug_struct(stringify!($name))
+                    .field("left", &self.left)
+                    .finish()
+            }
+        }
+    )+};
+}
+pub(crate) use counted_iterator;
+
+counted_iterator!(Iter, IterPinMut);
+
 /// The values of an [`Arena`] with their keys: [`Arena::iter`].
 pub struct Iter<'a, T> {
     slots: core::iter::Enumerate<core::slice::Iter<'a, Slot<T>>>,
@@ -724,15 +743,6 @@ impl<'a, T> Iterator for Iter<'a, T> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.left, Some(self.left))
-    }
-}
-
-impl<T> ExactSizeIterator for Iter<'_, T> {}
-impl<T> FusedIterator for Iter<'_, T> {}
-
-impl<T> fmt::Debug for Iter<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Iter").field("left", &self.left).finish()
     }
 }
 
@@ -764,16 +774,5 @@ impl<'a, T> Iterator for IterPinMut<'a, T> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.left, Some(self.left))
-    }
-}
-
-impl<T> ExactSizeIterator for IterPinMut<'_, T> {}
-impl<T> FusedIterator for IterPinMut<'_, T> {}
-
-impl<T> fmt::Debug for IterPinMut<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("IterPinMut")
-            .field("left", &self.left)
-            .finish()
     }
 }

@@ -1,7 +1,6 @@
 //! The growable arena: a stack of doubling arenas on one hub, polled in one round.
 
 use core::fmt;
-use core::iter::FusedIterator;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
@@ -499,6 +498,8 @@ impl<T> fmt::Debug for GrowableArena<T> {
     }
 }
 
+crate::arena::counted_iterator!(Iter, IterPinMut);
+
 /// The values of a [`GrowableArena`] with their keys: [`GrowableArena::iter`].
 pub struct Iter<'a, T> {
     groups: core::slice::Iter<'a, Arena<T>>,
@@ -524,15 +525,6 @@ impl<'a, T> Iterator for Iter<'a, T> {
     }
 }
 
-impl<T> ExactSizeIterator for Iter<'_, T> {}
-impl<T> FusedIterator for Iter<'_, T> {}
-
-impl<T> fmt::Debug for Iter<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Iter").field("left", &self.left).finish()
-    }
-}
-
 /// The values of a [`GrowableArena`], pinned, with their keys: [`GrowableArena::iter_pin_mut`].
 pub struct IterPinMut<'a, T> {
     groups: core::slice::IterMut<'a, Arena<T>>,
@@ -555,17 +547,6 @@ impl<'a, T> Iterator for IterPinMut<'a, T> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.left, Some(self.left))
-    }
-}
-
-impl<T> ExactSizeIterator for IterPinMut<'_, T> {}
-impl<T> FusedIterator for IterPinMut<'_, T> {}
-
-impl<T> fmt::Debug for IterPinMut<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("IterPinMut")
-            .field("left", &self.left)
-            .finish()
     }
 }
 
