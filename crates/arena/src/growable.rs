@@ -56,6 +56,9 @@ pub struct GrowableArena<T> {
     generations: [u32; Hub::MAX_ARENAS],
     /// Whether the owner has left `BUSY` set in the hub.
     busy: bool,
+    /// Set while a group polls a value: still set after that poll unwound, when `len` and the
+    /// masks may be stale until [`settle`](Self::settle).
+    unsettled: bool,
     /// The number of the first slot of group `i`, for keys: the capacity of the groups below.
     bases: [u32; Hub::MAX_ARENAS],
 }
@@ -87,6 +90,7 @@ impl<T> GrowableArena<T> {
             sizing: Sizing::new(),
             generations: [0; Hub::MAX_ARENAS],
             busy: false,
+            unsettled: false,
             bases: [0; Hub::MAX_ARENAS],
         }
     }
@@ -108,12 +112,25 @@ impl<T> GrowableArena<T> {
 
     /// How many values the arena holds.
     pub fn len(&self) -> usize {
-        self.len
+        if self.unsettled {
+            self.groups.iter().map(Arena::len).sum()
+        } else {
+            self.len
+        }
+    }
+
+    /// Recounts the length and the masks if a value's poll unwound since the last call.
+    #[inline]
+    fn settle(&mut self) {
+        if self.unsettled {
+            self.resync();
+            self.unsettled = false;
+        }
     }
 
     /// Whether the arena holds no value.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// How many slots the arena has allocated now: the sum of its groups' capacities.
@@ -132,6 +149,7 @@ impl<T> GrowableArena<T> {
     /// # Panics
     /// If every one of the 63 groups is full (more values than memory can hold).
     pub fn insert(&mut self, value: T) -> Key {
+        self.settle();
         let group = if self.not_full == 0 {
             let size = self.sizing.grow(self.capacity);
             self.add_group(size)
@@ -185,6 +203,7 @@ impl<T> GrowableArena<T> {
     ///
     /// If the value's `Drop` panics, the slot is free all the same and the panic propagates.
     pub fn remove(&mut self, key: Key) -> bool {
+        self.settle();
         let Some(group) = self.group_of(key) else {
             return false;
         };
@@ -201,6 +220,7 @@ impl<T> GrowableArena<T> {
     where
         T: Unpin,
     {
+        self.settle();
         let group = self.group_of(key)?;
         let value = self.groups[group].take(key)?;
         self.left(group);
@@ -212,6 +232,7 @@ impl<T> GrowableArena<T> {
     /// If a value's `Drop` panics, the other values are dropped all the same, and then the
     /// first panic propagates; the arena stays consistent.
     pub fn clear(&mut self) {
+        self.settle();
         self.repairing(|arena| {
             let mut first_panic = None;
             for group in &mut arena.groups {
@@ -232,12 +253,13 @@ impl<T> GrowableArena<T> {
         Iter {
             groups: self.groups.iter(),
             current: None,
-            left: self.len,
+            left: self.len(),
         }
     }
 
     /// The values, pinned, with their keys, group by group.
     pub fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
+        self.settle();
         IterPinMut {
             groups: self.groups.iter_mut(),
             current: None,
@@ -248,6 +270,7 @@ impl<T> GrowableArena<T> {
     /// Starts a poll round: the fairness budget for
     /// [`poll_with_budget`](GrowableArena::poll_with_budget).
     pub fn budget(&mut self) -> Budget {
+        self.settle();
         self.round = round::next_round(self.round);
         let mut deferred = core::mem::take(&mut self.deferred);
         while deferred != 0 {
@@ -281,6 +304,7 @@ impl<T> GrowableArena<T> {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
+        self.settle();
         round::poll_round(self, cx, budget, f)
     }
 
@@ -401,7 +425,11 @@ impl<T> Rounds<T> for GrowableArena<T> {
         while self.queued != 0 {
             let group = first_from(self.queued, self.cursor);
             let before = self.groups[group].len();
-            let polled = self.repairing(|arena| arena.groups[group].poll_ready(budget, f));
+            // If the poll unwinds (a value panicked; the group dropped it), the length and
+            // masks are recounted by the next call (`settle`); `len` counts the groups till then.
+            self.unsettled = true;
+            let polled = self.groups[group].poll_ready(budget, f);
+            self.unsettled = false;
             let arena = &self.groups[group];
             if arena.has_deferred() {
                 self.deferred |= bit(group);
@@ -491,7 +519,7 @@ impl<T> Default for GrowableArena<T> {
 impl<T> fmt::Debug for GrowableArena<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GrowableArena")
-            .field("len", &self.len)
+            .field("len", &self.len())
             .field("capacity", &self.capacity)
             .field("groups", &self.groups.len())
             .finish_non_exhaustive()
