@@ -196,6 +196,7 @@ impl<T> Arena<T> {
 
     /// Stores `value` in a free slot, queues it to be polled (without any atomic operation) and
     /// returns its key; gives `value` back if the arena is full.
+    #[inline]
     pub fn insert(&mut self, value: T) -> Result<Key, T> {
         if self.free_head == NIL {
             return Err(value);
@@ -385,6 +386,7 @@ impl<T> Arena<T> {
 
     /// Bookkeeping for the value of slot `index` leaving: frees the slot, and its entry unless
     /// it can stay parked with the slot.
+    #[inline]
     fn vacate(&mut self, index: usize) {
         self.slots[index].next_free = self.free_head;
         self.free_head = index as u32;
@@ -393,6 +395,7 @@ impl<T> Arena<T> {
     }
 
     /// Drops the value of slot `index` in place and frees the slot.
+    #[inline]
     fn remove_at(&mut self, index: usize) {
         // The bookkeeping is done first, so a panicking `Drop` leaves the arena consistent.
         self.vacate(index);
@@ -429,6 +432,7 @@ impl<T> Arena<T> {
     /// alive, no wake can come through it any more: it stays *parked* with the slot, its ready
     /// bit cleared, and the slot's next value uses it (no waker of this value can reach that
     /// one). Otherwise it is unbound and retired until its wakers are all gone.
+    #[inline]
     fn release_entry(&mut self, index: usize) {
         let entry = self.slots[index].entry;
         let state = self.table.entry_state(entry as usize);

@@ -148,6 +148,7 @@ impl<T> GrowableArena<T> {
     ///
     /// # Panics
     /// If every one of the 63 groups is full (more values than memory can hold).
+    #[inline]
     pub fn insert(&mut self, value: T) -> Key {
         self.settle();
         let group = if self.not_full == 0 {
@@ -364,6 +365,7 @@ impl<T> GrowableArena<T> {
     }
 
     /// Bookkeeping after a value of group `group` left.
+    #[inline]
     fn left(&mut self, group: usize) {
         self.len -= 1;
         self.not_full |= bit(group);

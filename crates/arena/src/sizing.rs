@@ -79,6 +79,7 @@ impl Sizing {
     /// Notes an output, after which `len` futures are left. Once the set has given
     /// [`horizon`](Self::horizon) outputs in a row while holding at most a quarter of the
     /// horizon, it forgets its history: nothing is retained, and growth is regular again.
+    #[inline]
     pub(crate) fn output(&mut self, len: usize) {
         let horizon = self.horizon();
         if horizon == 0 {
