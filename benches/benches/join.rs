@@ -1,7 +1,9 @@
 //! Joining many futures: pinfold's `join_all` / `try_join_all` against futures-util's (every
 //! future polled on every wake below 30 futures, a `FuturesOrdered` above) and
 //! futures-buffered's, at 10, 1,000 and 100,000 futures that are each ready after one yield,
-//! polled with a no-op waker, and under futures-executor's `block_on` (`*_block_on`).
+//! polled with a no-op waker, and under futures-executor's `block_on` (`*_block_on`); and at
+//! 2, 10 and 30 futures that are ready at once (`*_ready_<n>_block_on`), the handful most
+//! calls join.
 
 use criterion::measurement::WallTime;
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -19,12 +21,45 @@ const SIZES: [(usize, &str, Tuning); 3] = [
     (100_000, "100k", Tuning::MEDIUM),
 ];
 
-fn inputs(n: usize) -> impl ExactSizeIterator<Item = YieldK<u64>> {
-    (0..n).map(|i| YieldK::new(1, i as u64))
+/// The sizes of the joins of ready futures.
+const READY_SIZES: [usize; 3] = [2, 10, 30];
+
+/// `n` futures, each ready after `yields` yields, giving their index.
+fn inputs(n: usize, yields: u32) -> impl ExactSizeIterator<Item = YieldK<u64>> {
+    (0..n).map(move |i| YieldK::new(yields, i as u64))
 }
 
-fn try_inputs(n: usize) -> impl ExactSizeIterator<Item = YieldK<Result<u64, ()>>> {
-    (0..n).map(|i| YieldK::new(1, Ok(i as u64)))
+/// `n` futures, each giving `Ok(index)` after `yields` yields.
+fn try_inputs(n: usize, yields: u32) -> impl ExactSizeIterator<Item = YieldK<Result<u64, ()>>> {
+    (0..n).map(move |i| YieldK::new(yields, Ok(i as u64)))
+}
+
+/// The groups: `(name, n, yields, driver, sampling)`: each size of [`SIZES`] yielding once
+/// under both drivers, and each of [`READY_SIZES`] ready at once under `block_on`.
+fn workloads(base: &str) -> Vec<(String, usize, u32, Driver, Tuning)> {
+    let mut groups = Vec::new();
+    for (n, suffix, tuning) in SIZES {
+        for driver in Driver::BOTH {
+            groups.push((
+                driver.group(&format!("{base}_{suffix}")),
+                n,
+                1,
+                driver,
+                tuning,
+            ));
+        }
+    }
+    for n in READY_SIZES {
+        let driver = Driver::BlockOn;
+        groups.push((
+            driver.group(&format!("{base}_ready_{n}")),
+            n,
+            0,
+            driver,
+            Tuning::FAST,
+        ));
+    }
+    groups
 }
 
 /// Checks the outputs are the inputs' values in input order.
@@ -36,61 +71,46 @@ fn check(out: &[u64], n: usize) {
     );
 }
 
-/// `join_all` of `n` futures that are each ready after one yield, for `n` in [`SIZES`]: run
-/// with a no-op waker (`join_all_<n>`) and under futures-executor's `block_on`
-/// (`join_all_<n>_block_on`).
+/// `join_all` of the [`workloads`].
 fn join_all(c: &mut Criterion) {
-    for (n, suffix, tuning) in SIZES {
-        for driver in Driver::BOTH {
-            let name = driver.group(&format!("join_all_{suffix}"));
-            let mut group = Group::new(c, &name, tuning);
-            group.bench(PINFOLD, || {
-                check(&driver.run(pinfold_join::join_all(inputs(n))), n)
-            });
-            group.bench(FUTURES_BUFFERED, || {
-                check(&driver.run(futures_buffered::join_all(inputs(n))), n)
-            });
-            group.bench(FUTURES_UTIL, || {
-                check(&driver.run(futures_util::future::join_all(inputs(n))), n)
-            });
-            group.finish();
-        }
+    for (name, n, yields, driver, tuning) in workloads("join_all") {
+        let mut group = Group::new(c, &name, tuning);
+        group.bench(PINFOLD, || {
+            check(&driver.run(pinfold_join::join_all(inputs(n, yields))), n)
+        });
+        group.bench(FUTURES_BUFFERED, || {
+            check(
+                &driver.run(futures_buffered::join_all(inputs(n, yields))),
+                n,
+            )
+        });
+        group.bench(FUTURES_UTIL, || {
+            check(
+                &driver.run(futures_util::future::join_all(inputs(n, yields))),
+                n,
+            )
+        });
+        group.finish();
     }
 }
 
-/// `try_join_all` of `n` futures that each give `Ok` after one yield: with a no-op waker
-/// (`try_join_all_<n>`) and under futures-executor's `block_on` (`try_join_all_<n>_block_on`).
+/// `try_join_all` of the [`workloads`], every future giving `Ok`.
 fn try_join_all(c: &mut Criterion) {
-    for (n, suffix, tuning) in SIZES {
-        for driver in Driver::BOTH {
-            let name = driver.group(&format!("try_join_all_{suffix}"));
-            let mut group = Group::new(c, &name, tuning);
-            group.bench(PINFOLD, || {
-                check(
-                    &driver
-                        .run(pinfold_join::try_join_all(try_inputs(n)))
-                        .unwrap(),
-                    n,
-                )
-            });
-            group.bench(FUTURES_BUFFERED, || {
-                check(
-                    &driver
-                        .run(futures_buffered::try_join_all(try_inputs(n)))
-                        .unwrap(),
-                    n,
-                )
-            });
-            group.bench(FUTURES_UTIL, || {
-                check(
-                    &driver
-                        .run(futures_util::future::try_join_all(try_inputs(n)))
-                        .unwrap(),
-                    n,
-                )
-            });
-            group.finish();
-        }
+    for (name, n, yields, driver, tuning) in workloads("try_join_all") {
+        let mut group = Group::new(c, &name, tuning);
+        group.bench(PINFOLD, || {
+            let out = driver.run(pinfold_join::try_join_all(try_inputs(n, yields)));
+            check(&out.unwrap(), n)
+        });
+        group.bench(FUTURES_BUFFERED, || {
+            let out = driver.run(futures_buffered::try_join_all(try_inputs(n, yields)));
+            check(&out.unwrap(), n)
+        });
+        group.bench(FUTURES_UTIL, || {
+            let out = driver.run(futures_util::future::try_join_all(try_inputs(n, yields)));
+            check(&out.unwrap(), n)
+        });
+        group.finish();
     }
 }
 

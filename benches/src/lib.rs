@@ -140,6 +140,18 @@ pub const WORKLOADS: &[(&str, &str)] = &[
         "keyed_churn_100k/pinfold-growable",
         "the same with pinfold's growable FuturesUnordered",
     ),
+    (
+        "join_all_ready_2_block_on",
+        "join_all of 2 ready futures, under block_on",
+    ),
+    (
+        "join_all_ready_10_block_on",
+        "join_all of 10 ready futures, under block_on",
+    ),
+    (
+        "join_all_ready_30_block_on",
+        "join_all of 30 ready futures, under block_on",
+    ),
     ("join_all_10", "join_all of 10 futures that yield once"),
     (
         "join_all_10_block_on",
@@ -157,6 +169,18 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     (
         "join_all_100k_block_on",
         "the same under futures-executor block_on (a real waker)",
+    ),
+    (
+        "try_join_all_ready_2_block_on",
+        "try_join_all of 2 ready futures (Ok), under block_on",
+    ),
+    (
+        "try_join_all_ready_10_block_on",
+        "try_join_all of 10 ready futures (Ok), under block_on",
+    ),
+    (
+        "try_join_all_ready_30_block_on",
+        "try_join_all of 30 ready futures (Ok), under block_on",
     ),
     (
         "try_join_all_10",

@@ -653,8 +653,14 @@ fn churn(sets: usize) {
         stop.store(true, Ordering::SeqCst);
         threads.into_iter().map(|t| t.join().unwrap()).sum()
     });
-    // Stale slot wakers are still on the board and in the futures' states, but no set is left:
-    // no parent waker may be alive anywhere but here.
+    world
+        .check_all_dropped_once()
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Stale wakers are still on the board and in the futures' states (a join's first polls hand
+    // the futures the task's own waker); once those are gone, no set being left, no parent
+    // waker may be alive anywhere but here.
+    drop(board);
+    drop(world);
     for (round, parent) in parents.iter().enumerate() {
         assert_eq!(
             Arc::strong_count(parent),
@@ -663,11 +669,6 @@ fn churn(sets: usize) {
             round % KINDS
         );
     }
-    world
-        .check_all_dropped_once()
-        .unwrap_or_else(|e| panic!("{e}"));
-    drop(board);
-    drop(world);
     eprintln!(
         "churn: {sets} small sets, {wakes} wakes from 4 threads, in {:.2?}",
         started.elapsed()

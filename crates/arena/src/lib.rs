@@ -56,6 +56,7 @@
 //!
 mod arena;
 mod atomic_waker;
+mod fixed;
 mod growable;
 mod hub;
 pub mod implementation;
@@ -68,6 +69,7 @@ mod sync;
 mod wake_table;
 
 pub use arena::{Arena, Iter, IterPinMut};
+pub use fixed::Fixed;
 pub use growable::GrowableArena;
 pub use key::Key;
 pub use round::Budget;

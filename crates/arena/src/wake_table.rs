@@ -99,6 +99,10 @@ pub(crate) struct WakeTable {
     top: usize,
     /// Whether the parent is a task of its own (not a hub).
     own_task: bool,
+    /// The owner's own words at the end of the block (see
+    /// [`with_owner_words`](WakeTable::with_owner_words)), and how many there are.
+    owner: NonNull<u64>,
+    owner_len: usize,
 }
 
 // SAFETY: everything in the table reachable through `&Header` is atomic or synchronised by
@@ -110,6 +114,18 @@ unsafe impl Sync for WakeTable {}
 impl WakeTable {
     /// Allocates a table of `entries` entries (one allocation). `entries` is below `u32::MAX`.
     pub(crate) fn new(entries: usize, parent: Parent) -> Self {
+        Self::with_owner_words(entries, parent, 0, 0)
+    }
+
+    /// [`new`](WakeTable::new), with `owner_words` more words at the end of the block, each
+    /// `init`: the owner's alone (no waker reads them), for bookkeeping that needs no
+    /// allocation of its own ([`owner_words`](WakeTable::owner_words)).
+    pub(crate) fn with_owner_words(
+        entries: usize,
+        parent: Parent,
+        owner_words: usize,
+        init: u64,
+    ) -> Self {
         debug_assert!(entries < u32::MAX as usize);
         let ready = ReadyLayout::new(entries);
         let (block, words_offset) = Layout::new::<Header>()
@@ -117,6 +133,9 @@ impl WakeTable {
             .and_then(|(block, _)| {
                 block.extend(Layout::array::<AtomicU64>(ready.words()).expect("overflow"))
             })
+            .expect("arena capacity overflows");
+        let (block, owner_offset) = block
+            .extend(Layout::array::<u64>(owner_words).expect("arena capacity overflows"))
             .expect("arena capacity overflows");
         let block = block.pad_to_align();
         // SAFETY: `block` has a non-zero size (it holds at least the header).
@@ -155,6 +174,13 @@ impl WakeTable {
             // SAFETY: in bounds, aligned and not yet initialised or referenced.
             unsafe { word.write(AtomicU64::new(0)) };
         }
+        // SAFETY: the owner's words start at `owner_offset` inside the block (see the layout
+        // above); plain data, written once here, before any reference to them exists.
+        let owner = unsafe { base.byte_add(owner_offset).cast::<u64>() };
+        for word in 0..owner_words {
+            // SAFETY: word `word` is in bounds of the block and aligned.
+            unsafe { owner.add(word).write(init) };
+        }
         // SAFETY: the words start at `words_offset` inside the block (see the layout above).
         let words = unsafe { base.byte_add(words_offset).cast::<AtomicU64>() };
         // SAFETY: the header was initialised above and nothing else refers to it yet.
@@ -166,7 +192,32 @@ impl WakeTable {
             words_len: ready.words(),
             top: ready.top_word(),
             own_task,
+            owner,
+            owner_len: owner_words,
         }
+    }
+
+    /// The ready set's words and layout, with the owner's words: disjoint parts of the block,
+    /// so that the owner can drain the one into the other.
+    #[inline]
+    pub(crate) fn ready_and_owner_words(&mut self) -> (&[AtomicU64], &ReadyLayout, &mut [u64]) {
+        // SAFETY: as in `words`, `header` and `owner_words`: the three regions do not overlap.
+        unsafe {
+            (
+                core::slice::from_raw_parts(self.words.as_ptr(), self.words_len),
+                &(*self.header.as_ptr()).ready,
+                core::slice::from_raw_parts_mut(self.owner.as_ptr(), self.owner_len),
+            )
+        }
+    }
+
+    /// The owner's words (see [`with_owner_words`](WakeTable::with_owner_words)).
+    #[inline]
+    pub(crate) fn owner_words(&mut self) -> &mut [u64] {
+        // SAFETY: `owner` points at `owner_len` initialised words of the live block, with its
+        // provenance; no waker ever reads or writes them, and `&mut self` (the one owner) makes
+        // this the only reference to them.
+        unsafe { core::slice::from_raw_parts_mut(self.owner.as_ptr(), self.owner_len) }
     }
 
     #[inline]

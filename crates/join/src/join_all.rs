@@ -13,13 +13,15 @@ use crate::join::Join;
 /// Polls every future of `iter` concurrently and completes with all their outputs, in the
 /// order of `iter`.
 ///
-/// The futures are stored in one arena, slot `i` holding input `i`, and only the futures whose
-/// wakers fired are polled. A finished future is dropped at once and its output kept in its
-/// slot until the last one finishes. See the [crate documentation](crate) for allocations,
-/// cancellation, panics and polling after completion.
+/// The futures are stored in order in one allocation, and polled with the task's waker in the
+/// first poll (the first two, up to 32 futures), then each with a waker of its own: after
+/// that only the futures whose wakers fired are polled. A finished future is dropped at once
+/// and its output kept in its place until the last one finishes. See the
+/// [crate documentation](crate) for polls, allocations, cancellation, panics and polling after
+/// completion.
 ///
 /// # Panics
-/// If `iter` yields `u32::MAX` futures or more (the arena's limit).
+/// If `iter` yields `u32::MAX - 1` futures or more (the arena's limit).
 ///
 /// # Example
 ///

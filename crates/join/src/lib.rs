@@ -4,17 +4,20 @@
 //! They are drop-in replacements for `futures_util::future::{join_all, try_join_all}`, without
 //! the problems users of `futures-util` and `futures-buffered` have run into:
 //!
-//! - **Only the woken futures are polled**, at every size. `futures-util` polls every future on
-//!   every wake below 30 futures (quadratic work) and switches to a `FuturesOrdered` above.
-//!   Here each future has its own waker, so `n` futures that each wait for one wake are polled
-//!   `2n` times in all.
+//! - **After the first polls, only the woken futures are polled**, at every size.
+//!   `futures-util` polls every future on every wake below 30 futures (quadratic work) and
+//!   switches to a `FuturesOrdered` above. Here each future gets its own waker once the first
+//!   polls are over (see *Polls* for the exact bound).
+//! - **Small joins cost what futures-util's do, or less.** The futures are first polled with
+//!   the task's own waker, so a join whose futures all finish then allocates no waker at all,
+//!   and the outputs take the futures' place in the same allocation.
 //! - **The first error wins at once.** [`try_join_all`] returns the first `Err` *in time*,
 //!   whatever its position, and drops every other future right then; `futures-util` surfaces
 //!   an error only after every earlier future has finished (futures-rs #2866).
 //! - **Nothing leaks, nothing is read uninitialised.** Dropping a [`JoinAll`] or
 //!   [`TryJoinAll`] at any point drops every running future and every kept output exactly
 //!   once; `futures-buffered` 0.2.12 leaked finished outputs on cancellation. The crate has no
-//!   `unsafe` code at all.
+//!   `unsafe` code at all (the arena crate holds it).
 //!
 //! # Example
 //!
@@ -41,29 +44,61 @@
 //!
 //! # How it works
 //!
-//! The futures go into one [`Arena`](pinfold_arena::Arena), input `i` in slot `i`. Each slot
-//! holds its future while it runs; when the future finishes, it is dropped in place and its
-//! output is kept in the same slot. Once every slot holds an output, the outputs are moved out
-//! in slot order into the returned `Vec`. The arena polls only the slots whose wakers fired.
+//! The futures are stored in order in one allocation (a [`Fixed`](pinfold_arena::Fixed)
+//! arena), input `i` at index `i`. Each holds its future while it runs; when the future
+//! finishes, it is dropped in place and its output kept in the same place. Once every future
+//! has finished, the outputs are moved out in order into the returned `Vec`.
+//!
+//! The first poll of a join polls every future once with the task's own waker, as
+//! `futures-util` does (no per-future waker exists yet: ready and nearly ready futures, the
+//! common case of a small join, finish without one). A join of at most 32 futures does so in
+//! its second poll too (so futures that yield once finish without a waker of their own either,
+//! as they do in `futures-util`); a larger join does not, as a pass over every future on a wake
+//! costs it more than a wake table saves. The next poll gives every future still running a
+//! waker of its own (one wake table for all) and polls each once with it; from then on only
+//! the futures whose wakers fired are polled.
+//!
+//! A future must wake the waker of its latest poll, as the `Future` contract says: one whose
+//! condition becomes true between its check and its registration of the new waker, and that
+//! wakes the waker of its previous poll instead, misses that one wake when it changes from the
+//! task's waker to its own. A future that keeps the waker of its first poll and never takes a
+//! new one (the contract does not allow it, but it works wherever the waker never changes) is
+//! not lost: polled with its own waker, it keeps none, so the join polls it on each of its
+//! polls, as `futures-util` does.
+//!
+//! # Polls
+//!
+//! A future is polled once by each of the join's first `P + 1` polls while it runs (`P` = 2 up
+//! to 32 futures, 1 above: the polls with the task's waker, then the one that gives it its
+//! own), and after that once per burst of wakes of its own waker (wakes that come before the
+//! poll they cause are one). So a future ready at once is polled once; one that yields once,
+//! twice; one that waits for one wake from elsewhere, at most `P + 2` times (fewer when the
+//! wake comes early); and nothing else polls it, except in the case of the future that keeps
+//! its first waker, above. `tests/polls.rs` checks this at 1, 2, 10, 31, 32, 33 and 1,000
+//! futures.
 //!
 //! # Allocations
 //!
-//! Two for the arena, when `join_all` / `try_join_all` is called, and one for the returned
-//! `Vec`: three in all, and none while polling. That holds when the iterator's `size_hint` is
-//! exact (a `Vec`, an array, a slice or a range, and `map` over them). An iterator whose size
-//! is not known in advance (`filter`, say) is first collected into a `Vec` to count it: that
-//! costs what `collect` costs (one allocation, or a few as the `Vec` grows) on top, and the
-//! `Vec` is freed before `join_all` returns.
+//! At most three, counting the returned `Vec`, and none while polling, when the iterator's
+//! `size_hint` is exact (a `Vec`, an array, a slice or a range, and `map` over them):
 //!
-//! An iterator that yields more futures than its exact `size_hint` promised (a bug in the
-//! iterator) still gets a correct join: the extra futures go into a second arena.
+//! - the futures' storage, when `join_all` / `try_join_all` is called (none when the iterator
+//!   is a `Vec` whose allocation `collect` reuses, as it does for `vec.into_iter()`);
+//! - the wake table, only if a future is still running after the first polls;
+//! - the returned `Vec`, only if the outputs do not fit in the futures' storage: they reuse
+//!   it when their alignment is the storage's, and the storage is at most 2 KiB or at most
+//!   twice the outputs' size (so the `Vec` may have spare capacity, within those bounds).
+//!
+//! So a join of ready futures makes one allocation, where `futures-util` makes two. An
+//! iterator whose size is not known in advance (`filter`, say) costs what `collect` costs
+//! (one allocation, or a few as the storage grows).
 //!
 //! # Fairness
 //!
-//! One poll polls each woken future at most once. It yields (wakes its task and returns
-//! `Pending`) once it has polled as many futures as it holds, or once two futures woke
-//! themselves during their own poll, so a future that always wakes itself cannot starve the
-//! executor.
+//! One poll polls each future at most once. Once the futures have their own wakers, a poll
+//! yields (wakes its task and returns `Pending`) once it has polled as many futures as were
+//! joined, or once two futures woke themselves during their own poll, so a future that always
+//! wakes itself cannot starve the executor.
 //!
 //! # Cancellation and panics
 //!

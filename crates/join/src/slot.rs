@@ -49,6 +49,17 @@ impl<F, T> Slot<F, T> {
         }
     }
 
+    /// Whether the future is still running.
+    pub(crate) fn is_running(&self) -> bool {
+        matches!(self, Slot::Running(_))
+    }
+
+    /// Drops the future or the output in place now, leaving the slot `Taken` (even if that
+    /// drop panics).
+    pub(crate) fn clear(self: Pin<&mut Self>) {
+        self.project_replace(Slot::Taken);
+    }
+
     /// Moves the output out, leaving the slot `Taken`; `None` if the slot holds no output.
     pub(crate) fn take_output(self: Pin<&mut Self>) -> Option<T> {
         if !matches!(*self, Slot::Done(_)) {

@@ -20,7 +20,7 @@ use crate::join::Join;
 /// completion.
 ///
 /// # Panics
-/// If `iter` yields `u32::MAX` futures or more (the arena's limit).
+/// If `iter` yields `u32::MAX - 1` futures or more (the arena's limit).
 ///
 /// # Example
 ///

@@ -65,8 +65,12 @@ impl ProbeState {
     /// # Panics
     /// If the probe was never polled.
     pub fn finish(&self) {
-        self.open();
-        self.waker().wake();
+        let waker = {
+            let waker = self.waker.lock().unwrap();
+            self.open();
+            waker.clone().expect("the probe was never polled")
+        };
+        waker.wake();
     }
 }
 
@@ -149,7 +153,12 @@ impl<T> Future for Probe<T> {
             );
         }
         this.state.polls.fetch_add(1, Ordering::SeqCst);
+        // The check and the registration under the lock `finish` takes: a finish either comes
+        // before the check (which sees it) or after the registration (and wakes this poll's
+        // waker), as the `Future` contract asks.
+        let mut waker = this.state.waker.lock().unwrap();
         if this.state.open.load(Ordering::SeqCst) {
+            drop(waker);
             let output = this
                 .output
                 .lock()
@@ -158,7 +167,7 @@ impl<T> Future for Probe<T> {
                 .expect("probe polled after it returned Ready");
             return Poll::Ready(output);
         }
-        *this.state.waker.lock().unwrap() = Some(cx.waker().clone());
+        *waker = Some(cx.waker().clone());
         Poll::Pending
     }
 }

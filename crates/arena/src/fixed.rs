@@ -1,0 +1,515 @@
+//! [`Fixed`]: a fixed sequence of pinned values that get wakers of their own only when asked,
+//! and whose storage becomes the output `Vec`. What a join is made of.
+
+use core::alloc::Layout;
+use core::fmt;
+use core::marker::PhantomData;
+use core::mem::{self, ManuallyDrop};
+use core::pin::Pin;
+use core::ptr::{self, NonNull};
+use core::task::{Context, Poll, Waker};
+
+use crate::atomic_waker::AtomicWaker;
+use crate::key::Key;
+use crate::ready_set::{self, Drain};
+use crate::round::{self, Budget, Queued, Rounds};
+use crate::step::Step;
+use crate::sync::Ordering;
+use crate::wake_table::{Parent, WakeTable};
+
+/// "No index": the end of a queue.
+const NIL: u32 = u32::MAX;
+
+/// The largest storage [`Fixed::take_vec_with`] hands over as a `Vec` whatever the spare
+/// capacity: small enough that the spare room costs less than the allocation it saves.
+const MAX_SPARE: usize = 2048;
+
+/// A value's link word in the wake table's owner words: the last round that polled it (high
+/// half; 0: none) and the next value in its queue (low half: `NIL` at the end of a queue,
+/// `IDLE` when in no queue).
+type Link = u64;
+
+/// The low half of a link of a value in no queue.
+const IDLE: u32 = u32::MAX - 1;
+
+fn next_of(link: Link) -> u32 {
+    link as u32
+}
+
+fn round_of(link: Link) -> u32 {
+    (link >> 32) as u32
+}
+
+fn with_next(link: Link, next: u32) -> Link {
+    (link & !(u32::MAX as u64)) | next as u64
+}
+
+fn with_round(link: Link, round: u32) -> Link {
+    (link & u32::MAX as u64) | (round as u64) << 32
+}
+
+/// An intrusive FIFO of values, linked through their link words.
+#[derive(Clone, Copy)]
+struct Queue {
+    head: u32,
+    tail: u32,
+}
+
+impl Queue {
+    const EMPTY: Self = Self {
+        head: NIL,
+        tail: NIL,
+    };
+}
+
+/// A fixed sequence of pinned values, value `i` at index `i`, in one allocation; each value
+/// gets a waker of its own once the owner [`arm`](Fixed::arm)s it (the wake table is the second
+/// allocation), and [`take_vec_with`](Fixed::take_vec_with) turns the values into a `Vec` of
+/// outputs, in the same allocation when the layouts allow.
+///
+/// Until it is armed, the owner polls values with a context of its choosing
+/// ([`get_pin_mut`](Fixed::get_pin_mut)): a join polls every input once with its own task's
+/// waker first, and needs no wake table at all when they all finish then. Once armed,
+/// [`poll_with_budget`](Fixed::poll_with_budget) polls only the woken values, in the arena's
+/// poll rounds (see [`Arena::poll_with_budget`](crate::Arena::poll_with_budget)). Values are
+/// never removed: a value that gave an output stays in place (a join keeps the output in it),
+/// and is polled again only if a stale waker of it fires.
+pub struct Fixed<T> {
+    /// The values; never grown, shrunk or reallocated.
+    cells: Vec<T>,
+    table: Option<WakeTable>,
+    ready: Queue,
+    deferred: Queue,
+    /// Values that returned `Pending` holding no waker of their own: polled again by every
+    /// round (see [`poll_with_budget`](Fixed::poll_with_budget)).
+    unbound: Queue,
+    round: u32,
+    /// Whether the owner has left `BUSY` set in the top word.
+    busy: bool,
+}
+
+// The values live in a heap block that never moves: moving a `Fixed` moves none of them.
+impl<T> Unpin for Fixed<T> {}
+
+impl<T> Fixed<T> {
+    /// Stores the values of `iter` in order: one allocation when its `size_hint` is exact (what
+    /// collecting into a `Vec` costs otherwise).
+    ///
+    /// # Panics
+    /// If `iter` gives `u32::MAX` values or more.
+    pub fn new(iter: impl IntoIterator<Item = T>) -> Self {
+        let cells: Vec<T> = iter.into_iter().collect();
+        assert!(
+            cells.len() < IDLE as usize,
+            "too many values for a fixed arena: {} (at most {})",
+            cells.len(),
+            IDLE - 1
+        );
+        Self {
+            cells,
+            table: None,
+            ready: Queue::EMPTY,
+            deferred: Queue::EMPTY,
+            unbound: Queue::EMPTY,
+            round: 0,
+            busy: false,
+        }
+    }
+
+    /// The values, pinned, in order.
+    pub fn iter_pin_mut(&mut self) -> impl Iterator<Item = Pin<&mut T>> {
+        self.cells.iter_mut().map(|value| {
+            // SAFETY: as in `get_pin_mut`.
+            unsafe { Pin::new_unchecked(value) }
+        })
+    }
+
+    /// How many values there are.
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// Whether there is no value.
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// Value `index`, pinned.
+    ///
+    /// # Panics
+    /// If `index` is out of bounds.
+    #[inline]
+    pub fn get_pin_mut(&mut self, index: usize) -> Pin<&mut T> {
+        // SAFETY: the cells live in a `Vec` that is never grown, shrunk or moved out of while
+        // `self` lives (`take_vec_with` drops each value in place first), so a value stays where
+        // it is until it is dropped.
+        unsafe { Pin::new_unchecked(&mut self.cells[index]) }
+    }
+
+    /// Value `index`.
+    ///
+    /// # Panics
+    /// If `index` is out of bounds.
+    pub fn get(&self, index: usize) -> &T {
+        &self.cells[index]
+    }
+
+    /// Whether [`arm`](Fixed::arm) has run.
+    pub fn is_armed(&self) -> bool {
+        self.table.is_some()
+    }
+
+    /// Gives every value a waker of its own (allocates the wake table; once) and queues the
+    /// values for which `queue` says `true` to be polled by the next round, as if their wakers
+    /// had fired.
+    pub fn arm(&mut self, mut queue: impl FnMut(&T) -> bool) {
+        let len = self.cells.len();
+        let table = self.table.get_or_insert_with(|| {
+            let idle = with_next(0, IDLE);
+            WakeTable::with_owner_words(len, Parent::Task(AtomicWaker::new()), len, idle)
+        });
+        let links = table.owner_words();
+        for (index, value) in self.cells.iter().enumerate() {
+            if queue(value) {
+                enqueue(links, &mut self.ready, index);
+            }
+        }
+    }
+
+    /// Starts a poll round: the fairness budget for
+    /// [`poll_with_budget`](Fixed::poll_with_budget) (as many polls as there are values).
+    #[inline]
+    pub fn budget(&mut self) -> Budget {
+        self.round = round::next_round(self.round);
+        for queue in [&mut self.deferred, &mut self.unbound] {
+            if queue.head != NIL {
+                let queued = mem::replace(queue, Queue::EMPTY);
+                let table = self
+                    .table
+                    .as_mut()
+                    .expect("values are queued only once armed");
+                splice(table.owner_words(), &mut self.ready, queued);
+            }
+        }
+        Budget::new(self.round, self.cells.len())
+    }
+
+    /// Polls the woken values, as [`Arena::poll_with_budget`](crate::Arena::poll_with_budget)
+    /// does: `Ready(Some((key, output)))` at an output (the key's index is the value's),
+    /// `Pending` when no woken value is left to poll in this round or the budget is spent.
+    /// `Keep` and `Done` both leave the value in place. Never `Ready(None)`.
+    ///
+    /// A value that returns `Pending` without having kept a waker of its own (no clone of it
+    /// is alive) and without having woken itself can only be waiting for a waker it was given
+    /// before the arena was armed, the caller's: it is polled again by every later round
+    /// (without waking the task), until it keeps its own waker. That makes a future that
+    /// stores the waker of its first poll only (which the `Future` contract does not allow,
+    /// but which works where the waker never changes) finish all the same, polled on each
+    /// poll of the task as `futures-util`'s small joins poll every future.
+    ///
+    /// If `f` panics, the panic propagates and the value stays.
+    ///
+    /// # Panics
+    /// If the arena is not armed.
+    pub fn poll_with_budget<R, F>(
+        &mut self,
+        cx: &mut Context<'_>,
+        budget: &mut Budget,
+        f: &mut F,
+    ) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        assert!(self.table.is_some(), "Fixed polled before it was armed");
+        round::poll_round(self, cx, budget, f)
+    }
+
+    /// Turns the values into a `Vec` of `take(value)`, in order, and leaves no value: each value
+    /// is handed to `take`, then dropped in place. The `Vec` reuses the values' allocation (no allocation
+    /// at all) when `U` has the alignment of the values' storage, the storage is a whole
+    /// number of `U`s, and the spare capacity that leaves is small: the storage is at most
+    /// 2 KiB, or at most twice the outputs' size. Otherwise it allocates once, exactly.
+    ///
+    /// If `take` or a value's `Drop` panics, every value not yet handed over is dropped in
+    /// place, every output made so far is dropped, the storage is freed, and the panic goes on.
+    pub fn take_vec_with<U>(&mut self, mut take: impl FnMut(Pin<&mut T>) -> U) -> Vec<U> {
+        let cells = mem::take(&mut self.cells);
+        let cell = Layout::new::<T>();
+        let capacity_bytes = cells.capacity() * cell.size();
+        let outputs_bytes = cells.len() * size_of::<U>();
+        let in_place = size_of::<U>() != 0
+            && align_of::<U>() == cell.align()
+            && size_of::<U>() <= cell.size()
+            && capacity_bytes % size_of::<U>() == 0
+            && (capacity_bytes <= MAX_SPARE || capacity_bytes <= 2 * outputs_bytes);
+        if !in_place {
+            let mut cells = cells;
+            let mut outputs = Vec::with_capacity(cells.len());
+            for value in &mut cells {
+                // SAFETY: as in `get_pin_mut`; the values are dropped in place below.
+                outputs.push(take(unsafe { Pin::new_unchecked(value) }));
+            }
+            return outputs;
+        }
+        let mut cells = ManuallyDrop::new(cells);
+        let mut guard = InPlace::<T, U> {
+            base: NonNull::new(cells.as_mut_ptr()).expect("a Vec's pointer is not null"),
+            len: cells.len(),
+            capacity: cells.capacity(),
+            written: 0,
+            dropped: 0,
+            _types: PhantomData,
+        };
+        while guard.dropped < guard.len {
+            let index = guard.dropped;
+            // SAFETY: `index < len`: cell `index` is initialised and has not been dropped or
+            // overwritten (outputs `0..index` end at or before its start, as `U` is no larger
+            // than a cell); its value is pinned in place as in `get_pin_mut`.
+            let cell = unsafe { &mut *guard.base.as_ptr().add(index) };
+            // SAFETY: as in `get_pin_mut`.
+            let output = take(unsafe { Pin::new_unchecked(&mut *cell) });
+            guard.dropped = index + 1;
+            // SAFETY: the cell is initialised and dropped once: `dropped` already counts it, so
+            // the guard will not drop it again even if this drop panics (then `output`, a local,
+            // is dropped by the unwinding).
+            unsafe { ptr::drop_in_place(cell) };
+            // SAFETY: output `index` occupies bytes `index * size_of::<U>()..` up to at most
+            // `(index + 1) * size_of::<T>()`: inside cells `0..=index`, all dropped now;
+            // the pointer is aligned as `U` has the cells' alignment.
+            unsafe { guard.base.as_ptr().cast::<U>().add(index).write(output) };
+            guard.written = index + 1;
+        }
+        let guard = ManuallyDrop::new(guard);
+        // SAFETY: the block holds `len` initialised `U`s at its start; it was allocated by a
+        // `Vec<T>` of `capacity` values, i.e. `capacity * size_of::<T>()` bytes
+        // aligned as `U`, which is `capacity_bytes / size_of::<U>()` whole `U`s.
+        unsafe {
+            Vec::from_raw_parts(
+                guard.base.as_ptr().cast::<U>(),
+                guard.len,
+                capacity_bytes / size_of::<U>(),
+            )
+        }
+    }
+}
+
+/// The storage of [`Fixed::take_vec_with`] while it works in place: on unwind, drops the
+/// outputs written and the cells not yet dropped, and frees the block.
+struct InPlace<C, U> {
+    base: NonNull<C>,
+    len: usize,
+    capacity: usize,
+    /// Outputs `0..written` are initialised.
+    written: usize,
+    /// Cells `0..dropped` have been dropped (or are being dropped).
+    dropped: usize,
+    _types: PhantomData<(C, U)>,
+}
+
+impl<C, U> Drop for InPlace<C, U> {
+    fn drop(&mut self) {
+        // SAFETY: by the fields' invariants; the block is the one a `Vec<C>` of `capacity`
+        // allocated, which `Vec::from_raw_parts` with length 0 frees with the same layout.
+        unsafe {
+            let outputs =
+                ptr::slice_from_raw_parts_mut(self.base.as_ptr().cast::<U>(), self.written);
+            let rest = ptr::slice_from_raw_parts_mut(
+                self.base.as_ptr().add(self.dropped),
+                self.len - self.dropped,
+            );
+            // Each drop may panic too; the storage is freed by the last guard in any case.
+            let _free = FreeBlock::<C> {
+                base: self.base,
+                capacity: self.capacity,
+            };
+            let _rest = DropSlice(rest);
+            ptr::drop_in_place(outputs);
+        }
+    }
+}
+
+/// Drops the elements of a slice in place when dropped.
+struct DropSlice<X>(*mut [X]);
+
+impl<X> Drop for DropSlice<X> {
+    fn drop(&mut self) {
+        // SAFETY: the creator hands over initialised elements not dropped elsewhere.
+        unsafe { ptr::drop_in_place(self.0) }
+    }
+}
+
+/// Frees the block of a `Vec<C>` of `capacity` elements when dropped.
+struct FreeBlock<C> {
+    base: NonNull<C>,
+    capacity: usize,
+}
+
+impl<C> Drop for FreeBlock<C> {
+    fn drop(&mut self) {
+        // SAFETY: the block was allocated by a `Vec<C>` with this capacity; length 0 drops no
+        // element.
+        drop(unsafe { Vec::from_raw_parts(self.base.as_ptr(), 0, self.capacity) });
+    }
+}
+
+impl<T> Fixed<T> {
+    fn table(&self) -> &WakeTable {
+        self.table
+            .as_ref()
+            .expect("a fixed arena polls only once armed")
+    }
+}
+
+impl<T> Rounds<T> for Fixed<T> {
+    fn held(&self) -> usize {
+        self.cells.len()
+    }
+
+    fn poll_queued<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> Queued<(Key, R)>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        let Self {
+            cells,
+            table,
+            ready,
+            deferred,
+            unbound,
+            ..
+        } = self;
+        let table = table.as_mut().expect("a fixed arena polls only once armed");
+        loop {
+            if ready.head == NIL {
+                return Queued::Empty;
+            }
+            if budget.is_spent() {
+                return Queued::Yield;
+            }
+            let links = table.owner_words();
+            let index = dequeue(links, ready);
+            links[index] = with_round(links[index], budget.round);
+            budget.polled();
+            let key = Key::new(index as u32, 0);
+            // SAFETY: as in `get_pin_mut`.
+            let value = unsafe { Pin::new_unchecked(&mut cells[index]) };
+            let waker = table.borrowed_waker(index);
+            let mut cx = Context::from_waker(&waker);
+            match f(key, value, &mut cx) {
+                Step::Pending => {
+                    // Whether no waker of this value's is alive, read before its mark: Acquire
+                    // pairs with the Release of a waker's drop, so a wake through a waker
+                    // that is gone is marked by then, and seen below.
+                    let unbound_now = table.entry_state(index).load(Ordering::Acquire) == 0;
+                    if ready_set::is_marked(table.words(), index) {
+                        budget.self_woken();
+                    } else if unbound_now {
+                        // See `poll_with_budget`.
+                        enqueue(table.owner_words(), unbound, index);
+                    }
+                }
+                Step::Keep(out) | Step::Done(out) => return Queued::Ready((key, out)),
+                Step::Repoll(out) => {
+                    enqueue(table.owner_words(), deferred, index);
+                    return Queued::Ready((key, out));
+                }
+            }
+        }
+    }
+
+    fn collect(&mut self, round: u32, mode: Drain) -> bool {
+        let Self {
+            table,
+            ready,
+            deferred,
+            busy,
+            ..
+        } = self;
+        let table = table.as_mut().expect("a fixed arena polls only once armed");
+        let top = table.top_word().load(Ordering::Relaxed);
+        let nothing = match mode {
+            Drain::KeepBusy => top & !ready_set::BUSY == 0,
+            Drain::Arm => top == 0,
+        };
+        if nothing {
+            return false;
+        }
+        *busy = mode == Drain::KeepBusy;
+        let mut got = false;
+        let (words, layout, links) = table.ready_and_owner_words();
+        ready_set::drain(words, layout, mode, &mut |index| {
+            if round_of(links[index]) == round {
+                enqueue(links, deferred, index);
+            } else {
+                enqueue(links, ready, index);
+                got = true;
+            }
+        });
+        got
+    }
+
+    fn register(&self, waker: &Waker) {
+        if let Parent::Task(parent) = self.table().header().parent() {
+            parent.register(waker);
+        }
+    }
+
+    fn has_deferred(&self) -> bool {
+        self.deferred.head != NIL
+    }
+
+    fn begin(&mut self) {
+        if !self.busy {
+            ready_set::set_busy(self.table().top_word());
+            self.busy = true;
+        }
+    }
+}
+
+/// Appends value `index` to `queue` unless it is in a queue already.
+fn enqueue(links: &mut [Link], queue: &mut Queue, index: usize) {
+    if next_of(links[index]) != IDLE {
+        return;
+    }
+    links[index] = with_next(links[index], NIL);
+    if queue.tail == NIL {
+        queue.head = index as u32;
+    } else {
+        let tail = queue.tail as usize;
+        links[tail] = with_next(links[tail], index as u32);
+    }
+    queue.tail = index as u32;
+}
+
+/// Takes the first value out of `queue`, which is not empty.
+fn dequeue(links: &mut [Link], queue: &mut Queue) -> usize {
+    let index = queue.head as usize;
+    queue.head = next_of(links[index]);
+    links[index] = with_next(links[index], IDLE);
+    if queue.head == NIL {
+        queue.tail = NIL;
+    }
+    index
+}
+
+/// Appends the values of `tail` to `queue`.
+fn splice(links: &mut [Link], queue: &mut Queue, tail: Queue) {
+    if tail.head == NIL {
+        return;
+    }
+    if queue.head == NIL {
+        *queue = tail;
+    } else {
+        let last = queue.tail as usize;
+        links[last] = with_next(links[last], tail.head);
+        queue.tail = tail.tail;
+    }
+}
+
+impl<T> fmt::Debug for Fixed<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Fixed")
+            .field("len", &self.cells.len())
+            .field("armed", &self.table.is_some())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,307 @@
+//! `Fixed`: values polled with the caller's context until armed, then only when woken; and
+//! their storage turned into the output `Vec`, in place when the layouts allow, losing and
+//! double-dropping nothing when `take` or a value's `Drop` panics part-way.
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll, Waker};
+
+use pinfold_arena::{Fixed, Step};
+use pinfold_testkit::alloc::{CountingAlloc, measure};
+use pinfold_testkit::probe::probes;
+use pinfold_testkit::waker::counting_waker;
+
+#[global_allocator]
+static ALLOCATOR: CountingAlloc = CountingAlloc;
+
+/// Counts its drops in a shared log, by id; panics in `Drop` if `panic_on_drop`.
+struct Tracked {
+    id: usize,
+    log: Arc<Vec<AtomicUsize>>,
+    panic_on_drop: bool,
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.log[self.id].fetch_add(1, Ordering::SeqCst);
+        if self.panic_on_drop {
+            panic!("value {} panics in drop", self.id);
+        }
+    }
+}
+
+fn log(n: usize) -> Arc<Vec<AtomicUsize>> {
+    Arc::new((0..n).map(|_| AtomicUsize::new(0)).collect())
+}
+
+fn assert_each_dropped_once(log: &[AtomicUsize], what: &str) {
+    for (id, drops) in log.iter().enumerate() {
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "{what} {id}");
+    }
+}
+
+/// `n` tracked values logging to `values`, value `panic_at` (if any) panicking in `Drop`.
+fn tracked(n: usize, values: &Arc<Vec<AtomicUsize>>, panic_at: Option<usize>) -> Fixed<Tracked> {
+    Fixed::new((0..n).map(|id| Tracked {
+        id,
+        log: values.clone(),
+        panic_on_drop: Some(id) == panic_at,
+    }))
+}
+
+#[test]
+fn outputs_reuse_the_storage_when_they_fit() {
+    let n = 100;
+    let mut fixed = Fixed::new((0..n as u64).map(|i| [i, i * 2]));
+    // `u64` outputs, half the size of the `[u64; 2]` values: twice the room, in place.
+    let (outputs, allocations) = measure(|| fixed.take_vec_with(|pair| pair[0] + pair[1]));
+    assert_eq!(allocations, 0);
+    assert_eq!(outputs, (0..n as u64).map(|i| 3 * i).collect::<Vec<_>>());
+    assert_eq!(outputs.capacity(), 2 * n);
+    assert!(fixed.is_empty());
+}
+
+#[test]
+fn outputs_that_do_not_fit_get_a_vec_of_their_own() {
+    // Larger than the values: a fresh, exact `Vec`.
+    let mut fixed = Fixed::new(0..10u32);
+    let (outputs, allocations) = measure(|| fixed.take_vec_with(|v| u64::from(*v)));
+    assert_eq!(allocations, 1);
+    assert_eq!(outputs, (0..10u64).collect::<Vec<_>>());
+    // Much smaller than large values: no hoarding of the spare room either.
+    let mut fixed = Fixed::new((0..100u64).map(|i| [i; 8]));
+    let (outputs, allocations) = measure(|| fixed.take_vec_with(|v| v[0]));
+    assert_eq!(allocations, 1);
+    assert_eq!(outputs.capacity(), 100);
+}
+
+#[test]
+fn outputs_with_drops_are_moved_over_exactly_once() {
+    for n in [0, 1, 7, 64] {
+        let values = log(n);
+        let outputs_log = log(n);
+        let mut fixed = tracked(n, &values, None);
+        let outputs = fixed.take_vec_with(|value| Tracked {
+            id: value.id,
+            log: outputs_log.clone(),
+            panic_on_drop: false,
+        });
+        assert_each_dropped_once(&values, "value");
+        assert_eq!(
+            outputs.iter().map(|o| o.id).collect::<Vec<_>>(),
+            (0..n).collect::<Vec<_>>()
+        );
+        drop(outputs);
+        assert_each_dropped_once(&outputs_log, "output");
+    }
+}
+
+#[test]
+fn a_panic_in_take_loses_and_double_drops_nothing() {
+    for panic_at in [0, 3, 9] {
+        let values = log(10);
+        let outputs_log = log(10);
+        let mut fixed = tracked(10, &values, None);
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            fixed.take_vec_with(|value| {
+                assert_ne!(value.id, panic_at, "take panics at {panic_at}");
+                Tracked {
+                    id: value.id,
+                    log: outputs_log.clone(),
+                    panic_on_drop: false,
+                }
+            })
+        }));
+        assert!(result.is_err());
+        assert_each_dropped_once(&values, "value");
+        for (id, drops) in outputs_log.iter().enumerate() {
+            let expected = usize::from(id < panic_at);
+            assert_eq!(drops.load(Ordering::SeqCst), expected, "output {id}");
+        }
+    }
+}
+
+#[test]
+fn a_panic_in_a_values_drop_loses_and_double_drops_nothing() {
+    for panic_at in [0, 5, 9] {
+        let values = log(10);
+        let outputs_log = log(10);
+        let mut fixed = tracked(10, &values, Some(panic_at));
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            fixed.take_vec_with(|value| Tracked {
+                id: value.id,
+                log: outputs_log.clone(),
+                panic_on_drop: false,
+            })
+        }));
+        assert!(result.is_err());
+        assert_each_dropped_once(&values, "value");
+        // Outputs made before the panic, and the one of the panicking value, are dropped.
+        for (id, drops) in outputs_log.iter().enumerate() {
+            let expected = usize::from(id <= panic_at);
+            assert_eq!(drops.load(Ordering::SeqCst), expected, "output {id}");
+        }
+    }
+}
+
+/// A future pending until its flag is set, counting its polls; it keeps the waker of its
+/// latest poll if `keeps_waker`.
+struct Gate {
+    id: usize,
+    open: Arc<AtomicUsize>,
+    polls: usize,
+    keeps_waker: bool,
+    waker: Option<Waker>,
+}
+
+impl Future for Gate {
+    type Output = usize;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
+        self.polls += 1;
+        if self.keeps_waker {
+            self.waker = Some(cx.waker().clone());
+        }
+        if self.open.load(Ordering::SeqCst) == 1 {
+            Poll::Ready(self.polls)
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+#[test]
+fn once_armed_only_woken_values_are_polled() {
+    let (futures, states) = probes(6);
+    let mut fixed = Fixed::new(futures);
+    let (task, wakes) = counting_waker();
+    let mut cx = Context::from_waker(&task);
+    // Unarmed: the caller polls with its own context.
+    for index in 0..fixed.len() {
+        assert!(fixed.get_pin_mut(index).poll(&mut cx).is_pending());
+    }
+    assert!(states.iter().all(|s| s.polls() == 1));
+    // Armed with values 1 and 4 queued: the next round polls just those.
+    fixed.arm(|probe| [1, 4].contains(&probe.id()));
+    let mut poll = |_, fut: Pin<&mut _>, cx: &mut Context<'_>| Step::done(Future::poll(fut, cx));
+    let mut budget = fixed.budget();
+    assert!(
+        fixed
+            .poll_with_budget(&mut cx, &mut budget, &mut poll)
+            .is_pending()
+    );
+    let polls: Vec<usize> = states.iter().map(|s| s.polls()).collect();
+    assert_eq!(polls, [1, 2, 1, 1, 2, 1]);
+    // Value 4 finishes: its own waker wakes the task, and only it is polled.
+    let before = wakes.count();
+    states[4].finish();
+    assert_eq!(wakes.count(), before + 1);
+    let mut budget = fixed.budget();
+    match fixed.poll_with_budget(&mut cx, &mut budget, &mut poll) {
+        Poll::Ready(Some((_, output))) => assert_eq!(output, 4),
+        other => panic!("expected value 4's output, got {other:?}"),
+    }
+    assert!(
+        fixed
+            .poll_with_budget(&mut cx, &mut budget, &mut poll)
+            .is_pending()
+    );
+    let polls: Vec<usize> = states.iter().map(|s| s.polls()).collect();
+    assert_eq!(polls, [1, 2, 1, 1, 3, 1]);
+    // The storage goes; a stale waker of it wakes nothing that is gone.
+    let stale = states[1].waker();
+    drop(fixed);
+    stale.wake();
+}
+
+#[test]
+fn a_value_woken_during_its_own_poll_waits_for_the_next_round() {
+    let open = Arc::new(AtomicUsize::new(0));
+    let mut fixed = Fixed::new((0..3).map(|id| Gate {
+        id,
+        open: open.clone(),
+        polls: 0,
+        keeps_waker: true,
+        waker: None,
+    }));
+    fixed.arm(|_| true);
+    let mut cx = Context::from_waker(Waker::noop());
+    let self_waking = RefCell::new(0);
+    let mut poll = |_, fut: Pin<&mut Gate>, cx: &mut Context<'_>| {
+        if fut.id == 0 {
+            *self_waking.borrow_mut() += 1;
+            cx.waker().wake_by_ref();
+        }
+        Step::done(fut.poll(cx))
+    };
+    let mut budget = fixed.budget();
+    assert!(
+        fixed
+            .poll_with_budget(&mut cx, &mut budget, &mut poll)
+            .is_pending()
+    );
+    // Each value polled once in the round, value 0 too, although it woke itself.
+    assert_eq!(*self_waking.borrow(), 1);
+    assert_eq!(
+        (0..3).map(|i| fixed.get(i).polls).collect::<Vec<_>>(),
+        [1, 1, 1]
+    );
+    // The next round polls value 0 again, and only it.
+    let mut budget = fixed.budget();
+    assert!(
+        fixed
+            .poll_with_budget(&mut cx, &mut budget, &mut poll)
+            .is_pending()
+    );
+    assert_eq!(
+        (0..3).map(|i| fixed.get(i).polls).collect::<Vec<_>>(),
+        [2, 1, 1]
+    );
+}
+
+#[test]
+fn values_may_borrow_a_local_declared_after_the_arena() {
+    let mut fixed;
+    let local = String::from("borrowed");
+    fixed = Fixed::new([local.as_str(), local.as_str()]);
+    assert_eq!(fixed.take_vec_with(|s| s.len()), [8, 8]);
+}
+
+#[test]
+fn a_value_that_keeps_no_waker_is_polled_by_every_round_without_waking_the_task() {
+    let open = Arc::new(AtomicUsize::new(0));
+    let mut fixed = Fixed::new((0..2).map(|id| Gate {
+        id,
+        open: open.clone(),
+        polls: 0,
+        keeps_waker: id == 0,
+        waker: None,
+    }));
+    fixed.arm(|_| true);
+    let (task, wakes) = counting_waker();
+    let mut cx = Context::from_waker(&task);
+    let mut poll = |_, fut: Pin<&mut Gate>, cx: &mut Context<'_>| Step::done(fut.poll(cx));
+    for round in 1..=3 {
+        let mut budget = fixed.budget();
+        assert!(
+            fixed
+                .poll_with_budget(&mut cx, &mut budget, &mut poll)
+                .is_pending()
+        );
+        // Value 0 keeps its waker: polled once, then only when woken. Value 1 keeps none: it
+        // can only be waiting for a waker from before the arena was armed, so every round
+        // polls it; and no round wakes the task for it (no busy loop).
+        assert_eq!((fixed.get(0).polls, fixed.get(1).polls), (1, round));
+        assert_eq!(wakes.count(), 0);
+    }
+    open.store(1, Ordering::SeqCst);
+    let mut budget = fixed.budget();
+    match fixed.poll_with_budget(&mut cx, &mut budget, &mut poll) {
+        Poll::Ready(Some((_, polls))) => assert_eq!(polls, 4),
+        other => panic!("expected value 1's output, got {other:?}"),
+    }
+}
