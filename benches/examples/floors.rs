@@ -1,0 +1,160 @@
+//! Floors under two of the arena's speed targets (see the README, *Targets*): what no set with
+//! these rules could beat, measured on this machine. Run with
+//! `cargo run --release -p pinfold-benches --example floors`.
+//!
+//! 1. `yield_16_block_on`: the fairness rule (a poll call yields after two futures woke
+//!    themselves, as futures-util's does) fixes how many times `block_on` must poll the set:
+//!    counted here for each set (deterministic), and multiplied by the cost of one `block_on`
+//!    round trip (a future that wakes itself and returns `Pending`), timed here; plus, for each
+//!    of the 4,096 self-wakes, one atomic read-modify-write (a wake from a waker that may be on
+//!    any thread must be one), timed here uncontended.
+//! 2. `ready_512k_block_on`: a `VecDeque` of futures with no waker at all (push, pop, poll
+//!    once) under the same driver, timed side by side with futures-buffered's bounded set.
+//!
+//! Timings are the best of several runs (a floor, on a shared machine); the ratios are what
+//! to compare with the targets.
+
+use core::future::{Future, ready};
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use futures_util::{Stream, StreamExt};
+use pinfold_benches::{Driver, YieldK};
+
+/// Counts the calls of `poll_next` on the stream it wraps.
+struct CountPolls<S> {
+    inner: S,
+    polls: usize,
+}
+
+impl<S: Stream + Unpin> Stream for CountPolls<S> {
+    type Item = S::Item;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        self.polls += 1;
+        Pin::new(&mut self.inner).poll_next(cx)
+    }
+}
+
+/// How many times `block_on` polls `set` to drain it.
+fn set_polls<S: Stream<Item = u64> + Unpin>(set: S) -> usize {
+    let mut counted = CountPolls {
+        inner: set,
+        polls: 0,
+    };
+    futures_executor::block_on(async { while counted.next().await.is_some() {} });
+    counted.polls
+}
+
+/// The best of `runs` timings of `f`, in nanoseconds, divided by `per`.
+fn best(runs: usize, per: u32, mut f: impl FnMut()) -> f64 {
+    (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed().as_secs_f64() * 1e9 / f64::from(per)
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// A FIFO of futures, each polled once when popped: ready futures only (a pending one is put
+/// back and the task woken, so the driver spins on it).
+struct Fifo<F>(VecDeque<F>);
+
+impl<F: Future<Output = u64> + Unpin> Stream for Fifo<F> {
+    type Item = u64;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<u64>> {
+        let Some(mut fut) = self.0.pop_front() else {
+            return Poll::Ready(None);
+        };
+        match Pin::new(&mut fut).poll(cx) {
+            Poll::Ready(out) => Poll::Ready(Some(out)),
+            Poll::Pending => {
+                self.0.push_back(fut);
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        }
+    }
+}
+
+fn main() {
+    // 1. yield_16: 256 futures that each wake themselves 16 times.
+    let make = || (0..256u64).map(|i| YieldK::new(16, i));
+    let pinfold = {
+        let mut set = pinfold_bounded::FuturesUnorderedBounded::new(256);
+        make().for_each(|f| set.push(f));
+        set_polls(set)
+    };
+    let buffered = {
+        let mut set = futures_buffered::FuturesUnorderedBounded::new(256);
+        make().for_each(|f| set.push(f));
+        set_polls(set)
+    };
+    let util = set_polls(make().collect::<futures_util::stream::FuturesUnordered<_>>());
+    let round_trip = best(15, 4_096, || {
+        futures_executor::block_on(YieldK::new(4_096, 0u64));
+    });
+    let fb_yield_16 = best(15, 20, || {
+        for _ in 0..20 {
+            let mut set = futures_buffered::FuturesUnorderedBounded::new(256);
+            let sum = Driver::BlockOn.keep_full(
+                &mut set,
+                256,
+                256,
+                |i| YieldK::new(16, i as u64),
+                |s, f| s.push(f),
+            );
+            std::hint::black_box(sum);
+        }
+    });
+    let word = AtomicU64::new(0);
+    let atomic = best(15, 4_096, || {
+        for i in 0..4_096u64 {
+            word.fetch_or(std::hint::black_box(1 << (i % 64)), Ordering::Release);
+        }
+    });
+    let floor = round_trip * pinfold as f64 + atomic * 4_096.0;
+    println!("yield_16_block_on");
+    println!(
+        "  set polls by block_on: pinfold {pinfold}, futures-util {util}, futures-buffered {buffered}"
+    );
+    println!("  one block_on round trip: {round_trip:.1} ns; one atomic fetch_or: {atomic:.1} ns");
+    println!(
+        "  floor for pinfold: {pinfold} x {round_trip:.1} ns + 4,096 x {atomic:.1} ns = {:.1} us; futures-buffered's whole run: {:.1} us; floor / futures-buffered = {:.2} (target 0.35)",
+        floor / 1e3,
+        fb_yield_16 / 1e3,
+        floor / fb_yield_16
+    );
+
+    // 2. ready_512k: 512,000 ready futures through a set of 256.
+    const TOTAL: usize = 512_000;
+    let fifo = best(7, 1, || {
+        let mut fifo = Fifo(VecDeque::with_capacity(256));
+        let sum = Driver::BlockOn.keep_full(
+            &mut fifo,
+            TOTAL,
+            256,
+            |i| ready(i as u64),
+            |s, f| s.0.push_back(f),
+        );
+        std::hint::black_box(sum);
+    });
+    let fb = best(7, 1, || {
+        let mut set = futures_buffered::FuturesUnorderedBounded::new(256);
+        let sum =
+            Driver::BlockOn.keep_full(&mut set, TOTAL, 256, |i| ready(i as u64), |s, f| s.push(f));
+        std::hint::black_box(sum);
+    });
+    println!("ready_512k_block_on");
+    println!(
+        "  VecDeque, no wakers: {:.2} ms; futures-buffered: {:.2} ms; VecDeque / futures-buffered = {:.2} (target for pinfold 0.3)",
+        fifo / 1e6,
+        fb / 1e6,
+        fifo / fb
+    );
+}
