@@ -9,14 +9,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use crate::atomic_waker::AtomicWaker;
 use crate::hub::Hub;
 use crate::key::Key;
+use crate::queue::{Links, NIL, Queue};
 use crate::ready_set::{self, Drain};
 use crate::round::{self, Budget, Queued, Rounds};
 use crate::step::Step;
 use crate::sync::Ordering;
 use crate::wake_table::{Parent, RETIRED, WakeTable};
-
-/// The end of an intrusive list.
-const NIL: u32 = u32::MAX;
 
 /// The largest capacity: an arena has two entries per slot, indexed by `u32` below `NIL`.
 const MAX_CAPACITY: usize = (u32::MAX as usize - 1) / 2;
@@ -46,24 +44,6 @@ struct EntryLink {
     slot: u32,
     /// Next entry in the free or the retired list.
     next: u32,
-}
-
-/// An intrusive FIFO of slots.
-#[derive(Clone, Copy)]
-struct Queue {
-    head: u32,
-    tail: u32,
-}
-
-impl Queue {
-    const EMPTY: Self = Self {
-        head: NIL,
-        tail: NIL,
-    };
-
-    fn is_empty(&self) -> bool {
-        self.head == NIL
-    }
 }
 
 /// A fixed-capacity arena of pinned values, each with its own waker. See the
@@ -215,7 +195,7 @@ impl<T> Arena<T> {
         slot.round = 0;
         let key = Key::new(self.base + index as u32, slot.generation);
         self.len += 1;
-        enqueue(&mut self.slots, &mut self.ready, index);
+        self.ready.push(&mut *self.slots, index);
         Ok(key)
     }
 
@@ -360,10 +340,7 @@ impl<T> Arena<T> {
     /// Queues the slots deferred by the last round for this one; `true` if any is queued.
     #[inline]
     pub(crate) fn start_round(&mut self) -> bool {
-        if !self.deferred.is_empty() {
-            let deferred = core::mem::replace(&mut self.deferred, Queue::EMPTY);
-            splice(&mut self.slots, &mut self.ready, deferred);
-        }
+        self.ready.append(&mut *self.slots, &mut self.deferred);
         !self.ready.is_empty()
     }
 
@@ -522,9 +499,9 @@ impl<T> Arena<T> {
                     return;
                 }
                 if slots[index].round == round {
-                    enqueue(slots, deferred, index);
+                    deferred.push(&mut **slots, index);
                 } else {
-                    enqueue(slots, ready, index);
+                    ready.push(&mut **slots, index);
                     got = true;
                 }
             },
@@ -551,7 +528,7 @@ impl<T> Arena<T> {
             if budget.is_spent() {
                 return Queued::Yield;
             }
-            let index = dequeue(&mut self.slots, &mut self.ready);
+            let index = self.ready.pop(&mut *self.slots);
             let slot = &mut self.slots[index];
             let Some(value) = slot.value.as_mut() else {
                 continue;
@@ -579,7 +556,7 @@ impl<T> Arena<T> {
                 }
                 Step::Keep(out) => return Queued::Ready((key, out)),
                 Step::Repoll(out) => {
-                    enqueue(&mut self.slots, &mut self.deferred, index);
+                    self.deferred.push(&mut *self.slots, index);
                     return Queued::Ready((key, out));
                 }
                 Step::Done(out) => {
@@ -652,44 +629,27 @@ fn link_mut<T>(slots: &mut [Slot<T>], entry: u32) -> &mut EntryLink {
     &mut slots[entry as usize / 2].links[entry as usize % 2]
 }
 
-/// Appends slot `index` to `queue` unless it is in a queue already.
-fn enqueue<T>(slots: &mut [Slot<T>], queue: &mut Queue, index: usize) {
-    let slot = &mut slots[index];
-    if slot.queued {
-        return;
+impl<T> Links for [Slot<T>] {
+    #[inline]
+    fn is_queued(&self, index: usize) -> bool {
+        self[index].queued
     }
-    slot.queued = true;
-    slot.next_queued = NIL;
-    if queue.tail == NIL {
-        queue.head = index as u32;
-    } else {
-        slots[queue.tail as usize].next_queued = index as u32;
-    }
-    queue.tail = index as u32;
-}
 
-/// Takes the first slot out of `queue`, which is not empty.
-fn dequeue<T>(slots: &mut [Slot<T>], queue: &mut Queue) -> usize {
-    let index = queue.head as usize;
-    let slot = &mut slots[index];
-    queue.head = slot.next_queued;
-    slot.queued = false;
-    if queue.head == NIL {
-        queue.tail = NIL;
+    #[inline]
+    fn next(&self, index: usize) -> u32 {
+        self[index].next_queued
     }
-    index
-}
 
-/// Appends the slots of `tail` to `queue`.
-fn splice<T>(slots: &mut [Slot<T>], queue: &mut Queue, tail: Queue) {
-    if tail.is_empty() {
-        return;
+    #[inline]
+    fn set_next(&mut self, index: usize, next: u32) {
+        let slot = &mut self[index];
+        slot.queued = true;
+        slot.next_queued = next;
     }
-    if queue.is_empty() {
-        *queue = tail;
-    } else {
-        slots[queue.tail as usize].next_queued = tail.head;
-        queue.tail = tail.tail;
+
+    #[inline]
+    fn unqueue(&mut self, index: usize) {
+        self[index].queued = false;
     }
 }
 

@@ -11,14 +11,12 @@ use core::task::{Context, Poll, Waker};
 
 use crate::atomic_waker::AtomicWaker;
 use crate::key::Key;
+use crate::queue::{Links, Queue};
 use crate::ready_set::{self, Drain};
 use crate::round::{self, Budget, Queued, Rounds};
 use crate::step::Step;
 use crate::sync::Ordering;
 use crate::wake_table::{Parent, WakeTable};
-
-/// "No index": the end of a queue.
-const NIL: u32 = u32::MAX;
 
 /// The largest storage [`Fixed::take_vec_with`] hands over as a `Vec` whatever the spare
 /// capacity: small enough that the spare room costs less than the allocation it saves.
@@ -46,20 +44,6 @@ fn with_next(link: Link, next: u32) -> Link {
 
 fn with_round(link: Link, round: u32) -> Link {
     (link & u32::MAX as u64) | (round as u64) << 32
-}
-
-/// An intrusive FIFO of values, linked through their link words.
-#[derive(Clone, Copy)]
-struct Queue {
-    head: u32,
-    tail: u32,
-}
-
-impl Queue {
-    const EMPTY: Self = Self {
-        head: NIL,
-        tail: NIL,
-    };
 }
 
 /// A fixed sequence of pinned values, value `i` at index `i`, in one allocation; each value
@@ -171,7 +155,7 @@ impl<T> Fixed<T> {
         let links = table.owner_words();
         for (index, value) in self.cells.iter().enumerate() {
             if queue(value) {
-                enqueue(links, &mut self.ready, index);
+                self.ready.push(links, index);
             }
         }
     }
@@ -181,15 +165,10 @@ impl<T> Fixed<T> {
     #[inline]
     pub fn budget(&mut self) -> Budget {
         self.round = round::next_round(self.round);
-        for queue in [&mut self.deferred, &mut self.unbound] {
-            if queue.head != NIL {
-                let queued = mem::replace(queue, Queue::EMPTY);
-                let table = self
-                    .table
-                    .as_mut()
-                    .expect("values are queued only once armed");
-                splice(table.owner_words(), &mut self.ready, queued);
-            }
+        if let Some(table) = &mut self.table {
+            let links = table.owner_words();
+            self.ready.append(links, &mut self.deferred);
+            self.ready.append(links, &mut self.unbound);
         }
         Budget::new(self.round, self.cells.len())
     }
@@ -379,14 +358,14 @@ impl<T> Rounds<T> for Fixed<T> {
         } = self;
         let table = table.as_mut().expect("a fixed arena polls only once armed");
         loop {
-            if ready.head == NIL {
+            if ready.is_empty() {
                 return Queued::Empty;
             }
             if budget.is_spent() {
                 return Queued::Yield;
             }
             let links = table.owner_words();
-            let index = dequeue(links, ready);
+            let index = ready.pop(links);
             links[index] = with_round(links[index], budget.round);
             budget.polled();
             let key = Key::new(index as u32, 0);
@@ -404,12 +383,12 @@ impl<T> Rounds<T> for Fixed<T> {
                         budget.self_woken();
                     } else if unbound_now {
                         // See `poll_with_budget`.
-                        enqueue(table.owner_words(), unbound, index);
+                        unbound.push(table.owner_words(), index);
                     }
                 }
                 Step::Keep(out) | Step::Done(out) => return Queued::Ready((key, out)),
                 Step::Repoll(out) => {
-                    enqueue(table.owner_words(), deferred, index);
+                    deferred.push(table.owner_words(), index);
                     return Queued::Ready((key, out));
                 }
             }
@@ -438,9 +417,9 @@ impl<T> Rounds<T> for Fixed<T> {
         let (words, layout, links) = table.ready_and_owner_words();
         ready_set::drain(words, layout, mode, &mut |index| {
             if round_of(links[index]) == round {
-                enqueue(links, deferred, index);
+                deferred.push(links, index);
             } else {
-                enqueue(links, ready, index);
+                ready.push(links, index);
                 got = true;
             }
         });
@@ -454,7 +433,7 @@ impl<T> Rounds<T> for Fixed<T> {
     }
 
     fn has_deferred(&self) -> bool {
-        self.deferred.head != NIL
+        !self.deferred.is_empty()
     }
 
     fn begin(&mut self) {
@@ -465,43 +444,25 @@ impl<T> Rounds<T> for Fixed<T> {
     }
 }
 
-/// Appends value `index` to `queue` unless it is in a queue already.
-fn enqueue(links: &mut [Link], queue: &mut Queue, index: usize) {
-    if next_of(links[index]) != IDLE {
-        return;
+impl Links for [Link] {
+    #[inline]
+    fn is_queued(&self, index: usize) -> bool {
+        next_of(self[index]) != IDLE
     }
-    links[index] = with_next(links[index], NIL);
-    if queue.tail == NIL {
-        queue.head = index as u32;
-    } else {
-        let tail = queue.tail as usize;
-        links[tail] = with_next(links[tail], index as u32);
-    }
-    queue.tail = index as u32;
-}
 
-/// Takes the first value out of `queue`, which is not empty.
-fn dequeue(links: &mut [Link], queue: &mut Queue) -> usize {
-    let index = queue.head as usize;
-    queue.head = next_of(links[index]);
-    links[index] = with_next(links[index], IDLE);
-    if queue.head == NIL {
-        queue.tail = NIL;
+    #[inline]
+    fn next(&self, index: usize) -> u32 {
+        next_of(self[index])
     }
-    index
-}
 
-/// Appends the values of `tail` to `queue`.
-fn splice(links: &mut [Link], queue: &mut Queue, tail: Queue) {
-    if tail.head == NIL {
-        return;
+    #[inline]
+    fn set_next(&mut self, index: usize, next: u32) {
+        self[index] = with_next(self[index], next);
     }
-    if queue.head == NIL {
-        *queue = tail;
-    } else {
-        let last = queue.tail as usize;
-        links[last] = with_next(links[last], tail.head);
-        queue.tail = tail.tail;
+
+    #[inline]
+    fn unqueue(&mut self, index: usize) {
+        self[index] = with_next(self[index], IDLE);
     }
 }
 

@@ -61,6 +61,7 @@ mod growable;
 mod hub;
 pub mod implementation;
 mod key;
+mod queue;
 mod ready_set;
 mod round;
 mod sizing;

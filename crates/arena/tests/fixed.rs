@@ -100,51 +100,47 @@ fn outputs_with_drops_are_moved_over_exactly_once() {
     }
 }
 
+/// Turns 10 tracked values into tracked outputs (in place: same layout), `take` panicking at
+/// value `take_panics_at` or value `drop_panics_at` panicking in its `Drop`; checks that the
+/// call panicked and that every value was dropped exactly once, and returns how many times
+/// each output was dropped.
+fn take_vec_panicking(take_panics_at: Option<usize>, drop_panics_at: Option<usize>) -> Vec<usize> {
+    let values = log(10);
+    let outputs_log = log(10);
+    let mut fixed = tracked(10, &values, drop_panics_at);
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        fixed.take_vec_with(|value| {
+            assert_ne!(Some(value.id), take_panics_at, "take panics");
+            Tracked {
+                id: value.id,
+                log: outputs_log.clone(),
+                panic_on_drop: false,
+            }
+        })
+    }));
+    assert!(result.is_err());
+    assert_each_dropped_once(&values, "value");
+    outputs_log
+        .iter()
+        .map(|drops| drops.load(Ordering::SeqCst))
+        .collect()
+}
+
 #[test]
 fn a_panic_in_take_loses_and_double_drops_nothing() {
     for panic_at in [0, 3, 9] {
-        let values = log(10);
-        let outputs_log = log(10);
-        let mut fixed = tracked(10, &values, None);
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            fixed.take_vec_with(|value| {
-                assert_ne!(value.id, panic_at, "take panics at {panic_at}");
-                Tracked {
-                    id: value.id,
-                    log: outputs_log.clone(),
-                    panic_on_drop: false,
-                }
-            })
-        }));
-        assert!(result.is_err());
-        assert_each_dropped_once(&values, "value");
-        for (id, drops) in outputs_log.iter().enumerate() {
-            let expected = usize::from(id < panic_at);
-            assert_eq!(drops.load(Ordering::SeqCst), expected, "output {id}");
-        }
+        // The outputs made before the panic are dropped; no other was made.
+        let expected: Vec<usize> = (0..10).map(|id| usize::from(id < panic_at)).collect();
+        assert_eq!(take_vec_panicking(Some(panic_at), None), expected);
     }
 }
 
 #[test]
 fn a_panic_in_a_values_drop_loses_and_double_drops_nothing() {
     for panic_at in [0, 5, 9] {
-        let values = log(10);
-        let outputs_log = log(10);
-        let mut fixed = tracked(10, &values, Some(panic_at));
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            fixed.take_vec_with(|value| Tracked {
-                id: value.id,
-                log: outputs_log.clone(),
-                panic_on_drop: false,
-            })
-        }));
-        assert!(result.is_err());
-        assert_each_dropped_once(&values, "value");
         // Outputs made before the panic, and the one of the panicking value, are dropped.
-        for (id, drops) in outputs_log.iter().enumerate() {
-            let expected = usize::from(id <= panic_at);
-            assert_eq!(drops.load(Ordering::SeqCst), expected, "output {id}");
-        }
+        let expected: Vec<usize> = (0..10).map(|id| usize::from(id <= panic_at)).collect();
+        assert_eq!(take_vec_panicking(None, Some(panic_at)), expected);
     }
 }
 

@@ -1,0 +1,78 @@
+//! The owner's intrusive FIFO of slots, written once for every arena: the links live in the
+//! arena's own storage (a slot's fields, or a word per value), behind [`Links`].
+
+/// "No slot": the end of a queue.
+pub(crate) const NIL: u32 = u32::MAX;
+
+/// Where a queue's links live: one per slot, and whether the slot is in a queue.
+pub(crate) trait Links {
+    /// Whether slot `index` is in a queue.
+    fn is_queued(&self, index: usize) -> bool;
+    /// The slot after `index` in its queue (`NIL` at the end).
+    fn next(&self, index: usize) -> u32;
+    /// Puts slot `index` in a queue, before `next`.
+    fn set_next(&mut self, index: usize, next: u32);
+    /// Takes slot `index` out of its queue.
+    fn unqueue(&mut self, index: usize);
+}
+
+/// An intrusive FIFO of slots.
+#[derive(Clone, Copy)]
+pub(crate) struct Queue {
+    head: u32,
+    tail: u32,
+}
+
+impl Queue {
+    pub(crate) const EMPTY: Self = Self {
+        head: NIL,
+        tail: NIL,
+    };
+
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.head == NIL
+    }
+
+    /// Appends slot `index` unless it is in a queue already.
+    #[inline]
+    pub(crate) fn push(&mut self, links: &mut (impl Links + ?Sized), index: usize) {
+        if links.is_queued(index) {
+            return;
+        }
+        links.set_next(index, NIL);
+        if self.tail == NIL {
+            self.head = index as u32;
+        } else {
+            links.set_next(self.tail as usize, index as u32);
+        }
+        self.tail = index as u32;
+    }
+
+    /// Takes the first slot out; the queue is not empty.
+    #[inline]
+    pub(crate) fn pop(&mut self, links: &mut (impl Links + ?Sized)) -> usize {
+        let index = self.head as usize;
+        self.head = links.next(index);
+        links.unqueue(index);
+        if self.head == NIL {
+            self.tail = NIL;
+        }
+        index
+    }
+
+    /// Appends every slot of `other`, which is left empty.
+    #[inline]
+    pub(crate) fn append(&mut self, links: &mut (impl Links + ?Sized), other: &mut Queue) {
+        if other.is_empty() {
+            return;
+        }
+        let tail = core::mem::replace(other, Queue::EMPTY);
+        if self.is_empty() {
+            *self = tail;
+        } else {
+            links.set_next(self.tail as usize, tail.head);
+            self.tail = tail.tail;
+        }
+    }
+}
