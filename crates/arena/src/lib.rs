@@ -4,7 +4,10 @@
 //! pinned value (a future, a stream, anything the owner polls) and gives it a waker of its
 //! own. Waking it, from any thread, puts the value in a lock-free set of woken values; the
 //! owner collects that set and polls exactly the values that were woken. A
-//! [`GrowableArena<T>`] is a stack of arenas that grows and shrinks, polled as one.
+//! [`GrowableArena<T>`] is a stack of arenas that grows and shrinks, polled as one. A
+//! [`Fixed<T>`] is a fixed sequence of values, a join's: polled by the owner with a context of
+//! its choosing until it arms them with wakers of their own, and turned into the output `Vec`
+//! in the same allocation at the end.
 //!
 //! - Storage is allocated once, at construction (two allocations: the slots, and the wake
 //!   table the wakers share) and never again: inserting, polling, waking, removing and

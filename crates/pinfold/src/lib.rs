@@ -8,7 +8,7 @@
 //! | [`pinfold-arena`](arena) | the waker-slot arena every primitive stands on |
 //! | `pinfold-bounded` | [`FuturesUnorderedBounded`]: fixed capacity, no allocation per push |
 //! | `pinfold-unordered` | [`FuturesUnordered`]: growable, never moves a future, gives memory back |
-//! | `pinfold-join` | [`join_all`], [`try_join_all`]: outputs in input order, only woken futures polled |
+//! | `pinfold-join` | [`join_all`], [`try_join_all`]: outputs in input order; after the first polls, only woken futures polled |
 //! | `pinfold-buffer` | [`BufferExt`] (`ordered_buffer`, `unordered_buffer`), [`FobStreamExt`] |
 //!
 //! # Example
