@@ -14,7 +14,7 @@ static ALLOCATOR: CountingAlloc = CountingAlloc;
 
 /// How many ready futures go through the set in the throughput workloads.
 fn total() -> usize {
-    if cfg!(miri) { 4_096 } else { 512_000 }
+    if cfg!(miri) { 1_024 } else { 512_000 }
 }
 
 #[test]

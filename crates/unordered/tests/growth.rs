@@ -138,7 +138,7 @@ fn groups_holding_a_future_are_never_released() {
 
 #[test]
 fn memory_goes_back_after_a_burst() {
-    let n = if cfg!(miri) { 1_000 } else { 100_000 };
+    let n = if cfg!(miri) { 400 } else { 100_000 };
     let keep = if cfg!(miri) { 20 } else { 100 };
     let mut rng = XorShift::new(7);
     let mut set = FuturesUnordered::new();
@@ -174,7 +174,7 @@ fn memory_goes_back_after_a_burst() {
 
 #[test]
 fn memory_goes_back_after_a_burst_once_scattered_survivors_are_replaced() {
-    let n = if cfg!(miri) { 1_000 } else { 100_000 };
+    let n = if cfg!(miri) { 400 } else { 100_000 };
     let keep = if cfg!(miri) { 20 } else { 100 };
     let mut rng = XorShift::new(11);
     let mut set = FuturesUnordered::new();
