@@ -86,10 +86,26 @@
 //! woken slots. The hub's word has its own `BUSY` bit, with the same meaning. Groups are made
 //! with generations past those of any group released at the same bit, so keys stay unique.
 //!
+//! # Fixed arenas
+//!
+//! A [`Fixed`](crate::Fixed) arena holds a join's values in one `Vec` and has no slots to free
+//! or reuse: entry `i` is value `i` for good, so it needs neither generations nor retired
+//! entries. Its wake table is made only when the owner arms it, with one owner-only word per
+//! value at the end of the same block (the round that last polled the value, and its queue
+//! link), so arming costs one allocation. Its rounds are the same as an arena's, with one
+//! addition: a value that returns `Pending` holding no clone of its own waker (the entry's
+//! count of owned wakers is zero) and that did not wake itself can only be waiting for a waker
+//! it was given before the arena was armed; it is queued for every later round, without
+//! waking the task, until it keeps its own waker. The count is read with `Acquire` before the
+//! mark, so a waker dropped meanwhile has left its mark visible. At the end, the values'
+//! storage becomes the output `Vec` when the layouts allow, each value handed over and dropped
+//! in place in order, each output written over values already dropped.
+//!
 //! # Panics
 //!
-//! A value's poll runs inside `catch_unwind`: on a panic the value is dropped in place, its
-//! slot freed, and the panic resumed. Removing a value does the bookkeeping before the drop, so
+//! A value's poll runs inside `catch_unwind` (in an `Arena`; a `Fixed` arena lets the panic
+//! through to its owner, a join, which drops every value): on a panic the value is dropped in
+//! place, its slot freed, and the panic resumed. Removing a value does the bookkeeping before the drop, so
 //! a panicking `Drop` leaves the arena consistent too. The task's waker is user code as well:
 //! its `clone` during a registration, the `drop` of the waker it replaces, and its `wake` run
 //! with the parent cell back in a consistent state (a registration that unwinds hands the cell
