@@ -299,6 +299,13 @@ impl<T> Arena<T> {
     #[inline]
     pub fn budget(&mut self) -> Budget {
         self.round = round::next_round(self.round);
+        if self.has_deferred() {
+            // Streams queued again after an item (`Step::Repoll`) would keep this round's queue
+            // from ever running empty, and the round collects wakes only when it does: collect
+            // them first, so that woken values are polled before those streams.
+            self.begin();
+            self.collect(self.round, Drain::KeepBusy);
+        }
         self.start_round();
         Budget::new(self.round, self.len)
     }

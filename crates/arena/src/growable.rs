@@ -273,6 +273,11 @@ impl<T> GrowableArena<T> {
     pub fn budget(&mut self) -> Budget {
         self.settle();
         self.round = round::next_round(self.round);
+        if self.deferred != 0 {
+            // As in `Arena::budget`: wakes first, then the values deferred by the last round.
+            self.begin();
+            self.collect(self.round, Drain::KeepBusy);
+        }
         let mut deferred = core::mem::take(&mut self.deferred);
         while deferred != 0 {
             let group = deferred.trailing_zeros() as usize;

@@ -74,7 +74,11 @@
 //! twice. With the budget rule (yield after polling as many values as the arena held, or after
 //! two values woke themselves) a value that always wakes itself can starve neither the executor
 //! nor the other values. A stream's slot (`Step::Repoll`) goes to the next round's queue after
-//! each item, so one round takes at most one item of each stream.
+//! each item, so one round takes at most one item of each stream. Such slots would keep the
+//! queue from ever running empty (an always-ready stream is queued again after every item), and
+//! a round collects wakes only when its queue runs empty; so a round that starts with deferred
+//! slots collects the wakes first, and queues the deferred slots behind what it collected: a
+//! value woken while an always-ready stream runs is polled in the next call.
 //!
 //! The loop is written once (`round::poll_round`) over what an arena and a growable
 //! arena both provide.

@@ -687,3 +687,85 @@ fn a_task_waker_panic_during_a_self_wake_drops_no_value() {
         "a spinner was dropped for the task waker's panic"
     );
 }
+
+/// A value for the starvation tests: `Repoll`ed on every poll when `always`, else pending
+/// until woken (then it counts the poll).
+#[derive(Debug)]
+struct Source {
+    always: bool,
+    polls: usize,
+}
+
+fn poll_source(source: Pin<&mut Source>) -> Step<bool> {
+    let source = source.get_mut();
+    source.polls += 1;
+    if source.always {
+        Step::Repoll(true)
+    } else if source.polls == 1 {
+        Step::Pending
+    } else {
+        Step::Keep(false)
+    }
+}
+
+#[test]
+fn a_value_polled_again_after_each_output_does_not_hide_a_woken_one() {
+    // The merge issue's warning: an always-ready stream is queued again after every item, so
+    // the round's queue never runs empty; wakes must still be collected, and the woken value
+    // polled in the very next call.
+    let (parent_waker, _) = counting_waker();
+    let mut cx = Context::from_waker(&parent_waker);
+
+    let mut arena = Arena::new(2);
+    arena
+        .insert(Source {
+            always: true,
+            polls: 0,
+        })
+        .unwrap();
+    let quiet = arena
+        .insert(Source {
+            always: false,
+            polls: 0,
+        })
+        .unwrap();
+    let mut outputs = Vec::new();
+    for _ in 0..3 {
+        if let Poll::Ready(Some((_, out))) = arena.poll_next(&mut cx, |_, v, _| poll_source(v)) {
+            outputs.push(out);
+        }
+    }
+    assert_eq!(
+        arena.get(quiet).unwrap().polls,
+        1,
+        "polled once, then waits for a wake"
+    );
+    arena.waker(quiet).unwrap().wake();
+    let next = arena.poll_next(&mut cx, |_, v, _| poll_source(v));
+    assert_eq!(
+        next,
+        Poll::Ready(Some((quiet, false))),
+        "the woken value comes first"
+    );
+
+    let mut growable = GrowableArena::new();
+    growable.insert(Source {
+        always: true,
+        polls: 0,
+    });
+    let quiet = growable.insert(Source {
+        always: false,
+        polls: 0,
+    });
+    for _ in 0..3 {
+        let _ = growable.poll_next(&mut cx, |_, v, _| poll_source(v));
+    }
+    assert_eq!(growable.get(quiet).unwrap().polls, 1);
+    growable.waker(quiet).unwrap().wake();
+    let next = growable.poll_next(&mut cx, |_, v, _| poll_source(v));
+    assert_eq!(
+        next,
+        Poll::Ready(Some((quiet, false))),
+        "the woken value comes first"
+    );
+}
