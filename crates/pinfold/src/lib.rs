@@ -9,6 +9,7 @@
 //! | `pinfold-bounded` | [`FuturesUnorderedBounded`]: fixed capacity, no allocation per push |
 //! | `pinfold-unordered` | [`FuturesUnordered`]: growable, never moves a future, gives memory back |
 //! | `pinfold-join` | [`join_all`], [`try_join_all`]: outputs in input order; after the first polls, only woken futures polled |
+//! | `pinfold-merge` | [`MergeBounded`], [`Merge`], [`merge`]: many streams merged into one, only woken streams polled |
 //! | `pinfold-buffer` | [`BufferExt`] (`ordered_buffer`, `unordered_buffer`), [`FobStreamExt`] |
 //!
 //! # Example
@@ -38,6 +39,7 @@ pub use pinfold_arena::Key;
 pub use pinfold_bounded::FuturesUnorderedBounded;
 pub use pinfold_buffer::{BufferExt, FobStreamExt, OrderedBuffer, UnorderedBuffer};
 pub use pinfold_join::{JoinAll, TryJoinAll, join_all, try_join_all};
+pub use pinfold_merge::{Merge, MergeBounded, merge};
 pub use pinfold_unordered::FuturesUnordered;
 
 /// The README's examples, compiled and run as doctests.

@@ -1,0 +1,265 @@
+//! Many streams merged into one: [`MergeBounded`] (a fixed capacity, no allocation after it is
+//! made), [`Merge`] (growable) and [`merge`].
+//!
+//! Each stream sits pinned in a slot of pinfold's waker-slot arena, with a waker of its own.
+//! Waking it, from any thread, queues that stream alone; the merged stream polls only the
+//! streams that were woken or that just gave an item, never the others.
+//! `futures_util::stream::select_all` allocates for every item (each is a future pushed into
+//! a `FuturesUnordered`); tokio-stream's `StreamMap` polls every stream on every call;
+//! futures-buffered's `MergeUnbounded` needs `Unpin` streams. None of that here: no `Unpin`
+//! bound, nothing allocated per item, and a [`Key`] per stream to remove it by.
+//!
+//! # Example
+//!
+//! ```
+//! use futures_util::{StreamExt, stream};
+//! use pinfold_merge::{MergeBounded, merge};
+//!
+//! # futures_executor::block_on(async {
+//! // Growable, from any iterator of streams.
+//! let merged = merge([stream::iter(vec![1, 2]), stream::iter(vec![10]), stream::iter(vec![])]);
+//! let mut items: Vec<i32> = merged.collect().await;
+//! items.sort();
+//! assert_eq!(items, [1, 2, 10]);
+//!
+//! // Bounded, with keys.
+//! let mut merged = MergeBounded::new(2);
+//! let evens = merged.insert(stream::iter(vec![0, 2, 4]));
+//! let odds = merged.insert(stream::iter(vec![1, 3, 5]));
+//! assert!(merged.try_push(stream::iter(vec![7])).is_err()); // full: the stream comes back
+//! assert!(merged.remove(odds));
+//! assert_eq!(merged.next().await, Some(0));
+//! assert!(merged.contains_key(evens));
+//! # });
+//! ```
+//!
+//! # Fairness
+//!
+//! One call of `poll_next` is a *round* of the arena (see
+//! [`pinfold_arena::implementation`]): it polls each stream at most once, so it takes at most
+//! one item from each. A stream that gives an item is polled again in the next round, without
+//! a wake; a stream that returns `Pending` waits for its waker. A round that starts with
+//! streams queued after an item collects the wakes first and polls the woken streams before
+//! them, so a stream that is always ready does not delay a woken stream past the next call. A
+//! round also yields (wakes its task and returns `Pending`) once it has polled as many streams
+//! as the merge held when it started, or once two streams woke themselves during their own
+//! poll.
+//!
+//! # Ends and panics
+//!
+//! A stream that returns `Ready(None)` is dropped in place at once and its slot is free for the
+//! next stream; its key is refused from then on. The merged stream returns `Ready(None)` when
+//! it holds no stream, and is then [terminated](FusedStream::is_terminated) until a stream is
+//! added (or [`clear`](Merge::clear) is called). A stream whose `poll_next` panics is dropped
+//! in place and the panic propagates out of `poll_next`; the merge stays usable, with the other
+//! streams.
+//!
+//! # Wakes
+//!
+//! As the arena's: `Send + Sync` wakers, usable anywhere and at any time; a waker that outlives
+//! its stream does not poll the stream that takes its slot next (unless more wakers of
+//! departed streams are alive at once than the merge has slots: then one may cause a spurious
+//! poll).
+#![forbid(unsafe_code)]
+
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use futures_core::Stream;
+use pinfold_arena::{Arena, Budget, GrowableArena, Step};
+
+pub use pinfold_arena::Key;
+
+mod bounded;
+mod growable;
+
+pub use bounded::MergeBounded;
+pub use growable::Merge;
+
+/// Merges the streams of `streams` into one growable [`Merge`].
+pub fn merge<I>(streams: I) -> Merge<I::Item>
+where
+    I: IntoIterator,
+    I::Item: Stream,
+{
+    streams.into_iter().collect()
+}
+
+/// The two arenas a merge stands on, as the poll loop needs them.
+trait Streams<S> {
+    fn budget(&mut self) -> Budget;
+
+    fn poll_with_budget<R, F>(
+        &mut self,
+        cx: &mut Context<'_>,
+        budget: &mut Budget,
+        f: &mut F,
+    ) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut S>, &mut Context<'_>) -> Step<R>;
+}
+
+impl<S> Streams<S> for Arena<S> {
+    #[inline]
+    fn budget(&mut self) -> Budget {
+        Arena::budget(self)
+    }
+
+    #[inline]
+    fn poll_with_budget<R, F>(
+        &mut self,
+        cx: &mut Context<'_>,
+        budget: &mut Budget,
+        f: &mut F,
+    ) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut S>, &mut Context<'_>) -> Step<R>,
+    {
+        Arena::poll_with_budget(self, cx, budget, f)
+    }
+}
+
+impl<S> Streams<S> for GrowableArena<S> {
+    #[inline]
+    fn budget(&mut self) -> Budget {
+        GrowableArena::budget(self)
+    }
+
+    #[inline]
+    fn poll_with_budget<R, F>(
+        &mut self,
+        cx: &mut Context<'_>,
+        budget: &mut Budget,
+        f: &mut F,
+    ) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut S>, &mut Context<'_>) -> Step<R>,
+    {
+        GrowableArena::poll_with_budget(self, cx, budget, f)
+    }
+}
+
+/// One round over the streams of `arena`: the next item of any of them, with its stream's key.
+/// Streams that end on the way are dropped (the arena does it) and the round goes on; sets
+/// `terminated` at `Ready(None)`.
+#[inline]
+fn poll_merged<S, A>(
+    arena: &mut A,
+    terminated: &mut bool,
+    cx: &mut Context<'_>,
+) -> Poll<Option<(Key, S::Item)>>
+where
+    S: Stream,
+    A: Streams<S>,
+{
+    let mut budget = arena.budget();
+    let mut poll_stream =
+        |_: Key, stream: Pin<&mut S>, cx: &mut Context<'_>| Step::next(stream.poll_next(cx));
+    loop {
+        match arena.poll_with_budget(cx, &mut budget, &mut poll_stream) {
+            Poll::Ready(Some((key, Some(item)))) => return Poll::Ready(Some((key, item))),
+            // The stream ended and is gone already.
+            Poll::Ready(Some((_, None))) => {}
+            Poll::Ready(None) => {
+                *terminated = true;
+                return Poll::Ready(None);
+            }
+            Poll::Pending => return Poll::Pending,
+        }
+    }
+}
+
+/// The sum of the streams' size hints.
+fn size_hint<'a, S: Stream + 'a>(streams: impl Iterator<Item = &'a S>) -> (usize, Option<usize>) {
+    streams.fold((0, Some(0)), |(low, high), stream| {
+        let (stream_low, stream_high) = stream.size_hint();
+        let high = match (high, stream_high) {
+            (Some(high), Some(stream_high)) => high.checked_add(stream_high),
+            _ => None,
+        };
+        (low.saturating_add(stream_low), high)
+    })
+}
+
+/// The methods and trait implementations `MergeBounded` and `Merge` share, word for word.
+macro_rules! shared {
+    ($merge:ident) => {
+        impl<S> $merge<S> {
+            /// Drops `key`'s stream in place now; no item of it comes any more. `false` if it
+            /// was gone already (ended, removed, or cleared).
+            pub fn remove(&mut self, key: Key) -> bool {
+                self.arena.remove(key)
+            }
+
+            /// Whether `key`'s stream is still merged.
+            pub fn contains_key(&self, key: Key) -> bool {
+                self.arena.contains_key(key)
+            }
+
+            /// `key`'s stream, if it is still merged.
+            pub fn get(&self, key: Key) -> Option<&S> {
+                self.arena.get(key)
+            }
+
+            /// `key`'s stream, pinned, if it is still merged.
+            pub fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut S>> {
+                self.arena.get_pin_mut(key)
+            }
+
+            /// How many streams are merged.
+            pub fn len(&self) -> usize {
+                self.arena.len()
+            }
+
+            /// Whether no stream is merged.
+            pub fn is_empty(&self) -> bool {
+                self.arena.is_empty()
+            }
+
+            /// The streams with their keys, in no particular order.
+            pub fn iter(&self) -> impl ExactSizeIterator<Item = (Key, &S)> + '_ {
+                self.arena.iter()
+            }
+
+            /// The streams, pinned, with their keys, in no particular order.
+            pub fn iter_pin_mut(
+                &mut self,
+            ) -> impl ExactSizeIterator<Item = (Key, Pin<&mut S>)> + '_ {
+                self.arena.iter_pin_mut()
+            }
+        }
+
+        impl<S: Stream> $merge<S> {
+            /// `poll_next` that also says which stream gave the item: the key
+            /// [`insert`](Self::insert) returned for it.
+            pub fn poll_next_keyed(
+                &mut self,
+                cx: &mut Context<'_>,
+            ) -> Poll<Option<(Key, S::Item)>> {
+                $crate::poll_merged(&mut self.arena, &mut self.terminated, cx)
+            }
+        }
+
+        impl<S: Stream> Stream for $merge<S> {
+            type Item = S::Item;
+
+            fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+                self.get_mut()
+                    .poll_next_keyed(cx)
+                    .map(|polled| polled.map(|(_, item)| item))
+            }
+
+            /// The sum of the merged streams' hints (this looks at every stream).
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                $crate::size_hint(self.arena.iter().map(|(_, stream)| stream))
+            }
+        }
+
+        impl<S: Stream> FusedStream for $merge<S> {
+            fn is_terminated(&self) -> bool {
+                self.terminated
+            }
+        }
+    };
+}
+use shared;
