@@ -6,6 +6,8 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use core::task::{Context, Poll, Waker};
 use std::sync::Mutex;
 
+use futures_core::Stream;
+
 /// A future that wakes itself (`cx.waker().wake_by_ref()`) and returns `Pending` `k` times,
 /// then returns its value. `YieldK::new(1, v)` is "ready after one yield".
 #[derive(Debug, Clone)]
@@ -131,6 +133,51 @@ impl Future for Signal<'_> {
         } else {
             Poll::Pending
         }
+    }
+}
+
+/// A stream over a run of [`SignalCell`]s: item `k` (`first + k`) comes once cell `k` has
+/// fired (so items come in order even when the cells fire out of order), and the stream ends
+/// after the last cell's item. Registers the waker of the poll that finds its next cell not
+/// fired, as [`Signal`] does.
+#[derive(Debug)]
+pub struct SignalStream<'a> {
+    cells: &'a [SignalCell],
+    next: usize,
+    first: u64,
+}
+
+impl<'a> SignalStream<'a> {
+    /// A stream of `cells.len()` items, `first`, `first + 1`, ...
+    pub fn new(cells: &'a [SignalCell], first: u64) -> Self {
+        Self {
+            cells,
+            next: 0,
+            first,
+        }
+    }
+}
+
+impl Stream for SignalStream<'_> {
+    type Item = u64;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<u64>> {
+        let Some(cell) = self.cells.get(self.next) else {
+            return Poll::Ready(None);
+        };
+        let item = self.first + self.next as u64;
+        match Pin::new(&mut cell.signal(item)).poll(cx) {
+            Poll::Ready(item) => {
+                self.next += 1;
+                Poll::Ready(Some(item))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = self.cells.len() - self.next;
+        (left, Some(left))
     }
 }
 

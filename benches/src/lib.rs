@@ -36,7 +36,7 @@ pub use drive::{
     ChurnTally, Driver, Tally, block_on_parking, drain_while, drain_while_block_on, keep_full,
     keep_full_async, keep_full_block_on, keyed_churn_block_on, poll_next, spin_on, tally_block_on,
 };
-pub use futures::{ChurnFuture, Signal, SignalCell, YieldK};
+pub use futures::{ChurnFuture, Signal, SignalCell, SignalStream, YieldK};
 pub use group::{Group, Tuning, criterion, quick};
 pub use results::{
     ALLOCS_FILE, AllocRow, VIRTUAL_FILE, VirtualRow, criterion_dir, read_allocs, read_virtual,
@@ -56,18 +56,22 @@ pub const FAST_ORDERED_BUFFER: &str = "fast_ordered_buffer";
 /// The `BenchmarkId` of the `futures-concurrency` crate's implementation.
 pub const FUTURES_CONCURRENCY: &str = "futures-concurrency";
 
+/// The `BenchmarkId` of the `tokio-stream` crate's implementation (`StreamMap`).
+pub const TOKIO_STREAM: &str = "tokio-stream";
+
 /// The `BenchmarkId` of pinfold's growable `FuturesUnordered` in a group whose [`PINFOLD`] is
 /// the bounded set (`keyed_churn_100k`): the table shows it as a row of its own, against the
 /// same peers' results (`keyed_churn_100k/pinfold-growable` in [`WORKLOADS`]).
 pub const PINFOLD_GROWABLE: &str = "pinfold-growable";
 
 /// Every implementation, in the table's column order.
-pub const IMPLEMENTATIONS: [&str; 5] = [
+pub const IMPLEMENTATIONS: [&str; 6] = [
     PINFOLD,
     FUTURES_BUFFERED,
     FUTURES_UTIL,
     FAST_ORDERED_BUFFER,
     FUTURES_CONCURRENCY,
+    TOKIO_STREAM,
 ];
 
 /// The rows of the table, in order: the criterion group, with what it measures. A group that
@@ -237,5 +241,33 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     (
         "unordered_selfwake_100k_c64",
         "unordered buffer: 100k futures that wake themselves 0–4 times, concurrency 64; block_on",
+    ),
+    (
+        "merge_ready_1k",
+        "merge of 1,000 streams of 100 ready items (pinfold: MergeBounded); block_on",
+    ),
+    (
+        "merge_ready_1k/pinfold-growable",
+        "the same with pinfold's growable Merge",
+    ),
+    (
+        "merge_wakes_10k",
+        "merge of 10,000 streams of 10 items, each item woken by one of 4 threads in random order; owner parks: release to last item",
+    ),
+    (
+        "merge_wakes_10k/pinfold-growable",
+        "the same with pinfold's growable Merge",
+    ),
+    (
+        "merge_wakes_10k_cpu",
+        "the same: CPU time of the 4 threads' fire loops plus the owner's drain",
+    ),
+    (
+        "merge_hot_16",
+        "merge of 16 always-ready streams, 1,000,000 items in all; block_on",
+    ),
+    (
+        "merge_hot_16/pinfold-growable",
+        "the same with pinfold's growable Merge",
     ),
 ];

@@ -6,7 +6,7 @@ use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use crate::cpu_time::thread_cpu_time;
-use crate::futures::{Signal, SignalCell};
+use crate::futures::{Signal, SignalCell, SignalStream};
 use crate::xorshift::Xorshift;
 
 /// Which cells each waker thread fires, in which order.
@@ -118,6 +118,34 @@ impl WakerThreads {
             .iter()
             .enumerate()
             .map(|(i, cell)| cell.signal(i as u64))
+    }
+
+    /// The round's streams: `len() / per_stream` [`SignalStream`]s, stream `j` over cells
+    /// `j * per_stream ..` and giving the items of the same numbers, so that the items of a
+    /// round are `0 .. len()`, each once.
+    ///
+    /// # Panics
+    /// If `per_stream` is 0 or does not divide [`len`](Self::len).
+    pub fn signal_streams(&self, per_stream: usize) -> impl Iterator<Item = SignalStream<'_>> + '_ {
+        assert!(
+            per_stream > 0 && self.cells.len() % per_stream == 0,
+            "signal_streams: {per_stream} does not divide {} cells",
+            self.cells.len()
+        );
+        self.cells
+            .chunks(per_stream)
+            .enumerate()
+            .map(move |(j, cells)| SignalStream::new(cells, (j * per_stream) as u64))
+    }
+
+    /// Whether every stream of [`signal_streams`](Self::signal_streams) has registered a waker
+    /// for its first item. Checks the last streams first.
+    pub fn streams_registered(&self, per_stream: usize) -> bool {
+        self.cells
+            .iter()
+            .step_by(per_stream)
+            .rev()
+            .all(SignalCell::is_registered)
     }
 
     /// Whether every future of the round has registered a waker (polled once and found its

@@ -1,0 +1,254 @@
+//! Streams merged into one: pinfold's `MergeBounded` (id `pinfold`) and growable `Merge` (id
+//! `pinfold-growable`, a row of its own) against futures-util's `select_all`,
+//! futures-buffered's `MergeBounded`, futures-concurrency's `StreamGroup` and tokio-stream's
+//! `StreamMap` (items mapped to their value), on the merge issue's three workloads: many
+//! streams of ready items, many streams woken from other threads, and a few streams that are
+//! always ready. Every stream here is `Unpin`, so every peer takes it as it is.
+
+use core::future::poll_fn;
+use core::pin::Pin;
+use core::task::{Context, Waker};
+use std::hint::black_box;
+use std::ops::Range;
+use std::time::Duration;
+
+use criterion::measurement::{Measurement, WallTime};
+use criterion::{Criterion, criterion_group, criterion_main};
+use futures_core::Stream;
+use futures_util::StreamExt;
+use futures_util::stream::{self, Iter};
+use pinfold_benches::{
+    CpuTime, FUTURES_BUFFERED, FUTURES_CONCURRENCY, FUTURES_UTIL, FireOrder, Group, PINFOLD,
+    PINFOLD_GROWABLE, RoundTimes, SignalStream, TOKIO_STREAM, Tuning, WakerThreads,
+    block_on_parking, criterion, measure_warm, poll_next, tally_block_on,
+};
+
+#[global_allocator]
+static ALLOC: pinfold_benches::CountingAlloc = pinfold_benches::CountingAlloc::new();
+
+type Bounded<S> = pinfold_merge::MergeBounded<S>;
+type Growable<S> = pinfold_merge::Merge<S>;
+type Buffered<S> = futures_buffered::MergeBounded<S>;
+type StreamGroup<S> = futures_concurrency::stream::StreamGroup<S>;
+type StreamMap<S> = tokio_stream::StreamMap<usize, S>;
+
+/// Items per stream in `merge_ready_1k`, and its streams.
+const READY_ITEMS: u64 = 100;
+const READY_STREAMS: u64 = 1_000;
+/// Streams in `merge_hot_16`, and items in all.
+const HOT_STREAMS: u64 = 16;
+const HOT_ITEMS: u64 = 1_000_000;
+/// Streams in `merge_wakes_10k`, and items per stream.
+const WAKE_STREAMS: usize = 10_000;
+const WAKE_ITEMS: usize = 10;
+
+/// `streams` streams of `per_stream` ready items, stream `j` giving `j * per_stream ..`: the
+/// items of all are `0 .. streams * per_stream`, each once.
+fn ready_streams(streams: u64, per_stream: u64) -> impl Iterator<Item = Iter<Range<u64>>> {
+    (0..streams).map(move |j| stream::iter(j * per_stream..(j + 1) * per_stream))
+}
+
+/// What merging `0 .. n` in any order gives: each item once.
+fn expected(n: u64) -> (u64, u64) {
+    (n, n * n.saturating_sub(1) / 2)
+}
+
+/// Runs one benchmark per implementation in `group`: `$streams` (an expression giving an
+/// iterator of `Unpin` streams of `u64`, evaluated afresh in each run) merged by it, then
+/// `$drive` (a generic function of the merged stream) run over the merged stream. The peers
+/// that grow take the streams one by one (`StreamGroup` and `StreamMap` as their users would;
+/// `select_all` and futures-buffered's `MergeBounded` from their `FromIterator`).
+macro_rules! each_merge {
+    ($group:expr, $streams:expr, $drive:expr) => {{
+        let group = &mut $group;
+        group.bench(PINFOLD, || {
+            let streams: Vec<_> = $streams.collect();
+            let mut merged = Bounded::new(streams.len());
+            for stream in streams {
+                merged.push(stream);
+            }
+            $drive(merged)
+        });
+        group.bench(PINFOLD_GROWABLE, || {
+            let mut merged = Growable::new();
+            merged.extend($streams);
+            $drive(merged)
+        });
+        group.bench(FUTURES_BUFFERED, || {
+            $drive($streams.collect::<Buffered<_>>())
+        });
+        group.bench(FUTURES_UTIL, || {
+            $drive(futures_util::stream::select_all($streams))
+        });
+        group.bench(FUTURES_CONCURRENCY, || {
+            let mut merged = StreamGroup::new();
+            for stream in $streams {
+                merged.insert(stream);
+            }
+            $drive(merged)
+        });
+        group.bench(TOKIO_STREAM, || {
+            let mut merged = StreamMap::new();
+            for (j, stream) in $streams.enumerate() {
+                merged.insert(j, stream);
+            }
+            $drive(merged.map(|(_, item)| item))
+        });
+    }};
+}
+
+/// Runs `merged` to its end under futures-executor's `block_on` and checks it gave the items
+/// `0 .. n`, each once (count and sum).
+fn drain_checked<S: Stream<Item = u64>>(merged: S, n: u64) {
+    let tally = tally_block_on(merged);
+    assert_eq!((tally.count, tally.sum), expected(n), "every item once");
+}
+
+/// 1,000 streams of 100 ready items each (`stream::iter`), merged, drained under `block_on`:
+/// the per-item cost when every stream always has an item.
+fn merge_ready_1k(c: &mut Criterion) {
+    let mut group = Group::new(c, "merge_ready_1k", Tuning::MEDIUM);
+    let n = READY_STREAMS * READY_ITEMS;
+    each_merge!(group, ready_streams(READY_STREAMS, READY_ITEMS), |merged| {
+        drain_checked(merged, n)
+    });
+    group.finish();
+}
+
+/// 16 always-ready streams of 62,500 items each, 1,000,000 items in all: the per-item cost of
+/// a merge of few hot streams (fairness between them included).
+fn merge_hot_16(c: &mut Criterion) {
+    let mut group = Group::new(c, "merge_hot_16", Tuning::SLOW);
+    each_merge!(
+        group,
+        ready_streams(HOT_STREAMS, HOT_ITEMS / HOT_STREAMS),
+        |merged| drain_checked(merged, HOT_ITEMS)
+    );
+    group.finish();
+}
+
+/// One round of `merge_wakes_10k` for one merge: merges the streams and polls until each has
+/// registered its waker for its first item (untimed), then times from the release of the waker
+/// threads until the owner, parked whenever the merge is pending, has every item.
+fn wake_round<'w, S>(
+    workers: &'w WakerThreads,
+    merged: impl FnOnce(&'w WakerThreads) -> S,
+) -> RoundTimes
+where
+    S: Stream<Item = u64> + Unpin,
+{
+    let n = workers.len() as u64;
+    let (took, tally) = workers.round(
+        || {
+            let mut merged = merged(workers);
+            let mut cx = Context::from_waker(Waker::noop());
+            while !workers.streams_registered(WAKE_ITEMS) {
+                assert!(
+                    poll_next(&mut merged, &mut cx).is_pending(),
+                    "nothing has fired yet"
+                );
+            }
+            merged
+        },
+        |mut merged| {
+            block_on_parking(async {
+                let (mut count, mut sum) = (0u64, 0u64);
+                while let Some(item) = poll_fn(|cx| Pin::new(&mut merged).poll_next(cx)).await {
+                    count += 1;
+                    sum += item;
+                }
+                (count, sum)
+            })
+        },
+    );
+    assert_eq!(tally, expected(n), "every item once");
+    took
+}
+
+/// 10,000 streams of 10 items each; item `k` of a stream comes when one of 4 threads fires its
+/// cell, the 100,000 cells dealt to the threads in random order (so a stream is woken by
+/// several threads, and its later items may be fired before its earlier ones). Timed as
+/// `wakes_4_threads` is: wall time from the threads' release to the last item
+/// (`merge_wakes_10k`), and (`_cpu`) the CPU time of the four fire loops plus the owner's
+/// drain.
+fn wakes<M: Measurement<Value = Duration> + 'static>(
+    c: &mut Criterion<M>,
+    name: &str,
+    growable: bool,
+    time: fn(RoundTimes) -> Duration,
+) {
+    const THREADS: usize = 4;
+    let workers = WakerThreads::new(
+        THREADS,
+        WAKE_STREAMS * WAKE_ITEMS / THREADS,
+        FireOrder::Shuffled(0x3E_A6E5),
+    );
+    let mut group = Group::new(c, name, Tuning::MEDIUM);
+    let rounds = |iters: u64, round: &dyn Fn() -> RoundTimes| -> Duration {
+        (0..iters).map(|_| time(round())).sum()
+    };
+    let mut bench = |id: &str, round: &dyn Fn() -> RoundTimes| {
+        group.bench_with(
+            id,
+            || (measure_warm(round).0, None),
+            |b| b.iter_custom(|iters| rounds(iters, round)),
+        );
+    };
+    bench(PINFOLD, &|| {
+        wake_round(&workers, |w| {
+            let mut merged = Bounded::new(WAKE_STREAMS);
+            streams(w).for_each(|s| merged.push(s));
+            merged
+        })
+    });
+    if growable {
+        bench(PINFOLD_GROWABLE, &|| {
+            wake_round(&workers, |w| streams(w).collect::<Growable<_>>())
+        });
+    }
+    bench(FUTURES_BUFFERED, &|| {
+        wake_round(&workers, |w| streams(w).collect::<Buffered<_>>())
+    });
+    bench(FUTURES_UTIL, &|| {
+        wake_round(&workers, |w| futures_util::stream::select_all(streams(w)))
+    });
+    bench(FUTURES_CONCURRENCY, &|| {
+        wake_round(&workers, |w| streams(w).collect::<StreamGroup<_>>())
+    });
+    bench(TOKIO_STREAM, &|| {
+        wake_round(&workers, |w| {
+            let mut merged = StreamMap::new();
+            for (j, stream) in streams(w).enumerate() {
+                merged.insert(j, stream);
+            }
+            merged.map(|(_, item)| item)
+        })
+    });
+    group.finish();
+    black_box(workers);
+}
+
+/// The streams of a `merge_wakes_10k` round.
+fn streams(workers: &WakerThreads) -> impl Iterator<Item = SignalStream<'_>> + '_ {
+    workers.signal_streams(WAKE_ITEMS)
+}
+
+fn merge_wakes_10k(c: &mut Criterion<WallTime>) {
+    wakes(c, "merge_wakes_10k", true, |t| t.wall);
+}
+
+fn merge_wakes_10k_cpu(c: &mut Criterion<CpuTime>) {
+    wakes(c, "merge_wakes_10k_cpu", false, |t| t.cpu);
+}
+
+criterion_group! {
+    name = wall;
+    config = criterion(WallTime);
+    targets = merge_ready_1k, merge_hot_16, merge_wakes_10k
+}
+criterion_group! {
+    name = cpu;
+    config = criterion(CpuTime);
+    targets = merge_wakes_10k_cpu
+}
+criterion_main!(wall, cpu);
