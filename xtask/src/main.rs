@@ -58,12 +58,13 @@ const VALGRIND_SKIPPED: &str =
 const DEFAULT_PREEMPTIONS: u32 = 2;
 
 /// The library crates whose tests run under Miri: (directory under `crates/`, package name).
-const MIRI_CRATES: [(&str, &str); 5] = [
+const MIRI_CRATES: [(&str, &str); 6] = [
     ("arena", "pinfold-arena"),
     ("bounded", "pinfold-bounded"),
     ("unordered", "pinfold-unordered"),
     ("join", "pinfold-join"),
     ("buffer", "pinfold-buffer"),
+    ("merge", "pinfold-merge"),
 ];
 
 /// `MIRIFLAGS` of the first Miri run (Stacked Borrows, Miri's default aliasing model).

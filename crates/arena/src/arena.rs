@@ -489,6 +489,11 @@ impl<T> Arena<T> {
             deferred,
             ..
         } = self;
+        // Slots still queued from an earlier round (the round ended at an output before it
+        // reached them; always-ready streams, say) go behind the ones woken since: a woken
+        // value is polled in the next call however many such streams wait. Within a round the
+        // queue is empty when it collects, so this costs nothing there.
+        let mut behind = core::mem::replace(ready, Queue::EMPTY);
         let mut got = false;
         ready_set::drain(
             table.words(),
@@ -513,6 +518,7 @@ impl<T> Arena<T> {
                 }
             },
         );
+        ready.append(&mut **slots, &mut behind);
         got
     }
 

@@ -77,8 +77,9 @@
 //! each item, so one round takes at most one item of each stream. Such slots would keep the
 //! queue from ever running empty (an always-ready stream is queued again after every item), and
 //! a round collects wakes only when its queue runs empty; so a round that starts with deferred
-//! slots collects the wakes first, and queues the deferred slots behind what it collected: a
-//! value woken while an always-ready stream runs is polled in the next call.
+//! slots collects the wakes first, and queues what it collected ahead of the slots still queued
+//! from earlier rounds and of the deferred ones: a value woken while always-ready streams run is
+//! polled in the next call, however many of them there are.
 //!
 //! The loop is written once (`round::poll_round`) over what an arena and a growable
 //! arena both provide.
