@@ -595,6 +595,7 @@ impl<T> Rounds<T> for Arena<T> {
         self.poll_ready(budget, f)
     }
 
+    #[inline]
     fn collect(&mut self, round: u32, mode: Drain) -> bool {
         let top = self.table.top_word().load(Ordering::Relaxed);
         let nothing = match mode {

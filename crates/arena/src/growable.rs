@@ -270,10 +270,16 @@ impl<T> GrowableArena<T> {
 
     /// Starts a poll round: the fairness budget for
     /// [`poll_with_budget`](GrowableArena::poll_with_budget).
+    #[inline]
     pub fn budget(&mut self) -> Budget {
         self.settle();
         self.round = round::next_round(self.round);
-        if self.deferred != 0 {
+        if self.deferred != 0
+            && self
+                .hub
+                .as_ref()
+                .is_some_and(|OwnerHub(hub)| hub.has_ready())
+        {
             // As in `Arena::budget`: wakes first, then the values deferred by the last round.
             self.begin();
             self.collect(self.round, Drain::KeepBusy);
@@ -301,6 +307,7 @@ impl<T> GrowableArena<T> {
 
     /// [`poll_next`](GrowableArena::poll_next) within a round the caller started with
     /// [`budget`](GrowableArena::budget), as [`Arena::poll_with_budget`].
+    #[inline]
     pub fn poll_with_budget<R, F>(
         &mut self,
         cx: &mut Context<'_>,
@@ -425,6 +432,7 @@ impl<T> Rounds<T> for GrowableArena<T> {
         self.len
     }
 
+    #[inline]
     fn poll_queued<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> Queued<(Key, R)>
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
