@@ -58,13 +58,14 @@ const VALGRIND_SKIPPED: &str =
 const DEFAULT_PREEMPTIONS: u32 = 2;
 
 /// The library crates whose tests run under Miri: (directory under `crates/`, package name).
-const MIRI_CRATES: [(&str, &str); 6] = [
+const MIRI_CRATES: [(&str, &str); 7] = [
     ("arena", "pinfold-arena"),
     ("bounded", "pinfold-bounded"),
     ("unordered", "pinfold-unordered"),
     ("join", "pinfold-join"),
     ("buffer", "pinfold-buffer"),
     ("merge", "pinfold-merge"),
+    ("map", "pinfold-map"),
 ];
 
 /// `MIRIFLAGS` of the first Miri run (Stacked Borrows, Miri's default aliasing model).

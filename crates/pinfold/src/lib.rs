@@ -10,6 +10,7 @@
 //! | `pinfold-unordered` | [`FuturesUnordered`]: growable, never moves a future, gives memory back |
 //! | `pinfold-join` | [`join_all`], [`try_join_all`]: outputs in input order; after the first polls, only woken futures polled |
 //! | `pinfold-merge` | [`MergeBounded`], [`Merge`], [`merge`]: many streams merged into one, only woken streams polled |
+//! | `pinfold-map` | [`FutureMap`], [`StreamMap`]: futures and streams under the user's own keys, no runtime, no `Unpin` bound |
 //! | `pinfold-buffer` | [`BufferExt`] (`ordered_buffer`, `unordered_buffer`), [`FobStreamExt`] |
 //!
 //! # Example
@@ -39,6 +40,7 @@ pub use pinfold_arena::Key;
 pub use pinfold_bounded::FuturesUnorderedBounded;
 pub use pinfold_buffer::{BufferExt, FobStreamExt, OrderedBuffer, UnorderedBuffer};
 pub use pinfold_join::{JoinAll, TryJoinAll, join_all, try_join_all};
+pub use pinfold_map::{FutureMap, StreamMap};
 pub use pinfold_merge::{Merge, MergeBounded, merge};
 pub use pinfold_unordered::FuturesUnordered;
 
