@@ -280,7 +280,8 @@ impl ChurnTally {
     }
 }
 
-/// The keyed churn, under futures-executor's `block_on`: `total` [`ChurnFuture`]s go through
+/// The keyed churn, as a future ([`keyed_churn_block_on`] runs it under futures-executor's
+/// `block_on`): `total` [`ChurnFuture`]s go through
 /// `set`, which is kept full at `capacity` futures (counting those inserted and neither
 /// finished nor removed). Future `i` is *kept* if `i` is even, *doomed* if odd: both are
 /// pending on their first poll, where they wake themselves; a kept one finishes on its second
@@ -297,7 +298,7 @@ impl ChurnTally {
 ///
 /// # Panics
 /// If `capacity` is below 2, or `remove` does not find a doomed future.
-pub fn keyed_churn_block_on<S, K, T>(
+pub async fn keyed_churn<S, K, T>(
     set: &mut S,
     total: usize,
     capacity: usize,
@@ -312,56 +313,72 @@ where
         capacity >= 2,
         "keyed churn keeps a kept and a doomed future at least"
     );
-    futures_executor::block_on(async {
-        let mut tally = ChurnTally::default();
-        let mut doomed: VecDeque<K> = VecDeque::with_capacity(capacity / 2 + 1);
-        let mut next = 0;
-        // Inserted, neither finished nor removed: all of them, and the kept ones.
-        let mut live = 0;
-        let mut kept_live = 0;
-        let mut remove_oldest = |set: &mut S, doomed: &mut VecDeque<K>, tally: &mut ChurnTally| {
-            let key = doomed.pop_front()?;
-            assert!(
-                remove(set, key),
-                "a doomed future is still in the set when it is removed"
-            );
-            tally.removed += 1;
-            Some(())
-        };
-        loop {
-            while live < capacity && next < total {
-                let value = next as u64;
-                if next % 2 == 0 {
-                    insert(set, ChurnFuture::kept(value));
-                    kept_live += 1;
-                } else {
-                    doomed.push_back(insert(set, ChurnFuture::doomed(value)));
-                }
-                live += 1;
-                next += 1;
+    let mut tally = ChurnTally::default();
+    let mut doomed: VecDeque<K> = VecDeque::with_capacity(capacity / 2 + 1);
+    let mut next = 0;
+    // Inserted, neither finished nor removed: all of them, and the kept ones.
+    let mut live = 0;
+    let mut kept_live = 0;
+    let mut remove_oldest = |set: &mut S, doomed: &mut VecDeque<K>, tally: &mut ChurnTally| {
+        let key = doomed.pop_front()?;
+        assert!(
+            remove(set, key),
+            "a doomed future is still in the set when it is removed"
+        );
+        tally.removed += 1;
+        Some(())
+    };
+    loop {
+        while live < capacity && next < total {
+            let value = next as u64;
+            if next % 2 == 0 {
+                insert(set, ChurnFuture::kept(value));
+                kept_live += 1;
+            } else {
+                doomed.push_back(insert(set, ChurnFuture::doomed(value)));
             }
-            if kept_live == 0 {
-                while remove_oldest(set, &mut doomed, &mut tally).is_some() {
-                    live -= 1;
-                }
-            }
-            match poll_fn(|cx| poll_next(set, cx)).await {
-                Some(out) => match completed(out) {
-                    Some(value) => {
-                        tally.completed += 1;
-                        tally.sum = tally.sum.wrapping_add(value);
-                        live -= 1;
-                        kept_live -= 1;
-                        if remove_oldest(set, &mut doomed, &mut tally).is_some() {
-                            live -= 1;
-                        }
-                    }
-                    None => tally.discarded += 1,
-                },
-                None => return tally,
+            live += 1;
+            next += 1;
+        }
+        if kept_live == 0 {
+            while remove_oldest(set, &mut doomed, &mut tally).is_some() {
+                live -= 1;
             }
         }
-    })
+        match poll_fn(|cx| poll_next(set, cx)).await {
+            Some(out) => match completed(out) {
+                Some(value) => {
+                    tally.completed += 1;
+                    tally.sum = tally.sum.wrapping_add(value);
+                    live -= 1;
+                    kept_live -= 1;
+                    if remove_oldest(set, &mut doomed, &mut tally).is_some() {
+                        live -= 1;
+                    }
+                }
+                None => tally.discarded += 1,
+            },
+            None => return tally,
+        }
+    }
+}
+
+/// [`keyed_churn`] under futures-executor's `block_on`.
+///
+/// # Panics
+/// If `capacity` is below 2, or `remove` does not find a doomed future.
+pub fn keyed_churn_block_on<S, K, T>(
+    set: &mut S,
+    total: usize,
+    capacity: usize,
+    insert: impl FnMut(&mut S, ChurnFuture) -> K,
+    remove: impl FnMut(&mut S, K) -> bool,
+    completed: impl FnMut(T) -> Option<u64>,
+) -> ChurnTally
+where
+    S: Stream<Item = T> + Unpin,
+{
+    futures_executor::block_on(keyed_churn(set, total, capacity, insert, remove, completed))
 }
 
 /// Polls `fut` with a no-op waker until it is ready.

@@ -34,7 +34,8 @@ pub use alloc::{Allocs, CountingAlloc, live_bytes, measure, measure_warm};
 pub use cpu_time::{CpuTime, process_cpu_time, thread_cpu_time};
 pub use drive::{
     ChurnTally, Driver, Tally, block_on_parking, drain_while, drain_while_block_on, keep_full,
-    keep_full_async, keep_full_block_on, keyed_churn_block_on, poll_next, spin_on, tally_block_on,
+    keep_full_async, keep_full_block_on, keyed_churn, keyed_churn_block_on, poll_next, spin_on,
+    tally_block_on,
 };
 pub use futures::{ChurnFuture, Signal, SignalCell, SignalStream, YieldK};
 pub use group::{Group, Tuning, criterion, quick};
@@ -59,19 +60,23 @@ pub const FUTURES_CONCURRENCY: &str = "futures-concurrency";
 /// The `BenchmarkId` of the `tokio-stream` crate's implementation (`StreamMap`).
 pub const TOKIO_STREAM: &str = "tokio-stream";
 
+/// The `BenchmarkId` of the `tokio-util` crate's implementation (`JoinMap`).
+pub const TOKIO_UTIL: &str = "tokio-util";
+
 /// The `BenchmarkId` of pinfold's growable `FuturesUnordered` in a group whose [`PINFOLD`] is
 /// the bounded set (`keyed_churn_100k`): the table shows it as a row of its own, against the
 /// same peers' results (`keyed_churn_100k/pinfold-growable` in [`WORKLOADS`]).
 pub const PINFOLD_GROWABLE: &str = "pinfold-growable";
 
 /// Every implementation, in the table's column order.
-pub const IMPLEMENTATIONS: [&str; 6] = [
+pub const IMPLEMENTATIONS: [&str; 7] = [
     PINFOLD,
     FUTURES_BUFFERED,
     FUTURES_UTIL,
     FAST_ORDERED_BUFFER,
     FUTURES_CONCURRENCY,
     TOKIO_STREAM,
+    TOKIO_UTIL,
 ];
 
 /// The rows of the table, in order: the criterion group, with what it measures. A group that
@@ -269,5 +274,13 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     (
         "merge_hot_16/pinfold-growable",
         "the same with pinfold's growable Merge",
+    ),
+    (
+        "map_streams_10k",
+        "StreamMap of 10,000 keys, 10 items each woken by one of 4 threads in random order; 1,000 keys replaced half-way; owner parks: release to last item",
+    ),
+    (
+        "map_churn_100k",
+        "FutureMap of 1,024 keys kept full, 100,000 inserts, every other one removed by key before it finishes (tokio-util: JoinMap on a current-thread runtime)",
     ),
 ];

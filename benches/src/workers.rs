@@ -1,5 +1,6 @@
 //! Threads that wake futures from outside the task that polls them.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread::{self, JoinHandle};
@@ -132,10 +133,15 @@ impl WakerThreads {
             "signal_streams: {per_stream} does not divide {} cells",
             self.cells.len()
         );
-        self.cells
-            .chunks(per_stream)
-            .enumerate()
-            .map(move |(j, cells)| SignalStream::new(cells, (j * per_stream) as u64))
+        (0..self.cells.len())
+            .step_by(per_stream)
+            .map(move |first| self.signal_stream(first..first + per_stream))
+    }
+
+    /// A stream over cells `cells`, whose items are the cells' numbers.
+    pub fn signal_stream(&self, cells: Range<usize>) -> SignalStream<'_> {
+        let first = cells.start as u64;
+        SignalStream::new(&self.cells[cells], first)
     }
 
     /// Whether every stream of [`signal_streams`](Self::signal_streams) has registered a waker
