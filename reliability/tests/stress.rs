@@ -352,6 +352,64 @@ fn unordered_buffer(wakes: u64, pace: Pace) {
     );
 }
 
+/// A bounded merge of 256 one-item streams (each a beacon), refilled whenever it has room (a
+/// stream leaves when it is polled after its item, so the merge may run empty while beacons
+/// are left).
+fn merge(wakes: u64, pace: Pace) {
+    stress("merge", wakes, pace, false, |futures, seen| async move {
+        let mut merged = pinfold_merge::MergeBounded::new(256);
+        let mut futures = futures.into_iter().peekable();
+        loop {
+            while !merged.is_full() {
+                let Some(fut) = futures.next() else { break };
+                merged.push(stream::once(fut));
+            }
+            match merged.next().await {
+                Some(id) => seen.record(id),
+                None if futures.peek().is_some() => {}
+                None => break,
+            }
+        }
+    });
+}
+
+/// A `FutureMap` keyed by the beacons' ids: 600 to start, one more for each output; each
+/// output must come under its own id.
+fn future_map(wakes: u64, pace: Pace) {
+    stress("future_map", wakes, pace, false, |futures, seen| async move {
+        let mut map = pinfold_map::FutureMap::new();
+        let mut futures = futures.into_iter().enumerate();
+        map.extend(futures.by_ref().take(600));
+        while let Some((key, id)) = map.next().await {
+            assert_eq!(key, id, "an output under its own key");
+            seen.record(id);
+            if let Some((key, fut)) = futures.next() {
+                map.insert(key, fut);
+            }
+        }
+    });
+}
+
+#[test]
+fn merge_gets_every_item_under_cross_thread_wakes() {
+    merge(stress_wakes(DEFAULT_WAKES), Pace::Flood);
+}
+
+#[test]
+fn merge_gets_every_item_under_ping_pong_wakes() {
+    merge(ping_pong_wakes(DEFAULT_WAKES), Pace::PingPong);
+}
+
+#[test]
+fn future_map_gets_every_output_under_cross_thread_wakes() {
+    future_map(stress_wakes(DEFAULT_WAKES), Pace::Flood);
+}
+
+#[test]
+fn future_map_gets_every_output_under_ping_pong_wakes() {
+    future_map(ping_pong_wakes(DEFAULT_WAKES), Pace::PingPong);
+}
+
 #[test]
 fn bounded_set_gets_every_output_under_cross_thread_wakes() {
     bounded(stress_wakes(DEFAULT_WAKES), Pace::Flood);
