@@ -1,6 +1,7 @@
 //! The arena: fixed storage for pinned values, the owner's queues of slots to poll, the entries
 //! its wakers point at, and the wake table shared with the wakers.
 
+use core::cell::UnsafeCell;
 use core::fmt;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
@@ -20,7 +21,14 @@ use crate::wake_table::{Parent, RETIRED, WakeTable};
 const MAX_CAPACITY: usize = (u32::MAX as usize - 1) / 2;
 
 struct Slot<T> {
-    value: Option<T>,
+    /// The value, in an `UnsafeCell` so that the owner's shared borrows of the slots (its
+    /// queues and entry lists go through `&[Slot<T>]`) never assert that the value's bytes are
+    /// frozen: a pinned future may keep a `&mut` into itself across `Pending` (`read(&mut
+    /// buf).await`), and a shared reference covering it would take that borrow's permission
+    /// away (Stacked and Tree Borrows). Only the owner, through `&mut Slot`, touches it.
+    value: UnsafeCell<Option<T>>,
+    /// Whether `value` holds a value; read instead of the value's own bytes.
+    occupied: bool,
     /// How many values this slot has held (wrapping); the current value's key carries it.
     generation: u32,
     /// The entry bound to the current value, while there is one.
@@ -35,6 +43,24 @@ struct Slot<T> {
     /// The owner's side of entries `2 i` and `2 i + 1`. Entries are not tied to slots: they
     /// live here only so that the arena needs no third allocation.
     links: [EntryLink; 2],
+}
+
+impl<T> Slot<T> {
+    /// The value, for the owner (who holds `&mut`).
+    #[inline]
+    fn value_mut(&mut self) -> Option<&mut T> {
+        self.value.get_mut().as_mut()
+    }
+
+    /// The value, shared: only for the user's own shared access (`get`, `iter`).
+    fn value_ref(&self) -> Option<&T> {
+        if !self.occupied {
+            return None;
+        }
+        // SAFETY: the value is written only through `&mut Slot` (the owner's `&mut Arena`);
+        // while this `&Slot` lives nobody holds one, so nothing writes the value.
+        unsafe { (*self.value.get()).as_ref() }
+    }
 }
 
 /// The owner's bookkeeping for one entry.
@@ -74,6 +100,12 @@ pub struct Arena<T> {
     busy: bool,
 }
 
+// SAFETY: the `UnsafeCell` around each value only keeps the owner's shared borrows of the
+// slots from covering the values (see `Slot::value`); through `&Arena` a value is only ever
+// read (`get`, `iter`), never written, so sharing an arena across threads shares `&T`: it is
+// sound exactly when `T: Sync`, as it was with the values held directly.
+unsafe impl<T: Sync> Sync for Arena<T> {}
+
 impl<T> Arena<T> {
     /// An arena of `capacity` slots whose wakes notify the task that polls it. Allocates twice
     /// (the slots, and the wake table the wakers share), and never again.
@@ -111,7 +143,8 @@ impl<T> Arena<T> {
         // Slot `i` starts with entry `2 i` parked with it; the odd entries are free, in a list.
         let slots = (0..capacity)
             .map(|i| Slot {
-                value: None,
+                value: UnsafeCell::new(None),
+                occupied: false,
                 generation,
                 entry: (2 * i) as u32,
                 round: 0,
@@ -189,7 +222,8 @@ impl<T> Arena<T> {
         };
         let slot = &mut self.slots[index];
         self.free_head = slot.next_free;
-        slot.value = Some(value);
+        *slot.value.get_mut() = Some(value);
+        slot.occupied = true;
         slot.generation = slot.generation.wrapping_add(1);
         slot.entry = entry;
         slot.round = 0;
@@ -203,7 +237,7 @@ impl<T> Arena<T> {
     fn live(&self, key: Key) -> Option<usize> {
         let index = key.index().checked_sub(self.base as usize)?;
         let slot = self.slots.get(index)?;
-        (slot.generation == key.generation() && slot.value.is_some()).then_some(index)
+        (slot.generation == key.generation() && slot.occupied).then_some(index)
     }
 
     /// Whether `key`'s value is still in the arena.
@@ -213,13 +247,13 @@ impl<T> Arena<T> {
 
     /// `key`'s value, if it is still in the arena.
     pub fn get(&self, key: Key) -> Option<&T> {
-        self.slots[self.live(key)?].value.as_ref()
+        self.slots[self.live(key)?].value_ref()
     }
 
     /// `key`'s value, pinned, if it is still in the arena.
     pub fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut T>> {
         let index = self.live(key)?;
-        let value = self.slots[index].value.as_mut()?;
+        let value = self.slots[index].value_mut()?;
         // SAFETY: the slots live in a boxed slice that is never reallocated, and a value is only
         // ever dropped in place (never moved out) unless `T: Unpin`; so it stays pinned.
         Some(unsafe { Pin::new_unchecked(value) })
@@ -251,7 +285,7 @@ impl<T> Arena<T> {
         T: Unpin,
     {
         let index = self.live(key)?;
-        let value = self.slots[index].value.take();
+        let value = self.slots[index].value.get_mut().take();
         self.vacate(index);
         value
     }
@@ -263,7 +297,7 @@ impl<T> Arena<T> {
     pub fn clear(&mut self) {
         let mut first_panic = None;
         for index in 0..self.slots.len() {
-            if self.slots[index].value.is_none() {
+            if !self.slots[index].occupied {
                 continue;
             }
             if let Err(panic) = catch_unwind(AssertUnwindSafe(|| self.remove_at(index))) {
@@ -372,6 +406,7 @@ impl<T> Arena<T> {
     /// it can stay parked with the slot.
     #[inline]
     fn vacate(&mut self, index: usize) {
+        self.slots[index].occupied = false;
         self.slots[index].next_free = self.free_head;
         self.free_head = index as u32;
         self.len -= 1;
@@ -384,7 +419,7 @@ impl<T> Arena<T> {
         // The bookkeeping is done first, so a panicking `Drop` leaves the arena consistent.
         self.vacate(index);
         // Assignment drops in place and writes `None` even if that drop unwinds.
-        self.slots[index].value = None;
+        *self.slots[index].value.get_mut() = None;
     }
 
     /// Binds an entry to the value about to be stored in slot `index`.
@@ -506,7 +541,7 @@ impl<T> Arena<T> {
                     return;
                 }
                 let index = index as usize;
-                if slots[index].value.is_none() {
+                if !slots[index].occupied {
                     // A parked entry: its wakers were gone when its value left.
                     return;
                 }
@@ -543,7 +578,7 @@ impl<T> Arena<T> {
             }
             let index = self.ready.pop(&mut *self.slots);
             let slot = &mut self.slots[index];
-            let Some(value) = slot.value.as_mut() else {
+            let Some(value) = slot.value.get_mut().as_mut() else {
                 continue;
             };
             slot.round = budget.round;
@@ -711,7 +746,7 @@ impl<'a, T> Iterator for Iter<'a, T> {
             return None;
         }
         for (index, slot) in self.slots.by_ref() {
-            if let Some(value) = &slot.value {
+            if let Some(value) = slot.value_ref() {
                 self.left -= 1;
                 return Some((Key::new(self.base + index as u32, slot.generation), value));
             }
@@ -740,7 +775,7 @@ impl<'a, T> Iterator for IterPinMut<'a, T> {
         }
         for (index, slot) in self.slots.by_ref() {
             let generation = slot.generation;
-            if let Some(value) = &mut slot.value {
+            if let Some(value) = slot.value_mut() {
                 self.left -= 1;
                 // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
                 let value = unsafe { Pin::new_unchecked(value) };

@@ -145,15 +145,18 @@ impl<T> Fixed<T> {
 
     /// Gives every value a waker of its own (allocates the wake table; once) and queues the
     /// values for which `queue` says `true` to be polled by the next round, as if their wakers
-    /// had fired.
-    pub fn arm(&mut self, mut queue: impl FnMut(&T) -> bool) {
+    /// had fired. `queue` sees each value pinned and mutable, not shared: a shared reference
+    /// covering a pending future that borrows itself would take that borrow's permission away.
+    pub fn arm(&mut self, mut queue: impl FnMut(Pin<&mut T>) -> bool) {
         let len = self.cells.len();
         let table = self.table.get_or_insert_with(|| {
             let idle = with_next(0, IDLE);
             WakeTable::with_owner_words(len, Parent::Task(AtomicWaker::new()), len, idle)
         });
         let links = table.owner_words();
-        for (index, value) in self.cells.iter().enumerate() {
+        for (index, value) in self.cells.iter_mut().enumerate() {
+            // SAFETY: as in `get_pin_mut`.
+            let value = unsafe { Pin::new_unchecked(value) };
             if queue(value) {
                 self.ready.push(links, index);
             }

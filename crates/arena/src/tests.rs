@@ -769,3 +769,66 @@ fn a_value_polled_again_after_each_output_does_not_hide_a_woken_one() {
         "the woken value comes first"
     );
 }
+
+/// A future that holds a `&mut` to its own local across a `Pending` (as `read(&mut buf).await`
+/// does), then writes through it: the arena's bookkeeping between its polls (queues, wakes,
+/// other values coming and going) must not take that reference's permission away (Miri checks
+/// it, under both aliasing models).
+async fn self_referential(wake_first: bool) -> u8 {
+    let mut buf = [0u8; 16];
+    let r = &mut buf;
+    let mut yielded = false;
+    poll_fn(|cx| {
+        if yielded {
+            Poll::Ready(())
+        } else {
+            yielded = true;
+            if wake_first {
+                cx.waker().wake_by_ref();
+            }
+            Poll::Pending
+        }
+    })
+    .await;
+    r[3] = 7;
+    r[3] + buf[3]
+}
+
+#[test]
+fn a_future_borrowing_itself_across_pending_keeps_its_borrow() {
+    let (waker, _) = counting_waker();
+    let mut arena = Arena::new(4);
+    arena.insert(self_referential(true)).ok().unwrap();
+    arena.insert(self_referential(false)).ok().unwrap();
+    let quiet = arena.insert(self_referential(false)).ok().unwrap();
+    let mut outputs = Vec::new();
+    for _ in 0..4 {
+        if let Poll::Ready(Some(out)) = next(&mut arena, &waker) {
+            outputs.push(out);
+        }
+        // Values come and go meanwhile.
+        let extra = arena.insert(self_referential(false)).ok().unwrap();
+        assert!(arena.remove(extra));
+    }
+    arena.waker(quiet).unwrap().wake();
+    while let Poll::Ready(Some(out)) = next(&mut arena, &waker) {
+        outputs.push(out);
+    }
+    assert_eq!(outputs, [14, 14], "the self-waking one and the woken one finished");
+    assert_eq!(arena.len(), 1);
+
+    let mut growable = GrowableArena::new();
+    growable.insert(self_referential(true));
+    let quiet = growable.insert(self_referential(false));
+    let mut outputs = Vec::new();
+    for _ in 0..4 {
+        if let Poll::Ready(Some((_, out))) = next_growable(&mut growable, &waker) {
+            outputs.push(out);
+        }
+    }
+    growable.waker(quiet).unwrap().wake();
+    while let Poll::Ready(Some((_, out))) = next_growable(&mut growable, &waker) {
+        outputs.push(out);
+    }
+    assert_eq!(outputs, [14, 14]);
+}

@@ -170,8 +170,8 @@ impl<F, T> Join<F, T> {
     {
         // Set across the loop: only a future's poll or drop can unwind out of it.
         self.in_future = true;
-        for slot in self.inputs.iter_pin_mut() {
-            if !slot.is_running() {
+        for mut slot in self.inputs.iter_pin_mut() {
+            if !slot.as_mut().is_running() {
                 continue;
             }
             match slot.poll(cx, poll) {

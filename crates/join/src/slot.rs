@@ -49,9 +49,11 @@ impl<F, T> Slot<F, T> {
         }
     }
 
-    /// Whether the future is still running.
-    pub(crate) fn is_running(&self) -> bool {
-        matches!(self, Slot::Running(_))
+    /// Whether the future is still running. Takes the slot pinned and mutable, not shared: a
+    /// shared reference covering a pending future that borrows itself would take that
+    /// borrow's permission away.
+    pub(crate) fn is_running(self: Pin<&mut Self>) -> bool {
+        matches!(self.project(), SlotProj::Running(_))
     }
 
     /// Drops the future or the output in place now, leaving the slot `Taken` (even if that
@@ -61,8 +63,8 @@ impl<F, T> Slot<F, T> {
     }
 
     /// Moves the output out, leaving the slot `Taken`; `None` if the slot holds no output.
-    pub(crate) fn take_output(self: Pin<&mut Self>) -> Option<T> {
-        if !matches!(*self, Slot::Done(_)) {
+    pub(crate) fn take_output(mut self: Pin<&mut Self>) -> Option<T> {
+        if !matches!(self.as_mut().project(), SlotProj::Done(_)) {
             return None;
         }
         match self.project_replace(Slot::Taken) {
