@@ -376,18 +376,24 @@ fn merge(wakes: u64, pace: Pace) {
 /// A `FutureMap` keyed by the beacons' ids: 600 to start, one more for each output; each
 /// output must come under its own id.
 fn future_map(wakes: u64, pace: Pace) {
-    stress("future_map", wakes, pace, false, |futures, seen| async move {
-        let mut map = pinfold_map::FutureMap::new();
-        let mut futures = futures.into_iter().enumerate();
-        map.extend(futures.by_ref().take(600));
-        while let Some((key, id)) = map.next().await {
-            assert_eq!(key, id, "an output under its own key");
-            seen.record(id);
-            if let Some((key, fut)) = futures.next() {
-                map.insert(key, fut);
+    stress(
+        "future_map",
+        wakes,
+        pace,
+        false,
+        |futures, seen| async move {
+            let mut map = pinfold_map::FutureMap::new();
+            let mut futures = futures.into_iter().enumerate();
+            map.extend(futures.by_ref().take(600));
+            while let Some((key, id)) = map.next().await {
+                assert_eq!(key, id, "an output under its own key");
+                seen.record(id);
+                if let Some((key, fut)) = futures.next() {
+                    map.insert(key, fut);
+                }
             }
-        }
-    });
+        },
+    );
 }
 
 #[test]

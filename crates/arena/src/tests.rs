@@ -814,7 +814,11 @@ fn a_future_borrowing_itself_across_pending_keeps_its_borrow() {
     while let Poll::Ready(Some(out)) = next(&mut arena, &waker) {
         outputs.push(out);
     }
-    assert_eq!(outputs, [14, 14], "the self-waking one and the woken one finished");
+    assert_eq!(
+        outputs,
+        [14, 14],
+        "the self-waking one and the woken one finished"
+    );
     assert_eq!(arena.len(), 1);
 
     let mut growable = GrowableArena::new();

@@ -53,9 +53,18 @@
 //! # Panics
 //!
 //! If a value panics while polled, it is dropped in place and its key removed, and the panic
-//! propagates out of `poll_next`; the map stays usable with the other values. If a `Drop` of a
-//! value panics (in `insert`, `remove`, `clear`), the map stays consistent: the value and its
-//! key are gone.
+//! propagates out of `poll_next`; the map stays usable with the other values. If the `Drop` of
+//! a value or of a key panics (in `insert`, `remove`, `clear`), the map stays consistent: the
+//! value and its key are gone, and a value being inserted is in the map.
+//!
+//! # Memory
+//!
+//! [`FutureMap::with_capacity`] and [`StreamMap::with_capacity`] allocate room for `n` values
+//! and an index with room for `2 n` keys (a `HashMap` that has removed many keys rehashes in
+//! place, without allocating, only while it is at most half full): values and keys then go
+//! through the map without any allocation as long as it holds at most `n` at once (and they
+//! allocate nothing themselves). Replacing a key's value frees the old one's slot first, so it
+//! needs no room. Beyond `n`, the map grows as `FuturesUnordered` does.
 #![forbid(unsafe_code)]
 
 use core::borrow::Borrow;
@@ -64,6 +73,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use std::collections::HashMap;
 use std::collections::hash_map;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use pin_project::pin_project;
 use pinfold_arena::{GrowableArena, Key, Step};
@@ -130,7 +140,9 @@ impl<K, V> Core<K, V> {
     fn with_capacity(capacity: usize) -> Self {
         Self {
             arena: GrowableArena::with_capacity(capacity),
-            index: HashMap::with_capacity(capacity),
+            // Twice the room: `HashMap` rehashes in place (no allocation) when the keys it
+            // removed left it full of tombstones only while it is at most half full.
+            index: HashMap::with_capacity(capacity.saturating_mul(2)),
             terminated: false,
         }
     }
@@ -157,27 +169,41 @@ impl<K, V> Core<K, V> {
     }
 
     fn clear(&mut self) {
+        /// Clears the index when dropped: after the values, even if one's `Drop` panicked.
+        struct ClearIndex<'a, K>(&'a mut HashMap<K, Key>);
+        impl<K> Drop for ClearIndex<'_, K> {
+            fn drop(&mut self) {
+                self.0.clear();
+            }
+        }
         self.terminated = false;
-        self.index.clear();
+        let _index = ClearIndex(&mut self.index);
         self.arena.clear();
     }
 }
 
 impl<K: Hash + Eq + Clone, V> Core<K, V> {
     fn insert(&mut self, key: K, value: V) -> bool {
-        let slot = self.arena.insert(Entry {
-            key: key.clone(),
-            value,
-        });
+        let stored = key.clone();
         self.terminated = false;
-        match self.index.insert(key, slot) {
-            Some(replaced) => {
-                // The index is consistent before the old value's `Drop` runs.
-                self.arena.remove(replaced);
-                true
-            }
-            None => false,
+        let Some(&replaced) = self.index.get(&key) else {
+            let slot = self.arena.insert(Entry { key: stored, value });
+            self.index.insert(key, slot);
+            return false;
+        };
+        // The old value goes first, so that replacing in a full map needs no new room; if its
+        // `Drop` panics, the new value goes in all the same and then the panic propagates.
+        let dropped = catch_unwind(AssertUnwindSafe(|| self.arena.remove(replaced)));
+        let slot = self.arena.insert(Entry { key: stored, value });
+        if let Some(indexed) = self.index.get_mut(&key) {
+            *indexed = slot;
         }
+        // `key` (the index keeps the key it has) is dropped last, with the map consistent.
+        drop(key);
+        if let Err(panic) = dropped {
+            resume_unwind(panic);
+        }
+        true
     }
 
     fn remove<Q>(&mut self, key: &Q) -> bool
@@ -185,8 +211,10 @@ impl<K: Hash + Eq + Clone, V> Core<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        match self.index.remove(key) {
-            Some(slot) => self.arena.remove(slot),
+        match self.index.remove_entry(key) {
+            // The value goes before the key is dropped: a panicking key `Drop` leaves the map
+            // consistent.
+            Some((_key, slot)) => self.arena.remove(slot),
             None => false,
         }
     }

@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 
 use futures_core::FusedStream;
 use support::{
-    MergeUnderTest, NumberedMerge, STREAM_PANIC, Tracked, assert_each_stream_whole_and_in_order,
+    MergeUnderTest, NumberedMerge, TRACKED_PANIC, Tracked, assert_each_stream_whole_and_in_order,
     both, counting_waker, panic_message,
 };
 
@@ -94,7 +94,7 @@ fn a_panicking_stream_is_dropped_and_the_others_go_on<M: MergeUnderTest>() {
             Ok(Poll::Ready(None)) => break,
             Ok(Poll::Pending) => assert!(wakes.count() > before, "Pending with no wake"),
             Err(panic) => {
-                assert_eq!(panic_message(&*panic), STREAM_PANIC);
+                assert_eq!(panic_message(&*panic), TRACKED_PANIC);
                 panics += 1;
                 assert_eq!(counts[1].drops(), 1, "the panicking stream was not dropped");
                 assert!(!M::contains_key(&merged, keys[1]));

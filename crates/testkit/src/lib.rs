@@ -4,9 +4,12 @@
 //! - [`probe`]: futures that count their polls and drops, keep the waker of their latest poll,
 //!   and assert they never moved once pinned ([`Probe`](probe::Probe)), or that wake
 //!   themselves ([`Spinner`](probe::Spinner)).
+//! - [`tracked`]: a stream or future around another that counts its polls, end and drop,
+//!   and can panic in a chosen poll ([`Tracked`](tracked::Tracked)).
 //! - [`waker`]: a waker that counts its wakes.
 //! - [`stream`] and [`future`]: one poll with a given or a no-op waker, and the loops built on
-//!   it (drain a stream, settle it, block on a future).
+//!   it (drain a stream, settle it, block on a future), and what a merge of numbered streams
+//!   must give.
 //! - [`alloc`]: a counting global allocator. A global allocator belongs to one binary, so each
 //!   test binary that counts declares its own static of this type.
 //! - [`rng`]: xorshift64, for shuffles and delays that are the same on every run.
@@ -14,6 +17,7 @@
 //!   on command, once.
 //! - [`contract`]: what every keyed set of futures promises, written once as generic
 //!   functions that the bounded and the growable set's test files run over their own type.
+//! - [`cases`]: [`tests_for_each!`], one `#[test]` per generic case and per type under test.
 //!
 //! Nothing here depends on a pinfold crate, so every pinfold crate, `pinfold-arena` included,
 //! can take this one as a dev-dependency.
@@ -37,10 +41,12 @@
 #![deny(unsafe_code)]
 
 pub mod alloc;
+pub mod cases;
 pub mod contract;
 pub mod future;
 pub mod panicking_waker;
 pub mod probe;
 pub mod rng;
 pub mod stream;
+pub mod tracked;
 pub mod waker;

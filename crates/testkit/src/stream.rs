@@ -1,4 +1,5 @@
-//! Driving a stream (a set of futures, a buffer adapter) by hand, one `poll_next` at a time.
+//! Driving a stream (a set of futures, a buffer adapter) by hand, one `poll_next` at a time,
+//! and checking what a merge of numbered streams gave.
 
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -60,4 +61,19 @@ pub fn settle<S: Stream + Unpin>(stream: &mut S) -> Vec<S::Item> {
             Poll::Pending => {}
         }
     }
+}
+
+/// Asserts that `items`, `(stream, seq)` pairs, hold items `0..lengths[stream]` of each stream
+/// exactly once and each stream's in order.
+pub fn assert_each_stream_whole_and_in_order(items: &[(usize, usize)], lengths: &[usize]) {
+    let mut next = vec![0; lengths.len()];
+    for &(stream, seq) in items {
+        assert_eq!(
+            seq, next[stream],
+            "stream {stream} gave item {seq} where item {} was due",
+            next[stream]
+        );
+        next[stream] += 1;
+    }
+    assert_eq!(next, lengths, "items missing");
 }

@@ -1,5 +1,5 @@
 //! What the merge tests share: the two merges behind one trait, so that each case is written
-//! once and run on both (`both!`), and a stream that counts what is done with it.
+//! once and run on both (`both!`), and merges of numbered streams.
 // Each test file uses a different subset of these.
 #![allow(dead_code, unused_imports, unused_macros)]
 
@@ -8,7 +8,6 @@ use std::iter::{self, Repeat, Zip};
 use std::ops::Range;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 
 use futures_core::{FusedStream, Stream};
@@ -17,7 +16,10 @@ pub(crate) use pinfold_merge::Key;
 use pinfold_merge::{Merge, MergeBounded};
 pub(crate) use pinfold_testkit::contract::panic_message;
 pub(crate) use pinfold_testkit::rng::XorShift;
-pub(crate) use pinfold_testkit::stream::{drain, poll_once, poll_with};
+pub(crate) use pinfold_testkit::stream::{
+    assert_each_stream_whole_and_in_order, drain, poll_once, poll_with,
+};
+pub(crate) use pinfold_testkit::tracked::{Counts, TRACKED_PANIC, Tracked};
 pub(crate) use pinfold_testkit::waker::counting_waker;
 
 /// A merge type under test, named by a marker type; each function forwards to the merge's
@@ -113,13 +115,11 @@ merge_under_test!(
 /// `bounded::<case>` on `MergeBounded` and `growable::<case>` on `Merge`. Attributes written
 /// before a case (such as `#[cfg_attr(miri, ignore)]`) go on both tests.
 macro_rules! both {
-    ($($(#[$attr:meta])* $case:ident),* $(,)?) => {
-        mod bounded {
-            $($(#[$attr])* #[test] fn $case() { super::$case::<crate::support::Bounded>(); })*
-        }
-        mod growable {
-            $($(#[$attr])* #[test] fn $case() { super::$case::<crate::support::Growable>(); })*
-        }
+    ($($cases:tt)*) => {
+        pinfold_testkit::tests_for_each!(
+            [bounded: crate::support::Bounded, growable: crate::support::Growable]
+            { $($cases)* }
+        );
     };
 }
 pub(crate) use both;
@@ -149,114 +149,6 @@ pub(crate) fn drain_keyed<M: MergeUnderTest, S: Stream>(
     merged: &mut M::Merge<S>,
 ) -> Vec<(Key, S::Item)> {
     drain(&mut Keyed::<M, S>(merged))
-}
-
-/// Asserts that `items`, `(stream, seq)` pairs, hold items `0..lengths[stream]` of each stream
-/// exactly once and each stream's in order.
-pub(crate) fn assert_each_stream_whole_and_in_order(items: &[(usize, usize)], lengths: &[usize]) {
-    let mut next = vec![0; lengths.len()];
-    for &(stream, seq) in items {
-        assert_eq!(
-            seq, next[stream],
-            "stream {stream} gave item {seq} where item {} was due",
-            next[stream]
-        );
-        next[stream] += 1;
-    }
-    assert_eq!(next, lengths, "items missing");
-}
-
-/// What a [`Tracked`] stream shares with the test.
-#[derive(Debug, Default)]
-pub(crate) struct Counts {
-    polls: AtomicUsize,
-    ends: AtomicUsize,
-    drops: AtomicUsize,
-}
-
-impl Counts {
-    /// How many times the stream was polled.
-    pub(crate) fn polls(&self) -> usize {
-        self.polls.load(Ordering::SeqCst)
-    }
-
-    /// Whether the stream returned `Ready(None)`.
-    pub(crate) fn ended(&self) -> bool {
-        self.ends.load(Ordering::SeqCst) > 0
-    }
-
-    /// How many times the stream was dropped.
-    pub(crate) fn drops(&self) -> usize {
-        self.drops.load(Ordering::SeqCst)
-    }
-}
-
-/// A stream around `S` that counts its polls, its end and its drop, carries an id, can panic
-/// in a given poll, and panics if polled after it returned `Ready(None)`.
-#[derive(Debug)]
-pub(crate) struct Tracked<S> {
-    id: usize,
-    inner: S,
-    counts: Arc<Counts>,
-    /// The poll (counted from 1) that panics.
-    panic_at: Option<usize>,
-}
-
-/// The message of a [`Tracked`] stream's panic.
-pub(crate) const STREAM_PANIC: &str = "the tracked stream panics as told";
-
-impl<S> Tracked<S> {
-    pub(crate) fn new(id: usize, inner: S) -> (Self, Arc<Counts>) {
-        let counts = Arc::new(Counts::default());
-        let stream = Self {
-            id,
-            inner,
-            counts: counts.clone(),
-            panic_at: None,
-        };
-        (stream, counts)
-    }
-
-    /// The same stream, panicking with [`STREAM_PANIC`] in its `poll`-th poll.
-    pub(crate) fn panicking_at(mut self, poll: usize) -> Self {
-        self.panic_at = Some(poll);
-        self
-    }
-
-    pub(crate) fn id(&self) -> usize {
-        self.id
-    }
-}
-
-impl<S: Stream + Unpin> Stream for Tracked<S> {
-    type Item = S::Item;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
-        assert!(
-            !self.counts.ended(),
-            "stream {} polled after its end",
-            self.id
-        );
-        let polls = self.counts.polls.fetch_add(1, Ordering::SeqCst) + 1;
-        if self.panic_at == Some(polls) {
-            panic!("{STREAM_PANIC}");
-        }
-        let polled = Pin::new(&mut self.inner).poll_next(cx);
-        if let Poll::Ready(None) = polled {
-            self.counts.ends.fetch_add(1, Ordering::SeqCst);
-        }
-        polled
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.inner.size_hint()
-    }
-}
-
-impl<S> Drop for Tracked<S> {
-    fn drop(&mut self) {
-        self.counts.drops.fetch_add(1, Ordering::SeqCst);
-    }
 }
 
 /// The items `(id, 0..len)` of stream `id`.
