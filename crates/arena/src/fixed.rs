@@ -102,9 +102,13 @@ impl<T> Fixed<T> {
 
     /// The values, pinned, in order.
     pub fn iter_pin_mut(&mut self) -> impl Iterator<Item = Pin<&mut T>> {
-        self.cells.iter_mut().map(|value| {
-            // SAFETY: as in `get_pin_mut`.
-            unsafe { Pin::new_unchecked(value) }
+        // Through the `Vec`'s pointer, as `pinned` does.
+        let base = self.cells.as_mut_ptr();
+        (0..self.cells.len()).map(move |index| {
+            // SAFETY: `index < len`: an initialised value of the buffer, which stays in place
+            // until it is dropped (as in `pinned`); each index is visited once, so the `&mut`s
+            // handed out are disjoint, and they live no longer than the `&mut self` borrow.
+            unsafe { Pin::new_unchecked(&mut *base.add(index)) }
         })
     }
 
@@ -124,10 +128,7 @@ impl<T> Fixed<T> {
     /// If `index` is out of bounds.
     #[inline]
     pub fn get_pin_mut(&mut self, index: usize) -> Pin<&mut T> {
-        // SAFETY: the cells live in a `Vec` that is never grown, shrunk or moved out of while
-        // `self` lives (`take_vec_with` drops each value in place first), so a value stays where
-        // it is until it is dropped.
-        unsafe { Pin::new_unchecked(&mut self.cells[index]) }
+        pinned(&mut self.cells, index)
     }
 
     /// Value `index`.
@@ -154,10 +155,8 @@ impl<T> Fixed<T> {
             WakeTable::with_owner_words(len, Parent::Task(AtomicWaker::new()), len, idle)
         });
         let links = table.owner_words();
-        for (index, value) in self.cells.iter_mut().enumerate() {
-            // SAFETY: as in `get_pin_mut`.
-            let value = unsafe { Pin::new_unchecked(value) };
-            if queue(value) {
+        for index in 0..len {
+            if queue(pinned(&mut self.cells, index)) {
                 self.ready.push(links, index);
             }
         }
@@ -342,6 +341,26 @@ impl<T> Fixed<T> {
     }
 }
 
+/// Value `index` of `cells`, pinned, reached through the `Vec`'s pointer: indexing or
+/// iterating the slice makes a reference covering every value, and a shared one (some of std's
+/// slice methods make one) takes away the borrows that pending values hold into themselves.
+///
+/// # Panics
+/// If `index` is out of bounds.
+#[inline]
+fn pinned<T>(cells: &mut Vec<T>, index: usize) -> Pin<&mut T> {
+    assert!(
+        index < cells.len(),
+        "fixed arena index {index} out of bounds ({} values)",
+        cells.len()
+    );
+    // SAFETY: `index < len`, so the pointer is to an initialised value of the buffer; the
+    // cells live in a `Vec` that is never grown, shrunk or moved out of while the arena lives
+    // (`take_vec_with` drops each value in place first), so the value stays where it is until
+    // it is dropped; `&mut Vec` gives exclusive access for the returned borrow's lifetime.
+    unsafe { Pin::new_unchecked(&mut *cells.as_mut_ptr().add(index)) }
+}
+
 impl<T> Rounds<T> for Fixed<T> {
     fn held(&self) -> usize {
         self.cells.len()
@@ -372,8 +391,7 @@ impl<T> Rounds<T> for Fixed<T> {
             links[index] = with_round(links[index], budget.round);
             budget.polled();
             let key = Key::new(index as u32, 0);
-            // SAFETY: as in `get_pin_mut`.
-            let value = unsafe { Pin::new_unchecked(&mut cells[index]) };
+            let value = pinned(cells, index);
             let waker = table.borrowed_waker(index);
             let mut cx = Context::from_waker(&waker);
             match f(key, value, &mut cx) {

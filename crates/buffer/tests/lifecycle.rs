@@ -341,3 +341,32 @@ fn get_ref_and_into_inner_give_the_source() {
     assert_eq!(buffer.get_mut().size_hint(), (1, Some(1)));
     assert_eq!(settle(&mut buffer.into_inner()).len(), 1);
 }
+
+/// Futures that keep a `&mut` into themselves while they wait (`read(&mut buf).await`) are left
+/// alone by both buffers' bookkeeping between their polls (Miri checks the borrows survive).
+#[test]
+fn futures_borrowing_themselves_while_they_wait_finish() {
+    use pinfold_testkit::future::{Gate, borrows_itself};
+    // Gates for each buffer's futures (a gate wakes one waiter).
+    let gates: Vec<[Gate; 2]> = (0..3).map(|_| Default::default()).collect();
+    let futures = |buffer: usize| {
+        futures_util::stream::iter(
+            gates
+                .iter()
+                .enumerate()
+                .map(move |(n, gate)| borrows_itself(gate[buffer].clone(), n as u8)),
+        )
+    };
+    let mut ordered = futures(0).ordered_buffer(3);
+    let mut unordered = futures(1).unordered_buffer(3);
+    assert!(pinfold_testkit::stream::poll_once(&mut ordered).is_pending());
+    assert!(pinfold_testkit::stream::poll_once(&mut unordered).is_pending());
+    let (mut in_order, mut in_time) = (Vec::new(), Vec::new());
+    for gate in gates.iter().rev() {
+        gate.iter().for_each(Gate::open);
+        in_order.extend(pinfold_testkit::stream::settle(&mut ordered));
+        in_time.extend(pinfold_testkit::stream::settle(&mut unordered));
+    }
+    assert_eq!(in_order, [0, 1, 2]);
+    assert_eq!(in_time, [2, 1, 0]);
+}

@@ -72,3 +72,30 @@ fn terminated_join_is_skipped_by_select() {
     assert_eq!(poll_once(&mut Box::pin(run)), Poll::Ready(vec![vec![7, 8]]));
     assert!(join.is_terminated());
 }
+
+/// Futures that keep a `&mut` into themselves while they wait (`read(&mut buf).await`) are left
+/// alone by the join's bookkeeping (its first polls, arming, its rounds) between their polls
+/// (Miri checks the borrows survive).
+#[test]
+fn futures_borrowing_themselves_while_they_wait_finish() {
+    use pinfold_testkit::future::{Gate, borrows_itself};
+    let gates: Vec<Gate> = (0..4).map(|_| Gate::new()).collect();
+    let join = join_all(
+        gates
+            .iter()
+            .enumerate()
+            .map(|(n, gate)| borrows_itself(gate.clone(), n as u8)),
+    );
+    let mut join = std::pin::pin!(join);
+    for gate in gates.iter().rev() {
+        // Three polls before the first gate opens: past the task-waker polls, armed.
+        for _ in 0..3 {
+            assert!(pinfold_testkit::future::poll_once(&mut join).is_pending());
+        }
+        gate.open();
+    }
+    assert_eq!(
+        pinfold_testkit::future::poll_once(&mut join),
+        Poll::Ready(vec![0, 1, 2, 3])
+    );
+}

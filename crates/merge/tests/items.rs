@@ -159,3 +159,30 @@ fn items_come_as_their_channels_are_fed<M: MergeUnderTest>() {
     let merged = items.into_inner();
     assert!(keys.iter().all(|&key| !M::contains_key(&merged, key)));
 }
+
+/// Streams that keep a `&mut` into themselves while they wait (a `once` over a future that
+/// does, as `read(&mut buf).await` would) are left alone by the merge's bookkeeping between
+/// their polls (Miri checks the borrows survive).
+#[test]
+fn streams_borrowing_themselves_while_they_wait_give_their_items() {
+    use pinfold_testkit::future::{Gate, borrows_itself};
+    // Gates for each merge's streams (a gate wakes one waiter).
+    let gates: Vec<[Gate; 2]> = (0..3).map(|_| Default::default()).collect();
+    let streams = |merge: usize| {
+        gates.iter().enumerate().map(move |(n, gate)| {
+            futures_util::stream::once(borrows_itself(gate[merge].clone(), n as u8))
+        })
+    };
+    let mut bounded: pinfold_merge::MergeBounded<_> = streams(0).collect();
+    let mut growable = pinfold_merge::merge(streams(1));
+    assert!(pinfold_testkit::stream::poll_once(&mut bounded).is_pending());
+    assert!(pinfold_testkit::stream::poll_once(&mut growable).is_pending());
+    let (mut from_bounded, mut from_growable) = (Vec::new(), Vec::new());
+    for gate in gates.iter().rev() {
+        gate.iter().for_each(Gate::open);
+        from_bounded.extend(pinfold_testkit::stream::settle(&mut bounded));
+        from_growable.extend(pinfold_testkit::stream::settle(&mut growable));
+    }
+    assert_eq!(from_bounded, [2, 1, 0]);
+    assert_eq!(from_growable, [2, 1, 0]);
+}

@@ -41,3 +41,52 @@ pub fn block_on<F: Future>(fut: F) -> F::Output {
         thread::park();
     }
 }
+
+/// A gate that [`borrows_itself`] futures wait at: [`open`](Gate::open) lets them through and
+/// wakes the one waiting. Cloning gives another handle to the same gate.
+#[derive(Debug, Clone, Default)]
+pub struct Gate(Arc<GateState>);
+
+#[derive(Debug, Default)]
+struct GateState {
+    open: std::sync::atomic::AtomicBool,
+    waker: std::sync::Mutex<Option<Waker>>,
+}
+
+impl Gate {
+    /// A closed gate.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Opens the gate and wakes the future waiting at it, if any.
+    pub fn open(&self) {
+        self.0.open.store(true, std::sync::atomic::Ordering::SeqCst);
+        let waker = self.0.waker.lock().unwrap().take();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    fn poll_open(&self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut waker = self.0.waker.lock().unwrap();
+        if self.0.open.load(std::sync::atomic::Ordering::SeqCst) {
+            return Poll::Ready(());
+        }
+        *waker = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+/// A future that keeps a `&mut` into its own state across `Pending` (as `read(&mut buf).await`
+/// does): it borrows a local, waits at `gate`, then writes `value` through the borrow and
+/// gives what it wrote. A primitive that makes a shared reference covering it while it waits
+/// (its bookkeeping going through `&[Slot<F>]`, say) takes that borrow's permission away,
+/// which Miri reports as undefined behaviour when the future writes.
+pub async fn borrows_itself(gate: Gate, value: u8) -> u8 {
+    let mut state = [0u8; 16];
+    let borrowed = &mut state[5];
+    std::future::poll_fn(|cx| gate.poll_open(cx)).await;
+    *borrowed = value;
+    state[5]
+}

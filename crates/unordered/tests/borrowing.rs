@@ -48,3 +48,24 @@ fn unfinished_futures_borrowing_a_later_local_drop_with_the_set() {
     assert!(poll_once(&mut set).is_pending());
     // `local` is dropped first, then the set and the future that borrows it.
 }
+
+/// A future that keeps a `&mut` into itself while it waits (`read(&mut buf).await`) is left
+/// alone by the set's bookkeeping between its polls, across groups (Miri checks the borrow
+/// survives).
+#[test]
+fn a_future_borrowing_itself_while_it_waits_finishes() {
+    use pinfold_testkit::future::{Gate, borrows_itself};
+    let count = 40; // two groups
+    let gates: Vec<Gate> = (0..count).map(|_| Gate::new()).collect();
+    let mut set = FuturesUnordered::new();
+    for (n, gate) in gates.iter().enumerate() {
+        set.push(borrows_itself(gate.clone(), n as u8));
+    }
+    assert!(pinfold_testkit::stream::poll_once(&mut set).is_pending());
+    let mut outputs = Vec::new();
+    for gate in gates.iter().rev() {
+        gate.open();
+        outputs.extend(pinfold_testkit::stream::settle(&mut set));
+    }
+    assert_eq!(outputs, (0..count as u8).rev().collect::<Vec<_>>());
+}
