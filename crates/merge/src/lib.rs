@@ -99,45 +99,32 @@ trait Streams<S> {
         F: FnMut(Key, Pin<&mut S>, &mut Context<'_>) -> Step<R>;
 }
 
-impl<S> Streams<S> for Arena<S> {
-    #[inline]
-    fn budget(&mut self) -> Budget {
-        Arena::budget(self)
-    }
+/// `Streams` for an arena type, forwarding to its inherent methods of the same names.
+macro_rules! streams_for {
+    ($arena:ident) => {
+        impl<S> Streams<S> for $arena<S> {
+            #[inline]
+            fn budget(&mut self) -> Budget {
+                $arena::budget(self)
+            }
 
-    #[inline]
-    fn poll_with_budget<R, F>(
-        &mut self,
-        cx: &mut Context<'_>,
-        budget: &mut Budget,
-        f: &mut F,
-    ) -> Poll<Option<(Key, R)>>
-    where
-        F: FnMut(Key, Pin<&mut S>, &mut Context<'_>) -> Step<R>,
-    {
-        Arena::poll_with_budget(self, cx, budget, f)
-    }
+            #[inline]
+            fn poll_with_budget<R, F>(
+                &mut self,
+                cx: &mut Context<'_>,
+                budget: &mut Budget,
+                f: &mut F,
+            ) -> Poll<Option<(Key, R)>>
+            where
+                F: FnMut(Key, Pin<&mut S>, &mut Context<'_>) -> Step<R>,
+            {
+                $arena::poll_with_budget(self, cx, budget, f)
+            }
+        }
+    };
 }
-
-impl<S> Streams<S> for GrowableArena<S> {
-    #[inline]
-    fn budget(&mut self) -> Budget {
-        GrowableArena::budget(self)
-    }
-
-    #[inline]
-    fn poll_with_budget<R, F>(
-        &mut self,
-        cx: &mut Context<'_>,
-        budget: &mut Budget,
-        f: &mut F,
-    ) -> Poll<Option<(Key, R)>>
-    where
-        F: FnMut(Key, Pin<&mut S>, &mut Context<'_>) -> Step<R>,
-    {
-        GrowableArena::poll_with_budget(self, cx, budget, f)
-    }
-}
+streams_for!(Arena);
+streams_for!(GrowableArena);
 
 /// One round over the streams of `arena`: the next item of any of them, with its stream's key.
 /// Streams that end on the way are dropped (the arena does it) and the round goes on; sets
