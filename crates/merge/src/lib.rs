@@ -49,7 +49,7 @@
 //!
 //! A stream that returns `Ready(None)` is dropped in place at once and its slot is free for the
 //! next stream; its key is refused from then on. The merged stream returns `Ready(None)` when
-//! it holds no stream, and is then [terminated](FusedStream::is_terminated) until a stream is
+//! it holds no stream, and is then [terminated](futures_core::FusedStream::is_terminated) until a stream is
 //! added (or [`clear`](Merge::clear) is called). A stream whose `poll_next` panics is dropped
 //! in place and the panic propagates out of `poll_next`; the merge stays usable, with the other
 //! streams.
