@@ -362,6 +362,19 @@ impl<T> Arena<T> {
         round::poll_round(self, cx, &mut budget, &mut f)
     }
 
+    /// [`poll_next`](Arena::poll_next) for values that may leave without an output, such as
+    /// streams (`Step::next`): an output of `None` (a stream's end: `Step::Done(None)` drops the
+    /// value) is not returned; the round goes on to the next value, within the same budget.
+    /// `Ready(None)` when the arena holds nothing.
+    #[inline]
+    pub fn poll_next_some<R, F>(&mut self, cx: &mut Context<'_>, mut f: F) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
+    {
+        let mut budget = self.budget();
+        round::poll_round_some(self, cx, &mut budget, &mut f)
+    }
+
     /// [`poll_next`](Arena::poll_next) within a round the caller started with
     /// [`budget`](Arena::budget), for a caller that takes several outputs in one poll of its
     /// own (a join, a stream adapter): call it again with the same budget after each output,

@@ -305,6 +305,20 @@ impl<T> GrowableArena<T> {
         self.poll_with_budget(cx, &mut budget, &mut f)
     }
 
+    /// [`poll_next`](GrowableArena::poll_next) for values that may leave without an output, such as
+    /// streams (`Step::next`): an output of `None` (a stream's end: `Step::Done(None)` drops the
+    /// value) is not returned; the round goes on to the next value, within the same budget.
+    /// `Ready(None)` when the arena holds nothing.
+    #[inline]
+    pub fn poll_next_some<R, F>(&mut self, cx: &mut Context<'_>, mut f: F) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
+    {
+        let mut budget = self.budget();
+        self.settle();
+        round::poll_round_some(self, cx, &mut budget, &mut f)
+    }
+
     /// [`poll_next`](GrowableArena::poll_next) within a round the caller started with
     /// [`budget`](GrowableArena::budget), as [`Arena::poll_with_budget`].
     #[inline]

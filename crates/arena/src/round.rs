@@ -99,6 +99,30 @@ pub(crate) trait Rounds<T> {
     fn begin(&mut self);
 }
 
+/// [`poll_round`] for values that may leave without an output (a stream that ends gives
+/// `Step::Done(None)`): such a `None` is skipped and the round goes on, within the same budget.
+#[inline]
+pub(crate) fn poll_round_some<T, R, A, F>(
+    arena: &mut A,
+    cx: &mut Context<'_>,
+    budget: &mut Budget,
+    f: &mut F,
+) -> Poll<Option<(Key, R)>>
+where
+    A: Rounds<T>,
+    F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
+{
+    loop {
+        match poll_round(arena, cx, budget, f) {
+            Poll::Ready(Some((key, Some(out)))) => return Poll::Ready(Some((key, out))),
+            // The value left (the arena dropped it) without an output.
+            Poll::Ready(Some((_, None))) => {}
+            Poll::Ready(None) => return Poll::Ready(None),
+            Poll::Pending => return Poll::Pending,
+        }
+    }
+}
+
 /// One poll round over `arena`: the next output of any woken value, fairly.
 ///
 /// Returns `Ready(None)` when nothing is held, `Ready(Some)` at an output, and `Pending` when

@@ -256,7 +256,7 @@ impl<K: Hash + Eq + Clone, V> Core<K, V> {
         mut poll: impl FnMut(Pin<&mut V>, &mut Context<'_>) -> Polled<T>,
     ) -> Poll<Option<(K, T)>> {
         let index = &mut self.index;
-        let mut poll_entry = |_: Key, entry: Pin<&mut Entry<K, V>>, cx: &mut Context<'_>| {
+        let poll_entry = |_: Key, entry: Pin<&mut Entry<K, V>>, cx: &mut Context<'_>| {
             let entry = entry.project();
             let mut guard = ForgetOnUnwind {
                 index: &mut *index,
@@ -281,22 +281,11 @@ impl<K: Hash + Eq + Clone, V> Core<K, V> {
                 }
             }
         };
-        let mut budget = self.arena.budget();
-        loop {
-            match self
-                .arena
-                .poll_with_budget(cx, &mut budget, &mut poll_entry)
-            {
-                Poll::Ready(Some((_, Some(out)))) => return Poll::Ready(Some(out)),
-                // A stream ended; it and its key are gone.
-                Poll::Ready(Some((_, None))) => {}
-                Poll::Ready(None) => {
-                    self.terminated = true;
-                    return Poll::Ready(None);
-                }
-                Poll::Pending => return Poll::Pending,
-            }
+        let polled = self.arena.poll_next_some(cx, poll_entry);
+        if let Poll::Ready(None) = polled {
+            self.terminated = true;
         }
+        polled.map(|polled| polled.map(|(_, out)| out))
     }
 }
 

@@ -62,11 +62,7 @@
 //! poll).
 #![forbid(unsafe_code)]
 
-use core::pin::Pin;
-use core::task::{Context, Poll};
-
 use futures_core::Stream;
-use pinfold_arena::{Arena, Budget, GrowableArena, Step};
 
 pub use pinfold_arena::Key;
 
@@ -83,77 +79,6 @@ where
     I::Item: Stream,
 {
     streams.into_iter().collect()
-}
-
-/// The two arenas a merge stands on, as the poll loop needs them.
-trait Streams<S> {
-    fn budget(&mut self) -> Budget;
-
-    fn poll_with_budget<R, F>(
-        &mut self,
-        cx: &mut Context<'_>,
-        budget: &mut Budget,
-        f: &mut F,
-    ) -> Poll<Option<(Key, R)>>
-    where
-        F: FnMut(Key, Pin<&mut S>, &mut Context<'_>) -> Step<R>;
-}
-
-/// `Streams` for an arena type, forwarding to its inherent methods of the same names.
-macro_rules! streams_for {
-    ($arena:ident) => {
-        impl<S> Streams<S> for $arena<S> {
-            #[inline]
-            fn budget(&mut self) -> Budget {
-                $arena::budget(self)
-            }
-
-            #[inline]
-            fn poll_with_budget<R, F>(
-                &mut self,
-                cx: &mut Context<'_>,
-                budget: &mut Budget,
-                f: &mut F,
-            ) -> Poll<Option<(Key, R)>>
-            where
-                F: FnMut(Key, Pin<&mut S>, &mut Context<'_>) -> Step<R>,
-            {
-                $arena::poll_with_budget(self, cx, budget, f)
-            }
-        }
-    };
-}
-streams_for!(Arena);
-streams_for!(GrowableArena);
-
-/// One round over the streams of `arena`: the next item of any of them, with its stream's key.
-/// Streams that end on the way are dropped (the arena does it) and the round goes on; sets
-/// `terminated` at `Ready(None)`.
-#[inline]
-fn poll_merged<S, A>(
-    arena: &mut A,
-    terminated: &mut bool,
-    cx: &mut Context<'_>,
-) -> Poll<Option<(Key, S::Item)>>
-where
-    S: Stream,
-    A: Streams<S>,
-{
-    let mut budget = arena.budget();
-    let mut poll_stream =
-        |_: Key, stream: Pin<&mut S>, cx: &mut Context<'_>| Step::next(stream.poll_next(cx));
-    loop {
-        match arena.poll_with_budget(cx, &mut budget, &mut poll_stream) {
-            Poll::Ready(Some((key, Some(item)))) => return Poll::Ready(Some((key, item))),
-            // The stream ended and is gone already.
-            Poll::Ready(Some((_, None))) => {}
-            Poll::Ready(None) => {
-                *terminated = true;
-                return Poll::Ready(None);
-            }
-            Poll::Pending => return Poll::Pending,
-        }
-    }
 }
 
 /// The sum of the streams' size hints.
@@ -223,7 +148,13 @@ macro_rules! shared {
                 &mut self,
                 cx: &mut Context<'_>,
             ) -> Poll<Option<(Key, S::Item)>> {
-                $crate::poll_merged(&mut self.arena, &mut self.terminated, cx)
+                let polled = self.arena.poll_next_some(cx, |_, stream, cx| {
+                    pinfold_arena::Step::next(stream.poll_next(cx))
+                });
+                if let Poll::Ready(None) = polled {
+                    self.terminated = true;
+                }
+                polled
             }
         }
 
