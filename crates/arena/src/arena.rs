@@ -290,6 +290,18 @@ impl<T> Arena<T> {
         value
     }
 
+    /// Moves the values out, in slot order, for `T: Unpin`. The values the iterator has not
+    /// given when it is dropped are dropped with the arena.
+    pub fn into_values(self) -> IntoValues<T>
+    where
+        T: Unpin,
+    {
+        IntoValues {
+            arena: self,
+            next: 0,
+        }
+    }
+
     /// Drops every value in place. Storage is kept; nothing is allocated or freed.
     ///
     /// If a value's `Drop` panics, the other values are dropped all the same, and then the
@@ -800,5 +812,46 @@ impl<'a, T> Iterator for IterPinMut<'a, T> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.left, Some(self.left))
+    }
+}
+
+/// The values of an [`Arena`], moved out: [`Arena::into_values`]. Dropping it drops the values
+/// it has not given yet, once each.
+pub struct IntoValues<T> {
+    arena: Arena<T>,
+    /// The first slot not yet looked at.
+    next: usize,
+}
+
+impl<T: Unpin> Iterator for IntoValues<T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        while self.arena.len > 0 && self.next < self.arena.slots.len() {
+            let index = self.next;
+            self.next += 1;
+            if self.arena.slots[index].occupied {
+                let value = self.arena.slots[index].value.get_mut().take();
+                self.arena.vacate(index);
+                return value;
+            }
+        }
+        None
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.arena.len, Some(self.arena.len))
+    }
+}
+
+impl<T: Unpin> ExactSizeIterator for IntoValues<T> {}
+
+impl<T: Unpin> core::iter::FusedIterator for IntoValues<T> {}
+
+impl<T> fmt::Debug for IntoValues<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IntoValues")
+            .field("len", &self.arena.len)
+            .finish_non_exhaustive()
     }
 }

@@ -228,6 +228,23 @@ impl<T> GrowableArena<T> {
         Some(value)
     }
 
+    /// Moves the values out, group by group, for `T: Unpin`. The values the iterator has not
+    /// given when it is dropped are dropped with their groups.
+    pub fn into_values(mut self) -> IntoValues<T>
+    where
+        T: Unpin,
+    {
+        self.settle();
+        let left = self.len;
+        let GrowableArena { groups, hub, .. } = self;
+        IntoValues {
+            groups: groups.into_iter(),
+            current: None,
+            left,
+            _hub: hub,
+        }
+    }
+
     /// Drops every value in place, then releases empty groups as after an output.
     ///
     /// If a value's `Drop` panics, the other values are dropped all the same, and then the
@@ -604,6 +621,46 @@ impl<'a, T> Iterator for IterPinMut<'a, T> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.left, Some(self.left))
+    }
+}
+
+/// The values of a [`GrowableArena`], moved out: [`GrowableArena::into_values`]. Dropping it
+/// drops the values it has not given yet, once each.
+pub struct IntoValues<T> {
+    groups: std::vec::IntoIter<Arena<T>>,
+    current: Option<arena::IntoValues<T>>,
+    left: usize,
+    /// Kept until the groups are gone, as the arena keeps it.
+    _hub: Option<OwnerHub>,
+}
+
+impl<T: Unpin> Iterator for IntoValues<T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        loop {
+            if let Some(value) = self.current.as_mut().and_then(Iterator::next) {
+                self.left -= 1;
+                return Some(value);
+            }
+            self.current = Some(self.groups.next()?.into_values());
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl<T: Unpin> ExactSizeIterator for IntoValues<T> {}
+
+impl<T: Unpin> core::iter::FusedIterator for IntoValues<T> {}
+
+impl<T> fmt::Debug for IntoValues<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IntoValues")
+            .field("len", &self.left)
+            .finish_non_exhaustive()
     }
 }
 

@@ -72,7 +72,7 @@ mod step;
 mod sync;
 mod wake_table;
 
-pub use arena::{Arena, Iter, IterPinMut};
+pub use arena::{Arena, IntoValues, Iter, IterPinMut};
 pub use fixed::Fixed;
 pub use growable::GrowableArena;
 pub use key::Key;
@@ -81,7 +81,7 @@ pub use step::Step;
 
 /// The iterators of a [`GrowableArena`].
 pub mod growable_iter {
-    pub use crate::growable::{Iter, IterPinMut};
+    pub use crate::growable::{IntoValues, Iter, IterPinMut};
 }
 
 #[cfg(all(test, not(all(pinfold_loom, feature = "loom"))))]

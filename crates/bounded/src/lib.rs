@@ -191,6 +191,17 @@ impl<F> FuturesUnorderedBounded<F> {
     pub fn iter_pin_mut(&mut self) -> impl ExactSizeIterator<Item = Pin<&mut F>> + '_ {
         self.arena.iter_pin_mut().map(|(_, fut)| fut)
     }
+
+    /// The futures in the set, mutably, in no particular order. For `F: Unpin`; use
+    /// [`iter_pin_mut`](Self::iter_pin_mut) otherwise.
+    pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = &mut F> + '_
+    where
+        F: Unpin,
+    {
+        self.arena
+            .iter_pin_mut()
+            .map(|(_, fut)| Pin::into_inner(fut))
+    }
 }
 
 impl<F: Future> FuturesUnorderedBounded<F> {
@@ -236,6 +247,20 @@ impl<F> FromIterator<F> for FuturesUnorderedBounded<F> {
             set.push(fut);
         }
         set
+    }
+}
+
+/// The futures of a [`FuturesUnorderedBounded`], moved out by its `into_iter`, in no particular order.
+/// Dropping it part-way drops the futures it has not given, once each.
+pub type IntoIter<F> = pinfold_arena::IntoValues<F>;
+
+impl<F: Unpin> IntoIterator for FuturesUnorderedBounded<F> {
+    type Item = F;
+    type IntoIter = IntoIter<F>;
+
+    /// Moves the futures out of the set (`F: Unpin`), whether or not they were polled.
+    fn into_iter(self) -> IntoIter<F> {
+        self.arena.into_values()
     }
 }
 

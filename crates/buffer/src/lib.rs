@@ -109,16 +109,23 @@
 //! order, and the other outputs still come out.
 #![forbid(unsafe_code)]
 
+mod iter;
 mod ordered;
+mod ordered_set;
 mod ring;
 mod running;
+mod tagged;
+mod try_buffer;
 mod unordered;
 
 use core::future::Future;
 
 use futures_core::Stream;
 
+pub use iter::{IterStream, iter_stream};
 pub use ordered::OrderedBuffer;
+pub use ordered_set::{FuturesOrdered, FuturesOrderedBounded};
+pub use try_buffer::{TryBufferExt, TryOrderedBuffer, TryUnorderedBuffer};
 pub use unordered::UnorderedBuffer;
 
 /// Adapters that run the futures of a stream concurrently on the waker-slot arena.
@@ -151,7 +158,7 @@ pub trait BufferExt: Stream {
         Self: Sized,
         Self::Item: Future,
     {
-        UnorderedBuffer::new(self, concurrency)
+        UnorderedBuffer::new(self, concurrency, "unordered_buffer")
     }
 }
 

@@ -7,38 +7,10 @@ use core::task::{Context, Poll};
 
 use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
-use pinfold_arena::Step;
 
 use crate::ring::ReorderRing;
 use crate::running::Running;
-
-/// A future and its place in the input order, stored together in one arena slot.
-#[pin_project]
-struct Tagged<F> {
-    seq: u64,
-    #[pin]
-    fut: F,
-}
-
-impl<F: Future> Tagged<F> {
-    /// Polls the future, recording in `polling` which one it is while its poll runs, and, if
-    /// it finished, until the caller has its output (the arena drops it first, and its `Drop`
-    /// may panic). A panic that leaves `polling` set is this future's; one raised by the task's
-    /// waker after a `Pending` is not.
-    fn poll_tracked(
-        self: Pin<&mut Self>,
-        polling: &mut Option<u64>,
-        cx: &mut Context<'_>,
-    ) -> Step<(u64, F::Output)> {
-        let this = self.project();
-        *polling = Some(*this.seq);
-        let polled = this.fut.poll(cx);
-        if polled.is_pending() {
-            *polling = None;
-        }
-        Step::done(polled.map(|out| (*this.seq, out)))
-    }
-}
+use crate::tagged::Tagged;
 
 /// Stream for [`BufferExt::ordered_buffer`](crate::BufferExt::ordered_buffer) and
 /// [`FobStreamExt::fast_ordered_buffer`](crate::FobStreamExt::fast_ordered_buffer): runs up to

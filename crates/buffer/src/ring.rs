@@ -38,6 +38,22 @@ impl<T> ReorderRing<T> {
         }
     }
 
+    /// An empty ring with room for `capacity` entries before it reallocates.
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        Self {
+            entries: VecDeque::with_capacity(capacity),
+            head: 0,
+            held: 0,
+        }
+    }
+
+    /// Drops every entry, keeping the storage; sequence numbers go on from where they were.
+    pub(crate) fn clear(&mut self) {
+        self.head = self.head.wrapping_add(self.entries.len() as u64);
+        self.held = 0;
+        self.entries.clear();
+    }
+
     /// How many entries the ring holds: futures pulled and not yet yielded.
     pub(crate) fn len(&self) -> usize {
         self.entries.len()
@@ -50,9 +66,17 @@ impl<T> ReorderRing<T> {
 
     /// Adds a running future at the back and returns its sequence number.
     pub(crate) fn push_running(&mut self) -> u64 {
-        let seq = self.head + self.entries.len() as u64;
+        let seq = self.head.wrapping_add(self.entries.len() as u64);
         self.entries.push_back(Entry::Running);
         seq
+    }
+
+    /// Adds a running future at the front, ahead of every entry, and returns its sequence
+    /// number: the one before the head's (sequence numbers wrap).
+    pub(crate) fn push_front_running(&mut self) -> u64 {
+        self.head = self.head.wrapping_sub(1);
+        self.entries.push_front(Entry::Running);
+        self.head
     }
 
     /// Stores the output of the future with sequence number `seq`.
@@ -91,16 +115,15 @@ impl<T> ReorderRing<T> {
         let Some(Entry::Held(output)) = self.entries.pop_front() else {
             unreachable!("the front entry was just seen to be held");
         };
-        self.head += 1;
+        self.head = self.head.wrapping_add(1);
         self.held -= 1;
         self.skip_lost();
         Some(output)
     }
 
     fn entry_mut(&mut self, seq: u64) -> &mut Entry<T> {
-        let position = seq
-            .checked_sub(self.head)
-            .and_then(|position| usize::try_from(position).ok())
+        let position = usize::try_from(seq.wrapping_sub(self.head))
+            .ok()
             .filter(|&position| position < self.entries.len());
         match position {
             Some(position) => &mut self.entries[position],
@@ -116,7 +139,7 @@ impl<T> ReorderRing<T> {
     fn skip_lost(&mut self) {
         while matches!(self.entries.front(), Some(Entry::Lost)) {
             self.entries.pop_front();
-            self.head += 1;
+            self.head = self.head.wrapping_add(1);
         }
     }
 }
@@ -169,6 +192,35 @@ mod tests {
         ring.lose(3);
         assert_eq!(ring.len(), 0);
         assert_eq!(ring.push_running(), 4);
+    }
+
+    #[test]
+    fn front_pushes_come_out_first_across_wrapping() {
+        let mut ring = ReorderRing::new();
+        let back = ring.push_running();
+        let front = ring.push_front_running();
+        assert_eq!(front, u64::MAX, "the sequence numbers wrap below 0");
+        let first = ring.push_front_running();
+        ring.finish(back, "back");
+        ring.finish(front, "front");
+        assert_eq!(ring.pop_head(), None, "the first front push still runs");
+        ring.finish(first, "first");
+        assert_eq!(ring.pop_head(), Some("first"));
+        assert_eq!(ring.pop_head(), Some("front"));
+        assert_eq!(ring.pop_head(), Some("back"));
+        assert_eq!(ring.push_running(), 1);
+    }
+
+    #[test]
+    fn clear_empties_and_goes_on() {
+        let mut ring = ReorderRing::with_capacity(4);
+        ring.push_running();
+        ring.push_running();
+        ring.finish(1, 'b');
+        ring.clear();
+        assert_eq!((ring.len(), ring.held()), (0, 0));
+        assert_eq!(ring.pop_head(), None);
+        assert_eq!(ring.push_running(), 2);
     }
 
     #[test]

@@ -34,10 +34,10 @@ where
     St::Item: Future,
 {
     #[track_caller]
-    pub(crate) fn new(source: St, concurrency: usize) -> Self {
+    pub(crate) fn new(source: St, concurrency: usize, method: &str) -> Self {
         assert!(
             concurrency > 0,
-            "unordered_buffer: concurrency must be greater than 0"
+            "{method}: concurrency must be greater than 0"
         );
         Self {
             running: Running::new(source, concurrency),

@@ -79,6 +79,13 @@ impl<F: Future> Future for JoinAll<F> {
     }
 }
 
+impl<F: Future> FromIterator<F> for JoinAll<F> {
+    /// [`join_all`] of the iterator's futures: `iter.collect::<JoinAll<_>>()`.
+    fn from_iter<I: IntoIterator<Item = F>>(iter: I) -> Self {
+        join_all(iter)
+    }
+}
+
 impl<F: Future> FusedFuture for JoinAll<F> {
     /// `true` once the join has returned its outputs, or a future's panic has passed through
     /// it.

@@ -72,6 +72,13 @@ impl<F: TryFuture> Future for TryJoinAll<F> {
     }
 }
 
+impl<F: TryFuture> FromIterator<F> for TryJoinAll<F> {
+    /// [`try_join_all`] of the iterator's futures: `iter.collect::<TryJoinAll<_>>()`.
+    fn from_iter<I: IntoIterator<Item = F>>(iter: I) -> Self {
+        try_join_all(iter)
+    }
+}
+
 impl<F: TryFuture> FusedFuture for TryJoinAll<F> {
     /// `true` once the join has returned (`Ok` or `Err`), or a future's panic has passed
     /// through it.

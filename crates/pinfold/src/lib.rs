@@ -11,7 +11,8 @@
 //! | `pinfold-join` | [`join_all`], [`try_join_all`]: outputs in input order; after the first polls, only woken futures polled |
 //! | `pinfold-merge` | [`MergeBounded`], [`Merge`], [`merge`]: many streams merged into one, only woken streams polled |
 //! | `pinfold-map` | [`FutureMap`], [`StreamMap`]: futures and streams under the user's own keys, no runtime, no `Unpin` bound |
-//! | `pinfold-buffer` | [`BufferExt`] (`ordered_buffer`, `unordered_buffer`), [`FobStreamExt`] |
+//! | `pinfold-buffer` | [`BufferExt`] (`ordered_buffer`, `unordered_buffer`), [`TryBufferExt`], [`FobStreamExt`]; [`FuturesOrderedBounded`], [`FuturesOrdered`]: outputs in push order, a slow head does not stop the others |
+//! | `pinfold` (this crate) | [`IterExt`]: `join_all`, `try_join_all`, `ordered_buffer`, `unordered_buffer` on iterators of futures |
 //!
 //! # Example
 //!
@@ -34,11 +35,17 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod iter_ext;
+
+pub use iter_ext::IterExt;
 /// The waker-slot arena (the `pinfold-arena` crate).
 pub use pinfold_arena as arena;
 pub use pinfold_arena::Key;
 pub use pinfold_bounded::FuturesUnorderedBounded;
-pub use pinfold_buffer::{BufferExt, FobStreamExt, OrderedBuffer, UnorderedBuffer};
+pub use pinfold_buffer::{
+    BufferExt, FobStreamExt, FuturesOrdered, FuturesOrderedBounded, IterStream, OrderedBuffer,
+    TryBufferExt, TryOrderedBuffer, TryUnorderedBuffer, UnorderedBuffer, iter_stream,
+};
 pub use pinfold_join::{JoinAll, TryJoinAll, join_all, try_join_all};
 pub use pinfold_map::{FutureMap, StreamMap};
 pub use pinfold_merge::{Merge, MergeBounded, merge};

@@ -124,4 +124,4 @@
 mod set;
 
 pub use pinfold_arena::Key;
-pub use set::FuturesUnordered;
+pub use set::{FuturesUnordered, IntoIter};

@@ -111,6 +111,17 @@ impl<F> FuturesUnordered<F> {
     pub fn iter_pin_mut(&mut self) -> impl ExactSizeIterator<Item = Pin<&mut F>> + '_ {
         self.arena.iter_pin_mut().map(|(_, fut)| fut)
     }
+
+    /// The futures in the set, mutably, in no particular order. For `F: Unpin`; use
+    /// [`iter_pin_mut`](Self::iter_pin_mut) otherwise.
+    pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = &mut F> + '_
+    where
+        F: Unpin,
+    {
+        self.arena
+            .iter_pin_mut()
+            .map(|(_, fut)| Pin::into_inner(fut))
+    }
 }
 
 impl<F: Future> FuturesUnordered<F> {
@@ -167,6 +178,20 @@ impl<F> Extend<F> for FuturesUnordered<F> {
         for fut in iter {
             self.push(fut);
         }
+    }
+}
+
+/// The futures of a [`FuturesUnordered`], moved out by its `into_iter`, in no particular order.
+/// Dropping it part-way drops the futures it has not given, once each.
+pub type IntoIter<F> = pinfold_arena::growable_iter::IntoValues<F>;
+
+impl<F: Unpin> IntoIterator for FuturesUnordered<F> {
+    type Item = F;
+    type IntoIter = IntoIter<F>;
+
+    /// Moves the futures out of the set (`F: Unpin`), whether or not they were polled.
+    fn into_iter(self) -> IntoIter<F> {
+        self.arena.into_values()
     }
 }
 

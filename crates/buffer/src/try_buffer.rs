@@ -1,0 +1,234 @@
+//! [`TryBufferExt`]: the buffers over a stream of fallible futures that may itself fail.
+
+use core::fmt;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use futures_core::future::TryFuture;
+use futures_core::stream::TryStream;
+use futures_core::{FusedStream, Stream};
+use pin_project::pin_project;
+
+use crate::{OrderedBuffer, UnorderedBuffer};
+
+/// The buffers of [`BufferExt`](crate::BufferExt) for a [`TryStream`] of [`TryFuture`]s, with
+/// the semantics of futures-util's `try_buffered` and `try_buffer_unordered`: the stream yields
+/// `Result<T, E>`, and an `Err`, from the source or from a future, is yielded as an item and the
+/// stream goes on.
+///
+/// An `Err` item of the source takes its place as if it were a future that failed at once: in
+/// [`try_ordered_buffer`](Self::try_ordered_buffer) it comes out in input order, after the
+/// outputs of the futures pulled before it (futures-util's `try_buffered` yields it as soon as
+/// it is pulled, ahead of them); it holds a slot only until the same poll yields or holds it.
+pub trait TryBufferExt: TryStream {
+    /// Runs up to `concurrency` futures of this stream at once and yields their results in
+    /// input order, as [`ordered_buffer`](crate::BufferExt::ordered_buffer).
+    ///
+    /// # Panics
+    /// If `concurrency` is 0, with the message
+    /// `try_ordered_buffer: concurrency must be greater than 0`; if it is `u32::MAX` or more.
+    #[track_caller]
+    fn try_ordered_buffer(self, concurrency: usize) -> TryOrderedBuffer<Self>
+    where
+        Self: Sized,
+        Self::Ok: TryFuture<Error = Self::Error>,
+    {
+        TryOrderedBuffer {
+            inner: OrderedBuffer::new(Places { source: self }, concurrency, "try_ordered_buffer"),
+        }
+    }
+
+    /// Runs up to `concurrency` futures of this stream at once and yields their results in
+    /// the order they finish, as [`unordered_buffer`](crate::BufferExt::unordered_buffer).
+    ///
+    /// # Panics
+    /// If `concurrency` is 0, with the message
+    /// `try_unordered_buffer: concurrency must be greater than 0`; if it is `u32::MAX` or more.
+    #[track_caller]
+    fn try_unordered_buffer(self, concurrency: usize) -> TryUnorderedBuffer<Self>
+    where
+        Self: Sized,
+        Self::Ok: TryFuture<Error = Self::Error>,
+    {
+        TryUnorderedBuffer {
+            inner: UnorderedBuffer::new(
+                Places { source: self },
+                concurrency,
+                "try_unordered_buffer",
+            ),
+        }
+    }
+}
+
+impl<St: TryStream + ?Sized> TryBufferExt for St {}
+
+/// The source as a stream of futures: each `Ok` future, and each `Err` as a future that fails
+/// at once.
+#[pin_project]
+struct Places<St> {
+    #[pin]
+    source: St,
+}
+
+impl<St> Stream for Places<St>
+where
+    St: TryStream,
+    St::Ok: TryFuture<Error = St::Error>,
+{
+    type Item = Place<St::Ok>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.project().source.try_poll_next(cx).map(|item| {
+            item.map(|result| match result {
+                Ok(fut) => Place::Run(fut),
+                Err(error) => Place::Failed(Some(error)),
+            })
+        })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.source.size_hint()
+    }
+}
+
+/// One item of the source, as a future.
+#[pin_project(project = PlaceProj)]
+enum Place<Fut: TryFuture> {
+    Run(#[pin] Fut),
+    Failed(Option<Fut::Error>),
+}
+
+impl<Fut: TryFuture> Future for Place<Fut> {
+    type Output = Result<Fut::Ok, Fut::Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project() {
+            PlaceProj::Run(fut) => fut.try_poll(cx),
+            PlaceProj::Failed(error) => Poll::Ready(Err(error
+                .take()
+                .expect("a failed place is polled once: the buffer drops it after its output"))),
+        }
+    }
+}
+
+/// Stream for [`TryBufferExt::try_ordered_buffer`]: [`OrderedBuffer`] over a fallible source.
+#[pin_project]
+#[must_use = "streams do nothing unless polled"]
+pub struct TryOrderedBuffer<St>
+where
+    St: TryStream,
+    St::Ok: TryFuture<Error = St::Error>,
+{
+    #[pin]
+    inner: OrderedBuffer<Places<St>>,
+}
+
+/// Stream for [`TryBufferExt::try_unordered_buffer`]: [`UnorderedBuffer`] over a fallible
+/// source.
+#[pin_project]
+#[must_use = "streams do nothing unless polled"]
+pub struct TryUnorderedBuffer<St>
+where
+    St: TryStream,
+    St::Ok: TryFuture<Error = St::Error>,
+{
+    #[pin]
+    inner: UnorderedBuffer<Places<St>>,
+}
+
+impl<St> TryOrderedBuffer<St>
+where
+    St: TryStream,
+    St::Ok: TryFuture<Error = St::Error>,
+{
+    /// Bounds the futures running plus the results held, as
+    /// [`OrderedBuffer::window`]; `window(concurrency)` behaves like futures-util's
+    /// `try_buffered(concurrency)`, apart from where a source error comes out.
+    ///
+    /// # Panics
+    /// If `window` is 0, with the message `ordered_buffer: window must be greater than 0`.
+    #[track_caller]
+    pub fn window(self, window: usize) -> Self {
+        Self {
+            inner: self.inner.window(window),
+        }
+    }
+}
+
+/// The accessors and trait impls the two try buffers share, forwarded to the buffer inside.
+macro_rules! forward_try_buffer {
+    ($($name:ident),+) => {$(
+        impl<St> $name<St>
+        where
+            St: TryStream,
+            St::Ok: TryFuture<Error = St::Error>,
+        {
+            /// The source stream.
+            pub fn get_ref(&self) -> &St {
+                &self.inner.get_ref().source
+            }
+
+            /// The source stream. Taking items from it directly skips them.
+            pub fn get_mut(&mut self) -> &mut St {
+                &mut self.inner.get_mut().source
+            }
+
+            /// The source stream, pinned. Taking items from it directly skips them.
+            pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut St> {
+                self.project().inner.get_pin_mut().project().source
+            }
+
+            /// The source stream; the futures running and the results held are dropped.
+            pub fn into_inner(self) -> St {
+                self.inner.into_inner().source
+            }
+        }
+
+        impl<St> Stream for $name<St>
+        where
+            St: TryStream,
+            St::Ok: TryFuture<Error = St::Error>,
+        {
+            type Item = Result<<St::Ok as TryFuture>::Ok, St::Error>;
+
+            fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+                self.project().inner.poll_next(cx)
+            }
+
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                self.inner.size_hint()
+            }
+        }
+
+        impl<St> FusedStream for $name<St>
+        where
+            St: TryStream,
+            St::Ok: TryFuture<Error = St::Error>,
+        {
+            fn is_terminated(&self) -> bool {
+                self.inner.is_terminated()
+            }
+        }
+
+        impl<St> fmt::Debug for $name<St>
+        where
+            St: TryStream + fmt::Debug,
+            St::Ok: TryFuture<Error = St::Error>,
+        {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($name))
+                    .field("inner", &self.inner)
+                    .finish()
+            }
+        }
+    )+};
+}
+
+forward_try_buffer!(TryOrderedBuffer, TryUnorderedBuffer);
+
+impl<St: fmt::Debug> fmt::Debug for Places<St> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.source.fmt(f)
+    }
+}
