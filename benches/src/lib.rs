@@ -248,6 +248,22 @@ pub const WORKLOADS: &[(&str, &str)] = &[
         "unordered buffer: 100k futures that wake themselves 0–4 times, concurrency 64; block_on",
     ),
     (
+        "futures_ordered_sleep_100k",
+        "FuturesOrdered: 100,000 futures of random 0–7 ms sleeps, all pushed, drained in order (paused clock); CPU time",
+    ),
+    (
+        "futures_ordered_bounded_sleep_100k",
+        "the same, bounded sets of 100,000 (futures-util: its FuturesOrdered); CPU time",
+    ),
+    (
+        "futures_ordered_ready_512k",
+        "FuturesOrdered: 512,000 ready futures, 256 at a time; block_on; CPU time",
+    ),
+    (
+        "futures_ordered_bounded_ready_512k",
+        "the same, bounded sets of 256 (futures-util: its FuturesOrdered); CPU time",
+    ),
+    (
         "merge_ready_1k",
         "merge of 1,000 streams of 100 ready items (pinfold: MergeBounded); block_on",
     ),

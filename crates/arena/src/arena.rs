@@ -606,6 +606,7 @@ impl<T> Arena<T> {
             let Some(value) = slot.value.get_mut().as_mut() else {
                 continue;
             };
+            let polled_before = slot.round != 0;
             slot.round = budget.round;
             budget.polled();
             let key = Key::new(self.base + index as u32, slot.generation);
@@ -625,6 +626,8 @@ impl<T> Arena<T> {
                 Step::Pending => {
                     if ready_set::is_marked(self.table.words(), entry) {
                         budget.self_woken();
+                    } else if polled_before {
+                        budget.vain();
                     }
                 }
                 Step::Keep(out) => return Queued::Ready((key, out)),

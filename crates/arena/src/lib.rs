@@ -76,7 +76,7 @@ pub use arena::{Arena, IntoValues, Iter, IterPinMut};
 pub use fixed::Fixed;
 pub use growable::GrowableArena;
 pub use key::Key;
-pub use round::Budget;
+pub use round::{Budget, MAX_VAIN_REPOLLS};
 pub use step::Step;
 
 /// The iterators of a [`GrowableArena`].

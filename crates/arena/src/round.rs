@@ -13,8 +13,9 @@ use crate::step::Step;
 /// join that takes several outputs).
 ///
 /// A round polls each value at most once, and ends (the task is woken, `Pending` returned) once
-/// it has polled as many values as the arena held when it started, or once two values woke
-/// themselves during their own poll. Get one from [`Arena::budget`](crate::Arena::budget) or
+/// it has polled as many values as the arena held when it started, once two values woke
+/// themselves during their own poll, or once [`MAX_VAIN_REPOLLS`] values polled in an earlier
+/// round were `Pending` again. Get one from [`Arena::budget`](crate::Arena::budget) or
 /// [`GrowableArena::budget`](crate::GrowableArena::budget), which start the round.
 #[derive(Debug, Clone)]
 pub struct Budget {
@@ -22,8 +23,23 @@ pub struct Budget {
     pub(crate) round: u32,
     limit: usize,
     polled: usize,
+    /// Values polled again in vain (see [`MAX_VAIN_REPOLLS`]).
+    vain: usize,
     self_woken: u8,
 }
+
+/// The most values a round polls again in vain: values polled in an earlier round, woken,
+/// and `Pending` again, not by waking themselves. Past it the round yields, as for a spent
+/// budget.
+///
+/// Without it a round of a large arena under tokio is quadratic: once the task's coop budget
+/// (128 units a poll) is spent, tokio's own futures (timers, channels, I/O) return `Pending`
+/// and defer their wake to the end of the task's poll, where the round cannot see it as a
+/// self-wake. Every woken value would be polled in vain, each poll of the task, until few
+/// enough were left. With the cap, a poll of the task costs at most this many vain polls
+/// beyond the ones that make progress. A value's first poll never counts: it is needed
+/// anyway, and cannot be a deferred wake.
+pub const MAX_VAIN_REPOLLS: usize = 32;
 
 impl Budget {
     /// A budget for round `round` of an arena holding `len` values.
@@ -33,6 +49,7 @@ impl Budget {
             round,
             limit: len.max(1),
             polled: 0,
+            vain: 0,
             self_woken: 0,
         }
     }
@@ -40,13 +57,20 @@ impl Budget {
     /// Whether the round must yield now.
     #[inline]
     pub(crate) fn is_spent(&self) -> bool {
-        self.polled >= self.limit || self.self_woken >= 2
+        self.polled >= self.limit || self.self_woken >= 2 || self.vain >= MAX_VAIN_REPOLLS
     }
 
     /// Counts a poll.
     #[inline]
     pub(crate) fn polled(&mut self) {
         self.polled += 1;
+    }
+
+    /// Counts a value polled in an earlier round that was `Pending` again without waking
+    /// itself.
+    #[inline]
+    pub(crate) fn vain(&mut self) {
+        self.vain += 1;
     }
 
     /// Counts a value that woke itself during its poll.

@@ -12,6 +12,7 @@ use std::thread::{self, Thread};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
+use pinfold_arena::MAX_VAIN_REPOLLS;
 use pinfold_bounded::FuturesUnorderedBounded;
 use probe::{Probe, counting_waker, poll_once, poll_with, probes, settle};
 
@@ -167,8 +168,18 @@ fn a_burst_of_wakes_wakes_the_task_once() {
     }
     assert_eq!(wakes.count(), 1);
 
-    // The next poll polls them all; a new burst after it wakes the task again, once.
-    assert!(poll_with(&mut set, &task).is_pending());
+    // The next polls poll each once, at most `MAX_VAIN_REPOLLS` a call (they are all
+    // `Pending` again), each call but the last yielding; a new burst after them wakes the task
+    // again, once.
+    let calls = states.len().div_ceil(MAX_VAIN_REPOLLS);
+    for call in 1..=calls {
+        let yields = wakes.count();
+        assert!(poll_with(&mut set, &task).is_pending());
+        let repolled = states.iter().filter(|state| state.polls() == 2).count();
+        assert_eq!(repolled, (call * MAX_VAIN_REPOLLS).min(states.len()));
+        let yielded = wakes.count() - yields;
+        assert_eq!(yielded, usize::from(call < calls), "call {call} of {calls}");
+    }
     assert!(states.iter().all(|state| state.polls() == 2));
     let before = wakes.count();
     for state in states.iter().rev() {

@@ -132,9 +132,13 @@ where
             *this.polling = None;
             match polled {
                 Poll::Ready(Some((seq, out))) => {
-                    this.ring.finish(seq, out);
-                    // Its slot is free: start the next future now, not on the next poll.
+                    // Its slot is free: start the next future now, not on the next poll (while
+                    // the ring still counts this output's place against the window).
                     refill(this.running.as_mut(), this.ring, *this.window, cx);
+                    if this.ring.finish_head(seq) {
+                        return Poll::Ready(Some(out));
+                    }
+                    this.ring.finish(seq, out);
                 }
                 Poll::Ready(None) => {
                     // Nothing runs, so every entry of the ring has finished and the head would

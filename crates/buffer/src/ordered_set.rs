@@ -172,7 +172,12 @@ impl<A: Slots<Tagged<F>>, F: Future> Ordered<A, F> {
             // The finished future was dropped without a panic.
             self.polling = None;
             match polled {
-                Poll::Ready(Some((_, (seq, out)))) => self.ring.finish(seq, out),
+                Poll::Ready(Some((_, (seq, out)))) => {
+                    if self.ring.finish_head(seq) {
+                        return Poll::Ready(Some(out));
+                    }
+                    self.ring.finish(seq, out);
+                }
                 Poll::Ready(None) => {
                     // Nothing runs, so every place has finished and been yielded, or is lost.
                     debug_assert_eq!(self.ring.len(), 0);

@@ -15,48 +15,55 @@ enum Entry<T> {
 
 /// Outputs in input order, indexed by sequence number.
 ///
-/// Sequence numbers are handed out in pull order by [`push_running`](Self::push_running). The
-/// entry of sequence number `seq` sits at position `seq - head`, where `head` is the sequence
-/// number of the next output to yield: insertion and release are O(1), and the ring holds
-/// exactly the futures pulled but not yet yielded (`running + held`, plus the places of lost
-/// futures not yet reached). The front is never [`Entry::Lost`].
+/// Sequence numbers are handed out in pull order by [`push_running`](Self::push_running)
+/// (and below the head by [`push_front_running`](Self::push_front_running)); they wrap. The
+/// ring stands for every future pulled and not yet yielded, `head..tail`, but stores entries
+/// only up to the last one that is not running: the entry of `seq` sits at position
+/// `seq - head` if that is below `entries.len()`, and is [`Entry::Running`] implicitly past it.
+/// So while futures finish in order nothing is stored at all (pushing is a counter, the head's
+/// output goes out at once), and holding and releasing an output out of order is O(1)
+/// amortized. The front is never [`Entry::Lost`].
 pub(crate) struct ReorderRing<T> {
+    /// Entries from the head on, up to the last that is not running (or shorter).
     entries: VecDeque<Entry<T>>,
-    /// The sequence number of the front entry.
+    /// The sequence number of the next output to yield.
     head: u64,
+    /// The sequence number the next [`push_running`](Self::push_running) hands out.
+    tail: u64,
     /// How many entries are [`Entry::Held`].
     held: usize,
 }
 
 impl<T> ReorderRing<T> {
-    /// An empty ring. Allocates nothing until the first push.
+    /// An empty ring. Allocates nothing until an output finishes out of order.
     pub(crate) const fn new() -> Self {
         Self {
             entries: VecDeque::new(),
             head: 0,
+            tail: 0,
             held: 0,
         }
     }
 
-    /// An empty ring with room for `capacity` entries before it reallocates.
+    /// An empty ring with room for `capacity` stored entries before it reallocates.
     pub(crate) fn with_capacity(capacity: usize) -> Self {
         Self {
             entries: VecDeque::with_capacity(capacity),
-            head: 0,
-            held: 0,
+            ..Self::new()
         }
     }
 
     /// Drops every entry, keeping the storage; sequence numbers go on from where they were.
     pub(crate) fn clear(&mut self) {
-        self.head = self.head.wrapping_add(self.entries.len() as u64);
+        self.head = self.tail;
         self.held = 0;
         self.entries.clear();
     }
 
-    /// How many entries the ring holds: futures pulled and not yet yielded.
+    /// How many places the ring has: futures pulled and not yet yielded (and lost ones not
+    /// yet reached).
     pub(crate) fn len(&self) -> usize {
-        self.entries.len()
+        self.tail.wrapping_sub(self.head) as usize
     }
 
     /// How many finished outputs wait for an earlier one.
@@ -65,17 +72,20 @@ impl<T> ReorderRing<T> {
     }
 
     /// Adds a running future at the back and returns its sequence number.
+    #[inline]
     pub(crate) fn push_running(&mut self) -> u64 {
-        let seq = self.head.wrapping_add(self.entries.len() as u64);
-        self.entries.push_back(Entry::Running);
+        let seq = self.tail;
+        self.tail = self.tail.wrapping_add(1);
         seq
     }
 
-    /// Adds a running future at the front, ahead of every entry, and returns its sequence
-    /// number: the one before the head's (sequence numbers wrap).
+    /// Adds a running future at the front, ahead of every place, and returns its sequence
+    /// number: the one before the head's.
     pub(crate) fn push_front_running(&mut self) -> u64 {
         self.head = self.head.wrapping_sub(1);
-        self.entries.push_front(Entry::Running);
+        if !self.entries.is_empty() {
+            self.entries.push_front(Entry::Running);
+        }
         self.head
     }
 
@@ -107,9 +117,23 @@ impl<T> ReorderRing<T> {
         self.skip_lost();
     }
 
+    /// Takes the place of the future with sequence number `seq` if it is the head: its output
+    /// is the next one, and need not wait in the ring. `false` (and nothing changes) if it is
+    /// not; then [`finish`](Self::finish) it.
+    #[inline]
+    pub(crate) fn finish_head(&mut self, seq: u64) -> bool {
+        if seq != self.head {
+            return false;
+        }
+        debug_assert!(matches!(self.entries.front(), None | Some(Entry::Running)));
+        self.advance();
+        true
+    }
+
     /// Removes and returns the next output in input order, if it has finished.
+    #[inline]
     pub(crate) fn pop_head(&mut self) -> Option<T> {
-        if !matches!(self.entries.front(), Some(Entry::Held(_))) {
+        if self.held == 0 || !matches!(self.entries.front(), Some(Entry::Held(_))) {
             return None;
         }
         let Some(Entry::Held(output)) = self.entries.pop_front() else {
@@ -121,21 +145,36 @@ impl<T> ReorderRing<T> {
         Some(output)
     }
 
-    fn entry_mut(&mut self, seq: u64) -> &mut Entry<T> {
-        let position = usize::try_from(seq.wrapping_sub(self.head))
-            .ok()
-            .filter(|&position| position < self.entries.len());
-        match position {
-            Some(position) => &mut self.entries[position],
-            None => panic!(
-                "sequence number {seq} is not in the ring (head {}, len {})",
-                self.head,
-                self.entries.len()
-            ),
+    /// Moves the head past its place, which is running (stored or not).
+    #[inline]
+    fn advance(&mut self) {
+        self.head = self.head.wrapping_add(1);
+        if !self.entries.is_empty() {
+            self.entries.pop_front();
+            self.skip_lost();
         }
     }
 
+    /// The entry of `seq`, stored first (with running entries before it) if it was implicit.
+    fn entry_mut(&mut self, seq: u64) -> &mut Entry<T> {
+        let position = usize::try_from(seq.wrapping_sub(self.head))
+            .ok()
+            .filter(|&position| position < self.len());
+        let Some(position) = position else {
+            panic!(
+                "sequence number {seq} is not in the ring (head {}, len {})",
+                self.head,
+                self.len()
+            );
+        };
+        while self.entries.len() <= position {
+            self.entries.push_back(Entry::Running);
+        }
+        &mut self.entries[position]
+    }
+
     /// Restores the invariant that the front is not lost.
+    #[inline]
     fn skip_lost(&mut self) {
         while matches!(self.entries.front(), Some(Entry::Lost)) {
             self.entries.pop_front();
@@ -209,6 +248,22 @@ mod tests {
         assert_eq!(ring.pop_head(), Some("front"));
         assert_eq!(ring.pop_head(), Some("back"));
         assert_eq!(ring.push_running(), 1);
+    }
+
+    #[test]
+    fn the_head_finishes_without_waiting() {
+        let mut ring = ReorderRing::new();
+        for _ in 0..4 {
+            ring.push_running();
+        }
+        assert!(!ring.finish_head(1), "1 is not the head");
+        ring.lose(1);
+        assert!(ring.finish_head(0));
+        assert_eq!(ring.len(), 2, "the lost place behind the head went with it");
+        ring.finish(3, 'd');
+        assert!(ring.finish_head(2));
+        assert_eq!(ring.pop_head(), Some('d'));
+        assert_eq!(ring.len(), 0);
     }
 
     #[test]
