@@ -102,7 +102,9 @@
 //!
 //! One `poll_next` polls each running future at most once, and yields (wakes its task and
 //! returns `Pending`) once it has polled as many futures as were running when it started, or
-//! once two futures woke themselves during their own poll.
+//! once two futures woke themselves during their own poll, or once 32 futures polled before
+//! were woken and `Pending` again ([`pinfold_arena::MAX_VAIN_REPOLLS`]: tokio's futures once
+//! the task's coop budget is spent).
 //!
 //! If a future panics while being polled, it is dropped in place and the panic propagates out
 //! of `poll_next`. The adapter stays usable: [`OrderedBuffer`] skips the future's place in the

@@ -48,7 +48,8 @@
 //! value at most once, so it takes at most one item from each stream; it polls only the values
 //! that were woken or that just gave an item, the woken ones first; and it yields (wakes its
 //! task and returns `Pending`) once it has polled as many values as the map held when it
-//! started, or once two values woke themselves during their own poll.
+//! started, once two values woke themselves during their own poll, or once 32 values polled
+//! before were woken and `Pending` again ([`pinfold_arena::MAX_VAIN_REPOLLS`]).
 //!
 //! # Panics
 //!

@@ -42,8 +42,9 @@
 //! streams queued after an item collects the wakes first and polls the woken streams before
 //! them, so a stream that is always ready does not delay a woken stream past the next call. A
 //! round also yields (wakes its task and returns `Pending`) once it has polled as many streams
-//! as the merge held when it started, or once two streams woke themselves during their own
-//! poll.
+//! as the merge held when it started, once two streams woke themselves during their own
+//! poll, or once 32 streams polled before were woken and `Pending` again
+//! ([`pinfold_arena::MAX_VAIN_REPOLLS`]).
 //!
 //! # Ends and panics
 //!

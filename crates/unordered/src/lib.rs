@@ -87,7 +87,9 @@
 //! for the whole set: it yields (wakes its task and returns `Pending`) once it has polled as
 //! many futures as the set held when the call started, or once two futures woke themselves
 //! during their own poll, so a future that always wakes itself cannot starve the executor or
-//! the other futures. Wakes that arrive during the call are collected in it, and the woken
+//! the other futures, or once 32 futures polled before were woken and `Pending` again
+//! ([`pinfold_arena::MAX_VAIN_REPOLLS`]: under tokio, once the task's coop budget is spent,
+//! tokio's futures do that until the next task poll). Wakes that arrive during the call are collected in it, and the woken
 //! futures it has not polled yet are polled in it; a future polled in the call and woken again
 //! waits for the next call (the call wakes its task for it). So a call returns `Pending` only
 //! when no woken future is left that it may still poll.
