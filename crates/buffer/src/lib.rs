@@ -88,6 +88,19 @@
 //! # });
 //! ```
 //!
+//! # Ordered sets and fallible sources
+//!
+//! [`FuturesOrderedBounded`] and [`FuturesOrdered`] are the sets behind the ordered buffer, for
+//! futures pushed by hand: futures-buffered's and futures-util's types of those names, with the
+//! same methods. They live here because they share the ordered buffer's reorder ring and its
+//! handling of a panicking future; the ring stores nothing while futures finish in push order
+//! (the head's output goes out at once) and holds an early output in O(1) otherwise.
+//!
+//! [`TryBufferExt`] gives both buffers over a [`TryStream`](futures_core::TryStream) of
+//! [`TryFuture`](futures_core::TryFuture)s, as futures-util's `try_buffered` and
+//! `try_buffer_unordered`; [`iter_stream`] makes an iterator a stream for them (the facade's
+//! `IterExt` calls it).
+//!
 //! # Coming from `fast_ordered_buffer`
 //!
 //! [`FobStreamExt::fast_ordered_buffer`] is [`BufferExt::ordered_buffer`] under the name that
