@@ -388,6 +388,9 @@ impl<T> Rounds<T> for Fixed<T> {
             }
             let links = table.owner_words();
             let index = ready.pop(links);
+            // Round 0 marks a value no round has polled yet (its polls before arming are not
+            // rounds): its first round poll is needed anyway, and never counts as vain.
+            let polled_before = round_of(links[index]) != 0;
             links[index] = with_round(links[index], budget.round);
             budget.polled();
             let key = Key::new(index as u32, 0);
@@ -402,9 +405,14 @@ impl<T> Rounds<T> for Fixed<T> {
                     let unbound_now = table.entry_state(index).load(Ordering::Acquire) == 0;
                     if ready_set::is_marked(table.words(), index) {
                         budget.self_woken();
-                    } else if unbound_now {
-                        // See `poll_with_budget`.
-                        unbound.push(table.owner_words(), index);
+                    } else {
+                        if polled_before {
+                            budget.vain();
+                        }
+                        if unbound_now {
+                            // See `poll_with_budget`.
+                            unbound.push(table.owner_words(), index);
+                        }
                     }
                 }
                 Step::Keep(out) | Step::Done(out) => return Queued::Ready((key, out)),

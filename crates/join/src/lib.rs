@@ -98,7 +98,10 @@
 //! One poll polls each future at most once. Once the futures have their own wakers, a poll
 //! yields (wakes its task and returns `Pending`) once it has polled as many futures as were
 //! joined, or once two futures woke themselves during their own poll, so a future that always
-//! wakes itself cannot starve the executor.
+//! wakes itself cannot starve the executor, or once 32 futures already polled with their own
+//! wakers were woken and `Pending` again ([`pinfold_arena::MAX_VAIN_REPOLLS`]: under tokio,
+//! once the task's coop budget is spent, tokio's futures do that until the next poll; without
+//! the cap, joining 20,000 tokio sleeps took 378,547 polls of them, with it 79,441).
 //!
 //! # Cancellation and panics
 //!
