@@ -40,6 +40,10 @@ struct Slot<T> {
     /// Next slot in its queue while `queued`.
     next_queued: u32,
     queued: bool,
+    /// Whether the value is queued for its next poll because it gave an item
+    /// (`Step::Repoll`), not because it was woken: that poll is needed anyway and is never
+    /// counted as vain.
+    repoll: bool,
     /// The owner's side of entries `2 i` and `2 i + 1`. Entries are not tied to slots: they
     /// live here only so that the arena needs no third allocation.
     links: [EntryLink; 2],
@@ -155,6 +159,7 @@ impl<T> Arena<T> {
                 },
                 next_queued: NIL,
                 queued: false,
+                repoll: false,
                 links: [
                     EntryLink {
                         slot: i as u32,
@@ -227,6 +232,7 @@ impl<T> Arena<T> {
         slot.generation = slot.generation.wrapping_add(1);
         slot.entry = entry;
         slot.round = 0;
+        slot.repoll = false;
         let key = Key::new(self.base + index as u32, slot.generation);
         self.len += 1;
         self.ready.push(&mut *self.slots, index);
@@ -606,7 +612,8 @@ impl<T> Arena<T> {
             let Some(value) = slot.value.get_mut().as_mut() else {
                 continue;
             };
-            let polled_before = slot.round != 0;
+            let woken_again = slot.round != 0 && !slot.repoll;
+            slot.repoll = false;
             slot.round = budget.round;
             budget.polled();
             let key = Key::new(self.base + index as u32, slot.generation);
@@ -626,12 +633,13 @@ impl<T> Arena<T> {
                 Step::Pending => {
                     if ready_set::is_marked(self.table.words(), entry) {
                         budget.self_woken();
-                    } else if polled_before {
+                    } else if woken_again {
                         budget.vain();
                     }
                 }
                 Step::Keep(out) => return Queued::Ready((key, out)),
                 Step::Repoll(out) => {
+                    self.slots[index].repoll = true;
                     self.deferred.push(&mut *self.slots, index);
                     return Queued::Ready((key, out));
                 }

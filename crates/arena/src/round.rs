@@ -37,8 +37,9 @@ pub struct Budget {
 /// and defer their wake to the end of the task's poll, where the round cannot see it as a
 /// self-wake. Every woken value would be polled in vain, each poll of the task, until few
 /// enough were left. With the cap, a poll of the task costs at most this many vain polls
-/// beyond the ones that make progress. A value's first poll never counts: it is needed
-/// anyway, and cannot be a deferred wake.
+/// beyond the ones that make progress. A value's first poll never counts, nor the poll of a
+/// stream queued again because it gave an item (`Step::Repoll`): those are needed anyway, and
+/// cannot be a deferred wake.
 pub const MAX_VAIN_REPOLLS: usize = 32;
 
 impl Budget {
