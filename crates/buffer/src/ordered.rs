@@ -38,6 +38,8 @@ where
     polling: Option<u64>,
     /// Set when `poll_next` returned `Ready(None)`.
     terminated: bool,
+    /// The name of the method that made it, for panic messages.
+    method: &'static str,
 }
 
 impl<St> OrderedBuffer<St>
@@ -46,7 +48,7 @@ where
     St::Item: Future,
 {
     #[track_caller]
-    pub(crate) fn new(source: St, concurrency: usize, method: &str) -> Self {
+    pub(crate) fn new(source: St, concurrency: usize, method: &'static str) -> Self {
         assert!(
             concurrency > 0,
             "{method}: concurrency must be greater than 0"
@@ -57,6 +59,7 @@ where
             window: None,
             polling: None,
             terminated: false,
+            method,
         }
     }
 
@@ -69,10 +72,11 @@ where
     /// window (no more than `window` futures can be pulled and not yet yielded).
     ///
     /// # Panics
-    /// If `window` is 0, with the message `ordered_buffer: window must be greater than 0`.
+    /// If `window` is 0, with the message `ordered_buffer: window must be greater than 0` (or
+    /// the name of the method that made the buffer, such as `try_ordered_buffer`).
     #[track_caller]
     pub fn window(mut self, window: usize) -> Self {
-        assert!(window > 0, "ordered_buffer: window must be greater than 0");
+        assert!(window > 0, "{}: window must be greater than 0", self.method);
         self.window = Some(window);
         self.running.lower_concurrency(window);
         self

@@ -147,7 +147,7 @@ where
     /// `try_buffered(concurrency)`, apart from where a source error comes out.
     ///
     /// # Panics
-    /// If `window` is 0, with the message `ordered_buffer: window must be greater than 0`.
+    /// If `window` is 0, with the message `try_ordered_buffer: window must be greater than 0`.
     #[track_caller]
     pub fn window(self, window: usize) -> Self {
         Self {

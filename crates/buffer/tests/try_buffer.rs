@@ -555,7 +555,7 @@ fn try_unordered_buffer_with_concurrency_0_panics() {
 }
 
 #[test]
-#[should_panic(expected = "ordered_buffer: window must be greater than 0")]
+#[should_panic(expected = "try_ordered_buffer: window must be greater than 0")]
 fn window_0_panics() {
     let (items, _) = gated(&[Input::Succeeds], true);
     let _ = stream::iter(items).try_ordered_buffer(2).window(0);
