@@ -31,28 +31,34 @@ pub(crate) trait Slots<T> {
 }
 
 impl<T> Slots<T> for Arena<T> {
+    #[inline]
     fn is_full(&self) -> bool {
         Arena::is_full(self)
     }
 
+    #[inline]
     fn insert_value(&mut self, value: T) {
         if Arena::insert(self, value).is_err() {
             unreachable!("the caller checked that the arena has a free slot");
         }
     }
 
+    #[inline]
     fn len(&self) -> usize {
         Arena::len(self)
     }
 
+    #[inline]
     fn clear(&mut self) {
         Arena::clear(self);
     }
 
+    #[inline]
     fn budget(&mut self) -> Budget {
         Arena::budget(self)
     }
 
+    #[inline]
     fn poll_with_budget<R, P>(
         &mut self,
         cx: &mut Context<'_>,
@@ -67,26 +73,32 @@ impl<T> Slots<T> for Arena<T> {
 }
 
 impl<T> Slots<T> for GrowableArena<T> {
+    #[inline]
     fn is_full(&self) -> bool {
         false
     }
 
+    #[inline]
     fn insert_value(&mut self, value: T) {
         GrowableArena::insert(self, value);
     }
 
+    #[inline]
     fn len(&self) -> usize {
         GrowableArena::len(self)
     }
 
+    #[inline]
     fn clear(&mut self) {
         GrowableArena::clear(self);
     }
 
+    #[inline]
     fn budget(&mut self) -> Budget {
         GrowableArena::budget(self)
     }
 
+    #[inline]
     fn poll_with_budget<R, P>(
         &mut self,
         cx: &mut Context<'_>,
@@ -126,6 +138,7 @@ impl<A: Slots<Tagged<F>>, F: Future> Ordered<A, F> {
         self.arena.len() + self.ring.held()
     }
 
+    #[inline]
     fn try_push(&mut self, fut: F, front: bool) -> Result<(), F> {
         if self.arena.is_full() {
             return Err(fut);
@@ -152,6 +165,7 @@ impl<A: Slots<Tagged<F>>, F: Future> Ordered<A, F> {
         }
     }
 
+    #[inline]
     fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
         if let Some(seq) = self.polling.take() {
             // The last poll panicked in this future's poll or drop; the arena dropped it.
