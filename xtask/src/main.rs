@@ -58,7 +58,7 @@ const VALGRIND_SKIPPED: &str =
 const DEFAULT_PREEMPTIONS: u32 = 2;
 
 /// The library crates whose tests run under Miri: (directory under `crates/`, package name).
-const MIRI_CRATES: [(&str, &str); 7] = [
+const MIRI_CRATES: [(&str, &str); 8] = [
     ("arena", "pinfold-arena"),
     ("bounded", "pinfold-bounded"),
     ("unordered", "pinfold-unordered"),
@@ -66,7 +66,26 @@ const MIRI_CRATES: [(&str, &str); 7] = [
     ("buffer", "pinfold-buffer"),
     ("merge", "pinfold-merge"),
     ("map", "pinfold-map"),
+    ("pool", "pinfold-pool"),
 ];
+
+/// Optional features of the library crates that their Miri and TSan runs test too
+/// (`cargo test --workspace` gets them from the benches' dependencies).
+const LIBRARY_FEATURES: &str = "pinfold-pool/bytes";
+
+/// The `-p` arguments for every library crate present, then the features they are tested with.
+fn library_test_args(workspace: &Workspace) -> Vec<&'static str> {
+    let mut args = Vec::new();
+    for (dir, package) in MIRI_CRATES {
+        if workspace.has(&format!("crates/{dir}/Cargo.toml")) {
+            args.extend(["-p", package]);
+        }
+    }
+    if workspace.has("crates/pool/Cargo.toml") {
+        args.extend(["--features", LIBRARY_FEATURES]);
+    }
+    args
+}
 
 /// `MIRIFLAGS` of the first Miri run (Stacked Borrows, Miri's default aliasing model).
 const MIRIFLAGS_STACKED: &str = "-Zmiri-strict-provenance -Zmiri-symbolic-alignment-check";
@@ -473,11 +492,7 @@ fn tsan(workspace: &Workspace) -> Result<Outcome, Failure> {
         "--target",
         "x86_64-unknown-linux-gnu",
     ];
-    for (dir, package) in MIRI_CRATES {
-        if workspace.has(&format!("crates/{dir}/Cargo.toml")) {
-            args.extend(["-p", package]);
-        }
-    }
+    args.extend(library_test_args(workspace));
     args.extend(["--lib", "--tests"]);
     let started = Instant::now();
     workspace
@@ -541,9 +556,7 @@ fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
         .run()?;
 
     let mut args = vec!["+nightly", "miri", "test"];
-    for package in &packages {
-        args.extend(["-p", package]);
-    }
+    args.extend(library_test_args(workspace));
     args.extend(["--lib", "--tests"]);
     for (model, flags) in [
         ("stacked borrows", MIRIFLAGS_STACKED),

@@ -12,6 +12,7 @@
 //! | `pinfold-merge` | [`MergeBounded`], [`Merge`], [`merge`]: many streams merged into one, only woken streams polled |
 //! | `pinfold-map` | [`FutureMap`], [`StreamMap`]: futures and streams under the user's own keys, no runtime, no `Unpin` bound |
 //! | `pinfold-buffer` | [`BufferExt`] (`ordered_buffer`, `unordered_buffer`), [`TryBufferExt`], [`FobStreamExt`]; [`FuturesOrderedBounded`], [`FuturesOrdered`]: outputs in push order, a slow head does not stop the others |
+//! | [`pinfold-pool`](pool) | [`pool::BufferPool`]: fixed-memory async buffer pool (FIFO waiters), [`pool::Buf`] writes like a slice, [`pool::Packet`] shares it read-only |
 //! | `pinfold` (this crate) | [`IterExt`]: `join_all`, `try_join_all`, `ordered_buffer`, `unordered_buffer` on iterators of futures |
 //!
 //! # Example
@@ -49,6 +50,8 @@ pub use pinfold_buffer::{
 pub use pinfold_join::{JoinAll, TryJoinAll, join_all, try_join_all};
 pub use pinfold_map::{FutureMap, StreamMap};
 pub use pinfold_merge::{Merge, MergeBounded, merge};
+/// The async buffer pool (the `pinfold-pool` crate).
+pub use pinfold_pool as pool;
 pub use pinfold_unordered::FuturesUnordered;
 
 /// The README's examples, compiled and run as doctests.

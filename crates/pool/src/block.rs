@@ -1,0 +1,125 @@
+//! The pool's one block of memory: a [`Meta`] per buffer, then the buffers' bytes, in a single
+//! allocation made by [`Block::new`] and freed when the block is dropped.
+
+use core::alloc::Layout;
+use core::mem::MaybeUninit;
+use core::ptr::NonNull;
+
+use crate::sync::{AtomicU32, alloc, dealloc};
+
+/// What the pool keeps beside each buffer.
+pub(crate) struct Meta {
+    /// The next buffer in the free list, while this one is in it (see `free_list`).
+    pub(crate) next: AtomicU32,
+    /// How many [`Packet`](crate::Packet)s share this buffer, once it is frozen.
+    pub(crate) packets: AtomicU32,
+}
+
+/// `count` metas and `count` buffers of `size` bytes, in one allocation.
+pub(crate) struct Block {
+    base: NonNull<u8>,
+    layout: Layout,
+    /// Where the bytes start, from `base`.
+    bytes_offset: usize,
+    count: u32,
+    size: usize,
+}
+
+// SAFETY: the block is plain memory; who may touch which part of it, from which thread, is the
+// pool's protocol (a buffer's bytes belong to its one `Buf`, or are read-only while shared by
+// packets; the metas are atomics).
+unsafe impl Send for Block {}
+// SAFETY: as for `Send`: shared access goes through atomics or follows the ownership protocol.
+unsafe impl Sync for Block {}
+
+impl Block {
+    /// Allocates the metas (each with its free-list link set to `next(i)` and no packet) and
+    /// `count * size` bytes, uninitialized.
+    ///
+    /// # Panics
+    /// If the sizes overflow, or if `count` is `u32::MAX` or more (an index is a `u32`, and
+    /// `u32::MAX` is the free list's end).
+    pub(crate) fn new(count: usize, size: usize, next: impl Fn(u32) -> u32) -> Self {
+        let count = u32::try_from(count)
+            .ok()
+            .filter(|&count| count < u32::MAX)
+            .expect("BufferPool: count must be less than u32::MAX");
+        let metas = Layout::array::<Meta>(count as usize).expect("BufferPool: too many buffers");
+        let bytes = size
+            .checked_mul(count as usize)
+            .and_then(|total| Layout::array::<u8>(total).ok())
+            .expect("BufferPool: count * size overflows");
+        let (layout, bytes_offset) = metas.extend(bytes).expect("BufferPool: too much memory");
+        let layout = layout.pad_to_align();
+        let base = if layout.size() == 0 {
+            NonNull::<Meta>::dangling().cast()
+        } else {
+            // SAFETY: the layout has a non-zero size.
+            let ptr = unsafe { alloc(layout) };
+            NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout))
+        };
+        for index in 0..count {
+            let meta = Meta {
+                next: AtomicU32::new(next(index)),
+                packets: AtomicU32::new(0),
+            };
+            // SAFETY: `index < count`, so the slot is inside the metas, which are aligned for
+            // `Meta` (the array layout starts the block); nothing was written there yet.
+            unsafe { base.cast::<Meta>().add(index as usize).write(meta) };
+        }
+        Self {
+            base,
+            layout,
+            bytes_offset,
+            count,
+            size,
+        }
+    }
+
+    /// How many buffers.
+    pub(crate) fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// How many bytes a buffer has.
+    pub(crate) fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Buffer `index`'s meta.
+    ///
+    /// # Panics
+    /// If `index` is not a buffer's (a bug of the pool).
+    #[inline]
+    pub(crate) fn meta(&self, index: u32) -> &Meta {
+        assert!(index < self.count, "buffer index out of range");
+        // SAFETY: `index < count`: the meta was written by `new` and lives as long as `self`.
+        unsafe { self.base.cast::<Meta>().add(index as usize).as_ref() }
+    }
+
+    /// The first byte of buffer `index`.
+    ///
+    /// Reading or writing through it follows the pool's protocol: the buffer's `Buf` alone
+    /// writes, and reads only what it wrote; frozen, its packets only read what was written.
+    #[inline]
+    pub(crate) fn bytes(&self, index: u32) -> NonNull<MaybeUninit<u8>> {
+        debug_assert!(index < self.count);
+        let offset = self.bytes_offset + index as usize * self.size;
+        // SAFETY: `index < count`, so `offset` is at most the block's size (the end of the last
+        // buffer), inside or one past the allocation.
+        unsafe { self.base.add(offset).cast() }
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        for index in 0..self.count {
+            // SAFETY: every meta was written by `new` and is dropped once, here.
+            unsafe { self.base.cast::<Meta>().add(index as usize).drop_in_place() };
+        }
+        if self.layout.size() != 0 {
+            // SAFETY: `base` was allocated by `alloc` with this layout, and is freed once.
+            unsafe { dealloc(self.base.as_ptr(), self.layout) };
+        }
+    }
+}

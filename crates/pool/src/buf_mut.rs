@@ -1,0 +1,33 @@
+//! `bytes::BufMut` for [`Buf`] (the `bytes` feature), so that it plugs into tokio codecs and
+//! encoders.
+
+use bytes::buf::UninitSlice;
+
+use crate::buf::Buf;
+
+// SAFETY: `chunk_mut` is the buffer's unwritten part, `remaining_mut` bytes long, which only
+// this `Buf` may touch; `advance_mut` counts bytes as written only within it.
+unsafe impl bytes::BufMut for Buf {
+    #[inline]
+    fn remaining_mut(&self) -> usize {
+        self.remaining()
+    }
+
+    #[inline]
+    unsafe fn advance_mut(&mut self, cnt: usize) {
+        assert!(
+            cnt <= self.remaining(),
+            "Buf::advance_mut: {cnt} bytes past the {} left",
+            self.remaining()
+        );
+        self.set_len(self.len() + cnt);
+    }
+
+    #[inline]
+    fn chunk_mut(&mut self) -> &mut UninitSlice {
+        let (start, len) = self.spare();
+        // SAFETY: `start..start + len` is the unwritten rest of the buffer this `Buf` owns,
+        // borrowed for as long as `&mut self`.
+        unsafe { UninitSlice::from_raw_parts_mut(start, len) }
+    }
+}

@@ -1,0 +1,82 @@
+//! An async buffer pool with fixed memory: [`BufferPool::new(count, size)`](BufferPool::new)
+//! allocates every buffer at once and never allocates again; [`acquire`](BufferPool::acquire)
+//! waits, first come first served, while all are in use; a [`Buf`] writes like a slice; a
+//! frozen buffer is shared as read-only [`Packet`]s; the buffer goes back when its `Buf`, or the
+//! last `Packet` of it, is dropped, on any thread.
+//!
+//! # Example
+//!
+//! ```
+//! use std::io::Write;
+//! use pinfold_pool::BufferPool;
+//!
+//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! let pool = BufferPool::new(2, 1024);
+//! let mut buf = pool.acquire().await;
+//! buf.write_all(b"hello")?;
+//! assert_eq!(&buf[..], b"hello");
+//!
+//! let packet = buf.freeze();
+//! let world = packet.slice(1..3);
+//! assert_eq!(&world[..], b"el");
+//! assert_eq!(pool.available(), 1);
+//! drop((packet, world)); // the last packet gives the buffer back
+//! assert_eq!(pool.available(), 2);
+//! # Ok::<(), std::io::Error>(())
+//! # }).unwrap();
+//! ```
+//!
+//! # Design
+//!
+//! **Memory.** The shared state (an `Arc`) and one block: a meta per buffer (its free-list
+//! link and its packet count), then the buffers' bytes, uninitialized. Nothing else is ever
+//! allocated: not per acquire, not while waiting, not per freeze, clone or slice.
+//!
+//! **The free list** is a lock-free stack of buffer indices in one `AtomicU64`: the first free
+//! buffer's index, a tag that changes with every change of the head (so a pop whose CAS would
+//! succeed after the head was popped and pushed back in between fails instead: the ABA
+//! problem), and a `WAITERS` flag. A pop loads the word with `Acquire` and CASes the head to
+//! the head's link with `Acquire`; a push writes the buffer's link, then CASes the head with
+//! `Release`. The push's `Release` pairs with the pop's `Acquire`: whatever the last owner did
+//! with the buffer happens before the next owner gets it.
+//!
+//! **Waiters.** An [`Acquire`] that finds no free buffer takes the waiter lock, tries the
+//! free list once more, and otherwise sets `WAITERS` (a CAS that fails if a buffer was pushed
+//! meanwhile) and links a node that lives inside the pinned future itself into a FIFO list.
+//! While `WAITERS` is set the free list is empty, pops fail, and a release finds the flag on
+//! its CAS and takes the lock instead: it unlinks the oldest node, stores the buffer's index
+//! in it, and wakes its task once the lock is released. The lock orders the hand-off (the
+//! releaser's use of the buffer happens before the waiter's). The flag is set and cleared only
+//! with the lock held, and cleared when the list empties. [`try_acquire`](BufferPool::try_acquire)
+//! never goes ahead of a waiter. A waiting `Acquire` that is dropped unlinks its node; if it
+//! had been handed a buffer and not yet taken it, the buffer goes to the next waiter, or back
+//! to the free list.
+//!
+//! **Packets.** [`Buf::freeze`] sets the buffer's packet count to 1; a clone or slice adds 1
+//! (`Relaxed`, as `Arc::clone`); a drop subtracts 1 with `Release`, and the drop that takes it
+//! to 0 issues an `Acquire` fence, which pairs with every other drop's `Release`, before it
+//! gives the buffer back: all reads of the packets happen before the next owner writes.
+//!
+//! **Proofs.** The loom models in `loom-tests/tests/pool_*.rs` drive this crate's real types
+//! under every interleaving (up to the preemption bound): a release racing an acquire, the last
+//! packet's drop racing an acquire, a cancelled waiter racing the hand-off to it. The tests
+//! run under Miri and ThreadSanitizer in `cargo xtask ci`.
+//!
+//! # Features
+//!
+//! - `bytes`: [`bytes::BufMut`](https://docs.rs/bytes) for [`Buf`].
+
+mod block;
+mod buf;
+#[cfg(feature = "bytes")]
+mod buf_mut;
+mod free_list;
+mod packet;
+mod pool;
+mod sync;
+mod waiters;
+
+pub use buf::Buf;
+pub use packet::Packet;
+pub use pool::BufferPool;
+pub use waiters::Acquire;

@@ -1,0 +1,138 @@
+//! [`Packet`]: a frozen buffer, shared read-only.
+
+use core::fmt;
+use core::ops::{Bound, Deref, RangeBounds};
+
+use crate::pool::Inner;
+use crate::sync::{Arc, Ordering, fence};
+
+/// The bytes of a frozen [`Buf`](crate::Buf) (or a range of them), shared read-only:
+/// `Clone + Send + Sync`, and neither [`clone`](Clone::clone) nor [`slice`](Packet::slice)
+/// allocates. The buffer goes back to its pool when the last packet of it is dropped, on
+/// whatever thread that is.
+pub struct Packet {
+    inner: Arc<Inner>,
+    index: u32,
+    start: usize,
+    len: usize,
+}
+
+/// More packets of one buffer than this is a leak (as `Arc` aborts past `isize::MAX`).
+const MAX_PACKETS: u32 = u32::MAX / 2;
+
+impl Packet {
+    /// The first packet of buffer `index`, whose count the caller set to 1.
+    pub(crate) fn new(inner: Arc<Inner>, index: u32, len: usize) -> Self {
+        Self {
+            inner,
+            index,
+            start: 0,
+            len,
+        }
+    }
+
+    /// How many bytes.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no bytes.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// A packet of `range` of these bytes, sharing the buffer.
+    ///
+    /// # Panics
+    /// If `range` is not within `0..len()`, with a message that says so.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Packet {
+        let start = match range.start_bound() {
+            Bound::Included(&start) => start,
+            Bound::Excluded(&start) => start
+                .checked_add(1)
+                .expect("Packet::slice: range start overflows"),
+            Bound::Unbounded => 0,
+        };
+        let end = match range.end_bound() {
+            Bound::Included(&end) => end
+                .checked_add(1)
+                .expect("Packet::slice: range end overflows"),
+            Bound::Excluded(&end) => end,
+            Bound::Unbounded => self.len,
+        };
+        assert!(
+            start <= end && end <= self.len,
+            "Packet::slice: range {start}..{end} out of bounds of a packet of {} bytes",
+            self.len
+        );
+        let mut packet = self.clone();
+        packet.start += start;
+        packet.len = end - start;
+        packet
+    }
+}
+
+impl Clone for Packet {
+    #[inline]
+    fn clone(&self) -> Self {
+        // Relaxed: a new packet is made from one that is alive, so the count cannot reach 0
+        // meanwhile (as `Arc::clone`).
+        let before = self
+            .inner
+            .block
+            .meta(self.index)
+            .packets
+            .fetch_add(1, Ordering::Relaxed);
+        if before > MAX_PACKETS {
+            std::process::abort();
+        }
+        Self {
+            inner: self.inner.clone(),
+            index: self.index,
+            start: self.start,
+            len: self.len,
+        }
+    }
+}
+
+impl Deref for Packet {
+    type Target = [u8];
+
+    #[inline]
+    fn deref(&self) -> &[u8] {
+        let start = self.inner.block.bytes(self.index).as_ptr().cast::<u8>();
+        // SAFETY: the buffer stays out of the pool while a packet of it lives, and nothing
+        // writes it once frozen; `start + len` is within the bytes its `Buf` wrote.
+        unsafe { core::slice::from_raw_parts(start.add(self.start), self.len) }
+    }
+}
+
+impl Drop for Packet {
+    #[inline]
+    fn drop(&mut self) {
+        // Release pairs with the Acquire fence of the last packet's drop: every packet's reads
+        // of the bytes happen before the buffer goes back (and is written by its next owner).
+        if self
+            .inner
+            .block
+            .meta(self.index)
+            .packets
+            .fetch_sub(1, Ordering::Release)
+            != 1
+        {
+            return;
+        }
+        fence(Ordering::Acquire);
+        self.inner.release(self.index);
+    }
+}
+
+impl fmt::Debug for Packet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Packet")
+            .field("len", &self.len)
+            .finish_non_exhaustive()
+    }
+}

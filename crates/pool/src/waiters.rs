@@ -1,0 +1,257 @@
+//! The waiter queue: an intrusive FIFO list of nodes that live in the pinned [`Acquire`]
+//! futures themselves, so that waiting allocates nothing. The list and every node in it are
+//! only touched with the pool's waiter lock held.
+
+use core::fmt;
+use core::future::Future;
+use core::marker::PhantomPinned;
+use core::pin::Pin;
+use core::ptr::NonNull;
+use core::task::{Context, Poll, Waker};
+
+use crate::buf::Buf;
+use crate::free_list::NIL;
+use crate::pool::{BufferPool, Inner};
+use crate::sync::UnsafeCell;
+
+/// One waiting task, inside its [`Acquire`] future.
+pub(crate) struct Node {
+    prev: Option<NonNull<Node>>,
+    next: Option<NonNull<Node>>,
+    /// The waker of the task's latest poll.
+    waker: Option<Waker>,
+    /// The buffer handed to this waiter by a release, or [`NIL`].
+    buffer: u32,
+    /// Whether the node is in the list.
+    queued: bool,
+}
+
+/// The list of waiting nodes, oldest first.
+pub(crate) struct Waiters {
+    head: Option<NonNull<Node>>,
+    tail: Option<NonNull<Node>>,
+}
+
+// SAFETY: the nodes the list points to are only read or written with the lock around the list
+// held (the `Mutex` makes the list `Sync`); a node's `Waker` is `Send`.
+unsafe impl Send for Waiters {}
+
+impl Waiters {
+    pub(crate) const fn new() -> Self {
+        Self {
+            head: None,
+            tail: None,
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.head.is_none()
+    }
+
+    /// Hands `buffer` to the oldest waiter: unlinks it, stores the buffer in it and returns its
+    /// waker, to be woken once the lock is released. `Err(buffer)` if nobody waits.
+    pub(crate) fn hand_off(&mut self, buffer: u32) -> Result<Option<Waker>, u32> {
+        let Some(mut first) = self.head else {
+            return Err(buffer);
+        };
+        // SAFETY: a queued node is alive (its future unlinks it before it is dropped) and only
+        // touched under the lock, which the caller holds (it has `&mut self`).
+        let node = unsafe { first.as_mut() };
+        self.head = node.next;
+        match self.head {
+            // SAFETY: as above, for the next queued node.
+            Some(mut next) => unsafe { next.as_mut().prev = None },
+            None => self.tail = None,
+        }
+        node.next = None;
+        node.queued = false;
+        node.buffer = buffer;
+        Ok(node.waker.take())
+    }
+
+    /// Appends `node`.
+    ///
+    /// # Safety
+    /// `node` is alive and stays at its address until [`unlink`](Self::unlink)ed or handed a
+    /// buffer, and is only touched with the lock held.
+    unsafe fn push_back(&mut self, mut node: NonNull<Node>) {
+        // SAFETY: the caller's contract.
+        let n = unsafe { node.as_mut() };
+        n.prev = self.tail;
+        n.next = None;
+        n.queued = true;
+        match self.tail {
+            // SAFETY: the tail is a queued node: alive, touched only under the lock.
+            Some(mut tail) => unsafe { tail.as_mut().next = Some(node) },
+            None => self.head = Some(node),
+        }
+        self.tail = Some(node);
+    }
+
+    /// Removes the queued `node`.
+    ///
+    /// # Safety
+    /// `node` is alive, in this list, and only touched with the lock held.
+    unsafe fn unlink(&mut self, mut node: NonNull<Node>) {
+        // SAFETY: the caller's contract.
+        let n = unsafe { node.as_mut() };
+        match n.prev {
+            // SAFETY: a neighbour of a queued node is queued: alive, touched under the lock.
+            Some(mut prev) => unsafe { prev.as_mut().next = n.next },
+            None => self.head = n.next,
+        }
+        match n.next {
+            // SAFETY: as above.
+            Some(mut next) => unsafe { next.as_mut().prev = n.prev },
+            None => self.tail = n.prev,
+        }
+        n.prev = None;
+        n.next = None;
+        n.queued = false;
+    }
+}
+
+/// Where an [`Acquire`] stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Not polled yet, or polled and not queued.
+    Start,
+    /// Queued: its node is in the waiter list, or was handed a buffer.
+    Waiting,
+    /// Returned its buffer.
+    Done,
+}
+
+/// The future of [`BufferPool::acquire`]: a [`Buf`] as soon as one is free and every task that
+/// started waiting before this one has had its own.
+///
+/// While it waits, it holds its place in the queue in itself (no allocation). Dropping it
+/// gives up the place; a buffer handed to it and not yet taken goes on to the next waiter, or
+/// back to the pool.
+#[must_use = "futures do nothing unless you `.await` or poll them"]
+pub struct Acquire<'a> {
+    pool: &'a BufferPool,
+    node: UnsafeCell<Node>,
+    stage: Stage,
+    _pinned: PhantomPinned,
+}
+
+// SAFETY: the node is only touched with the pool's lock held, from whichever thread; the rest
+// is a shared reference to a `Sync` pool.
+unsafe impl Send for Acquire<'_> {}
+// SAFETY: `&Acquire` gives access to nothing.
+unsafe impl Sync for Acquire<'_> {}
+
+impl<'a> Acquire<'a> {
+    pub(crate) fn new(pool: &'a BufferPool) -> Self {
+        Self {
+            pool,
+            node: UnsafeCell::new(Node {
+                prev: None,
+                next: None,
+                waker: None,
+                buffer: NIL,
+                queued: false,
+            }),
+            stage: Stage::Start,
+            _pinned: PhantomPinned,
+        }
+    }
+}
+
+impl Future for Acquire<'_> {
+    type Output = Buf;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Buf> {
+        // SAFETY: nothing is moved out of the future; the node stays where it is.
+        let this = unsafe { self.get_unchecked_mut() };
+        let inner: &Inner = &this.pool.inner;
+        match this.stage {
+            Stage::Start => {
+                if let Some(index) = inner.free.pop(&inner.block) {
+                    this.stage = Stage::Done;
+                    return Poll::Ready(Buf::new(this.pool.inner.clone(), index));
+                }
+                let mut waiters = inner.lock();
+                if let Some(index) = inner.pop_or_flag_waiters(&waiters) {
+                    drop(waiters);
+                    this.stage = Stage::Done;
+                    return Poll::Ready(Buf::new(this.pool.inner.clone(), index));
+                }
+                this.node.with_mut(|node| {
+                    // SAFETY: the future is pinned, so the node stays at this address until the
+                    // future's drop unlinks it; it is only touched under the lock, held here.
+                    unsafe {
+                        (*node).waker = Some(cx.waker().clone());
+                        waiters.push_back(NonNull::new_unchecked(node));
+                    }
+                });
+                this.stage = Stage::Waiting;
+                Poll::Pending
+            }
+            Stage::Waiting => {
+                let waiters = inner.lock();
+                let handed = this.node.with_mut(|node| {
+                    // SAFETY: the node is only touched under the lock, held here.
+                    let node = unsafe { &mut *node };
+                    if node.buffer != NIL {
+                        return Some(core::mem::replace(&mut node.buffer, NIL));
+                    }
+                    match &mut node.waker {
+                        Some(waker) if waker.will_wake(cx.waker()) => {}
+                        waker => *waker = Some(cx.waker().clone()),
+                    }
+                    None
+                });
+                drop(waiters);
+                match handed {
+                    Some(index) => {
+                        this.stage = Stage::Done;
+                        Poll::Ready(Buf::new(this.pool.inner.clone(), index))
+                    }
+                    None => Poll::Pending,
+                }
+            }
+            Stage::Done => panic!("Acquire polled after it returned its buffer"),
+        }
+    }
+}
+
+impl Drop for Acquire<'_> {
+    fn drop(&mut self) {
+        if self.stage != Stage::Waiting {
+            return;
+        }
+        let inner: &Inner = &self.pool.inner;
+        let mut waiters = inner.lock();
+        let (handed, waker) = self.node.with_mut(|node| {
+            // SAFETY: the node is only touched under the lock, held here.
+            let n = unsafe { &mut *node };
+            if n.queued {
+                // SAFETY: the node is alive and in this pool's list, and the lock is held.
+                unsafe { waiters.unlink(NonNull::new_unchecked(node)) };
+            }
+            (core::mem::replace(&mut n.buffer, NIL), n.waker.take())
+        });
+        let wake = if handed != NIL {
+            // Handed a buffer it never took: it goes to the next waiter, or back.
+            inner.release_locked(&mut waiters, handed)
+        } else {
+            inner.clear_waiters_if_none(&waiters);
+            None
+        };
+        drop(waiters);
+        drop(waker);
+        if let Some(next) = wake {
+            next.wake();
+        }
+    }
+}
+
+impl fmt::Debug for Acquire<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Acquire")
+            .field("waiting", &(self.stage == Stage::Waiting))
+            .finish_non_exhaustive()
+    }
+}
