@@ -13,7 +13,7 @@
 //! futures-util has no bounded ordered set: its `FuturesOrdered` stands in the bounded groups
 //! too.
 
-use core::future::{Future, ready};
+use core::future::ready;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -58,11 +58,9 @@ where
 }
 
 /// A future that sleeps `millis` ms on tokio's clock, then gives `id`.
-fn sleeper(id: u64, millis: u64) -> impl Future<Output = u64> {
-    async move {
-        tokio::time::sleep(Duration::from_millis(millis)).await;
-        id
-    }
+async fn sleeper(id: u64, millis: u64) -> u64 {
+    tokio::time::sleep(Duration::from_millis(millis)).await;
+    id
 }
 
 fn futures_ordered_sleep(c: &mut Criterion<CpuTime>) {
