@@ -3,7 +3,7 @@
 use core::fmt;
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
-use core::ptr;
+use core::ptr::{self, NonNull};
 use std::io;
 
 use crate::packet::Packet;
@@ -19,14 +19,28 @@ use crate::sync::{Arc, Ordering};
 pub struct Buf {
     inner: Arc<Inner>,
     index: u32,
+    /// The buffer's first byte, kept here so that a write touches nothing but this `Buf`.
+    start: NonNull<u8>,
+    capacity: usize,
     len: usize,
 }
 
+// SAFETY: a `Buf` owns its buffer: nothing else reads or writes those bytes while it lives, so
+// it may move to another thread; the rest is an `Arc` of the `Sync` pool.
+unsafe impl Send for Buf {}
+// SAFETY: `&Buf` only reads the bytes written so far, which nothing else writes.
+unsafe impl Sync for Buf {}
+
 impl Buf {
+    #[inline]
     pub(crate) fn new(inner: Arc<Inner>, index: u32) -> Self {
+        let start = inner.block.bytes(index).cast::<u8>();
+        let capacity = inner.block.size();
         Self {
             inner,
             index,
+            start,
+            capacity,
             len: 0,
         }
     }
@@ -34,7 +48,7 @@ impl Buf {
     /// How many bytes the buffer holds in all: the pool's buffer size.
     #[inline]
     pub fn capacity(&self) -> usize {
-        self.inner.block.size()
+        self.capacity
     }
 
     /// How many bytes were written.
@@ -67,11 +81,16 @@ impl Buf {
         if bytes.len() > self.remaining() {
             return false;
         }
-        let start = self.inner.block.bytes(self.index).as_ptr().cast::<u8>();
         // SAFETY: this `Buf` owns the buffer, so nothing else touches its bytes; `len +
         // bytes.len() <= capacity`, so the copy stays inside it; `bytes` cannot overlap it
         // (nothing else may borrow the buffer while `&mut self` is held).
-        unsafe { ptr::copy_nonoverlapping(bytes.as_ptr(), start.add(self.len), bytes.len()) };
+        unsafe {
+            ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                self.start.as_ptr().add(self.len),
+                bytes.len(),
+            );
+        }
         self.len += bytes.len();
         true
     }
@@ -93,9 +112,11 @@ impl Buf {
 
     #[cfg(feature = "bytes")]
     pub(crate) fn spare(&mut self) -> (*mut u8, usize) {
-        let start = self.inner.block.bytes(self.index).as_ptr().cast::<u8>();
         // SAFETY: `len <= capacity`: the pointer stays inside the buffer or one past it.
-        (unsafe { start.add(self.len) }, self.remaining())
+        (
+            unsafe { self.start.as_ptr().add(self.len) },
+            self.remaining(),
+        )
     }
 
     #[cfg(feature = "bytes")]
@@ -109,18 +130,16 @@ impl Deref for Buf {
 
     #[inline]
     fn deref(&self) -> &[u8] {
-        let start = self.inner.block.bytes(self.index).as_ptr().cast::<u8>();
         // SAFETY: this `Buf` owns the buffer, and its first `len` bytes were written by it.
-        unsafe { core::slice::from_raw_parts(start, self.len) }
+        unsafe { core::slice::from_raw_parts(self.start.as_ptr(), self.len) }
     }
 }
 
 impl DerefMut for Buf {
     #[inline]
     fn deref_mut(&mut self) -> &mut [u8] {
-        let start = self.inner.block.bytes(self.index).as_ptr().cast::<u8>();
         // SAFETY: as in `deref`, and `&mut self` makes this the only access.
-        unsafe { core::slice::from_raw_parts_mut(start, self.len) }
+        unsafe { core::slice::from_raw_parts_mut(self.start.as_ptr(), self.len) }
     }
 }
 
