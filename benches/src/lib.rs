@@ -14,7 +14,9 @@
 //! [`FAST_ORDERED_BUFFER`], [`FUTURES_CONCURRENCY`]) and, before timing an implementation,
 //! runs its workload untimed under [`measure_warm`] and appends the allocation counts to
 //! `<target>/pinfold-bench/allocs.tsv`. The `bench-table` binary joins those rows with
-//! criterion's medians into one markdown table, one row per entry of [`WORKLOADS`].
+//! criterion's medians into markdown tables ([`TABLES`]): the sets of futures and the rest, one
+//! row per entry of [`WORKLOADS`]; the buffer pools ([`POOL_WORKLOADS`]); and the writers a
+//! message is serialized into ([`CURSOR_WORKLOADS`]), each with its own columns.
 //!
 //! The workloads that poll with a no-op waker run a second time under futures-executor's
 //! `block_on`, a real waker (groups `<name>_block_on`, see [`Driver`]).
@@ -67,6 +69,33 @@ pub const TOKIO_UTIL: &str = "tokio-util";
 /// the bounded set (`keyed_churn_100k`): the table shows it as a row of its own, against the
 /// same peers' results (`keyed_churn_100k/pinfold-growable` in [`WORKLOADS`]).
 pub const PINFOLD_GROWABLE: &str = "pinfold-growable";
+
+/// The `BenchmarkId` of pinfold-pool's `acquire()` future, polled once with a no-op waker, in a
+/// group whose [`PINFOLD`] is `try_acquire()` (`pool_acquire_release/pinfold-async` in
+/// [`POOL_WORKLOADS`]).
+pub const PINFOLD_ASYNC: &str = "pinfold-async";
+
+/// The `BenchmarkId` of the `bab` crate's implementation (its `BufferPool`).
+pub const BAB: &str = "bab";
+
+/// The `BenchmarkId` of a `tokio::sync::Semaphore` permit plus a `Vec` per buffer.
+pub const TOKIO_SEMAPHORE: &str = "tokio-semaphore";
+
+/// The `BenchmarkId` of a plain `Vec<u8>`: allocated per buffer in the pool groups, the writer
+/// itself in the cursor group.
+pub const VEC: &str = "vec";
+
+/// The `BenchmarkId` of a `std::io::Cursor<Vec<u8>>` writer.
+pub const CURSOR_VEC: &str = "cursor-vec";
+
+/// The `BenchmarkId` of a `std::io::Cursor<&mut [u8]>` writer.
+pub const CURSOR_SLICE: &str = "cursor-slice";
+
+/// The `BenchmarkId` of a `bytes::BytesMut` written through `BufMut::writer`.
+pub const BYTES_MUT: &str = "bytesmut";
+
+/// The `BenchmarkId` of a `&mut [u8]` writer.
+pub const SLICE: &str = "slice";
 
 /// Every implementation, in the table's column order.
 pub const IMPLEMENTATIONS: [&str; 7] = [
@@ -299,4 +328,67 @@ pub const WORKLOADS: &[(&str, &str)] = &[
         "map_churn_100k",
         "FutureMap of 1,024 keys kept full, 100,000 inserts, every other one removed by key before it finishes (tokio-util: JoinMap on a current-thread runtime)",
     ),
+];
+
+/// The buffer pools' implementations, in the column order of their table (the second one).
+pub const POOL_IMPLEMENTATIONS: [&str; 4] = [PINFOLD, BAB, TOKIO_SEMAPHORE, VEC];
+
+/// The buffer pools' rows (`pool.rs`), as in [`WORKLOADS`].
+pub const POOL_WORKLOADS: &[(&str, &str)] = &[
+    (
+        "pool_acquire_release",
+        "one buffer of 1,033 bytes acquired and released, one thread, pools of 64 (pinfold, bab: try_acquire; tokio-semaphore: try_acquire plus a Vec; vec: the Vec alone)",
+    ),
+    (
+        "pool_acquire_release/pinfold-async",
+        "the same with pinfold's acquire() future, polled once with a no-op waker",
+    ),
+    (
+        "pool_4_threads_16",
+        "4 threads × 16,384 acquire/release cycles of one buffer of 1,033 bytes, pool of 16, under block_on: release of the threads to the last one done",
+    ),
+];
+
+/// The writers a message is serialized into, in the column order of their table (the third
+/// one).
+pub const CURSOR_IMPLEMENTATIONS: [&str; 6] =
+    [PINFOLD, CURSOR_VEC, CURSOR_SLICE, BYTES_MUT, VEC, SLICE];
+
+/// The writers' rows (`pool.rs`), as in [`WORKLOADS`].
+pub const CURSOR_WORKLOADS: &[(&str, &str)] = &[(
+    "pool_cursor_2048x16",
+    "2,048 records of 16 bytes serialized one by one with bincode into a 32 KiB buffer (pinfold: a Buf acquired from a pool, vecs and BytesMut allocated, slices borrowed, inside the timed part)",
+)];
+
+/// One markdown table of `bench-table`: its columns (the first is pinfold, whose median is
+/// divided by each other's) and its rows.
+#[derive(Debug, Clone, Copy)]
+pub struct Table {
+    /// The line above the table.
+    pub title: &'static str,
+    /// The columns, in order; pinfold's ([`PINFOLD`]) first.
+    pub implementations: &'static [&'static str],
+    /// The rows, in order: a criterion group (or `group/id`, see [`WORKLOADS`]), with what it
+    /// measures.
+    pub workloads: &'static [(&'static str, &'static str)],
+}
+
+/// The tables `bench-table` prints, in order; a table none of whose rows has results is left
+/// out.
+pub const TABLES: [Table; 3] = [
+    Table {
+        title: "Sets of futures, joins, ordered buffers, merges and maps",
+        implementations: &IMPLEMENTATIONS,
+        workloads: WORKLOADS,
+    },
+    Table {
+        title: "Buffer pools: acquire and release",
+        implementations: &POOL_IMPLEMENTATIONS,
+        workloads: POOL_WORKLOADS,
+    },
+    Table {
+        title: "Buffer pools: serializing into a buffer",
+        implementations: &CURSOR_IMPLEMENTATIONS,
+        workloads: CURSOR_WORKLOADS,
+    },
 ];

@@ -1,9 +1,12 @@
-//! Prints the last benchmark run as one markdown table: for each workload, each
-//! implementation's median time, pinfold's ratio to each peer, and each implementation's
-//! allocations.
+//! Prints the last benchmark run as markdown tables, one per entry of `TABLES` (the sets of
+//! futures and the rest; the buffer pools; the writers a message is serialized into), each
+//! with its own columns: for each workload, each implementation's median time, pinfold's ratio
+//! to each peer, and each implementation's allocations. A table none of whose rows has results
+//! is left out.
 //!
-//! A row named `group/id` in `WORKLOADS` is a second row of `group`, in which the benchmark
-//! `id` (a second pinfold implementation) stands in pinfold's column against the same peers.
+//! A row named `group/id` in a table's workloads is a second row of `group`, in which the
+//! benchmark `id` (a second pinfold implementation) stands in pinfold's column against the same
+//! peers.
 //!
 //! It reads criterion's estimates (`<target>/criterion/<group>/<id>/new/estimates.json`, the
 //! median's point estimate, in nanoseconds) and the suite's own `allocs.tsv` and `virtual.tsv`
@@ -16,12 +19,12 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use pinfold_benches::{
-    AllocRow, IMPLEMENTATIONS, PINFOLD, VirtualRow, WORKLOADS, criterion_dir, read_allocs,
-    read_virtual, results_dir,
+    AllocRow, PINFOLD, TABLES, Table, VirtualRow, criterion_dir, read_allocs, read_virtual,
+    results_dir,
 };
 
 /// The median of one benchmark, in nanoseconds (of wall or CPU time, as the group measures).
@@ -128,7 +131,7 @@ fn machine() -> String {
     format!("{model}, {cpus} CPUs, {}", std::env::consts::OS)
 }
 
-/// One row of the table: an entry of [`WORKLOADS`], `group` or `group/id`.
+/// One row of a table: an entry of its workloads, `group` or `group/id`.
 struct Row {
     description: &'static str,
     /// The criterion group the row's results come from.
@@ -138,79 +141,160 @@ struct Row {
 }
 
 impl Row {
+    /// The row of the workload `name` (`group` or `group/id`).
+    fn new(name: &'static str, description: &'static str) -> Self {
+        let (group, ours) = name.split_once('/').unwrap_or((name, PINFOLD));
+        Row {
+            description,
+            group,
+            ours,
+        }
+    }
+
     /// The benchmark shown in column `id`.
     fn column(&self, id: &'static str) -> &'static str {
         if id == PINFOLD { self.ours } else { id }
     }
-
-    /// Every benchmark the row reads: pinfold's and the peers'.
-    fn ids(&self) -> impl Iterator<Item = &'static str> + use<> {
-        std::iter::once(self.ours).chain(peers())
-    }
 }
 
-/// The peers' benchmarks: every implementation but pinfold.
-fn peers() -> impl Iterator<Item = &'static str> {
-    IMPLEMENTATIONS.iter().copied().filter(|&id| id != PINFOLD)
-}
-
-fn main() -> ExitCode {
-    let criterion = criterion_dir();
-    let allocs = read_allocs();
-    let virtual_times = read_virtual();
-    let key = |group: &str, id: &str| (group.to_string(), id.to_string());
-
-    // Each row: its label, description, group, and the benchmark in pinfold's column (a row
-    // named `group/id` is a second row of `group`, with `id` as pinfold).
-    let all_rows: Vec<Row> = WORKLOADS
-        .iter()
-        .map(|&(name, description)| {
-            let (group, ours) = name.split_once('/').unwrap_or((name, PINFOLD));
-            Row {
-                description,
-                group,
-                ours,
-            }
-        })
-        .collect();
-    let medians: HashMap<(String, String), f64> = all_rows
-        .iter()
-        .flat_map(|row| row.ids().map(move |id| (row.group, id)))
-        .filter_map(|(group, id)| Some((key(group, id), median_ns(&criterion, group, id)?)))
-        .collect();
-    if medians.is_empty() {
-        eprintln!(
-            "bench-table: no criterion results under {}; run `cargo bench -p pinfold-benches` first",
-            criterion.display()
-        );
-        return ExitCode::FAILURE;
-    }
-    let rows: Vec<&Row> = all_rows
-        .iter()
-        .filter(|row| {
-            medians.contains_key(&key(row.group, row.ours))
-                || peers().any(|id| medians.contains_key(&key(row.group, id)))
-        })
-        .collect();
-    // Only the implementations that appear in some row get columns.
-    let columns: Vec<&str> = IMPLEMENTATIONS
-        .iter()
-        .copied()
-        .filter(|&id| {
-            rows.iter()
-                .any(|row| medians.contains_key(&key(row.group, row.column(id))))
-        })
-        .collect();
-    let peers: Vec<&str> = columns
+/// The peers' benchmarks of `table`: every implementation but pinfold.
+fn peers(table: &Table) -> impl Iterator<Item = &'static str> + use<> {
+    table
+        .implementations
         .iter()
         .copied()
         .filter(|&id| id != PINFOLD)
-        .collect();
+}
 
-    let mut header = vec!["workload".to_string()];
-    header.extend(columns.iter().map(|id| format!("{id} median")));
-    header.extend(peers.iter().map(|id| format!("pinfold / {id}")));
-    header.extend(columns.iter().map(|id| format!("{id} allocs (bytes)")));
+/// What the tables are made from: criterion's medians and the suite's own records.
+struct Results {
+    criterion: PathBuf,
+    allocs: HashMap<(String, String), AllocRow>,
+    virtual_times: HashMap<(String, String), VirtualRow>,
+}
+
+fn key(group: &str, id: &str) -> (String, String) {
+    (group.to_string(), id.to_string())
+}
+
+impl Results {
+    fn read() -> Self {
+        Self {
+            criterion: criterion_dir(),
+            allocs: read_allocs(),
+            virtual_times: read_virtual(),
+        }
+    }
+
+    /// `table` in markdown, its title above it; `None` if none of its rows has results (its
+    /// crate has not landed, or its groups were filtered out).
+    fn table(&self, table: &Table) -> Option<String> {
+        let all_rows: Vec<Row> = table
+            .workloads
+            .iter()
+            .map(|&(name, description)| Row::new(name, description))
+            .collect();
+        let medians: HashMap<(String, String), f64> = all_rows
+            .iter()
+            .flat_map(|row| {
+                std::iter::once(row.ours)
+                    .chain(peers(table))
+                    .map(move |id| (row.group, id))
+            })
+            .filter_map(|(group, id)| {
+                Some((key(group, id), median_ns(&self.criterion, group, id)?))
+            })
+            .collect();
+        let rows: Vec<&Row> = all_rows
+            .iter()
+            .filter(|row| {
+                medians.contains_key(&key(row.group, row.ours))
+                    || peers(table).any(|id| medians.contains_key(&key(row.group, id)))
+            })
+            .collect();
+        if rows.is_empty() {
+            return None;
+        }
+        // Only the implementations that appear in some row get columns.
+        let columns: Vec<&'static str> = table
+            .implementations
+            .iter()
+            .copied()
+            .filter(|&id| {
+                rows.iter()
+                    .any(|row| medians.contains_key(&key(row.group, row.column(id))))
+            })
+            .collect();
+        let peers: Vec<&str> = columns
+            .iter()
+            .copied()
+            .filter(|&id| id != PINFOLD)
+            .collect();
+
+        let mut header = vec!["workload".to_string()];
+        header.extend(columns.iter().map(|id| format!("{id} median")));
+        header.extend(peers.iter().map(|id| format!("pinfold / {id}")));
+        header.extend(columns.iter().map(|id| format!("{id} allocs (bytes)")));
+
+        let mut out = String::new();
+        let _ = writeln!(out, "**{}**", table.title);
+        let _ = writeln!(out);
+        let _ = writeln!(out, "| {} |", header.join(" | "));
+        let _ = writeln!(
+            out,
+            "|{}",
+            header
+                .iter()
+                .enumerate()
+                .map(|(i, _)| if i == 0 { "---|" } else { "---:|" })
+                .collect::<String>()
+        );
+        for row in rows {
+            let group = row.group;
+            let label = if row.ours == PINFOLD {
+                format!("`{group}`")
+            } else {
+                format!("`{group}` ({})", row.ours)
+            };
+            let mut cells = vec![format!("{label}: {}", row.description)];
+            for &id in &columns {
+                let id = row.column(id);
+                cells.push(time_cell(
+                    medians.get(&key(group, id)).copied(),
+                    self.virtual_times.get(&key(group, id)),
+                ));
+            }
+            let ours = medians.get(&key(group, row.ours)).copied();
+            for id in &peers {
+                cells.push(match (ours, medians.get(&key(group, id))) {
+                    (Some(ours), Some(&theirs)) if theirs > 0.0 => {
+                        format!("{:.2}x", ours / theirs)
+                    }
+                    _ => "—".to_string(),
+                });
+            }
+            for &id in &columns {
+                cells.push(alloc_cell(self.allocs.get(&key(group, row.column(id)))));
+            }
+            let _ = writeln!(out, "| {} |", cells.join(" | "));
+        }
+        Some(out)
+    }
+}
+
+fn main() -> ExitCode {
+    let results = Results::read();
+    let tables: Vec<String> = TABLES
+        .iter()
+        .filter_map(|table| results.table(table))
+        .collect();
+    if tables.is_empty() {
+        eprintln!(
+            "bench-table: no criterion results under {}; run `cargo bench -p pinfold-benches` first",
+            results.criterion.display()
+        );
+        return ExitCode::FAILURE;
+    }
 
     let mut out = String::new();
     let _ = writeln!(
@@ -221,43 +305,9 @@ fn main() -> ExitCode {
         machine(),
         results_dir().join(pinfold_benches::ALLOCS_FILE).display()
     );
-    let _ = writeln!(out);
-    let _ = writeln!(out, "| {} |", header.join(" | "));
-    let _ = writeln!(
-        out,
-        "|{}",
-        header
-            .iter()
-            .enumerate()
-            .map(|(i, _)| if i == 0 { "---|" } else { "---:|" })
-            .collect::<String>()
-    );
-    for row in rows {
-        let group = row.group;
-        let label = if row.ours == PINFOLD {
-            format!("`{group}`")
-        } else {
-            format!("`{group}` ({})", row.ours)
-        };
-        let mut cells = vec![format!("{label}: {}", row.description)];
-        for &id in &columns {
-            let id = row.column(id);
-            cells.push(time_cell(
-                medians.get(&key(group, id)).copied(),
-                virtual_times.get(&key(group, id)),
-            ));
-        }
-        let ours = medians.get(&key(group, row.ours)).copied();
-        for id in &peers {
-            cells.push(match (ours, medians.get(&key(group, id))) {
-                (Some(ours), Some(&theirs)) if theirs > 0.0 => format!("{:.2}x", ours / theirs),
-                _ => "—".to_string(),
-            });
-        }
-        for &id in &columns {
-            cells.push(alloc_cell(allocs.get(&key(group, row.column(id)))));
-        }
-        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    for table in tables {
+        let _ = writeln!(out);
+        out.push_str(&table);
     }
     print!("{out}");
     ExitCode::SUCCESS

@@ -1,0 +1,348 @@
+//! Buffer pools: pinfold-pool's `BufferPool` against bab's `BufferPool` (buffers handed out
+//! in thread-local batches), a `tokio::sync::Semaphore` with a `Vec` per buffer, and a plain
+//! `Vec` per buffer; then the writers a message is serialized into: a pool's `Buf` against
+//! `Cursor<Vec<u8>>`, `Cursor<&mut [u8]>`, `BytesMut`, `Vec<u8>` and `&mut [u8]`.
+//!
+//! Groups: `pool_acquire_release` (one thread, uncontended), `pool_4_threads_16` (4 threads
+//! sharing a pool of 16), `pool_cursor_2048x16` (2,048 records of 16 bytes serialized with
+//! bincode). `bench-table` shows them in tables of their own (`POOL_WORKLOADS`,
+//! `CURSOR_WORKLOADS`).
+
+use std::hint::black_box;
+use std::io::{Cursor, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use bytes::{BufMut, BytesMut};
+use criterion::measurement::WallTime;
+use criterion::{Criterion, criterion_group, criterion_main};
+use futures_executor::block_on;
+use pinfold_benches::{
+    BAB, BYTES_MUT, CURSOR_SLICE, CURSOR_VEC, Group, PINFOLD, PINFOLD_ASYNC, SLICE,
+    TOKIO_SEMAPHORE, Tuning, VEC, criterion, measure_warm, spin_on,
+};
+use pinfold_pool::BufferPool;
+use serde::Serialize;
+use tokio::sync::Semaphore;
+
+#[global_allocator]
+static ALLOC: pinfold_benches::CountingAlloc = pinfold_benches::CountingAlloc::new();
+
+/// The size of every buffer of the acquire groups (bab's own benchmark's).
+const SIZE: usize = 1033;
+
+/// One buffer acquired and released on one thread, the pool never short of buffers: pinfold's
+/// `try_acquire()` (`pinfold`) and its `acquire()` future polled once with a no-op waker
+/// (`pinfold-async`), from a pool of 64; bab's `try_acquire()` and `release()` on a pool of 8
+/// batches of 8 (after the first acquire, a thread-local stock: no atomics); a permit of a
+/// `tokio::sync::Semaphore` of 64 plus a `Vec::with_capacity(1033)`; and the `Vec` alone.
+fn pool_acquire_release(c: &mut Criterion) {
+    const COUNT: usize = 64;
+    let mut group = Group::new(c, "pool_acquire_release", Tuning::FAST);
+
+    let pool = BufferPool::new(COUNT, SIZE);
+    group.bench(PINFOLD, || {
+        let buf = pool.try_acquire().expect("a free buffer");
+        drop(black_box(buf));
+    });
+    group.bench(PINFOLD_ASYNC, || {
+        let buf = spin_on(pool.acquire());
+        drop(black_box(buf));
+    });
+    assert_eq!(pool.available(), COUNT, "every buffer back");
+
+    let bab = bab::HeapBufferPool::new(SIZE, 8, 8);
+    assert_eq!(bab.total_buffer_count(), COUNT);
+    group.bench(BAB, || {
+        let buffer = bab.try_acquire().expect("a free buffer");
+        // SAFETY: `buffer` was just acquired from `bab`, on this thread, and is released once.
+        unsafe { bab.release(black_box(buffer)) };
+    });
+
+    let semaphore = Semaphore::new(COUNT);
+    group.bench(TOKIO_SEMAPHORE, || {
+        let permit = semaphore.try_acquire().expect("a free permit");
+        let buf = Vec::<u8>::with_capacity(SIZE);
+        drop(black_box((permit, buf)));
+    });
+    group.bench(VEC, || drop(black_box(Vec::<u8>::with_capacity(SIZE))));
+    group.finish();
+}
+
+/// Threads, spawned once, that run a job together once per [`round`](Crew::round).
+struct Crew {
+    start: Arc<Barrier>,
+    done: Arc<Barrier>,
+    stop: Arc<AtomicBool>,
+    handles: Vec<JoinHandle<()>>,
+}
+
+impl Crew {
+    /// `threads` threads that each run `job` once a round.
+    fn new(threads: usize, job: impl Fn() + Send + Sync + 'static) -> Self {
+        let job = Arc::new(job);
+        let start = Arc::new(Barrier::new(threads + 1));
+        let done = Arc::new(Barrier::new(threads + 1));
+        let stop = Arc::new(AtomicBool::new(false));
+        let handles = (0..threads)
+            .map(|_| {
+                let (job, start, done, stop) =
+                    (job.clone(), start.clone(), done.clone(), stop.clone());
+                thread::spawn(move || {
+                    loop {
+                        start.wait();
+                        if stop.load(Ordering::Acquire) {
+                            return;
+                        }
+                        job();
+                        done.wait();
+                    }
+                })
+            })
+            .collect();
+        Self {
+            start,
+            done,
+            stop,
+            handles,
+        }
+    }
+
+    /// Runs one round: the wall time from the threads' release to the last one's end.
+    fn round(&self) -> Duration {
+        let began = Instant::now();
+        self.start.wait();
+        self.done.wait();
+        began.elapsed()
+    }
+}
+
+impl Drop for Crew {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        self.start.wait();
+        for handle in self.handles.drain(..) {
+            handle.join().expect("a crew thread panicked");
+        }
+    }
+}
+
+/// 4 threads that each acquire and release one buffer 16,384 times, sharing a pool of 16 (so
+/// never short of buffers, but every acquire and release goes through the shared state): the
+/// wall time from the threads' release to the last one's end (the threads are spawned once
+/// per implementation). pinfold awaits `acquire()` under futures-executor's `block_on`, one
+/// `block_on` per thread and round; so do bab (`acquire()`, then `release()`) and the tokio
+/// `Semaphore` of 16 (`acquire()`, plus a `Vec::with_capacity(1033)` per permit); the plain
+/// `Vec` needs no future.
+///
+/// bab's `acquire()` future and its packets are `!Send`, but its pool handle is `Send + Sync`
+/// and meant for a thread per core, each with its own executor, which is what this does. Its
+/// pool is 4 batches of 4: each thread takes a batch on its first acquire and keeps it as its
+/// thread-local stock (a batch goes back only once a thread holds 1.5 batches), so after the
+/// first round bab's threads share nothing; pinfold's, tokio's and malloc's do.
+fn pool_4_threads_16(c: &mut Criterion) {
+    const THREADS: usize = 4;
+    const COUNT: usize = 16;
+    const CYCLES: usize = 16_384;
+    let mut group = Group::new(c, "pool_4_threads_16", Tuning::MEDIUM);
+    let mut bench = |id: &str, crew: Crew, check: &dyn Fn()| {
+        group.bench_with(
+            id,
+            || {
+                let (allocs, _) = measure_warm(|| crew.round());
+                check();
+                (allocs, None)
+            },
+            |b| b.iter_custom(|iters| (0..iters).map(|_| crew.round()).sum()),
+        );
+    };
+
+    let pool = BufferPool::new(COUNT, SIZE);
+    let shared = pool.clone();
+    let crew = Crew::new(THREADS, move || {
+        block_on(async {
+            for _ in 0..CYCLES {
+                let buf = shared.acquire().await;
+                drop(black_box(buf));
+            }
+        });
+    });
+    bench(PINFOLD, crew, &|| {
+        assert_eq!(pool.available(), COUNT, "every buffer back");
+    });
+
+    let bab = bab::HeapBufferPool::new(SIZE, THREADS, COUNT / THREADS);
+    let crew = Crew::new(THREADS, move || {
+        block_on(async {
+            for _ in 0..CYCLES {
+                let buffer = bab.acquire().await;
+                // SAFETY: `buffer` was just acquired from `bab`, on this thread, and is
+                // released once.
+                unsafe { bab.release(black_box(buffer)) };
+            }
+        });
+    });
+    bench(BAB, crew, &|| {});
+
+    let semaphore = Arc::new(Semaphore::new(COUNT));
+    let shared = semaphore.clone();
+    let crew = Crew::new(THREADS, move || {
+        block_on(async {
+            for _ in 0..CYCLES {
+                let permit = shared
+                    .acquire()
+                    .await
+                    .expect("the semaphore is never closed");
+                let buf = Vec::<u8>::with_capacity(SIZE);
+                drop(black_box((permit, buf)));
+            }
+        });
+    });
+    bench(TOKIO_SEMAPHORE, crew, &|| {
+        assert_eq!(semaphore.available_permits(), COUNT, "every permit back");
+    });
+
+    let crew = Crew::new(THREADS, || {
+        for _ in 0..CYCLES {
+            drop(black_box(Vec::<u8>::with_capacity(SIZE)));
+        }
+    });
+    bench(VEC, crew, &|| {});
+    group.finish();
+}
+
+/// A record of the cursor workload: 16 bytes in bincode 1's default (fixed-width) encoding.
+#[derive(Debug, Clone, Copy, Serialize)]
+struct Record {
+    id: u64,
+    value: u64,
+}
+
+/// Records per message.
+const RECORDS: usize = 2048;
+/// Bytes per record.
+const RECORD_BYTES: usize = 16;
+/// The buffer a message is serialized into: exactly its size, 32 KiB.
+const CAPACITY: usize = RECORDS * RECORD_BYTES;
+
+/// Serializes `records` into `out`, one after another.
+fn serialize(mut out: impl Write, records: &[Record]) {
+    for record in records {
+        bincode::serialize_into(&mut out, record).expect("the buffer holds every record");
+    }
+}
+
+/// Each writer of the cursor workload: serializes the records into a fresh buffer, then
+/// hands `inspect` the bytes written.
+struct Writers {
+    /// One buffer of 32 KiB, acquired per message.
+    pool: BufferPool,
+    /// What the slices borrow.
+    scratch: Box<[u8]>,
+}
+
+impl Writers {
+    fn new() -> Self {
+        Self {
+            pool: BufferPool::new(1, CAPACITY),
+            scratch: vec![0; CAPACITY].into_boxed_slice(),
+        }
+    }
+
+    fn pinfold<R>(&self, records: &[Record], inspect: impl FnOnce(&[u8]) -> R) -> R {
+        let mut buf = self.pool.try_acquire().expect("the buffer is free");
+        serialize(&mut buf, records);
+        inspect(&buf)
+    }
+
+    fn cursor_vec<R>(&self, records: &[Record], inspect: impl FnOnce(&[u8]) -> R) -> R {
+        let mut cursor = Cursor::new(Vec::with_capacity(CAPACITY));
+        serialize(&mut cursor, records);
+        inspect(cursor.get_ref())
+    }
+
+    fn cursor_slice<R>(&mut self, records: &[Record], inspect: impl FnOnce(&[u8]) -> R) -> R {
+        let mut cursor = Cursor::new(&mut self.scratch[..]);
+        serialize(&mut cursor, records);
+        let written = cursor.position() as usize;
+        inspect(&self.scratch[..written])
+    }
+
+    fn bytes_mut<R>(&self, records: &[Record], inspect: impl FnOnce(&[u8]) -> R) -> R {
+        let mut writer = BytesMut::with_capacity(CAPACITY).writer();
+        serialize(&mut writer, records);
+        inspect(writer.get_ref())
+    }
+
+    fn vec<R>(&self, records: &[Record], inspect: impl FnOnce(&[u8]) -> R) -> R {
+        let mut vec = Vec::with_capacity(CAPACITY);
+        serialize(&mut vec, records);
+        inspect(&vec)
+    }
+
+    fn slice<R>(&mut self, records: &[Record], inspect: impl FnOnce(&[u8]) -> R) -> R {
+        let mut rest: &mut [u8] = &mut self.scratch[..];
+        serialize(&mut rest, records);
+        let written = CAPACITY - rest.len();
+        inspect(&self.scratch[..written])
+    }
+}
+
+/// What the timed runs do with the bytes written: hand them to `black_box` (so that writing
+/// them cannot be optimized away), and give their length.
+fn consume(bytes: &[u8]) -> usize {
+    black_box(bytes).len()
+}
+
+/// The rust-cursor-bench workload: 2,048 records of 16 bytes (two `u64`) serialized one after
+/// another with bincode 1's `serialize_into` into a buffer of 32 KiB: a pinfold `Buf`, acquired
+/// from a pool of one 32 KiB buffer inside the timed part (and released at its end);
+/// `Cursor<Vec<u8>>`, a plain `Vec<u8>` and a `BytesMut` (through `BufMut::writer`), each
+/// allocated with 32 KiB of capacity inside the timed part; `Cursor<&mut [u8]>` and
+/// `&mut [u8]` over a 32 KiB buffer allocated once, outside. Before timing, every writer's
+/// bytes are checked against bincode's.
+fn pool_cursor_2048x16(c: &mut Criterion) {
+    let records: Vec<Record> = (0..RECORDS as u64)
+        .map(|i| Record {
+            id: i,
+            value: i.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+        })
+        .collect();
+    let expected: Vec<u8> = records
+        .iter()
+        .flat_map(|record| bincode::serialize(record).expect("a record serializes"))
+        .collect();
+    assert_eq!(expected.len(), CAPACITY, "16 bytes a record");
+
+    let mut writers = Writers::new();
+    let check = |id: &str, bytes: &[u8]| assert!(bytes == expected, "{id} wrote other bytes");
+    writers.pinfold(&records, |bytes| check(PINFOLD, bytes));
+    writers.cursor_vec(&records, |bytes| check(CURSOR_VEC, bytes));
+    writers.cursor_slice(&records, |bytes| check(CURSOR_SLICE, bytes));
+    writers.bytes_mut(&records, |bytes| check(BYTES_MUT, bytes));
+    writers.vec(&records, |bytes| check(VEC, bytes));
+    writers.slice(&records, |bytes| check(SLICE, bytes));
+
+    let records = &records[..];
+    let mut group = Group::new(c, "pool_cursor_2048x16", Tuning::FAST);
+    group.bench(PINFOLD, || writers.pinfold(black_box(records), consume));
+    group.bench(CURSOR_VEC, || {
+        writers.cursor_vec(black_box(records), consume)
+    });
+    group.bench(CURSOR_SLICE, || {
+        writers.cursor_slice(black_box(records), consume)
+    });
+    group.bench(BYTES_MUT, || writers.bytes_mut(black_box(records), consume));
+    group.bench(VEC, || writers.vec(black_box(records), consume));
+    group.bench(SLICE, || writers.slice(black_box(records), consume));
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = criterion(WallTime);
+    targets = pool_acquire_release, pool_4_threads_16, pool_cursor_2048x16
+}
+criterion_main!(benches);
