@@ -1,8 +1,10 @@
-//! Loom models of the arena's wake protocol, driven through the public API.
+//! Loom models of the arena's wake protocol and of the buffer pool, driven through the public
+//! API.
 //!
 //! Each file in `tests/` is one scenario: the main model thread owns an arena (or a
 //! `FuturesUnorderedBounded`, or a `GrowableArena` of two groups) and polls it, while two
-//! spawned threads fire its wakers. The models are compiled only under `--cfg pinfold_loom`, where the arena's
+//! spawned threads fire its wakers. The `pool_*` files race a `BufferPool`'s releases, packet
+//! drops and cancelled waiters against its acquires, with loom's `block_on` as the executor. The models are compiled only under `--cfg pinfold_loom`, where the arena's
 //! `loom` feature substitutes loom's atomics, `Arc`, `UnsafeCell` and allocator (so a leaked wake
 //! table fails the model); in a normal build this crate and its tests are empty.
 //!
