@@ -23,7 +23,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use futures_util::{Stream, StreamExt, stream};
 use pinfold_benches::{
     FAST_ORDERED_BUFFER, FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD, Tally, Tuning, Xorshift,
-    YieldK, criterion, measure_warm, random_delays, record_virtual, tally_block_on,
+    YieldK, criterion, measure_warm, paused_runtime, random_delays, record_virtual, tally_block_on,
 };
 use tokio::runtime::Runtime;
 
@@ -228,15 +228,6 @@ fn unordered_selfwake(c: &mut Criterion) {
         selfwake_source(wakes).buffer_unordered(concurrency)
     });
     group.finish();
-}
-
-/// A one-thread runtime whose clock is paused: it jumps to the next timer when idle.
-fn paused_runtime() -> Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("a current-thread tokio runtime with a paused clock")
 }
 
 criterion_group! {

@@ -20,7 +20,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use futures_util::{Stream, StreamExt};
 use pinfold_benches::{
     CpuTime, FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD, Tuning, criterion, keep_full_block_on,
-    measure_warm, random_delays,
+    measure_warm, paused_runtime, random_delays,
 };
 use tokio::runtime::Runtime;
 
@@ -63,81 +63,62 @@ async fn sleeper(id: u64, millis: u64) -> u64 {
     id
 }
 
+/// A sleep group: for each `id => set` (an expression making the empty set), times
+/// [`sleep_in_order`] on it, after one untimed run that counts its allocations.
+macro_rules! sleep_group {
+    ($c:expr, $name:literal, $runtime:expr, $delays:expr, $($id:expr => $make:expr),+ $(,)?) => {{
+        let mut group = Group::new($c, $name, Tuning::SLOW);
+        $(
+            let work = || sleep_in_order($runtime, $delays, $make, |s, f| s.push_back(f), sleeper);
+            group.bench_with(
+                $id,
+                || {
+                    let (allocs, count) = measure_warm(&work);
+                    assert_eq!(count, SLEEPERS);
+                    (allocs, None)
+                },
+                |b| b.iter(&work),
+            );
+        )+
+        group.finish();
+    }};
+}
+
+/// A ready group: for each `id => set`, times 512,000 ready futures through the set, at most
+/// 256 at a time, under `block_on`.
+macro_rules! ready_group {
+    ($c:expr, $name:literal, $($id:expr => $make:expr),+ $(,)?) => {{
+        let n = READY_TOTAL as u64;
+        let expected = n * (n - 1) / 2;
+        let mut group = Group::new($c, $name, Tuning::MEDIUM);
+        $(
+            group.bench($id, || {
+                let mut set = $make;
+                let make = |i: usize| ready(i as u64);
+                let sum = keep_full_block_on(&mut set, READY_TOTAL, READY_IN_FLIGHT, make, |s, f| {
+                    s.push_back(f)
+                });
+                assert_eq!(sum, expected);
+            });
+        )+
+        group.finish();
+    }};
+}
+
 fn futures_ordered_sleep(c: &mut Criterion<CpuTime>) {
     let runtime = paused_runtime();
     let delays = random_delays(SLEEPERS, MAX_DELAY_MS, 0x0DE2_ED5E);
     let delays = delays.as_slice();
-    let run = |id: &str, group: &mut Group<'_, CpuTime>, work: &dyn Fn() -> usize| {
-        group.bench_with(
-            id,
-            || {
-                let (allocs, count) = measure_warm(work);
-                assert_eq!(count, SLEEPERS);
-                (allocs, None)
-            },
-            |b| b.iter(work),
-        );
-    };
-
-    let mut group = Group::new(c, "futures_ordered_sleep_100k", Tuning::SLOW);
-    run(PINFOLD, &mut group, &|| {
-        sleep_in_order(
-            &runtime,
-            delays,
-            pinfold_buffer::FuturesOrdered::new(),
-            |s, f| s.push_back(f),
-            sleeper,
-        )
-    });
-    run(FUTURES_BUFFERED, &mut group, &|| {
-        sleep_in_order(
-            &runtime,
-            delays,
-            futures_buffered::FuturesOrdered::new(),
-            |s, f| s.push_back(f),
-            sleeper,
-        )
-    });
-    run(FUTURES_UTIL, &mut group, &|| {
-        sleep_in_order(
-            &runtime,
-            delays,
-            futures_util::stream::FuturesOrdered::new(),
-            |s, f| s.push_back(f),
-            sleeper,
-        )
-    });
-    group.finish();
-
-    let mut group = Group::new(c, "futures_ordered_bounded_sleep_100k", Tuning::SLOW);
-    run(PINFOLD, &mut group, &|| {
-        sleep_in_order(
-            &runtime,
-            delays,
-            pinfold_buffer::FuturesOrderedBounded::new(SLEEPERS),
-            |s, f| s.push_back(f),
-            sleeper,
-        )
-    });
-    run(FUTURES_BUFFERED, &mut group, &|| {
-        sleep_in_order(
-            &runtime,
-            delays,
-            futures_buffered::FuturesOrderedBounded::new(SLEEPERS),
-            |s, f| s.push_back(f),
-            sleeper,
-        )
-    });
-    run(FUTURES_UTIL, &mut group, &|| {
-        sleep_in_order(
-            &runtime,
-            delays,
-            futures_util::stream::FuturesOrdered::new(),
-            |s, f| s.push_back(f),
-            sleeper,
-        )
-    });
-    group.finish();
+    sleep_group!(c, "futures_ordered_sleep_100k", &runtime, delays,
+        PINFOLD => pinfold_buffer::FuturesOrdered::new(),
+        FUTURES_BUFFERED => futures_buffered::FuturesOrdered::new(),
+        FUTURES_UTIL => futures_util::stream::FuturesOrdered::new(),
+    );
+    sleep_group!(c, "futures_ordered_bounded_sleep_100k", &runtime, delays,
+        PINFOLD => pinfold_buffer::FuturesOrderedBounded::new(SLEEPERS),
+        FUTURES_BUFFERED => futures_buffered::FuturesOrderedBounded::new(SLEEPERS),
+        FUTURES_UTIL => futures_util::stream::FuturesOrdered::new(),
+    );
 }
 
 /// 512,000 ready futures, at most 256 in the set, under `block_on`.
@@ -145,65 +126,16 @@ const READY_TOTAL: usize = 512_000;
 const READY_IN_FLIGHT: usize = 256;
 
 fn futures_ordered_ready(c: &mut Criterion<CpuTime>) {
-    let n = READY_TOTAL as u64;
-    let expected = n * (n - 1) / 2;
-    let make = |i: usize| ready(i as u64);
-
-    let mut group = Group::new(c, "futures_ordered_ready_512k", Tuning::MEDIUM);
-    group.bench(PINFOLD, || {
-        let mut set = pinfold_buffer::FuturesOrdered::new();
-        let sum = keep_full_block_on(&mut set, READY_TOTAL, READY_IN_FLIGHT, make, |s, f| {
-            s.push_back(f)
-        });
-        assert_eq!(sum, expected);
-    });
-    group.bench(FUTURES_BUFFERED, || {
-        let mut set = futures_buffered::FuturesOrdered::new();
-        let sum = keep_full_block_on(&mut set, READY_TOTAL, READY_IN_FLIGHT, make, |s, f| {
-            s.push_back(f)
-        });
-        assert_eq!(sum, expected);
-    });
-    group.bench(FUTURES_UTIL, || {
-        let mut set = futures_util::stream::FuturesOrdered::new();
-        let sum = keep_full_block_on(&mut set, READY_TOTAL, READY_IN_FLIGHT, make, |s, f| {
-            s.push_back(f)
-        });
-        assert_eq!(sum, expected);
-    });
-    group.finish();
-
-    let mut group = Group::new(c, "futures_ordered_bounded_ready_512k", Tuning::MEDIUM);
-    group.bench(PINFOLD, || {
-        let mut set = pinfold_buffer::FuturesOrderedBounded::new(READY_IN_FLIGHT);
-        let sum = keep_full_block_on(&mut set, READY_TOTAL, READY_IN_FLIGHT, make, |s, f| {
-            s.push_back(f)
-        });
-        assert_eq!(sum, expected);
-    });
-    group.bench(FUTURES_BUFFERED, || {
-        let mut set = futures_buffered::FuturesOrderedBounded::new(READY_IN_FLIGHT);
-        let sum = keep_full_block_on(&mut set, READY_TOTAL, READY_IN_FLIGHT, make, |s, f| {
-            s.push_back(f)
-        });
-        assert_eq!(sum, expected);
-    });
-    group.bench(FUTURES_UTIL, || {
-        let mut set = futures_util::stream::FuturesOrdered::new();
-        let sum = keep_full_block_on(&mut set, READY_TOTAL, READY_IN_FLIGHT, make, |s, f| {
-            s.push_back(f)
-        });
-        assert_eq!(sum, expected);
-    });
-    group.finish();
-}
-
-fn paused_runtime() -> Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("a current-thread runtime")
+    ready_group!(c, "futures_ordered_ready_512k",
+        PINFOLD => pinfold_buffer::FuturesOrdered::new(),
+        FUTURES_BUFFERED => futures_buffered::FuturesOrdered::new(),
+        FUTURES_UTIL => futures_util::stream::FuturesOrdered::new(),
+    );
+    ready_group!(c, "futures_ordered_bounded_ready_512k",
+        PINFOLD => pinfold_buffer::FuturesOrderedBounded::new(READY_IN_FLIGHT),
+        FUTURES_BUFFERED => futures_buffered::FuturesOrderedBounded::new(READY_IN_FLIGHT),
+        FUTURES_UTIL => futures_util::stream::FuturesOrdered::new(),
+    );
 }
 
 criterion_group! {

@@ -48,6 +48,16 @@ pub use results::{
 pub use workers::{FireOrder, RoundTimes, WakerThreads};
 pub use xorshift::{Xorshift, random_delays};
 
+/// A one-thread tokio runtime whose clock is paused: idle, it skips ahead to the next timer, so
+/// a timer workload's time is the CPU cost of what it runs, and its virtual time is exact.
+pub fn paused_runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread tokio runtime with a paused clock")
+}
+
 /// The `BenchmarkId` of pinfold's implementation in every group.
 pub const PINFOLD: &str = "pinfold";
 /// The `BenchmarkId` of the `futures-buffered` crate's implementation.

@@ -30,87 +30,62 @@ pub(crate) trait Slots<T> {
         P: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>;
 }
 
-impl<T> Slots<T> for Arena<T> {
-    #[inline]
-    fn is_full(&self) -> bool {
-        Arena::is_full(self)
-    }
+/// `Slots` for an arena type, whose own methods of the same names do the work; `is_full` and
+/// `insert_value` are given, as the two types differ there.
+macro_rules! slots {
+    ($arena:ident, |$this:ident| $is_full:expr, |$that:ident, $value:ident| $insert:expr) => {
+        impl<T> Slots<T> for $arena<T> {
+            #[inline]
+            fn is_full(&self) -> bool {
+                let $this = self;
+                $is_full
+            }
 
-    #[inline]
-    fn insert_value(&mut self, value: T) {
-        if Arena::insert(self, value).is_err() {
-            unreachable!("the caller checked that the arena has a free slot");
+            #[inline]
+            fn insert_value(&mut self, $value: T) {
+                let $that = self;
+                $insert
+            }
+
+            #[inline]
+            fn len(&self) -> usize {
+                $arena::len(self)
+            }
+
+            #[inline]
+            fn clear(&mut self) {
+                $arena::clear(self);
+            }
+
+            #[inline]
+            fn budget(&mut self) -> Budget {
+                $arena::budget(self)
+            }
+
+            #[inline]
+            fn poll_with_budget<R, P>(
+                &mut self,
+                cx: &mut Context<'_>,
+                budget: &mut Budget,
+                poll: &mut P,
+            ) -> Poll<Option<(Key, R)>>
+            where
+                P: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+            {
+                $arena::poll_with_budget(self, cx, budget, poll)
+            }
         }
-    }
-
-    #[inline]
-    fn len(&self) -> usize {
-        Arena::len(self)
-    }
-
-    #[inline]
-    fn clear(&mut self) {
-        Arena::clear(self);
-    }
-
-    #[inline]
-    fn budget(&mut self) -> Budget {
-        Arena::budget(self)
-    }
-
-    #[inline]
-    fn poll_with_budget<R, P>(
-        &mut self,
-        cx: &mut Context<'_>,
-        budget: &mut Budget,
-        poll: &mut P,
-    ) -> Poll<Option<(Key, R)>>
-    where
-        P: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-    {
-        Arena::poll_with_budget(self, cx, budget, poll)
-    }
+    };
 }
 
-impl<T> Slots<T> for GrowableArena<T> {
-    #[inline]
-    fn is_full(&self) -> bool {
-        false
+slots!(Arena, |arena| arena.is_full(), |arena, value| {
+    if arena.insert(value).is_err() {
+        unreachable!("the caller checked that the arena has a free slot");
     }
-
-    #[inline]
-    fn insert_value(&mut self, value: T) {
-        GrowableArena::insert(self, value);
-    }
-
-    #[inline]
-    fn len(&self) -> usize {
-        GrowableArena::len(self)
-    }
-
-    #[inline]
-    fn clear(&mut self) {
-        GrowableArena::clear(self);
-    }
-
-    #[inline]
-    fn budget(&mut self) -> Budget {
-        GrowableArena::budget(self)
-    }
-
-    #[inline]
-    fn poll_with_budget<R, P>(
-        &mut self,
-        cx: &mut Context<'_>,
-        budget: &mut Budget,
-        poll: &mut P,
-    ) -> Poll<Option<(Key, R)>>
-    where
-        P: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-    {
-        GrowableArena::poll_with_budget(self, cx, budget, poll)
-    }
-}
+});
+slots!(GrowableArena, |_arena| false, |arena, value| {
+    arena.insert(value);
+});
 
 /// The set both public types are: futures in an arena, each tagged with its place in the
 /// output order, and the ring where outputs wait for the ones before them.
