@@ -54,8 +54,13 @@
 //!
 //! **Packets.** [`Buf::freeze`] sets the buffer's packet count to 1; a clone or slice adds 1
 //! (`Relaxed`, as `Arc::clone`); a drop subtracts 1 with `Release`, and the drop that takes it
-//! to 0 issues an `Acquire` fence, which pairs with every other drop's `Release`, before it
-//! gives the buffer back: all reads of the packets happen before the next owner writes.
+//! to 0 loads the count with `Acquire` (a load rather than a fence, which ThreadSanitizer does
+//! not model), which pairs with every other drop's `Release`, before it gives the buffer back:
+//! all reads of the packets happen before the next owner writes.
+//!
+//! **No user code under the lock.** A task's waker is cloned before the waiter lock is taken
+//! and a replaced or taken waker is dropped or woken after it is released: a waker whose clone,
+//! drop or wake gives a buffer of the same pool back takes the lock itself.
 //!
 //! **Writing.** A [`Buf`] keeps its buffer's start, capacity and length in itself, and a write
 //! that fits is one comparison and one copy of exactly the bytes given. That copy is why it

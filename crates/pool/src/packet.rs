@@ -4,7 +4,7 @@ use core::fmt;
 use core::ops::{Bound, Deref, RangeBounds};
 
 use crate::pool::Inner;
-use crate::sync::{Arc, Ordering, fence};
+use crate::sync::{Arc, Ordering};
 
 /// The bytes of a frozen [`Buf`](crate::Buf) (or a range of them), shared read-only:
 /// `Clone + Send + Sync`, and neither [`clone`](Clone::clone) nor [`slice`](Packet::slice)
@@ -112,19 +112,15 @@ impl Deref for Packet {
 impl Drop for Packet {
     #[inline]
     fn drop(&mut self) {
-        // Release pairs with the Acquire fence of the last packet's drop: every packet's reads
+        let packets = &self.inner.block.meta(self.index).packets;
+        // Release pairs with the Acquire load of the last packet's drop: every packet's reads
         // of the bytes happen before the buffer goes back (and is written by its next owner).
-        if self
-            .inner
-            .block
-            .meta(self.index)
-            .packets
-            .fetch_sub(1, Ordering::Release)
-            != 1
-        {
+        if packets.fetch_sub(1, Ordering::Release) != 1 {
             return;
         }
-        fence(Ordering::Acquire);
+        // An Acquire load rather than a fence (as `Arc` under ThreadSanitizer, which does not
+        // model fences): it reads the last decrement, so it synchronizes with every Release.
+        packets.load(Ordering::Acquire);
         self.inner.release(self.index);
     }
 }

@@ -81,8 +81,9 @@ impl BufferPool {
 }
 
 impl Inner {
-    /// The waiter lock. A panic cannot leave the list half-changed (no user code runs with
-    /// the lock held), so a poisoned lock is used as is.
+    /// The waiter lock. No user code runs with it held (wakers are cloned before it is taken,
+    /// dropped and woken after it is released), so no panic can leave the list half-changed,
+    /// and a poisoned lock is used as is.
     pub(crate) fn lock(&self) -> MutexGuard<'_, Waiters> {
         self.waiters
             .lock()

@@ -7,14 +7,14 @@
 pub(crate) use loom::{
     alloc::{alloc, dealloc},
     cell::UnsafeCell,
-    sync::atomic::{AtomicU32, AtomicU64, Ordering, fence},
+    sync::atomic::{AtomicU32, AtomicU64, Ordering},
     sync::{Arc, Mutex, MutexGuard},
 };
 
 #[cfg(not(all(pinfold_loom, feature = "loom")))]
 pub(crate) use std::{
     alloc::{alloc, dealloc},
-    sync::atomic::{AtomicU32, AtomicU64, Ordering, fence},
+    sync::atomic::{AtomicU32, AtomicU64, Ordering},
     sync::{Arc, Mutex, MutexGuard},
 };
 

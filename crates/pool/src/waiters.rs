@@ -172,9 +172,13 @@ impl Future for Acquire<'_> {
                     this.stage = Stage::Done;
                     return Poll::Ready(Buf::new(this.pool.inner.clone(), index));
                 }
+                // Cloned before the lock: no user code runs with it held (a waker's clone or
+                // drop may release a buffer of this pool, which takes the lock).
+                let waker = cx.waker().clone();
                 let mut waiters = inner.lock();
                 if let Some(index) = inner.pop_or_flag_waiters(&waiters) {
                     drop(waiters);
+                    drop(waker);
                     this.stage = Stage::Done;
                     return Poll::Ready(Buf::new(this.pool.inner.clone(), index));
                 }
@@ -182,7 +186,7 @@ impl Future for Acquire<'_> {
                     // SAFETY: the future is pinned, so the node stays at this address until the
                     // future's drop unlinks it; it is only touched under the lock, held here.
                     unsafe {
-                        (*node).waker = Some(cx.waker().clone());
+                        (*node).waker = Some(waker);
                         waiters.push_back(NonNull::new_unchecked(node));
                     }
                 });
@@ -190,26 +194,35 @@ impl Future for Acquire<'_> {
                 Poll::Pending
             }
             Stage::Waiting => {
-                let waiters = inner.lock();
-                let handed = this.node.with_mut(|node| {
-                    // SAFETY: the node is only touched under the lock, held here.
-                    let node = unsafe { &mut *node };
-                    if node.buffer != NIL {
-                        return Some(core::mem::replace(&mut node.buffer, NIL));
-                    }
-                    match &mut node.waker {
-                        Some(waker) if waker.will_wake(cx.waker()) => {}
-                        waker => *waker = Some(cx.waker().clone()),
-                    }
-                    None
-                });
-                drop(waiters);
-                match handed {
-                    Some(index) => {
+                // First without a clone: handed a buffer, or the same waker as stored.
+                let mut fresh: Option<Waker> = None;
+                loop {
+                    let waiters = inner.lock();
+                    let (handed, replaced, up_to_date) = this.node.with_mut(|node| {
+                        // SAFETY: the node is only touched under the lock, held here.
+                        let node = unsafe { &mut *node };
+                        if node.buffer != NIL {
+                            return (Some(core::mem::replace(&mut node.buffer, NIL)), None, true);
+                        }
+                        if let Some(waker) = fresh.take() {
+                            return (None, node.waker.replace(waker), true);
+                        }
+                        let same = node.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker()));
+                        (None, None, same)
+                    });
+                    drop(waiters);
+                    // Wakers are cloned and dropped with the lock released: their code may
+                    // give a buffer of this pool back, which takes the lock.
+                    drop(replaced);
+                    drop(fresh.take());
+                    if let Some(index) = handed {
                         this.stage = Stage::Done;
-                        Poll::Ready(Buf::new(this.pool.inner.clone(), index))
+                        return Poll::Ready(Buf::new(this.pool.inner.clone(), index));
                     }
-                    None => Poll::Pending,
+                    if up_to_date {
+                        return Poll::Pending;
+                    }
+                    fresh = Some(cx.waker().clone());
                 }
             }
             Stage::Done => panic!("Acquire polled after it returned its buffer"),
@@ -225,12 +238,14 @@ impl Drop for Acquire<'_> {
         let inner: &Inner = &self.pool.inner;
         let mut waiters = inner.lock();
         let (handed, waker) = self.node.with_mut(|node| {
-            // SAFETY: the node is only touched under the lock, held here.
-            let n = unsafe { &mut *node };
-            if n.queued {
+            // SAFETY: the node is only touched under the lock, held here; no reference to it
+            // is alive while `unlink` takes its own.
+            if unsafe { (*node).queued } {
                 // SAFETY: the node is alive and in this pool's list, and the lock is held.
                 unsafe { waiters.unlink(NonNull::new_unchecked(node)) };
             }
+            // SAFETY: as above; `unlink`'s reference is gone.
+            let n = unsafe { &mut *node };
             (core::mem::replace(&mut n.buffer, NIL), n.waker.take())
         });
         let wake = if handed != NIL {
