@@ -78,20 +78,17 @@ impl Buf {
     /// Appends `bytes` if they fit; `false` (and nothing written) if not.
     #[inline]
     pub fn try_extend_from_slice(&mut self, bytes: &[u8]) -> bool {
-        if bytes.len() > self.remaining() {
+        let len = self.len;
+        if bytes.len() > self.capacity - len {
             return false;
         }
         // SAFETY: this `Buf` owns the buffer, so nothing else touches its bytes; `len +
         // bytes.len() <= capacity`, so the copy stays inside it; `bytes` cannot overlap it
         // (nothing else may borrow the buffer while `&mut self` is held).
         unsafe {
-            ptr::copy_nonoverlapping(
-                bytes.as_ptr(),
-                self.start.as_ptr().add(self.len),
-                bytes.len(),
-            );
+            ptr::copy_nonoverlapping(bytes.as_ptr(), self.start.as_ptr().add(len), bytes.len());
         }
-        self.len += bytes.len();
+        self.len = len + bytes.len();
         true
     }
 
