@@ -27,7 +27,8 @@
 //!   task and returns `Pending`) once it has polled as many values as the arena held when it
 //!   started, once two values woke themselves during their own poll, or once
 //!   [`MAX_VAIN_REPOLLS`] (32) values polled before were woken and `Pending` again (tokio's
-//!   futures once the task's coop budget is spent). Wakes that arrive during
+//!   futures once the task's coop budget is spent; a value that woke itself counts as 16 of
+//!   those). Wakes that arrive during
 //!   the round are collected in it: no call returns `Pending` while a woken value it has not
 //!   polled waits.
 //! - A panic in a value's poll drops that value in place, frees its slot and resumes the panic;

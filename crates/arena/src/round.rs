@@ -15,7 +15,8 @@ use crate::step::Step;
 /// A round polls each value at most once, and ends (the task is woken, `Pending` returned) once
 /// it has polled as many values as the arena held when it started, once two values woke
 /// themselves during their own poll, or once [`MAX_VAIN_REPOLLS`] values polled in an earlier
-/// round were `Pending` again. Get one from [`Arena::budget`](crate::Arena::budget) or
+/// round were `Pending` again (the two count together: a value that woke itself counts as
+/// half of [`MAX_VAIN_REPOLLS`]). Get one from [`Arena::budget`](crate::Arena::budget) or
 /// [`GrowableArena::budget`](crate::GrowableArena::budget), which start the round.
 #[derive(Debug, Clone)]
 pub struct Budget {
@@ -23,10 +24,14 @@ pub struct Budget {
     pub(crate) round: u32,
     limit: usize,
     polled: usize,
-    /// Values polled again in vain (see [`MAX_VAIN_REPOLLS`]).
-    vain: usize,
-    self_woken: u8,
+    /// Strikes against the round: [`SELF_WAKE`] for each value that woke itself during its
+    /// poll, 1 for each value polled again in vain (see [`MAX_VAIN_REPOLLS`]); the round is
+    /// spent at `MAX_VAIN_REPOLLS`. One counter, so that the check stays one comparison.
+    strikes: u32,
 }
+
+/// The strikes of a value that woke itself during its poll: two of them spend a round.
+const SELF_WAKE: u32 = MAX_VAIN_REPOLLS as u32 / 2;
 
 /// The most values a round polls again in vain: values polled in an earlier round, woken,
 /// and `Pending` again, not by waking themselves. Past it the round yields, as for a spent
@@ -50,15 +55,14 @@ impl Budget {
             round,
             limit: len.max(1),
             polled: 0,
-            vain: 0,
-            self_woken: 0,
+            strikes: 0,
         }
     }
 
     /// Whether the round must yield now.
     #[inline]
     pub(crate) fn is_spent(&self) -> bool {
-        self.polled >= self.limit || self.self_woken >= 2 || self.vain >= MAX_VAIN_REPOLLS
+        self.polled >= self.limit || self.strikes >= MAX_VAIN_REPOLLS as u32
     }
 
     /// Counts a poll.
@@ -71,13 +75,13 @@ impl Budget {
     /// itself.
     #[inline]
     pub(crate) fn vain(&mut self) {
-        self.vain += 1;
+        self.strikes += 1;
     }
 
     /// Counts a value that woke itself during its poll.
     #[inline]
     pub(crate) fn self_woken(&mut self) {
-        self.self_woken = self.self_woken.saturating_add(1);
+        self.strikes += SELF_WAKE;
     }
 }
 
