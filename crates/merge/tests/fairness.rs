@@ -54,7 +54,7 @@ fn woken_beside_always_ready<M: MergeUnderTest>(always_ready: usize) {
 
     let asked = Arc::new(AtomicUsize::new(0));
     let sent = Arc::new(AtomicUsize::new(0));
-    let producer = thread::spawn({
+    let mut producer = Some(thread::spawn({
         let (asked, sent) = (asked.clone(), sent.clone());
         move || {
             for item in 0..items {
@@ -70,7 +70,7 @@ fn woken_beside_always_ready<M: MergeUnderTest>(always_ready: usize) {
                 sent.store(item + 1, Ordering::Release);
             }
         }
-    });
+    }));
 
     for item in 0..items {
         // Wait until the channel's stream was polled since its last item: it found the
@@ -90,7 +90,15 @@ fn woken_beside_always_ready<M: MergeUnderTest>(always_ready: usize) {
         asked.store(item + 1, Ordering::Release);
         // Acquire pairs with the producer's Release store, made after the send.
         while sent.load(Ordering::Acquire) <= item {
-            if producer.is_finished() {
+            if producer
+                .as_ref()
+                .is_some_and(|producer| producer.is_finished())
+            {
+                // `is_finished` does not synchronize (a load of `sent` may still see an older
+                // value, as Miri's weak memory emulation shows); joining does.
+                if let Some(producer) = producer.take() {
+                    producer.join().unwrap();
+                }
                 assert!(sent.load(Ordering::Acquire) > item, "the producer stopped");
             }
             thread::yield_now();
@@ -113,7 +121,9 @@ fn woken_beside_always_ready<M: MergeUnderTest>(always_ready: usize) {
             "item {item} came out {calls} calls after its wake"
         );
     }
-    producer.join().unwrap();
+    if let Some(producer) = producer {
+        producer.join().unwrap();
+    }
 }
 
 /// Two always-ready streams take turns, one item each, until one ends. Ported from futures-rs
