@@ -5,7 +5,6 @@ use core::cell::UnsafeCell;
 use core::fmt;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use crate::atomic_waker::AtomicWaker;
 use crate::hub::Hub;
@@ -15,7 +14,9 @@ use crate::ready_set::{self, Drain};
 use crate::round::{self, Budget, Queued, Rounds};
 use crate::step::Step;
 use crate::sync::Ordering;
+use crate::unwind;
 use crate::wake_table::{Parent, RETIRED, WakeTable};
+use alloc::boxed::Box;
 
 /// The largest capacity: an arena has two entries per slot, indexed by `u32` below `NIL`.
 const MAX_CAPACITY: usize = (u32::MAX as usize - 1) / 2;
@@ -313,17 +314,13 @@ impl<T> Arena<T> {
     /// If a value's `Drop` panics, the other values are dropped all the same, and then the
     /// first panic propagates.
     pub fn clear(&mut self) {
-        let mut first_panic = None;
-        for index in 0..self.slots.len() {
-            if !self.slots[index].occupied {
-                continue;
+        let cleared = unwind::each_despite_panics(0..self.slots.len(), |index| {
+            if self.slots[index].occupied {
+                self.remove_at(index);
             }
-            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| self.remove_at(index))) {
-                first_panic.get_or_insert(panic);
-            }
-        }
-        if let Some(panic) = first_panic {
-            resume_unwind(panic);
+        });
+        if let Err(panic) = cleared {
+            unwind::resume(panic);
         }
     }
 
@@ -609,26 +606,16 @@ impl<T> Arena<T> {
             }
             let index = self.ready.pop(&mut *self.slots);
             let slot = &mut self.slots[index];
-            let Some(value) = slot.value.get_mut().as_mut() else {
+            if slot.value.get_mut().is_none() {
                 continue;
-            };
+            }
             let woken_again = slot.round != 0 && !slot.repoll;
             slot.repoll = false;
             slot.round = budget.round;
             budget.polled();
             let key = Key::new(self.base + index as u32, slot.generation);
             let entry = slot.entry as usize;
-            // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
-            let value = unsafe { Pin::new_unchecked(value) };
-            let waker = self.table.borrowed_waker(entry);
-            let mut cx = Context::from_waker(&waker);
-            let step = match catch_unwind(AssertUnwindSafe(|| f(key, value, &mut cx))) {
-                Ok(step) => step,
-                Err(panic) => {
-                    self.remove_at(index);
-                    resume_unwind(panic);
-                }
-            };
+            let step = self.poll_value(index, entry, |value, cx| f(key, value, cx));
             match step {
                 Step::Pending => {
                     if ready_set::is_marked(self.table.words(), entry) {
@@ -649,6 +636,64 @@ impl<T> Arena<T> {
                 }
             }
         }
+    }
+}
+
+impl<T> Arena<T> {
+    /// Polls the value at `index` (there is one) with `poll`, in a context of the waker of
+    /// wake table entry `entry`. If `poll` panics, the value is dropped and its slot freed
+    /// before the panic goes on.
+    #[cfg(feature = "std")]
+    #[inline(always)]
+    fn poll_value<R>(
+        &mut self,
+        index: usize,
+        entry: usize,
+        poll: impl FnOnce(Pin<&mut T>, &mut Context<'_>) -> R,
+    ) -> R {
+        use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+        let Some(value) = self.slots[index].value.get_mut().as_mut() else {
+            unreachable!("the slot polled is empty")
+        };
+        // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
+        let value = unsafe { Pin::new_unchecked(value) };
+        let waker = self.table.borrowed_waker(entry);
+        let mut cx = Context::from_waker(&waker);
+        // Only the poll is wrapped (`unwind::repair_on_unwind` would take the slot lookup and
+        // the waker in too, which costs about 15 instructions a poll).
+        match catch_unwind(AssertUnwindSafe(|| poll(value, &mut cx))) {
+            Ok(out) => out,
+            Err(panic) => {
+                self.remove_at(index);
+                resume_unwind(panic);
+            }
+        }
+    }
+
+    /// Polls the value at `index` (there is one) with `poll`, in a context of the waker of
+    /// wake table entry `entry`. If `poll` panics, the value is dropped and its slot freed
+    /// while the panic unwinds.
+    #[cfg(not(feature = "std"))]
+    #[inline(always)]
+    fn poll_value<R>(
+        &mut self,
+        index: usize,
+        entry: usize,
+        poll: impl FnOnce(Pin<&mut T>, &mut Context<'_>) -> R,
+    ) -> R {
+        unwind::repair_on_unwind(
+            self,
+            |arena| {
+                let Some(value) = arena.slots[index].value.get_mut().as_mut() else {
+                    unreachable!("the slot polled is empty")
+                };
+                // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
+                let value = unsafe { Pin::new_unchecked(value) };
+                let waker = arena.table.borrowed_waker(entry);
+                poll(value, &mut Context::from_waker(&waker))
+            },
+            |arena| arena.remove_at(index),
+        )
     }
 }
 

@@ -17,6 +17,7 @@ use crate::round::{self, Budget, Queued, Rounds};
 use crate::step::Step;
 use crate::sync::Ordering;
 use crate::wake_table::{Parent, WakeTable};
+use alloc::vec::Vec;
 
 /// The largest storage [`Fixed::take_vec_with`] hands over as a `Vec` whatever the spare
 /// capacity: small enough that the spare room costs less than the allocation it saves.

@@ -3,7 +3,6 @@
 use core::fmt;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use crate::arena::{self, Arena};
 use crate::hub::Hub;
@@ -12,6 +11,8 @@ use crate::ready_set::Drain;
 use crate::round::{self, Budget, Queued, Rounds};
 use crate::sizing::{MAX_GROUP, Sizing};
 use crate::step::Step;
+use crate::unwind;
+use alloc::vec::Vec;
 
 /// A growable arena: a stack of [`Arena`]s (its *groups*), smallest first, sharing one parent
 /// registration, polled as one arena with one fairness budget.
@@ -252,14 +253,8 @@ impl<T> GrowableArena<T> {
     pub fn clear(&mut self) {
         self.settle();
         self.repairing(|arena| {
-            let mut first_panic = None;
-            for group in &mut arena.groups {
-                if let Err(panic) = catch_unwind(AssertUnwindSafe(|| group.clear())) {
-                    first_panic.get_or_insert(panic);
-                }
-            }
-            if let Some(panic) = first_panic {
-                resume_unwind(panic);
+            if let Err(panic) = unwind::each_despite_panics(&mut arena.groups, Arena::clear) {
+                unwind::resume(panic);
             }
         });
         self.resync();
@@ -423,13 +418,7 @@ impl<T> GrowableArena<T> {
     /// Runs `f`; if it panics (a value's `poll` or `Drop` did), recounts what the groups hold
     /// before the panic goes on, so that the arena stays consistent.
     fn repairing<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
-        match catch_unwind(AssertUnwindSafe(|| f(self))) {
-            Ok(out) => out,
-            Err(panic) => {
-                self.resync();
-                resume_unwind(panic);
-            }
-        }
+        unwind::repair_on_unwind(self, f, Self::resync)
     }
 
     /// Recomputes the length and the masks from the groups.
@@ -627,7 +616,7 @@ impl<'a, T> Iterator for IterPinMut<'a, T> {
 /// The values of a [`GrowableArena`], moved out: [`GrowableArena::into_values`]. Dropping it
 /// drops the values it has not given yet, once each.
 pub struct IntoValues<T> {
-    groups: std::vec::IntoIter<Arena<T>>,
+    groups: alloc::vec::IntoIter<Arena<T>>,
     current: Option<arena::IntoValues<T>>,
     left: usize,
     /// Kept until the groups are gone, as the arena keeps it.

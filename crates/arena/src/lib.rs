@@ -60,6 +60,12 @@
 //! assert!(arena.is_empty());
 //! ```
 //!
+#![no_std]
+
+extern crate alloc;
+#[cfg(any(feature = "std", test))]
+extern crate std;
+
 mod arena;
 mod atomic_waker;
 mod fixed;
@@ -73,6 +79,7 @@ mod round;
 mod sizing;
 mod step;
 mod sync;
+pub mod unwind;
 mod wake_table;
 
 pub use arena::{Arena, IntoValues, Iter, IterPinMut};

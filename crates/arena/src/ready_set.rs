@@ -218,6 +218,8 @@ fn drain_bits(
 #[cfg(all(test, not(all(pinfold_loom, feature = "loom"))))]
 mod tests {
     use super::*;
+    use std::vec;
+    use std::vec::Vec;
 
     fn set(capacity: usize) -> (Vec<AtomicU64>, ReadyLayout) {
         let layout = ReadyLayout::new(capacity);

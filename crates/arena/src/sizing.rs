@@ -116,6 +116,7 @@ impl Default for Sizing {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::vec::Vec;
 
     /// The capacities a set grows through, from empty, with no history.
     fn regular_capacities(groups: usize) -> Vec<usize> {

@@ -12,11 +12,12 @@ pub(crate) use loom::{
 };
 
 #[cfg(not(all(pinfold_loom, feature = "loom")))]
-pub(crate) use std::{
+pub(crate) use alloc::{
     alloc::{alloc, dealloc},
     sync::Arc,
-    sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering},
 };
+#[cfg(not(all(pinfold_loom, feature = "loom")))]
+pub(crate) use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 #[cfg(all(pinfold_loom, feature = "loom"))]
 pub(crate) use loom::cell::UnsafeCell;

@@ -141,7 +141,7 @@ impl WakeTable {
         // SAFETY: `block` has a non-zero size (it holds at least the header).
         let base = unsafe { alloc(block) };
         let Some(base) = NonNull::new(base) else {
-            std::alloc::handle_alloc_error(block)
+            alloc::alloc::handle_alloc_error(block)
         };
         let header = base.cast::<Header>();
         // SAFETY: `base` is a fresh block laid out above: header first, then `entries` entries
@@ -412,7 +412,7 @@ unsafe fn clone_waker(data: *const ()) -> RawWaker {
     let header = unsafe { &*header_of(data) };
     // Relaxed: a new reference is made from an existing one, as `Arc::clone`.
     if header.refs.0.fetch_add(1, Ordering::Relaxed) > MAX_REFS {
-        std::process::abort();
+        crate::unwind::abort();
     }
     // SAFETY: see above.
     let entry = unsafe { &*data.cast::<Entry>() };
@@ -421,7 +421,7 @@ unsafe fn clone_waker(data: *const ()) -> RawWaker {
     // is only made from a waker that exists, so none is made while the count reads zero and
     // the arena is not polling the entry's value.
     if entry.state.fetch_add(ONE_WAKER, Ordering::Relaxed) > MAX_ENTRY_REFS {
-        std::process::abort();
+        crate::unwind::abort();
     }
     RawWaker::new(data, &VTABLE)
 }

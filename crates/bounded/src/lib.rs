@@ -63,12 +63,18 @@
 //! `drop`), the panic propagates out of the call that ran it and no future is blamed for it.
 //! Either way the set stays usable.
 #![forbid(unsafe_code)]
+#![no_std]
+
+extern crate alloc;
+#[cfg(any(feature = "std", test))]
+extern crate std;
 
 use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
+use alloc::vec::Vec;
 use futures_core::{FusedStream, Stream};
 use pinfold_arena::{Arena, Step};
 

@@ -123,6 +123,11 @@
 //! of `poll_next`. The adapter stays usable: [`OrderedBuffer`] skips the future's place in the
 //! order, and the other outputs still come out.
 #![forbid(unsafe_code)]
+#![no_std]
+
+extern crate alloc;
+#[cfg(any(feature = "std", test))]
+extern crate std;
 
 mod iter;
 mod ordered;

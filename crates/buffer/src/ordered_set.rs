@@ -5,13 +5,13 @@ use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
 use futures_core::{FusedStream, Stream};
-use pinfold_arena::{Arena, Budget, GrowableArena, Key, Step};
+use pinfold_arena::{Arena, Budget, GrowableArena, Key, Step, unwind};
 
 use crate::ring::ReorderRing;
 use crate::tagged::Tagged;
+use alloc::vec::Vec;
 
 /// What the ordered sets need of an arena: the fixed [`Arena`] or the [`GrowableArena`].
 pub(crate) trait Slots<T> {
@@ -133,11 +133,8 @@ impl<A: Slots<Tagged<F>>, F: Future> Ordered<A, F> {
         self.polling = None;
         // The ring is emptied even if a future's `Drop` panics, so that no place waits for a
         // future that is gone.
-        let cleared = catch_unwind(AssertUnwindSafe(|| self.arena.clear()));
+        unwind::repair_on_unwind(self, |set| set.arena.clear(), |set| set.ring.clear());
         self.ring.clear();
-        if let Err(panic) = cleared {
-            resume_unwind(panic);
-        }
     }
 
     #[inline]

@@ -1,7 +1,7 @@
 //! The reorder ring: one entry per future pulled from the source and not yet yielded, in input
 //! order, so that an output finished out of order waits at its place until the head is out.
 
-use std::collections::VecDeque;
+use alloc::collections::VecDeque;
 
 /// What became of one pulled future.
 enum Entry<T> {
@@ -186,6 +186,7 @@ impl<T> ReorderRing<T> {
 #[cfg(test)]
 mod tests {
     use super::ReorderRing;
+    use std::vec::Vec;
 
     #[test]
     fn outputs_come_out_in_sequence_order() {

@@ -2,16 +2,16 @@
 //! futures in a [`Fixed`] arena indexed by input position, how many still run, and whether the
 //! join has completed.
 
-use core::any::Any;
 use core::fmt;
 use core::mem;
 use core::pin::Pin;
 use core::task::{Context, Poll};
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 
+use pinfold_arena::unwind::{self, Panic};
 use pinfold_arena::{Fixed, Step};
 
 use crate::slot::Slot;
+use alloc::vec::Vec;
 
 /// Joins of at most this many futures poll every running future with the task's own waker in
 /// their first two polls; larger joins in their first poll only (see the crate docs, *Polls*).
@@ -24,8 +24,9 @@ struct CancelOnUnwind<'a, F, T>(&'a mut Join<F, T>);
 impl<F, T> Drop for CancelOnUnwind<'_, F, T> {
     fn drop(&mut self) {
         if mem::take(&mut self.0.in_future) {
-            // A drop's panic here is caught by `cancel`: the future's goes on.
-            drop(self.0.cancel());
+            // A drop's panic here is caught by `cancel` and dropped (without `std`, it aborts,
+            // as a second panic does): the future's goes on.
+            let _ = self.0.cancel();
         }
     }
 }
@@ -106,8 +107,8 @@ impl<F, T> Join<F, T> {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Ok(())) => Poll::Ready(Ok(join.take_outputs())),
             Poll::Ready(Err(err)) => {
-                if let Some(panic) = join.cancel() {
-                    resume_unwind(panic);
+                if let Err(panic) = join.cancel() {
+                    unwind::resume(panic);
                 }
                 Poll::Ready(Err(err))
             }
@@ -203,16 +204,11 @@ impl<F, T> Join<F, T> {
     }
 
     /// Drops every future and every kept output now, and terminates the join. If a `Drop`
-    /// panics, the others are dropped all the same, and the first panic is returned.
-    fn cancel(&mut self) -> Option<Box<dyn Any + Send>> {
+    /// panics, the others are dropped all the same, and the first panic is returned (see
+    /// `pinfold_arena::unwind`).
+    fn cancel(&mut self) -> Result<(), Panic> {
         self.terminated = true;
         self.running = 0;
-        let mut first_panic = None;
-        for slot in self.inputs.iter_pin_mut() {
-            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| slot.clear())) {
-                first_panic.get_or_insert(panic);
-            }
-        }
-        first_panic
+        unwind::each_despite_panics(self.inputs.iter_pin_mut(), Slot::clear)
     }
 }

@@ -9,6 +9,7 @@ use core::task::{Context, Poll};
 use futures_core::future::FusedFuture;
 
 use crate::join::Join;
+use alloc::vec::Vec;
 
 /// Polls every future of `iter` concurrently and completes with all their outputs, in the
 /// order of `iter`.

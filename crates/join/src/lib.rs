@@ -122,6 +122,11 @@
 //!
 //! [`FusedFuture::is_terminated`]: futures_core::future::FusedFuture::is_terminated
 #![forbid(unsafe_code)]
+#![no_std]
+
+extern crate alloc;
+#[cfg(any(feature = "std", test))]
+extern crate std;
 
 mod join;
 mod join_all;

@@ -8,6 +8,7 @@ use core::task::{Context, Poll};
 use futures_core::future::{FusedFuture, TryFuture};
 
 use crate::join::Join;
+use alloc::vec::Vec;
 
 /// Polls every future of `iter` concurrently and completes with all their `Ok` values, in the
 /// order of `iter`, or with the first `Err` as soon as one comes.

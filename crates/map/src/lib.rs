@@ -67,17 +67,23 @@
 //! allocate nothing themselves). Replacing a key's value frees the old one's slot first, so it
 //! needs no room. Beyond `n`, the map grows as `FuturesUnordered` does.
 #![forbid(unsafe_code)]
+#![no_std]
+
+extern crate alloc;
+#[cfg(any(feature = "std", test))]
+extern crate std;
 
 use core::borrow::Borrow;
 use core::hash::Hash;
 use core::pin::Pin;
 use core::task::{Context, Poll};
-use std::collections::HashMap;
-use std::collections::hash_map;
-use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+#[cfg(not(feature = "std"))]
+use hashbrown::{HashMap, hash_map};
+#[cfg(feature = "std")]
+use std::collections::{HashMap, hash_map};
 
 use pin_project::pin_project;
-use pinfold_arena::{GrowableArena, Key, Step};
+use pinfold_arena::{GrowableArena, Key, Step, unwind};
 
 mod future_map;
 mod stream_map;
@@ -194,17 +200,29 @@ impl<K: Hash + Eq + Clone, V> Core<K, V> {
         };
         // The old value goes first, so that replacing in a full map needs no new room; if its
         // `Drop` panics, the new value goes in all the same and then the panic propagates.
-        let dropped = catch_unwind(AssertUnwindSafe(|| self.arena.remove(replaced)));
+        let mut incoming = Some((key, stored, value));
+        unwind::repair_on_unwind(
+            self,
+            |core| {
+                core.arena.remove(replaced);
+            },
+            |core| core.put_in_place_of(&mut incoming),
+        );
+        self.put_in_place_of(&mut incoming);
+        true
+    }
+
+    /// Puts the value that replaces a key's old one (whose slot is gone) in a slot of its own
+    /// and points the key's index entry at it; then drops `key` (the index keeps the key it
+    /// has), with the map consistent. Does nothing the second time.
+    fn put_in_place_of(&mut self, incoming: &mut Option<(K, K, V)>) {
+        let Some((key, stored, value)) = incoming.take() else {
+            return;
+        };
         let slot = self.arena.insert(Entry { key: stored, value });
         if let Some(indexed) = self.index.get_mut(&key) {
             *indexed = slot;
         }
-        // `key` (the index keeps the key it has) is dropped last, with the map consistent.
-        drop(key);
-        if let Err(panic) = dropped {
-            resume_unwind(panic);
-        }
-        true
     }
 
     fn remove<Q>(&mut self, key: &Q) -> bool
@@ -414,7 +432,7 @@ macro_rules! shared {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.debug_struct(stringify!($map))
                     .field("len", &self.len())
-                    .field("keys", &self.core.keys().collect::<Vec<_>>())
+                    .field("keys", &self.core.keys().collect::<alloc::vec::Vec<_>>())
                     .field("terminated", &self.core.terminated)
                     .finish_non_exhaustive()
             }

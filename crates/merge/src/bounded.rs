@@ -4,6 +4,7 @@ use core::fmt;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
+use alloc::vec::Vec;
 use futures_core::{FusedStream, Stream};
 use pinfold_arena::{Arena, Key};
 

@@ -62,6 +62,11 @@
 //! departed streams are alive at once than the merge has slots: then one may cause a spurious
 //! poll).
 #![forbid(unsafe_code)]
+#![no_std]
+
+extern crate alloc;
+#[cfg(any(feature = "std", test))]
+extern crate std;
 
 use futures_core::Stream;
 

@@ -35,6 +35,10 @@
 //! # });
 //! ```
 #![forbid(unsafe_code)]
+#![no_std]
+
+#[cfg(any(feature = "std", test))]
+extern crate std;
 
 mod iter_ext;
 

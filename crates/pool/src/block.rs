@@ -59,7 +59,7 @@ impl Block {
         } else {
             // SAFETY: the layout has a non-zero size.
             let ptr = unsafe { alloc(layout) };
-            NonNull::new(ptr).unwrap_or_else(|| std::alloc::handle_alloc_error(layout))
+            NonNull::new(ptr).unwrap_or_else(|| alloc::alloc::handle_alloc_error(layout))
         };
         for index in 0..count {
             let meta = Meta {

@@ -4,6 +4,7 @@ use core::fmt;
 use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
 use core::ptr::{self, NonNull};
+#[cfg(feature = "std")]
 use std::io;
 
 use crate::packet::Packet;
@@ -13,7 +14,8 @@ use crate::sync::{Arc, Ordering};
 /// One buffer of a [`BufferPool`](crate::BufferPool), owned until dropped (then it goes back
 /// to the pool, to the first waiting task if any) or [frozen](Buf::freeze).
 ///
-/// It is written like a slice: [`std::io::Write`] appends, and with the `bytes` feature
+/// It is written like a slice: [`std::io::Write`] appends (with the `std` feature), and with
+/// the `bytes` feature
 /// `bytes::BufMut` does too. It dereferences to the bytes written so far. A write that does
 /// not fit fails with [`io::ErrorKind::WriteZero`] and writes nothing.
 pub struct Buf {
@@ -140,6 +142,7 @@ impl DerefMut for Buf {
     }
 }
 
+#[cfg(feature = "std")]
 impl io::Write for Buf {
     /// Appends all of `bytes`, or fails with [`io::ErrorKind::WriteZero`] and writes nothing
     /// if they do not fit.
@@ -167,6 +170,7 @@ impl io::Write for Buf {
     }
 }
 
+#[cfg(feature = "std")]
 #[cold]
 fn full() -> io::Error {
     io::Error::new(io::ErrorKind::WriteZero, "the pool's buffer is full")

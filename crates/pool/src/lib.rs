@@ -79,7 +79,15 @@
 //!
 //! # Features
 //!
+//! - `std` (default): `std::io::Write` for [`Buf`], and `std::sync::Mutex` as the waiter lock
+//!   (without it, a spin lock: it is held for a few list operations only).
 //! - `bytes`: [`bytes::BufMut`](https://docs.rs/bytes) for [`Buf`].
+
+#![no_std]
+
+extern crate alloc;
+#[cfg(any(feature = "std", test))]
+extern crate std;
 
 mod block;
 mod buf;

@@ -85,9 +85,13 @@ impl Inner {
     /// dropped and woken after it is released), so no panic can leave the list half-changed,
     /// and a poisoned lock is used as is.
     pub(crate) fn lock(&self) -> MutexGuard<'_, Waiters> {
-        self.waiters
+        #[cfg(feature = "std")]
+        return self
+            .waiters
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        #[cfg(not(feature = "std"))]
+        return self.waiters.lock();
     }
 
     /// With the lock held: pops a free buffer, or, if there is none, sets [`WAITERS`] so that

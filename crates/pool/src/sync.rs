@@ -12,11 +12,142 @@ pub(crate) use loom::{
 };
 
 #[cfg(not(all(pinfold_loom, feature = "loom")))]
-pub(crate) use std::{
+pub(crate) use alloc::{
     alloc::{alloc, dealloc},
-    sync::atomic::{AtomicU32, AtomicU64, Ordering},
-    sync::{Arc, Mutex, MutexGuard},
+    sync::Arc,
 };
+#[cfg(not(all(pinfold_loom, feature = "loom")))]
+pub(crate) use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+#[cfg(all(not(all(pinfold_loom, feature = "loom")), feature = "std"))]
+pub(crate) use std::sync::{Mutex, MutexGuard};
+
+#[cfg(all(not(all(pinfold_loom, feature = "loom")), not(feature = "std")))]
+pub(crate) use spin::{SpinLock as Mutex, SpinLockGuard as MutexGuard};
+
+/// Aborts the process (see `abort` in `pinfold_arena::unwind`, which this mirrors).
+#[cold]
+pub(crate) fn abort() -> ! {
+    #[cfg(feature = "std")]
+    std::process::abort();
+    #[cfg(not(feature = "std"))]
+    {
+        struct PanicAgain;
+        impl Drop for PanicAgain {
+            fn drop(&mut self) {
+                panic!("pinfold-pool: aborting");
+            }
+        }
+        let _again = PanicAgain;
+        panic!("pinfold-pool: aborting");
+    }
+}
+
+/// The waiter lock without `std`: a test-and-test-and-set spin lock. It is held only for a
+/// few list operations (no user code runs under it, see `Inner::lock`), so spinning is short.
+#[cfg(not(all(pinfold_loom, feature = "loom")))]
+#[cfg_attr(feature = "std", allow(dead_code))]
+mod spin {
+    use core::cell::UnsafeCell;
+    use core::ops::{Deref, DerefMut};
+
+    use super::{AtomicBool, Ordering};
+
+    /// A `T` that one holder at a time may use.
+    pub(crate) struct SpinLock<T> {
+        locked: AtomicBool,
+        value: UnsafeCell<T>,
+    }
+
+    // SAFETY: the lock hands out access to `value` to one holder at a time (the `Acquire`
+    // swap that takes it synchronizes with the `Release` store that gave it back), so sharing
+    // the lock shares no `&mut T` between threads; `T: Send` because the value is used by
+    // whichever thread holds it.
+    unsafe impl<T: Send> Sync for SpinLock<T> {}
+
+    impl<T> SpinLock<T> {
+        pub(crate) fn new(value: T) -> Self {
+            Self {
+                locked: AtomicBool::new(false),
+                value: UnsafeCell::new(value),
+            }
+        }
+
+        /// Spins until the lock is free, then takes it.
+        pub(crate) fn lock(&self) -> SpinLockGuard<'_, T> {
+            while self
+                .locked
+                .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+            {
+                while self.locked.load(Ordering::Relaxed) {
+                    core::hint::spin_loop();
+                }
+            }
+            SpinLockGuard { lock: self }
+        }
+    }
+
+    /// Access to a [`SpinLock`]'s value; gives the lock back when dropped.
+    pub(crate) struct SpinLockGuard<'a, T> {
+        lock: &'a SpinLock<T>,
+    }
+
+    impl<T> Deref for SpinLockGuard<'_, T> {
+        type Target = T;
+
+        fn deref(&self) -> &T {
+            // SAFETY: the guard exists only while its holder has the lock (see `lock`).
+            unsafe { &*self.lock.value.get() }
+        }
+    }
+
+    impl<T> DerefMut for SpinLockGuard<'_, T> {
+        fn deref_mut(&mut self) -> &mut T {
+            // SAFETY: as in `deref`, and `&mut self` makes this the only access through it.
+            unsafe { &mut *self.lock.value.get() }
+        }
+    }
+
+    impl<T> Drop for SpinLockGuard<'_, T> {
+        fn drop(&mut self) {
+            // Release: what the holder wrote happens before the next holder's `Acquire`.
+            self.lock.locked.store(false, Ordering::Release);
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use std::sync::Arc;
+        use std::thread;
+
+        use super::SpinLock;
+
+        #[test]
+        fn holders_take_turns() {
+            let threads = 4;
+            let rounds = if cfg!(miri) { 20 } else { 2_000 };
+            let lock = Arc::new(SpinLock::new(0_usize));
+            let handles: std::vec::Vec<_> = (0..threads)
+                .map(|_| {
+                    let lock = lock.clone();
+                    thread::spawn(move || {
+                        for _ in 0..rounds {
+                            // Not one `+= 1`: a read, then a write, that a second holder
+                            // would interleave.
+                            let mut value = lock.lock();
+                            let seen = *value;
+                            *value = seen + 1;
+                        }
+                    })
+                })
+                .collect();
+            for handle in handles {
+                handle.join().unwrap();
+            }
+            assert_eq!(*lock.lock(), threads * rounds);
+        }
+    }
+}
 
 /// `core::cell::UnsafeCell` behind loom's closure-based interface, so the same code compiles
 /// under both.

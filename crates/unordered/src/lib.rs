@@ -122,6 +122,10 @@
 //! `drop`), the panic propagates out of the call that ran it and no future is blamed for it.
 //! Either way the set stays usable.
 #![forbid(unsafe_code)]
+#![no_std]
+
+#[cfg(any(feature = "std", test))]
+extern crate std;
 
 mod set;
 

@@ -1,0 +1,222 @@
+//! Keeping state consistent across a panic, with or without `std`.
+//!
+//! Every pinfold primitive promises that a panicking poll or `Drop` of one of its values leaves
+//! it usable. With the `std` feature (the default), these helpers catch the panic
+//! (`catch_unwind`), repair, and resume it. Without `std` there is no `catch_unwind`; they then
+//! repair from a drop guard while the panic unwinds, which needs no runtime support (and does
+//! nothing under `panic = "abort"`, where there is no unwinding to survive). The one
+//! difference a user can see: without `std`, a second panic while the first unwinds (a value
+//! whose `Drop` panics while the set drops the others because of an earlier panic) aborts the
+//! process, as it does for a `Vec`; with `std`, the first panic propagates and later ones are
+//! dropped.
+
+/// A caught panic: its payload with `std`; without `std` a panic is never caught, so there is
+/// no value of this type.
+#[cfg(feature = "std")]
+pub type Panic = alloc::boxed::Box<dyn core::any::Any + Send + 'static>;
+
+/// A caught panic: its payload with `std`; without `std` a panic is never caught, so there is
+/// no value of this type.
+#[cfg(not(feature = "std"))]
+pub type Panic = core::convert::Infallible;
+
+/// Resumes a panic caught by [`each_despite_panics`].
+#[cfg(feature = "std")]
+pub fn resume(panic: Panic) -> ! {
+    std::panic::resume_unwind(panic)
+}
+
+/// Resumes a panic caught by [`each_despite_panics`].
+#[cfg(not(feature = "std"))]
+pub fn resume(panic: Panic) -> ! {
+    match panic {}
+}
+
+/// Runs `body` on `state`; if it panics, runs `repair` on `state` before the panic goes on.
+#[cfg(feature = "std")]
+#[inline]
+pub fn repair_on_unwind<S: ?Sized, R>(
+    state: &mut S,
+    body: impl FnOnce(&mut S) -> R,
+    repair: impl FnOnce(&mut S),
+) -> R {
+    use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+    match catch_unwind(AssertUnwindSafe(|| body(state))) {
+        Ok(out) => out,
+        Err(panic) => {
+            repair(state);
+            resume_unwind(panic)
+        }
+    }
+}
+
+/// Runs `body` on `state`; if it panics, runs `repair` on `state` before the panic goes on.
+#[cfg(not(feature = "std"))]
+#[inline]
+pub fn repair_on_unwind<S: ?Sized, R>(
+    state: &mut S,
+    body: impl FnOnce(&mut S) -> R,
+    repair: impl FnOnce(&mut S),
+) -> R {
+    guarded::repair_on_unwind(state, body, repair)
+}
+
+/// Calls `each` on every item, also when one of the calls panics: the rest are called all
+/// the same, and the first panic is returned (with `std`, where later panics are dropped).
+/// Without `std` the rest are called while the first panic unwinds, and a second panic aborts.
+#[cfg(feature = "std")]
+pub fn each_despite_panics<I: IntoIterator>(
+    items: I,
+    mut each: impl FnMut(I::Item),
+) -> Result<(), Panic> {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    let mut first = None;
+    for item in items {
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| each(item))) {
+            first.get_or_insert(panic);
+        }
+    }
+    first.map_or(Ok(()), Err)
+}
+
+/// Calls `each` on every item, also when one of the calls panics: the rest are called all
+/// the same, and the first panic is returned (with `std`, where later panics are dropped).
+/// Without `std` the rest are called while the first panic unwinds, and a second panic aborts.
+#[cfg(not(feature = "std"))]
+pub fn each_despite_panics<I: IntoIterator>(
+    items: I,
+    each: impl FnMut(I::Item),
+) -> Result<(), Panic> {
+    guarded::each_despite_panics(items, each);
+    Ok(())
+}
+
+/// Aborts the process: `std::process::abort` with `std`; without it, a panic raised while a
+/// panic unwinds, which the Rust runtime turns into an abort (and with `panic = "abort"`, the
+/// first panic aborts).
+#[cfg(feature = "std")]
+#[cold]
+pub fn abort() -> ! {
+    std::process::abort()
+}
+
+/// Aborts the process: `std::process::abort` with `std`; without it, a panic raised while a
+/// panic unwinds, which the Rust runtime turns into an abort (and with `panic = "abort"`, the
+/// first panic aborts).
+#[cfg(not(feature = "std"))]
+#[cold]
+pub fn abort() -> ! {
+    struct PanicAgain;
+    impl Drop for PanicAgain {
+        fn drop(&mut self) {
+            panic!("pinfold: aborting");
+        }
+    }
+    let _again = PanicAgain;
+    panic!("pinfold: aborting");
+}
+
+/// The drop-guard versions, compiled always so that the tests (which have `std`) check them
+/// too.
+#[cfg_attr(feature = "std", allow(dead_code))]
+mod guarded {
+    /// Runs its repair when dropped, unless disarmed: dropped armed only while unwinding.
+    struct Repair<'a, S: ?Sized, G: FnOnce(&mut S)> {
+        state: &'a mut S,
+        repair: Option<G>,
+    }
+
+    impl<S: ?Sized, G: FnOnce(&mut S)> Drop for Repair<'_, S, G> {
+        fn drop(&mut self) {
+            if let Some(repair) = self.repair.take() {
+                repair(self.state);
+            }
+        }
+    }
+
+    pub(super) fn repair_on_unwind<S: ?Sized, R>(
+        state: &mut S,
+        body: impl FnOnce(&mut S) -> R,
+        repair: impl FnOnce(&mut S),
+    ) -> R {
+        let mut guard = Repair {
+            state,
+            repair: Some(repair),
+        };
+        let out = body(guard.state);
+        guard.repair = None;
+        out
+    }
+
+    /// Calls `each` on the items left when dropped: all of them if dropped while unwinding,
+    /// none after the loop ran them all.
+    struct Rest<I: Iterator, F: FnMut(I::Item)> {
+        items: I,
+        each: F,
+    }
+
+    impl<I: Iterator, F: FnMut(I::Item)> Drop for Rest<I, F> {
+        fn drop(&mut self) {
+            for item in &mut self.items {
+                (self.each)(item);
+            }
+        }
+    }
+
+    pub(super) fn each_despite_panics<I: IntoIterator>(items: I, each: impl FnMut(I::Item)) {
+        let mut rest = Rest {
+            items: items.into_iter().fuse(),
+            each,
+        };
+        for item in rest.items.by_ref() {
+            (rest.each)(item);
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use std::panic::{AssertUnwindSafe, catch_unwind};
+        use std::vec::Vec;
+
+        #[test]
+        fn repair_runs_only_when_the_body_panics() {
+            let mut log = Vec::new();
+            let out = super::repair_on_unwind(&mut log, |log| log.len(), |log| log.push(9));
+            assert_eq!(out, 0);
+            log.push(1);
+            assert_eq!(log, [1]);
+            let panicked = catch_unwind(AssertUnwindSafe(|| {
+                super::repair_on_unwind(
+                    &mut log,
+                    |log| {
+                        log.push(2);
+                        panic!("body");
+                    },
+                    |log| log.push(9),
+                )
+            }));
+            assert!(panicked.is_err());
+            assert_eq!(log, [1, 2, 9]);
+        }
+
+        #[test]
+        fn a_panicking_call_does_not_skip_the_rest() {
+            let mut seen = Vec::new();
+            let panicked = catch_unwind(AssertUnwindSafe(|| {
+                super::each_despite_panics(0..5, |n| {
+                    seen.push(n);
+                    if n == 1 {
+                        panic!("item 1");
+                    }
+                })
+            }));
+            let panic = panicked.unwrap_err();
+            assert_eq!(panic.downcast_ref::<&str>(), Some(&"item 1"));
+            assert_eq!(seen, [0, 1, 2, 3, 4]);
+            // Without a panic, each item is called once: the guard finds nothing left.
+            seen.clear();
+            super::each_despite_panics(0..3, |n| seen.push(n));
+            assert_eq!(seen, [0, 1, 2]);
+        }
+    }
+}
