@@ -68,6 +68,7 @@ extern crate std;
 
 mod arena;
 mod atomic_waker;
+pub mod coop;
 mod fixed;
 mod growable;
 mod hub;

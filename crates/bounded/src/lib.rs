@@ -76,7 +76,7 @@ use core::task::{Context, Poll};
 
 use alloc::vec::Vec;
 use futures_core::{FusedStream, Stream};
-use pinfold_arena::{Arena, Step};
+use pinfold_arena::{Arena, Step, coop};
 
 pub use pinfold_arena::Key;
 
@@ -216,13 +216,15 @@ impl<F: Future> FuturesUnorderedBounded<F> {
     /// `poll_next` that also says which future gave the output: the key
     /// [`insert`](Self::insert) returned for it.
     pub fn poll_next_keyed(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Key, F::Output)>> {
-        let polled = self
-            .arena
-            .poll_next(cx, |_, fut, cx| Step::done(fut.poll(cx)));
-        if let Poll::Ready(None) = polled {
-            self.terminated = true;
-        }
-        polled
+        coop::poll_output(cx, |cx| {
+            let polled = self
+                .arena
+                .poll_next(cx, |_, fut, cx| Step::done(fut.poll(cx)));
+            if let Poll::Ready(None) = polled {
+                self.terminated = true;
+            }
+            polled
+        })
     }
 }
 

@@ -103,14 +103,16 @@ where
     }
 }
 
-impl<St> Stream for OrderedBuffer<St>
+impl<St> OrderedBuffer<St>
 where
     St: Stream,
     St::Item: Future,
 {
-    type Item = <St::Item as Future>::Output;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+    /// [`Stream::poll_next`] without tokio's budget.
+    fn poll_buffered(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<<St::Item as Future>::Output>> {
         let mut this = self.project();
         if *this.terminated {
             return Poll::Ready(None);
@@ -158,6 +160,19 @@ where
                 Poll::Pending => return Poll::Pending,
             }
         }
+    }
+}
+
+impl<St> Stream for OrderedBuffer<St>
+where
+    St: Stream,
+    St::Item: Future,
+{
+    type Item = <St::Item as Future>::Output;
+
+    /// An output spends a unit of tokio's budget (with the `tokio-coop` feature).
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        pinfold_arena::coop::poll_output(cx, |cx| self.poll_buffered(cx))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

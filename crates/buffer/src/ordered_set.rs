@@ -137,8 +137,15 @@ impl<A: Slots<Tagged<F>>, F: Future> Ordered<A, F> {
         self.ring.clear();
     }
 
+    /// The next output in order; it spends a unit of tokio's budget (with the `tokio-coop`
+    /// feature).
     #[inline]
     fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
+        pinfold_arena::coop::poll_output(cx, |cx| self.poll_in_order(cx))
+    }
+
+    #[inline]
+    fn poll_in_order(&mut self, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
         if let Some(seq) = self.polling.take() {
             // The last poll panicked in this future's poll or drop; the arena dropped it.
             self.ring.lose(seq);

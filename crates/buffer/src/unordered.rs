@@ -66,14 +66,16 @@ where
     }
 }
 
-impl<St> Stream for UnorderedBuffer<St>
+impl<St> UnorderedBuffer<St>
 where
     St: Stream,
     St::Item: Future,
 {
-    type Item = <St::Item as Future>::Output;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+    /// [`Stream::poll_next`] without tokio's budget.
+    fn poll_buffered(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<<St::Item as Future>::Output>> {
         let mut this = self.project();
         if *this.terminated {
             return Poll::Ready(None);
@@ -103,6 +105,19 @@ where
             }
             Poll::Pending => Poll::Pending,
         }
+    }
+}
+
+impl<St> Stream for UnorderedBuffer<St>
+where
+    St: Stream,
+    St::Item: Future,
+{
+    type Item = <St::Item as Future>::Output;
+
+    /// An output spends a unit of tokio's budget (with the `tokio-coop` feature).
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        pinfold_arena::coop::poll_output(cx, |cx| self.poll_buffered(cx))
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {

@@ -91,12 +91,21 @@ impl<F, T> Join<F, T> {
         &mut self,
         cx: &mut Context<'_>,
         name: &str,
-        mut poll: P,
+        poll: P,
     ) -> Poll<Result<Vec<T>, E>>
     where
         P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
     {
         assert!(!self.terminated, "{name} polled after completion");
+        // The join's output spends a unit of tokio's budget (with the `tokio-coop` feature).
+        pinfold_arena::coop::poll_once(cx, |cx| self.poll_futures(cx, poll))
+    }
+
+    /// [`poll`](Self::poll) without tokio's budget.
+    fn poll_futures<E, P>(&mut self, cx: &mut Context<'_>, mut poll: P) -> Poll<Result<Vec<T>, E>>
+    where
+        P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
+    {
         // If a future's poll or drop unwinds, the guard drops every other future and output
         // on the way out (the future's panic is the one that goes on); a panic of the task's
         // waker (its registration or a yield) leaves the join as it was.

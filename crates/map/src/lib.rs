@@ -268,8 +268,18 @@ impl<K: Hash + Eq + Clone, V> Core<K, V> {
 
     /// One round: the next output of any woken value, with its user key. `poll` polls one
     /// value; values that leave are dropped by the arena and their keys taken out of the index
-    /// before the output is returned.
+    /// before the output is returned. An output spends a unit of tokio's budget (with the
+    /// `tokio-coop` feature).
     fn poll_next<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        poll: impl FnMut(Pin<&mut V>, &mut Context<'_>) -> Polled<T>,
+    ) -> Poll<Option<(K, T)>> {
+        pinfold_arena::coop::poll_output(cx, |cx| self.poll_round(cx, poll))
+    }
+
+    /// [`poll_next`](Self::poll_next) without tokio's budget.
+    fn poll_round<T>(
         &mut self,
         cx: &mut Context<'_>,
         mut poll: impl FnMut(Pin<&mut V>, &mut Context<'_>) -> Polled<T>,

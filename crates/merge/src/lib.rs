@@ -154,13 +154,15 @@ macro_rules! shared {
                 &mut self,
                 cx: &mut Context<'_>,
             ) -> Poll<Option<(Key, S::Item)>> {
-                let polled = self.arena.poll_next_some(cx, |_, stream, cx| {
-                    pinfold_arena::Step::next(stream.poll_next(cx))
-                });
-                if let Poll::Ready(None) = polled {
-                    self.terminated = true;
-                }
-                polled
+                pinfold_arena::coop::poll_output(cx, |cx| {
+                    let polled = self.arena.poll_next_some(cx, |_, stream, cx| {
+                        pinfold_arena::Step::next(stream.poll_next(cx))
+                    });
+                    if let Poll::Ready(None) = polled {
+                        self.terminated = true;
+                    }
+                    polled
+                })
             }
         }
 

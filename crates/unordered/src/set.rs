@@ -6,7 +6,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use futures_core::{FusedStream, Stream};
-use pinfold_arena::{GrowableArena, Key, Step};
+use pinfold_arena::{GrowableArena, Key, Step, coop};
 
 /// A growable set of futures, polled concurrently, whose outputs come out in the order the
 /// futures finish. See the [crate documentation](crate) for how it grows, gives memory back,
@@ -128,13 +128,15 @@ impl<F: Future> FuturesUnordered<F> {
     /// `poll_next` that also says which future gave the output: the key
     /// [`insert`](Self::insert) returned for it.
     pub fn poll_next_keyed(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Key, F::Output)>> {
-        let polled = self
-            .arena
-            .poll_next(cx, |_, fut, cx| Step::done(fut.poll(cx)));
-        if let Poll::Ready(None) = polled {
-            self.terminated = true;
-        }
-        polled
+        coop::poll_output(cx, |cx| {
+            let polled = self
+                .arena
+                .poll_next(cx, |_, fut, cx| Step::done(fut.poll(cx)));
+            if let Poll::Ready(None) = polled {
+                self.terminated = true;
+            }
+            polled
+        })
     }
 }
 
