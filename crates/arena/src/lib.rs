@@ -60,6 +60,13 @@
 //! assert!(arena.is_empty());
 //! ```
 //!
+//! # Features
+//!
+//! - `std` (default): [`unwind`] catches panics with `catch_unwind`. Without it the crate is
+//!   `#![no_std]` + `alloc` and stays consistent with drop guards while a panic unwinds.
+//! - `tokio-coop`: [`coop`] spends tokio's cooperative budget per output.
+//! - `loom`: with `--cfg pinfold_loom`, loom's atomics, cells and allocation, for the models
+//!   in `loom-tests/`.
 #![no_std]
 
 extern crate alloc;

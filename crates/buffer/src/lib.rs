@@ -122,6 +122,15 @@
 //! If a future panics while being polled, it is dropped in place and the panic propagates out
 //! of `poll_next`. The adapter stays usable: [`OrderedBuffer`] skips the future's place in the
 //! order, and the other outputs still come out.
+//!
+//! # Features
+//!
+//! - `std` (default): a panic in a value's poll or `Drop` is caught with `catch_unwind` and
+//!   resumed once the buffer is consistent. Without it the crate is `#![no_std]` + `alloc` and
+//!   stays consistent with drop guards while the panic unwinds (see
+//!   [`pinfold_arena::unwind`]).
+//! - `tokio-coop`: each output spends a unit of tokio's cooperative budget, and the buffer or set
+//!   yields once the budget is spent (see [`pinfold_arena::coop`]).
 #![forbid(unsafe_code)]
 #![no_std]
 

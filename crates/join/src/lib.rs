@@ -121,6 +121,15 @@
 //! `futures-util` does. It never returns a value twice.
 //!
 //! [`FusedFuture::is_terminated`]: futures_core::future::FusedFuture::is_terminated
+//!
+//! # Features
+//!
+//! - `std` (default): a panic in a value's poll or `Drop` is caught with `catch_unwind` and
+//!   resumed once the join is consistent. Without it the crate is `#![no_std]` + `alloc` and
+//!   stays consistent with drop guards while the panic unwinds (see
+//!   [`pinfold_arena::unwind`]).
+//! - `tokio-coop`: the join's output (its whole `Vec`) spends a unit of tokio's cooperative budget;
+//!   a join polled with the budget spent yields (see [`pinfold_arena::coop`]).
 #![forbid(unsafe_code)]
 #![no_std]
 

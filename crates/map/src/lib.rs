@@ -30,8 +30,8 @@
 //! # Keys
 //!
 //! Each value sits in a slot of a [`GrowableArena`] with a copy of its user key beside it; a
-//! `std::collections::HashMap` from user key to the slot's arena [`Key`] finds the slot of a
-//! key. So `insert`, `remove`, `contains_key`, `get` and `get_pin_mut` cost one hash of the key
+//! `HashMap` (std's; `hashbrown`'s without `std`) from user key to the slot's arena [`Key`]
+//! finds the slot of a key. So `insert`, `remove`, `contains_key`, `get` and `get_pin_mut` cost one hash of the key
 //! and one lookup (expected constant time, as `HashMap`'s), plus the arena's constant-time
 //! slot work; each key is cloned once when it is inserted. An output costs no lookup while its
 //! value stays (a stream's item clones the key from its slot) and one `HashMap` removal when
@@ -66,6 +66,17 @@
 //! through the map without any allocation as long as it holds at most `n` at once (and they
 //! allocate nothing themselves). Replacing a key's value frees the old one's slot first, so it
 //! needs no room. Beyond `n`, the map grows as `FuturesUnordered` does.
+//!
+//! # Features
+//!
+//! - `std` (default): a panic in a value's poll or `Drop` is caught with `catch_unwind` and
+//!   resumed once the map is consistent. Without it the crate is `#![no_std]` + `alloc` and
+//!   stays consistent with drop guards while the panic unwinds (see
+//!   [`pinfold_arena::unwind`]). Without `std` the index from user key to slot is a
+//!   `hashbrown::HashMap` with its default hasher (foldhash: fast, not resistant to keys chosen
+//!   to collide), with it `std::collections::HashMap` (SipHash, randomly keyed).
+//! - `tokio-coop`: each output spends a unit of tokio's cooperative budget, and the map yields once
+//!   the budget is spent (see [`pinfold_arena::coop`]).
 #![forbid(unsafe_code)]
 #![no_std]
 

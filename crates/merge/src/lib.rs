@@ -61,6 +61,15 @@
 //! its stream does not poll the stream that takes its slot next (unless more wakers of
 //! departed streams are alive at once than the merge has slots: then one may cause a spurious
 //! poll).
+//!
+//! # Features
+//!
+//! - `std` (default): a panic in a value's poll or `Drop` is caught with `catch_unwind` and
+//!   resumed once the merge is consistent. Without it the crate is `#![no_std]` + `alloc` and
+//!   stays consistent with drop guards while the panic unwinds (see
+//!   [`pinfold_arena::unwind`]).
+//! - `tokio-coop`: each item spends a unit of tokio's cooperative budget, and the merge yields once
+//!   the budget is spent (see [`pinfold_arena::coop`]).
 #![forbid(unsafe_code)]
 #![no_std]
 

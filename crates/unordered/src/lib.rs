@@ -121,6 +121,15 @@
 //! panic propagates out of `poll_next`. If the task's waker panics (in its `clone`, `wake` or
 //! `drop`), the panic propagates out of the call that ran it and no future is blamed for it.
 //! Either way the set stays usable.
+//!
+//! # Features
+//!
+//! - `std` (default): a panic in a value's poll or `Drop` is caught with `catch_unwind` and
+//!   resumed once the set is consistent. Without it the crate is `#![no_std]` + `alloc` and
+//!   stays consistent with drop guards while the panic unwinds (see
+//!   [`pinfold_arena::unwind`]).
+//! - `tokio-coop`: each output spends a unit of tokio's cooperative budget, and the set yields once
+//!   the budget is spent (see [`pinfold_arena::coop`]).
 #![forbid(unsafe_code)]
 #![no_std]
 
