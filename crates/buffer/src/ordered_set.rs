@@ -9,6 +9,34 @@ use core::task::{Context, Poll};
 use futures_core::{FusedStream, Stream};
 use pinfold_arena::{Arena, Budget, GrowableArena, Key, Step, unwind};
 
+/// `Unpin`, `Stream` and `FusedStream` of an ordered set type `$set`, which wraps an
+/// [`OrderedSet`] in its field `set`.
+macro_rules! stream_impls {
+    ($set:ident) => {
+        // Nothing is pinned through the set: futures are pinned in the arena's own storage,
+        // and outputs are never pinned.
+        impl<F: Future> Unpin for $set<F> {}
+
+        impl<F: Future> Stream for $set<F> {
+            type Item = F::Output;
+
+            fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
+                self.get_mut().set.poll_next(cx)
+            }
+
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                (self.len(), Some(self.len()))
+            }
+        }
+
+        impl<F: Future> FusedStream for $set<F> {
+            fn is_terminated(&self) -> bool {
+                self.set.terminated
+            }
+        }
+    };
+}
+
 use crate::ring::ReorderRing;
 use crate::tagged::Tagged;
 use alloc::vec::Vec;
@@ -311,27 +339,7 @@ impl<F: Future> FuturesOrderedBounded<F> {
     }
 }
 
-// Nothing is pinned through the set: futures are pinned in the arena's own storage, and
-// outputs are never pinned.
-impl<F: Future> Unpin for FuturesOrderedBounded<F> {}
-
-impl<F: Future> Stream for FuturesOrderedBounded<F> {
-    type Item = F::Output;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
-        self.get_mut().set.poll_next(cx)
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.len(), Some(self.len()))
-    }
-}
-
-impl<F: Future> FusedStream for FuturesOrderedBounded<F> {
-    fn is_terminated(&self) -> bool {
-        self.set.terminated
-    }
-}
+stream_impls!(FuturesOrderedBounded);
 
 impl<F: Future> FromIterator<F> for FuturesOrderedBounded<F> {
     /// A set holding every future of the iterator in order, with a capacity equal to their
@@ -427,27 +435,7 @@ impl<F: Future> Default for FuturesOrdered<F> {
     }
 }
 
-// Nothing is pinned through the set: futures are pinned in the arena's own storage, and
-// outputs are never pinned.
-impl<F: Future> Unpin for FuturesOrdered<F> {}
-
-impl<F: Future> Stream for FuturesOrdered<F> {
-    type Item = F::Output;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
-        self.get_mut().set.poll_next(cx)
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.len(), Some(self.len()))
-    }
-}
-
-impl<F: Future> FusedStream for FuturesOrdered<F> {
-    fn is_terminated(&self) -> bool {
-        self.set.terminated
-    }
-}
+stream_impls!(FuturesOrdered);
 
 impl<F: Future> FromIterator<F> for FuturesOrdered<F> {
     /// A set holding every future of the iterator, in order.
