@@ -3,6 +3,7 @@
 
 use core::cell::UnsafeCell;
 use core::fmt;
+use core::mem::ManuallyDrop;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
@@ -643,7 +644,6 @@ impl<T> Arena<T> {
     /// Polls the value at `index` (there is one) with `poll`, in a context of the waker of
     /// wake table entry `entry`. If `poll` panics, the value is dropped and its slot freed
     /// before the panic goes on.
-    #[cfg(feature = "std")]
     #[inline(always)]
     fn poll_value<R>(
         &mut self,
@@ -651,49 +651,46 @@ impl<T> Arena<T> {
         entry: usize,
         poll: impl FnOnce(Pin<&mut T>, &mut Context<'_>) -> R,
     ) -> R {
-        use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+        #[cfg(feature = "std")]
+        {
+            use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+            let (value, waker) = self.value_and_waker(index, entry);
+            // Only the poll is wrapped (`unwind::repair_on_unwind` would take the slot lookup
+            // and the waker in too, which costs about 15 instructions a poll).
+            match catch_unwind(AssertUnwindSafe(|| {
+                poll(value, &mut Context::from_waker(&waker))
+            })) {
+                Ok(out) => out,
+                Err(panic) => {
+                    self.remove_at(index);
+                    resume_unwind(panic);
+                }
+            }
+        }
+        #[cfg(not(feature = "std"))]
+        unwind::repair_on_unwind(
+            self,
+            |arena| {
+                let (value, waker) = arena.value_and_waker(index, entry);
+                poll(value, &mut Context::from_waker(&waker))
+            },
+            |arena| arena.remove_at(index),
+        )
+    }
+
+    /// The value at `index` (there is one), pinned, and the waker of wake table entry `entry`.
+    #[inline(always)]
+    fn value_and_waker(
+        &mut self,
+        index: usize,
+        entry: usize,
+    ) -> (Pin<&mut T>, ManuallyDrop<Waker>) {
         let Some(value) = self.slots[index].value.get_mut().as_mut() else {
             unreachable!("the slot polled is empty")
         };
         // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
         let value = unsafe { Pin::new_unchecked(value) };
-        let waker = self.table.borrowed_waker(entry);
-        let mut cx = Context::from_waker(&waker);
-        // Only the poll is wrapped (`unwind::repair_on_unwind` would take the slot lookup and
-        // the waker in too, which costs about 15 instructions a poll).
-        match catch_unwind(AssertUnwindSafe(|| poll(value, &mut cx))) {
-            Ok(out) => out,
-            Err(panic) => {
-                self.remove_at(index);
-                resume_unwind(panic);
-            }
-        }
-    }
-
-    /// Polls the value at `index` (there is one) with `poll`, in a context of the waker of
-    /// wake table entry `entry`. If `poll` panics, the value is dropped and its slot freed
-    /// while the panic unwinds.
-    #[cfg(not(feature = "std"))]
-    #[inline(always)]
-    fn poll_value<R>(
-        &mut self,
-        index: usize,
-        entry: usize,
-        poll: impl FnOnce(Pin<&mut T>, &mut Context<'_>) -> R,
-    ) -> R {
-        unwind::repair_on_unwind(
-            self,
-            |arena| {
-                let Some(value) = arena.slots[index].value.get_mut().as_mut() else {
-                    unreachable!("the slot polled is empty")
-                };
-                // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
-                let value = unsafe { Pin::new_unchecked(value) };
-                let waker = arena.table.borrowed_waker(entry);
-                poll(value, &mut Context::from_waker(&waker))
-            },
-            |arena| arena.remove_at(index),
-        )
+        (value, self.table.borrowed_waker(entry))
     }
 }
 

@@ -14,106 +14,83 @@
 /// no value of this type.
 #[cfg(feature = "std")]
 pub type Panic = alloc::boxed::Box<dyn core::any::Any + Send + 'static>;
-
-/// A caught panic: its payload with `std`; without `std` a panic is never caught, so there is
-/// no value of this type.
 #[cfg(not(feature = "std"))]
+#[allow(missing_docs)]
 pub type Panic = core::convert::Infallible;
 
 /// Resumes a panic caught by [`each_despite_panics`].
-#[cfg(feature = "std")]
 pub fn resume(panic: Panic) -> ! {
-    std::panic::resume_unwind(panic)
-}
-
-/// Resumes a panic caught by [`each_despite_panics`].
-#[cfg(not(feature = "std"))]
-pub fn resume(panic: Panic) -> ! {
+    #[cfg(feature = "std")]
+    std::panic::resume_unwind(panic);
+    #[cfg(not(feature = "std"))]
     match panic {}
 }
 
 /// Runs `body` on `state`; if it panics, runs `repair` on `state` before the panic goes on.
-#[cfg(feature = "std")]
 #[inline]
 pub fn repair_on_unwind<S: ?Sized, R>(
     state: &mut S,
     body: impl FnOnce(&mut S) -> R,
     repair: impl FnOnce(&mut S),
 ) -> R {
-    use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-    match catch_unwind(AssertUnwindSafe(|| body(state))) {
-        Ok(out) => out,
-        Err(panic) => {
-            repair(state);
-            resume_unwind(panic)
+    #[cfg(feature = "std")]
+    {
+        use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+        match catch_unwind(AssertUnwindSafe(|| body(state))) {
+            Ok(out) => out,
+            Err(panic) => {
+                repair(state);
+                resume_unwind(panic)
+            }
         }
     }
-}
-
-/// Runs `body` on `state`; if it panics, runs `repair` on `state` before the panic goes on.
-#[cfg(not(feature = "std"))]
-#[inline]
-pub fn repair_on_unwind<S: ?Sized, R>(
-    state: &mut S,
-    body: impl FnOnce(&mut S) -> R,
-    repair: impl FnOnce(&mut S),
-) -> R {
+    #[cfg(not(feature = "std"))]
     guarded::repair_on_unwind(state, body, repair)
 }
 
 /// Calls `each` on every item, also when one of the calls panics: the rest are called all
 /// the same, and the first panic is returned (with `std`, where later panics are dropped).
 /// Without `std` the rest are called while the first panic unwinds, and a second panic aborts.
-#[cfg(feature = "std")]
 pub fn each_despite_panics<I: IntoIterator>(
     items: I,
     mut each: impl FnMut(I::Item),
 ) -> Result<(), Panic> {
-    use std::panic::{AssertUnwindSafe, catch_unwind};
-    let mut first = None;
-    for item in items {
-        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| each(item))) {
-            first.get_or_insert(panic);
+    #[cfg(feature = "std")]
+    {
+        use std::panic::{AssertUnwindSafe, catch_unwind};
+        let mut first = None;
+        for item in items {
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| each(item))) {
+                first.get_or_insert(panic);
+            }
         }
+        first.map_or(Ok(()), Err)
     }
-    first.map_or(Ok(()), Err)
-}
-
-/// Calls `each` on every item, also when one of the calls panics: the rest are called all
-/// the same, and the first panic is returned (with `std`, where later panics are dropped).
-/// Without `std` the rest are called while the first panic unwinds, and a second panic aborts.
-#[cfg(not(feature = "std"))]
-pub fn each_despite_panics<I: IntoIterator>(
-    items: I,
-    each: impl FnMut(I::Item),
-) -> Result<(), Panic> {
-    guarded::each_despite_panics(items, each);
-    Ok(())
+    #[cfg(not(feature = "std"))]
+    {
+        guarded::each_despite_panics(items, &mut each);
+        Ok(())
+    }
 }
 
 /// Aborts the process: `std::process::abort` with `std`; without it, a panic raised while a
 /// panic unwinds, which the Rust runtime turns into an abort (and with `panic = "abort"`, the
 /// first panic aborts).
-#[cfg(feature = "std")]
 #[cold]
 pub fn abort() -> ! {
-    std::process::abort()
-}
-
-/// Aborts the process: `std::process::abort` with `std`; without it, a panic raised while a
-/// panic unwinds, which the Rust runtime turns into an abort (and with `panic = "abort"`, the
-/// first panic aborts).
-#[cfg(not(feature = "std"))]
-#[cold]
-pub fn abort() -> ! {
-    struct PanicAgain;
-    impl Drop for PanicAgain {
-        fn drop(&mut self) {
-            panic!("pinfold: aborting");
+    #[cfg(feature = "std")]
+    std::process::abort();
+    #[cfg(not(feature = "std"))]
+    {
+        struct PanicAgain;
+        impl Drop for PanicAgain {
+            fn drop(&mut self) {
+                panic!("pinfold: aborting");
+            }
         }
+        let _again = PanicAgain;
+        panic!("pinfold: aborting");
     }
-    let _again = PanicAgain;
-    panic!("pinfold: aborting");
 }
 
 /// The drop-guard versions, compiled always so that the tests (which have `std`) check them

@@ -36,7 +36,9 @@ async fn serve(id: usize) -> usize {
     id
 }
 
-async fn run() {
+// Virtual time: tokio's clock is paused, so the sleeps take no real time.
+#[tokio::main(flavor = "current_thread", start_paused = true)]
+async fn main() {
     let start = Instant::now();
     let at = || format!("{:>5} ms", start.elapsed().as_millis());
     let mut in_flight = FuturesUnorderedBounded::new(LIMIT);
@@ -85,13 +87,4 @@ async fn run() {
     }
     assert_eq!(served, SERVE_MS.len());
     println!("{} all {served} connections served", at());
-}
-
-fn main() {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("a current-thread runtime")
-        .block_on(run());
 }

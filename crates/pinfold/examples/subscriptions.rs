@@ -39,7 +39,9 @@ fn report_ended<S>(subscribed: &mut BTreeSet<&'static str>, map: &StreamMap<&'st
     }
 }
 
-async fn run() {
+// Virtual time: tokio's clock is paused, so the sleeps take no real time.
+#[tokio::main(flavor = "current_thread", start_paused = true)]
+async fn main() {
     let ms = Duration::from_millis;
     let start = Instant::now();
     let mut subscriptions = StreamMap::new();
@@ -76,13 +78,4 @@ async fn run() {
         "{:>5} ms no subscription left: the map's stream has ended",
         start.elapsed().as_millis()
     );
-}
-
-fn main() {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .expect("a current-thread runtime")
-        .block_on(run());
 }
