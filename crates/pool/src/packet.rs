@@ -86,7 +86,7 @@ impl Clone for Packet {
             .packets
             .fetch_add(1, Ordering::Relaxed);
         if before > MAX_PACKETS {
-            crate::sync::abort();
+            pinfold_arena::unwind::abort();
         }
         Self {
             inner: self.inner.clone(),

@@ -24,24 +24,6 @@ pub(crate) use std::sync::{Mutex, MutexGuard};
 #[cfg(all(not(all(pinfold_loom, feature = "loom")), not(feature = "std")))]
 pub(crate) use spin::{SpinLock as Mutex, SpinLockGuard as MutexGuard};
 
-/// Aborts the process (see `abort` in `pinfold_arena::unwind`, which this mirrors).
-#[cold]
-pub(crate) fn abort() -> ! {
-    #[cfg(feature = "std")]
-    std::process::abort();
-    #[cfg(not(feature = "std"))]
-    {
-        struct PanicAgain;
-        impl Drop for PanicAgain {
-            fn drop(&mut self) {
-                panic!("pinfold-pool: aborting");
-            }
-        }
-        let _again = PanicAgain;
-        panic!("pinfold-pool: aborting");
-    }
-}
-
 /// The waiter lock without `std`: a test-and-test-and-set spin lock. It is held only for a
 /// few list operations (no user code runs under it, see `Inner::lock`), so spinning is short.
 #[cfg(not(all(pinfold_loom, feature = "loom")))]
