@@ -4,61 +4,17 @@
 mod probe;
 
 use std::future::Future;
-use std::pin::pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll, Wake, Waker};
-use std::thread::{self, Thread};
-use std::time::{Duration, Instant};
+use std::task::{Poll, Waker};
+use std::thread;
 
 use futures_util::StreamExt;
 use pinfold_arena::MAX_VAIN_REPOLLS;
 use pinfold_bounded::FuturesUnorderedBounded;
+use pinfold_testkit::future::{LOST_WAKE, block_on};
 use probe::{Probe, counting_waker, poll_once, poll_with, probes, settle};
 
-/// How long a test waits for a wake before it calls the wake lost (a deadlock guard, far above
-/// any real delay; not a timing assertion).
-const LOST_WAKE: Duration = Duration::from_secs(60);
-
-/// Runs `fut` to completion on this thread, parking while it is pending. Panics if the future
-/// stays pending and nothing wakes it for [`LOST_WAKE`].
-fn block_on<F: Future>(fut: F) -> F::Output {
-    struct Unpark {
-        thread: Thread,
-        woken: AtomicBool,
-    }
-    impl Wake for Unpark {
-        fn wake(self: Arc<Self>) {
-            self.wake_by_ref();
-        }
-        fn wake_by_ref(self: &Arc<Self>) {
-            self.woken.store(true, Ordering::SeqCst);
-            self.thread.unpark();
-        }
-    }
-    let unpark = Arc::new(Unpark {
-        thread: thread::current(),
-        woken: AtomicBool::new(false),
-    });
-    let waker = Waker::from(unpark.clone());
-    let mut cx = Context::from_waker(&waker);
-    let mut fut = pin!(fut);
-    loop {
-        if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
-            return out;
-        }
-        let parked = Instant::now();
-        while !unpark.woken.swap(false, Ordering::SeqCst) {
-            assert!(
-                parked.elapsed() < LOST_WAKE,
-                "pending and not woken for {LOST_WAKE:?}: a wake was lost"
-            );
-            thread::park_timeout(LOST_WAKE);
-        }
-    }
-}
-
-/// Awaits `fut`, panicking if it does not finish within [`LOST_WAKE`] (a deadlock guard).
+/// Awaits `fut`, panicking if it does not finish within `LOST_WAKE` (a deadlock guard).
 /// Checks the deadline before polling `fut`, so a lost wake cannot be covered up by the
 /// deadline's own wake polling `fut` once more.
 async fn guarded<F: Future>(fut: F) -> F::Output {

@@ -1,10 +1,13 @@
-//! Driving a future by hand: one poll with a given waker, or to completion on this thread.
+//! Driving a future by hand: one poll with a given waker, or to completion on this thread with
+//! a guard against lost wakes.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
+use std::time::{Duration, Instant};
 
 /// One poll of `fut` with `waker`.
 pub fn poll_with<F: Future + Unpin>(fut: &mut F, waker: &Waker) -> Poll<F::Output> {
@@ -16,29 +19,55 @@ pub fn poll_once<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
     poll_with(fut, Waker::noop())
 }
 
-/// A waker that unparks the thread that made it.
-struct Unparker(Thread);
+/// How long [`block_on`] waits for a wake before it calls the wake lost: a deadlock guard, far
+/// above any real delay (and reached at once under Miri, whose clock jumps when every thread
+/// sleeps), not a timing assertion.
+pub const LOST_WAKE: Duration = Duration::from_secs(60);
+
+/// The waker of [`block_on`]: records that it was woken and unparks the thread that made it.
+struct Unparker {
+    thread: Thread,
+    woken: AtomicBool,
+}
 
 impl Wake for Unparker {
     fn wake(self: Arc<Self>) {
-        self.0.unpark();
+        self.wake_by_ref();
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        self.0.unpark();
+        self.woken.store(true, Ordering::SeqCst);
+        self.thread.unpark();
     }
 }
 
-/// Runs `fut` to completion on this thread, parking while it is `Pending`: a lost wake hangs.
+/// Runs `fut` to completion on this thread, parking while it is `Pending`, and polling it again
+/// only once its waker was woken (a spurious unpark does not poll it). Allocates once (the
+/// waker).
+///
+/// # Panics
+/// If `fut` stays pending and nothing wakes it for [`LOST_WAKE`], so that a lost wake fails
+/// the test instead of hanging it.
 pub fn block_on<F: Future>(fut: F) -> F::Output {
-    let waker = Waker::from(Arc::new(Unparker(thread::current())));
+    let unparker = Arc::new(Unparker {
+        thread: thread::current(),
+        woken: AtomicBool::new(false),
+    });
+    let waker = Waker::from(unparker.clone());
     let mut cx = Context::from_waker(&waker);
     let mut fut = std::pin::pin!(fut);
     loop {
         if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
             return out;
         }
-        thread::park();
+        let parked = Instant::now();
+        while !unparker.woken.swap(false, Ordering::SeqCst) {
+            assert!(
+                parked.elapsed() < LOST_WAKE,
+                "pending and not woken for {LOST_WAKE:?}: a wake was lost"
+            );
+            thread::park_timeout(LOST_WAKE);
+        }
     }
 }
 
@@ -49,7 +78,7 @@ pub struct Gate(Arc<GateState>);
 
 #[derive(Debug, Default)]
 struct GateState {
-    open: std::sync::atomic::AtomicBool,
+    open: AtomicBool,
     waker: std::sync::Mutex<Option<Waker>>,
 }
 
@@ -61,7 +90,7 @@ impl Gate {
 
     /// Opens the gate and wakes the future waiting at it, if any.
     pub fn open(&self) {
-        self.0.open.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.0.open.store(true, Ordering::SeqCst);
         let waker = self.0.waker.lock().unwrap().take();
         if let Some(waker) = waker {
             waker.wake();
@@ -70,7 +99,7 @@ impl Gate {
 
     fn poll_open(&self, cx: &mut Context<'_>) -> Poll<()> {
         let mut waker = self.0.waker.lock().unwrap();
-        if self.0.open.load(std::sync::atomic::Ordering::SeqCst) {
+        if self.0.open.load(Ordering::SeqCst) {
             return Poll::Ready(());
         }
         *waker = Some(cx.waker().clone());
