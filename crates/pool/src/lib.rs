@@ -74,7 +74,8 @@
 //!
 //! **Proofs.** The loom models in `loom-tests/tests/pool_*.rs` drive this crate's real types
 //! under every interleaving (up to the preemption bound): a release racing an acquire, the last
-//! packet's drop racing an acquire, a cancelled waiter racing the hand-off to it. The tests
+//! packet's drop racing an acquire, a cancelled waiter racing the hand-off to it, and the
+//! spin lock that guards the waiters without `std` (`pool_spin_lock`). The tests
 //! run under Miri and ThreadSanitizer in `cargo xtask ci`.
 //!
 //! # Features
@@ -98,6 +99,12 @@ mod packet;
 mod pool;
 mod sync;
 mod waiters;
+
+/// The waiter lock used without `std`, for the loom model that checks it
+/// (`loom-tests/tests/pool_spin_lock.rs`).
+#[cfg(all(pinfold_loom, feature = "loom"))]
+#[doc(hidden)]
+pub use sync::spin::SpinLock;
 
 pub use buf::Buf;
 pub use packet::Packet;

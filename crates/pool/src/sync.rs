@@ -7,7 +7,8 @@
 pub(crate) use loom::{
     alloc::{alloc, dealloc},
     cell::UnsafeCell,
-    sync::atomic::{AtomicU32, AtomicU64, Ordering},
+    hint::spin_loop,
+    sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering},
     sync::{Arc, Mutex, MutexGuard},
 };
 
@@ -17,7 +18,10 @@ pub(crate) use alloc::{
     sync::Arc,
 };
 #[cfg(not(all(pinfold_loom, feature = "loom")))]
-pub(crate) use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+pub(crate) use core::{
+    hint::spin_loop,
+    sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering},
+};
 #[cfg(all(not(all(pinfold_loom, feature = "loom")), feature = "std"))]
 pub(crate) use std::sync::{Mutex, MutexGuard};
 
@@ -26,16 +30,22 @@ pub(crate) use spin::{SpinLock as Mutex, SpinLockGuard as MutexGuard};
 
 /// The waiter lock without `std`: a test-and-test-and-set spin lock. It is held only for a
 /// few list operations (no user code runs under it, see `Inner::lock`), so spinning is short.
-#[cfg(not(all(pinfold_loom, feature = "loom")))]
-#[cfg_attr(feature = "std", allow(dead_code))]
-mod spin {
-    use core::cell::UnsafeCell;
+/// Built from this module's atomics and cell, so `loom-tests/tests/pool_spin_lock.rs` checks
+/// it under loom.
+#[cfg_attr(
+    any(feature = "std", all(pinfold_loom, feature = "loom")),
+    allow(dead_code)
+)]
+// `pub` items: the crate root re-exports the lock for the loom model (under loom only).
+#[allow(unreachable_pub)]
+pub(crate) mod spin {
     use core::ops::{Deref, DerefMut};
 
-    use super::{AtomicBool, Ordering};
+    use super::{AtomicBool, Ordering, UnsafeCell, spin_loop};
 
     /// A `T` that one holder at a time may use.
-    pub(crate) struct SpinLock<T> {
+    #[derive(Debug)]
+    pub struct SpinLock<T> {
         locked: AtomicBool,
         value: UnsafeCell<T>,
     }
@@ -47,7 +57,8 @@ mod spin {
     unsafe impl<T: Send> Sync for SpinLock<T> {}
 
     impl<T> SpinLock<T> {
-        pub(crate) fn new(value: T) -> Self {
+        /// An unlocked lock holding `value`.
+        pub fn new(value: T) -> Self {
             Self {
                 locked: AtomicBool::new(false),
                 value: UnsafeCell::new(value),
@@ -55,14 +66,14 @@ mod spin {
         }
 
         /// Spins until the lock is free, then takes it.
-        pub(crate) fn lock(&self) -> SpinLockGuard<'_, T> {
+        pub fn lock(&self) -> SpinLockGuard<'_, T> {
             while self
                 .locked
-                .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
                 .is_err()
             {
                 while self.locked.load(Ordering::Relaxed) {
-                    core::hint::spin_loop();
+                    spin_loop();
                 }
             }
             SpinLockGuard { lock: self }
@@ -70,7 +81,8 @@ mod spin {
     }
 
     /// Access to a [`SpinLock`]'s value; gives the lock back when dropped.
-    pub(crate) struct SpinLockGuard<'a, T> {
+    #[derive(Debug)]
+    pub struct SpinLockGuard<'a, T> {
         lock: &'a SpinLock<T>,
     }
 
@@ -78,15 +90,16 @@ mod spin {
         type Target = T;
 
         fn deref(&self) -> &T {
-            // SAFETY: the guard exists only while its holder has the lock (see `lock`).
-            unsafe { &*self.lock.value.get() }
+            // SAFETY: the guard exists only while its holder has the lock (see `lock`), so no
+            // `&mut` to the value exists but through this guard, which `&self` borrows.
+            self.lock.value.with_mut(|value| unsafe { &*value })
         }
     }
 
     impl<T> DerefMut for SpinLockGuard<'_, T> {
         fn deref_mut(&mut self) -> &mut T {
             // SAFETY: as in `deref`, and `&mut self` makes this the only access through it.
-            unsafe { &mut *self.lock.value.get() }
+            self.lock.value.with_mut(|value| unsafe { &mut *value })
         }
     }
 
@@ -97,7 +110,7 @@ mod spin {
         }
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, not(all(pinfold_loom, feature = "loom"))))]
     mod tests {
         use std::sync::Arc;
         use std::thread;
