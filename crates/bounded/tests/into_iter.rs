@@ -1,527 +1,83 @@
 //! Moving the futures out of the set (`into_iter`, for `F: Unpin`) and changing them in place
 //! (`iter_mut`): every future comes out once, the length is exact at each step, each future is
 //! dropped exactly once (given out, left in an iterator dropped part-way, or finished before),
-//! and `into_iter` allocates nothing.
+//! and `into_iter` allocates nothing (the contract is `pinfold_testkit::contract::into_iter`,
+//! run here with a bounded set's sizes).
 
-mod probe;
-
-use std::future::{Future, Pending, pending, ready};
-use std::iter::FusedIterator;
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::pin::Pin;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::task::{Context, Poll, Waker};
-
-use futures_channel::oneshot;
-use pinfold_bounded::{FuturesUnorderedBounded, IntoIter};
-use pinfold_testkit::alloc::{CountingAlloc, measure};
-use pinfold_testkit::contract::panic_message;
-use pinfold_testkit::stream::{drain, take_ready};
-use pinfold_testkit::tracked::{TRACKED_PANIC, Tracked};
-use probe::{Probe, ProbeState, poll_once, settle};
+use pinfold_bounded::{FuturesUnorderedBounded, Key};
+use pinfold_testkit::alloc::CountingAlloc;
+use pinfold_testkit::contract::into_iter;
 
 // It counts the allocations of the thread that makes them, so the other tests of this file,
 // running beside `into_iter_allocates_nothing`, do not disturb its count.
 #[global_allocator]
 static ALLOCATOR: CountingAlloc = CountingAlloc;
 
-/// A probe in a box: `Unpin`, so the set can give it back, and still counting its polls and
-/// drops and keeping the waker of its latest poll.
-type Boxed = Pin<Box<Probe>>;
-
-/// A set of capacity `n` holding boxed probes with ids `0..n`, and their states.
-fn boxed_set(n: usize) -> (FuturesUnorderedBounded<Boxed>, Vec<Arc<ProbeState>>) {
-    let mut set = FuturesUnorderedBounded::new(n);
-    let states = (0..n)
-        .map(|id| {
-            let (probe, state) = Probe::new(id);
-            set.push(Box::pin(probe));
-            state
-        })
-        .collect();
-    (set, states)
-}
-
-/// Drives `iter` to its end, asserting before each step that `len` and `size_hint` give the
-/// number left, `n` at first; the ids of the futures it gave, which it drops.
-fn ids_checking_len(iter: &mut IntoIter<Boxed>, n: usize) -> Vec<usize> {
-    let mut ids = Vec::with_capacity(n);
-    for left in (0..=n).rev() {
-        assert_eq!(iter.len(), left);
-        assert_eq!(iter.size_hint(), (left, Some(left)));
-        match iter.next() {
-            Some(fut) => ids.push(fut.id()),
-            None => assert_eq!(left, 0, "the iterator ended with {left} futures left"),
-        }
-    }
-    ids
-}
-
-fn sorted(mut ids: Vec<usize>) -> Vec<usize> {
-    ids.sort_unstable();
-    ids
-}
-
-/// Asserts that every probe was dropped exactly once and that nothing holds it any more.
-#[track_caller]
-fn assert_each_dropped_once_and_freed(states: &[Arc<ProbeState>]) {
-    for (id, state) in states.iter().enumerate() {
-        assert_eq!(
-            state.drops(),
-            1,
-            "probe {id} dropped {} times",
-            state.drops()
-        );
-        assert_eq!(Arc::strong_count(state), 1, "probe {id} leaked");
-    }
-}
-
-/// A future that is never ready and counts its drops; the one made by
-/// [`Idle::panicking_on_drop`] panics in its drop.
-struct Idle {
-    id: usize,
-    drops: Arc<AtomicUsize>,
-    panic_on_drop: bool,
-}
-
-impl Idle {
-    fn new(id: usize) -> (Self, Arc<AtomicUsize>) {
-        let drops = Arc::new(AtomicUsize::new(0));
-        let idle = Self {
-            id,
-            drops: drops.clone(),
-            panic_on_drop: false,
-        };
-        (idle, drops)
-    }
-
-    fn panicking_on_drop(id: usize) -> (Self, Arc<AtomicUsize>) {
-        let (mut idle, drops) = Self::new(id);
-        idle.panic_on_drop = true;
-        (idle, drops)
-    }
-}
-
-impl Future for Idle {
-    type Output = usize;
-
-    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<usize> {
-        Poll::Pending
-    }
-}
-
-impl Drop for Idle {
-    fn drop(&mut self) {
-        self.drops.fetch_add(1, Ordering::SeqCst);
-        if self.panic_on_drop {
-            panic!("idle future {} panics in drop", self.id);
-        }
-    }
-}
-
-/// A future that waits for the test to give it its output in place (through `iter_mut`),
-/// keeping the waker of its latest poll so that the test can wake it.
-struct Mailbox {
-    id: usize,
-    output: Option<usize>,
-    waker: Option<Waker>,
-    polls: usize,
-}
-
-impl Future for Mailbox {
-    type Output = (usize, usize);
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<(usize, usize)> {
-        self.polls += 1;
-        match self.output.take() {
-            Some(output) => Poll::Ready((self.id, output)),
-            None => {
-                self.waker = Some(cx.waker().clone());
-                Poll::Pending
-            }
-        }
-    }
-}
-
-#[test]
-fn into_iter_is_exact_size_fused_send_and_sync() {
-    fn exact_fused_send_sync<I: ExactSizeIterator + FusedIterator + Send + Sync>(_: &I) {}
-    exact_fused_send_sync(&FuturesUnorderedBounded::<Pending<()>>::new(1).into_iter());
-}
-
-#[test]
-fn into_iter_runs_while_another_thread_wakes_the_futures() {
-    let n = if cfg!(miri) { 64 } else { 1_000 };
-    let (mut set, states) = boxed_set(n);
-    settle(&mut set);
-    let wakers: Vec<Waker> = states.iter().map(|state| state.waker()).collect();
-    let waking = std::thread::spawn(move || {
-        for _ in 0..3 {
-            for waker in &wakers {
-                waker.wake_by_ref();
-            }
-        }
-    });
-    let ids: Vec<usize> = set.into_iter().map(|fut| fut.id()).collect();
-    waking
-        .join()
-        .expect("waking a consumed set's futures does not panic");
-    assert_eq!(sorted(ids), (0..n).collect::<Vec<_>>());
-    assert_each_dropped_once_and_freed(&states);
-}
+pinfold_testkit::set_under_test!(Bounded: FuturesUnorderedBounded::new, Key);
+pinfold_testkit::contract_tests!(Bounded: into_iter);
 
 #[test]
 fn into_iter_gives_every_pending_future_once_with_an_exact_len() {
     let n = if cfg!(miri) { 24 } else { 256 };
-    let (mut set, states) = boxed_set(n);
-    settle(&mut set);
-    assert!(states.iter().all(|state| state.polls() == 1));
-
-    let mut iter = set.into_iter();
-    let ids = ids_checking_len(&mut iter, n);
-    assert_eq!(sorted(ids), (0..n).collect::<Vec<_>>());
-    for _ in 0..3 {
-        assert!(iter.next().is_none(), "not fused");
-        assert_eq!(iter.len(), 0);
-    }
-    assert!(
-        states.iter().all(|state| state.polls() == 1),
-        "into_iter polled a future"
-    );
-    drop(iter);
-    assert_each_dropped_once_and_freed(&states);
+    into_iter::into_iter_gives_every_pending_future_once_with_an_exact_len::<Bounded>(n, n);
 }
 
 #[test]
 fn into_iter_gives_futures_that_were_never_polled() {
-    let (set, states) = boxed_set(5);
-    let given: Vec<Boxed> = set.into_iter().collect();
-    assert_eq!(
-        sorted(given.iter().map(|fut| fut.id()).collect()),
-        [0, 1, 2, 3, 4]
-    );
-    assert!(states.iter().all(|state| !state.was_polled()));
-    assert!(
-        states.iter().all(|state| state.drops() == 0),
-        "a given future is the caller's"
-    );
-    drop(given);
-    assert_each_dropped_once_and_freed(&states);
+    into_iter::into_iter_gives_futures_that_were_never_polled::<Bounded>(5);
 }
 
 #[test]
 fn into_iter_of_an_empty_set_gives_nothing() {
-    let mut iter = FuturesUnorderedBounded::<Boxed>::new(8).into_iter();
-    assert_eq!(iter.len(), 0);
-    assert!(iter.next().is_none());
-    assert_eq!(
-        FuturesUnorderedBounded::<Boxed>::new(0).into_iter().count(),
-        0
-    );
-
-    // Emptied by its outputs.
-    let mut set = FuturesUnorderedBounded::new(3);
-    set.push(ready(1));
-    set.push(ready(2));
-    assert_eq!(sorted(drain(&mut set)), [1, 2]);
-    assert_eq!(set.into_iter().len(), 0);
+    // Emptied: three slots, two futures.
+    into_iter::into_iter_of_an_empty_set_gives_nothing::<Bounded>([8, 0], (3, 2));
 }
 
 #[test]
 fn dropping_into_iter_part_way_drops_the_rest_once() {
     let n = 12;
-    for taken in [0, 1, 5, n - 1, n] {
-        let (mut set, states) = boxed_set(n);
-        settle(&mut set);
-        let mut iter = set.into_iter();
-        let given: Vec<Boxed> = iter.by_ref().take(taken).collect();
-        assert_eq!(iter.len(), n - taken);
-        assert!(states.iter().all(|state| state.drops() == 0));
-
-        drop(iter);
-        let given_ids: Vec<usize> = given.iter().map(|fut| fut.id()).collect();
-        for (id, state) in states.iter().enumerate() {
-            let expected = usize::from(!given_ids.contains(&id));
-            assert_eq!(
-                state.drops(),
-                expected,
-                "probe {id}, after dropping the iterator with {taken} taken"
-            );
-        }
-        drop(given);
-        assert_each_dropped_once_and_freed(&states);
-    }
+    into_iter::dropping_into_iter_part_way_drops_the_rest_once::<Bounded>(n, &[0, 1, 5, n - 1, n]);
 }
 
 #[test]
 fn dropping_into_iter_part_way_drops_the_rest_when_one_drop_panics() {
-    let mut set = FuturesUnorderedBounded::new(6);
-    let mut drops = Vec::new();
-    for id in 0..6 {
-        let (idle, count) = if id == 4 {
-            Idle::panicking_on_drop(id)
-        } else {
-            Idle::new(id)
-        };
-        set.push(idle);
-        drops.push(count);
-    }
-    let mut iter = set.into_iter();
-    let first = iter.next().expect("six futures");
-    let first_id = first.id;
-    let dropped = catch_unwind(AssertUnwindSafe(|| drop(iter)));
-    for (id, count) in drops.iter().enumerate() {
-        let expected = usize::from(id != first_id);
-        assert_eq!(count.load(Ordering::SeqCst), expected, "future {id}");
-    }
-    let dropped_first = catch_unwind(AssertUnwindSafe(|| drop(first)));
-    // Future 4's drop panicked where it ran, and only there.
-    let panic = match (dropped, dropped_first) {
-        (Err(panic), Ok(())) if first_id != 4 => panic,
-        (Ok(()), Err(panic)) if first_id == 4 => panic,
-        _ => panic!("future 4's drop panicked in the wrong place (future {first_id} given)"),
-    };
-    assert_eq!(panic_message(&*panic), "idle future 4 panics in drop");
-    assert!(drops.iter().all(|count| count.load(Ordering::SeqCst) == 1));
+    into_iter::dropping_into_iter_part_way_drops_the_rest_when_one_drop_panics::<Bounded>(6, 4);
 }
 
 #[test]
 fn a_partly_polled_set_drops_each_future_once_and_leaks_nothing() {
     let n = if cfg!(miri) { 30 } else { 300 };
-    let (mut set, states) = boxed_set(n);
-    settle(&mut set);
-
-    // A third finish and give their outputs (their slots are free, their wakers alive).
+    // A third finish at once; another third are woken.
     let finished: Vec<usize> = (0..n).step_by(3).collect();
-    for &id in &finished {
-        states[id].finish();
-    }
-    assert_eq!(sorted(take_ready(&mut set)), finished);
-    // Another third are woken and not polled again before the set is consumed.
-    for id in (1..n).step_by(3) {
-        states[id].waker().wake();
-    }
-    // Every future's latest waker outlives the set.
-    let wakers: Vec<Waker> = states.iter().map(|state| state.waker()).collect();
-
-    let mut iter = set.into_iter();
-    let left = n - finished.len();
-    let ids = ids_checking_len(&mut iter, left);
-    let pending: Vec<usize> = (0..n).filter(|id| id % 3 != 0).collect();
-    assert_eq!(sorted(ids), pending);
-    drop(iter);
-    assert_each_dropped_once_and_freed(&states);
-
-    // Waking a future of a set that is gone does nothing.
-    for waker in wakers {
-        waker.wake();
-    }
-    for state in &states {
-        state.finish();
-    }
-    assert_each_dropped_once_and_freed(&states);
+    let woken: Vec<usize> = (1..n).step_by(3).collect();
+    into_iter::a_partly_polled_set_drops_each_future_once_and_leaks_nothing::<Bounded>(
+        n,
+        &finished,
+        &woken,
+        finished.len(),
+    );
 }
 
 #[test]
 fn into_iter_after_a_future_panicked_gives_the_others() {
-    let mut set = FuturesUnorderedBounded::new(4);
-    let mut counts = Vec::new();
-    for id in 0..4 {
-        let (tracked, count) = Tracked::new(id, pending::<usize>());
-        set.push(if id == 2 {
-            tracked.panicking_at(1)
-        } else {
-            tracked
-        });
-        counts.push(count);
-    }
-    let polled = catch_unwind(AssertUnwindSafe(|| poll_once(&mut set)));
-    assert_eq!(
-        panic_message(&*polled.expect_err("future 2 panics")),
-        TRACKED_PANIC
-    );
-    assert_eq!(counts[2].drops(), 1, "the panicking future was dropped");
-
-    let mut iter = set.into_iter();
-    assert_eq!(iter.len(), 3);
-    let ids: Vec<usize> = iter.by_ref().map(|fut| fut.id()).collect();
-    assert_eq!(sorted(ids), [0, 1, 3]);
-    assert!(counts.iter().all(|count| count.drops() == 1));
+    into_iter::into_iter_after_a_future_panicked_gives_the_others::<Bounded>(4, 2);
 }
 
 #[test]
 fn into_iter_allocates_nothing() {
     let n = if cfg!(miri) { 32 } else { 1_024 };
-    let (_, seen) = measure(|| Vec::<u8>::with_capacity(1));
-    assert_eq!(seen, 1, "the counting allocator does not count");
-
-    // Polled futures with wakers alive, some finished.
-    let (mut set, states) = boxed_set(n);
-    settle(&mut set);
-    for state in states.iter().step_by(4) {
-        state.finish();
-    }
-    assert_eq!(take_ready(&mut set).len(), n.div_ceil(4));
-    let left = set.len();
-
-    let (sum, allocations) = measure(|| {
-        let mut iter = set.into_iter();
-        // Half given (and dropped), half dropped with the iterator.
-        let sum: usize = iter.by_ref().take(left / 2).map(|fut| fut.id()).sum();
-        drop(iter);
-        sum
-    });
-    assert_eq!(allocations, 0, "into_iter made {allocations} allocations");
-    assert!(sum > 0);
-    assert_each_dropped_once_and_freed(&states);
+    // Those finished finish at once.
+    into_iter::into_iter_allocates_nothing::<Bounded>(n, n);
 }
 
 #[test]
 fn iter_mut_visits_every_future_once_with_an_exact_len() {
     let n = if cfg!(miri) { 24 } else { 256 };
-    let (mut set, states) = boxed_set(n);
-    settle(&mut set);
-
-    let mut iter = set.iter_mut();
-    let mut ids = Vec::new();
-    for left in (0..=n).rev() {
-        assert_eq!(iter.len(), left);
-        assert_eq!(iter.size_hint(), (left, Some(left)));
-        match iter.next() {
-            Some(fut) => ids.push(fut.id()),
-            None => assert_eq!(left, 0),
-        }
-    }
-    assert!(iter.next().is_none());
-    drop(iter);
-    assert_eq!(sorted(ids), (0..n).collect::<Vec<_>>());
-    assert_eq!(set.len(), n);
-    assert!(
-        states
-            .iter()
-            .all(|state| state.polls() == 1 && state.drops() == 0),
-        "iter_mut polled or dropped a future"
-    );
+    into_iter::iter_mut_visits_every_future_once_with_an_exact_len::<Bounded>(n);
 }
 
 #[test]
 fn changes_made_through_iter_mut_are_seen_by_later_polls() {
     let n = if cfg!(miri) { 16 } else { 100 };
-    let mut set = FuturesUnorderedBounded::new(n);
-    for id in 0..n {
-        set.push(Mailbox {
-            id,
-            output: None,
-            waker: None,
-            polls: 0,
-        });
-    }
-    settle(&mut set);
-    assert!(set.iter_mut().all(|mailbox| mailbox.polls == 1));
-
-    // Give the even ones their output in place, and wake them.
-    for mailbox in set.iter_mut().filter(|mailbox| mailbox.id % 2 == 0) {
-        mailbox.output = Some(mailbox.id * 10);
-        mailbox.waker.take().expect("polled once").wake();
-    }
-    let mut outputs = take_ready(&mut set);
-    outputs.sort_unstable();
-    let expected: Vec<(usize, usize)> = (0..n).step_by(2).map(|id| (id, id * 10)).collect();
-    assert_eq!(outputs, expected);
-
-    // The odd ones were not woken: still there, polled once.
-    let mut left: Vec<(usize, usize)> = set
-        .iter_mut()
-        .map(|mailbox| (mailbox.id, mailbox.polls))
-        .collect();
-    left.sort_unstable();
-    let odd: Vec<(usize, usize)> = (1..n).step_by(2).map(|id| (id, 1)).collect();
-    assert_eq!(left, odd);
-}
-
-/// futures-rs, `futures/tests/stream_futures_unordered.rs`, `iter_mut_cancel`: receivers
-/// closed through `iter_mut` give `Canceled` when polled, and their senders see it.
-#[test]
-fn iter_mut_cancel() {
-    let (a_tx, a_rx) = oneshot::channel::<i32>();
-    let (b_tx, b_rx) = oneshot::channel::<i32>();
-    let (c_tx, c_rx) = oneshot::channel::<i32>();
-    let mut set: FuturesUnorderedBounded<_> = [a_rx, b_rx, c_rx].into_iter().collect();
-    for rx in set.iter_mut() {
-        rx.close();
-    }
-    assert!(a_tx.is_canceled());
-    assert!(b_tx.is_canceled());
-    assert!(c_tx.is_canceled());
-    assert_eq!(drain(&mut set), [Err(oneshot::Canceled); 3]);
-}
-
-/// futures-rs, `futures/tests/stream_futures_unordered.rs`, `iter_mut_len`.
-#[test]
-fn iter_mut_len() {
-    let mut set: FuturesUnorderedBounded<_> = [pending::<()>(), pending(), pending()]
-        .into_iter()
-        .collect();
-    let mut iter_mut = set.iter_mut();
-    assert_eq!(iter_mut.len(), 3);
-    assert!(iter_mut.next().is_some());
-    assert_eq!(iter_mut.len(), 2);
-    assert!(iter_mut.next().is_some());
-    assert_eq!(iter_mut.len(), 1);
-    assert!(iter_mut.next().is_some());
-    assert_eq!(iter_mut.len(), 0);
-    assert!(iter_mut.next().is_none());
-}
-
-/// futures-rs, `futures/tests/stream_futures_unordered.rs`, `into_iter_cancel`: receivers moved
-/// out, closed, and collected into a new set give `Canceled`.
-#[test]
-fn into_iter_cancel() {
-    let (a_tx, a_rx) = oneshot::channel::<i32>();
-    let (b_tx, b_rx) = oneshot::channel::<i32>();
-    let (c_tx, c_rx) = oneshot::channel::<i32>();
-    let set: FuturesUnorderedBounded<_> = [a_rx, b_rx, c_rx].into_iter().collect();
-    let mut set: FuturesUnorderedBounded<_> = set
-        .into_iter()
-        .map(|mut rx| {
-            rx.close();
-            rx
-        })
-        .collect();
-    assert!(a_tx.is_canceled());
-    assert!(b_tx.is_canceled());
-    assert!(c_tx.is_canceled());
-    assert_eq!(drain(&mut set), [Err(oneshot::Canceled); 3]);
-}
-
-/// futures-rs, `futures/tests/stream_futures_unordered.rs`, `into_iter_len`.
-#[test]
-fn into_iter_len() {
-    let set: FuturesUnorderedBounded<_> = [pending::<()>(), pending(), pending()]
-        .into_iter()
-        .collect();
-    let mut into_iter = set.into_iter();
-    assert_eq!(into_iter.len(), 3);
-    assert!(into_iter.next().is_some());
-    assert_eq!(into_iter.len(), 2);
-    assert!(into_iter.next().is_some());
-    assert_eq!(into_iter.len(), 1);
-    assert!(into_iter.next().is_some());
-    assert_eq!(into_iter.len(), 0);
-    assert!(into_iter.next().is_none());
-}
-
-/// futures-rs, `futures/tests/stream_futures_unordered.rs`, `into_iter_partial`: an iterator
-/// dropped before its end does not panic.
-#[test]
-fn into_iter_partial() {
-    let set: FuturesUnorderedBounded<_> = [ready(1), ready(2), ready(3), ready(4)]
-        .into_iter()
-        .collect();
-    let mut into_iter = set.into_iter();
-    assert!(into_iter.next().is_some());
-    assert!(into_iter.next().is_some());
-    assert!(into_iter.next().is_some());
-    assert_eq!(into_iter.len(), 1);
+    into_iter::changes_made_through_iter_mut_are_seen_by_later_polls::<Bounded>(n);
 }

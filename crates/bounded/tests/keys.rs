@@ -6,45 +6,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::task::Poll;
 
 use pinfold_bounded::{FuturesUnorderedBounded, Key};
-use pinfold_testkit::contract::{keys, panic_message, poll_keyed};
+use pinfold_testkit::contract::{panic_message, poll_keyed};
 use pinfold_testkit::probe::probes;
 
 pinfold_testkit::set_under_test!(Bounded: FuturesUnorderedBounded::new, Key);
-
-#[test]
-fn remove_drops_the_future_at_once_and_its_output_never_comes() {
-    keys::remove_drops_the_future_at_once_and_its_output_never_comes::<Bounded>();
-}
-
-#[test]
-fn remove_before_the_first_poll_drops_the_future_unpolled() {
-    keys::remove_before_the_first_poll_drops_the_future_unpolled::<Bounded>();
-}
-
-#[test]
-fn key_of_a_finished_future_is_refused_also_after_its_slot_is_reused() {
-    keys::key_of_a_finished_future_is_refused_also_after_its_slot_is_reused::<Bounded>();
-}
-
-#[test]
-fn key_of_a_removed_future_is_refused_also_after_its_slot_is_reused() {
-    keys::key_of_a_removed_future_is_refused_also_after_its_slot_is_reused::<Bounded>();
-}
-
-#[test]
-fn poll_next_keyed_gives_the_key_insert_returned() {
-    keys::poll_next_keyed_gives_the_key_insert_returned::<Bounded>();
-}
-
-#[test]
-fn stale_waker_does_not_poll_the_slots_next_occupant() {
-    keys::stale_waker_does_not_poll_the_slots_next_occupant::<Bounded>();
-}
-
-#[test]
-fn stale_waker_in_a_full_set_polls_nothing() {
-    keys::stale_waker_in_a_full_set_polls_nothing::<Bounded>();
-}
+pinfold_testkit::contract_tests!(Bounded: keys);
 
 #[test]
 fn insert_into_a_full_set_panics_with_its_capacity() {

@@ -3,31 +3,6 @@
 //! contract is `pinfold_testkit::contract::task_waker_panics`).
 
 use pinfold_bounded::{FuturesUnorderedBounded, Key};
-use pinfold_testkit::contract::task_waker_panics;
 
 pinfold_testkit::set_under_test!(Bounded: FuturesUnorderedBounded::new, Key);
-
-#[test]
-fn a_panic_in_clone_while_registering_loses_no_wake() {
-    task_waker_panics::a_panic_in_clone_while_registering_loses_no_wake::<Bounded>();
-}
-
-#[test]
-fn a_panic_in_drop_of_the_replaced_waker_loses_no_wake() {
-    task_waker_panics::a_panic_in_drop_of_the_replaced_waker_loses_no_wake::<Bounded>();
-}
-
-#[test]
-fn a_panic_in_the_task_wakers_wake_reaches_the_waking_thread() {
-    task_waker_panics::a_panic_in_the_task_wakers_wake_reaches_the_waking_thread::<Bounded>();
-}
-
-#[test]
-fn a_panic_in_the_task_wakers_wake_by_ref_drops_no_future() {
-    task_waker_panics::a_panic_in_the_task_wakers_wake_by_ref_drops_no_future::<Bounded>();
-}
-
-#[test]
-fn a_task_waker_panic_in_a_self_waking_round_blames_no_future() {
-    task_waker_panics::a_task_waker_panic_in_a_self_waking_round_blames_no_future::<Bounded>();
-}
+pinfold_testkit::contract_tests!(Bounded: task_waker_panics);

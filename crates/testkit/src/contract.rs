@@ -2,31 +2,40 @@
 //! `pinfold_unordered::FuturesUnordered`), written once and run over each.
 //!
 //! A contract is a generic function over a [`SetUnderTest`], the set type a test file names
-//! with [`set_under_test!`](crate::set_under_test). The test files hold one `#[test]` per case,
-//! calling the contract with their set:
+//! with [`set_under_test!`](crate::set_under_test). The test files run the cases with their
+//! set: [`contract_tests!`](crate::contract_tests) declares a `#[test]` for each case that
+//! takes no arguments, and a case that takes sizes gets a `#[test]` of its own:
 //!
 //! ```ignore
 //! use pinfold_bounded::{FuturesUnorderedBounded, Key};
-//! use pinfold_testkit::contract::keys;
+//! use pinfold_testkit::contract::into_iter;
 //!
 //! pinfold_testkit::set_under_test!(Bounded: FuturesUnorderedBounded::new, Key);
+//! pinfold_testkit::contract_tests!(Bounded: into_iter);
 //!
 //! #[test]
-//! fn poll_next_keyed_gives_the_key_insert_returned() {
-//!     keys::poll_next_keyed_gives_the_key_insert_returned::<Bounded>();
+//! fn into_iter_gives_futures_that_were_never_polled() {
+//!     into_iter::into_iter_gives_futures_that_were_never_polled::<Bounded>(5);
 //! }
 //! ```
 //!
 //! - [`keys`]: `insert`, `remove`, `get`, stale keys and stale wakers.
 //! - [`rounds`]: what one `poll_next` polls, when outputs come, when the stream ends.
 //! - [`task_waker_panics`]: a task waker that panics in `clone`, `wake`, `wake_by_ref` or `drop`.
+//! - [`into_iter`]: moving the futures out (`into_iter`) and changing them in place
+//!   (`iter_mut`).
+//!
+//! Cases that take sizes run with each set type's own (a growable set's spanning several
+//! groups), so that each keeps the sizes, and the smaller ones under Miri, it had.
 
+pub mod into_iter;
 pub mod keys;
 pub mod rounds;
 pub mod task_waker_panics;
 
 use std::fmt::Debug;
 use std::future::Future;
+use std::iter::FusedIterator;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
@@ -40,10 +49,14 @@ use crate::waker::counting_waker;
 pub trait SetUnderTest {
     /// The key `insert` returns.
     type Key: Copy + Eq + Debug;
-    /// The set, holding futures of type `F`.
-    type Set<F: Future>: Stream<Item = F::Output> + FusedStream + Unpin;
+    /// The set, holding futures of type `F`. `collect` makes it as a user would for that many
+    /// futures: a bounded set of exactly their number, a growable set grown group by group.
+    type Set<F: Future>: Stream<Item = F::Output> + FusedStream + Unpin + FromIterator<F>;
+    /// What `into_iter` gives: the futures moved out of the set.
+    type IntoIter<F: Future + Unpin>: ExactSizeIterator<Item = F> + FusedIterator;
 
-    /// A set with room for `capacity` futures without growing (a bounded set holds no more).
+    /// A set with room for `capacity` futures without growing (a bounded set holds no more;
+    /// `with_capacity(0)` of a growable set allocates nothing and grows as `collect` does).
     fn with_capacity<F: Future>(capacity: usize) -> Self::Set<F>;
     /// Adds `fut`; its key.
     fn insert<F: Future>(set: &mut Self::Set<F>, fut: F) -> Self::Key;
@@ -62,8 +75,22 @@ pub trait SetUnderTest {
     ) -> Poll<Option<(Self::Key, F::Output)>>;
     /// How many futures the set holds.
     fn len<F: Future>(set: &Self::Set<F>) -> usize;
+    /// How many futures the set has room for without allocating.
+    fn capacity<F: Future>(set: &Self::Set<F>) -> usize;
     /// Drops every future.
     fn clear<F: Future>(set: &mut Self::Set<F>);
+    /// The futures, in no particular order.
+    fn iter<'a, F: Future + 'a>(set: &'a Self::Set<F>) -> impl ExactSizeIterator<Item = &'a F>;
+    /// The futures, pinned, in no particular order.
+    fn iter_pin_mut<'a, F: Future + 'a>(
+        set: &'a mut Self::Set<F>,
+    ) -> impl ExactSizeIterator<Item = Pin<&'a mut F>>;
+    /// The futures, mutably (`F: Unpin`), in no particular order.
+    fn iter_mut<'a, F: Future + Unpin + 'a>(
+        set: &'a mut Self::Set<F>,
+    ) -> impl ExactSizeIterator<Item = &'a mut F>;
+    /// Moves the futures out of the set (`F: Unpin`).
+    fn into_iter<F: Future + Unpin>(set: Self::Set<F>) -> Self::IntoIter<F>;
 }
 
 /// Declares `struct $marker` and implements [`SetUnderTest`] for it by forwarding to the set
@@ -82,6 +109,8 @@ macro_rules! set_under_test {
         impl $crate::contract::SetUnderTest for $marker {
             type Key = $key;
             type Set<F: ::core::future::Future> = $set<F>;
+            type IntoIter<F: ::core::future::Future + ::core::marker::Unpin> =
+                <$set<F> as ::core::iter::IntoIterator>::IntoIter;
 
             fn with_capacity<F: ::core::future::Future>(capacity: usize) -> $set<F> {
                 $set::$new(capacity)
@@ -124,10 +153,94 @@ macro_rules! set_under_test {
                 set.len()
             }
 
+            fn capacity<F: ::core::future::Future>(set: &$set<F>) -> usize {
+                set.capacity()
+            }
+
             fn clear<F: ::core::future::Future>(set: &mut $set<F>) {
                 set.clear()
             }
+
+            fn iter<'a, F: ::core::future::Future + 'a>(
+                set: &'a $set<F>,
+            ) -> impl ::core::iter::ExactSizeIterator<Item = &'a F> {
+                set.iter()
+            }
+
+            fn iter_pin_mut<'a, F: ::core::future::Future + 'a>(
+                set: &'a mut $set<F>,
+            ) -> impl ::core::iter::ExactSizeIterator<Item = ::core::pin::Pin<&'a mut F>> {
+                set.iter_pin_mut()
+            }
+
+            fn iter_mut<'a, F: ::core::future::Future + ::core::marker::Unpin + 'a>(
+                set: &'a mut $set<F>,
+            ) -> impl ::core::iter::ExactSizeIterator<Item = &'a mut F> {
+                set.iter_mut()
+            }
+
+            fn into_iter<F: ::core::future::Future + ::core::marker::Unpin>(
+                set: $set<F>,
+            ) -> <$set<F> as ::core::iter::IntoIterator>::IntoIter {
+                ::core::iter::IntoIterator::into_iter(set)
+            }
         }
+    };
+}
+
+/// Declares a `#[test]` for each case of contract module `$module` that takes no arguments,
+/// named as the case, calling it with the set type `$marker` (declared by
+/// [`set_under_test!`](crate::set_under_test)): `contract_tests!(Bounded: rounds)`. The list
+/// of cases of each module is here, once; a case added to a module goes into its list.
+#[macro_export]
+macro_rules! contract_tests {
+    ($marker:ident: keys) => {
+        $crate::contract_tests!(@cases $marker, keys, [
+            remove_drops_the_future_at_once_and_its_output_never_comes,
+            remove_before_the_first_poll_drops_the_future_unpolled,
+            key_of_a_finished_future_is_refused_also_after_its_slot_is_reused,
+            key_of_a_removed_future_is_refused_also_after_its_slot_is_reused,
+            poll_next_keyed_gives_the_key_insert_returned,
+            stale_waker_does_not_poll_the_slots_next_occupant,
+            stale_waker_in_a_full_set_polls_nothing,
+        ]);
+    };
+    ($marker:ident: rounds) => {
+        $crate::contract_tests!(@cases $marker, rounds, [
+            three_self_waking_futures_give_an_output_by_the_second_call,
+            a_future_woken_during_a_call_is_polled_in_it,
+            a_future_polled_in_a_call_is_not_polled_again_in_it,
+            clear_resets_is_terminated,
+        ]);
+    };
+    ($marker:ident: task_waker_panics) => {
+        $crate::contract_tests!(@cases $marker, task_waker_panics, [
+            a_panic_in_clone_while_registering_loses_no_wake,
+            a_panic_in_drop_of_the_replaced_waker_loses_no_wake,
+            a_panic_in_the_task_wakers_wake_reaches_the_waking_thread,
+            a_panic_in_the_task_wakers_wake_by_ref_drops_no_future,
+            a_task_waker_panic_in_a_self_waking_round_blames_no_future,
+        ]);
+    };
+    ($marker:ident: into_iter) => {
+        $crate::contract_tests!(@cases $marker, into_iter, [
+            into_iter_is_exact_size_fused_send_and_sync,
+            into_iter_runs_while_another_thread_wakes_the_futures,
+            iter_mut_cancel,
+            iter_mut_len,
+            into_iter_cancel,
+            into_iter_len,
+            into_iter_partial,
+        ]);
+    };
+    (@cases $marker:ident, $module:ident, [$($(#[$attr:meta])* $case:ident),* $(,)?]) => {
+        $(
+            $(#[$attr])*
+            #[test]
+            fn $case() {
+                $crate::contract::$module::$case::<$marker>();
+            }
+        )*
     };
 }
 

@@ -2,27 +2,7 @@
 //! none is polled twice in a call; `clear` forgets the stream's end (the contract is
 //! `pinfold_testkit::contract::rounds`).
 
-use pinfold_testkit::contract::rounds;
 use pinfold_unordered::{FuturesUnordered, Key};
 
 pinfold_testkit::set_under_test!(Unordered: FuturesUnordered::with_capacity, Key);
-
-#[test]
-fn three_self_waking_futures_give_an_output_by_the_second_call() {
-    rounds::three_self_waking_futures_give_an_output_by_the_second_call::<Unordered>();
-}
-
-#[test]
-fn a_future_woken_during_a_call_is_polled_in_it() {
-    rounds::a_future_woken_during_a_call_is_polled_in_it::<Unordered>();
-}
-
-#[test]
-fn a_future_polled_in_a_call_is_not_polled_again_in_it() {
-    rounds::a_future_polled_in_a_call_is_not_polled_again_in_it::<Unordered>();
-}
-
-#[test]
-fn clear_resets_is_terminated() {
-    rounds::clear_resets_is_terminated::<Unordered>();
-}
+pinfold_testkit::contract_tests!(Unordered: rounds);
