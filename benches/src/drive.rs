@@ -6,10 +6,6 @@ use core::future::{Future, poll_fn};
 use core::pin::{Pin, pin};
 use core::task::{Context, Poll, Waker};
 use std::collections::VecDeque;
-use std::sync::Arc;
-use std::task::Wake;
-use std::thread::{self, Thread};
-use std::time::{Duration, Instant};
 
 use futures_core::Stream;
 
@@ -392,41 +388,8 @@ pub fn spin_on<F: Future>(fut: F) -> F::Output {
     }
 }
 
-/// Unparks the thread that made it.
-struct Unparker(Thread);
-
-impl Wake for Unparker {
-    fn wake(self: Arc<Self>) {
-        self.0.unpark();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.unpark();
-    }
-}
-
-/// How long [`block_on_parking`] waits without being woken before it declares a wake lost.
-const STALL: Duration = Duration::from_secs(10);
-
-/// Runs `fut` on this thread: polls it, and parks the thread whenever it is pending until its
-/// waker unparks it. Allocates once (the waker).
-///
-/// # Panics
-/// If the thread is not woken for 10 s while the future is pending (a lost wake: the futures
-/// of this suite finish in milliseconds).
-pub fn block_on_parking<F: Future>(fut: F) -> F::Output {
-    let waker = Waker::from(Arc::new(Unparker(thread::current())));
-    let mut cx = Context::from_waker(&waker);
-    let mut fut = pin!(fut);
-    loop {
-        if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
-            return out;
-        }
-        let parked = Instant::now();
-        thread::park_timeout(STALL);
-        assert!(
-            parked.elapsed() < STALL,
-            "lost wake: the future stayed pending {STALL:?} without its waker being woken"
-        );
-    }
-}
+/// Runs `fut` on this thread: polls it, and parks the thread while it is pending until its
+/// waker unparks it. Allocates once (the waker). It is `pinfold_testkit::future::block_on`,
+/// the tests' copy: it panics if the future stays pending, not woken, for 60 s (a lost wake:
+/// the futures of this suite finish in milliseconds).
+pub use pinfold_testkit::future::block_on as block_on_parking;
