@@ -1,0 +1,219 @@
+//! `cargo xtask ci`: every check, in the order of [`STEPS`], the one table that both runs
+//! them and lists them in the usage text.
+
+use std::time::{Duration, Instant};
+
+use crate::invocation::Invocation;
+use crate::loom::{DEFAULT_PREEMPTIONS, LoomOptions, loom};
+use crate::miri::miri;
+use crate::outcome::{Failure, Outcome, Seconds, print_skip_banner};
+use crate::tsan::tsan;
+use crate::usage::CommandUsage;
+use crate::valgrind::{ValgrindOptions, valgrind};
+use crate::workspace::Workspace;
+
+pub(crate) const USAGE: CommandUsage = CommandUsage {
+    synopsis: "ci",
+    about: "run every CI step listed below, in order; the first failure\n\
+            stops the run, and a skipped step is reported as SKIPPED,\n\
+            never as passed",
+};
+
+/// One check of `cargo xtask ci`.
+pub(crate) struct Step {
+    /// What the `==> ci [i/n] name` line and the summary call it.
+    pub(crate) name: &'static str,
+    /// One line for the usage text: what the step runs.
+    pub(crate) about: &'static str,
+    /// A file (relative to the workspace root) without which the step is left out of the run
+    /// altogether: it is not run, not counted and not reported.
+    pub(crate) only_if: Option<&'static str>,
+    pub(crate) run: fn(&Workspace) -> Result<Outcome, Failure>,
+}
+
+/// The checks of `cargo xtask ci`, in the order they run.
+pub(crate) const STEPS: &[Step] = &[
+    Step {
+        name: "fmt",
+        about: "cargo fmt --all -- --check",
+        only_if: None,
+        run: |workspace| passed(workspace.cargo(&["fmt", "--all", "--", "--check"])),
+    },
+    Step {
+        name: "clippy",
+        about: "cargo clippy --workspace --all-targets -- -D warnings",
+        only_if: None,
+        run: |workspace| {
+            passed(workspace.cargo(&[
+                "clippy",
+                "--workspace",
+                "--all-targets",
+                "--",
+                "-D",
+                "warnings",
+            ]))
+        },
+    },
+    Step {
+        name: "test",
+        about: "cargo test --workspace",
+        only_if: None,
+        run: |workspace| passed(workspace.cargo(&["test", "--workspace"])),
+    },
+    Step {
+        name: "valgrind",
+        about: "cargo xtask valgrind (SKIPPED if valgrind is not installed)",
+        only_if: Some("reliability/Cargo.toml"),
+        run: |workspace| valgrind(workspace, &ValgrindOptions { deep: false }),
+    },
+    Step {
+        name: "test benches",
+        about: "cargo test --workspace --benches (each benchmark once)",
+        only_if: Some("benches/Cargo.toml"),
+        run: |workspace| passed(workspace.cargo(&["test", "--workspace", "--benches"])),
+    },
+    Step {
+        name: "doc",
+        about: "cargo doc --workspace --no-deps, RUSTDOCFLAGS='-D warnings'",
+        only_if: None,
+        run: |workspace| {
+            passed(
+                workspace
+                    .cargo(&["doc", "--workspace", "--no-deps"])
+                    .env("RUSTDOCFLAGS", "-D warnings"),
+            )
+        },
+    },
+    Step {
+        name: "loom",
+        about: "cargo xtask loom (SKIPPED if there is no loom-tests/)",
+        only_if: None,
+        run: |workspace| {
+            let options = LoomOptions {
+                preemptions: DEFAULT_PREEMPTIONS,
+                filter: None,
+            };
+            loom(workspace, &options)
+        },
+    },
+    Step {
+        name: "miri",
+        about: "cargo xtask miri (SKIPPED if Miri cannot be installed)",
+        only_if: None,
+        run: miri,
+    },
+    Step {
+        name: "tsan",
+        about: "cargo xtask tsan (SKIPPED without nightly's rust-src)",
+        only_if: None,
+        run: tsan,
+    },
+];
+
+fn passed(invocation: Invocation) -> Result<Outcome, Failure> {
+    invocation.run().map(|()| Outcome::Passed)
+}
+
+/// One line of the `ci` summary.
+struct StepReport {
+    name: &'static str,
+    result: Result<Outcome, ()>,
+    took: Duration,
+}
+
+pub(crate) fn ci(workspace: &Workspace) -> Result<(), Failure> {
+    let steps: Vec<&Step> = STEPS
+        .iter()
+        .filter(|step| step.only_if.is_none_or(|file| workspace.has(file)))
+        .collect();
+    let total = steps.len();
+    let started = Instant::now();
+    let mut reports = Vec::with_capacity(total);
+    for (index, step) in steps.iter().enumerate() {
+        let name = step.name;
+        println!("\n==> ci [{}/{total}] {name}", index + 1);
+        let step_started = Instant::now();
+        let result = (step.run)(workspace);
+        let took = step_started.elapsed();
+        match &result {
+            Ok(Outcome::Passed) => println!("<== {name}: passed in {}", Seconds(took)),
+            Ok(Outcome::Skipped(reason)) => {
+                print_skip_banner(reason);
+                println!("<== {name}: SKIPPED after {}", Seconds(took));
+            }
+            Err(_) => println!("<== {name}: FAILED after {}", Seconds(took)),
+        }
+        let failure = result.as_ref().err().cloned();
+        reports.push(StepReport {
+            name,
+            result: result.map_err(|_| ()),
+            took,
+        });
+        if let Some(failure) = failure {
+            print_summary(&reports, total, started.elapsed());
+            return Err(format!("ci step `{name}` failed: {failure}"));
+        }
+    }
+    print_summary(&reports, total, started.elapsed());
+    Ok(())
+}
+
+/// The width of the step-name column: the longest name in [`STEPS`].
+pub(crate) fn name_width() -> usize {
+    STEPS.iter().map(|step| step.name.len()).max().unwrap_or(0)
+}
+
+fn print_summary(reports: &[StepReport], total: usize, took: Duration) {
+    println!("\nci summary:");
+    let width = name_width();
+    for report in reports {
+        let (status, note) = match &report.result {
+            Ok(Outcome::Passed) => ("passed", String::new()),
+            Ok(Outcome::Skipped(reason)) => ("SKIPPED", format!("  ({reason})")),
+            Err(()) => ("FAILED", String::new()),
+        };
+        println!(
+            "  {:<width$} {status:<8} {:>9}{note}",
+            report.name,
+            Seconds(report.took).to_string()
+        );
+    }
+    let failed = reports.iter().filter(|r| r.result.is_err()).count();
+    let skipped: Vec<&str> = reports
+        .iter()
+        .filter(|r| matches!(r.result, Ok(Outcome::Skipped(_))))
+        .map(|r| r.name)
+        .collect();
+    let not_run = total - reports.len();
+    if failed > 0 {
+        println!(
+            "ci: FAILED after {} ({not_run} step(s) not run)",
+            Seconds(took)
+        );
+    } else if skipped.is_empty() {
+        println!("ci: all {total} steps passed in {}", Seconds(took));
+    } else {
+        println!(
+            "ci: OK in {}, but {} step(s) SKIPPED: {} — not checked in this run",
+            Seconds(took),
+            skipped.len(),
+            skipped.join(", ")
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn step_names_are_unique() {
+        for (index, step) in STEPS.iter().enumerate() {
+            assert!(
+                STEPS[..index].iter().all(|other| other.name != step.name),
+                "two steps are named `{}`",
+                step.name
+            );
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! [`Invocation`]: one external command, printed before it runs.
+
+use std::ffi::OsStr;
+use std::path::Path;
+use std::process::Command;
+
+use crate::outcome::Failure;
+
+/// One external command: printed, then run in the workspace root.
+pub(crate) struct Invocation {
+    command: Command,
+    shown: String,
+}
+
+impl Invocation {
+    pub(crate) fn new(root: &Path, program: &str, args: &[&str]) -> Self {
+        let mut command = Command::new(program);
+        command.args(args).current_dir(root);
+        let mut shown = program.to_string();
+        for arg in args {
+            shown.push(' ');
+            shown.push_str(&quoted(arg));
+        }
+        Invocation { command, shown }
+    }
+
+    pub(crate) fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Self {
+        let value = value.as_ref();
+        self.shown = format!("{key}={} {}", quoted(&value.to_string_lossy()), self.shown);
+        self.command.env(key, value);
+        self
+    }
+
+    /// For `cargo +nightly ...`: drop what the outer (stable) cargo put in the environment,
+    /// so the nightly cargo and its subcommands find their own toolchain.
+    pub(crate) fn nightly(mut self) -> Self {
+        self.command
+            .env_remove("CARGO")
+            .env_remove("RUSTUP_TOOLCHAIN");
+        self
+    }
+
+    /// Prints and runs the command; an error if it cannot start or exits unsuccessfully.
+    pub(crate) fn run(mut self) -> Result<(), Failure> {
+        println!("$ {}", self.shown);
+        let status = self
+            .command
+            .status()
+            .map_err(|error| format!("could not start `{}`: {error}", self.shown))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("`{}` failed ({status})", self.shown))
+        }
+    }
+
+    /// Prints and runs the command, reporting only whether it succeeded (output is shown).
+    pub(crate) fn succeeds(self) -> bool {
+        self.run().is_ok()
+    }
+}
+
+/// `arg` as a POSIX shell would need it: bare if it is plainly safe, else single-quoted.
+fn quoted(arg: &str) -> String {
+    if !arg.is_empty()
+        && arg
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_=+./:,@".contains(c))
+    {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}

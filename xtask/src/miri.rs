@@ -1,0 +1,95 @@
+//! `cargo xtask miri`: the library crates' tests under Miri, with both aliasing models.
+
+use std::time::Instant;
+
+use crate::invocation::Invocation;
+use crate::outcome::{Failure, Outcome, Seconds};
+use crate::usage::CommandUsage;
+use crate::workspace::{LIBRARY_CRATES, Workspace};
+
+pub(crate) const USAGE: CommandUsage = CommandUsage {
+    synopsis: "miri",
+    about: "run the library crates' unit and integration tests under\n\
+            Miri, once with stacked borrows and once with tree borrows,\n\
+            in target/miri",
+};
+
+/// What `cargo xtask miri` prints when Miri cannot be used: it must never read as a pass.
+const MIRI_SKIPPED: &str =
+    "miri: SKIPPED — Miri is not installed for the nightly toolchain and could not be installed";
+
+/// `MIRIFLAGS` of the first Miri run (Stacked Borrows, Miri's default aliasing model).
+const MIRIFLAGS_STACKED: &str = "-Zmiri-strict-provenance -Zmiri-symbolic-alignment-check";
+/// `MIRIFLAGS` of the second Miri run: the same checks under Tree Borrows.
+const MIRIFLAGS_TREE: &str =
+    "-Zmiri-strict-provenance -Zmiri-symbolic-alignment-check -Zmiri-tree-borrows";
+
+fn miri_available(workspace: &Workspace) -> bool {
+    let check = || {
+        workspace
+            .cargo(&["+nightly", "miri", "--version"])
+            .nightly()
+            .succeeds()
+    };
+    if check() {
+        return true;
+    }
+    println!("miri: not available; trying to install it once");
+    let installed = Invocation::new(
+        &workspace.root,
+        "rustup",
+        &[
+            "component",
+            "add",
+            "miri",
+            "rust-src",
+            "--toolchain",
+            "nightly",
+        ],
+    )
+    .succeeds();
+    installed && check()
+}
+
+pub(crate) fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
+    if workspace.present(&LIBRARY_CRATES).is_empty() {
+        return Ok(Outcome::Skipped(
+            "miri: SKIPPED — no library crates found under crates/".to_string(),
+        ));
+    }
+    if !miri_available(workspace) {
+        return Ok(Outcome::Skipped(MIRI_SKIPPED.to_string()));
+    }
+    let target_dir = workspace.target_dir("miri");
+    workspace
+        .cargo(&["+nightly", "miri", "setup"])
+        .nightly()
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .run()?;
+
+    let mut args = vec!["+nightly", "miri", "test"];
+    args.extend(workspace.library_test_args());
+    args.extend(["--lib", "--tests"]);
+    for (model, flags) in [
+        ("stacked borrows", MIRIFLAGS_STACKED),
+        ("tree borrows", MIRIFLAGS_TREE),
+    ] {
+        println!("miri: {model}");
+        let started = Instant::now();
+        let result = workspace
+            .cargo(&args)
+            .nightly()
+            .env("MIRIFLAGS", flags)
+            .env("CARGO_TARGET_DIR", &target_dir)
+            .run();
+        let took = Seconds(started.elapsed());
+        match result {
+            Ok(()) => println!("miri: {model} run passed in {took}"),
+            Err(failure) => {
+                println!("miri: {model} run FAILED after {took}");
+                return Err(failure);
+            }
+        }
+    }
+    Ok(Outcome::Passed)
+}
