@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use crate::invocation::Invocation;
 use crate::loom::{DEFAULT_PREEMPTIONS, LoomOptions, loom};
 use crate::miri::miri;
+use crate::nostd::nostd;
 use crate::outcome::{Failure, Outcome, Seconds, print_skip_banner};
 use crate::tsan::tsan;
 use crate::usage::CommandUsage;
@@ -61,6 +62,22 @@ pub(crate) const STEPS: &[Step] = &[
         run: |workspace| passed(workspace.cargo(&["test", "--workspace"])),
     },
     Step {
+        name: "test tokio-coop",
+        about: "cargo test -p pinfold --features tokio-coop --test tokio_coop",
+        only_if: Some("crates/pinfold/tests/tokio_coop.rs"),
+        run: |workspace| {
+            passed(workspace.cargo(&[
+                "test",
+                "-p",
+                "pinfold",
+                "--features",
+                "tokio-coop",
+                "--test",
+                "tokio_coop",
+            ]))
+        },
+    },
+    Step {
         name: "valgrind",
         about: "cargo xtask valgrind (SKIPPED if valgrind is not installed)",
         only_if: Some("reliability/Cargo.toml"),
@@ -83,6 +100,12 @@ pub(crate) const STEPS: &[Step] = &[
                     .env("RUSTDOCFLAGS", "-D warnings"),
             )
         },
+    },
+    Step {
+        name: "nostd",
+        about: "cargo xtask nostd (SKIPPED without nightly's rust-src)",
+        only_if: None,
+        run: nostd,
     },
     Step {
         name: "loom",
@@ -205,6 +228,15 @@ fn print_summary(reports: &[StepReport], total: usize, took: Duration) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokio_coop_follows_test_and_nostd_follows_doc() {
+        let names: Vec<&str> = STEPS.iter().map(|step| step.name).collect();
+        let position = |name: &str| names.iter().position(|&n| n == name).unwrap();
+        assert_eq!(position("test tokio-coop"), position("test") + 1);
+        assert_eq!(position("nostd"), position("doc") + 1);
+        assert_eq!(position("loom"), position("nostd") + 1);
+    }
 
     #[test]
     fn step_names_are_unique() {

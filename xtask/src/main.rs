@@ -14,6 +14,7 @@ mod ci;
 mod invocation;
 mod loom;
 mod miri;
+mod nostd;
 mod outcome;
 mod toolchain;
 mod tsan;
@@ -46,6 +47,9 @@ fn main() {
             .map(announce_skip),
         Some("miri") => no_more_args("miri", &args[1..])
             .and_then(|()| miri::miri(&workspace))
+            .map(announce_skip),
+        Some("nostd") => no_more_args("nostd", &args[1..])
+            .and_then(|()| nostd::nostd(&workspace))
             .map(announce_skip),
         Some("valgrind") => ValgrindOptions::parse(&args[1..])
             .and_then(|options| valgrind::valgrind(&workspace, &options))

@@ -18,6 +18,9 @@ pub(crate) const LIBRARY_CRATES: [(&str, &str); 8] = [
     ("pool", "pinfold-pool"),
 ];
 
+/// The facade crate, which re-exports the library crates: (directory, package name).
+pub(crate) const FACADE_CRATE: (&str, &str) = ("pinfold", "pinfold");
+
 /// Optional features of the library crates that their Miri and TSan runs test too
 /// (`cargo test --workspace` gets them from the benches' dependencies).
 const LIBRARY_FEATURES: &str = "pinfold-pool/bytes";
