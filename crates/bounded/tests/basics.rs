@@ -1,36 +1,61 @@
 //! The set as a container and a stream: termination, outputs, capacity, iteration, clearing,
-//! collecting, and futures staying where they were pushed.
-
-mod probe;
+//! collecting, and futures staying where they were pushed (the cases every set shares are
+//! `pinfold_testkit::contract::basics`; a full set's and a zero-capacity set's are here).
 
 use std::future::{Ready, ready};
-use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
-use futures_core::{FusedStream, Stream};
+use futures_core::FusedStream;
 use futures_util::StreamExt;
-use pinfold_bounded::FuturesUnorderedBounded;
-use probe::{Probe, ProbeState, Spinner, poll_once, probes, settle};
+use pinfold_bounded::{FuturesUnorderedBounded, Key};
+use pinfold_testkit::contract::basics;
+use pinfold_testkit::probe::{Probe, probes};
+use pinfold_testkit::stream::{drain_ready, poll_once, settle};
 
-/// Finishes every probe, in the order given, through the wakers the set lent them.
-fn finish_all(states: &[Arc<ProbeState>]) {
-    for state in states {
-        state.finish();
-    }
+pinfold_testkit::set_under_test!(Bounded: FuturesUnorderedBounded::new, Key);
+pinfold_testkit::contract_tests!(Bounded: basics);
+
+#[test]
+fn empty_set_yields_none_then_is_terminated() {
+    basics::empty_set_yields_none_then_is_terminated::<Bounded>(4);
 }
 
-/// Polls `set` until it yields `None`; the outputs in the order they came. Panics if it ever
-/// returns `Pending` (nothing in these sets waits for anything outside).
-fn drain<F: std::future::Future>(set: &mut FuturesUnorderedBounded<F>) -> Vec<F::Output> {
-    let mut outputs = Vec::new();
-    loop {
-        match poll_once(set) {
-            Poll::Ready(Some(out)) => outputs.push(out),
-            Poll::Ready(None) => return outputs,
-            Poll::Pending => panic!("set returned Pending with {} ready futures", set.len()),
-        }
-    }
+#[test]
+fn every_output_comes_out_exactly_once() {
+    let n = if cfg!(miri) { 40 } else { 1_000 };
+    basics::every_output_comes_out_exactly_once::<Bounded>(n);
+}
+
+#[test]
+fn len_drops_by_one_per_output() {
+    basics::len_drops_by_one_per_output::<Bounded>(5);
+}
+
+#[test]
+fn finished_future_is_dropped_before_its_output_is_returned() {
+    basics::finished_future_is_dropped_before_its_output_is_returned::<Bounded>(3, &[1, 0, 2]);
+}
+
+#[test]
+fn size_hint_is_the_number_of_futures() {
+    basics::size_hint_is_the_number_of_futures::<Bounded>(8, 8);
+}
+
+#[test]
+fn dropping_the_set_drops_every_future_once() {
+    basics::dropping_the_set_drops_every_future_once::<Bounded>(5);
+}
+
+#[test]
+fn iter_visits_every_live_future_once() {
+    // Two slots never used.
+    basics::iter_visits_every_live_future_once::<Bounded>(10, 8, &[0, 5, 6]);
+}
+
+#[test]
+fn iter_pin_mut_visits_every_live_future_once() {
+    basics::iter_pin_mut_visits_every_live_future_once::<Bounded>(8, 8, &[7, 3]);
 }
 
 #[test]
@@ -41,93 +66,6 @@ fn new_set_is_empty_and_not_terminated() {
     assert!(!set.is_full());
     assert_eq!(set.capacity(), 4);
     assert!(!set.is_terminated());
-}
-
-#[test]
-fn empty_set_yields_none_then_is_terminated() {
-    let mut set = FuturesUnorderedBounded::<Ready<u8>>::new(4);
-    assert_eq!(poll_once(&mut set), Poll::Ready(None));
-    assert!(set.is_terminated());
-    assert_eq!(poll_once(&mut set), Poll::Ready(None));
-    assert!(set.is_terminated());
-}
-
-#[test]
-fn push_after_termination_clears_is_terminated() {
-    let mut set = FuturesUnorderedBounded::new(4);
-    assert_eq!(poll_once(&mut set), Poll::Ready(None));
-    assert!(set.is_terminated());
-
-    set.push(ready(7));
-    assert!(!set.is_terminated());
-    assert_eq!(poll_once(&mut set), Poll::Ready(Some(7)));
-    assert!(!set.is_terminated(), "terminated before yielding None");
-    assert_eq!(poll_once(&mut set), Poll::Ready(None));
-    assert!(set.is_terminated());
-
-    assert!(set.try_push(ready(8)).is_ok());
-    assert!(!set.is_terminated());
-}
-
-#[test]
-fn every_output_comes_out_exactly_once() {
-    let n = if cfg!(miri) { 40 } else { 1_000 };
-    let mut set = FuturesUnorderedBounded::new(n);
-    for id in 0..n {
-        // Some finish at once, others after waking themselves a few times.
-        set.push(Spinner::new(id, id % 5).0);
-    }
-    let mut outputs = Vec::new();
-    // Spinners wake themselves, so a `Pending` just means "yielded"; keep polling.
-    let mut polls = 0;
-    loop {
-        match poll_once(&mut set) {
-            Poll::Ready(Some(out)) => outputs.push(out),
-            Poll::Ready(None) => break,
-            Poll::Pending => {
-                polls += 1;
-                assert!(polls < 100 * n, "the set stopped making progress");
-            }
-        }
-    }
-    outputs.sort_unstable();
-    assert_eq!(outputs, (0..n).collect::<Vec<_>>());
-    assert!(set.is_empty());
-}
-
-#[test]
-fn len_drops_by_one_per_output() {
-    let (futures, states) = probes(5);
-    let mut set: FuturesUnorderedBounded<Probe> = futures.into_iter().collect();
-    assert_eq!(set.len(), 5);
-    assert!(poll_once(&mut set).is_pending());
-    for (done, state) in states.iter().enumerate() {
-        state.finish();
-        assert!(matches!(poll_once(&mut set), Poll::Ready(Some(_))));
-        assert_eq!(set.len(), 5 - done - 1);
-        assert_eq!(set.size_hint(), (set.len(), Some(set.len())));
-    }
-    assert!(set.is_empty());
-    assert_eq!(poll_once(&mut set), Poll::Ready(None));
-}
-
-#[test]
-fn finished_future_is_dropped_before_its_output_is_returned() {
-    let (futures, states) = probes(3);
-    let mut set: FuturesUnorderedBounded<Probe> = futures.into_iter().collect();
-    assert!(poll_once(&mut set).is_pending());
-    for id in [1, 0, 2] {
-        states[id].finish();
-        assert_eq!(poll_once(&mut set), Poll::Ready(Some(id)));
-        assert_eq!(
-            states[id].drops(),
-            1,
-            "probe {id} still alive when its output came out"
-        );
-    }
-    for state in &states {
-        assert_eq!(state.drops(), 1);
-    }
 }
 
 #[test]
@@ -192,28 +130,12 @@ fn push_on_zero_capacity_set_panics() {
 }
 
 #[test]
-fn size_hint_is_the_number_of_futures() {
-    let mut set = FuturesUnorderedBounded::new(8);
-    assert_eq!(set.size_hint(), (0, Some(0)));
-    for n in 0..8 {
-        set.push(ready(n));
-        assert_eq!(set.size_hint(), (n + 1, Some(n + 1)));
-    }
-    for left in (0..8).rev() {
-        assert!(matches!(poll_once(&mut set), Poll::Ready(Some(_))));
-        assert_eq!(set.size_hint(), (left, Some(left)));
-    }
-    assert_eq!(poll_once(&mut set), Poll::Ready(None));
-    assert_eq!(set.size_hint(), (0, Some(0)));
-}
-
-#[test]
 fn collect_makes_a_set_as_large_as_the_iterator() {
     let mut set: FuturesUnorderedBounded<_> = (0..10).map(ready).collect();
     assert_eq!(set.capacity(), 10);
     assert_eq!(set.len(), 10);
     assert!(set.is_full());
-    let mut outputs = drain(&mut set);
+    let mut outputs = drain_ready(&mut set);
     outputs.sort_unstable();
     assert_eq!(outputs, (0..10).collect::<Vec<_>>());
 
@@ -230,13 +152,6 @@ fn debug_names_the_type() {
     set.push(async { 1 });
     let text = format!("{set:?}");
     assert!(text.contains("FuturesUnorderedBounded"), "{text}");
-}
-
-#[test]
-fn set_is_a_fused_stream_of_outputs() {
-    fn fused_stream_of<S: FusedStream<Item = usize>>(_: &S) {}
-    let set = FuturesUnorderedBounded::<Probe>::new(1);
-    fused_stream_of(&set);
 }
 
 #[test]
@@ -268,117 +183,17 @@ fn clear_drops_every_future_once_and_keeps_the_set_usable() {
     assert!(set.is_full());
     // The stale wakes may cause a spurious poll of the new occupants, or make the set yield
     // early; either way every new probe gets polled.
-    settle(&mut set);
-    finish_all(&fresh_states);
-    let mut outputs = drain(&mut set);
+    assert!(settle(&mut set).is_empty());
+    for state in &fresh_states {
+        state.finish();
+    }
+    let mut outputs = drain_ready(&mut set);
     outputs.sort_unstable();
     assert_eq!(outputs, (0..6).collect::<Vec<_>>());
     for state in states.iter().chain(&fresh_states) {
         assert_eq!(state.drops(), 1);
     }
     drop(stale);
-}
-
-#[test]
-fn dropping_the_set_drops_every_future_once() {
-    let (futures, states) = probes(5);
-    let mut set: FuturesUnorderedBounded<Probe> = futures.into_iter().collect();
-    assert!(poll_once(&mut set).is_pending());
-    states[3].finish();
-    assert_eq!(poll_once(&mut set), Poll::Ready(Some(3)));
-    drop(set);
-    for state in &states {
-        assert_eq!(state.drops(), 1);
-    }
-}
-
-#[test]
-fn iter_visits_every_live_future_once() {
-    let (futures, states) = probes(8);
-    let mut set = FuturesUnorderedBounded::new(10);
-    for probe in futures {
-        set.push(probe);
-    }
-    assert!(poll_once(&mut set).is_pending());
-    for id in [0, 5, 6] {
-        states[id].finish();
-        assert_eq!(poll_once(&mut set), Poll::Ready(Some(id)));
-    }
-    let mut ids: Vec<usize> = set.iter().map(Probe::id).collect();
-    ids.sort_unstable();
-    assert_eq!(ids, [1, 2, 3, 4, 7]);
-    // Each is the future the set polls, where the set polled it.
-    for probe in set.iter() {
-        assert_eq!(probe.address(), states[probe.id()].address());
-    }
-}
-
-#[test]
-fn iter_pin_mut_visits_every_live_future_once() {
-    let (futures, states) = probes(8);
-    let mut set = FuturesUnorderedBounded::new(8);
-    for probe in futures {
-        set.push(probe);
-    }
-    assert!(poll_once(&mut set).is_pending());
-    for id in [7, 3] {
-        states[id].finish();
-        assert_eq!(poll_once(&mut set), Poll::Ready(Some(id)));
-    }
-    let mut ids = Vec::new();
-    for probe in set.iter_pin_mut() {
-        assert_eq!(probe.address(), states[probe.id()].address());
-        ids.push(probe.id());
-    }
-    ids.sort_unstable();
-    assert_eq!(ids, [0, 1, 2, 4, 5, 6]);
-}
-
-#[test]
-fn futures_never_move_after_push() {
-    // Probes panic if polled anywhere but where they were first polled.
-    let (futures, states) = probes(12);
-    let mut set = FuturesUnorderedBounded::new(12);
-    for probe in futures {
-        set.push(probe);
-    }
-    assert!(poll_once(&mut set).is_pending());
-    let addresses: Vec<usize> = states.iter().map(|state| state.address()).collect();
-
-    // Wake every probe in a mixed order, several times, without finishing it: each is polled
-    // again in place.
-    for round in 0..3 {
-        for id in [5, 0, 11, 3, 8, 1, 10, 2, 7, 4, 9, 6] {
-            if (id + round) % 2 == 0 {
-                states[id].waker().wake();
-            }
-        }
-        for _ in 0..2 {
-            assert!(poll_once(&mut set).is_pending());
-        }
-        for probe in set.iter() {
-            assert_eq!(probe.address(), addresses[probe.id()]);
-        }
-    }
-    // Finish them in a mixed order, pushing nothing, then check every poll found its probe in
-    // place (the probe's own assertion) and every probe was polled more than once.
-    let mut outputs = Vec::new();
-    for id in [9, 2, 4, 11, 0, 7, 1, 10, 3, 6, 8, 5] {
-        states[id].finish();
-        match poll_once(&mut set) {
-            Poll::Ready(Some(out)) => outputs.push(out),
-            other => panic!("expected probe {id} to finish, got {other:?}"),
-        }
-    }
-    assert_eq!(outputs, [9, 2, 4, 11, 0, 7, 1, 10, 3, 6, 8, 5]);
-    for (id, state) in states.iter().enumerate() {
-        assert!(
-            state.polls() >= 2,
-            "probe {id} polled {} times",
-            state.polls()
-        );
-        assert_eq!(state.address(), addresses[id]);
-    }
 }
 
 #[cfg_attr(miri, ignore)] // tokio's timer does not run under Miri

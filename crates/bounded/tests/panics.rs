@@ -1,8 +1,6 @@
 //! Panics: a future that panics in `poll` is dropped and its panic reaches the caller; a
 //! future whose `Drop` panics is not undefined behaviour; either way the set stays usable.
 
-mod probe;
-
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
@@ -11,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 
 use pinfold_bounded::FuturesUnorderedBounded;
-use probe::{poll_once, settle};
+use pinfold_testkit::stream::{poll_once, settle};
 
 /// What the tests push: a future that finishes, one that panics in `poll`, one that panics in
 /// `Drop`, or one that never finishes (and that nothing wakes). Each counts its drops.
@@ -200,7 +198,7 @@ fn panic_in_drop_leaves_the_other_futures_in_place() {
         set.push(waiter);
         waiters.push(drops);
     }
-    settle(&mut set);
+    assert!(settle(&mut set).is_empty());
     let (bomb, bomb_drops) = Tracked::new(Task::PanicInDrop(9));
     set.push(bomb);
     assert_eq!(catch_poll(&mut set), Err("panic in drop".to_owned()));

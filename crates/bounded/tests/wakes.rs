@@ -1,8 +1,6 @@
 //! Wakes: a future is polled when, and only when, it was woken; wakes coalesce; wakes from
 //! other threads are never lost; stale wakers, also after the set is gone, do nothing.
 
-mod probe;
-
 use std::future::Future;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
@@ -12,7 +10,9 @@ use futures_util::StreamExt;
 use pinfold_arena::MAX_VAIN_REPOLLS;
 use pinfold_bounded::FuturesUnorderedBounded;
 use pinfold_testkit::future::{LOST_WAKE, block_on};
-use probe::{Probe, counting_waker, poll_once, poll_with, probes, settle};
+use pinfold_testkit::probe::{Probe, probes};
+use pinfold_testkit::stream::{poll_once, poll_with, settle};
+use pinfold_testkit::waker::counting_waker;
 
 /// Awaits `fut`, panicking if it does not finish within `LOST_WAKE` (a deadlock guard).
 /// Checks the deadline before polling `fut`, so a lost wake cannot be covered up by the
@@ -351,7 +351,7 @@ fn stale_wakers_of_a_finished_set_do_nothing() {
     // and usable; a future pushed now is polled and finishes.
     let (probe, state) = Probe::new(99);
     set.push(probe);
-    settle(&mut set);
+    assert!(settle(&mut set).is_empty());
     state.finish();
     assert_eq!(poll_with(&mut set, &task), Poll::Ready(Some(99)));
     drop(stale);

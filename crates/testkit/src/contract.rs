@@ -24,10 +24,16 @@
 //! - [`task_waker_panics`]: a task waker that panics in `clone`, `wake`, `wake_by_ref` or `drop`.
 //! - [`into_iter`]: moving the futures out (`into_iter`) and changing them in place
 //!   (`iter_mut`).
+//! - [`basics`]: the set as a container and a stream: termination, outputs, length,
+//!   iteration, dropping, futures that never move.
+//! - [`fairness`]: one `poll_next` polls each future at most once and yields rather than spin
+//!   on futures that wake themselves, starving none.
 //!
 //! Cases that take sizes run with each set type's own (a growable set's spanning several
 //! groups), so that each keeps the sizes, and the smaller ones under Miri, it had.
 
+pub mod basics;
+pub mod fairness;
 pub mod into_iter;
 pub mod keys;
 pub mod rounds;
@@ -231,6 +237,24 @@ macro_rules! contract_tests {
             into_iter_cancel,
             into_iter_len,
             into_iter_partial,
+        ]);
+    };
+    ($marker:ident: basics) => {
+        $crate::contract_tests!(@cases $marker, basics, [
+            push_after_termination_clears_is_terminated,
+            set_is_a_fused_stream_of_outputs,
+            futures_never_move_after_push,
+        ]);
+    };
+    ($marker:ident: fairness) => {
+        $crate::contract_tests!(@cases $marker, fairness, [
+            one_poll_polls_each_future_at_most_once_and_yields_when_all_wake_themselves,
+            one_poll_yields_after_two_futures_wake_themselves,
+            one_poll_starts_every_pushed_future,
+            a_woken_future_is_polled_at_most_once_per_call,
+            self_waking_futures_do_not_starve_the_others,
+            self_waking_futures_all_finish,
+            futures_waking_each_other_are_polled_at_most_once_per_call,
         ]);
     };
     (@cases $marker:ident, $module:ident, [$($(#[$attr:meta])* $case:ident),* $(,)?]) => {

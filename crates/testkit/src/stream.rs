@@ -2,10 +2,12 @@
 //! and checking what a merge of numbered streams gave.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
 use futures_core::Stream;
 
+use crate::probe::ProbeState;
 use crate::waker::counting_waker;
 
 /// One `poll_next` of `stream` with `waker`.
@@ -23,6 +25,42 @@ pub fn take_ready<S: Stream + Unpin>(stream: &mut S) -> Vec<S::Item> {
     let mut outputs = Vec::new();
     while let Poll::Ready(Some(out)) = poll_once(stream) {
         outputs.push(out);
+    }
+    outputs
+}
+
+/// Polls `stream` until it ends; the items in the order they came. Panics if it ever returns
+/// `Pending`: for streams whose every item is ready (sets of finished or ready futures), where
+/// a `Pending` would be a poll that gave nothing.
+pub fn drain_ready<S: Stream + Unpin>(stream: &mut S) -> Vec<S::Item> {
+    let mut outputs = Vec::new();
+    loop {
+        match poll_once(stream) {
+            Poll::Ready(Some(out)) => outputs.push(out),
+            Poll::Ready(None) => return outputs,
+            Poll::Pending => panic!(
+                "Pending after {} outputs, with none left to wait for",
+                outputs.len()
+            ),
+        }
+    }
+}
+
+/// Finishes the probes `ids` of `stream` (a set of probes whose states are `states`, by id),
+/// in that order, `batch` at a time, through the wakers they were polled with, taking the
+/// items ready after each batch; the items, in the order they came.
+pub fn finish_in_batches<S: Stream + Unpin>(
+    stream: &mut S,
+    states: &[Arc<ProbeState>],
+    ids: &[usize],
+    batch: usize,
+) -> Vec<S::Item> {
+    let mut outputs = Vec::new();
+    for chunk in ids.chunks(batch) {
+        for &id in chunk {
+            states[id].finish();
+        }
+        outputs.extend(take_ready(stream));
     }
     outputs
 }

@@ -1,7 +1,7 @@
 //! The set as a container and a stream: termination, outputs, length, capacity, iteration,
-//! clearing, collecting and extending.
-
-mod probe;
+//! clearing, collecting and extending (the cases every set shares are
+//! `pinfold_testkit::contract::basics`, run here over several groups; how groups are made is
+//! here).
 
 use std::future::{Ready, ready};
 use std::task::Poll;
@@ -9,8 +9,60 @@ use std::time::Duration;
 
 use futures_core::{FusedStream, Stream};
 use futures_util::StreamExt;
-use pinfold_unordered::FuturesUnordered;
-use probe::{Probe, Spinner, drain, poll_once, probes};
+use pinfold_testkit::contract::basics;
+use pinfold_testkit::probe::{Probe, probes};
+use pinfold_testkit::stream::{drain_ready, poll_once};
+use pinfold_unordered::{FuturesUnordered, Key};
+
+pinfold_testkit::set_under_test!(Unordered: FuturesUnordered::with_capacity, Key);
+pinfold_testkit::contract_tests!(Unordered: basics);
+
+#[test]
+fn empty_set_yields_none_then_is_terminated() {
+    // `with_capacity(0)` is `new()`.
+    basics::empty_set_yields_none_then_is_terminated::<Unordered>(0);
+}
+
+#[test]
+fn every_output_comes_out_exactly_once() {
+    let n = if cfg!(miri) { 100 } else { 2_000 };
+    basics::every_output_comes_out_exactly_once::<Unordered>(n);
+}
+
+#[test]
+fn len_drops_by_one_per_output() {
+    basics::len_drops_by_one_per_output::<Unordered>(70);
+}
+
+#[test]
+fn finished_future_is_dropped_before_its_output_is_returned() {
+    // 40 probes: two groups, so both are checked.
+    basics::finished_future_is_dropped_before_its_output_is_returned::<Unordered>(
+        40,
+        &[1, 35, 0, 39, 2, 33],
+    );
+}
+
+#[test]
+fn size_hint_is_the_number_of_futures() {
+    basics::size_hint_is_the_number_of_futures::<Unordered>(0, 40);
+}
+
+#[test]
+fn dropping_the_set_drops_every_future_once() {
+    basics::dropping_the_set_drops_every_future_once::<Unordered>(50);
+}
+
+#[test]
+fn iter_visits_every_live_future_once() {
+    // Groups of 32, 32 and 64.
+    basics::iter_visits_every_live_future_once::<Unordered>(0, 80, &[0, 5, 40, 79]);
+}
+
+#[test]
+fn iter_pin_mut_visits_every_live_future_once() {
+    basics::iter_pin_mut_visits_every_live_future_once::<Unordered>(0, 80, &[77, 3]);
+}
 
 #[test]
 fn new_set_is_empty_unallocated_and_not_terminated() {
@@ -28,33 +80,6 @@ fn new_set_is_empty_unallocated_and_not_terminated() {
 }
 
 #[test]
-fn empty_set_yields_none_then_is_terminated() {
-    let mut set = FuturesUnordered::<Ready<u8>>::new();
-    assert_eq!(poll_once(&mut set), Poll::Ready(None));
-    assert!(set.is_terminated());
-    assert_eq!(poll_once(&mut set), Poll::Ready(None));
-    assert!(set.is_terminated());
-    assert_eq!(set.capacity(), 0, "polling an empty set allocates nothing");
-}
-
-#[test]
-fn push_after_termination_clears_is_terminated() {
-    let mut set = FuturesUnordered::new();
-    assert_eq!(poll_once(&mut set), Poll::Ready(None));
-    assert!(set.is_terminated());
-
-    set.push(ready(7));
-    assert!(!set.is_terminated());
-    assert_eq!(poll_once(&mut set), Poll::Ready(Some(7)));
-    assert!(!set.is_terminated(), "terminated before yielding None");
-    assert_eq!(poll_once(&mut set), Poll::Ready(None));
-    assert!(set.is_terminated());
-
-    set.push(ready(8));
-    assert!(!set.is_terminated());
-}
-
-#[test]
 fn first_push_allocates_the_first_group() {
     let mut set = FuturesUnordered::new();
     set.push(ready(1));
@@ -63,87 +88,11 @@ fn first_push_allocates_the_first_group() {
 }
 
 #[test]
-fn every_output_comes_out_exactly_once() {
-    let n = if cfg!(miri) { 100 } else { 2_000 };
-    let mut set = FuturesUnordered::new();
-    for id in 0..n {
-        // Some finish at once, others after waking themselves a few times.
-        set.push(Spinner::new(id, id % 5).0);
-    }
-    assert!(set.capacity() >= n);
-    let mut outputs = Vec::new();
-    // Spinners wake themselves, so a `Pending` just means "yielded"; keep polling.
-    let mut polls = 0;
-    loop {
-        match poll_once(&mut set) {
-            Poll::Ready(Some(out)) => outputs.push(out),
-            Poll::Ready(None) => break,
-            Poll::Pending => {
-                polls += 1;
-                assert!(polls < 100 * n, "the set stopped making progress");
-            }
-        }
-    }
-    outputs.sort_unstable();
-    assert_eq!(outputs, (0..n).collect::<Vec<_>>());
-    assert!(set.is_empty());
-}
-
-#[test]
-fn len_drops_by_one_per_output() {
-    let (futures, states) = probes(70);
-    let mut set: FuturesUnordered<Probe> = futures.into_iter().collect();
-    assert_eq!(set.len(), 70);
-    assert!(poll_once(&mut set).is_pending());
-    for (done, state) in states.iter().enumerate() {
-        state.finish();
-        assert!(matches!(poll_once(&mut set), Poll::Ready(Some(_))));
-        assert_eq!(set.len(), 70 - done - 1);
-        assert_eq!(set.size_hint(), (set.len(), Some(set.len())));
-    }
-    assert!(set.is_empty());
-    assert_eq!(poll_once(&mut set), Poll::Ready(None));
-}
-
-#[test]
-fn finished_future_is_dropped_before_its_output_is_returned() {
-    // 40 probes: two groups, so both are checked.
-    let (futures, states) = probes(40);
-    let mut set: FuturesUnordered<Probe> = futures.into_iter().collect();
-    assert!(poll_once(&mut set).is_pending());
-    for id in [1, 35, 0, 39, 2, 33] {
-        states[id].finish();
-        assert_eq!(poll_once(&mut set), Poll::Ready(Some(id)));
-        assert_eq!(
-            states[id].drops(),
-            1,
-            "probe {id} still alive when its output came out"
-        );
-    }
-}
-
-#[test]
-fn size_hint_is_the_number_of_futures() {
-    let mut set = FuturesUnordered::new();
-    assert_eq!(set.size_hint(), (0, Some(0)));
-    for n in 0..40 {
-        set.push(ready(n));
-        assert_eq!(set.size_hint(), (n + 1, Some(n + 1)));
-    }
-    for left in (0..40).rev() {
-        assert!(matches!(poll_once(&mut set), Poll::Ready(Some(_))));
-        assert_eq!(set.size_hint(), (left, Some(left)));
-    }
-    assert_eq!(poll_once(&mut set), Poll::Ready(None));
-    assert_eq!(set.size_hint(), (0, Some(0)));
-}
-
-#[test]
 fn collect_holds_every_future_of_the_iterator() {
     let mut set: FuturesUnordered<_> = (0..100).map(ready).collect();
     assert_eq!(set.len(), 100);
     assert_eq!(set.capacity(), 128);
-    let mut outputs = drain(&mut set);
+    let mut outputs = drain_ready(&mut set);
     outputs.sort_unstable();
     assert_eq!(outputs, (0..100).collect::<Vec<_>>());
 
@@ -162,7 +111,7 @@ fn extend_adds_to_the_set() {
     set.extend((1..50).map(ready));
     assert!(!set.is_terminated());
     assert_eq!(set.len(), 49);
-    let mut outputs = drain(&mut set);
+    let mut outputs = drain_ready(&mut set);
     outputs.sort_unstable();
     assert_eq!(outputs, (1..50).collect::<Vec<_>>());
 }
@@ -184,7 +133,7 @@ fn with_capacity_allocates_the_first_group_now() {
         small.push(ready(n));
     }
     assert_eq!(small.capacity(), 3 + 32);
-    assert_eq!(drain(&mut small).len(), 4);
+    assert_eq!(drain_ready(&mut small).len(), 4);
     assert_eq!(small.capacity(), 3);
 }
 
@@ -197,13 +146,6 @@ fn debug_names_the_type_and_counts() {
     assert!(text.contains("FuturesUnordered"), "{text}");
     assert!(text.contains("len: 1"), "{text}");
     assert!(text.contains("capacity: 32"), "{text}");
-}
-
-#[test]
-fn set_is_a_fused_stream_of_outputs() {
-    fn fused_stream_of<S: FusedStream<Item = usize>>(_: &S) {}
-    let set = FuturesUnordered::<Probe>::new();
-    fused_stream_of(&set);
 }
 
 #[test]
@@ -245,68 +187,13 @@ fn clear_drops_every_future_once_and_keeps_the_set_usable() {
     for state in &fresh_states {
         state.finish();
     }
-    let mut outputs = drain(&mut set);
+    let mut outputs = drain_ready(&mut set);
     outputs.sort_unstable();
     assert_eq!(outputs, (0..100).collect::<Vec<_>>());
     for state in states.iter().chain(&fresh_states) {
         assert_eq!(state.drops(), 1);
     }
     drop(stale);
-}
-
-#[test]
-fn dropping_the_set_drops_every_future_once() {
-    let (futures, states) = probes(50);
-    let mut set: FuturesUnordered<Probe> = futures.into_iter().collect();
-    assert!(poll_once(&mut set).is_pending());
-    states[3].finish();
-    assert_eq!(poll_once(&mut set), Poll::Ready(Some(3)));
-    drop(set);
-    for state in &states {
-        assert_eq!(state.drops(), 1);
-    }
-}
-
-#[test]
-fn iter_visits_every_live_future_once() {
-    let (futures, states) = probes(80);
-    let mut set: FuturesUnordered<Probe> = futures.into_iter().collect();
-    assert!(poll_once(&mut set).is_pending());
-    for id in [0, 5, 40, 79] {
-        states[id].finish();
-        assert_eq!(poll_once(&mut set), Poll::Ready(Some(id)));
-    }
-    let iter = set.iter();
-    assert_eq!(iter.len(), 76);
-    let mut ids: Vec<usize> = iter.map(Probe::id).collect();
-    ids.sort_unstable();
-    let expected: Vec<usize> = (0..80).filter(|id| ![0, 5, 40, 79].contains(id)).collect();
-    assert_eq!(ids, expected);
-    // Each is the future the set polls, where the set polled it.
-    for probe in set.iter() {
-        assert_eq!(probe.address(), states[probe.id()].address());
-    }
-}
-
-#[test]
-fn iter_pin_mut_visits_every_live_future_once() {
-    let (futures, states) = probes(80);
-    let mut set: FuturesUnordered<Probe> = futures.into_iter().collect();
-    assert!(poll_once(&mut set).is_pending());
-    for id in [77, 3] {
-        states[id].finish();
-        assert_eq!(poll_once(&mut set), Poll::Ready(Some(id)));
-    }
-    let iter = set.iter_pin_mut();
-    assert_eq!(iter.len(), 78);
-    let mut ids = Vec::new();
-    for probe in iter {
-        assert_eq!(probe.address(), states[probe.id()].address());
-        ids.push(probe.id());
-    }
-    ids.sort_unstable();
-    let expected: Vec<usize> = (0..80).filter(|id| ![77, 3].contains(id)).collect();
-    assert_eq!(ids, expected);
 }
 
 #[cfg_attr(miri, ignore)] // tokio's timer does not run under Miri

@@ -1,14 +1,19 @@
-//! Fairness across groups: one `poll_next` polls each future at most once, yields when futures
-//! keep waking themselves, and groups take turns giving outputs.
-
-mod probe;
+//! Fairness: one `poll_next` polls each future at most once, and yields to the executor
+//! (waking its task) instead of spinning on futures that wake themselves, without starving any
+//! (the contract is `pinfold_testkit::contract::fairness`); and across groups: each future is
+//! polled once per round whatever its group, and groups take turns giving outputs.
 
 use std::future::{Ready, ready};
 use std::task::Poll;
 
 use futures_util::future::Either;
-use pinfold_unordered::FuturesUnordered;
-use probe::{Spinner, counting_waker, poll_once, poll_with};
+use pinfold_testkit::probe::Spinner;
+use pinfold_testkit::stream::{poll_once, poll_with};
+use pinfold_testkit::waker::counting_waker;
+use pinfold_unordered::{FuturesUnordered, Key};
+
+pinfold_testkit::set_under_test!(Unordered: FuturesUnordered::with_capacity, Key);
+pinfold_testkit::contract_tests!(Unordered: fairness);
 
 #[test]
 fn one_poll_polls_each_future_at_most_once_across_groups() {

@@ -1,14 +1,14 @@
 //! Growing and shrinking: futures never move while groups are added, free slots in older groups
 //! are reused first, memory goes back after a burst, and a cycling set keeps its groups.
 
-mod probe;
-
 use std::future::ready;
 use std::sync::Arc;
 use std::task::Poll;
 
+use pinfold_testkit::probe::{Probe, ProbeState};
+use pinfold_testkit::rng::XorShift;
+use pinfold_testkit::stream::{drain_ready, finish_in_batches, poll_once, take_ready};
 use pinfold_unordered::FuturesUnordered;
-use probe::{Probe, ProbeState, XorShift, drain, poll_once, take_ready};
 
 /// Pushes `n` probes with ids `from..from + n`; their states.
 fn push_probes(set: &mut FuturesUnordered<Probe>, from: usize, n: usize) -> Vec<Arc<ProbeState>> {
@@ -27,24 +27,6 @@ fn poll_pending(set: &mut FuturesUnordered<Probe>) {
     for _ in 0..2 {
         assert!(poll_once(set).is_pending());
     }
-}
-
-/// Finishes the probes `ids`, in that order, `batch` at a time, polling the set after each
-/// batch; the outputs.
-fn finish_in_batches(
-    set: &mut FuturesUnordered<Probe>,
-    states: &[Arc<ProbeState>],
-    ids: &[usize],
-    batch: usize,
-) -> Vec<usize> {
-    let mut outputs = Vec::new();
-    for chunk in ids.chunks(batch) {
-        for &id in chunk {
-            states[id].finish();
-        }
-        outputs.extend(take_ready(set));
-    }
-    outputs
 }
 
 /// The bound the crate documentation derives for a set that never grew back: right after an
@@ -85,7 +67,7 @@ fn futures_never_move_while_groups_are_added() {
     let mut order: Vec<usize> = (0..n).collect();
     rng.shuffle(&mut order);
     let mut outputs = finish_in_batches(&mut set, &states, &order, chunk);
-    outputs.extend(drain(&mut set));
+    outputs.extend(drain_ready(&mut set));
     outputs.sort_unstable();
     assert_eq!(outputs, (0..n).collect::<Vec<_>>(), "every output once");
     for (id, state) in states.iter().enumerate() {
@@ -167,7 +149,7 @@ fn memory_goes_back_after_a_burst() {
     for state in &states[..keep] {
         state.finish();
     }
-    let mut rest = drain(&mut set);
+    let mut rest = drain_ready(&mut set);
     rest.sort_unstable();
     assert_eq!(rest, (0..keep).collect::<Vec<_>>());
 }
@@ -214,7 +196,7 @@ fn a_cycling_set_keeps_its_groups() {
     for round in 0..rounds {
         set.extend((0..256).map(|n| ready(round * 256 + n)));
         let top = set.capacity();
-        let mut outputs = drain(&mut set);
+        let mut outputs = drain_ready(&mut set);
         outputs.sort_unstable();
         assert_eq!(
             outputs,
@@ -235,7 +217,7 @@ fn a_set_that_settles_down_gives_retained_memory_back() {
     let mut set = FuturesUnordered::new();
     for _ in 0..2 {
         set.extend((0..256).map(ready));
-        drain(&mut set);
+        drain_ready(&mut set);
     }
     assert_eq!(set.capacity(), 256, "retained after growing back");
 
@@ -244,12 +226,12 @@ fn a_set_that_settles_down_gives_retained_memory_back() {
     // counts), the set forgets and releases.
     for n in 0..128 {
         set.push(ready(n));
-        assert_eq!(drain(&mut set), [n]);
+        assert_eq!(drain_ready(&mut set), [n]);
     }
     assert_eq!(set.capacity(), 256, "still retained");
     for n in 128..256 {
         set.push(ready(n));
-        assert_eq!(drain(&mut set), [n]);
+        assert_eq!(drain_ready(&mut set), [n]);
     }
     assert_eq!(set.capacity(), 32);
 }

@@ -9,11 +9,11 @@ use std::task::Waker;
 
 use pinfold_testkit::alloc::CountingAlloc;
 use pinfold_testkit::contract::into_iter::{
-    self, assert_each_dropped_once_and_freed, finish, ids_checking_len, polled_set, sorted,
+    self, assert_each_dropped_once_and_freed, ids_checking_len, polled_set, sorted,
 };
 use pinfold_testkit::probe::Probe;
 use pinfold_testkit::rng::XorShift;
-use pinfold_testkit::stream::settle;
+use pinfold_testkit::stream::{finish_in_batches, settle};
 use pinfold_unordered::{FuturesUnordered, Key};
 
 // It counts the allocations of the thread that makes them, so the other tests of this file,
@@ -87,7 +87,10 @@ fn into_iter_after_groups_were_released_gives_the_futures_left() {
     // The oldest `keep` stay (in the first group); the rest finish, and the empty groups above
     // are released.
     let later: Vec<usize> = (keep..n).collect();
-    assert_eq!(finish::<Unordered>(&mut set, &states, &later, 100), later);
+    assert_eq!(
+        sorted(finish_in_batches(&mut set, &states, &later, 100)),
+        later
+    );
     assert_eq!(set.len(), keep);
     assert!(
         set.capacity() < peak,
@@ -112,7 +115,7 @@ fn into_iter_after_groups_were_released_and_refilled() {
     let n = if cfg!(miri) { 100 } else { 600 };
     let (mut set, mut states) = polled_set::<Unordered>(n);
     let later: Vec<usize> = (10..n).collect();
-    finish::<Unordered>(&mut set, &states, &later, 100);
+    finish_in_batches(&mut set, &states, &later, 100);
     let shrunk = set.capacity();
     for id in n..2 * n {
         let (probe, state) = Probe::new(id);

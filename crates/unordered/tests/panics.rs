@@ -1,8 +1,6 @@
 //! Panic safety: a future that panics in `poll` (or in `Drop`) is gone afterwards, the set's
 //! length drops by one, and the set keeps working.
 
-mod probe;
-
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
@@ -11,8 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 
 use futures_util::future::Either;
+use pinfold_testkit::probe::{Probe, ProbeState, probes};
+use pinfold_testkit::stream::{drain_ready, poll_once};
 use pinfold_unordered::FuturesUnordered;
-use probe::{Probe, ProbeState, drain, poll_once, probes};
 
 /// A future that panics when polled, or finishes and panics when dropped; it counts its drops.
 #[derive(Debug)]
@@ -79,7 +78,7 @@ fn finish_and_check(set: &mut FuturesUnordered<Mixed>, states: &[Arc<ProbeState>
             state.finish();
         }
     }
-    let mut outputs = drain(set);
+    let mut outputs = drain_ready(set);
     outputs.sort_unstable();
     assert_eq!(outputs, (0..100).collect::<Vec<_>>());
     for state in states {

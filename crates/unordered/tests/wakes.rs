@@ -1,16 +1,18 @@
 //! Wakes: one registration for the whole set, only woken futures polled, no wake lost across
 //! threads, and wakers that outlive their future, their group or the set doing nothing.
 
-mod probe;
-
 use std::sync::Arc;
 use std::task::Poll;
 use std::thread;
 
 use futures_channel::oneshot;
 use futures_util::StreamExt;
+use pinfold_testkit::future::block_on;
+use pinfold_testkit::probe::{Probe, probes};
+use pinfold_testkit::rng::XorShift;
+use pinfold_testkit::stream::{drain_ready, poll_once, poll_with};
+use pinfold_testkit::waker::counting_waker;
 use pinfold_unordered::FuturesUnordered;
-use probe::{Probe, XorShift, block_on, counting_waker, drain, poll_once, poll_with, probes};
 
 #[test]
 fn a_burst_of_wakes_across_groups_wakes_the_task_once() {
@@ -170,7 +172,7 @@ fn wakers_of_a_released_group_do_nothing() {
     for state in &states {
         state.finish();
     }
-    assert_eq!(drain(&mut set).len(), 100);
+    assert_eq!(drain_ready(&mut set).len(), 100);
     assert_eq!(
         set.capacity(),
         32,
@@ -194,7 +196,7 @@ fn wakers_of_a_released_group_do_nothing() {
     for state in &fresh_states {
         state.finish();
     }
-    let mut outputs = drain(&mut set);
+    let mut outputs = drain_ready(&mut set);
     outputs.sort_unstable();
     assert_eq!(outputs, (0..100).collect::<Vec<_>>());
 }

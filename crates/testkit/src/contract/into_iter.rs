@@ -20,7 +20,7 @@ use futures_channel::oneshot;
 use super::{SetUnderTest, panic_message};
 use crate::alloc::measure;
 use crate::probe::{Probe, ProbeState};
-use crate::stream::{drain, poll_once, settle, take_ready};
+use crate::stream::{drain, finish_in_batches, poll_once, settle, take_ready};
 use crate::tracked::{TRACKED_PANIC, Tracked};
 
 /// A probe in a box: `Unpin`, so the set can give it back, and still counting its polls and
@@ -45,24 +45,6 @@ pub fn polled_set<S: SetUnderTest>(n: usize) -> (S::Set<Boxed>, Vec<Arc<ProbeSta
     assert!(settle(&mut set).is_empty());
     assert!(states.iter().all(|state| state.polls() == 1));
     (set, states)
-}
-
-/// Finishes the probes `ids` through the set's wakers, `batch` at a time, taking the outputs
-/// after each batch; the outputs, sorted.
-pub fn finish<S: SetUnderTest>(
-    set: &mut S::Set<Boxed>,
-    states: &[Arc<ProbeState>],
-    ids: &[usize],
-    batch: usize,
-) -> Vec<usize> {
-    let mut outputs = Vec::new();
-    for chunk in ids.chunks(batch) {
-        for &id in chunk {
-            states[id].finish();
-        }
-        outputs.extend(take_ready(set));
-    }
-    sorted(outputs)
 }
 
 /// Drives `iter` to its end, asserting before each step that `len` and `size_hint` give the
@@ -339,7 +321,7 @@ pub fn a_partly_polled_set_drops_each_future_once_and_leaks_nothing<S: SetUnderT
     let (mut set, states) = polled_set::<S>(n);
     // Those finished give their outputs (their slots are free, their wakers alive).
     assert_eq!(
-        finish::<S>(&mut set, &states, finished, batch),
+        sorted(finish_in_batches(&mut set, &states, finished, batch)),
         sorted(finished.to_vec())
     );
     // Others are woken and not polled again before the set is consumed.
@@ -419,7 +401,10 @@ pub fn into_iter_allocates_nothing<S: SetUnderTest>(n: usize, batch: usize) {
 
     let (mut set, states) = polled_set::<S>(n);
     let finished: Vec<usize> = (0..n).step_by(4).collect();
-    assert_eq!(finish::<S>(&mut set, &states, &finished, batch), finished);
+    assert_eq!(
+        sorted(finish_in_batches(&mut set, &states, &finished, batch)),
+        finished
+    );
     let left = S::len(&set);
 
     let (sum, allocations) = measure(|| {

@@ -11,16 +11,9 @@ use std::task::{Context, Poll, Waker};
 use futures_core::FusedStream;
 
 use super::SetUnderTest;
+use super::fairness::{assert_each_call_polls_each_future_at_most_once, snapshot};
 use crate::probe::{Probe, ProbeState, Spinner};
-use crate::stream::{poll_once, poll_with};
-use crate::waker::counting_waker;
-
-fn snapshot(counters: &[Arc<AtomicUsize>]) -> Vec<usize> {
-    counters
-        .iter()
-        .map(|count| count.load(Ordering::SeqCst))
-        .collect()
-}
+use crate::stream::poll_once;
 
 /// Three futures that each wake themselves once, then are ready: an output has come by the
 /// second `poll_next`, with a waker that does nothing (so nothing but the set's own
@@ -173,21 +166,7 @@ pub fn a_future_polled_in_a_call_is_not_polled_again_in_it<S: SetUnderTest>() {
             polls
         })
         .collect();
-    let (task, wakes) = counting_waker();
-    for call in 0..4 * n {
-        let before = snapshot(&polls);
-        let woken = wakes.count();
-        assert!(poll_with(&mut set, &task).is_pending());
-        let after = snapshot(&polls);
-        for (id, (b, a)) in before.iter().zip(&after).enumerate() {
-            assert!(a - b <= 1, "call {call} polled future {id} {} times", a - b);
-        }
-        assert!(after != before, "call {call} polled nothing");
-        assert!(
-            wakes.count() > woken,
-            "call {call} returned Pending without waking its task, with futures woken"
-        );
-    }
+    assert_each_call_polls_each_future_at_most_once(&mut set, &polls, 4 * n);
     for (id, count) in snapshot(&polls).into_iter().enumerate() {
         assert!(
             count >= 2,
