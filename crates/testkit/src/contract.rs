@@ -26,6 +26,8 @@
 //!   (`iter_mut`).
 //! - [`basics`]: the set as a container and a stream: termination, outputs, length,
 //!   iteration, dropping, futures that never move.
+//! - [`borrowing`]: futures that borrow locals declared after the set (a macro, not generic
+//!   functions: the borrow checker must see the set type).
 //! - [`fairness`]: one `poll_next` polls each future at most once and yields rather than spin
 //!   on futures that wake themselves, starving none.
 //!
@@ -33,6 +35,7 @@
 //! groups), so that each keeps the sizes, and the smaller ones under Miri, it had.
 
 pub mod basics;
+pub mod borrowing;
 pub mod fairness;
 pub mod into_iter;
 pub mod keys;
