@@ -5,12 +5,13 @@
 //! with (`with_capacity(0)` of a growable set grows group by group, as `collect` does).
 
 use std::future::{Ready, ready};
+use std::sync::Arc;
 use std::task::Poll;
 
 use futures_core::{FusedStream, Stream};
 
 use super::SetUnderTest;
-use crate::probe::{Probe, Spinner, probes};
+use crate::probe::{Probe, ProbeState, Spinner, probes};
 use crate::stream::poll_once;
 
 /// An empty set of `capacity` yields `None` and is terminated from then on; polling it
@@ -148,13 +149,13 @@ pub fn dropping_the_set_drops_every_future_once<S: SetUnderTest>(n: usize) {
     }
 }
 
-/// `iter` of a set of `capacity` holding `n` futures, of which `finished` finished, visits
-/// every future left once, each where the set polls it.
-pub fn iter_visits_every_live_future_once<S: SetUnderTest>(
+/// A set of `capacity` holding `n` probes, polled once, of which `finished` finished (in that
+/// order) and gave their outputs; the probes' states.
+fn polled_with_finished<S: SetUnderTest>(
     capacity: usize,
     n: usize,
     finished: &[usize],
-) {
+) -> (S::Set<Probe>, Vec<Arc<ProbeState>>) {
     let (futures, states) = probes(n);
     let mut set = S::with_capacity(capacity);
     for probe in futures {
@@ -165,6 +166,17 @@ pub fn iter_visits_every_live_future_once<S: SetUnderTest>(
         states[id].finish();
         assert_eq!(poll_once(&mut set), Poll::Ready(Some(id)));
     }
+    (set, states)
+}
+
+/// `iter` of a set of `capacity` holding `n` futures, of which `finished` finished, visits
+/// every future left once, each where the set polls it.
+pub fn iter_visits_every_live_future_once<S: SetUnderTest>(
+    capacity: usize,
+    n: usize,
+    finished: &[usize],
+) {
+    let (set, states) = polled_with_finished::<S>(capacity, n, finished);
     let iter = S::iter(&set);
     assert_eq!(iter.len(), n - finished.len());
     let mut ids: Vec<usize> = iter.map(Probe::id).collect();
@@ -184,16 +196,7 @@ pub fn iter_pin_mut_visits_every_live_future_once<S: SetUnderTest>(
     n: usize,
     finished: &[usize],
 ) {
-    let (futures, states) = probes(n);
-    let mut set = S::with_capacity(capacity);
-    for probe in futures {
-        S::insert(&mut set, probe);
-    }
-    assert!(poll_once(&mut set).is_pending());
-    for &id in finished {
-        states[id].finish();
-        assert_eq!(poll_once(&mut set), Poll::Ready(Some(id)));
-    }
+    let (mut set, states) = polled_with_finished::<S>(capacity, n, finished);
     let iter = S::iter_pin_mut(&mut set);
     assert_eq!(iter.len(), n - finished.len());
     let mut ids = Vec::new();
