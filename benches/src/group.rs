@@ -9,8 +9,12 @@ use criterion::{Bencher, BenchmarkGroup, Criterion, SamplingMode};
 use crate::alloc::{Allocs, measure_warm};
 use crate::results::{criterion_dir, record_allocs};
 
-/// Whether `PINFOLD_BENCH_QUICK=1`: every group then takes 10 samples, with at most 0.3 s of
-/// warm-up and 1 s of measurement, so the suite runs in about two minutes.
+/// Whether `PINFOLD_BENCH_QUICK=1` (what `cargo xtask bench` sets unless given `--full`): every
+/// group then takes 10 samples (criterion's minimum), with at most 0.1 s of warm-up and 0.4 s
+/// of measurement per implementation, so the suite runs in about two and a half minutes on two
+/// cores (the build aside). The eight benchmarks whose 10 iterations take longer than that (the
+/// 65,536 real-clock sleeps, futures-util's ordered sets of 100,000 sleeps) still run their 10
+/// iterations: a quarter of the time.
 pub fn quick() -> bool {
     std::env::var_os("PINFOLD_BENCH_QUICK").is_some_and(|v| v == "1")
 }
@@ -72,8 +76,8 @@ impl Tuning {
         if quick() {
             Tuning {
                 sample_size: 10,
-                warm_up: self.warm_up.min(Duration::from_millis(300)),
-                measurement: self.measurement.min(Duration::from_secs(1)),
+                warm_up: self.warm_up.min(Duration::from_millis(100)),
+                measurement: self.measurement.min(Duration::from_millis(400)),
                 flat: self.flat,
             }
         } else {

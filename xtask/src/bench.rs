@@ -9,22 +9,37 @@ use crate::usage::{self, CommandUsage};
 use crate::workspace::Workspace;
 
 pub(crate) const USAGE: CommandUsage = CommandUsage {
-    synopsis: "bench [--quick]",
-    about: "run the criterion benchmarks (cargo bench -p\n\
-            pinfold-benches); --quick sets PINFOLD_BENCH_QUICK=1",
+    synopsis: "bench [--full]",
+    about: "run the criterion benchmarks (cargo bench -p pinfold-benches)\n\
+            and print their tables; by default a quick run\n\
+            (PINFOLD_BENCH_QUICK=1: 10 samples a benchmark, about 2.5\n\
+            minutes on 2 cores after the build); --full for the precise\n\
+            one (about 16 minutes); --quick is the default's old name",
 };
 
+/// How long the benchmarks run.
+#[derive(Debug, PartialEq)]
+enum Length {
+    /// `PINFOLD_BENCH_QUICK=1`: the fewest samples criterion takes, briefly.
+    Quick,
+    /// The suite's own sample counts and times.
+    Full,
+}
+
+fn parse(args: &[String]) -> Result<Length, Failure> {
+    match args {
+        [] => Ok(Length::Quick),
+        [flag] if flag == "--quick" => Ok(Length::Quick),
+        [flag] if flag == "--full" => Ok(Length::Full),
+        [other, ..] => Err(format!(
+            "bench: unknown argument `{other}`\n\n{}",
+            usage::text()
+        )),
+    }
+}
+
 pub(crate) fn bench(workspace: &Workspace, args: &[String]) -> Result<(), Failure> {
-    let quick = match args {
-        [] => false,
-        [flag] if flag == "--quick" => true,
-        [other, ..] => {
-            return Err(format!(
-                "bench: unknown argument `{other}`\n\n{}",
-                usage::text()
-            ));
-        }
-    };
+    let length = parse(args)?;
     if !workspace.has("benches/Cargo.toml") {
         println!("bench: no benches crate yet");
         return Ok(());
@@ -37,21 +52,52 @@ pub(crate) fn bench(workspace: &Workspace, args: &[String]) -> Result<(), Failur
         fs::remove_dir_all(&records)
             .map_err(|e| format!("bench: cannot clear {}: {e}", records.display()))?;
     }
-    let mut invocation = workspace.cargo(&["bench", "-p", "pinfold-benches"]);
-    if quick {
-        invocation = invocation.env("PINFOLD_BENCH_QUICK", "1");
-    }
-    invocation.run()?;
-    // One markdown table: each implementation's median, pinfold's ratios, allocations.
+    // The variable is set either way, so one already in the environment cannot override the
+    // flag.
+    let quick = match length {
+        Length::Quick => {
+            println!(
+                "bench: a quick run, 10 samples a benchmark; `cargo xtask bench --full` \
+                 for the precise one"
+            );
+            "1"
+        }
+        Length::Full => "0",
+    };
+    workspace
+        .cargo(&["bench", "-p", "pinfold-benches"])
+        .env("PINFOLD_BENCH_QUICK", quick)
+        .run()?;
+    // The markdown tables: each implementation's median, pinfold's ratios, allocations. Built
+    // with the bench profile, so it reuses the dependencies `cargo bench` just built.
     workspace
         .cargo(&[
             "run",
             "--quiet",
-            "--release",
+            "--profile",
+            "bench",
             "-p",
             "pinfold-benches",
             "--bin",
             "bench-table",
         ])
         .run()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|arg| arg.to_string()).collect()
+    }
+
+    #[test]
+    fn quick_is_the_default_and_full_must_be_asked_for() {
+        assert_eq!(parse(&args(&[])), Ok(Length::Quick));
+        assert_eq!(parse(&args(&["--quick"])), Ok(Length::Quick));
+        assert_eq!(parse(&args(&["--full"])), Ok(Length::Full));
+        assert!(parse(&args(&["--fast"])).is_err());
+        assert!(parse(&args(&["--full", "--quick"])).is_err());
+    }
 }
