@@ -1,9 +1,11 @@
-//! Shared fixtures of the reliability tests; the tests live in `tests/`.
+//! The harness of the reliability tests: fixtures, drivers, fault wrappers and strategies; the
+//! cases live in `tests/`.
 //!
 //! The suite drives every pinfold primitive with random programs of operations and compares it
 //! with `futures-util` (`tests/differential.rs`), hammers it with wakes from many threads
 //! (`tests/stress.rs`), and feeds it futures that panic and parent wakers that re-enter it
-//! (`tests/faults.rs`). What those tests share lives here, in plain `std`:
+//! (`tests/faults.rs`). What those tests share, and the drivers, fault wrappers and strategies
+//! they run, live here; the test files hold the cases:
 //!
 //! - [`ctl`]: [`Ctl`](ctl::Ctl), a future the test completes, wakes and inspects through a
 //!   [`CtlHandle`](ctl::CtlHandle); its output [`Out`](ctl::Out) counts its drops; a
@@ -15,7 +17,14 @@
 //! - [`wake_threads`]: [`WakeThreads`](wake_threads::WakeThreads), a pool of threads to run a
 //!   wake on ("wake slot i from thread t"), each call joined before the next operation.
 //! - [`program`]: [`Pick`](program::Pick) and [`Via`](program::Via), the operands of the
-//!   random programs.
+//!   random programs, and [`JoinOp`](program::JoinOp), an operation of a program for a join,
+//!   with their strategies.
+//! - [`subject`]: [`Subject`](subject::Subject), each set or stream buffer (pinfold's and
+//!   `futures-util`'s) as a program drives it.
+//! - [`lockstep`]: the differential driver of the sets and buffers: a program run against
+//!   pinfold and `futures-util` side by side ([`Lockstep`](lockstep::Lockstep)), with what
+//!   must hold after every operation, and the programs' strategy.
+//! - [`join_lockstep`]: the differential driver of `join_all` and `try_join_all`.
 //! - [`fault`]: the panic payload of an injected fault, and a panic hook that keeps those quiet.
 //! - [`watchdog`]: [`Watchdog`](watchdog::Watchdog), which aborts the process when a test
 //!   runs past its time limit: a hang fails, it never passes.
@@ -27,8 +36,11 @@
 pub mod ctl;
 pub mod exec;
 pub mod fault;
+pub mod join_lockstep;
+pub mod lockstep;
 pub mod program;
 pub mod sizes;
 pub mod source;
+pub mod subject;
 pub mod wake_threads;
 pub mod watchdog;

@@ -1,5 +1,13 @@
 //! Pieces of the random programs the property tests run: which future an operation applies
-//! to, and where a wake comes from. (Their strategies live with the tests, which have proptest.)
+//! to, where a wake comes from, and the operations of a program for a join (shared by the
+//! differential and the fault tests), with their strategies. The operations of a program for
+//! a set or a buffer differ between the two, and live with their drivers
+//! ([`lockstep`](crate::lockstep), and the fault driver).
+
+use proptest::prelude::*;
+
+/// Threads a program may wake from.
+pub const WAKE_THREADS: usize = 3;
 
 /// Which of `len` candidates an operation applies to, whatever `len` is then: a fraction of
 /// the way through them, as `proptest::sample::Index` (which has no public constructor, so a
@@ -35,6 +43,54 @@ pub enum Via {
     Here,
     /// Waker thread `t`, joined before the next operation.
     Thread(u8),
+}
+
+/// Where a wake comes from: here twice as often as from each waker thread.
+pub fn via() -> impl Strategy<Value = Via> {
+    prop_oneof![
+        2 => Just(Via::Here),
+        1 => (0..WAKE_THREADS as u8).prop_map(Via::Thread),
+    ]
+}
+
+/// One operation of a program for a join of futures made up front.
+#[derive(Debug, Clone)]
+pub enum JoinOp {
+    /// Complete the `pick`-th future not yet completed (`ok`: with `Ok`), and wake it.
+    Complete {
+        /// Which of the futures not yet completed.
+        pick: Pick,
+        /// With `Ok` (else `Err`, for a join of fallible futures).
+        ok: bool,
+        /// Where the wake comes from.
+        via: Via,
+    },
+    /// Wake the `pick`-th future: spurious while it runs, stale once it finished.
+    Wake {
+        /// Which of the futures.
+        pick: Pick,
+        /// Where the wake comes from.
+        via: Via,
+    },
+    /// Poll the join until it settles, then compare.
+    Run,
+    /// Poll the join once, woken or not.
+    PollOnce,
+    /// Drop the join (cancel it) and every future and output it holds.
+    Cancel,
+}
+
+/// A [`JoinOp`]: a completion (with `Ok` with probability `ok`) eight times as often as a poll
+/// once, a cancel, or `wakes` times as often a wake; a run four times as often.
+pub fn join_op(ok: f64, wakes: u32) -> impl Strategy<Value = JoinOp> {
+    prop_oneof![
+        8 => (any::<u64>().prop_map(Pick), prop::bool::weighted(ok), via())
+            .prop_map(|(pick, ok, via)| JoinOp::Complete { pick, ok, via }),
+        wakes => (any::<u64>().prop_map(Pick), via()).prop_map(|(pick, via)| JoinOp::Wake { pick, via }),
+        4 => Just(JoinOp::Run),
+        1 => Just(JoinOp::PollOnce),
+        1 => Just(JoinOp::Cancel),
+    ]
 }
 
 #[cfg(test)]

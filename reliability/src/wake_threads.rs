@@ -5,6 +5,8 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::mpsc;
 use std::thread::{self, JoinHandle};
 
+use crate::program::Via;
+
 type Job = Box<dyn FnOnce() + Send>;
 type Done = mpsc::SyncSender<thread::Result<()>>;
 
@@ -57,6 +59,17 @@ impl WakeThreads {
         match finished.recv().expect("a waker thread answers every job") {
             Ok(()) => {}
             Err(panic) => panic::resume_unwind(panic),
+        }
+    }
+}
+
+impl WakeThreads {
+    /// Runs `job` where `via` says: here, or on waker thread `t` (waiting until it has
+    /// finished).
+    pub fn run_via(&self, via: Via, job: impl FnOnce() + Send + 'static) {
+        match via {
+            Via::Here => job(),
+            Via::Thread(t) => self.run_on(usize::from(t), job),
         }
     }
 }

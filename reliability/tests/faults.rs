@@ -29,8 +29,6 @@
 //! **Starvation** (futures-rs #2047). A future that always wakes itself must not keep the
 //! primitive from returning `Pending`, so other tasks on a one-thread runtime still run.
 
-mod subject;
-
 use std::any::Any;
 use std::cell::RefCell;
 use std::future::Future;
@@ -55,11 +53,11 @@ use pinfold_reliability::fault::{
 };
 use pinfold_reliability::program::{Pick, Via};
 use pinfold_reliability::sizes::{program_ops, proptest_cases, time_limit};
+use pinfold_reliability::subject::{Buffer, Subject};
 use pinfold_reliability::wake_threads::WakeThreads;
 use pinfold_reliability::watchdog::Watchdog;
 use proptest::prelude::*;
 use proptest::test_runner::{FileFailurePersistence, TestCaseError};
-use subject::{Buffer, Subject};
 
 /// Threads a program may wake from.
 const WAKE_THREADS: usize = 3;

@@ -1,18 +1,21 @@
-//! The primitives as the programs of `differential.rs` and `faults.rs` drive them: each set or
-//! stream buffer behind one [`Subject`] trait, pinfold's and `futures-util`'s alike.
-// Each test file uses a different subset of these.
-#![allow(dead_code)]
+//! The primitives as the random programs drive them (the lockstep driver of
+//! `tests/differential.rs`, the fault driver of `tests/faults.rs`): each set or stream buffer
+//! behind one [`Subject`] trait, pinfold's and `futures-util`'s alike.
 
+use std::fmt;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use crate::ctl::{Ctl, Out};
+use crate::source::{SourceHandle, source};
 use futures_core::Stream;
 use futures_util::stream::poll_fn;
-use pinfold_reliability::ctl::{Ctl, Out};
-use pinfold_reliability::source::{SourceHandle, source};
 
 /// One implementation of a set or buffer, as the program drives it.
-pub(crate) trait Subject {
+// `len` is `None` for a buffer, which has no length of its own: an `is_empty` would say
+// nothing there.
+#[allow(clippy::len_without_is_empty)]
+pub trait Subject {
     /// Adds a future (sends it into the source); gives it back if the set is full.
     fn push(&mut self, fut: Ctl<Out>) -> Result<(), Ctl<Out>>;
     /// The stream's `poll_next`.
@@ -75,14 +78,14 @@ impl Subject for futures_util::stream::FuturesUnordered<Ctl<Out>> {
 }
 
 /// A stream buffer over a hand-fed [`source`].
-pub(crate) struct Buffer {
+pub struct Buffer {
     source: SourceHandle<Ctl<Out>>,
     stream: Pin<Box<dyn Stream<Item = Out>>>,
 }
 
 impl Buffer {
     /// A buffer made by `adapt` over a new, open source.
-    pub(crate) fn boxed<S>(
+    pub fn boxed<S>(
         adapt: impl FnOnce(Pin<Box<dyn Stream<Item = Ctl<Out>>>>) -> S,
     ) -> Box<dyn Subject>
     where
@@ -95,6 +98,14 @@ impl Buffer {
             source: handle,
             stream: Box::pin(adapt(source)),
         })
+    }
+}
+
+impl fmt::Debug for Buffer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Buffer")
+            .field("source", &self.source)
+            .finish_non_exhaustive()
     }
 }
 
