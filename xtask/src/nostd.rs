@@ -9,7 +9,9 @@ pub(crate) const USAGE: CommandUsage = CommandUsage {
     synopsis: "nostd",
     about: "build the library crates and the facade with\n\
             --no-default-features for x86_64-unknown-none, a target\n\
-            without std (nightly, -Zbuild-std=core,alloc) in target/nostd",
+            without std (nightly, -Zbuild-std=core,alloc) in target/nostd;\n\
+            then test pinfold-arena without std on the host (its drop-guard\n\
+            panic paths, which every crate uses without std)",
 };
 
 /// A target that has `core` and `alloc` but no `std`: a crate that uses `std` fails there.
@@ -43,7 +45,7 @@ pub(crate) fn nostd(workspace: &Workspace) -> Result<Outcome, Failure> {
         "--no-default-features",
         "--lib",
     ];
-    for package in packages {
+    for &package in &packages {
         args.extend(["-p", package]);
     }
     workspace
@@ -51,5 +53,19 @@ pub(crate) fn nostd(workspace: &Workspace) -> Result<Outcome, Failure> {
         .nightly()
         .env("CARGO_TARGET_DIR", workspace.target_dir("nostd"))
         .run()?;
+    // Without `std` the arena survives panics with drop guards instead of `catch_unwind`
+    // (`pinfold_arena::unwind`): its own tests check those paths (the tests link `std`).
+    if packages.contains(&"pinfold-arena") {
+        workspace
+            .cargo(&[
+                "test",
+                "-p",
+                "pinfold-arena",
+                "--no-default-features",
+                "--lib",
+                "--tests",
+            ])
+            .run()?;
+    }
     Ok(Outcome::Passed)
 }
