@@ -1,10 +1,17 @@
-//! Injected faults: the payload a faulty value panics with, and a panic hook that keeps those
-//! panics quiet (they are expected by the hundred) while every other panic prints as usual.
+//! Injected faults: the payload a faulty value panics with, a panic hook that keeps those
+//! panics quiet (they are expected by the hundred) while every other panic prints as usual,
+//! and the accounting of the fault tests: which injected panics were raised during an
+//! operation, and whether the one that reached its caller (if any) is one of them.
 
 use std::any::Any;
 use std::cell::Cell;
-use std::panic;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
+
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+
+use crate::ctl::Out;
 
 /// Where an injected panic was raised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -75,4 +82,72 @@ pub fn panic_message(payload: &(dyn Any + Send)) -> &str {
         .copied()
         .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
         .unwrap_or("<a panic payload that is not a string>")
+}
+
+/// What a caught panic carries.
+pub type Payload = Box<dyn Any + Send>;
+
+/// Runs `f`, catching a panic: its payload.
+pub fn catch<R>(f: impl FnOnce() -> R) -> Result<R, Payload> {
+    panic::catch_unwind(AssertUnwindSafe(f))
+}
+
+/// Checks what reached the caller of one operation against the injected panics raised during
+/// it (`fired`, less those the test raised itself dropping outputs).
+pub fn check_panic(
+    what: &str,
+    caught: Option<&Payload>,
+    fired: &[FaultPanic],
+) -> Result<(), TestCaseError> {
+    match caught {
+        Some(payload) => {
+            let fault = as_fault(&**payload).map_err(|message| {
+                TestCaseError::fail(format!(
+                    "{what}: a panic that is not an injected one reached the caller: {message}"
+                ))
+            })?;
+            prop_assert!(
+                fired.contains(&fault),
+                "{what}: the panic {fault:?} reached the caller, but the panics raised were \
+                 {fired:?}"
+            );
+        }
+        None => prop_assert!(
+            fired.is_empty(),
+            "{what}: injected panics {fired:?} were swallowed"
+        ),
+    }
+    Ok(())
+}
+
+/// Drops outputs one by one, catching the injected panics of their `Drop`; returns those.
+pub fn drop_outputs(
+    outputs: impl IntoIterator<Item = Out>,
+) -> Result<Vec<FaultPanic>, TestCaseError> {
+    let mut raised = Vec::new();
+    for out in outputs {
+        let id = out.id();
+        if let Err(payload) = catch(move || drop(out)) {
+            let fault = as_fault(&*payload).map_err(TestCaseError::fail)?;
+            prop_assert_eq!(
+                fault,
+                FaultPanic {
+                    id,
+                    site: Site::OutputDrop
+                }
+            );
+            raised.push(fault);
+        }
+    }
+    Ok(raised)
+}
+
+/// `fired` less one occurrence of each of `expected`.
+pub fn less(mut fired: Vec<FaultPanic>, expected: &[FaultPanic]) -> Vec<FaultPanic> {
+    for fault in expected {
+        if let Some(i) = fired.iter().position(|f| f == fault) {
+            fired.remove(i);
+        }
+    }
+    fired
 }

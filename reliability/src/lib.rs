@@ -25,7 +25,13 @@
 //!   pinfold and `futures-util` side by side ([`Lockstep`](lockstep::Lockstep)), with what
 //!   must hold after every operation, and the programs' strategy.
 //! - [`join_lockstep`]: the differential driver of `join_all` and `try_join_all`.
-//! - [`fault`]: the panic payload of an injected fault, and a panic hook that keeps those quiet.
+//! - [`fault`]: the panic payload of an injected fault, a panic hook that keeps those quiet,
+//!   and the accounting of which injected panics were raised and which reached the caller.
+//! - [`faulty`]: the fault driver of the sets and buffers ([`Faulty`](faulty::Faulty)): a
+//!   program of futures that panic at random points, and the programs' strategies.
+//! - [`faulty_join`]: the fault driver of `join_all` and `try_join_all`.
+//! - [`reentrance`]: parent wakers that poll or drop the primitive from inside `wake`, and
+//!   every primitive behind one type ([`Primitive`](reentrance::Primitive)).
 //! - [`watchdog`]: [`Watchdog`](watchdog::Watchdog), which aborts the process when a test
 //!   runs past its time limit: a hang fails, it never passes.
 //! - [`sizes`]: test sizes and time limits, overridable by environment variables for deeper
@@ -36,9 +42,12 @@
 pub mod ctl;
 pub mod exec;
 pub mod fault;
+pub mod faulty;
+pub mod faulty_join;
 pub mod join_lockstep;
 pub mod lockstep;
 pub mod program;
+pub mod reentrance;
 pub mod sizes;
 pub mod source;
 pub mod subject;

@@ -2,7 +2,7 @@
 //! to, where a wake comes from, and the operations of a program for a join (shared by the
 //! differential and the fault tests), with their strategies. The operations of a program for
 //! a set or a buffer differ between the two, and live with their drivers
-//! ([`lockstep`](crate::lockstep), and the fault driver).
+//! ([`lockstep`](crate::lockstep), [`faulty`](crate::faulty)).
 
 use proptest::prelude::*;
 
