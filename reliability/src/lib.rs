@@ -32,6 +32,11 @@
 //! - [`faulty_join`]: the fault driver of `join_all` and `try_join_all`.
 //! - [`reentrance`]: parent wakers that poll or drop the primitive from inside `wake`, and
 //!   every primitive behind one type ([`Primitive`](reentrance::Primitive)).
+//! - [`beacon`]: [`Beacon`](beacon::Beacon), a future ready once woken a given number of
+//!   times, and the waker threads that drive the beacons at a [`Pace`](beacon::Pace).
+//! - [`stress`]: [`stress`](stress::stress), the runner of a primitive consuming beacons on a
+//!   multi-thread runtime while the waker threads wake them.
+//! - [`churn`]: small primitives made and dropped while other threads wake their wakers.
 //! - [`watchdog`]: [`Watchdog`](watchdog::Watchdog), which aborts the process when a test
 //!   runs past its time limit: a hang fails, it never passes.
 //! - [`sizes`]: test sizes and time limits, overridable by environment variables for deeper
@@ -39,6 +44,8 @@
 //!
 //! How to run the deeper configurations, and `cargo xtask valgrind`, is in the README.
 
+pub mod beacon;
+pub mod churn;
 pub mod ctl;
 pub mod exec;
 pub mod fault;
@@ -50,6 +57,7 @@ pub mod program;
 pub mod reentrance;
 pub mod sizes;
 pub mod source;
+pub mod stress;
 pub mod subject;
 pub mod wake_threads;
 pub mod watchdog;
