@@ -435,6 +435,16 @@ impl World {
         &self.ctls
     }
 
+    /// The ids of the `Ctl`s not completed yet, in order: what a program's "complete the
+    /// `pick`-th running future" picks from.
+    pub fn running(&self) -> Vec<u32> {
+        self.ctls
+            .iter()
+            .filter(|ctl| ctl.outcome().is_none())
+            .map(CtlHandle::id)
+            .collect()
+    }
+
     /// Starts a new poll of the primitive: from now until the next call, a `Ctl` polled twice
     /// is a violation ("one poll polls each value at most once").
     pub fn begin_poll_call(&self) {

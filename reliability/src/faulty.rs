@@ -12,7 +12,7 @@ use pinfold_buffer::BufferExt;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-use crate::ctl::{CtlHandle, Faults, Out, Outcome, Spec, World};
+use crate::ctl::{Faults, Out, Outcome, Spec, World};
 use crate::exec::Exec;
 use crate::fault::{Payload, Site, catch, check_panic, drop_outputs, less};
 use crate::program::{Pick, Via, WAKE_THREADS, via};
@@ -44,28 +44,16 @@ pub fn spec() -> impl Strategy<Value = Spec> {
 
 /// One operation of a program for a set or a stream buffer.
 #[derive(Debug, Clone)]
+// The fields are named in the doc of their variant.
+#[allow(missing_docs)]
 pub enum Op {
-    /// Push a future with these faults (send it into the buffer's source).
-    Push {
-        /// Its faults, and how often it wakes itself once completed.
-        spec: Spec,
-        /// It is completed before it is pushed.
-        ready: bool,
-    },
+    /// Push a future with these faults (send it into the buffer's source); `ready`: completed
+    /// before it is pushed.
+    Push { spec: Spec, ready: bool },
     /// Complete the `pick`-th future not yet completed, and wake it.
-    Complete {
-        /// Which of the futures not yet completed.
-        pick: Pick,
-        /// Where the wake comes from.
-        via: Via,
-    },
+    Complete { pick: Pick, via: Via },
     /// Wake the `pick`-th future made so far.
-    Wake {
-        /// Which of the futures made so far.
-        pick: Pick,
-        /// Where the wake comes from.
-        via: Via,
-    },
+    Wake { pick: Pick, via: Via },
     /// Poll until settled (or a panic).
     Run,
     /// Poll once.
@@ -219,15 +207,12 @@ impl Faulty {
                 }
             }
             Op::Complete { pick, via } => {
-                let running: Vec<CtlHandle> = self
-                    .world
-                    .handles()
-                    .iter()
-                    .filter(|ctl| ctl.outcome().is_none())
-                    .cloned()
-                    .collect();
+                let running: Vec<u32> = self.world.running();
                 if !running.is_empty() {
-                    let ctl = running[pick.index(running.len())].clone();
+                    let ctl = self
+                        .world
+                        .handle(running[pick.index(running.len())])
+                        .clone();
                     self.threads.run_via(via, move || {
                         ctl.complete(Outcome::Ok);
                     });

@@ -12,7 +12,7 @@ use pinfold_join::{JoinAll, TryJoinAll};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-use crate::ctl::{Ctl, CtlHandle, Out, Outcome, Spec, World};
+use crate::ctl::{Ctl, Out, Outcome, Spec, World};
 use crate::exec::Exec;
 use crate::fault::{
     FaultPanic, Payload, catch, check_panic, drop_outputs, expecting_panics, less, panic_message,
@@ -93,12 +93,7 @@ pub fn join_case(
         let mut finished = false;
         let caught: Option<Payload> = match *op {
             JoinOp::Complete { pick, ok, via } => {
-                let running: Vec<u32> = world
-                    .handles()
-                    .iter()
-                    .filter(|ctl| ctl.outcome().is_none())
-                    .map(CtlHandle::id)
-                    .collect();
+                let running: Vec<u32> = world.running();
                 if !running.is_empty() {
                     let ctl = world.handle(running[pick.index(running.len())]).clone();
                     let outcome = if ok || !fallible {

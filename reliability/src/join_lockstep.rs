@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-use crate::ctl::{Ctl, CtlHandle, Out, Outcome, Spec, World};
+use crate::ctl::{Ctl, Out, Outcome, Spec, World};
 use crate::exec::Exec;
 use crate::lockstep::poll_limit;
 use crate::program::{JoinOp, WAKE_THREADS, join_op};
@@ -218,13 +218,7 @@ pub fn join_all_case(yields: &[u8], input: Input, program: &[JoinOp]) -> Result<
         let at = |e: String| TestCaseError::fail(format!("at op {step} ({op:?}): {e}"));
         match *op {
             JoinOp::Complete { pick, ok, via } => {
-                let running: Vec<u32> = ours
-                    .world
-                    .handles()
-                    .iter()
-                    .filter(|ctl| ctl.outcome().is_none())
-                    .map(CtlHandle::id)
-                    .collect();
+                let running: Vec<u32> = ours.world.running();
                 if !running.is_empty() {
                     let id = running[pick.index(running.len())];
                     let (a, b) = (
@@ -341,12 +335,7 @@ pub fn try_join_all_case(
         let at = |e: String| TestCaseError::fail(format!("at op {step} ({op:?}): {e}"));
         match *op {
             JoinOp::Complete { pick, ok, via } => {
-                let running: Vec<u32> = world
-                    .handles()
-                    .iter()
-                    .filter(|ctl| ctl.outcome().is_none())
-                    .map(CtlHandle::id)
-                    .collect();
+                let running: Vec<u32> = world.running();
                 if !running.is_empty() {
                     let id = running[pick.index(running.len())];
                     let (a, b) = (world.handle(id).clone(), their_world.handle(id).clone());

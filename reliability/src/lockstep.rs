@@ -20,49 +20,22 @@ use crate::wake_threads::WakeThreads;
 
 /// One operation of a program for a set or a stream buffer.
 #[derive(Debug, Clone)]
+// The fields are named in the doc of their variant.
+#[allow(missing_docs)]
 pub enum Op {
-    /// Push a new future into the set (send it into the buffer's source).
-    Push {
-        /// The future is completed before it is pushed.
-        ready: bool,
-        /// It wakes itself that many times once completed.
-        yields: u8,
-    },
-    /// Complete the `pick`-th future not yet completed, and wake it.
-    Complete {
-        /// Which of the futures not yet completed.
-        pick: Pick,
-        /// With `Ok` (else `Err`).
-        ok: bool,
-        /// Where the wake comes from.
-        via: Via,
-    },
+    /// Push a new future into the set (send it into the buffer's source). `ready`: it is
+    /// completed before it is pushed. `yields`: it wakes itself that many times once completed.
+    Push { ready: bool, yields: u8 },
+    /// Complete the `pick`-th future not yet completed (`ok`: with `Ok`), and wake it.
+    Complete { pick: Pick, ok: bool, via: Via },
     /// Wake the `pick`-th future made so far: spurious while it runs, stale once it finished.
-    Wake {
-        /// Which of the futures made so far.
-        pick: Pick,
-        /// Where the wake comes from.
-        via: Via,
-    },
+    Wake { pick: Pick, via: Via },
     /// Push `count` futures, every `ready_every`-th completed before it is pushed: sets grow
     /// past one bitset word (64 slots) and through several groups.
-    PushMany {
-        /// How many futures.
-        count: u8,
-        /// Futures 0, `ready_every`, `2 * ready_every`, ... of them are completed before they
-        /// are pushed.
-        ready_every: u8,
-    },
+    PushMany { count: u8, ready_every: u8 },
     /// Complete up to `count` running futures, spread from the `pick`-th on, in one burst of
     /// wakes from one place.
-    CompleteMany {
-        /// The first of the running futures.
-        pick: Pick,
-        /// How many at most.
-        count: u8,
-        /// Where the wakes come from.
-        via: Via,
-    },
+    CompleteMany { pick: Pick, count: u8, via: Via },
     /// Poll the task until it settles (see `Exec::run`), then compare.
     Run,
     /// Poll the task once, woken or not.
@@ -508,13 +481,7 @@ impl Lockstep {
             }
             Op::CompleteMany { pick, count, via } => {
                 let [pinfold, reference] = &self.sides;
-                let running: Vec<u32> = pinfold
-                    .world
-                    .handles()
-                    .iter()
-                    .filter(|ctl| ctl.outcome().is_none())
-                    .map(CtlHandle::id)
-                    .collect();
+                let running: Vec<u32> = pinfold.world.running();
                 if !running.is_empty() {
                     let start = pick.index(running.len());
                     let step = (running.len() / usize::from(count)).max(1);
@@ -537,14 +504,12 @@ impl Lockstep {
             }
             Op::Complete { pick, ok, via } => {
                 let [pinfold, reference] = &self.sides;
-                let running: Vec<&CtlHandle> = pinfold
-                    .world
-                    .handles()
-                    .iter()
-                    .filter(|ctl| ctl.outcome().is_none())
-                    .collect();
+                let running: Vec<u32> = pinfold.world.running();
                 if !running.is_empty() {
-                    let ours = running[pick.index(running.len())].clone();
+                    let ours = pinfold
+                        .world
+                        .handle(running[pick.index(running.len())])
+                        .clone();
                     let theirs = reference.world.handle(ours.id()).clone();
                     let outcome = if ok { Outcome::Ok } else { Outcome::Err };
                     self.threads.run_via(via, move || {

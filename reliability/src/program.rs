@@ -55,23 +55,13 @@ pub fn via() -> impl Strategy<Value = Via> {
 
 /// One operation of a program for a join of futures made up front.
 #[derive(Debug, Clone)]
+// The fields are named in the doc of their variant.
+#[allow(missing_docs)]
 pub enum JoinOp {
     /// Complete the `pick`-th future not yet completed (`ok`: with `Ok`), and wake it.
-    Complete {
-        /// Which of the futures not yet completed.
-        pick: Pick,
-        /// With `Ok` (else `Err`, for a join of fallible futures).
-        ok: bool,
-        /// Where the wake comes from.
-        via: Via,
-    },
+    Complete { pick: Pick, ok: bool, via: Via },
     /// Wake the `pick`-th future: spurious while it runs, stale once it finished.
-    Wake {
-        /// Which of the futures.
-        pick: Pick,
-        /// Where the wake comes from.
-        via: Via,
-    },
+    Wake { pick: Pick, via: Via },
     /// Poll the join until it settles, then compare.
     Run,
     /// Poll the join once, woken or not.
