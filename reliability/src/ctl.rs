@@ -435,6 +435,14 @@ impl World {
         &self.ctls
     }
 
+    /// How many of the `Ctl`s `ids` were not dropped yet: of a set's members, the futures it
+    /// holds; of those a buffer pulled, the ones running.
+    pub fn alive(&self, ids: &[u32]) -> usize {
+        ids.iter()
+            .filter(|&&id| self.handle(id).drops() == 0)
+            .count()
+    }
+
     /// The ids of the `Ctl`s not completed yet, in order: what a program's "complete the
     /// `pick`-th running future" picks from.
     pub fn running(&self) -> Vec<u32> {

@@ -5,7 +5,6 @@
 //! injected one raised during it, that none was swallowed, and that what the docs promise
 //! after a panic holds (see `tests/faults.rs`).
 
-use std::fmt;
 use std::task::{Context, Poll};
 
 use pinfold_buffer::BufferExt;
@@ -127,6 +126,7 @@ impl Kind {
 }
 
 /// A program in progress against one primitive.
+#[derive(Debug)]
 pub struct Faulty {
     kind: Kind,
     world: World,
@@ -139,16 +139,6 @@ pub struct Faulty {
     /// Outputs taken and not yet dropped.
     taken: Vec<Out>,
     threads: WakeThreads,
-}
-
-impl fmt::Debug for Faulty {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Faulty")
-            .field("kind", &self.kind)
-            .field("members", &self.members)
-            .field("delivered", &self.delivered)
-            .finish_non_exhaustive()
-    }
 }
 
 impl Faulty {
@@ -314,19 +304,12 @@ impl Faulty {
         check_panic(&format!("{op:?}"), caught.as_ref(), &fired)?;
         self.world.check_violations().map_err(TestCaseError::fail)?;
         if let Some(len) = self.subject.len() {
-            let live = self
-                .members
-                .iter()
-                .filter(|&&id| self.world.handle(id).drops() == 0)
-                .count();
+            let live = self.world.alive(&self.members);
             prop_assert_eq!(len, live, "len() is not the number of futures not dropped");
         }
         if let Some((concurrency, window)) = self.kind.bounds() {
             let pulled = &self.members[..self.pulled()];
-            let running = pulled
-                .iter()
-                .filter(|&&id| self.world.handle(id).drops() == 0)
-                .count();
+            let running = self.world.alive(pulled);
             prop_assert!(running <= concurrency, "{running} futures run at once");
             if let Some(window) = window {
                 // Pulled and not yielded, less the places of futures lost to a panic.

@@ -241,11 +241,7 @@ impl Side {
     fn check_always(&self, bounds: Option<Bounds>) -> Result<(), TestCaseError> {
         self.world.check_violations().map_err(TestCaseError::fail)?;
         if let Some(len) = self.subject.len() {
-            let live = self
-                .members
-                .iter()
-                .filter(|&&id| self.world.handle(id).drops() == 0)
-                .count();
+            let live = self.world.alive(&self.members);
             prop_assert_eq!(
                 len,
                 live,
@@ -268,10 +264,7 @@ impl Side {
         );
         if let (Some(bounds), Some(source)) = (bounds, self.subject.source()) {
             let pulled = &self.members[..source.pulled()];
-            let running = pulled
-                .iter()
-                .filter(|&&id| self.world.handle(id).drops() == 0)
-                .count();
+            let running = self.world.alive(pulled);
             prop_assert!(
                 running <= bounds.concurrency,
                 "{}: {running} futures run at once, concurrency {}",
@@ -358,10 +351,7 @@ impl Side {
                 // Work-conserving: with futures waiting in the source, every slot is busy or
                 // the window is full.
                 let pulled = &self.members[..source.pulled()];
-                let running = pulled
-                    .iter()
-                    .filter(|&&id| self.world.handle(id).drops() == 0)
-                    .count();
+                let running = self.world.alive(pulled);
                 let concurrency = bounds
                     .window
                     .map_or(bounds.concurrency, |window| window.min(bounds.concurrency));
@@ -381,21 +371,12 @@ impl Side {
 }
 
 /// Both sides of a program, and the threads it wakes from.
+#[derive(Debug)]
 pub struct Lockstep {
     sides: [Side; 2],
     order: Order,
     bounds: Option<Bounds>,
     threads: WakeThreads,
-}
-
-impl fmt::Debug for Lockstep {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Lockstep")
-            .field("sides", &self.sides)
-            .field("order", &self.order)
-            .field("bounds", &self.bounds)
-            .finish_non_exhaustive()
-    }
 }
 
 impl Lockstep {

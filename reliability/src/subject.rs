@@ -15,7 +15,7 @@ use futures_util::stream::poll_fn;
 // `len` is `None` for a buffer, which has no length of its own: an `is_empty` would say
 // nothing there.
 #[allow(clippy::len_without_is_empty)]
-pub trait Subject {
+pub trait Subject: fmt::Debug {
     /// Adds a future (sends it into the source); gives it back if the set is full.
     fn push(&mut self, fut: Ctl<Out>) -> Result<(), Ctl<Out>>;
     /// The stream's `poll_next`.
