@@ -9,6 +9,7 @@ use std::thread;
 use futures_util::StreamExt;
 use pinfold_arena::MAX_VAIN_REPOLLS;
 use pinfold_bounded::FuturesUnorderedBounded;
+use pinfold_testkit::channels::{id_channels, send_from_threads};
 use pinfold_testkit::future::{LOST_WAKE, block_on};
 use pinfold_testkit::probe::{Probe, probes};
 use pinfold_testkit::stream::{poll_once, poll_with, settle};
@@ -151,24 +152,9 @@ fn channels_completed_from_std_threads(
     run: impl FnOnce(FuturesUnorderedBounded<futures_channel::oneshot::Receiver<usize>>) -> Vec<usize>,
 ) {
     let n = threads * per_thread;
-    let mut set = FuturesUnorderedBounded::new(n);
-    let mut batches: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
-    for id in 0..n {
-        let (tx, rx) = futures_channel::oneshot::channel();
-        set.push(rx);
-        batches[id % threads].push((id, tx));
-    }
-    let senders: Vec<_> = batches
-        .into_iter()
-        .map(|batch| {
-            thread::spawn(move || {
-                for (id, tx) in batch {
-                    tx.send(id).unwrap();
-                    thread::yield_now();
-                }
-            })
-        })
-        .collect();
+    let (receivers, senders) = id_channels(n);
+    let set: FuturesUnorderedBounded<_> = receivers.into_iter().collect();
+    let senders = send_from_threads(senders, threads, true);
     let mut outputs = run(set);
     for sender in senders {
         sender.join().unwrap();

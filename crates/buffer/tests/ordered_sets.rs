@@ -23,6 +23,7 @@ use futures_channel::oneshot::{self, Canceled, Receiver};
 use futures_core::{FusedStream, Stream};
 use futures_util::{FutureExt, StreamExt, future};
 use pinfold_buffer::{FuturesOrdered, FuturesOrderedBounded};
+use pinfold_testkit::channels::{id_channels, send_from_threads};
 use pinfold_testkit::contract::panic_message;
 use pinfold_testkit::future::block_on;
 use pinfold_testkit::panicking_waker::{WAKE_BY_REF_PANIC, WAKE_PANIC, WakerOps, panicking_waker};
@@ -906,28 +907,12 @@ fn wakes_from_std_threads_are_never_lost<S: OrderedSet>() {
     let mut rng = XorShift::new(23);
     for round in 0..rounds {
         let mut set = S::with_room(n);
-        let mut senders = Vec::with_capacity(n);
-        for id in 0..n {
-            let (tx, rx) = oneshot::channel();
+        let (receivers, mut senders) = id_channels(n);
+        for rx in receivers {
             S::push_back(&mut set, rx);
-            senders.push((id, tx));
         }
         rng.shuffle(&mut senders);
-        let mut batches: Vec<Vec<_>> = (0..THREADS).map(|_| Vec::new()).collect();
-        for (i, sender) in senders.into_iter().enumerate() {
-            batches[i % THREADS].push(sender);
-        }
-        let threads: Vec<_> = batches
-            .into_iter()
-            .map(|batch| {
-                thread::spawn(move || {
-                    for (id, tx) in batch {
-                        tx.send(id).unwrap();
-                        thread::yield_now();
-                    }
-                })
-            })
-            .collect();
+        let threads = send_from_threads(senders, THREADS, true);
         let outputs: Vec<usize> = block_on(set.by_ref().map(Result::unwrap).collect());
         for thread in threads {
             thread.join().unwrap();

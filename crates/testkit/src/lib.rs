@@ -10,6 +10,7 @@
 //! - [`stream`] and [`future`]: one poll with a given or a no-op waker, and the loops built on
 //!   it (drain a stream, settle it, block on a future), and what a merge of numbered streams
 //!   must give.
+//! - [`channels`]: oneshot channels completed from several std threads at once.
 //! - [`alloc`]: a counting global allocator. A global allocator belongs to one binary, so each
 //!   test binary that counts declares its own static of this type.
 //! - [`rng`]: xorshift64, for shuffles and delays that are the same on every run.
@@ -42,6 +43,7 @@
 
 pub mod alloc;
 pub mod cases;
+pub mod channels;
 pub mod contract;
 pub mod future;
 pub mod panicking_waker;

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 use std::task::Poll;
-use std::thread;
 
 use futures_channel::oneshot;
 use futures_util::StreamExt;
+use pinfold_testkit::channels::{id_channels, send_from_threads};
 use pinfold_testkit::future::block_on;
 use pinfold_testkit::probe::{Probe, probes};
 use pinfold_testkit::rng::XorShift;
@@ -66,29 +66,10 @@ fn no_wake_is_lost_across_threads() {
     let threads = 4;
     let mut rng = XorShift::new(3);
     for _ in 0..rounds {
-        let mut set = FuturesUnordered::new();
-        let mut senders = Vec::new();
-        for id in 0..n {
-            let (tx, rx) = oneshot::channel::<usize>();
-            set.push(rx);
-            senders.push((id, tx));
-        }
+        let (receivers, mut senders) = id_channels(n);
+        let mut set: FuturesUnordered<_> = receivers.into_iter().collect();
         rng.shuffle(&mut senders);
-        // Deal the shuffled senders out to the threads.
-        let mut workers: Vec<Vec<_>> = (0..threads).map(|_| Vec::new()).collect();
-        for (i, sender) in senders.into_iter().enumerate() {
-            workers[i % threads].push(sender);
-        }
-        let handles: Vec<_> = workers
-            .into_iter()
-            .map(|mine| {
-                thread::spawn(move || {
-                    for (id, tx) in mine {
-                        tx.send(id).unwrap();
-                    }
-                })
-            })
-            .collect();
+        let handles = send_from_threads(senders, threads, false);
         // A lost wake hangs here: `block_on` parks until the set's task is woken.
         let mut outputs: Vec<usize> = block_on(set.by_ref().map(Result::unwrap).collect());
         for handle in handles {
