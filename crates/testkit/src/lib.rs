@@ -8,8 +8,8 @@
 //!   and can panic in a chosen poll ([`Tracked`](tracked::Tracked)).
 //! - [`waker`]: a waker that counts its wakes.
 //! - [`stream`] and [`future`]: one poll with a given or a no-op waker, and the loops built on
-//!   it (drain a stream, settle it, block on a future), and what a merge of numbered streams
-//!   must give.
+//!   it (drain a stream, settle it, finish probes in batches, block on a future with a guard
+//!   against lost wakes), and what a merge of numbered streams must give.
 //! - [`channels`]: oneshot channels completed from several std threads at once.
 //! - [`alloc`]: a counting global allocator. A global allocator belongs to one binary, so each
 //!   test binary that counts declares its own static of this type.
@@ -17,7 +17,9 @@
 //! - [`panicking_waker`]: a task waker whose `clone`, `wake`, `wake_by_ref` or `drop` panics
 //!   on command, once.
 //! - [`contract`]: what every keyed set of futures promises, written once as generic
-//!   functions that the bounded and the growable set's test files run over their own type.
+//!   functions that the bounded and the growable set's test files run over their own type
+//!   ([`contract_tests!`] declares the tests), and [`borrowing_tests!`] for the cases that
+//!   need the set type itself.
 //! - [`cases`]: [`tests_for_each!`], one `#[test]` per generic case and per type under test.
 //!
 //! Nothing here depends on a pinfold crate, so every pinfold crate, `pinfold-arena` included,
