@@ -31,12 +31,22 @@ pub fn take_ready<S: Stream + Unpin>(stream: &mut S) -> Vec<S::Item> {
 
 /// Polls `stream` until it ends; the items in the order they came. Panics if it ever returns
 /// `Pending`: for streams whose every item is ready (sets of finished or ready futures), where
-/// a `Pending` would be a poll that gave nothing.
+/// a `Pending` would be a poll that gave nothing; and if it gives more items than its
+/// `size_hint` said it had left when the drain began (a set that never ends fails, not hangs).
 pub fn drain_ready<S: Stream + Unpin>(stream: &mut S) -> Vec<S::Item> {
+    let (_, at_most) = stream.size_hint();
     let mut outputs = Vec::new();
     loop {
         match poll_once(stream) {
-            Poll::Ready(Some(out)) => outputs.push(out),
+            Poll::Ready(Some(out)) => {
+                outputs.push(out);
+                if let Some(at_most) = at_most {
+                    assert!(
+                        outputs.len() <= at_most,
+                        "more than the {at_most} outputs its size_hint promised"
+                    );
+                }
+            }
             Poll::Ready(None) => return outputs,
             Poll::Pending => panic!(
                 "Pending after {} outputs, with none left to wait for",
