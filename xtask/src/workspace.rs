@@ -66,11 +66,18 @@ impl Workspace {
     /// The `-p` arguments for every library crate present, then the features they are tested
     /// with.
     pub(crate) fn library_test_args(&self) -> Vec<&'static str> {
+        self.test_args(&LIBRARY_CRATES)
+    }
+
+    /// The `-p` arguments for those of `crates` that are present, then the features they are
+    /// tested with (the pool's, if it is one of them).
+    pub(crate) fn test_args(&self, crates: &[(&str, &'static str)]) -> Vec<&'static str> {
+        let packages = self.present(crates);
         let mut args = Vec::new();
-        for package in self.present(&LIBRARY_CRATES) {
+        for &package in &packages {
             args.extend(["-p", package]);
         }
-        if self.has("crates/pool/Cargo.toml") {
+        if packages.contains(&"pinfold-pool") {
             args.extend(["--features", LIBRARY_FEATURES]);
         }
         args
