@@ -12,8 +12,9 @@ use crate::workspace::Workspace;
 
 pub(crate) const USAGE: CommandUsage = CommandUsage {
     synopsis: "valgrind [--deep]",
-    about: "run the reliability tests (stress, faults, and a short\n\
-            differential run) under valgrind memcheck with\n\
+    about: "run the reliability tests (stress, faults, reentrance,\n\
+            starvation, and a short differential run) under valgrind\n\
+            memcheck with\n\
             --error-exitcode=1 --leak-check=full; sizes fit CI (about\n\
             a minute and a half); --deep runs ten times the wakes and\n\
             eight times the cases. A PINFOLD_* or PROPTEST_CASES\n\
@@ -50,7 +51,7 @@ impl ValgrindOptions {
 /// reliability/README.md): the default run takes about a minute and a half on two cores, the
 /// deep one about 13 minutes. (Valgrind runs one thread at a time: a ping-pong wake, which
 /// waits for the poll it causes, costs about 30 times a flood wake.)
-fn valgrind_runs(deep: bool) -> [(&'static str, Vec<(&'static str, &'static str)>); 3] {
+fn valgrind_runs(deep: bool) -> [(&'static str, Vec<(&'static str, &'static str)>); 5] {
     let (wakes, ping_pong_wakes, sets, fault_cases, differential_cases) = if deep {
         ("10000000", "200000", "100000", "512", "256")
     } else {
@@ -66,6 +67,8 @@ fn valgrind_runs(deep: bool) -> [(&'static str, Vec<(&'static str, &'static str)
             ],
         ),
         ("faults", vec![("PROPTEST_CASES", fault_cases)]),
+        ("reentrance", Vec::new()),
+        ("starvation", Vec::new()),
         ("differential", vec![("PROPTEST_CASES", differential_cases)]),
     ]
 }

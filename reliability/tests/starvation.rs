@@ -1,0 +1,83 @@
+//! Starvation (futures-rs #2047): a future that always wakes itself must not keep the
+//! primitive from returning `Pending`, so other tasks on a one-thread runtime still run, and
+//! the other futures still give their outputs.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use pinfold_reliability::ctl::{Outcome, Spec, World};
+use pinfold_reliability::reentrance::{KINDS, primitive};
+use pinfold_reliability::watchdog::Watchdog;
+
+#[test]
+fn a_future_that_always_wakes_itself_starves_neither_the_executor_nor_the_others() {
+    let _watchdog = Watchdog::arm("starvation", Duration::from_secs(120));
+    const OTHERS: usize = 20;
+    for kind in KINDS {
+        let mut world = World::new(kind);
+        // Completed before the start: the others are ready at their first poll; the last
+        // future (last, so that the ordered buffers can yield the others before it) wakes
+        // itself on every poll, for ever.
+        let mut futures = Vec::new();
+        for _ in 0..OTHERS {
+            let (fut, ctl) = world.ctl(Spec::default());
+            ctl.complete(Outcome::Ok);
+            futures.push(fut);
+        }
+        let (spinner, spinner_ctl) = world.ctl(Spec {
+            yields: u32::MAX,
+            ..Spec::default()
+        });
+        spinner_ctl.complete(Outcome::Ok);
+        futures.push(spinner);
+        let world = Arc::new(world);
+        let mut primitive = primitive(kind, futures);
+        let outputs = Arc::new(AtomicUsize::new(0));
+        let polls = Arc::new(AtomicUsize::new(0));
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("build a tokio runtime");
+        let ticks = runtime.block_on(async {
+            let consumer = {
+                let (world, outputs, polls) = (world.clone(), outputs.clone(), polls.clone());
+                tokio::spawn(std::future::poll_fn(move |cx| {
+                    let mut taken = Vec::new();
+                    let polled = primitive.poll_each(cx, &mut taken, &|| {
+                        world.begin_poll_call();
+                        polls.fetch_add(1, Ordering::SeqCst);
+                    });
+                    outputs.fetch_add(taken.len(), Ordering::SeqCst);
+                    polled
+                }))
+            };
+            let mut ticks = 0;
+            for _ in 0..100 {
+                tokio::task::yield_now().await;
+                ticks += 1;
+            }
+            consumer.abort();
+            ticks
+        });
+        drop(runtime);
+        assert_eq!(ticks, 100, "{kind}: the other task was starved");
+        assert!(
+            polls.load(Ordering::SeqCst) >= 2,
+            "{kind}: the primitive never yielded"
+        );
+        if kind != "join_all" {
+            assert_eq!(
+                outputs.load(Ordering::SeqCst),
+                OTHERS,
+                "{kind}: the other futures were starved"
+            );
+        }
+        world
+            .check_violations()
+            .unwrap_or_else(|e| panic!("{kind}: {e}"));
+        let world = Arc::try_unwrap(world).expect("the consumer is gone");
+        world
+            .check_all_dropped_once()
+            .unwrap_or_else(|e| panic!("{kind}: {e}"));
+    }
+}
