@@ -607,7 +607,10 @@ impl<T> Arena<T> {
             }
             let index = self.ready.pop(&mut *self.slots);
             let slot = &mut self.slots[index];
-            if slot.value.get_mut().is_none() {
+            // Through `as_mut`, not `is_none` on the `Option<T>`: a shared reference to a
+            // (possibly self-referential) value would invalidate its borrows of itself under
+            // Stacked Borrows (`a_future_borrowing_itself_across_pending_keeps_its_borrow`).
+            if slot.value.get_mut().as_mut().is_none() {
                 continue;
             }
             let woken_again = slot.round != 0 && !slot.repoll;
