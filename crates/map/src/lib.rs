@@ -30,12 +30,12 @@
 //! # Keys
 //!
 //! Each value sits in a slot of a [`GrowableArena`] with a copy of its user key beside it; a
-//! `HashMap` (std's; `hashbrown`'s without `std`) from user key to the slot's arena [`Key`]
-//! finds the slot of a key. So `insert`, `remove`, `contains_key`, `get` and `get_pin_mut`
-//! cost one hash of the key and one lookup (expected constant time, as `HashMap`'s), plus the
-//! arena's constant-time slot work; each key is cloned once when it is inserted. An output costs no lookup while its
-//! value stays (a stream's item clones the key from its slot) and one `HashMap` removal when
-//! its value leaves (a future's output takes the key out of the map, so it is not cloned).
+//! `HashMap` (std's; `hashbrown`'s without `std`) from user key to the slot's arena [`Key`] finds
+//! the slot of a key. So `insert`, `remove`, `contains_key`, `get` and `get_pin_mut` cost one hash
+//! of the key and one lookup (expected constant time, as `HashMap`'s), plus the arena's
+//! constant-time slot work; each key is cloned once when it is inserted. An output costs no lookup
+//! while its value stays (a stream's item clones the key from its slot) and one `HashMap` removal
+//! when its value leaves (a future's output takes the key out of the map, so it is not cloned).
 //!
 //! Inserting under a key that is taken drops the value there at once, in place, and its output
 //! never comes; so does `remove`. A waker of a removed or replaced value never causes a poll of
