@@ -62,7 +62,15 @@ fn with_round(link: Link, round: u32) -> Link {
 pub struct Fixed<T> {
     /// The values; never grown, shrunk or reallocated.
     cells: Vec<T>,
-    table: Option<WakeTable>,
+    /// Everything the wakers need, made by [`arm`](Fixed::arm). Until then a fixed arena is its
+    /// `Vec` and a `None`: making one writes those alone, not the queues and counters a join
+    /// that finishes in its first polls never uses (and which its caller would move).
+    armed: Option<Armed>,
+}
+
+/// The wake table of an armed [`Fixed`] and the queues its rounds poll.
+struct Armed {
+    table: WakeTable,
     ready: Queue,
     deferred: Queue,
     /// Values that returned `Pending` holding no waker of their own: polled again by every
@@ -82,6 +90,7 @@ impl<T> Fixed<T> {
     ///
     /// # Panics
     /// If `iter` gives `u32::MAX` values or more.
+    #[inline]
     pub fn new(iter: impl IntoIterator<Item = T>) -> Self {
         let cells: Vec<T> = iter.into_iter().collect();
         assert!(
@@ -90,15 +99,7 @@ impl<T> Fixed<T> {
             cells.len(),
             IDLE - 1
         );
-        Self {
-            cells,
-            table: None,
-            ready: Queue::EMPTY,
-            deferred: Queue::EMPTY,
-            unbound: Queue::EMPTY,
-            round: 0,
-            busy: false,
-        }
+        Self { cells, armed: None }
     }
 
     /// The values, pinned, in order.
@@ -142,7 +143,7 @@ impl<T> Fixed<T> {
 
     /// Whether [`arm`](Fixed::arm) has run.
     pub fn is_armed(&self) -> bool {
-        self.table.is_some()
+        self.armed.is_some()
     }
 
     /// Gives every value a waker of its own (allocates the wake table; once) and queues the
@@ -151,29 +152,43 @@ impl<T> Fixed<T> {
     /// covering a pending future that borrows itself would take that borrow's permission away.
     pub fn arm(&mut self, mut queue: impl FnMut(Pin<&mut T>) -> bool) {
         let len = self.cells.len();
-        let table = self.table.get_or_insert_with(|| {
+        let armed = self.armed.get_or_insert_with(|| {
             let idle = with_next(0, IDLE);
-            WakeTable::with_owner_words(len, Parent::Task(AtomicWaker::new()), len, idle)
+            Armed {
+                table: WakeTable::with_owner_words(
+                    len,
+                    Parent::Task(AtomicWaker::new()),
+                    len,
+                    idle,
+                ),
+                ready: Queue::EMPTY,
+                deferred: Queue::EMPTY,
+                unbound: Queue::EMPTY,
+                round: 0,
+                busy: false,
+            }
         });
-        let links = table.owner_words();
+        let links = armed.table.owner_words();
         for index in 0..len {
             if queue(pinned(&mut self.cells, index)) {
-                self.ready.push(links, index);
+                armed.ready.push(links, index);
             }
         }
     }
 
     /// Starts a poll round: the fairness budget for
     /// [`poll_with_budget`](Fixed::poll_with_budget) (as many polls as there are values).
+    ///
+    /// # Panics
+    /// If the arena is not armed.
     #[inline]
     pub fn budget(&mut self) -> Budget {
-        self.round = round::next_round(self.round);
-        if let Some(table) = &mut self.table {
-            let links = table.owner_words();
-            self.ready.append(links, &mut self.deferred);
-            self.ready.append(links, &mut self.unbound);
-        }
-        Budget::new(self.round, self.cells.len())
+        let armed = self.armed_mut();
+        armed.round = round::next_round(armed.round);
+        let links = armed.table.owner_words();
+        armed.ready.append(links, &mut armed.deferred);
+        armed.ready.append(links, &mut armed.unbound);
+        Budget::new(armed.round, self.cells.len())
     }
 
     /// Polls the woken values, as [`Arena::poll_with_budget`](crate::Arena::poll_with_budget)
@@ -202,7 +217,7 @@ impl<T> Fixed<T> {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
-        assert!(self.table.is_some(), "Fixed polled before it was armed");
+        self.armed_mut();
         round::poll_round(self, cx, budget, f)
     }
 
@@ -214,6 +229,7 @@ impl<T> Fixed<T> {
     ///
     /// If `take` or a value's `Drop` panics, every value not yet handed over is dropped in
     /// place, every output made so far is dropped, the storage is freed, and the panic goes on.
+    #[inline]
     pub fn take_vec_with<U>(&mut self, mut take: impl FnMut(Pin<&mut T>) -> U) -> Vec<U> {
         let cells = mem::take(&mut self.cells);
         let cell = Layout::new::<T>();
@@ -335,10 +351,21 @@ impl<C> Drop for FreeBlock<C> {
 }
 
 impl<T> Fixed<T> {
-    fn table(&self) -> &WakeTable {
-        self.table
+    /// The armed state.
+    ///
+    /// # Panics
+    /// If the arena is not armed, with the message "Fixed polled before it was armed".
+    fn armed(&self) -> &Armed {
+        self.armed
             .as_ref()
-            .expect("a fixed arena polls only once armed")
+            .expect("Fixed polled before it was armed")
+    }
+
+    /// The armed state, mutable; panics as [`armed`](Fixed::armed).
+    fn armed_mut(&mut self) -> &mut Armed {
+        self.armed
+            .as_mut()
+            .expect("Fixed polled before it was armed")
     }
 }
 
@@ -371,15 +398,14 @@ impl<T> Rounds<T> for Fixed<T> {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
-        let Self {
-            cells,
+        let Self { cells, armed } = self;
+        let Armed {
             table,
             ready,
             deferred,
             unbound,
             ..
-        } = self;
-        let table = table.as_mut().expect("a fixed arena polls only once armed");
+        } = armed.as_mut().expect("Fixed polled before it was armed");
         loop {
             if ready.is_empty() {
                 return Queued::Empty;
@@ -426,14 +452,13 @@ impl<T> Rounds<T> for Fixed<T> {
     }
 
     fn collect(&mut self, round: u32, mode: Drain) -> bool {
-        let Self {
+        let Armed {
             table,
             ready,
             deferred,
             busy,
             ..
-        } = self;
-        let table = table.as_mut().expect("a fixed arena polls only once armed");
+        } = self.armed_mut();
         let top = table.top_word().load(Ordering::Relaxed);
         let nothing = match mode {
             Drain::KeepBusy => top & !ready_set::BUSY == 0,
@@ -457,19 +482,20 @@ impl<T> Rounds<T> for Fixed<T> {
     }
 
     fn register(&self, waker: &Waker) {
-        if let Parent::Task(parent) = self.table().header().parent() {
+        if let Parent::Task(parent) = self.armed().table.header().parent() {
             parent.register(waker);
         }
     }
 
     fn has_deferred(&self) -> bool {
-        !self.deferred.is_empty()
+        !self.armed().deferred.is_empty()
     }
 
     fn begin(&mut self) {
-        if !self.busy {
-            ready_set::set_busy(self.table().top_word());
-            self.busy = true;
+        let armed = self.armed_mut();
+        if !armed.busy {
+            ready_set::set_busy(armed.table.top_word());
+            armed.busy = true;
         }
     }
 }
@@ -500,7 +526,7 @@ impl<T> fmt::Debug for Fixed<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Fixed")
             .field("len", &self.cells.len())
-            .field("armed", &self.table.is_some())
+            .field("armed", &self.armed.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -92,17 +92,21 @@ pub(crate) struct WakeTable {
     header: NonNull<Header>,
     /// The owner's copies of the header's immutable sizes, so that its hot paths read no
     /// header field: the number of entries, and the ready words' start (with the block's
-    /// provenance), count and top word.
-    entries: usize,
+    /// provenance), count and top word. The counts are `u32` (entries are fewer than
+    /// `u32::MAX`, and words and owner words fewer still) to keep the table, and so every set
+    /// and join that holds one, small to move: a join's state is moved into its caller's
+    /// future and again into the executor, by a `memcpy` call once it passes 128 bytes.
     words: NonNull<AtomicU64>,
-    words_len: usize,
-    top: usize,
+    entries: u32,
+    words_len: u32,
+    top: u32,
+    /// How many owner words there are at `owner`.
+    owner_len: u32,
+    /// The owner's own words at the end of the block (see
+    /// [`with_owner_words`](WakeTable::with_owner_words)).
+    owner: NonNull<u64>,
     /// Whether the parent is a task of its own (not a hub).
     own_task: bool,
-    /// The owner's own words at the end of the block (see
-    /// [`with_owner_words`](WakeTable::with_owner_words)), and how many there are.
-    owner: NonNull<u64>,
-    owner_len: usize,
 }
 
 // SAFETY: everything in the table reachable through `&Header` is atomic or synchronised by
@@ -185,15 +189,18 @@ impl WakeTable {
         let words = unsafe { base.byte_add(words_offset).cast::<AtomicU64>() };
         // SAFETY: the header was initialised above and nothing else refers to it yet.
         let own_task = matches!(unsafe { &(*header.as_ptr()).parent }, Parent::Task(_));
+        // `entries` is below `u32::MAX`, so are the counts of words derived from it; the owner's
+        // words are as many as the entries at most (the arenas' bookkeeping).
+        let count = |n: usize| u32::try_from(n).expect("a wake table's counts fit in u32");
         Self {
             header,
-            entries,
             words,
-            words_len: ready.words(),
-            top: ready.top_word(),
-            own_task,
+            entries: count(entries),
+            words_len: count(ready.words()),
+            top: count(ready.top_word()),
+            owner_len: count(owner_words),
             owner,
-            owner_len: owner_words,
+            own_task,
         }
     }
 
@@ -204,9 +211,9 @@ impl WakeTable {
         // SAFETY: as in `words`, `header` and `owner_words`: the three regions do not overlap.
         unsafe {
             (
-                core::slice::from_raw_parts(self.words.as_ptr(), self.words_len),
+                core::slice::from_raw_parts(self.words.as_ptr(), self.words_len as usize),
                 &(*self.header.as_ptr()).ready,
-                core::slice::from_raw_parts_mut(self.owner.as_ptr(), self.owner_len),
+                core::slice::from_raw_parts_mut(self.owner.as_ptr(), self.owner_len as usize),
             )
         }
     }
@@ -217,7 +224,7 @@ impl WakeTable {
         // SAFETY: `owner` points at `owner_len` initialised words of the live block, with its
         // provenance; no waker ever reads or writes them, and `&mut self` (the one owner) makes
         // this the only reference to them.
-        unsafe { core::slice::from_raw_parts_mut(self.owner.as_ptr(), self.owner_len) }
+        unsafe { core::slice::from_raw_parts_mut(self.owner.as_ptr(), self.owner_len as usize) }
     }
 
     #[inline]
@@ -241,13 +248,13 @@ impl WakeTable {
     pub(crate) fn words(&self) -> &[AtomicU64] {
         // SAFETY: we hold a reference, so the table is alive; `self.words` points at its
         // `words_len` initialised words, with the whole block's provenance.
-        unsafe { core::slice::from_raw_parts(self.words.as_ptr(), self.words_len) }
+        unsafe { core::slice::from_raw_parts(self.words.as_ptr(), self.words_len as usize) }
     }
 
     /// The top word of the ready set (where `BUSY` lives).
     #[inline]
     pub(crate) fn top_word(&self) -> &AtomicU64 {
-        &self.words()[self.top]
+        &self.words()[self.top as usize]
     }
 
     /// Whether the parent is the task that polls the arena (not a hub).
@@ -271,7 +278,7 @@ impl WakeTable {
 
     #[inline]
     fn entry(&self, index: usize) -> *const Entry {
-        assert!(index < self.entries, "entry index out of bounds");
+        assert!(index < self.entries as usize, "entry index out of bounds");
         // SAFETY: `index` is below the capacity, so the entry is inside the block.
         unsafe {
             self.header

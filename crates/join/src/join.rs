@@ -36,10 +36,11 @@ impl<F, T> Drop for CancelOnUnwind<'_, F, T> {
 pub(crate) struct Join<F, T> {
     /// Input `i` at index `i`; emptied when the join completes.
     inputs: Fixed<Slot<F, T>>,
-    /// How many futures were joined.
-    len: usize,
+    /// How many futures were joined (below `u32::MAX`: the arena's limit). `u32`s keep the
+    /// join at most 128 bytes, which the compiler moves without a `memcpy` call.
+    len: u32,
     /// How many inputs are still running.
-    running: usize,
+    running: u32,
     /// How many polls have polled every running input with the task's waker.
     task_passes: u8,
     /// Set once the join has returned `Ready` or a future's panic has passed through it.
@@ -53,11 +54,13 @@ pub(crate) struct Join<F, T> {
 impl<F, T> Join<F, T> {
     /// Stores every future of `iter` in order: one allocation when the iterator's `size_hint`
     /// is exact (what `collect` costs otherwise).
+    #[inline]
     pub(crate) fn new<I: Iterator<Item = F>>(iter: I) -> Self {
         let inputs = Fixed::new(iter.map(Slot::Running));
+        let len = u32::try_from(inputs.len()).expect("a fixed arena holds fewer than u32::MAX");
         Self {
-            len: inputs.len(),
-            running: inputs.len(),
+            len,
+            running: len,
             inputs,
             task_passes: 0,
             terminated: false,
@@ -87,6 +90,7 @@ impl<F, T> Join<F, T> {
     /// # Panics
     /// If the join is terminated, with the message "`{name}` polled after completion"; and with
     /// a future's panic.
+    #[inline]
     pub(crate) fn poll<E, P>(
         &mut self,
         cx: &mut Context<'_>,
@@ -102,6 +106,7 @@ impl<F, T> Join<F, T> {
     }
 
     /// [`poll`](Self::poll) without tokio's budget.
+    #[inline]
     fn poll_futures<E, P>(&mut self, cx: &mut Context<'_>, mut poll: P) -> Poll<Result<Vec<T>, E>>
     where
         P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
@@ -137,7 +142,7 @@ impl<F, T> Join<F, T> {
         if self.running == 0 {
             return Poll::Ready(Ok(()));
         }
-        let task_passes = if self.len <= SMALL { 2 } else { 1 };
+        let task_passes = if self.len as usize <= SMALL { 2 } else { 1 };
         if self.task_passes < task_passes {
             self.task_passes += 1;
             return self.poll_every_running(cx, poll);
@@ -204,6 +209,7 @@ impl<F, T> Join<F, T> {
 
     /// Moves every output out, in input order, into a `Vec` (in the inputs' own storage when
     /// the layouts allow), and terminates the join.
+    #[inline]
     fn take_outputs(&mut self) -> Vec<T> {
         self.terminated = true;
         self.inputs.take_vec_with(|slot| {

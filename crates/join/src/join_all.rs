@@ -66,6 +66,7 @@ pub struct JoinAll<F: Future> {
 impl<F: Future> Future for JoinAll<F> {
     type Output = Vec<F::Output>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Vec<F::Output>> {
         let polled = self
             .get_mut()
