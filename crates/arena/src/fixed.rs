@@ -77,8 +77,9 @@ struct Armed {
     /// round (see [`poll_with_budget`](Fixed::poll_with_budget)).
     unbound: Queue,
     round: u32,
-    /// Whether the owner has left `BUSY` set in the top word.
-    busy: bool,
+    /// Whether the owner has left `BUSY` set in the top word: 1 or 0 (a byte, not a `bool`,
+    /// for the reason `WakeTable`'s `own_task` is one).
+    busy: u8,
 }
 
 // The values live in a heap block that never moves: moving a `Fixed` moves none of them.
@@ -92,7 +93,12 @@ impl<T> Fixed<T> {
     /// If `iter` gives `u32::MAX` values or more.
     #[inline]
     pub fn new(iter: impl IntoIterator<Item = T>) -> Self {
-        let cells: Vec<T> = iter.into_iter().collect();
+        // `extend` rather than `collect`: `collect` returns its `Vec` through memory that is
+        // read back at once, wider than it was written, which stalls the store buffer (perf put
+        // a tenth of a join of two ready futures there); `extend` is inlined here.
+        let iter = iter.into_iter();
+        let mut cells = Vec::with_capacity(iter.size_hint().0);
+        cells.extend(iter);
         assert!(
             cells.len() < IDLE as usize,
             "too many values for a fixed arena: {} (at most {})",
@@ -165,7 +171,7 @@ impl<T> Fixed<T> {
                 deferred: Queue::EMPTY,
                 unbound: Queue::EMPTY,
                 round: 0,
-                busy: false,
+                busy: 0,
             }
         });
         let links = armed.table.owner_words();
@@ -467,7 +473,7 @@ impl<T> Rounds<T> for Fixed<T> {
         if nothing {
             return false;
         }
-        *busy = mode == Drain::KeepBusy;
+        *busy = (mode == Drain::KeepBusy) as u8;
         let mut got = false;
         let (words, layout, links) = table.ready_and_owner_words();
         ready_set::drain(words, layout, mode, &mut |index| {
@@ -493,9 +499,9 @@ impl<T> Rounds<T> for Fixed<T> {
 
     fn begin(&mut self) {
         let armed = self.armed_mut();
-        if !armed.busy {
+        if armed.busy == 0 {
             ready_set::set_busy(armed.table.top_word());
-            armed.busy = true;
+            armed.busy = 1;
         }
     }
 }

@@ -105,8 +105,11 @@ pub(crate) struct WakeTable {
     /// The owner's own words at the end of the block (see
     /// [`with_owner_words`](WakeTable::with_owner_words)).
     owner: NonNull<u64>,
-    /// Whether the parent is a task of its own (not a hub).
-    own_task: bool,
+    /// Whether the parent is a task of its own (not a hub): 1 or 0. A byte, not a `bool`: a
+    /// `bool`'s invalid values are where an `Option` of a table (a fixed arena's) would keep
+    /// its `None`, written as one byte that the first move of a fresh join reads back inside a
+    /// wider load, which stalls; without them, `None` is a null `header`, a whole word.
+    own_task: u8,
 }
 
 // SAFETY: everything in the table reachable through `&Header` is atomic or synchronised by
@@ -200,7 +203,7 @@ impl WakeTable {
             top: count(ready.top_word()),
             owner_len: count(owner_words),
             owner,
-            own_task,
+            own_task: own_task as u8,
         }
     }
 
@@ -260,7 +263,7 @@ impl WakeTable {
     /// Whether the parent is the task that polls the arena (not a hub).
     #[inline]
     pub(crate) fn own_task(&self) -> bool {
-        self.own_task
+        self.own_task != 0
     }
 
     /// An owned waker for entry `index`.

