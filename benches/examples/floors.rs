@@ -1,4 +1,4 @@
-//! Floors under two of the arena's speed targets (see the README, *Targets*): what no set with
+//! Floors under three of the speed targets (see the README, *Targets*): what no set with
 //! these rules could beat, measured on this machine. Run with
 //! `cargo run --release -p pinfold-benches --example floors`.
 //!
@@ -10,6 +10,12 @@
 //!    any thread must be one), timed here uncontended.
 //! 2. `ready_512k_block_on`: a `VecDeque` of futures with no waker at all (push, pop, poll
 //!    once) under the same driver, timed side by side with futures-buffered's bounded set.
+//! 3. `merge_hot_16`: the merge's target is 0.5x the best peer, tokio-stream's `StreamMap`,
+//!    which polls its streams with the task's own waker from a random start and keeps no
+//!    queue. A `VecDeque` of the streams with no waker of their own (pop one, poll it once with
+//!    the task's waker, push it back: one item per stream per turn, the fairness rule alone)
+//!    is timed side by side with `StreamMap` and pinfold's `MergeBounded` on the same 16
+//!    always-ready streams.
 //!
 //! Timings are the best of several runs (a floor, on a shared machine); the ratios are what
 //! to compare with the targets.
@@ -80,6 +86,50 @@ impl<F: Future<Output = u64> + Unpin> Stream for Fifo<F> {
             }
         }
     }
+}
+
+/// Round-robin over streams through a FIFO, each polled with the task's waker: one item per
+/// stream per turn, no waker of its own, no record of which stream was woken.
+struct FifoMerge<S>(VecDeque<S>);
+
+impl<S: Stream<Item = u64> + Unpin> Stream for FifoMerge<S> {
+    type Item = u64;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<u64>> {
+        let mut pending = 0;
+        while pending < self.0.len() {
+            let Some(mut stream) = self.0.pop_front() else {
+                break;
+            };
+            match Pin::new(&mut stream).poll_next(cx) {
+                Poll::Ready(Some(item)) => {
+                    self.0.push_back(stream);
+                    return Poll::Ready(Some(item));
+                }
+                Poll::Ready(None) => {}
+                Poll::Pending => {
+                    self.0.push_back(stream);
+                    pending += 1;
+                }
+            }
+        }
+        if self.0.is_empty() {
+            Poll::Ready(None)
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+/// Drains `merged` under `block_on` as the `merge_*` benchmarks do, and checks it gave
+/// `0 .. n`, each once.
+fn drain_merged<S: Stream<Item = u64>>(merged: S, n: u64) {
+    let tally = pinfold_benches::tally_block_on(merged);
+    assert_eq!(
+        (tally.count, tally.sum),
+        (n, n * (n - 1) / 2),
+        "every item once"
+    );
 }
 
 fn main() {
@@ -156,5 +206,37 @@ fn main() {
         fifo / 1e6,
         fb / 1e6,
         fifo / fb
+    );
+
+    // 3. merge_hot_16: 16 always-ready streams, 1,000,000 items in all.
+    const STREAMS: u64 = 16;
+    const ITEMS: u64 = 1_000_000;
+    let streams = || {
+        (0..STREAMS).map(|j| {
+            let per = ITEMS / STREAMS;
+            futures_util::stream::iter(j * per..(j + 1) * per)
+        })
+    };
+    let fifo_merge = best(7, 1, || drain_merged(FifoMerge(streams().collect()), ITEMS));
+    let stream_map = best(7, 1, || {
+        let mut map = tokio_stream::StreamMap::new();
+        for (key, stream) in streams().enumerate() {
+            map.insert(key, stream);
+        }
+        drain_merged(map.map(|(_, item)| item), ITEMS)
+    });
+    let merge_bounded = best(7, 1, || {
+        let mut merged = pinfold_merge::MergeBounded::new(STREAMS as usize);
+        streams().for_each(|s| merged.push(s));
+        drain_merged(merged, ITEMS)
+    });
+    println!("merge_hot_16");
+    println!(
+        "  VecDeque round-robin, task's waker: {:.2} ms; tokio-stream StreamMap: {:.2} ms; pinfold MergeBounded: {:.2} ms; VecDeque / StreamMap = {:.2}, MergeBounded / StreamMap = {:.2} (target for pinfold 0.5)",
+        fifo_merge / 1e6,
+        stream_map / 1e6,
+        merge_bounded / 1e6,
+        fifo_merge / stream_map,
+        merge_bounded / stream_map
     );
 }
