@@ -1,7 +1,6 @@
 //! [`Fixed`]: a fixed sequence of pinned values that get wakers of their own only when asked,
 //! and whose storage becomes the output `Vec`. What a join is made of.
 
-use core::alloc::Layout;
 use core::fmt;
 use core::marker::PhantomData;
 use core::mem::{self, ManuallyDrop};
@@ -110,9 +109,14 @@ impl<T> Fixed<T> {
 
     /// The values, pinned, in order.
     pub fn iter_pin_mut(&mut self) -> impl Iterator<Item = Pin<&mut T>> {
+        self.iter_pin_mut_from(0)
+    }
+
+    /// The values from index `start` on, pinned, in order (none if `start` is past the end).
+    pub fn iter_pin_mut_from(&mut self, start: usize) -> impl Iterator<Item = Pin<&mut T>> {
         // Through the `Vec`'s pointer, as `pinned` does.
         let base = self.cells.as_mut_ptr();
-        (0..self.cells.len()).map(move |index| {
+        (start..self.cells.len()).map(move |index| {
             // SAFETY: `index < len`: an initialised value of the buffer, which stays in place
             // until it is dropped (as in `pinned`); each index is visited once, so the `&mut`s
             // handed out are disjoint, and they live no longer than the `&mut self` borrow.
@@ -227,6 +231,90 @@ impl<T> Fixed<T> {
         round::poll_round(self, cx, budget, f)
     }
 
+    /// Visits the values in order with `visit` until one stops the pass, turning each value's
+    /// output into the output `Vec` as it comes, in the values' own storage: the output is
+    /// written where the output `Vec` wants it as soon as its value is dropped, so a pass in
+    /// which every value gives an output leaves nothing to move afterwards. For a join of
+    /// futures that are all ready at once, that is the whole join in one pass.
+    ///
+    /// `visit` gives `Ok(output)` for a value it is done with (the arena then drops the value in
+    /// place), or `Err(reason)` to stop the pass at that value, which stays as `visit` left it.
+    /// Then every output taken so far is put back in its value's place as `restore(output)`
+    /// (the arena is left as if each value had been replaced by `restore(output)` in turn), and
+    /// the pass returns [`Filled::Stopped`]. Values after the one that stopped are not visited.
+    ///
+    /// Nothing is visited, and [`Filled::Unfit`] returned, when the outputs cannot take over the
+    /// values' storage (the conditions of [`take_vec_with`](Fixed::take_vec_with)). Otherwise,
+    /// when every value gave an output, the arena is left empty (as by `take_vec_with`) and the
+    /// outputs returned in order ([`Filled::All`]).
+    ///
+    /// If `visit` or a value's `Drop` panics, the outputs taken so far are put back as when the
+    /// pass stops (a value whose `Drop` panicked gets `restore` of its output), and the panic
+    /// goes on. `restore` must not panic: a panic of it while the arena puts outputs back
+    /// (which may be during an unwinding) leaves values in the arena that are not there.
+    #[inline]
+    pub fn fill_in_place<U, B>(
+        &mut self,
+        mut visit: impl FnMut(Pin<&mut T>) -> Result<U, B>,
+        mut restore: impl FnMut(U) -> T,
+    ) -> Filled<U, B> {
+        let len = self.cells.len();
+        let capacity = self.cells.capacity();
+        if !reuses_storage::<T, U>(len, capacity) {
+            return Filled::Unfit;
+        }
+        let mut guard = Filling {
+            base: NonNull::new(self.cells.as_mut_ptr()).expect("a Vec's pointer is not null"),
+            taken: 0,
+            held: None,
+            restore: &mut restore,
+        };
+        while guard.taken < len {
+            let index = guard.taken;
+            // SAFETY: `index < len`: value `index` is initialised and in place (outputs
+            // `0..index` end at or before its start, as `U` is no larger than a value); pinned
+            // as in `get_pin_mut`.
+            let value = unsafe { Pin::new_unchecked(&mut *guard.base.as_ptr().add(index)) };
+            match visit(value) {
+                Ok(output) => {
+                    guard.held = Some(output);
+                    // SAFETY: the value is initialised and dropped once: if the drop panics, the
+                    // guard writes `restore` of the held output over it, without dropping it.
+                    unsafe { ptr::drop_in_place(guard.base.as_ptr().add(index)) };
+                    let Some(output) = guard.held.take() else {
+                        unreachable!("the output just held is gone")
+                    };
+                    // SAFETY: output `index` occupies bytes from `index * size_of::<U>()` up to
+                    // at most `(index + 1) * size_of::<T>()`: inside values `0..=index`, all
+                    // dropped now; aligned, as `U` has the values' alignment.
+                    unsafe { guard.base.as_ptr().cast::<U>().add(index).write(output) };
+                    guard.taken = index + 1;
+                }
+                Err(reason) => {
+                    // Puts the outputs back.
+                    drop(guard);
+                    return Filled::Stopped { at: index, reason };
+                }
+            }
+        }
+        let base = guard.base;
+        mem::forget(guard);
+        // The block is the outputs' now.
+        mem::forget(mem::take(&mut self.cells));
+        let capacity_bytes = capacity * size_of::<T>();
+        // SAFETY: the block holds `len` initialised `U`s at its start and no value (each was
+        // dropped before its bytes were written); it was allocated by a `Vec<T>` of `capacity`
+        // values, aligned as `U`, `capacity_bytes / size_of::<U>()` whole `U`s.
+        let outputs = unsafe {
+            Vec::from_raw_parts(
+                base.as_ptr().cast::<U>(),
+                len,
+                capacity_bytes / size_of::<U>(),
+            )
+        };
+        Filled::All(outputs)
+    }
+
     /// Turns the values into a `Vec` of `take(value)`, in order, and leaves no value: each value
     /// is handed to `take`, then dropped in place. The `Vec` reuses the values' allocation (no allocation
     /// at all) when `U` has the alignment of the values' storage, the storage is a whole
@@ -238,15 +326,8 @@ impl<T> Fixed<T> {
     #[inline]
     pub fn take_vec_with<U>(&mut self, mut take: impl FnMut(Pin<&mut T>) -> U) -> Vec<U> {
         let cells = mem::take(&mut self.cells);
-        let cell = Layout::new::<T>();
-        let capacity_bytes = cells.capacity() * cell.size();
-        let outputs_bytes = cells.len() * size_of::<U>();
-        let in_place = size_of::<U>() != 0
-            && align_of::<U>() == cell.align()
-            && size_of::<U>() <= cell.size()
-            && capacity_bytes % size_of::<U>() == 0
-            && (capacity_bytes <= MAX_SPARE || capacity_bytes <= 2 * outputs_bytes);
-        if !in_place {
+        let capacity_bytes = cells.capacity() * size_of::<T>();
+        if !reuses_storage::<T, U>(cells.len(), cells.capacity()) {
             let mut cells = cells;
             let mut outputs = Vec::with_capacity(cells.len());
             for value in &mut cells {
@@ -295,6 +376,69 @@ impl<T> Fixed<T> {
             )
         }
     }
+}
+
+/// What [`Fixed::fill_in_place`] did.
+#[derive(Debug)]
+pub enum Filled<U, B> {
+    /// Every value gave an output: here they are, in order; the arena holds no value.
+    All(Vec<U>),
+    /// Value `at` stopped the pass with `reason`; the values before it hold their outputs as
+    /// `restore` made them, the values after it were not visited.
+    Stopped {
+        /// The value that stopped the pass.
+        at: usize,
+        /// What `visit` gave for it.
+        reason: B,
+    },
+    /// The outputs cannot take over the values' storage: no value was visited.
+    Unfit,
+}
+
+/// The storage of [`Fixed::fill_in_place`] while outputs replace values: when dropped (when the
+/// pass stops or unwinds), puts every output back in its value's place as `restore(output)`.
+struct Filling<'r, T, U, R: FnMut(U) -> T> {
+    base: NonNull<T>,
+    /// Outputs `0..taken` are written, each over its value's bytes (or earlier ones); the
+    /// values from `taken` on are in place, but for value `taken` when `held` is `Some`.
+    taken: usize,
+    /// The output of value `taken` while that value is being dropped.
+    held: Option<U>,
+    restore: &'r mut R,
+}
+
+impl<T, U, R: FnMut(U) -> T> Drop for Filling<'_, T, U, R> {
+    fn drop(&mut self) {
+        let base = self.base.as_ptr();
+        if let Some(output) = self.held.take() {
+            // SAFETY: value `taken` was dropped (its `Drop` panicked); its bytes overlap no
+            // output written, as outputs `0..taken` end at or before its start.
+            unsafe { base.add(self.taken).write((self.restore)(output)) };
+        }
+        // From the last output to the first: a value's bytes overlap only outputs at or after
+        // its own index, each read (and put back) before the value is written.
+        for index in (0..self.taken).rev() {
+            // SAFETY: output `index` is initialised and read once.
+            let output = unsafe { base.cast::<U>().add(index).read() };
+            // SAFETY: the bytes of value `index` hold no live value and no output not yet read
+            // (see above); aligned and in bounds as the `Vec`'s values are.
+            unsafe { base.add(index).write((self.restore)(output)) };
+        }
+    }
+}
+
+/// Whether a `Vec<U>` of `len` outputs may take over the storage of `capacity` values `T`:
+/// `U` is not zero-sized, has the values' alignment and is no larger than a value, the storage
+/// is a whole number of `U`s, and the spare capacity that leaves is small (at most
+/// [`MAX_SPARE`] bytes of storage, or at most twice the outputs' size).
+#[inline]
+fn reuses_storage<T, U>(len: usize, capacity: usize) -> bool {
+    let capacity_bytes = capacity * size_of::<T>();
+    size_of::<U>() != 0
+        && align_of::<U>() == align_of::<T>()
+        && size_of::<U>() <= size_of::<T>()
+        && capacity_bytes % size_of::<U>() == 0
+        && (capacity_bytes <= MAX_SPARE || capacity_bytes <= 2 * len * size_of::<U>())
 }
 
 /// The storage of [`Fixed::take_vec_with`] while it works in place: on unwind, drops the

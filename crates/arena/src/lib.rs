@@ -91,7 +91,7 @@ pub mod unwind;
 mod wake_table;
 
 pub use arena::{Arena, IntoValues, Iter, IterPinMut};
-pub use fixed::Fixed;
+pub use fixed::{Filled, Fixed};
 pub use growable::GrowableArena;
 pub use key::Key;
 pub use round::{Budget, MAX_VAIN_REPOLLS};

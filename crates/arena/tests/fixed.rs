@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Waker};
 
-use pinfold_arena::{Fixed, Step};
+use pinfold_arena::{Filled, Fixed, Step};
 use pinfold_testkit::alloc::{CountingAlloc, measure};
 use pinfold_testkit::probe::probes;
 use pinfold_testkit::waker::counting_waker;
@@ -319,4 +319,191 @@ fn a_fixed_arena_allocates_its_values_alone_until_armed() {
     assert_eq!(allocs, 1);
     assert!(!fixed.is_armed());
     assert_eq!(format!("{fixed:?}"), "Fixed { len: 3, armed: false, .. }");
+}
+
+/// A value of [`fill_in_place`](Fixed::fill_in_place)'s tests: still a value, or an output put
+/// back in its place.
+enum Cell {
+    Value(Tracked),
+    Kept(Tracked),
+}
+
+/// An output of `fill_in_place`'s tests: as large as a [`Cell`], so that outputs fit the
+/// values' storage whatever their number.
+struct Output {
+    tracked: Tracked,
+    _pad: u64,
+}
+
+const _: () = assert!(size_of::<Output>() == size_of::<Cell>());
+
+fn keep(output: Output) -> Cell {
+    Cell::Kept(output.tracked)
+}
+
+impl Cell {
+    fn kept_id(&self) -> Option<usize> {
+        match self {
+            Cell::Kept(output) => Some(output.id),
+            Cell::Value(_) => None,
+        }
+    }
+}
+
+/// `n` tracked values in cells logging to `values`, value `panic_at` (if any) panicking in
+/// `Drop`.
+fn cells(n: usize, values: &Arc<Vec<AtomicUsize>>, panic_at: Option<usize>) -> Fixed<Cell> {
+    Fixed::new((0..n).map(|id| {
+        Cell::Value(Tracked {
+            id,
+            log: values.clone(),
+            panic_on_drop: Some(id) == panic_at,
+        })
+    }))
+}
+
+/// The output of a cell for `fill_in_place`: value `stop_at` stops the pass, value `panic_at`
+/// panics; every visit is counted.
+fn visit_cell(
+    outputs: &Arc<Vec<AtomicUsize>>,
+    visits: &RefCell<Vec<usize>>,
+    stop_at: Option<usize>,
+    panic_at: Option<usize>,
+) -> impl FnMut(Pin<&mut Cell>) -> Result<Output, &'static str> {
+    move |cell| {
+        let Cell::Value(value) = &*cell else {
+            panic!("a kept output visited");
+        };
+        visits.borrow_mut().push(value.id);
+        assert_ne!(Some(value.id), panic_at, "visit panics");
+        if Some(value.id) == stop_at {
+            return Err("stop");
+        }
+        Ok(Output {
+            tracked: Tracked {
+                id: value.id,
+                log: outputs.clone(),
+                panic_on_drop: false,
+            },
+            _pad: 0,
+        })
+    }
+}
+
+#[test]
+fn filling_in_place_turns_every_value_into_its_output_in_one_pass() {
+    for n in [0, 1, 7, 64] {
+        let values = log(n);
+        let outputs_log = log(n);
+        let visits = RefCell::new(Vec::with_capacity(n));
+        let mut fixed = cells(n, &values, None);
+        let (filled, allocations) =
+            measure(|| fixed.fill_in_place(visit_cell(&outputs_log, &visits, None, None), keep));
+        let Filled::All(outputs) = filled else {
+            panic!("expected every output");
+        };
+        // In the values' storage: no allocation; each value visited once, dropped once.
+        assert_eq!(allocations, 0);
+        assert_eq!(*visits.borrow(), (0..n).collect::<Vec<_>>());
+        assert_each_dropped_once(&values, "value");
+        assert!(fixed.is_empty());
+        assert_eq!(
+            outputs.iter().map(|o| o.tracked.id).collect::<Vec<_>>(),
+            (0..n).collect::<Vec<_>>()
+        );
+        drop(outputs);
+        assert_each_dropped_once(&outputs_log, "output");
+    }
+}
+
+#[test]
+fn a_stopped_pass_puts_the_outputs_back_and_leaves_the_rest_unvisited() {
+    for stop_at in [0, 1, 5, 9] {
+        let values = log(10);
+        let outputs_log = log(10);
+        let visits = RefCell::new(Vec::new());
+        let mut fixed = cells(10, &values, None);
+        let filled =
+            fixed.fill_in_place(visit_cell(&outputs_log, &visits, Some(stop_at), None), keep);
+        assert!(
+            matches!(filled, Filled::Stopped { at, reason: "stop" } if at == stop_at),
+            "stopped at {stop_at}"
+        );
+        assert_eq!(*visits.borrow(), (0..=stop_at).collect::<Vec<_>>());
+        // Values before the stop are their outputs now, the others untouched.
+        let kept: Vec<Option<usize>> = (0..10).map(|i| fixed.get(i).kept_id()).collect();
+        let expected: Vec<Option<usize>> = (0..10).map(|i| (i < stop_at).then_some(i)).collect();
+        assert_eq!(kept, expected);
+        drop(fixed);
+        assert_each_dropped_once(&values, "value");
+        let output_drops: Vec<usize> = outputs_log
+            .iter()
+            .map(|d| d.load(Ordering::SeqCst))
+            .collect();
+        let expected: Vec<usize> = (0..10).map(|i| usize::from(i < stop_at)).collect();
+        assert_eq!(output_drops, expected);
+    }
+}
+
+#[test]
+fn outputs_that_do_not_fit_are_not_filled_in_place() {
+    // Larger than the values: nothing visited.
+    let mut fixed = Fixed::new(0..10u32);
+    let filled = fixed.fill_in_place(|v| Ok::<u64, ()>(u64::from(*v)), |o| o as u32);
+    assert!(matches!(filled, Filled::Unfit));
+    assert_eq!(fixed.len(), 10);
+    assert_eq!(fixed.take_vec_with(|v| *v), (0..10).collect::<Vec<u32>>());
+    // Zero-sized outputs never take over storage.
+    let mut fixed = Fixed::new(0..3u8);
+    assert!(matches!(
+        fixed.fill_in_place(|_| Ok::<(), ()>(()), |()| 0),
+        Filled::Unfit
+    ));
+}
+
+/// A pass over 10 cells panicking in `visit` at `visit_panics_at` or in value `drop_panics_at`'s
+/// `Drop`: the panic goes on, the outputs taken are back in their values' places, and after
+/// the arena's drop every value and every output made was dropped exactly once. Returns which
+/// values held their outputs after the panic.
+fn fill_panicking(visit_panics_at: Option<usize>, drop_panics_at: Option<usize>) -> Vec<bool> {
+    let values = log(10);
+    let outputs_log = log(10);
+    let visits = RefCell::new(Vec::new());
+    let mut fixed = cells(10, &values, drop_panics_at);
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        fixed.fill_in_place(
+            visit_cell(&outputs_log, &visits, None, visit_panics_at),
+            keep,
+        )
+    }));
+    assert!(result.is_err());
+    let kept: Vec<bool> = (0..10).map(|i| fixed.get(i).kept_id() == Some(i)).collect();
+    drop(fixed);
+    assert_each_dropped_once(&values, "value");
+    let made = kept.iter().filter(|k| **k).count();
+    for (id, drops) in outputs_log.iter().enumerate() {
+        assert_eq!(
+            drops.load(Ordering::SeqCst),
+            usize::from(id < made),
+            "output {id}"
+        );
+    }
+    kept
+}
+
+#[test]
+fn a_panic_in_visit_puts_the_outputs_back() {
+    for panic_at in [0, 3, 9] {
+        let expected: Vec<bool> = (0..10).map(|id| id < panic_at).collect();
+        assert_eq!(fill_panicking(Some(panic_at), None), expected);
+    }
+}
+
+#[test]
+fn a_panic_in_a_values_drop_puts_its_output_in_its_place() {
+    for panic_at in [0, 5, 9] {
+        // The value whose drop panicked holds its own output, as do those before it.
+        let expected: Vec<bool> = (0..10).map(|id| id <= panic_at).collect();
+        assert_eq!(fill_panicking(None, Some(panic_at)), expected);
+    }
 }

@@ -8,7 +8,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use pinfold_arena::unwind::{self, Panic};
-use pinfold_arena::{Fixed, Step};
+use pinfold_arena::{Filled, Fixed, Step};
 
 use crate::slot::Slot;
 use alloc::vec::Vec;
@@ -122,7 +122,11 @@ impl<F, T> Join<F, T> {
         let join = &mut *guard.0;
         match polled {
             Poll::Pending => Poll::Pending,
-            Poll::Ready(Ok(())) => Poll::Ready(Ok(join.take_outputs())),
+            Poll::Ready(Ok(Some(outputs))) => {
+                join.terminated = true;
+                Poll::Ready(Ok(outputs))
+            }
+            Poll::Ready(Ok(None)) => Poll::Ready(Ok(join.take_outputs())),
             Poll::Ready(Err(err)) => {
                 if let Err(panic) = join.cancel() {
                     unwind::resume(panic);
@@ -132,23 +136,27 @@ impl<F, T> Join<F, T> {
         }
     }
 
-    /// `Ready(Ok)` once every future has finished, `Ready(Err)` at the first error, `Pending`
+    /// `Ready(Ok)` once every future has finished (with the outputs if they are already out of
+    /// the inputs, `None` if they are kept in them), `Ready(Err)` at the first error, `Pending`
     /// otherwise. The first poll (the first two for a join of at most [`SMALL`] futures) polls
     /// every running future once with the task's waker; the next arms the inputs' own wakers
     /// and polls every running future once with its own; after that, only woken futures are
     /// polled, fairly (at most once each per poll, yielding after as many polls as futures
     /// run, or after two futures woke themselves).
-    fn drive<E, P>(&mut self, cx: &mut Context<'_>, poll: &mut P) -> Poll<Result<(), E>>
+    fn drive<E, P>(&mut self, cx: &mut Context<'_>, poll: &mut P) -> Poll<Result<Option<Vec<T>>, E>>
     where
         P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
     {
         if self.running == 0 {
-            return Poll::Ready(Ok(()));
+            return Poll::Ready(Ok(None));
         }
         let task_passes = if self.len as usize <= SMALL { 2 } else { 1 };
         if self.task_passes < task_passes {
             self.task_passes += 1;
-            return self.poll_every_running(cx, poll);
+            if self.running == self.len {
+                return self.poll_every_input(cx, poll);
+            }
+            return self.poll_every_running(cx, poll, 0).map_ok(|()| None);
         }
         if !self.inputs.is_armed() {
             self.inputs.arm(Slot::is_running);
@@ -174,21 +182,59 @@ impl<F, T> Join<F, T> {
                 Poll::Pending => return Poll::Pending,
             }
         }
-        Poll::Ready(Ok(()))
+        Poll::Ready(Ok(None))
     }
 
-    /// Polls every running future once with the task's waker.
+    /// Polls every input once with the task's waker, when all are running: each output goes
+    /// straight to its place in the output `Vec` while every future before it has finished
+    /// (which leaves nothing to move when they all do); from the first future that does not
+    /// finish on, as [`poll_every_running`](Self::poll_every_running).
+    #[inline]
+    fn poll_every_input<E, P>(
+        &mut self,
+        cx: &mut Context<'_>,
+        poll: &mut P,
+    ) -> Poll<Result<Option<Vec<T>>, E>>
+    where
+        P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
+    {
+        // Set across the pass: only a future's poll or drop can unwind out of it (the outputs
+        // taken so far are put back in their slots first).
+        self.in_future = true;
+        let filled = self
+            .inputs
+            .fill_in_place(|slot| slot.poll_output(cx, poll), Slot::Done);
+        self.in_future = false;
+        match filled {
+            Filled::All(outputs) => {
+                self.running = 0;
+                Poll::Ready(Ok(Some(outputs)))
+            }
+            Filled::Stopped {
+                reason: Some(err), ..
+            } => Poll::Ready(Err(err)),
+            Filled::Stopped { at, reason: None } => {
+                // Inputs `0..at` finished, `at` is pending.
+                self.running -= at as u32;
+                self.poll_every_running(cx, poll, at + 1).map_ok(|()| None)
+            }
+            Filled::Unfit => self.poll_every_running(cx, poll, 0).map_ok(|()| None),
+        }
+    }
+
+    /// Polls every running future from input `start` on once with the task's waker.
     fn poll_every_running<E, P>(
         &mut self,
         cx: &mut Context<'_>,
         poll: &mut P,
+        start: usize,
     ) -> Poll<Result<(), E>>
     where
         P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
     {
         // Set across the loop: only a future's poll or drop can unwind out of it.
         self.in_future = true;
-        for mut slot in self.inputs.iter_pin_mut() {
+        for mut slot in self.inputs.iter_pin_mut_from(start) {
             if !slot.as_mut().is_running() {
                 continue;
             }

@@ -52,6 +52,15 @@
 //! finishes, it is dropped in place and its output kept in the same place. Once every future
 //! has finished, the outputs are moved out in order into the returned `Vec`.
 //!
+//! In a poll with the task's waker that finds every future still running (the first, and the
+//! second if the first finished none), each output goes straight to its place in the returned
+//! `Vec` (when the outputs fit in the futures' storage, see *Allocations*) as long as every
+//! future before it has finished in that poll: a join whose futures all finish in one poll
+//! makes one pass over them, not two. At the first future that does not finish, the outputs
+//! written so far are put back in their futures' places and the poll goes on as above. At 30
+//! ready futures that is a sixth fewer instructions (1,071 against 1,297 per join under
+//! `block_on`, cachegrind).
+//!
 //! The first poll of a join polls every future once with the task's own waker, as
 //! `futures-util` does (no per-future waker exists yet: ready and nearly ready futures, the
 //! common case of a small join, finish without one). A join of at most 32 futures does so in

@@ -49,6 +49,30 @@ impl<F, T> Slot<F, T> {
         }
     }
 
+    /// Polls a running future with `poll` for [`Fixed::fill_in_place`]: its output as `Ok` (the
+    /// slot is left as it is, `Running`, for the arena to drop in place), `Err(None)` if it is
+    /// pending, `Err(Some(err))` at an error. A slot that is not running gives `Err(None)`.
+    ///
+    /// [`Fixed::fill_in_place`]: pinfold_arena::Fixed::fill_in_place
+    #[inline]
+    pub(crate) fn poll_output<E, P>(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        poll: &mut P,
+    ) -> Result<T, Option<E>>
+    where
+        P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
+    {
+        let SlotProj::Running(fut) = self.project() else {
+            return Err(None);
+        };
+        match poll(fut, cx) {
+            Poll::Pending => Err(None),
+            Poll::Ready(Ok(out)) => Ok(out),
+            Poll::Ready(Err(err)) => Err(Some(err)),
+        }
+    }
+
     /// Whether the future is still running. Takes the slot pinned and mutable, not shared: a
     /// shared reference covering a pending future that borrows itself would take that
     /// borrow's permission away.

@@ -167,3 +167,87 @@ fn panicking_drops_during_cancellation_still_drop_everything_at_once() {
     }
     drop(join);
 }
+
+/// A future that is ready with a tracked output at its first poll (and panics when dropped
+/// after that if it holds a `PanicOnDrop`), panics there (`"boom"`), or never finishes.
+enum Quick {
+    Ready {
+        output: Option<Tracked>,
+        _bomb: Option<PanicOnDrop>,
+    },
+    Boom,
+    Never {
+        _flag: DropFlag,
+    },
+}
+
+impl Future for Quick {
+    type Output = Tracked;
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Tracked> {
+        match self.get_mut() {
+            Quick::Ready { output, .. } => Poll::Ready(output.take().expect("polled after Ready")),
+            Quick::Boom => panic!("boom"),
+            Quick::Never { .. } => Poll::Pending,
+        }
+    }
+}
+
+/// 16 futures: ready ones before `stop` (the one at `drop_panics` panicking when dropped), a
+/// bomb at `stop` if `bomb`, never-finishing ones after. The first poll panics; checks that the
+/// panic is the expected one and that every future and every output made is dropped once
+/// before `poll` returns.
+fn first_poll_panics(stop: usize, bomb: bool, drop_panics: Option<usize>, expected: &str) {
+    let n = 16;
+    let log = DropLog::new(n);
+    let never = flags(n);
+    let inputs: Vec<Quick> = (0..n)
+        .map(|i| {
+            if i < stop || (i == stop && !bomb) {
+                Quick::Ready {
+                    output: Some(log.tracked(i)),
+                    _bomb: (Some(i) == drop_panics).then(|| PanicOnDrop),
+                }
+            } else if i == stop {
+                Quick::Boom
+            } else {
+                Quick::Never {
+                    _flag: DropFlag(never[i].clone()),
+                }
+            }
+        })
+        .collect();
+    let mut join = join_all(inputs);
+    let panic = catch_unwind(AssertUnwindSafe(|| poll_once(&mut join))).unwrap_err();
+    assert_eq!(panic.downcast_ref::<&str>(), Some(&expected));
+    assert!(join.is_terminated());
+    let made = if bomb { stop } else { stop + 1 };
+    for i in 0..n {
+        assert_eq!(log.drops(i), usize::from(i < made), "output {i}");
+    }
+    for (i, flag) in never.iter().enumerate().skip(stop + 1) {
+        assert!(is_set(flag), "future {i} still alive");
+    }
+    drop(join);
+    for i in 0..n {
+        assert_eq!(log.drops(i), usize::from(i < made), "output {i}");
+    }
+}
+
+/// In its first poll a join writes each output straight to its place in the returned `Vec`
+/// while every future before it has finished; a panic there must still find those outputs and
+/// drop each once.
+#[test]
+fn a_panic_in_the_first_poll_after_ready_futures_drops_their_outputs_once() {
+    for stop in [0, 1, 7, 15] {
+        first_poll_panics(stop, true, None, "boom");
+    }
+}
+
+#[test]
+fn a_ready_future_whose_drop_panics_in_the_first_poll_loses_no_output() {
+    for stop in [0, 6, 15] {
+        // Its own output, and those before it, are dropped once with the rest.
+        first_poll_panics(stop, false, Some(stop), "drop panicked");
+    }
+}
