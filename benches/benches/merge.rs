@@ -5,9 +5,6 @@
 //! streams of ready items, many streams woken from other threads, and a few streams that are
 //! always ready. Every stream here is `Unpin`, so every peer takes it as it is.
 
-use core::future::poll_fn;
-use core::pin::Pin;
-use core::task::{Context, Waker};
 use std::hint::black_box;
 use std::ops::Range;
 use std::time::Duration;
@@ -19,8 +16,8 @@ use futures_util::StreamExt;
 use futures_util::stream::{self, Iter};
 use pinfold_benches::{
     CpuTime, FUTURES_BUFFERED, FUTURES_CONCURRENCY, FUTURES_UTIL, FireOrder, Group, PINFOLD,
-    PINFOLD_GROWABLE, RoundTimes, SignalStream, TOKIO_STREAM, Tuning, WakerThreads,
-    block_on_parking, criterion, measure_warm, poll_next, tally_block_on,
+    PINFOLD_GROWABLE, RoundTimes, SignalStream, TOKIO_STREAM, Tuning, WakerThreads, criterion,
+    measure_warm, tally_block_on,
 };
 
 #[global_allocator]
@@ -127,44 +124,6 @@ fn merge_hot_16(c: &mut Criterion) {
     group.finish();
 }
 
-/// One round of `merge_wakes_10k` for one merge: merges the streams and polls until each has
-/// registered its waker for its first item (untimed), then times from the release of the waker
-/// threads until the owner, parked whenever the merge is pending, has every item.
-fn wake_round<'w, S>(
-    workers: &'w WakerThreads,
-    merged: impl FnOnce(&'w WakerThreads) -> S,
-) -> RoundTimes
-where
-    S: Stream<Item = u64> + Unpin,
-{
-    let n = workers.len() as u64;
-    let (took, tally) = workers.round(
-        || {
-            let mut merged = merged(workers);
-            let mut cx = Context::from_waker(Waker::noop());
-            while !workers.streams_registered(WAKE_ITEMS) {
-                assert!(
-                    poll_next(&mut merged, &mut cx).is_pending(),
-                    "nothing has fired yet"
-                );
-            }
-            merged
-        },
-        |mut merged| {
-            block_on_parking(async {
-                let (mut count, mut sum) = (0u64, 0u64);
-                while let Some(item) = poll_fn(|cx| Pin::new(&mut merged).poll_next(cx)).await {
-                    count += 1;
-                    sum += item;
-                }
-                (count, sum)
-            })
-        },
-    );
-    assert_eq!(tally, expected(n), "every item once");
-    took
-}
-
 /// 10,000 streams of 10 items each; item `k` of a stream comes when one of 4 threads fires its
 /// cell, the 100,000 cells dealt to the threads in random order (so a stream is woken by
 /// several threads, and its later items may be fired before its earlier ones). Timed as
@@ -195,7 +154,7 @@ fn wakes<M: Measurement<Value = Duration> + 'static>(
         );
     };
     bench(PINFOLD, &|| {
-        wake_round(&workers, |w| {
+        workers.merge_round(WAKE_ITEMS, |w| {
             let mut merged = Bounded::new(WAKE_STREAMS);
             streams(w).for_each(|s| merged.push(s));
             merged
@@ -203,20 +162,20 @@ fn wakes<M: Measurement<Value = Duration> + 'static>(
     });
     if growable {
         bench(PINFOLD_GROWABLE, &|| {
-            wake_round(&workers, |w| streams(w).collect::<Growable<_>>())
+            workers.merge_round(WAKE_ITEMS, |w| streams(w).collect::<Growable<_>>())
         });
     }
     bench(FUTURES_BUFFERED, &|| {
-        wake_round(&workers, |w| streams(w).collect::<Buffered<_>>())
+        workers.merge_round(WAKE_ITEMS, |w| streams(w).collect::<Buffered<_>>())
     });
     bench(FUTURES_UTIL, &|| {
-        wake_round(&workers, |w| futures_util::stream::select_all(streams(w)))
+        workers.merge_round(WAKE_ITEMS, |w| futures_util::stream::select_all(streams(w)))
     });
     bench(FUTURES_CONCURRENCY, &|| {
-        wake_round(&workers, |w| streams(w).collect::<StreamGroup<_>>())
+        workers.merge_round(WAKE_ITEMS, |w| streams(w).collect::<StreamGroup<_>>())
     });
     bench(TOKIO_STREAM, &|| {
-        wake_round(&workers, |w| {
+        workers.merge_round(WAKE_ITEMS, |w| {
             let mut merged = StreamMap::new();
             for (j, stream) in streams(w).enumerate() {
                 merged.insert(j, stream);

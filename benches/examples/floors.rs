@@ -16,19 +16,28 @@
 //!    the task's waker, push it back: one item per stream per turn, the fairness rule alone)
 //!    is timed side by side with `StreamMap` and pinfold's `MergeBounded` on the same 16
 //!    always-ready streams.
+//! 4. `merge_wakes_10k` (and `map_streams_10k`, the same wakes under user keys): 10,000
+//!    streams of 10 items, each item's cell fired by one of 4 threads in random order. Every
+//!    merge makes the threads fire the 100,000 cells (set a flag, take the registered waker,
+//!    wake it); here the registered wakers are no-ops, the cheapest wake there is. The threads'
+//!    CPU time in their fire loops alone (the owner asleep) is a floor under the CPU metric;
+//!    an owner that takes the items in cell order, yielding its thread while a cell has not
+//!    fired, and polls nothing else, gives the wall time of the round with no merge at all.
+//!    Both side by side with tokio-stream's `StreamMap` and pinfold's `MergeBounded` on the
+//!    same rounds.
 //!
 //! Timings are the best of several runs (a floor, on a shared machine); the ratios are what
 //! to compare with the targets.
 
 use core::future::{Future, ready};
 use core::pin::Pin;
-use core::task::{Context, Poll};
+use core::task::{Context, Poll, Waker};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use futures_util::{Stream, StreamExt};
-use pinfold_benches::{Driver, YieldK};
+use pinfold_benches::{Driver, FireOrder, RoundTimes, WakerThreads, YieldK};
 
 /// Counts the calls of `poll_next` on the stream it wraps.
 struct CountPolls<S> {
@@ -64,6 +73,35 @@ fn best(runs: usize, per: u32, mut f: impl FnMut()) -> f64 {
             start.elapsed().as_secs_f64() * 1e9 / f64::from(per)
         })
         .fold(f64::INFINITY, f64::min)
+}
+
+/// The futures of `workers`' cells, each polled once so that it registers a no-op waker.
+fn registered(workers: &WakerThreads) -> Vec<pinfold_benches::Signal<'_>> {
+    let mut signals: Vec<_> = workers.signals().collect();
+    let mut cx = Context::from_waker(Waker::noop());
+    for signal in &mut signals {
+        assert!(Pin::new(signal).poll(&mut cx).is_pending());
+    }
+    signals
+}
+
+/// The best of `runs` rounds, wall and CPU time each taken at its own best.
+fn best_round(runs: usize, mut round: impl FnMut() -> RoundTimes) -> RoundTimes {
+    (0..runs).map(|_| round()).fold(
+        RoundTimes {
+            wall: std::time::Duration::MAX,
+            cpu: std::time::Duration::MAX,
+        },
+        |best, took| RoundTimes {
+            wall: best.wall.min(took.wall),
+            cpu: best.cpu.min(took.cpu),
+        },
+    )
+}
+
+/// A duration in milliseconds.
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 /// A FIFO of futures, each polled once when popped: ready futures only (a pending one is put
@@ -238,5 +276,72 @@ fn main() {
         merge_bounded / 1e6,
         fifo_merge / stream_map,
         merge_bounded / stream_map
+    );
+
+    // 4. merge_wakes_10k: 10,000 streams of 10 items, cells fired by 4 threads.
+    const WAKE_ITEMS: usize = 10;
+    let workers = WakerThreads::new(4, 25_000, FireOrder::Shuffled(0x3E_A6E5));
+    // The cells' futures, each polled once so that it registers a no-op waker.
+    let fire_alone = best_round(7, || {
+        workers
+            .round(
+                || registered(&workers),
+                |_| std::thread::sleep(std::time::Duration::from_millis(100)),
+            )
+            .0
+    });
+    let no_merge = best_round(7, || {
+        let (took, sum) = workers.round(
+            || registered(&workers),
+            |mut signals| {
+                let mut cx = Context::from_waker(Waker::noop());
+                let mut sum = 0;
+                for signal in &mut signals {
+                    sum += loop {
+                        match Pin::new(&mut *signal).poll(&mut cx) {
+                            Poll::Ready(item) => break item,
+                            Poll::Pending => std::thread::yield_now(),
+                        }
+                    };
+                }
+                sum
+            },
+        );
+        let n = workers.len() as u64;
+        assert_eq!(sum, n * (n - 1) / 2, "every item once");
+        took
+    });
+    let stream_map = best_round(7, || {
+        workers.merge_round(WAKE_ITEMS, |w| {
+            let mut merged = tokio_stream::StreamMap::new();
+            for (j, stream) in w.signal_streams(WAKE_ITEMS).enumerate() {
+                merged.insert(j, stream);
+            }
+            merged.map(|(_, item)| item)
+        })
+    });
+    let merge_bounded = best_round(7, || {
+        workers.merge_round(WAKE_ITEMS, |w| {
+            let mut merged = pinfold_merge::MergeBounded::new(w.len() / WAKE_ITEMS);
+            w.signal_streams(WAKE_ITEMS).for_each(|s| merged.push(s));
+            merged
+        })
+    });
+    println!("merge_wakes_10k");
+    println!(
+        "  CPU: fire loops alone, no-op wakers: {:.2} ms; StreamMap: {:.2} ms; MergeBounded: {:.2} ms; fire loops / StreamMap = {:.2}, MergeBounded / StreamMap = {:.2} (target for pinfold 0.5)",
+        ms(fire_alone.cpu),
+        ms(stream_map.cpu),
+        ms(merge_bounded.cpu),
+        fire_alone.cpu.as_secs_f64() / stream_map.cpu.as_secs_f64(),
+        merge_bounded.cpu.as_secs_f64() / stream_map.cpu.as_secs_f64()
+    );
+    println!(
+        "  wall: no merge (items taken in cell order, yielding while unfired): {:.2} ms; StreamMap: {:.2} ms; MergeBounded: {:.2} ms; no merge / StreamMap = {:.2}, MergeBounded / StreamMap = {:.2} (target for pinfold 0.5)",
+        ms(no_merge.wall),
+        ms(stream_map.wall),
+        ms(merge_bounded.wall),
+        no_merge.wall.as_secs_f64() / stream_map.wall.as_secs_f64(),
+        merge_bounded.wall.as_secs_f64() / stream_map.wall.as_secs_f64()
     );
 }

@@ -1,12 +1,19 @@
 //! Threads that wake futures from outside the task that polls them.
 
+use std::future::poll_fn;
 use std::ops::Range;
+use std::pin::Pin;
+use std::task::{Context, Waker};
+
+use futures_core::Stream;
+
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use crate::cpu_time::thread_cpu_time;
+use crate::drive::{block_on_parking, poll_next};
 use crate::futures::{Signal, SignalCell, SignalStream};
 use crate::xorshift::Xorshift;
 
@@ -185,6 +192,53 @@ impl WakerThreads {
         let fire_cpu = Duration::from_nanos(self.fire_cpu_ns.load(Ordering::Relaxed));
         let cpu = owner_cpu + fire_cpu;
         (RoundTimes { wall, cpu }, out)
+    }
+}
+
+impl WakerThreads {
+    /// One round of a merge of the streams of [`signal_streams`](Self::signal_streams)
+    /// (`per_stream` items each), as `merge_wakes_10k` times it: `merged` merges them and
+    /// the merge is polled until each stream has registered its waker for its first item
+    /// (untimed); then the round is timed from the release of the threads until the owner,
+    /// parked whenever the merge is pending, has every item.
+    ///
+    /// # Panics
+    /// If the merge gives an item before the threads are released, or does not give the items
+    /// `0 .. len()` each once.
+    pub fn merge_round<'w, S>(
+        &'w self,
+        per_stream: usize,
+        merged: impl FnOnce(&'w WakerThreads) -> S,
+    ) -> RoundTimes
+    where
+        S: Stream<Item = u64> + Unpin,
+    {
+        let n = self.len() as u64;
+        let (took, tally) = self.round(
+            || {
+                let mut merged = merged(self);
+                let mut cx = Context::from_waker(Waker::noop());
+                while !self.streams_registered(per_stream) {
+                    assert!(
+                        poll_next(&mut merged, &mut cx).is_pending(),
+                        "nothing has fired yet"
+                    );
+                }
+                merged
+            },
+            |mut merged| {
+                block_on_parking(async {
+                    let (mut count, mut sum) = (0u64, 0u64);
+                    while let Some(item) = poll_fn(|cx| Pin::new(&mut merged).poll_next(cx)).await {
+                        count += 1;
+                        sum += item;
+                    }
+                    (count, sum)
+                })
+            },
+        );
+        assert_eq!(tally, (n, n * n.saturating_sub(1) / 2), "every item once");
+        took
     }
 }
 
