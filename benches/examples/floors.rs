@@ -1,5 +1,6 @@
-//! Floors under three of the speed targets (see the README, *Targets*): what no set with
-//! these rules could beat, measured on this machine. Run with
+//! Floors under four of the speed targets (see the README, *Targets*): what no set with
+//! these rules could beat, measured on this machine (for the fourth, what the workload's
+//! waking threads cost alone, which turns out not to be a floor). Run with
 //! `cargo run --release -p pinfold-benches --example floors`.
 //!
 //! 1. `yield_16_block_on`: the fairness rule (a poll call yields after two futures woke
