@@ -3,7 +3,6 @@
 //! join has completed.
 
 use core::fmt;
-use core::mem;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
@@ -19,15 +18,82 @@ pub(crate) const SMALL: usize = 32;
 
 /// Cancels the join it holds when dropped while one of its futures' poll or drop is running,
 /// which only an unwinding poll or drop leaves behind.
-struct CancelOnUnwind<'a, F, T>(&'a mut Join<F, T>);
+struct CancelOnUnwind<'a, F, T> {
+    join: &'a mut Join<F, T>,
+    /// Set while a future's poll or drop runs: a panic caught with it set is the future's; one
+    /// caught without it came from the task's waker (its registration or a yield), and leaves
+    /// the join as it was. Kept here, not in the join, so that making a join does not write it.
+    in_future: bool,
+}
 
 impl<F, T> Drop for CancelOnUnwind<'_, F, T> {
     fn drop(&mut self) {
-        if mem::take(&mut self.0.in_future) {
+        if self.in_future {
             // A drop's panic here is caught by `cancel` and dropped (without `std`, it aborts,
             // as a second panic does): the future's goes on.
-            let _ = self.0.cancel();
+            let _ = self.join.cancel();
         }
+    }
+}
+
+/// How far a join has come, in one word: how many inputs still run (the low 32 bits), how many
+/// polls have polled every running input with the task's waker (the next 8), and whether the
+/// join has completed (returned `Ready`, or let a future's panic through); once it has, the low
+/// bits say how many futures it joined (its storage is gone by then).
+///
+/// One word, because a join is moved as soon as it is made (into the caller's future, into an
+/// executor), and the move reads it back in 16-byte pieces: a piece that covers several
+/// narrower writes still in the processor's store buffer waits for them to reach the cache
+/// (a store-forwarding stall). Making a join writes its storage's `Vec` and this word, nothing
+/// else.
+#[derive(Clone, Copy)]
+struct Progress(u64);
+
+impl Progress {
+    const RUNNING: u64 = u32::MAX as u64;
+    const PASS: u64 = 1 << 32;
+    const PASSES: u64 = 0xff << 32;
+    const TERMINATED: u64 = 1 << 40;
+
+    fn new(running: u32) -> Self {
+        Self(u64::from(running))
+    }
+
+    fn running(self) -> u32 {
+        if self.is_terminated() {
+            0
+        } else {
+            (self.0 & Self::RUNNING) as u32
+        }
+    }
+
+    /// `inputs` running inputs fewer.
+    fn finished(&mut self, inputs: u32) {
+        debug_assert!(self.running() >= inputs, "more inputs finished than ran");
+        self.0 -= u64::from(inputs);
+    }
+
+    fn task_passes(self) -> u64 {
+        (self.0 & Self::PASSES) >> 32
+    }
+
+    fn add_task_pass(&mut self) {
+        self.0 += Self::PASS;
+    }
+
+    fn is_terminated(self) -> bool {
+        self.0 & Self::TERMINATED != 0
+    }
+
+    /// Completed, having joined `len` futures: nothing runs any more.
+    fn terminate(&mut self, len: usize) {
+        self.0 = Self::TERMINATED | (len as u64 & Self::RUNNING);
+    }
+
+    /// How many futures the join joined, once it has completed.
+    fn joined(self) -> Option<u32> {
+        self.is_terminated()
+            .then_some((self.0 & Self::RUNNING) as u32)
     }
 }
 
@@ -36,19 +102,7 @@ impl<F, T> Drop for CancelOnUnwind<'_, F, T> {
 pub(crate) struct Join<F, T> {
     /// Input `i` at index `i`; emptied when the join completes.
     inputs: Fixed<Slot<F, T>>,
-    /// How many futures were joined (below `u32::MAX`: the arena's limit). `u32`s keep the
-    /// join at most 128 bytes, which the compiler moves without a `memcpy` call.
-    len: u32,
-    /// How many inputs are still running.
-    running: u32,
-    /// How many polls have polled every running input with the task's waker.
-    task_passes: u8,
-    /// Set once the join has returned `Ready` or a future's panic has passed through it.
-    terminated: bool,
-    /// Set while a future's poll runs: a panic caught with it set is the future's; one caught
-    /// without it came from the task's waker (its registration or a yield), and leaves the join
-    /// as it was.
-    in_future: bool,
+    progress: Progress,
 }
 
 impl<F, T> Join<F, T> {
@@ -59,26 +113,28 @@ impl<F, T> Join<F, T> {
         let inputs = Fixed::new(iter.map(Slot::Running));
         let len = u32::try_from(inputs.len()).expect("a fixed arena holds fewer than u32::MAX");
         Self {
-            len,
-            running: len,
             inputs,
-            task_passes: 0,
-            terminated: false,
-            in_future: false,
+            progress: Progress::new(len),
         }
     }
 
     /// Whether the join has completed.
     pub(crate) fn is_terminated(&self) -> bool {
-        self.terminated
+        self.progress.is_terminated()
     }
 
     /// The `Debug` output of the public type `name` that wraps this join.
     pub(crate) fn fmt_as(&self, name: &str, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct(name)
-            .field("len", &self.len)
-            .field("running", &self.running)
-            .field("terminated", &self.terminated)
+            .field(
+                "len",
+                &self
+                    .progress
+                    .joined()
+                    .map_or(self.inputs.len(), |len| len as usize),
+            )
+            .field("running", &self.progress.running())
+            .field("terminated", &self.progress.is_terminated())
             .finish_non_exhaustive()
     }
 
@@ -103,7 +159,10 @@ impl<F, T> Join<F, T> {
     where
         P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
     {
-        assert!(!self.terminated, "{name} polled after completion");
+        assert!(
+            !self.progress.is_terminated(),
+            "{name} polled after completion"
+        );
         // The join's output spends a unit of tokio's budget (with the `tokio-coop` feature).
         pinfold_arena::coop::poll_once(cx, |cx| self.poll_futures(cx, poll))
     }
@@ -117,13 +176,16 @@ impl<F, T> Join<F, T> {
         // If a future's poll or drop unwinds, the guard drops every other future and output
         // on the way out (the future's panic is the one that goes on); a panic of the task's
         // waker (its registration or a yield) leaves the join as it was.
-        let guard = CancelOnUnwind(self);
-        let polled = guard.0.drive(cx, &mut poll);
-        let join = &mut *guard.0;
+        let mut guard = CancelOnUnwind {
+            join: self,
+            in_future: false,
+        };
+        let polled = guard.join.drive(cx, &mut poll, &mut guard.in_future);
+        let join = &mut *guard.join;
         match polled {
             Poll::Pending => Poll::Pending,
             Poll::Ready(Ok(Some(outputs))) => {
-                join.terminated = true;
+                join.progress.terminate(outputs.len());
                 Poll::Ready(Ok(outputs))
             }
             Poll::Ready(Ok(None)) => Poll::Ready(Ok(join.take_outputs())),
@@ -143,30 +205,34 @@ impl<F, T> Join<F, T> {
     /// and polls every running future once with its own; after that, only woken futures are
     /// polled, fairly (at most once each per poll, yielding after as many polls as futures
     /// run, or after two futures woke themselves).
-    fn drive<E, P>(&mut self, cx: &mut Context<'_>, poll: &mut P) -> Poll<Result<Option<Vec<T>>, E>>
+    fn drive<E, P>(
+        &mut self,
+        cx: &mut Context<'_>,
+        poll: &mut P,
+        in_future: &mut bool,
+    ) -> Poll<Result<Option<Vec<T>>, E>>
     where
         P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
     {
-        if self.running == 0 {
+        let running = self.progress.running();
+        if running == 0 {
             return Poll::Ready(Ok(None));
         }
-        let task_passes = if self.len as usize <= SMALL { 2 } else { 1 };
-        if self.task_passes < task_passes {
-            self.task_passes += 1;
-            if self.running == self.len {
-                return self.poll_every_input(cx, poll);
+        let len = self.inputs.len();
+        let task_passes = if len <= SMALL { 2 } else { 1 };
+        if self.progress.task_passes() < task_passes {
+            self.progress.add_task_pass();
+            if running as usize == len {
+                return self.poll_every_input(cx, poll, in_future);
             }
-            return self.poll_every_running(cx, poll, 0).map_ok(|()| None);
+            return self
+                .poll_every_running(cx, poll, 0, in_future)
+                .map_ok(|()| None);
         }
         if !self.inputs.is_armed() {
             self.inputs.arm(Slot::is_running);
         }
-        let Self {
-            inputs,
-            running,
-            in_future,
-            ..
-        } = self;
+        let Self { inputs, progress } = self;
         let mut budget = inputs.budget();
         let mut poll_slot = |_, slot: Pin<&mut Slot<F, T>>, cx: &mut Context<'_>| {
             *in_future = true;
@@ -174,9 +240,9 @@ impl<F, T> Join<F, T> {
             *in_future = false;
             step
         };
-        while *running > 0 {
+        while progress.running() > 0 {
             match inputs.poll_with_budget(cx, &mut budget, &mut poll_slot) {
-                Poll::Ready(Some((_, Ok(())))) => *running -= 1,
+                Poll::Ready(Some((_, Ok(())))) => progress.finished(1),
                 Poll::Ready(Some((_, Err(err)))) => return Poll::Ready(Err(err)),
                 Poll::Ready(None) => unreachable!("a fixed arena never ends"),
                 Poll::Pending => return Poll::Pending,
@@ -194,20 +260,21 @@ impl<F, T> Join<F, T> {
         &mut self,
         cx: &mut Context<'_>,
         poll: &mut P,
+        in_future: &mut bool,
     ) -> Poll<Result<Option<Vec<T>>, E>>
     where
         P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
     {
         // Set across the pass: only a future's poll or drop can unwind out of it (the outputs
         // taken so far are put back in their slots first).
-        self.in_future = true;
+        *in_future = true;
         let filled = self
             .inputs
             .fill_in_place(|slot| slot.poll_output(cx, poll), Slot::Done);
-        self.in_future = false;
+        *in_future = false;
         match filled {
             Filled::All(outputs) => {
-                self.running = 0;
+                self.progress.terminate(outputs.len());
                 Poll::Ready(Ok(Some(outputs)))
             }
             Filled::Stopped {
@@ -215,10 +282,13 @@ impl<F, T> Join<F, T> {
             } => Poll::Ready(Err(err)),
             Filled::Stopped { at, reason: None } => {
                 // Inputs `0..at` finished, `at` is pending.
-                self.running -= at as u32;
-                self.poll_every_running(cx, poll, at + 1).map_ok(|()| None)
+                self.progress.finished(at as u32);
+                self.poll_every_running(cx, poll, at + 1, in_future)
+                    .map_ok(|()| None)
             }
-            Filled::Unfit => self.poll_every_running(cx, poll, 0).map_ok(|()| None),
+            Filled::Unfit => self
+                .poll_every_running(cx, poll, 0, in_future)
+                .map_ok(|()| None),
         }
     }
 
@@ -228,27 +298,28 @@ impl<F, T> Join<F, T> {
         cx: &mut Context<'_>,
         poll: &mut P,
         start: usize,
+        in_future: &mut bool,
     ) -> Poll<Result<(), E>>
     where
         P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
     {
         // Set across the loop: only a future's poll or drop can unwind out of it.
-        self.in_future = true;
+        *in_future = true;
         for mut slot in self.inputs.iter_pin_mut_from(start) {
             if !slot.as_mut().is_running() {
                 continue;
             }
             match slot.poll(cx, poll) {
-                Step::Keep(Ok(())) => self.running -= 1,
+                Step::Keep(Ok(())) => self.progress.finished(1),
                 Step::Done(Err(err)) | Step::Keep(Err(err)) | Step::Repoll(Err(err)) => {
-                    self.in_future = false;
+                    *in_future = false;
                     return Poll::Ready(Err(err));
                 }
                 Step::Pending | Step::Done(Ok(())) | Step::Repoll(Ok(())) => {}
             }
         }
-        self.in_future = false;
-        if self.running == 0 {
+        *in_future = false;
+        if self.progress.running() == 0 {
             Poll::Ready(Ok(()))
         } else {
             // Every running future holds the task's waker: the next wake of any polls again.
@@ -260,7 +331,7 @@ impl<F, T> Join<F, T> {
     /// the layouts allow), and terminates the join.
     #[inline]
     fn take_outputs(&mut self) -> Vec<T> {
-        self.terminated = true;
+        self.progress.terminate(self.inputs.len());
         self.inputs.take_vec_with(|slot| {
             Slot::take_output(slot)
                 .unwrap_or_else(|| unreachable!("a finished join lacks an output"))
@@ -271,8 +342,7 @@ impl<F, T> Join<F, T> {
     /// panics, the others are dropped all the same, and the first panic is returned (see
     /// `pinfold_arena::unwind`).
     fn cancel(&mut self) -> Result<(), Panic> {
-        self.terminated = true;
-        self.running = 0;
+        self.progress.terminate(self.inputs.len());
         unwind::each_despite_panics(self.inputs.iter_pin_mut(), Slot::clear)
     }
 }
