@@ -13,10 +13,11 @@
 //!   the outputs take the futures' place in the same allocation: one allocation where
 //!   `futures-util` makes two; and a join whose futures all finish in one poll writes each
 //!   output once, straight into the returned `Vec`. Interleaving the two joins in one process
-//!   (40 runs each, `block_on`), this join's median time was 0.73x `futures-util`'s at 2 ready
-//!   futures, 0.74x at 10, 0.72x at 30, 0.80x at 10 that yield once (0.71x with a no-op
-//!   waker); criterion runs put it at 0.47x to 1.05x of `futures-util` on a noisy machine, and
-//!   at 0.12x to 0.34x of `futures-buffered` (see the workspace README).
+//!   (30 to 40 runs each, `block_on`), this join's median time was 0.73x to 0.80x
+//!   `futures-util`'s at 2, 10 and 30 ready futures and at 10 that yield once; in three
+//!   criterion runs of the join benchmarks on a noisy machine, 22 of 30 measurements were at
+//!   or under 0.8x of `futures-util` (0.59x to 1.12x in all), and every one at 0.13x to 0.29x
+//!   of `futures-buffered` (see the workspace README).
 //! - **The first error wins at once.** [`try_join_all`] returns the first `Err` *in time*,
 //!   whatever its position, and drops every other future right then; `futures-util` surfaces
 //!   an error only after every earlier future has finished (futures-rs #2866).
@@ -82,12 +83,15 @@
 //! polls, as `futures-util` does.
 //!
 //! What makes a small join cheap is as much what it does not write as what it computes: the
-//! join's state is small (120 bytes, moved without a `memcpy` call) and mostly unwritten until
-//! a future stays pending, and its poll is inlined into the caller's, so its output `Vec` is not
-//! written to memory and read straight back. A value written to memory in narrow pieces and
-//! read back at once in a wider load (as moving a freshly built struct does) cannot be
-//! forwarded from the processor's store buffer and stalls; removing such round trips took
-//! a join of two ready futures from 57 to 28 ns in a micro-benchmark (`futures-util`: 40 ns).
+//! join's state is small (112 bytes, moved without a `memcpy` call) and mostly unwritten until
+//! a future stays pending (making a join writes the storage's `Vec`, an empty marker for the
+//! wake table, and one word of counters and flags), and its poll is inlined into the caller's,
+//! so its output `Vec` is not written to memory and read straight back. A value written to
+//! memory in narrow pieces and read back at once in a wider load (as moving a freshly built
+//! struct does) cannot be forwarded from the processor's store buffer and stalls; removing such
+//! round trips took a join of two ready futures from 57 to 28 ns in a micro-benchmark
+//! (`futures-util`: 40 ns), and a join of 10 futures that yield once, handed to a driver that
+//! is not inlined, from 0.79x to 0.72x of `futures-util`'s time.
 //!
 //! # Polls
 //!
