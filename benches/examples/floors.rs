@@ -100,6 +100,25 @@ fn best_round(runs: usize, mut round: impl FnMut() -> RoundTimes) -> RoundTimes 
     )
 }
 
+/// One line of section 4: a metric of the rounds `[floor, StreamMap, MergeBounded]`, and the
+/// ratios of the floor and of `MergeBounded` to `StreamMap`.
+fn print_rounds(
+    metric: &str,
+    floor_name: &str,
+    [floor, stream_map, merge_bounded]: [RoundTimes; 3],
+    pick: fn(RoundTimes) -> std::time::Duration,
+) {
+    let ratio = |t: RoundTimes| pick(t).as_secs_f64() / pick(stream_map).as_secs_f64();
+    println!(
+        "  {metric}: {floor_name}: {:.2} ms; StreamMap: {:.2} ms; MergeBounded: {:.2} ms; floor / StreamMap = {:.2}, MergeBounded / StreamMap = {:.2} (target for pinfold 0.5)",
+        ms(pick(floor)),
+        ms(pick(stream_map)),
+        ms(pick(merge_bounded)),
+        ratio(floor),
+        ratio(merge_bounded)
+    );
+}
+
 /// A duration in milliseconds.
 fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1e3
@@ -329,20 +348,13 @@ fn main() {
         })
     });
     println!("merge_wakes_10k");
-    println!(
-        "  CPU: fire loops alone, no-op wakers: {:.2} ms; StreamMap: {:.2} ms; MergeBounded: {:.2} ms; fire loops / StreamMap = {:.2}, MergeBounded / StreamMap = {:.2} (target for pinfold 0.5)",
-        ms(fire_alone.cpu),
-        ms(stream_map.cpu),
-        ms(merge_bounded.cpu),
-        fire_alone.cpu.as_secs_f64() / stream_map.cpu.as_secs_f64(),
-        merge_bounded.cpu.as_secs_f64() / stream_map.cpu.as_secs_f64()
-    );
-    println!(
-        "  wall: no merge (items taken in cell order, yielding while unfired): {:.2} ms; StreamMap: {:.2} ms; MergeBounded: {:.2} ms; no merge / StreamMap = {:.2}, MergeBounded / StreamMap = {:.2} (target for pinfold 0.5)",
-        ms(no_merge.wall),
-        ms(stream_map.wall),
-        ms(merge_bounded.wall),
-        no_merge.wall.as_secs_f64() / stream_map.wall.as_secs_f64(),
-        merge_bounded.wall.as_secs_f64() / stream_map.wall.as_secs_f64()
+    let rounds = [fire_alone, stream_map, merge_bounded];
+    print_rounds("CPU", "fire loops alone, no-op wakers", rounds, |t| t.cpu);
+    let rounds = [no_merge, stream_map, merge_bounded];
+    print_rounds(
+        "wall",
+        "no merge (items taken in cell order, yielding while unfired)",
+        rounds,
+        |t| t.wall,
     );
 }
