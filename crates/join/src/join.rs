@@ -42,10 +42,11 @@ impl<F, T> Drop for CancelOnUnwind<'_, F, T> {
 /// bits say how many futures it joined (its storage is gone by then).
 ///
 /// One word, because a join is moved as soon as it is made (into the caller's future, into an
-/// executor), and the move reads it back in 16-byte pieces: a piece that covers several
-/// narrower writes still in the processor's store buffer waits for them to reach the cache
-/// (a store-forwarding stall). Making a join writes its storage's `Vec` and this word, nothing
-/// else.
+/// executor), and the move reads it back in 16-byte pieces: a piece that holds bytes of a
+/// write still in the processor's store buffer, but not only that one write's, waits for the
+/// write to reach the cache (a store-forwarding stall), and narrow fields make more such
+/// pieces. Making a join writes its storage's `Vec`, the arena's empty wake-table marker and
+/// this word, nothing else.
 #[derive(Clone, Copy)]
 struct Progress(u64);
 
