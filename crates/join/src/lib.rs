@@ -83,9 +83,10 @@
 //! polls, as `futures-util` does.
 //!
 //! What makes a small join cheap is as much what it does not write as what it computes: the
-//! join's state is small (112 bytes, moved without a `memcpy` call) and mostly unwritten until
+//! join's state is small (120 bytes, moved without a `memcpy` call) and mostly unwritten until
 //! a future stays pending (making a join writes the storage's `Vec`, an empty marker for the
-//! wake table, and one word of counters and flags), and its poll is inlined into the caller's,
+//! wake table, and one word of counters and flags, placed last so that a move reads it back
+//! with a load of its own), and its poll is inlined into the caller's,
 //! so its output `Vec` is not written to memory and read straight back. A value written to
 //! memory in narrow pieces and read back at once in a wider load (as moving a freshly built
 //! struct does) cannot be forwarded from the processor's store buffer and stalls; removing such
