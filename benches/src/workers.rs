@@ -3,14 +3,13 @@
 use std::future::poll_fn;
 use std::ops::Range;
 use std::pin::Pin;
-use std::task::{Context, Waker};
-
-use futures_core::Stream;
-
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
+use std::task::{Context, Waker};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
+
+use futures_core::Stream;
 
 use crate::cpu_time::thread_cpu_time;
 use crate::drive::{block_on_parking, poll_next};
@@ -193,9 +192,7 @@ impl WakerThreads {
         let cpu = owner_cpu + fire_cpu;
         (RoundTimes { wall, cpu }, out)
     }
-}
 
-impl WakerThreads {
     /// One round of a merge of the streams of [`signal_streams`](Self::signal_streams)
     /// (`per_stream` items each), as `merge_wakes_10k` times it: `merged` merges them and
     /// the merge is polled until each stream has registered its waker for its first item

@@ -257,15 +257,22 @@ impl<F, T> Join<F, T> {
             *in_future = false;
             step
         };
-        while progress.running() > 0 {
-            match inputs.poll_with_budget(cx, &mut budget, &mut poll_slot) {
-                Poll::Ready(Some((_, Ok(())))) => progress.finished(1),
-                Poll::Ready(Some((_, Err(err)))) => return Poll::Ready(Err(err)),
-                Poll::Ready(None) => unreachable!("a fixed arena never ends"),
-                Poll::Pending => return Poll::Pending,
+        // Counted in a local, written back once: a panic out of the loop terminates the join.
+        let before = progress.running();
+        let mut running = before;
+        let polled = loop {
+            if running == 0 {
+                break Poll::Ready(Ok(None));
             }
-        }
-        Poll::Ready(Ok(None))
+            match inputs.poll_with_budget(cx, &mut budget, &mut poll_slot) {
+                Poll::Ready(Some((_, Ok(())))) => running -= 1,
+                Poll::Ready(Some((_, Err(err)))) => break Poll::Ready(Err(err)),
+                Poll::Ready(None) => unreachable!("a fixed arena never ends"),
+                Poll::Pending => break Poll::Pending,
+            }
+        };
+        progress.finished(before - running);
+        polled
     }
 
     /// Polls every input once with the task's waker, when all are running: each output goes

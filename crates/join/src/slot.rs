@@ -35,17 +35,14 @@ impl<F, T> Slot<F, T> {
     where
         P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
     {
-        let SlotProj::Running(fut) = self.as_mut().project() else {
-            return Step::Pending;
-        };
-        match poll(fut, cx) {
-            Poll::Pending => Step::Pending,
-            Poll::Ready(Ok(out)) => {
+        match self.as_mut().poll_output(cx, poll) {
+            Err(None) => Step::Pending,
+            Ok(out) => {
                 // Drops the future in place (the output is written even if that drop panics).
                 self.project_replace(Slot::Done(out));
                 Step::Keep(Ok(()))
             }
-            Poll::Ready(Err(err)) => Step::Done(Err(err)),
+            Err(Some(err)) => Step::Done(Err(err)),
         }
     }
 
