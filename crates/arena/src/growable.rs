@@ -29,8 +29,12 @@ use alloc::vec::Vec;
 /// grows back into instead of reallocating every cycle; it forgets this once it has stayed
 /// small for as many outputs as it was large). A growable arena has at most 63 groups.
 ///
-/// Groups are visited round-robin: a round starts at the group after the one that gave the
-/// last output. Keys of a released group are refused by the group that takes its place.
+/// Groups are visited round-robin, each for a *turn*: a group with queued values gives outputs
+/// in a row until its queue is empty or it has given as many as it has slots, and then the
+/// next group with queued values takes its turn. So a queued value waits behind at most as many
+/// outputs as the arena has slots, as in one arena of that capacity, and values pushed in order
+/// into a group come out in that order while the others wait their turn. Keys of a released
+/// group are refused by the group that takes its place.
 pub struct GrowableArena<T> {
     /// The groups, smallest first. Group `i` has bit `i` in the hub and in the masks below.
     groups: Vec<Arena<T>>,
@@ -46,8 +50,10 @@ pub struct GrowableArena<T> {
     queued: u64,
     /// Groups with slots queued for the next round.
     deferred: u64,
-    /// The group a round looks at first: the one after the group of the latest output.
+    /// The group whose turn it is: a round looks at it first.
     cursor: u32,
+    /// How many outputs the group at `cursor` has given in its turn so far.
+    streak: u32,
     /// The number of the round in progress or last run.
     round: u32,
     /// When to add and release groups.
@@ -87,6 +93,7 @@ impl<T> GrowableArena<T> {
             queued: 0,
             deferred: 0,
             cursor: 0,
+            streak: 0,
             round: 0,
             sizing: Sizing::new(),
             generations: [0; Hub::MAX_ARENAS],
@@ -441,6 +448,22 @@ impl<T> GrowableArena<T> {
         }
     }
 
+    /// Counts an output of `group` against its turn, and passes the turn on to the next group
+    /// once it has given as many outputs as it has slots.
+    #[inline]
+    fn take_turn(&mut self, group: usize) {
+        if group as u32 != self.cursor {
+            // The group at the cursor had nothing queued: this group's turn starts now.
+            self.cursor = group as u32;
+            self.streak = 0;
+        }
+        self.streak += 1;
+        if self.streak as usize >= self.groups[group].capacity() {
+            self.cursor = (group as u32 + 1) % u64::BITS;
+            self.streak = 0;
+        }
+    }
+
     /// One bit per group that exists.
     fn live_groups(&self) -> u64 {
         bit(self.groups.len()) - 1
@@ -474,8 +497,9 @@ impl<T> Rounds<T> for GrowableArena<T> {
                     if !arena.has_ready() {
                         self.queued &= !bit(group);
                     }
-                    self.cursor = (group as u32 + 1) % u64::BITS;
-                    if arena.len() < before {
+                    let left = arena.len() < before;
+                    self.take_turn(group);
+                    if left {
                         self.left(group);
                     }
                     return Queued::Ready(out);

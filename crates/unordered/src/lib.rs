@@ -101,9 +101,11 @@
 //! [`poll_next_keyed`](FuturesUnordered::poll_next_keyed) says which future gave each output. A
 //! key of a future that is gone is refused, also after its slot was reused.
 //!
-//! Groups are visited round-robin: a call starts at the group after the one that gave the
-//! previous output, so outputs come from every group with finished futures in turn, and no group
-//! is drained while the others wait.
+//! Groups take turns giving outputs: a group with finished futures gives outputs in a row until
+//! it has none left or has given as many as it has slots, then the next group with finished
+//! futures takes its turn. So a finished future waits behind at most as many outputs as the set
+//! has slots (as in one bounded set of that capacity), however fast the other groups refill, and
+//! futures pushed together that finish together come out in push order.
 //!
 //! # Wakes
 //!

@@ -81,15 +81,39 @@ fn a_future_that_always_wakes_itself_starves_no_other() {
 
 #[test]
 fn groups_take_turns_giving_outputs() {
-    // Groups of 32 (ids 0..32), 32 (32..64) and 64 (64..128), every future ready.
+    // Groups of 32 (ids 0..32), 32 (32..64) and 64 (64..128), every future ready: each group
+    // gives as many outputs in a row as it has slots, so the outputs come in push order.
     let mut set: FuturesUnordered<Ready<usize>> = (0..128).map(ready).collect();
+    assert_eq!(set.capacity(), 128);
     let mut outputs = Vec::new();
-    for _ in 0..9 {
+    while let Poll::Ready(Some(out)) = poll_once(&mut set) {
+        outputs.push(out);
+    }
+    assert_eq!(outputs, (0..128).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_group_refilled_as_it_gives_outputs_does_not_starve_the_next() {
+    // Two groups of 32, every future ready. Each output of the first group is replaced at once
+    // by a new ready future, which goes into the slot just freed: the first group always has
+    // queued futures, and its turn still ends after 32 outputs.
+    let mut set: FuturesUnordered<Ready<usize>> = (0..64).map(ready).collect();
+    assert_eq!(set.capacity(), 64);
+    let mut outputs = Vec::new();
+    let mut next = 1000;
+    for _ in 0..96 {
         match poll_once(&mut set) {
-            Poll::Ready(Some(out)) => outputs.push(out),
+            Poll::Ready(Some(out)) => {
+                outputs.push(out);
+                if out < 32 || out >= 1000 {
+                    set.push(ready(next));
+                    next += 1;
+                }
+            }
             other => panic!("expected an output, got {other:?}"),
         }
     }
-    // One from each group in turn, each group in the order its futures were pushed.
-    assert_eq!(outputs, [0, 32, 64, 1, 33, 65, 2, 34, 66]);
+    assert_eq!(set.capacity(), 64, "the refills reused the first group's slots");
+    let expected: Vec<usize> = (0..32).chain(32..64).chain(1000..1032).collect();
+    assert_eq!(outputs, expected);
 }
