@@ -105,7 +105,7 @@ fn a_group_refilled_as_it_gives_outputs_does_not_starve_the_next() {
         match poll_once(&mut set) {
             Poll::Ready(Some(out)) => {
                 outputs.push(out);
-                if out < 32 || out >= 1000 {
+                if !(32..1000).contains(&out) {
                     set.push(ready(next));
                     next += 1;
                 }
@@ -113,7 +113,11 @@ fn a_group_refilled_as_it_gives_outputs_does_not_starve_the_next() {
             other => panic!("expected an output, got {other:?}"),
         }
     }
-    assert_eq!(set.capacity(), 64, "the refills reused the first group's slots");
+    assert_eq!(
+        set.capacity(),
+        64,
+        "the refills reused the first group's slots"
+    );
     let expected: Vec<usize> = (0..32).chain(32..64).chain(1000..1032).collect();
     assert_eq!(outputs, expected);
 }
