@@ -84,6 +84,7 @@ mod key;
 mod queue;
 mod ready_set;
 mod round;
+mod set_macro;
 mod sizing;
 mod step;
 mod sync;

@@ -1,12 +1,8 @@
 //! The set: a growable arena of futures.
 
 use core::fmt;
-use core::future::Future;
-use core::pin::Pin;
-use core::task::{Context, Poll};
 
-use futures_core::{FusedStream, Stream};
-use pinfold_arena::{GrowableArena, Key, Step, coop};
+use pinfold_arena::{GrowableArena, Key};
 
 /// A growable set of futures, polled concurrently, whose outputs come out in the order the
 /// futures finish. See the [crate documentation](crate) for how it grows, gives memory back,
@@ -55,37 +51,6 @@ impl<F> FuturesUnordered<F> {
         self.arena.insert(fut)
     }
 
-    /// Drops `key`'s future in place now; its output never comes. `false` if it was gone
-    /// already (finished, removed, or cleared).
-    pub fn remove(&mut self, key: Key) -> bool {
-        self.arena.remove(key)
-    }
-
-    /// Whether `key`'s future is still in the set.
-    pub fn contains_key(&self, key: Key) -> bool {
-        self.arena.contains_key(key)
-    }
-
-    /// `key`'s future, if it is still in the set.
-    pub fn get(&self, key: Key) -> Option<&F> {
-        self.arena.get(key)
-    }
-
-    /// `key`'s future, pinned, if it is still in the set.
-    pub fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut F>> {
-        self.arena.get_pin_mut(key)
-    }
-
-    /// How many futures the set holds.
-    pub fn len(&self) -> usize {
-        self.arena.len()
-    }
-
-    /// Whether the set holds no future.
-    pub fn is_empty(&self) -> bool {
-        self.arena.is_empty()
-    }
-
     /// How many slots the set has allocated now: the sum of its groups' capacities.
     pub fn capacity(&self) -> usize {
         self.arena.capacity()
@@ -101,64 +66,9 @@ impl<F> FuturesUnordered<F> {
         self.terminated = false;
         self.arena.clear();
     }
-
-    /// The futures in the set, in no particular order.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = &F> + '_ {
-        self.arena.iter().map(|(_, fut)| fut)
-    }
-
-    /// The futures in the set, pinned, in no particular order.
-    pub fn iter_pin_mut(&mut self) -> impl ExactSizeIterator<Item = Pin<&mut F>> + '_ {
-        self.arena.iter_pin_mut().map(|(_, fut)| fut)
-    }
-
-    /// The futures in the set, mutably, in no particular order. For `F: Unpin`; use
-    /// [`iter_pin_mut`](Self::iter_pin_mut) otherwise.
-    pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = &mut F> + '_
-    where
-        F: Unpin,
-    {
-        self.arena
-            .iter_pin_mut()
-            .map(|(_, fut)| Pin::into_inner(fut))
-    }
 }
 
-impl<F: Future> FuturesUnordered<F> {
-    /// `poll_next` that also says which future gave the output: the key
-    /// [`insert`](Self::insert) returned for it.
-    pub fn poll_next_keyed(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Key, F::Output)>> {
-        coop::poll_output(cx, |cx| {
-            let polled = self
-                .arena
-                .poll_next(cx, |_, fut, cx| Step::done(fut.poll(cx)));
-            if let Poll::Ready(None) = polled {
-                self.terminated = true;
-            }
-            polled
-        })
-    }
-}
-
-impl<F: Future> Stream for FuturesUnordered<F> {
-    type Item = F::Output;
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
-        self.get_mut()
-            .poll_next_keyed(cx)
-            .map(|polled| polled.map(|(_, out)| out))
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.len(), Some(self.len()))
-    }
-}
-
-impl<F: Future> FusedStream for FuturesUnordered<F> {
-    fn is_terminated(&self) -> bool {
-        self.terminated
-    }
-}
+pinfold_arena::unordered_set_common!(FuturesUnordered);
 
 impl<F> Default for FuturesUnordered<F> {
     fn default() -> Self {
