@@ -104,8 +104,9 @@
 //! Groups take turns giving outputs: a group with finished futures gives outputs in a row until
 //! it has none left or has given as many as it has slots, then the next group with finished
 //! futures takes its turn. So a finished future waits behind at most as many outputs as the set
-//! has slots (as in one bounded set of that capacity), however fast the other groups refill, and
-//! futures pushed together that finish together come out in push order.
+//! has slots (as in one bounded set of that capacity), however fast the other groups refill.
+//! Within a group, futures come out in the order they were queued (pushed, or woken); so a set
+//! filled group by group, whose futures are all ready at once, gives its outputs in push order.
 //!
 //! # Wakes
 //!
