@@ -299,8 +299,10 @@ impl<T> Fixed<T> {
         }
         let base = guard.base;
         mem::forget(guard);
-        // The block is the outputs' now.
+        // The block is the outputs' now; the wake table, if any, goes too (as in
+        // `take_vec_with`).
         mem::forget(mem::take(&mut self.cells));
+        self.armed = None;
         let capacity_bytes = capacity * size_of::<T>();
         // SAFETY: the block holds `len` initialised `U`s at its start and no value (each was
         // dropped before its bytes were written); it was allocated by a `Vec<T>` of `capacity`
@@ -319,12 +321,18 @@ impl<T> Fixed<T> {
     /// is handed to `take`, then dropped in place. The `Vec` reuses the values' allocation (no allocation
     /// at all) when `U` has the alignment of the values' storage, the storage is a whole
     /// number of `U`s, and the spare capacity that leaves is small: the storage is at most
-    /// 2 KiB, or at most twice the outputs' size. Otherwise it allocates once, exactly.
+    /// 2 KiB, or at most twice the outputs' size. Otherwise it allocates once, exactly, after
+    /// releasing the wake table (a fixed arena never holds its values, table and outputs at
+    /// once; a join frees everything it does not hand back before it returns).
     ///
     /// If `take` or a value's `Drop` panics, every value not yet handed over is dropped in
     /// place, every output made so far is dropped, the storage is freed, and the panic goes on.
     #[inline]
     pub fn take_vec_with<U>(&mut self, mut take: impl FnMut(Pin<&mut T>) -> U) -> Vec<U> {
+        // The wake table first (the owner's reference; wakers still held keep it until they
+        // go): the outputs' `Vec`, when it is a new allocation, can then take its place, and a
+        // join's peak memory is its values and table, not those and its outputs too.
+        self.armed = None;
         let cells = mem::take(&mut self.cells);
         let capacity_bytes = cells.capacity() * size_of::<T>();
         if !reuses_storage::<T, U>(cells.len(), cells.capacity()) {

@@ -8,7 +8,7 @@ use std::future::ready;
 use std::task::Poll;
 
 use pinfold_join::{join_all, try_join_all};
-use pinfold_testkit::alloc::{CountingAlloc, measure};
+use pinfold_testkit::alloc::{CountingAlloc, measure, measure_bytes};
 use probe::{XorShift, poll_once, probes};
 
 #[global_allocator]
@@ -198,4 +198,45 @@ fn every_size_makes_at_most_3_allocations_with_the_vec() {
             "join_all of {n} ready futures: {ready_allocs}"
         );
     }
+}
+
+#[test]
+fn a_finished_join_has_freed_its_wake_table_before_its_outputs_were_allocated() {
+    // Futures that wake themselves twice: a later poll arms the join (allocates the wake
+    // table), the last finishes it. Their outputs (`usize`) are a third of their size, too
+    // small to take over their storage, so the outputs get a `Vec` of their own (the storage
+    // is over 2 KiB, also under Miri).
+    const N: usize = if cfg!(miri) { 200 } else { 1_000 };
+    let (futures, _polls): (Vec<_>, Vec<_>) = (0..N).map(|i| probe::Spinner::new(i, 2)).unzip();
+    let mut join = join_all(futures);
+    // What the pending polls left live: the wake table.
+    let mut table = 0;
+    let (outputs, last) = loop {
+        let (poll, bytes) = measure_bytes(|| poll_once(&mut join));
+        match poll {
+            Poll::Ready(outputs) => break (outputs, bytes),
+            Poll::Pending => table += bytes.change,
+        }
+    };
+    assert_eq!(outputs, (0..N).collect::<Vec<_>>());
+    let output_bytes = (outputs.capacity() * size_of::<usize>()) as isize;
+    assert!(table > 0, "no pending poll allocated a wake table");
+    assert!(
+        output_bytes <= table,
+        "premise: the outputs are smaller than the wake table"
+    );
+    // The wake table goes before the outputs' `Vec` comes, so finishing the join never holds
+    // more than the armed join held: its futures and the table, not those and the outputs.
+    assert_eq!(
+        last.peak, 0,
+        "finishing the join held {} bytes more than the armed join did",
+        last.peak
+    );
+    // And the finished join holds nothing: dropping it frees no byte.
+    let ((), dropped) = measure_bytes(|| drop(join));
+    assert_eq!(
+        dropped.change, 0,
+        "the finished join still held {} bytes",
+        -dropped.change
+    );
 }
