@@ -12,12 +12,13 @@
 //!   task's own waker, so a join whose futures all finish then allocates no waker at all, and
 //!   the outputs take the futures' place in the same allocation: one allocation where
 //!   `futures-util` makes two; and a join whose futures all finish in one poll writes each
-//!   output once, straight into the returned `Vec`. Interleaving the two joins in one process
-//!   (30 to 40 runs each, `block_on`), this join's median time was 0.73x to 0.80x
-//!   `futures-util`'s at 2, 10 and 30 ready futures and at 10 that yield once; in three
-//!   criterion runs of the join benchmarks on a noisy machine, 22 of 30 measurements were at
-//!   or under 0.8x of `futures-util` (0.59x to 1.12x in all), and every one at 0.13x to 0.29x
-//!   of `futures-buffered` (see the workspace README).
+//!   output once, straight into the returned `Vec`. Timed against `futures-util`'s join in
+//!   alternating batches in one process (the benchmarks' example `join_interleaved`, seven
+//!   runs of 61 to 101 rounds), the median of `join_all` and `try_join_all` was 0.63x to
+//!   0.79x of `futures-util`'s at 2, 10 and 30 ready futures and at 10 that yield once, but
+//!   for `join_all` of 10 that yield once under `block_on`: 0.80x to 0.82x; in
+//!   criterion runs the ratios of single runs spread from 0.5x to 1.1x, and every one was at
+//!   0.11x to 0.34x of `futures-buffered` (see the workspace README).
 //! - **The first error wins at once.** [`try_join_all`] returns the first `Err` *in time*,
 //!   whatever its position, and drops every other future right then; `futures-util` surfaces
 //!   an error only after every earlier future has finished (futures-rs #2866).
