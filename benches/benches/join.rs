@@ -8,7 +8,8 @@
 use criterion::measurement::WallTime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use pinfold_benches::{
-    Driver, FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD, Tuning, YieldK, criterion,
+    Driver, FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD, Tuning, criterion, join_inputs,
+    try_join_inputs,
 };
 
 #[global_allocator]
@@ -23,16 +24,6 @@ const SIZES: [(usize, &str, Tuning); 3] = [
 
 /// The sizes of the joins of ready futures.
 const READY_SIZES: [usize; 3] = [2, 10, 30];
-
-/// `n` futures, each ready after `yields` yields, giving their index.
-fn inputs(n: usize, yields: u32) -> impl ExactSizeIterator<Item = YieldK<u64>> {
-    (0..n).map(move |i| YieldK::new(yields, i as u64))
-}
-
-/// `n` futures, each giving `Ok(index)` after `yields` yields.
-fn try_inputs(n: usize, yields: u32) -> impl ExactSizeIterator<Item = YieldK<Result<u64, ()>>> {
-    (0..n).map(move |i| YieldK::new(yields, Ok(i as u64)))
-}
 
 /// The groups: `(name, n, yields, driver, sampling)`: each size of [`SIZES`] yielding once
 /// under both drivers, and each of [`READY_SIZES`] ready at once under `block_on`.
@@ -76,17 +67,20 @@ fn join_all(c: &mut Criterion) {
     for (name, n, yields, driver, tuning) in workloads("join_all") {
         let mut group = Group::new(c, &name, tuning);
         group.bench(PINFOLD, || {
-            check(&driver.run(pinfold_join::join_all(inputs(n, yields))), n)
+            check(
+                &driver.run(pinfold_join::join_all(join_inputs(n, yields))),
+                n,
+            )
         });
         group.bench(FUTURES_BUFFERED, || {
             check(
-                &driver.run(futures_buffered::join_all(inputs(n, yields))),
+                &driver.run(futures_buffered::join_all(join_inputs(n, yields))),
                 n,
             )
         });
         group.bench(FUTURES_UTIL, || {
             check(
-                &driver.run(futures_util::future::join_all(inputs(n, yields))),
+                &driver.run(futures_util::future::join_all(join_inputs(n, yields))),
                 n,
             )
         });
@@ -99,15 +93,17 @@ fn try_join_all(c: &mut Criterion) {
     for (name, n, yields, driver, tuning) in workloads("try_join_all") {
         let mut group = Group::new(c, &name, tuning);
         group.bench(PINFOLD, || {
-            let out = driver.run(pinfold_join::try_join_all(try_inputs(n, yields)));
+            let out = driver.run(pinfold_join::try_join_all(try_join_inputs(n, yields)));
             check(&out.unwrap(), n)
         });
         group.bench(FUTURES_BUFFERED, || {
-            let out = driver.run(futures_buffered::try_join_all(try_inputs(n, yields)));
+            let out = driver.run(futures_buffered::try_join_all(try_join_inputs(n, yields)));
             check(&out.unwrap(), n)
         });
         group.bench(FUTURES_UTIL, || {
-            let out = driver.run(futures_util::future::try_join_all(try_inputs(n, yields)));
+            let out = driver.run(futures_util::future::try_join_all(try_join_inputs(
+                n, yields,
+            )));
             check(&out.unwrap(), n)
         });
         group.finish();

@@ -13,7 +13,7 @@
 use core::hint::black_box;
 use std::time::Instant;
 
-use pinfold_benches::{Driver, YieldK};
+use pinfold_benches::{Driver, join_inputs, try_join_inputs};
 
 /// The benchmarks' allocator, so that an allocation costs what it costs there.
 #[global_allocator]
@@ -28,16 +28,6 @@ struct Workload {
     name: String,
     pinfold: Box<dyn Fn()>,
     futures_util: Box<dyn Fn()>,
-}
-
-/// `n` futures, each ready after `yields` yields, giving their index.
-fn inputs(n: usize, yields: u32) -> impl ExactSizeIterator<Item = YieldK<u64>> {
-    (0..n).map(move |i| YieldK::new(yields, i as u64))
-}
-
-/// `n` futures, each giving `Ok(index)` after `yields` yields.
-fn try_inputs(n: usize, yields: u32) -> impl ExactSizeIterator<Item = YieldK<Result<u64, ()>>> {
-    (0..n).map(move |i| YieldK::new(yields, Ok(i as u64)))
 }
 
 /// The joins of the benchmark groups `join_all_10`, `join_all_10_block_on` and
@@ -56,11 +46,11 @@ fn workloads() -> Vec<Workload> {
         workloads.push(Workload {
             name: format!("join_all{suffix}"),
             pinfold: Box::new(move || {
-                let out = driver.run(pinfold_join::join_all(inputs(n, yields)));
+                let out = driver.run(pinfold_join::join_all(join_inputs(n, yields)));
                 assert_eq!(black_box(out).len(), n);
             }),
             futures_util: Box::new(move || {
-                let out = driver.run(futures_util::future::join_all(inputs(n, yields)));
+                let out = driver.run(futures_util::future::join_all(join_inputs(n, yields)));
                 assert_eq!(black_box(out).len(), n);
             }),
         });
@@ -69,11 +59,13 @@ fn workloads() -> Vec<Workload> {
         workloads.push(Workload {
             name: format!("try_join_all{suffix}"),
             pinfold: Box::new(move || {
-                let out = driver.run(pinfold_join::try_join_all(try_inputs(n, yields)));
+                let out = driver.run(pinfold_join::try_join_all(try_join_inputs(n, yields)));
                 assert_eq!(black_box(out).map(|v| v.len()), Ok(n));
             }),
             futures_util: Box::new(move || {
-                let out = driver.run(futures_util::future::try_join_all(try_inputs(n, yields)));
+                let out = driver.run(futures_util::future::try_join_all(try_join_inputs(
+                    n, yields,
+                )));
                 assert_eq!(black_box(out).map(|v| v.len()), Ok(n));
             }),
         });

@@ -8,6 +8,20 @@ use std::sync::Mutex;
 
 use futures_core::Stream;
 
+/// The inputs of the join workloads: `n` futures, each ready after `yields` yields, giving its
+/// index.
+pub fn join_inputs(n: usize, yields: u32) -> impl ExactSizeIterator<Item = YieldK<u64>> {
+    (0..n).map(move |i| YieldK::new(yields, i as u64))
+}
+
+/// The inputs of the `try_join_all` workloads: [`join_inputs`], each giving `Ok(index)`.
+pub fn try_join_inputs(
+    n: usize,
+    yields: u32,
+) -> impl ExactSizeIterator<Item = YieldK<Result<u64, ()>>> {
+    (0..n).map(move |i| YieldK::new(yields, Ok(i as u64)))
+}
+
 /// A future that wakes itself (`cx.waker().wake_by_ref()`) and returns `Pending` `k` times,
 /// then returns its value. `YieldK::new(1, v)` is "ready after one yield".
 #[derive(Debug, Clone)]

@@ -39,7 +39,9 @@ pub use drive::{
     keep_full_async, keep_full_block_on, keyed_churn, keyed_churn_block_on, poll_next, spin_on,
     tally_block_on,
 };
-pub use futures::{ChurnFuture, Signal, SignalCell, SignalStream, YieldK};
+pub use futures::{
+    ChurnFuture, Signal, SignalCell, SignalStream, YieldK, join_inputs, try_join_inputs,
+};
 pub use group::{Group, Tuning, criterion, quick};
 pub use results::{
     ALLOCS_FILE, AllocRow, VIRTUAL_FILE, VirtualRow, criterion_dir, read_allocs, read_virtual,

@@ -322,8 +322,8 @@ impl<T> Fixed<T> {
     /// at all) when `U` has the alignment of the values' storage, the storage is a whole
     /// number of `U`s, and the spare capacity that leaves is small: the storage is at most
     /// 2 KiB, or at most twice the outputs' size. Otherwise it allocates once, exactly, after
-    /// releasing the wake table (a fixed arena never holds its values, table and outputs at
-    /// once; a join frees everything it does not hand back before it returns).
+    /// releasing the owner's reference to the wake table: the table is freed then, unless a
+    /// value or a waker elsewhere still holds one of its wakers (it goes with the last).
     ///
     /// If `take` or a value's `Drop` panics, every value not yet handed over is dropped in
     /// place, every output made so far is dropped, the storage is freed, and the panic goes on.

@@ -101,7 +101,8 @@ pub struct Bytes {
 }
 
 /// What `f` returns, and how the bytes this thread allocated and freed moved while it ran
-/// (counted only with a [`CountingAlloc`] static, as [`measure`]).
+/// (counted only with a [`CountingAlloc`] static, as [`measure`]). It restarts the thread's
+/// peak, so calls do not nest: an enclosing call's `peak` would miss what came before.
 pub fn measure_bytes<R>(f: impl FnOnce() -> R) -> (R, Bytes) {
     let start = LIVE.with(Cell::get);
     PEAK.with(|peak| peak.set(start));
