@@ -17,8 +17,8 @@
 //!   runs of 61 to 101 rounds), the median of `join_all` and `try_join_all` was 0.63x to
 //!   0.79x of `futures-util`'s at 2, 10 and 30 ready futures and at 10 that yield once, but
 //!   for `join_all` of 10 that yield once under `block_on`: 0.80x to 0.82x; in
-//!   criterion runs the ratios of single runs spread from 0.5x to 1.1x, and every one was at
-//!   0.11x to 0.34x of `futures-buffered` (see the workspace README).
+//!   criterion runs the ratios of single runs spread from 0.5x to 1.4x, and every one was at
+//!   0.11x to 0.39x of `futures-buffered` (see the workspace README).
 //! - **The first error wins at once.** [`try_join_all`] returns the first `Err` *in time*,
 //!   whatever its position, and drops every other future right then; `futures-util` surfaces
 //!   an error only after every earlier future has finished (futures-rs #2866).
