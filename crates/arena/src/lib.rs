@@ -81,6 +81,7 @@ mod growable;
 mod hub;
 pub mod implementation;
 mod key;
+mod noted;
 mod queue;
 mod ready_set;
 mod round;
@@ -95,6 +96,7 @@ pub use arena::{Arena, IntoValues, Iter, IterPinMut};
 pub use fixed::{Filled, Fixed};
 pub use growable::GrowableArena;
 pub use key::Key;
+pub use noted::with_noted_wakes;
 pub use round::{Budget, MAX_VAIN_REPOLLS};
 pub use step::Step;
 

@@ -8,7 +8,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use pinfold_arena::unwind::{self, Panic};
-use pinfold_arena::{Filled, Fixed, Step};
+use pinfold_arena::{Filled, Fixed, Step, with_noted_wakes};
 
 use crate::slot::Slot;
 use alloc::vec::Vec;
@@ -220,6 +220,7 @@ impl<F, T> Join<F, T> {
     /// and polls every running future once with its own; after that, only woken futures are
     /// polled, fairly (at most once each per poll, yielding after as many polls as futures
     /// run, or after two futures woke themselves).
+    #[inline(always)]
     fn drive<E, P>(
         &mut self,
         cx: &mut Context<'_>,
@@ -316,7 +317,10 @@ impl<F, T> Join<F, T> {
         }
     }
 
-    /// Polls every running future from input `start` on once with the task's waker.
+    /// Polls every running future from input `start` on once with the task's waker, lent
+    /// through [`with_noted_wakes`]: the futures that yield in the pass wake the task once
+    /// after it, not once each.
+    #[inline(always)]
     fn poll_every_running<E, P>(
         &mut self,
         cx: &mut Context<'_>,
@@ -327,27 +331,36 @@ impl<F, T> Join<F, T> {
     where
         P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
     {
-        // Set across the loop: only a future's poll or drop can unwind out of it.
-        *in_future = true;
-        for mut slot in self.inputs.iter_pin_mut_from(start) {
-            if !slot.as_mut().is_running() {
-                continue;
-            }
-            match slot.poll(cx, poll) {
-                Step::Keep(Ok(())) => self.progress.finished(1),
-                Step::Done(Err(err)) | Step::Keep(Err(err)) | Step::Repoll(Err(err)) => {
-                    *in_future = false;
-                    return Poll::Ready(Err(err));
+        let Self {
+            inputs, progress, ..
+        } = self;
+        // `move`: the pass owns its borrows. The running count is kept up to date in the pass,
+        // before the noted wake goes out: a panic of the task's waker then leaves the join as
+        // it was.
+        let passed = with_noted_wakes(cx, move |cx| {
+            // Set across the loop: only a future's poll or drop can unwind out of it.
+            *in_future = true;
+            for mut slot in inputs.iter_pin_mut_from(start) {
+                if !slot.as_mut().is_running() {
+                    continue;
                 }
-                Step::Pending | Step::Done(Ok(())) | Step::Repoll(Ok(())) => {}
+                match slot.poll(cx, poll) {
+                    Step::Keep(Ok(())) => progress.finished(1),
+                    Step::Done(Err(err)) | Step::Keep(Err(err)) | Step::Repoll(Err(err)) => {
+                        *in_future = false;
+                        return Err(err);
+                    }
+                    Step::Pending | Step::Done(Ok(())) | Step::Repoll(Ok(())) => {}
+                }
             }
-        }
-        *in_future = false;
-        if self.progress.running() == 0 {
-            Poll::Ready(Ok(()))
-        } else {
+            *in_future = false;
+            Ok(progress.running() == 0)
+        });
+        match passed {
+            Err(err) => Poll::Ready(Err(err)),
+            Ok(true) => Poll::Ready(Ok(())),
             // Every running future holds the task's waker: the next wake of any polls again.
-            Poll::Pending
+            Ok(false) => Poll::Pending,
         }
     }
 

@@ -1,5 +1,6 @@
 //! A panicking future: its panic reaches the caller, and every other future and every kept
-//! output is dropped, exactly once, before it does. A panicking `Drop` is survived too.
+//! output is dropped, exactly once, before it does. A panicking `Drop` is survived too, and a
+//! panicking task waker leaves the join as it was.
 
 mod probe;
 
@@ -250,4 +251,43 @@ fn a_ready_future_whose_drop_panics_in_the_first_poll_loses_no_output() {
         // Its own output, and those before it, are dropped once with the rest.
         first_poll_panics(stop, false, Some(stop), "drop panicked");
     }
+}
+
+#[test]
+fn a_panic_of_the_task_wakers_wake_after_a_task_pass_leaves_the_join_usable() {
+    use pinfold_testkit::panicking_waker::{WAKE_BY_REF_PANIC, WakerOps, panicking_waker};
+
+    // Input 0 waits for an event (it keeps a clone of the task's waker, and wakes nobody in
+    // the pass), inputs 1 to 4 are ready, inputs 5 to 9 yield once: their wakes are noted in
+    // the pass and passed on after it, and that wake panics.
+    let (mut probes, states) = probes(1, |i| i);
+    let mut futures: Vec<Pin<Box<dyn Future<Output = usize>>>> =
+        vec![Box::pin(probes.pop().expect("one probe"))];
+    for id in 1..10 {
+        let (spinner, _) = probe::Spinner::new(id, usize::from(id >= 5));
+        futures.push(Box::pin(spinner));
+    }
+    let mut join = join_all(futures);
+    let (task, switches) = panicking_waker();
+    switches.panic_once(WakerOps::WAKE_BY_REF);
+    let panic = catch_unwind(AssertUnwindSafe(|| probe::poll_with(&mut join, &task)))
+        .expect_err("the task's wake after the pass did not panic");
+    let message = panic
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| panic.downcast_ref::<&str>().copied());
+    assert_eq!(message, Some(WAKE_BY_REF_PANIC));
+    assert!(
+        !join.is_terminated(),
+        "the waker's panic cancelled the join"
+    );
+    // The join goes on: the yielding inputs finish at the next poll, the waiting one when its
+    // event comes, and the four that finished in the panicking poll are counted as finished.
+    assert!(probe::poll_with(&mut join, &task).is_pending());
+    states[0].finish();
+    assert_eq!(
+        probe::poll_with(&mut join, &task),
+        Poll::Ready((0..10).collect::<Vec<_>>())
+    );
+    assert_eq!(switches.panics(), 1);
 }

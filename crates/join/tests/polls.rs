@@ -211,6 +211,26 @@ fn a_wake_wakes_the_task_that_polled_last() {
 }
 
 #[test]
+fn futures_that_yield_in_a_task_pass_wake_the_task_once_or_twice_not_once_each() {
+    // The first future the pass polls wakes the task itself; the others' wakes are noted and
+    // passed on once after the pass (`pinfold_arena::with_noted_wakes`).
+    for n in SIZES {
+        let (spinners, _polls): (Vec<_>, Vec<_>) = (0..n).map(|id| Spinner::new(id, 2)).unzip();
+        let mut join = join_all(spinners);
+        let (task, wakes) = counting_waker();
+        for pass in 1..=task_passes(n) {
+            let before = wakes.count();
+            assert!(poll_with(&mut join, &task).is_pending());
+            let woke = wakes.count() - before;
+            assert!(
+                (1..=2.min(n)).contains(&woke),
+                "n = {n}, task pass {pass}: {woke} wakes of the task"
+            );
+        }
+    }
+}
+
+#[test]
 fn futures_that_always_wake_themselves_cannot_hold_the_executor() {
     let (spinners, polls): (Vec<_>, Vec<_>) = (0..4).map(|id| Spinner::new(id, usize::MAX)).unzip();
     let mut join = join_all(spinners);
