@@ -7,7 +7,8 @@
 //! [`GrowableArena<T>`] is a stack of arenas that grows and shrinks, polled as one. A
 //! [`Fixed<T>`] is a fixed sequence of values, a join's: polled by the owner with a context of
 //! its choosing until it arms them with wakers of their own, and turned into the output `Vec`
-//! in the same allocation at the end.
+//! in the same allocation at the end. [`with_noted_wakes`] lends a waker that notes wakes and
+//! passes them on to the task once, for an owner's pass over values with the task's waker.
 //!
 //! - Storage is allocated once, at construction (two allocations: the slots, and the wake
 //!   table the wakers share) and never again: inserting, polling, waking, removing and

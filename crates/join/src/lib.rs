@@ -12,13 +12,13 @@
 //!   task's own waker, so a join whose futures all finish then allocates no waker at all, and
 //!   the outputs take the futures' place in the same allocation: one allocation where
 //!   `futures-util` makes two; and a join whose futures all finish in one poll writes each
-//!   output once, straight into the returned `Vec`. Timed against `futures-util`'s join in
-//!   alternating batches in one process (the benchmarks' example `join_interleaved`, seven
-//!   runs of 61 to 101 rounds), the median of `join_all` and `try_join_all` was 0.63x to
-//!   0.79x of `futures-util`'s at 2, 10 and 30 ready futures and at 10 that yield once, but
-//!   for `join_all` of 10 that yield once under `block_on`: 0.80x to 0.82x; in
-//!   criterion runs the ratios of single runs spread from 0.5x to 1.4x, and every one was at
-//!   0.11x to 0.39x of `futures-buffered` (see the workspace README).
+//!   output once, straight into the returned `Vec`. And the futures that yield in a poll
+//!   with the task's waker wake the task once after it, not once each (see *Wakes*). Timed against `futures-util`'s join in alternating batches in one process (the
+//!   benchmarks' example `join_interleaved`, five runs of 101 rounds), the median of
+//!   `join_all` and `try_join_all` was 0.63x to 0.75x of `futures-util`'s at 2, 10 and 30
+//!   ready futures and at 10 that yield once, with a no-op waker and under `block_on`; in two
+//!   criterion runs, 0.62x to 0.74x of `futures-util`'s and 0.13x to 0.23x of
+//!   `futures-buffered`'s (see the workspace README).
 //! - **The first error wins at once.** [`try_join_all`] returns the first `Err` *in time*,
 //!   whatever its position, and drops every other future right then; `futures-util` surfaces
 //!   an error only after every earlier future has finished (futures-rs #2866).
@@ -74,6 +74,20 @@
 //! costs it more than a wake table saves. The next poll gives every future still running a
 //! waker of its own (one wake table for all) and polls each once with it; from then on only
 //! the futures whose wakers fired are polled.
+//!
+//! # Wakes
+//!
+//! In a poll with the task's waker, the futures from the one after the first that stays
+//! pending on (all of them, in a poll that finds some finished already) are polled with a
+//! waker lent for that poll only ([`pinfold_arena::with_noted_wakes`]): a wake of it is
+//! noted, and the task is woken once after the last of them, if any woke. A clone of
+//! it is a clone of the task's waker, so a future that keeps its waker keeps the task's. Ten
+//! futures that yield once wake the task twice (the first one's own wake, then the noted one),
+//! not ten times: under futures-executor's `block_on` each wake is an atomic swap, and the
+//! join of them went from 0.80x-0.82x to 0.64x-0.65x of `futures-util`'s (`join_interleaved`,
+//! median of five runs each). The flag is written once per poll, not once per wake: ten
+//! stores of it cost that join 8 ns more with a no-op waker (75 against 67 ns). A panic of
+//! the task's waker in that one wake leaves the join as it was (`tests/panics.rs`).
 //!
 //! A future must wake the waker of its latest poll, as the `Future` contract says: one whose
 //! condition becomes true between its check and its registration of the new waker, and that
