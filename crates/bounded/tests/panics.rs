@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 
 use pinfold_bounded::FuturesUnorderedBounded;
+use pinfold_testkit::contract::panic_message;
 use pinfold_testkit::stream::{poll_once, settle};
 
 /// What the tests push: a future that finishes, one that panics in `poll`, one that panics in
@@ -59,17 +60,9 @@ impl Drop for Tracked {
     }
 }
 
-/// The panic message of a `catch_unwind` error.
-fn message(panic: &(dyn std::any::Any + Send)) -> &str {
-    panic
-        .downcast_ref::<&str>()
-        .copied()
-        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
-        .unwrap_or("<not a string>")
-}
-
 fn catch_poll(set: &mut FuturesUnorderedBounded<Tracked>) -> Result<Poll<Option<usize>>, String> {
-    catch_unwind(AssertUnwindSafe(|| poll_once(set))).map_err(|panic| message(&*panic).to_owned())
+    catch_unwind(AssertUnwindSafe(|| poll_once(set)))
+        .map_err(|panic| panic_message(&*panic).to_owned())
 }
 
 #[test]
@@ -231,7 +224,7 @@ fn panic_in_drop_during_clear_leaves_the_set_usable() {
     set.push(bomb);
     let cleared = catch_unwind(AssertUnwindSafe(|| set.clear()));
     assert_eq!(
-        message(&*cleared.expect_err("the Drop panic did not reach the caller")),
+        panic_message(&*cleared.expect_err("the Drop panic did not reach the caller")),
         "panic in drop"
     );
     assert_eq!(bomb_drops.load(Ordering::SeqCst), 1);
@@ -262,7 +255,7 @@ fn panic_in_drop_while_dropping_the_set_drops_the_rest() {
     }
     let dropped = catch_unwind(AssertUnwindSafe(|| drop(set)));
     assert_eq!(
-        message(&*dropped.expect_err("the Drop panic did not reach the caller")),
+        panic_message(&*dropped.expect_err("the Drop panic did not reach the caller")),
         "panic in drop"
     );
     assert_eq!(bomb_drops.load(Ordering::SeqCst), 1);

@@ -13,8 +13,9 @@
 //!   the outputs take the futures' place in the same allocation: one allocation where
 //!   `futures-util` makes two; and a join whose futures all finish in one poll writes each
 //!   output once, straight into the returned `Vec`. And the futures that yield in a poll
-//!   with the task's waker wake the task once after it, not once each (see *Wakes*). Timed against `futures-util`'s join in alternating batches in one process (the
-//!   benchmarks' example `join_interleaved`, five runs of 101 rounds), the median of
+//!   with the task's waker wake the task once after it, not once each (see *Wakes*). Timed
+//!   against `futures-util`'s join in alternating batches in one process (the benchmarks'
+//!   example `join_interleaved`, five runs of 101 rounds), the median of
 //!   `join_all` and `try_join_all` was 0.63x to 0.75x of `futures-util`'s at 2, 10 and 30
 //!   ready futures and at 10 that yield once, with a no-op waker and under `block_on`; in two
 //!   criterion runs, 0.62x to 0.74x of `futures-util`'s and 0.13x to 0.23x of

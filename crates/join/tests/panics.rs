@@ -255,6 +255,7 @@ fn a_ready_future_whose_drop_panics_in_the_first_poll_loses_no_output() {
 
 #[test]
 fn a_panic_of_the_task_wakers_wake_after_a_task_pass_leaves_the_join_usable() {
+    use pinfold_testkit::contract::panic_message;
     use pinfold_testkit::panicking_waker::{WAKE_BY_REF_PANIC, WakerOps, panicking_waker};
 
     // Input 0 waits for an event (it keeps a clone of the task's waker, and wakes nobody in
@@ -272,11 +273,7 @@ fn a_panic_of_the_task_wakers_wake_after_a_task_pass_leaves_the_join_usable() {
     switches.panic_once(WakerOps::WAKE_BY_REF);
     let panic = catch_unwind(AssertUnwindSafe(|| probe::poll_with(&mut join, &task)))
         .expect_err("the task's wake after the pass did not panic");
-    let message = panic
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| panic.downcast_ref::<&str>().copied());
-    assert_eq!(message, Some(WAKE_BY_REF_PANIC));
+    assert_eq!(panic_message(&*panic), WAKE_BY_REF_PANIC);
     assert!(
         !join.is_terminated(),
         "the waker's panic cancelled the join"
