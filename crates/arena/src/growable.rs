@@ -293,23 +293,31 @@ impl<T> GrowableArena<T> {
     pub fn budget(&mut self) -> Budget {
         self.settle();
         self.round = round::next_round(self.round);
-        if self.deferred != 0
-            && self
+        if self.deferred != 0 {
+            if self
                 .hub
                 .as_ref()
                 .is_some_and(|OwnerHub(hub)| hub.has_ready())
-        {
-            // As in `Arena::budget`: wakes first, then the values deferred by the last round.
-            self.begin();
-            self.collect(self.round, Drain::KeepBusy);
-        }
-        let mut deferred = core::mem::take(&mut self.deferred);
-        while deferred != 0 {
-            let group = deferred.trailing_zeros() as usize;
-            deferred &= deferred - 1;
-            if self.groups[group].start_round() {
-                self.queued |= bit(group);
+            {
+                // As in `Arena::budget`: wakes first, then the values deferred by the last round.
+                self.begin();
+                self.collect(self.round, Drain::KeepBusy);
             }
+            if let [arena] = self.groups.as_mut_slice() {
+                if arena.start_round() {
+                    self.queued = 1;
+                }
+            } else {
+                let mut deferred = self.deferred;
+                while deferred != 0 {
+                    let group = deferred.trailing_zeros() as usize;
+                    deferred &= deferred - 1;
+                    if self.groups[group].start_round() {
+                        self.queued |= bit(group);
+                    }
+                }
+            }
+            self.deferred = 0;
         }
         Budget::new(self.round, self.len)
     }
@@ -334,7 +342,6 @@ impl<T> GrowableArena<T> {
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
         let mut budget = self.budget();
-        self.settle();
         round::poll_round_some(self, cx, &mut budget, &mut f)
     }
 
@@ -480,6 +487,32 @@ impl<T> Rounds<T> for GrowableArena<T> {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
+        if let [arena] = self.groups.as_mut_slice() {
+            // One group (a set that never outgrew its first): no group to choose, no turn to
+            // pass on; the masks are kept as the loop below keeps them.
+            if self.queued == 0 {
+                return Queued::Empty;
+            }
+            let before = arena.len();
+            self.unsettled = true;
+            let polled = arena.poll_ready(budget, f);
+            self.unsettled = false;
+            self.deferred = u64::from(arena.has_deferred());
+            return match polled {
+                Queued::Ready(out) => {
+                    self.queued = u64::from(arena.has_ready());
+                    if arena.len() < before {
+                        self.left(0);
+                    }
+                    Queued::Ready(out)
+                }
+                Queued::Empty => {
+                    self.queued = 0;
+                    Queued::Empty
+                }
+                Queued::Yield => Queued::Yield,
+            };
+        }
         while self.queued != 0 {
             let group = first_from(self.queued, self.cursor);
             let before = self.groups[group].len();

@@ -854,3 +854,55 @@ fn a_future_borrowing_itself_across_pending_keeps_its_borrow() {
     }
     assert_eq!(outputs, [14, 14]);
 }
+
+/// The key of the value that gave the next output of `arena`, every value an always-ready
+/// stream (`Step::Repoll`) counting its items.
+fn next_repolled(arena: &mut GrowableArena<u32>) -> Key {
+    let mut cx = Context::from_waker(Waker::noop());
+    match arena.poll_next(&mut cx, |key, items, _| {
+        *items.get_mut() += 1;
+        Step::Repoll(key)
+    }) {
+        Poll::Ready(Some((key, _))) => key,
+        other => panic!("always-ready values gave {other:?}"),
+    }
+}
+
+#[test]
+fn always_ready_values_keep_coming_when_a_growable_arena_gains_a_second_group() {
+    // One group: its rounds take the path for a single group, which keeps the group masks
+    // the arena needs once it has two.
+    let mut arena = GrowableArena::with_capacity(2);
+    let a = arena.insert(0u32);
+    let b = arena.insert(0u32);
+    let first: Vec<Key> = (0..4).map(|_| next_repolled(&mut arena)).collect();
+    assert_eq!(first, [a, b, a, b], "one group: the two take turns");
+
+    // A second group while both values wait to be polled again. Each group takes turns of
+    // at most as many outputs as it has slots, so no value waits behind more outputs than the
+    // arena has slots.
+    let c = arena.insert(0u32);
+    assert_eq!(arena.groups(), 2);
+    let mut last_seen = [0usize; 3];
+    for pull in 1..=200 {
+        let key = next_repolled(&mut arena);
+        let value = [a, b, c].iter().position(|&k| k == key).unwrap();
+        assert!(
+            pull - last_seen[value] <= arena.capacity(),
+            "value {value} (a, b, c) waited {} outputs, more than the {} slots",
+            pull - last_seen[value],
+            arena.capacity()
+        );
+        last_seen[value] = pull;
+    }
+    assert!(
+        last_seen.iter().all(|&pull| pull > 200 - arena.capacity()),
+        "every value gave an item in the last turns: {last_seen:?}"
+    );
+
+    // Without the second group's value, the first group's two take turns again.
+    assert!(arena.remove(c));
+    let last: Vec<Key> = (0..4).map(|_| next_repolled(&mut arena)).collect();
+    assert_eq!(last.iter().filter(|&&k| k == a).count(), 2, "{last:?}");
+    assert_eq!(last.iter().filter(|&&k| k == b).count(), 2, "{last:?}");
+}
