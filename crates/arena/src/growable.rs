@@ -324,6 +324,7 @@ impl<T> GrowableArena<T> {
 
     /// Polls the arena as a stream: the next output of any woken value, fairly. As
     /// [`Arena::poll_next`], across every group with one budget.
+    #[inline]
     pub fn poll_next<R, F>(&mut self, cx: &mut Context<'_>, mut f: F) -> Poll<Option<(Key, R)>>
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,

@@ -96,6 +96,7 @@ impl Sizing {
     }
 
     /// How far back the set remembers, in outputs (and the size its history is about).
+    #[inline]
     fn horizon(&self) -> usize {
         self.released_from.max(self.retain)
     }
