@@ -27,15 +27,28 @@
 //!    Both side by side with tokio-stream's `StreamMap` and pinfold's `MergeBounded` on the
 //!    same rounds.
 //!
+//! 5. `futures_ordered_ready_512k` (the ordered sets' target is 0.5x the best peer,
+//!    futures-buffered's ordered sets): the same 512,000 ready futures, 256 at a time, through
+//!    pinfold's *unordered* sets, which run on the same arena as its ordered ones and keep no
+//!    order at all, and through a `VecDeque` polled front to back with no waker (what a design
+//!    without the arena could get down to), side by side with both ordered sets of pinfold and
+//!    of futures-buffered.
+//! 6. `futures_ordered_sleep_100k`: the same 100,000 sleeps on tokio's paused clock through
+//!    pinfold's unordered set, and through a queue that polls every sleep once (registering
+//!    the task's waker) and then only the one at the front, keeping no record of wakes (its
+//!    sleeps are boxed, which it needs and the others do not: it overstates that floor), side
+//!    by side with pinfold's and futures-buffered's `FuturesOrdered`.
+//!
 //! Timings are the best of several runs (a floor, on a shared machine); the ratios are what
-//! to compare with the targets.
+//! to compare with the targets. Sections 5 and 6 run on one thread, so their wall time is the
+//! CPU time the benchmarks measure, give or take the machine's noise.
 
 use core::future::{Future, ready};
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures_util::{Stream, StreamExt};
 use pinfold_benches::{Driver, FireOrder, RoundTimes, WakerThreads, YieldK};
@@ -128,6 +141,12 @@ fn ms(d: std::time::Duration) -> f64 {
 /// back and the task woken, so the driver spins on it).
 struct Fifo<F>(VecDeque<F>);
 
+impl<F> Fifo<F> {
+    fn push_back(&mut self, fut: F) {
+        self.0.push_back(fut);
+    }
+}
+
 impl<F: Future<Output = u64> + Unpin> Stream for Fifo<F> {
     type Item = u64;
 
@@ -177,6 +196,72 @@ impl<S: Stream<Item = u64> + Unpin> Stream for FifoMerge<S> {
             Poll::Pending
         }
     }
+}
+
+/// A future of the sleep workload, or its output once it gave one.
+enum Sleeper<F> {
+    Running(F),
+    Done(u64),
+}
+
+/// A queue of futures that polls each once, with the task's waker, the first time it sees it,
+/// and after that only the one at the front: outputs in push order, no waker of its own, no
+/// record of which future was woken. For futures whose wakes all come from elsewhere (timers):
+/// the front is polled at each wake of the task, whichever future was woken.
+struct FrontOnly<F> {
+    queue: VecDeque<Sleeper<F>>,
+    /// How many futures at the front of `queue` have been polled once.
+    started: usize,
+}
+
+impl<F: Future<Output = u64> + Unpin> Stream for FrontOnly<F> {
+    type Item = u64;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<u64>> {
+        let this = &mut *self;
+        while this.started < this.queue.len() {
+            if let Sleeper::Running(fut) = &mut this.queue[this.started] {
+                if let Poll::Ready(out) = Pin::new(fut).poll(cx) {
+                    this.queue[this.started] = Sleeper::Done(out);
+                }
+            }
+            this.started += 1;
+        }
+        let out = match this.queue.front_mut() {
+            None => return Poll::Ready(None),
+            Some(Sleeper::Done(out)) => *out,
+            Some(Sleeper::Running(fut)) => match Pin::new(fut).poll(cx) {
+                Poll::Ready(out) => out,
+                Poll::Pending => return Poll::Pending,
+            },
+        };
+        this.queue.pop_front();
+        this.started -= 1;
+        Poll::Ready(Some(out))
+    }
+}
+
+/// A future that sleeps `millis` ms on tokio's clock, then gives `id` (as in the ordered
+/// benchmarks).
+async fn sleeper(id: u64, millis: u64) -> u64 {
+    tokio::time::sleep(Duration::from_millis(millis)).await;
+    id
+}
+
+/// Drains `set` on `runtime`; the sum of its outputs, and whether they came in push order.
+fn drain_on<S: Stream<Item = u64> + Unpin>(
+    runtime: &tokio::runtime::Runtime,
+    mut set: S,
+) -> (u64, bool) {
+    runtime.block_on(async {
+        let (mut sum, mut in_order, mut expected) = (0, true, 0);
+        while let Some(out) = set.next().await {
+            in_order &= out == expected;
+            expected += 1;
+            sum += out;
+        }
+        (sum, in_order)
+    })
 }
 
 /// Drains `merged` under `block_on` as the `merge_*` benchmarks do, and checks it gave
@@ -356,5 +441,109 @@ fn main() {
         "no merge (items taken in cell order, yielding while unfired)",
         rounds,
         |t| t.wall,
+    );
+
+    // 5. futures_ordered_ready_512k: 512,000 ready futures, 256 at a time.
+    let ready_through = |push_set: &mut dyn FnMut() -> u64| {
+        best(7, 1, || {
+            let sum = push_set();
+            assert_eq!(
+                sum,
+                (TOTAL as u64) * (TOTAL as u64 - 1) / 2,
+                "every output once"
+            );
+        })
+    };
+    macro_rules! ready_512k {
+        ($set:expr, $push:ident) => {
+            ready_through(&mut || {
+                let mut set = $set;
+                Driver::BlockOn.keep_full(
+                    &mut set,
+                    TOTAL,
+                    256,
+                    |i| ready(i as u64),
+                    |s, f| s.$push(f),
+                )
+            })
+        };
+    }
+    let fb_ordered = ready_512k!(futures_buffered::FuturesOrdered::new(), push_back);
+    let fb_ordered_bounded =
+        ready_512k!(futures_buffered::FuturesOrderedBounded::new(256), push_back);
+    let ordered = ready_512k!(pinfold_buffer::FuturesOrdered::new(), push_back);
+    let ordered_bounded = ready_512k!(pinfold_buffer::FuturesOrderedBounded::new(256), push_back);
+    let unordered = ready_512k!(pinfold_unordered::FuturesUnordered::new(), push);
+    let unordered_bounded = ready_512k!(pinfold_bounded::FuturesUnorderedBounded::new(256), push);
+    let fifo_ordered = ready_512k!(Fifo(VecDeque::with_capacity(256)), push_back);
+    println!("futures_ordered_ready_512k");
+    println!(
+        "  growable: futures-buffered FuturesOrdered {:.2} ms; pinfold FuturesOrdered {:.2} ms ({:.2}); pinfold FuturesUnordered, no order kept, {:.2} ms ({:.2}) (target for pinfold 0.5)",
+        fb_ordered / 1e6,
+        ordered / 1e6,
+        ordered / fb_ordered,
+        unordered / 1e6,
+        unordered / fb_ordered
+    );
+    println!(
+        "  bounded: futures-buffered FuturesOrderedBounded {:.2} ms; pinfold FuturesOrderedBounded {:.2} ms ({:.2}); pinfold FuturesUnorderedBounded, no order kept, {:.2} ms ({:.2}) (target for pinfold 0.5)",
+        fb_ordered_bounded / 1e6,
+        ordered_bounded / 1e6,
+        ordered_bounded / fb_ordered_bounded,
+        unordered_bounded / 1e6,
+        unordered_bounded / fb_ordered_bounded
+    );
+    println!(
+        "  VecDeque polled front to back, no wakers: {:.2} ms ({:.2} of futures-buffered's FuturesOrderedBounded)",
+        fifo_ordered / 1e6,
+        fifo_ordered / fb_ordered_bounded
+    );
+
+    // 6. futures_ordered_sleep_100k: 100,000 sleeps of 0-7 ms on the paused clock.
+    let runtime = pinfold_benches::paused_runtime();
+    let delays = pinfold_benches::random_delays(100_000, 7, 0x0DE2_ED5E);
+    let n = delays.len() as u64;
+    let sleeps = || {
+        delays
+            .iter()
+            .enumerate()
+            .map(|(i, &ms)| sleeper(i as u64, ms))
+    };
+    let sleep_through = |in_order: bool, drain: &mut dyn FnMut() -> (u64, bool)| {
+        best(5, 1, || {
+            let (sum, ordered) = drain();
+            assert_eq!(sum, n * (n - 1) / 2, "every output once");
+            assert!(ordered || !in_order, "outputs in push order");
+        })
+    };
+    let fb_sleeps = sleep_through(true, &mut || {
+        let mut set = futures_buffered::FuturesOrdered::new();
+        sleeps().for_each(|f| set.push_back(f));
+        drain_on(&runtime, set)
+    });
+    let ordered_sleeps = sleep_through(true, &mut || {
+        let mut set = pinfold_buffer::FuturesOrdered::new();
+        sleeps().for_each(|f| set.push_back(f));
+        drain_on(&runtime, set)
+    });
+    let unordered_sleeps = sleep_through(false, &mut || {
+        let mut set = pinfold_unordered::FuturesUnordered::new();
+        sleeps().for_each(|f| set.push(f));
+        drain_on(&runtime, set)
+    });
+    let front_only = sleep_through(true, &mut || {
+        let queue = sleeps().map(|f| Sleeper::Running(Box::pin(f))).collect();
+        drain_on(&runtime, FrontOnly { queue, started: 0 })
+    });
+    println!("futures_ordered_sleep_100k");
+    println!(
+        "  futures-buffered FuturesOrdered {:.2} ms; pinfold FuturesOrdered {:.2} ms ({:.2}); pinfold FuturesUnordered, no order kept, {:.2} ms ({:.2}); every sleep polled once, then the front only (boxed) {:.2} ms ({:.2}) (target for pinfold 0.5)",
+        fb_sleeps / 1e6,
+        ordered_sleeps / 1e6,
+        ordered_sleeps / fb_sleeps,
+        unordered_sleeps / 1e6,
+        unordered_sleeps / fb_sleeps,
+        front_only / 1e6,
+        front_only / fb_sleeps
     );
 }
