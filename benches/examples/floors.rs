@@ -1,6 +1,8 @@
-//! Floors under four of the speed targets (see the README, *Targets*): what no set with
+//! Floors under five of the speed targets (see the README, *Targets*): what no set with
 //! these rules could beat, measured on this machine (for the fourth, what the workload's
-//! waking threads cost alone, which turns out not to be a floor). Run with
+//! waking threads cost alone, which turns out not to be a floor; for the fifth and sixth,
+//! what pinfold's arena costs with no order kept, a floor under any ordered set built on it
+//! but not under one built otherwise). Run with
 //! `cargo run --release -p pinfold-benches --example floors`.
 //!
 //! 1. `yield_16_block_on`: the fairness rule (a poll call yields after two futures woke
