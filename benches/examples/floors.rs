@@ -13,12 +13,13 @@
 //!    any thread must be one), timed here uncontended.
 //! 2. `ready_512k_block_on`: a `VecDeque` of futures with no waker at all (push, pop, poll
 //!    once) under the same driver, timed side by side with futures-buffered's bounded set.
-//! 3. `merge_hot_16`: the merge's target is 0.5x the best peer, tokio-stream's `StreamMap`,
+//! 3. `merge_hot_16` (and `merge_ready_1k`, 1,000 streams of 100 ready items, the same way):
+//!    the merge's target is 0.5x the best peer, tokio-stream's `StreamMap`,
 //!    which polls its streams with the task's own waker from a random start and keeps no
 //!    queue. A `VecDeque` of the streams with no waker of their own (pop one, poll it once with
 //!    the task's waker, push it back: one item per stream per turn, the fairness rule alone)
-//!    is timed side by side with `StreamMap` and pinfold's `MergeBounded` on the same 16
-//!    always-ready streams.
+//!    is timed side by side with `StreamMap` and pinfold's `MergeBounded` on the same
+//!    streams.
 //! 4. `merge_wakes_10k` (and `map_streams_10k`, the same wakes under user keys): 10,000
 //!    streams of 10 items, each item's cell fired by one of 4 threads in random order. Every
 //!    merge makes the threads fire the 100,000 cells (set a flag, take the registered waker,
@@ -353,37 +354,37 @@ fn main() {
         fifo / fb
     );
 
-    // 3. merge_hot_16: 16 always-ready streams, 1,000,000 items in all.
-    const STREAMS: u64 = 16;
-    const ITEMS: u64 = 1_000_000;
-    let streams = || {
-        (0..STREAMS).map(|j| {
-            let per = ITEMS / STREAMS;
-            futures_util::stream::iter(j * per..(j + 1) * per)
-        })
-    };
-    let fifo_merge = best(7, 1, || drain_merged(FifoMerge(streams().collect()), ITEMS));
-    let stream_map = best(7, 1, || {
-        let mut map = tokio_stream::StreamMap::new();
-        for (key, stream) in streams().enumerate() {
-            map.insert(key, stream);
-        }
-        drain_merged(map.map(|(_, item)| item), ITEMS)
-    });
-    let merge_bounded = best(7, 1, || {
-        let mut merged = pinfold_merge::MergeBounded::new(STREAMS as usize);
-        streams().for_each(|s| merged.push(s));
-        drain_merged(merged, ITEMS)
-    });
-    println!("merge_hot_16");
-    println!(
-        "  VecDeque round-robin, task's waker: {:.2} ms; tokio-stream StreamMap: {:.2} ms; pinfold MergeBounded: {:.2} ms; VecDeque / StreamMap = {:.2}, MergeBounded / StreamMap = {:.2} (target for pinfold 0.5)",
-        fifo_merge / 1e6,
-        stream_map / 1e6,
-        merge_bounded / 1e6,
-        fifo_merge / stream_map,
-        merge_bounded / stream_map
-    );
+    // 3. merge_hot_16: 16 always-ready streams, 1,000,000 items in all; and merge_ready_1k:
+    // 1,000 streams of 100 ready items.
+    for (name, streams, items) in [
+        ("merge_hot_16", 16u64, 1_000_000u64),
+        ("merge_ready_1k", 1_000, 100_000),
+    ] {
+        let per = items / streams;
+        let streams = || (0..streams).map(|j| futures_util::stream::iter(j * per..(j + 1) * per));
+        let fifo_merge = best(7, 1, || drain_merged(FifoMerge(streams().collect()), items));
+        let stream_map = best(7, 1, || {
+            let mut map = tokio_stream::StreamMap::new();
+            for (key, stream) in streams().enumerate() {
+                map.insert(key, stream);
+            }
+            drain_merged(map.map(|(_, item)| item), items)
+        });
+        let merge_bounded = best(7, 1, || {
+            let mut merged = pinfold_merge::MergeBounded::new(streams().count());
+            streams().for_each(|s| merged.push(s));
+            drain_merged(merged, items)
+        });
+        println!("{name}");
+        println!(
+            "  VecDeque round-robin, task's waker: {:.2} ms; tokio-stream StreamMap: {:.2} ms; pinfold MergeBounded: {:.2} ms; VecDeque / StreamMap = {:.2}, MergeBounded / StreamMap = {:.2} (target for pinfold 0.5)",
+            fifo_merge / 1e6,
+            stream_map / 1e6,
+            merge_bounded / 1e6,
+            fifo_merge / stream_map,
+            merge_bounded / stream_map
+        );
+    }
 
     // 4. merge_wakes_10k: 10,000 streams of 10 items, cells fired by 4 threads.
     const WAKE_ITEMS: usize = 10;
