@@ -14,13 +14,12 @@
 //! too.
 
 use core::future::ready;
-use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_util::{Stream, StreamExt};
 use pinfold_benches::{
     CpuTime, FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD, Tuning, criterion, keep_full_block_on,
-    measure_warm, paused_runtime, random_delays,
+    measure_warm, paused_runtime, random_delays, sleeper,
 };
 use tokio::runtime::Runtime;
 
@@ -55,12 +54,6 @@ where
         }
         expected as usize
     })
-}
-
-/// A future that sleeps `millis` ms on tokio's clock, then gives `id`.
-async fn sleeper(id: u64, millis: u64) -> u64 {
-    tokio::time::sleep(Duration::from_millis(millis)).await;
-    id
 }
 
 /// A sleep group: for each `id => set` (an expression making the empty set), times

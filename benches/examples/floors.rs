@@ -51,10 +51,10 @@ use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures_util::{Stream, StreamExt};
-use pinfold_benches::{Driver, FireOrder, RoundTimes, WakerThreads, YieldK};
+use pinfold_benches::{Driver, FireOrder, RoundTimes, WakerThreads, YieldK, sleeper};
 
 /// Counts the calls of `poll_next` on the stream it wraps.
 struct CountPolls<S> {
@@ -244,13 +244,6 @@ impl<F: Future<Output = u64> + Unpin> Stream for FrontOnly<F> {
     }
 }
 
-/// A future that sleeps `millis` ms on tokio's clock, then gives `id` (as in the ordered
-/// benchmarks).
-async fn sleeper(id: u64, millis: u64) -> u64 {
-    tokio::time::sleep(Duration::from_millis(millis)).await;
-    id
-}
-
 /// Drains `set` on `runtime`; the sum of its outputs, and whether they came in push order.
 fn drain_on<S: Stream<Item = u64> + Unpin>(
     runtime: &tokio::runtime::Runtime,
@@ -336,7 +329,7 @@ fn main() {
             TOTAL,
             256,
             |i| ready(i as u64),
-            |s, f| s.0.push_back(f),
+            |s, f| s.push_back(f),
         );
         std::hint::black_box(sum);
     });

@@ -60,6 +60,13 @@ pub fn paused_runtime() -> tokio::runtime::Runtime {
         .expect("a current-thread tokio runtime with a paused clock")
 }
 
+/// A future that sleeps `millis` ms on tokio's clock, then gives `id`: the futures of the
+/// ordered sets' sleep workload (`futures_ordered_sleep_100k`, and the floors example).
+pub async fn sleeper(id: u64, millis: u64) -> u64 {
+    tokio::time::sleep(std::time::Duration::from_millis(millis)).await;
+    id
+}
+
 /// The `BenchmarkId` of pinfold's implementation in every group.
 pub const PINFOLD: &str = "pinfold";
 /// The `BenchmarkId` of the `futures-buffered` crate's implementation.
