@@ -4,9 +4,8 @@
 //! user key to group key beside them (what their users write).
 
 use core::future::Future;
-use core::future::poll_fn;
 use core::pin::Pin;
-use core::task::{Context, Poll, Waker};
+use core::task::{Context, Poll};
 use std::collections::HashMap;
 use std::hint::black_box;
 
@@ -15,8 +14,8 @@ use futures_core::Stream;
 use futures_util::FutureExt;
 use pinfold_benches::{
     ChurnFuture, ChurnTally, FUTURES_CONCURRENCY, FireOrder, Group, PINFOLD, SignalStream,
-    TOKIO_STREAM, TOKIO_UTIL, Tuning, WakerThreads, block_on_parking, criterion, keyed_churn,
-    keyed_churn_block_on, measure_warm, poll_next,
+    TOKIO_STREAM, TOKIO_UTIL, Tuning, WakerThreads, criterion, keyed_churn, keyed_churn_block_on,
+    measure_warm,
 };
 
 #[global_allocator]
@@ -160,24 +159,6 @@ fn map_churn_100k(c: &mut Criterion) {
     group.finish();
 }
 
-/// What `map_streams_10k` needs of a map of streams under user keys.
-trait StreamsByKey<'w>: Stream<Item = (usize, u64)> + Unpin {
-    /// Puts `stream` under `key`, dropping the stream there if any.
-    fn put(&mut self, key: usize, stream: SignalStream<'w>);
-}
-
-impl<'w> StreamsByKey<'w> for PinfoldStreamMap<SignalStream<'w>> {
-    fn put(&mut self, key: usize, stream: SignalStream<'w>) {
-        self.insert(key, stream);
-    }
-}
-
-impl<'w> StreamsByKey<'w> for TokioStreamMap<SignalStream<'w>> {
-    fn put(&mut self, key: usize, stream: SignalStream<'w>) {
-        self.insert(key, stream);
-    }
-}
-
 /// A stream whose items carry its user key.
 struct Tagged<'w> {
     key: usize,
@@ -209,7 +190,7 @@ impl Stream for KeyedStreamGroup<'_> {
     }
 }
 
-impl<'w> StreamsByKey<'w> for KeyedStreamGroup<'w> {
+impl<'w> KeyedStreamGroup<'w> {
     fn put(&mut self, key: usize, stream: SignalStream<'w>) {
         if let Some(old) = self.keys.remove(&key) {
             self.group.remove(old);
@@ -217,56 +198,6 @@ impl<'w> StreamsByKey<'w> for KeyedStreamGroup<'w> {
         let group_key = self.group.insert(Tagged { key, stream });
         self.keys.insert(key, group_key);
     }
-}
-
-/// One round of `map_streams_10k` for one map: puts stream `j` under key `j` and polls until
-/// each has registered its waker (untimed); then, timed from the threads' release, takes every
-/// item, parking whenever the map is pending; once half the items are in, it replaces every
-/// tenth key's stream by a new stream over the cells that stream has not given yet (so the items
-/// are still `0 .. 100,000`, each once). Returns the wall time.
-fn streams_round<'w, M: StreamsByKey<'w>>(
-    workers: &'w WakerThreads,
-    mut map: M,
-) -> std::time::Duration {
-    let (took, tally) = workers.round(
-        || {
-            for key in 0..KEYS {
-                map.put(key, workers.signal_stream(key * ITEMS..(key + 1) * ITEMS));
-            }
-            let mut cx = Context::from_waker(Waker::noop());
-            while !workers.streams_registered(ITEMS) {
-                assert!(
-                    poll_next(&mut map, &mut cx).is_pending(),
-                    "nothing has fired yet"
-                );
-            }
-            map
-        },
-        |mut map| {
-            block_on_parking(async {
-                let mut given = vec![0u8; KEYS];
-                let (mut count, mut sum) = (0u64, 0u64);
-                while let Some((key, item)) = poll_fn(|cx| Pin::new(&mut map).poll_next(cx)).await {
-                    assert_eq!(item as usize / ITEMS, key, "an item under its stream's key");
-                    given[key] += 1;
-                    count += 1;
-                    sum += item;
-                    if count == (KEYS * ITEMS / 2) as u64 {
-                        for key in (0..KEYS).step_by(REPLACE_EVERY) {
-                            let from = key * ITEMS + usize::from(given[key]);
-                            if from < (key + 1) * ITEMS {
-                                map.put(key, workers.signal_stream(from..(key + 1) * ITEMS));
-                            }
-                        }
-                    }
-                }
-                (count, sum)
-            })
-        },
-    );
-    let n = (KEYS * ITEMS) as u64;
-    assert_eq!(tally, (n, n * (n - 1) / 2), "every item once");
-    took.wall
 }
 
 /// 10,000 streams under user keys, 10 items each, item `k` of a stream coming when one of 4
@@ -283,19 +214,26 @@ fn map_streams_10k(c: &mut Criterion) {
         );
     };
     bench(PINFOLD, &|| {
-        streams_round(&workers, PinfoldStreamMap::new())
+        let map = PinfoldStreamMap::new();
+        let round = workers.keyed_round(ITEMS, REPLACE_EVERY, map, |m, key, s| {
+            m.insert(key, s);
+        });
+        round.wall
     });
     bench(TOKIO_STREAM, &|| {
-        streams_round(&workers, TokioStreamMap::new())
+        let map = TokioStreamMap::new();
+        let round = workers.keyed_round(ITEMS, REPLACE_EVERY, map, |m, key, s| {
+            m.insert(key, s);
+        });
+        round.wall
     });
     bench(FUTURES_CONCURRENCY, &|| {
-        streams_round(
-            &workers,
-            KeyedStreamGroup {
-                group: StreamGroup::new(),
-                keys: HashMap::new(),
-            },
-        )
+        let map = KeyedStreamGroup {
+            group: StreamGroup::new(),
+            keys: HashMap::new(),
+        };
+        let round = workers.keyed_round(ITEMS, REPLACE_EVERY, map, KeyedStreamGroup::put);
+        round.wall
     });
     group.finish();
     black_box(workers);

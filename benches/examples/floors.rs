@@ -1,8 +1,9 @@
 //! Floors under five of the speed targets (see the README, *Targets*): what no set with
 //! these rules could beat, measured on this machine (for the fourth, what the workload's
-//! waking threads cost alone, which turns out not to be a floor; for the fifth and sixth,
-//! what pinfold's arena costs with no order kept, a floor under any ordered set built on it
-//! but not under one built otherwise). Run with
+//! waking threads cost alone, which turns out not to be a floor, and for its keyed version,
+//! what pinfold's merge costs with no keys, a floor under any map built on it; for the fifth
+//! and sixth, what pinfold's arena costs with no order kept, a floor under any ordered set
+//! built on it but not under one built otherwise). Run with
 //! `cargo run --release -p pinfold-benches --example floors`.
 //!
 //! 1. `yield_16_block_on`: the fairness rule (a poll call yields after two futures woke
@@ -28,7 +29,11 @@
 //!    an owner that takes the items in cell order, yielding its thread while a cell has not
 //!    fired, and polls nothing else, gives the wall time of the round with no merge at all.
 //!    Both side by side with tokio-stream's `StreamMap` and pinfold's `MergeBounded` on the
-//!    same rounds.
+//!    same rounds. Then `map_streams_10k` itself (the bench's seed, every tenth key's stream
+//!    replaced half-way) through tokio-stream's and pinfold's `StreamMap`, next to
+//!    `MergeBounded` on the same wakes with no keys and nothing replaced (the merge the map is
+//!    built on, with nothing on top: what any map on it costs at least) and `StreamMap` with
+//!    nothing replaced; the four take turns round by round, and the median is compared.
 //!
 //! 5. `futures_ordered_ready_512k` (the ordered sets' target is 0.5x the best peer,
 //!    futures-buffered's ordered sets): the same 512,000 ready futures, 256 at a time, through
@@ -114,6 +119,26 @@ fn best_round(runs: usize, mut round: impl FnMut() -> RoundTimes) -> RoundTimes 
             cpu: best.cpu.min(took.cpu),
         },
     )
+}
+
+/// The median and the best wall time, in milliseconds, of `runs` rounds of each of `rounds`,
+/// run in turn (one of each, then again), so that the machine's slow spells fall on all alike:
+/// section 4's map rounds are spread out (their wall time depends on when the scheduler runs
+/// the owner among the waker threads), and the bench's figure is their mean, not their best.
+fn spread<const N: usize>(
+    runs: usize,
+    mut rounds: [&mut dyn FnMut() -> RoundTimes; N],
+) -> [[f64; 2]; N] {
+    let mut walls = [const { Vec::new() }; N];
+    for _ in 0..runs {
+        for (round, walls) in rounds.iter_mut().zip(&mut walls) {
+            walls.push(ms(round().wall));
+        }
+    }
+    walls.map(|mut walls| {
+        walls.sort_by(f64::total_cmp);
+        [walls[runs / 2], walls[0]]
+    })
 }
 
 /// One line of section 4: a metric of the rounds `[floor, StreamMap, MergeBounded]`, and the
@@ -438,6 +463,55 @@ fn main() {
         rounds,
         |t| t.wall,
     );
+
+    drop(workers);
+
+    // 4, continued. map_streams_10k: the same wakes (the bench's seed) under user keys, with
+    // every tenth key's stream replaced half-way, through tokio-stream's and pinfold's
+    // `StreamMap`; and through `MergeBounded` with no keys and no replacement, what a map built
+    // on pinfold's merge does at least; and `StreamMap` without the replacements.
+    let workers = WakerThreads::new(4, 25_000, FireOrder::Shuffled(0x3A9_5EED));
+    let keyed = |map, replace_every| {
+        let put = |m: &mut tokio_stream::StreamMap<usize, _>, key, s| {
+            m.insert(key, s);
+        };
+        workers.keyed_round(WAKE_ITEMS, replace_every, map, put)
+    };
+    let pinfold_put = |m: &mut pinfold_map::StreamMap<usize, _>, key, s| {
+        m.insert(key, s);
+    };
+    let [tokio_map, pinfold_map, merge_bounded, tokio_kept] = spread(
+        15,
+        [
+            &mut || keyed(tokio_stream::StreamMap::new(), 10),
+            &mut || workers.keyed_round(WAKE_ITEMS, 10, pinfold_map::StreamMap::new(), pinfold_put),
+            &mut || {
+                workers.merge_round(WAKE_ITEMS, |w| {
+                    let mut merged = pinfold_merge::MergeBounded::new(w.len() / WAKE_ITEMS);
+                    w.signal_streams(WAKE_ITEMS).for_each(|s| merged.push(s));
+                    merged
+                })
+            },
+            &mut || keyed(tokio_stream::StreamMap::new(), 0),
+        ],
+    );
+    println!("map_streams_10k (wall, median and best of 15 rounds)");
+    let ratio = |[median, best]: [f64; 2]| [median / tokio_map[0], best / tokio_map[1]];
+    for (name, took) in [
+        ("tokio-stream StreamMap", tokio_map),
+        ("pinfold StreamMap", pinfold_map),
+        (
+            "pinfold MergeBounded, no keys, nothing replaced",
+            merge_bounded,
+        ),
+        ("tokio-stream StreamMap, nothing replaced", tokio_kept),
+    ] {
+        let [r_median, r_best] = ratio(took);
+        println!(
+            "  {name}: {:.2} ms (best {:.2} ms); {r_median:.2} of tokio-stream StreamMap's (best {r_best:.2}) (target for pinfold StreamMap 0.5)",
+            took[0], took[1]
+        );
+    }
 
     // 5. futures_ordered_ready_512k: 512,000 ready futures, 256 at a time.
     let ready_through = |push_set: &mut dyn FnMut() -> u64| {

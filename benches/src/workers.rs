@@ -237,6 +237,76 @@ impl WakerThreads {
         assert_eq!(tally, (n, n * n.saturating_sub(1) / 2), "every item once");
         took
     }
+    /// One round of `map_streams_10k` for a map of streams under user keys: `put(map, j,
+    /// stream)` puts stream `j` of [`signal_streams`](Self::signal_streams) (`per_stream` items
+    /// each) under key `j`, and the map is polled until each stream has registered its waker
+    /// (untimed); then, timed from the threads' release, the owner takes every item, parked
+    /// whenever the map is pending. Once half the items are in, every `replace_every`th key
+    /// gets, through `put`, a new stream over the cells its stream has not given yet (so the
+    /// items are still `0 .. len()`, each once); a `replace_every` of 0 replaces nothing.
+    ///
+    /// # Panics
+    /// If the map gives an item before the threads are released, an item under another key
+    /// than its stream's, or not the items `0 .. len()` each once.
+    pub fn keyed_round<'w, M>(
+        &'w self,
+        per_stream: usize,
+        replace_every: usize,
+        map: M,
+        mut put: impl FnMut(&mut M, usize, SignalStream<'w>),
+    ) -> RoundTimes
+    where
+        M: Stream<Item = (usize, u64)> + Unpin,
+    {
+        let keys = self.len() / per_stream;
+        let (took, tally) = self.round(
+            move || {
+                let mut map = map;
+                for (key, stream) in self.signal_streams(per_stream).enumerate() {
+                    put(&mut map, key, stream);
+                }
+                let mut cx = Context::from_waker(Waker::noop());
+                while !self.streams_registered(per_stream) {
+                    assert!(
+                        poll_next(&mut map, &mut cx).is_pending(),
+                        "nothing has fired yet"
+                    );
+                }
+                (map, put)
+            },
+            |(mut map, mut put)| {
+                block_on_parking(async {
+                    let mut given = vec![0usize; keys];
+                    let (mut count, mut sum) = (0usize, 0u64);
+                    while let Some((key, item)) =
+                        poll_fn(|cx| Pin::new(&mut map).poll_next(cx)).await
+                    {
+                        assert_eq!(
+                            item as usize / per_stream,
+                            key,
+                            "an item under its stream's key"
+                        );
+                        given[key] += 1;
+                        count += 1;
+                        sum += item;
+                        if replace_every > 0 && count == self.len() / 2 {
+                            for key in (0..keys).step_by(replace_every) {
+                                let (from, end) =
+                                    (key * per_stream + given[key], (key + 1) * per_stream);
+                                if from < end {
+                                    put(&mut map, key, self.signal_stream(from..end));
+                                }
+                            }
+                        }
+                    }
+                    (count as u64, sum)
+                })
+            },
+        );
+        let n = self.len() as u64;
+        assert_eq!(tally, (n, n * n.saturating_sub(1) / 2), "every item once");
+        took
+    }
 }
 
 /// How long a [`WakerThreads::round`] took.
