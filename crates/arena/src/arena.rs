@@ -22,6 +22,21 @@ use alloc::boxed::Box;
 /// The largest capacity: an arena has two entries per slot, indexed by `u32` below `NIL`.
 const MAX_CAPACITY: usize = (u32::MAX as usize - 1) / 2;
 
+/// From how many bytes of slots on (all of a growable arena's groups together),
+/// [`Arena::poll_ready`] prefetches the next queued slot while it polls one: half a core's L2
+/// cache on the machine this was measured on (AMD EPYC, 512 KiB), past which the slots, and
+/// what their values point at, no longer stay cached from one poll of a slot to the next.
+/// Below it the prefetch costs more than it saves: 5% to 15% on the bench table's rows of 16
+/// to 1,000 values, whose slots stay cached.
+const FAR_SLOTS_BYTES: usize = 256 * 1024;
+
+/// Whether an arena (or growable arena) of `capacity` slots of `T` is past
+/// [`FAR_SLOTS_BYTES`].
+#[inline]
+pub(crate) fn slots_far<T>(capacity: usize) -> bool {
+    capacity >= FAR_SLOTS_BYTES / size_of::<Slot<T>>().max(1)
+}
+
 struct Slot<T> {
     /// The value, in an `UnsafeCell` so that the owner's shared borrows of the slots (its
     /// queues and entry lists go through `&[Slot<T>]`) never assert that the value's bytes are
@@ -592,9 +607,33 @@ impl<T> Arena<T> {
     }
 
     /// Polls the slots queued for this round until one gives an output, none is left, or
-    /// `budget` is spent.
+    /// `budget` is spent; prefetching the next queued slot while it polls one if `far` (see
+    /// [`slots_far`]). The two cases are two loops: the test inside the loop cost the small
+    /// arenas' hot loop 7% (`MergeBounded` of 16 always-ready streams).
     #[inline(always)]
-    pub(crate) fn poll_ready<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> Queued<(Key, R)>
+    pub(crate) fn poll_ready<R, F>(
+        &mut self,
+        budget: &mut Budget,
+        f: &mut F,
+        far: bool,
+    ) -> Queued<(Key, R)>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        if far {
+            self.poll_ready_prefetching::<true, R, F>(budget, f)
+        } else {
+            self.poll_ready_prefetching::<false, R, F>(budget, f)
+        }
+    }
+
+    /// [`poll_ready`](Self::poll_ready), prefetching if `FAR`.
+    #[inline(always)]
+    fn poll_ready_prefetching<const FAR: bool, R, F>(
+        &mut self,
+        budget: &mut Budget,
+        f: &mut F,
+    ) -> Queued<(Key, R)>
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
@@ -606,6 +645,11 @@ impl<T> Arena<T> {
                 return Queued::Yield;
             }
             let index = self.ready.pop(&mut *self.slots);
+            if FAR && let Some(next) = self.ready.front() {
+                // The next slot is read right after this one's poll: in a large arena whose
+                // woken slots are scattered, it is most likely out of this core's caches.
+                crate::queue::prefetch(&self.slots[next]);
+            }
             let slot = &mut self.slots[index];
             // Through `as_mut`, not `is_none` on the `Option<T>`: a shared reference to a
             // (possibly self-referential) value would invalidate its borrows of itself under
@@ -708,7 +752,9 @@ impl<T> Rounds<T> for Arena<T> {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
-        self.poll_ready(budget, f)
+        // A bounded arena does not prefetch: telling a large one from a small one on each call
+        // cost `ready_512k` (256 slots) 3 instructions an output and 2% to 13% of its time.
+        self.poll_ready(budget, f, false)
     }
 
     #[inline]

@@ -4,7 +4,7 @@ use core::fmt;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
-use crate::arena::{self, Arena};
+use crate::arena::{self, Arena, slots_far};
 use crate::hub::Hub;
 use crate::key::Key;
 use crate::ready_set::Drain;
@@ -496,7 +496,7 @@ impl<T> Rounds<T> for GrowableArena<T> {
             }
             let before = arena.len();
             self.unsettled = true;
-            let polled = arena.poll_ready(budget, f);
+            let polled = arena.poll_ready(budget, f, slots_far::<T>(self.capacity));
             self.unsettled = false;
             self.deferred = u64::from(arena.has_deferred());
             return match polled {
@@ -514,13 +514,14 @@ impl<T> Rounds<T> for GrowableArena<T> {
                 Queued::Yield => Queued::Yield,
             };
         }
+        let far = slots_far::<T>(self.capacity);
         while self.queued != 0 {
             let group = first_from(self.queued, self.cursor);
             let before = self.groups[group].len();
             // If the poll unwinds (a value panicked; the group dropped it), the length and
             // masks are recounted by the next call (`settle`); `len` counts the groups till then.
             self.unsettled = true;
-            let polled = self.groups[group].poll_ready(budget, f);
+            let polled = self.groups[group].poll_ready(budget, f, far);
             self.unsettled = false;
             let arena = &self.groups[group];
             if arena.has_deferred() {

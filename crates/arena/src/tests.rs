@@ -906,3 +906,64 @@ fn always_ready_values_keep_coming_when_a_growable_arena_gains_a_second_group() 
     assert_eq!(last.iter().filter(|&&k| k == a).count(), 2, "{last:?}");
     assert_eq!(last.iter().filter(|&&k| k == b).count(), 2, "{last:?}");
 }
+
+/// Pending on its first poll, where it hands its waker out through `wakers`; ready with its
+/// id on the next. Its 4 KiB of payload make an arena of a hundred of them large.
+struct Parked {
+    id: usize,
+    payload: [u8; 4096],
+    wakers: Arc<std::sync::Mutex<Vec<Option<Waker>>>>,
+    polled: bool,
+}
+
+impl Future for Parked {
+    type Output = usize;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<usize> {
+        if self.polled {
+            return Poll::Ready(self.id + usize::from(self.payload[self.id % 4096]));
+        }
+        self.polled = true;
+        self.wakers.lock().unwrap()[self.id] = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+#[test]
+fn a_growable_arena_past_the_prefetch_size_gives_every_woken_value_once() {
+    // Large enough that its rounds prefetch the next queued slot (`arena::slots_far`).
+    const VALUES: usize = 100;
+    let wakers = Arc::new(std::sync::Mutex::new(alloc::vec![None; VALUES]));
+    let mut arena = GrowableArena::new();
+    for id in 0..VALUES {
+        arena.insert(Parked {
+            id,
+            payload: [0; 4096],
+            wakers: wakers.clone(),
+            polled: false,
+        });
+    }
+    assert!(crate::arena::slots_far::<Parked>(arena.capacity()));
+    let (task, woken) = counting_waker();
+    assert!(next_growable(&mut arena, &task).is_pending());
+    // Wake them scattered across the groups, a few at a time, taking what is ready between.
+    // 37 is prime to 100: every value once.
+    let order: Vec<usize> = (0..VALUES).map(|i| i * 37 % VALUES).collect();
+    let mut seen = alloc::vec![false; VALUES];
+    for wave in order.chunks(7) {
+        let before = woken.count();
+        for &id in wave {
+            wakers.lock().unwrap()[id].take().unwrap().wake();
+        }
+        assert!(woken.count() > before, "the pending set's task is woken");
+        while let Poll::Ready(Some((_, id))) = next_growable(&mut arena, &task) {
+            assert!(!std::mem::replace(&mut seen[id], true), "{id} given twice");
+        }
+        assert!(
+            wave.iter().all(|&id| seen[id]),
+            "every woken value is given before the set is pending"
+        );
+    }
+    assert!(seen.iter().all(|&s| s));
+    assert!(arena.is_empty());
+}
