@@ -31,9 +31,10 @@
 //!    Both side by side with tokio-stream's `StreamMap` and pinfold's `MergeBounded` on the
 //!    same rounds. Then `map_streams_10k` itself (the bench's seed, every tenth key's stream
 //!    replaced half-way) through tokio-stream's and pinfold's `StreamMap`, next to
-//!    `MergeBounded` on the same wakes with no keys and nothing replaced (the merge the map is
-//!    built on, with nothing on top: what any map on it costs at least) and `StreamMap` with
-//!    nothing replaced; the four take turns round by round, and the median is compared.
+//!    `MergeBounded` and a growable `Merge` of one group on the same wakes with no keys and
+//!    nothing replaced (the merge the map is built on, with nothing on top: what any map on it
+//!    costs at least) and `StreamMap` with nothing replaced; the five take turns round by
+//!    round, and the median is compared.
 //!
 //! 5. `futures_ordered_ready_512k` (the ordered sets' target is 0.5x the best peer,
 //!    futures-buffered's ordered sets): the same 512,000 ready futures, 256 at a time, through
@@ -468,7 +469,8 @@ fn main() {
 
     // 4, continued. map_streams_10k: the same wakes (the bench's seed) under user keys, with
     // every tenth key's stream replaced half-way, through tokio-stream's and pinfold's
-    // `StreamMap`; and through `MergeBounded` with no keys and no replacement, what a map built
+    // `StreamMap`; through `MergeBounded` and a growable `Merge` of one group (which prefetches
+    // its slots, the bounded one does not) with no keys and no replacement, what a map built
     // on pinfold's merge does at least; and `StreamMap` without the replacements.
     let workers = WakerThreads::new(4, 25_000, FireOrder::Shuffled(0x3A9_5EED));
     let keyed = |map, replace_every| {
@@ -480,7 +482,13 @@ fn main() {
     let pinfold_put = |m: &mut pinfold_map::StreamMap<usize, _>, key, s| {
         m.insert(key, s);
     };
-    let [tokio_map, pinfold_map, merge_bounded, tokio_kept] = spread(
+    let [
+        tokio_map,
+        pinfold_map,
+        merge_bounded,
+        merge_one_group,
+        tokio_kept,
+    ] = spread(
         15,
         [
             &mut || keyed(tokio_stream::StreamMap::new(), 10),
@@ -488,6 +496,13 @@ fn main() {
             &mut || {
                 workers.merge_round(WAKE_ITEMS, |w| {
                     let mut merged = pinfold_merge::MergeBounded::new(w.len() / WAKE_ITEMS);
+                    w.signal_streams(WAKE_ITEMS).for_each(|s| merged.push(s));
+                    merged
+                })
+            },
+            &mut || {
+                workers.merge_round(WAKE_ITEMS, |w| {
+                    let mut merged = pinfold_merge::Merge::with_capacity(w.len() / WAKE_ITEMS);
                     w.signal_streams(WAKE_ITEMS).for_each(|s| merged.push(s));
                     merged
                 })
@@ -503,6 +518,10 @@ fn main() {
         (
             "pinfold MergeBounded, no keys, nothing replaced",
             merge_bounded,
+        ),
+        (
+            "pinfold Merge of one group (with_capacity), no keys, nothing replaced",
+            merge_one_group,
         ),
         ("tokio-stream StreamMap, nothing replaced", tokio_kept),
     ] {
