@@ -214,13 +214,7 @@ impl WakerThreads {
         let (took, tally) = self.round(
             || {
                 let mut merged = merged(self);
-                let mut cx = Context::from_waker(Waker::noop());
-                while !self.streams_registered(per_stream) {
-                    assert!(
-                        poll_next(&mut merged, &mut cx).is_pending(),
-                        "nothing has fired yet"
-                    );
-                }
+                self.poll_until_registered(&mut merged, per_stream);
                 merged
             },
             |mut merged| {
@@ -237,6 +231,23 @@ impl WakerThreads {
         assert_eq!(tally, (n, n * n.saturating_sub(1) / 2), "every item once");
         took
     }
+
+    /// Polls `streams` with a no-op waker until each stream of
+    /// [`signal_streams`](Self::signal_streams) has registered its waker for its first item:
+    /// the untimed part of a round.
+    ///
+    /// # Panics
+    /// If `streams` gives an item (nothing has fired yet).
+    fn poll_until_registered<S: Stream + Unpin>(&self, streams: &mut S, per_stream: usize) {
+        let mut cx = Context::from_waker(Waker::noop());
+        while !self.streams_registered(per_stream) {
+            assert!(
+                poll_next(streams, &mut cx).is_pending(),
+                "nothing has fired yet"
+            );
+        }
+    }
+
     /// One round of `map_streams_10k` for a map of streams under user keys: `put(map, j,
     /// stream)` puts stream `j` of [`signal_streams`](Self::signal_streams) (`per_stream` items
     /// each) under key `j`, and the map is polled until each stream has registered its waker
@@ -265,13 +276,7 @@ impl WakerThreads {
                 for (key, stream) in self.signal_streams(per_stream).enumerate() {
                     put(&mut map, key, stream);
                 }
-                let mut cx = Context::from_waker(Waker::noop());
-                while !self.streams_registered(per_stream) {
-                    assert!(
-                        poll_next(&mut map, &mut cx).is_pending(),
-                        "nothing has fired yet"
-                    );
-                }
+                self.poll_until_registered(&mut map, per_stream);
                 (map, put)
             },
             |(mut map, mut put)| {
