@@ -22,6 +22,9 @@ use alloc::boxed::Box;
 /// The largest capacity: an arena has two entries per slot, indexed by `u32` below `NIL`.
 const MAX_CAPACITY: usize = (u32::MAX as usize - 1) / 2;
 
+/// The generation after which a slot takes no value: its next value would repeat a key.
+const RETIRED_GENERATION: u64 = u64::MAX;
+
 /// From how many bytes of slots on (all of a growable arena's groups together),
 /// [`Arena::poll_ready`] prefetches the next queued slot while it polls one: half a core's L2
 /// cache on the machine this was measured on (AMD EPYC, 512 KiB), past which the slots, and
@@ -46,8 +49,10 @@ struct Slot<T> {
     value: UnsafeCell<Option<T>>,
     /// Whether `value` holds a value; read instead of the value's own bytes.
     occupied: bool,
-    /// How many values this slot has held (wrapping); the current value's key carries it.
-    generation: u32,
+    /// How many values this slot has held (counted from the arena's starting generation); the
+    /// current value's key carries it. A slot that reaches `u64::MAX` is retired: it never
+    /// takes another value, so a generation never repeats.
+    generation: u64,
     /// The entry bound to the current value, while there is one.
     entry: u32,
     /// The last round that polled this slot's value (0: none).
@@ -137,6 +142,13 @@ impl<T> Arena<T> {
         Self::with_parent(capacity, Parent::Task(AtomicWaker::new()), 0, 0)
     }
 
+    /// [`new`](Self::new) with every slot's generation starting at `generation`, to reach the
+    /// generations' end in tests.
+    #[cfg(test)]
+    pub(crate) fn starting_at_generation(capacity: usize, generation: u64) -> Self {
+        Self::with_parent(capacity, Parent::Task(AtomicWaker::new()), 0, generation)
+    }
+
     /// An arena of group `bit` of a growable arena, whose wakes set bit `bit` of `hub`, whose
     /// keys count slots from `base`, and whose slots' generations start at `generation`.
     pub(crate) fn with_hub(
@@ -144,7 +156,7 @@ impl<T> Arena<T> {
         hub: &Hub,
         bit: usize,
         base: u32,
-        generation: u32,
+        generation: u64,
     ) -> Self {
         debug_assert!(bit < Hub::MAX_ARENAS);
         let parent = Parent::Hub {
@@ -154,7 +166,7 @@ impl<T> Arena<T> {
         Self::with_parent(capacity, parent, base, generation)
     }
 
-    fn with_parent(capacity: usize, parent: Parent, base: u32, generation: u32) -> Self {
+    fn with_parent(capacity: usize, parent: Parent, base: u32, generation: u64) -> Self {
         assert!(
             capacity <= MAX_CAPACITY,
             "arena capacity {capacity} is too large (at most {MAX_CAPACITY})"
@@ -193,7 +205,12 @@ impl<T> Arena<T> {
                 ],
             })
             .collect::<Box<[_]>>();
-        let head = if capacity > 0 { 0 } else { NIL };
+        // Slots whose generation has run out take no value (see `Slot::generation`).
+        let head = if capacity > 0 && generation < RETIRED_GENERATION {
+            0
+        } else {
+            NIL
+        };
         Self {
             slots,
             table,
@@ -441,9 +458,9 @@ impl<T> Arena<T> {
 
     /// The generation the slots of an arena that replaces this one in its group start at, so
     /// that no key of this arena names a value of that one.
-    pub(crate) fn next_generation(&self) -> u32 {
+    pub(crate) fn next_generation(&self) -> u64 {
         let highest = self.slots.iter().map(|slot| slot.generation).max();
-        highest.unwrap_or(0).wrapping_add(1)
+        highest.unwrap_or(0).saturating_add(1)
     }
 
     /// Bookkeeping for the value of slot `index` leaving: frees the slot, and its entry unless
@@ -451,8 +468,10 @@ impl<T> Arena<T> {
     #[inline]
     fn vacate(&mut self, index: usize) {
         self.slots[index].occupied = false;
-        self.slots[index].next_free = self.free_head;
-        self.free_head = index as u32;
+        if self.slots[index].generation != RETIRED_GENERATION {
+            self.slots[index].next_free = self.free_head;
+            self.free_head = index as u32;
+        }
         self.len -= 1;
         self.release_entry(index);
     }

@@ -58,9 +58,10 @@ pub struct GrowableArena<T> {
     round: u32,
     /// When to add and release groups.
     sizing: Sizing,
-    /// The generation the slots of a group made at bit `i` start at: past every generation a
-    /// released group at that bit used.
-    generations: [u32; Hub::MAX_ARENAS],
+    /// The generation the slots of a new group start at: past every generation of every group
+    /// released so far. Keys number slots across the groups, and a group added after releases
+    /// may cover the slot numbers of several released groups, so one floor serves them all.
+    generation_floor: u64,
     /// Whether the owner has left `BUSY` set in the hub.
     busy: bool,
     /// Set while a group polls a value: still set after that poll unwound, when `len` and the
@@ -96,7 +97,7 @@ impl<T> GrowableArena<T> {
             streak: 0,
             round: 0,
             sizing: Sizing::new(),
-            generations: [0; Hub::MAX_ARENAS],
+            generation_floor: 0,
             busy: false,
             unsettled: false,
             bases: [0; Hub::MAX_ARENAS],
@@ -115,6 +116,16 @@ impl<T> GrowableArena<T> {
                 arena.add_group(size);
             }
         }
+        arena
+    }
+
+    /// [`with_capacity`](Self::with_capacity) with the slots' generations starting at
+    /// `generation`, to reach the generations' end in tests.
+    #[cfg(test)]
+    pub(crate) fn starting_at_generation(capacity: usize, generation: u64) -> Self {
+        let mut arena = Self::new();
+        arena.generation_floor = generation;
+        arena.add_group(capacity);
         arena
     }
 
@@ -166,8 +177,10 @@ impl<T> GrowableArena<T> {
             self.not_full.trailing_zeros() as usize
         };
         let arena = &mut self.groups[group];
-        let Ok(key) = arena.insert(value) else {
-            unreachable!("group {group} is marked as having a free slot");
+        let key = match arena.insert(value) {
+            Ok(key) => key,
+            // The group's last free slot was retired when its value left (see `Key`).
+            Err(value) => return self.insert_retired(group, value),
         };
         if arena.is_full() {
             self.not_full &= !bit(group);
@@ -175,6 +188,14 @@ impl<T> GrowableArena<T> {
         self.queued |= bit(group);
         self.len += 1;
         key
+    }
+
+    /// [`insert`](Self::insert) after group `group`, marked as having a free slot, had none
+    /// (its last one was retired).
+    #[cold]
+    fn insert_retired(&mut self, group: usize, value: T) -> Key {
+        self.not_full &= !bit(group);
+        self.insert(value)
     }
 
     /// The group of `key`'s slot, if it is one of ours: the last group whose first slot is at
@@ -384,10 +405,14 @@ impl<T> GrowableArena<T> {
                 )
             });
         let hub = &self.hub.get_or_insert_with(|| OwnerHub(Hub::new())).0;
-        let generation = self.generations[group];
         self.bases[group] = base;
-        self.groups
-            .push(Arena::with_hub(size, hub, group, base, generation));
+        self.groups.push(Arena::with_hub(
+            size,
+            hub,
+            group,
+            base,
+            self.generation_floor,
+        ));
         self.capacity += size;
         self.not_full |= bit(group);
         group
@@ -405,7 +430,7 @@ impl<T> GrowableArena<T> {
             }
             self.sizing.released(self.capacity);
             let group = self.groups.len() - 1;
-            self.generations[group] = top.next_generation();
+            self.generation_floor = self.generation_floor.max(top.next_generation());
             // Dropping the arena frees its slots; its wake table lives on while stale wakers
             // do. Their wakes set this group's hub bit: ignored while no group has it, and
             // costing a look that finds nothing at the group that takes the bit later.

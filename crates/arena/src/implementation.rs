@@ -37,9 +37,10 @@
 //! wakers to the values it polls (no reference counting unless the value clones it). A by-value
 //! `wake` releases its references even if the parent's waker panics.
 //!
-//! Keys (slot, generation: one `u64`; a growable arena counts slots across its groups) are
-//! checked by the owner only: the slot's generation counts
-//! the values stored in it, so a key of a departed value never matches.
+//! Keys (a slot counted across a growable arena's groups, and a 64-bit generation) are checked
+//! by the owner only: the slot's generation counts the values stored in it, so a key of a
+//! departed value never matches. A slot whose generation reaches `u64::MAX` is retired (left
+//! off the free list) rather than wrapped, so no generation ever repeats.
 //!
 //! # The ready set
 //!
@@ -89,7 +90,9 @@
 //! A [`GrowableArena`](crate::GrowableArena) is a stack of arenas (groups) whose parent is a bit
 //! in one hub: the task registers once, with the hub, and learns from the hub which groups have
 //! woken slots. The hub's word has its own `BUSY` bit, with the same meaning. Groups are made
-//! with generations past those of any group released at the same bit, so keys stay unique.
+//! with generations past those of every group released before (one floor for all: a group
+//! added while the arena grows back may cover the slot numbers of several released groups), so
+//! keys stay unique.
 //!
 //! # Fixed arenas
 //!

@@ -7,30 +7,36 @@ use core::fmt;
 ///
 /// A key is the value's slot plus a *generation*: the slot's count of values stored in it. Once
 /// the value is gone (finished, removed or cleared), its key is refused by every keyed method
-/// (`remove` returns `false`, `get` returns `None`), also after another value took the slot.
+/// (`remove` returns `false`, `get` returns `None`), also after another value took the slot,
+/// and also after a growable set gave groups back and grew again over the same slots.
 /// Keys of different arenas are not told apart: use a key only with the set that gave it.
 ///
-/// One `u64` (slot in the low half, generation in the high half), so that it moves in one
-/// register.
+/// Generations are 64-bit and never wrap: a slot would have to hold 2^64 values, one after
+/// the other, before its generation ran out (at one value a nanosecond, 584 years), and a
+/// slot whose generation has run out is retired instead of reused. So a key, once refused,
+/// is refused for good.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Key(u64);
+pub struct Key {
+    generation: u64,
+    index: u32,
+}
 
 impl Key {
     /// The key of slot `index` (counted across the groups of a growable arena) in generation
     /// `generation`.
     #[inline]
-    pub(crate) const fn new(index: u32, generation: u32) -> Self {
-        Self(index as u64 | (generation as u64) << 32)
+    pub(crate) const fn new(index: u32, generation: u64) -> Self {
+        Self { generation, index }
     }
 
     #[inline]
     pub(crate) const fn index(self) -> usize {
-        self.0 as u32 as usize
+        self.index as usize
     }
 
     #[inline]
-    pub(crate) const fn generation(self) -> u32 {
-        (self.0 >> 32) as u32
+    pub(crate) const fn generation(self) -> u64 {
+        self.generation
     }
 }
 

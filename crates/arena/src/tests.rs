@@ -520,6 +520,48 @@ fn a_key_of_a_departed_value_is_refused_after_its_slot_is_reused() {
 }
 
 #[test]
+fn a_slot_whose_generation_runs_out_is_retired_and_its_keys_stay_refused() {
+    let mut arena = Arena::starting_at_generation(1, u64::MAX - 2);
+    let before_last = arena.insert(1).unwrap();
+    assert!(arena.remove(before_last));
+    let last = arena.insert(2).unwrap();
+    assert_eq!(arena.get(last), Some(&2), "the last generation holds a value like any other");
+    assert!(arena.remove(last));
+    assert_eq!(arena.insert(3), Err(3), "a retired slot takes no value");
+    assert!(arena.is_full() && arena.is_empty());
+    for stale in [before_last, last] {
+        assert!(!arena.contains_key(stale));
+        assert!(arena.get(stale).is_none());
+        assert!(!arena.remove(stale));
+    }
+
+    let mut arena = Arena::starting_at_generation(2, u64::MAX - 1);
+    let retiring = arena.insert(1).unwrap();
+    assert!(arena.remove(retiring));
+    let kept = arena.insert(2).unwrap();
+    assert_eq!(arena.get(kept), Some(&2), "the other slot still takes values");
+    assert!(!arena.contains_key(retiring));
+    assert_eq!(arena.insert(4), Err(4));
+}
+
+#[test]
+fn a_growable_arena_whose_last_free_slot_is_retired_adds_a_group() {
+    let mut arena = GrowableArena::starting_at_generation(1, u64::MAX - 1);
+    let last = arena.insert(1);
+    assert!(arena.remove(last));
+    let next = arena.insert(2);
+    assert_eq!(arena.groups(), 2, "the retired slot is passed over");
+    assert_ne!(next, last);
+    assert!(!arena.contains_key(last));
+    assert!(!arena.remove(last));
+    assert_eq!(arena.get(next), Some(&2));
+    assert_eq!(arena.len(), 1);
+    let more: Vec<Key> = (0..40).map(|value| arena.insert(value)).collect();
+    assert!(more.iter().all(|&key| arena.contains_key(key)));
+    assert_eq!(arena.len(), 41);
+}
+
+#[test]
 fn clearing_a_growable_arena_empties_it_and_gives_back_its_groups() {
     let drops = Arc::new(AtomicUsize::new(0));
     let mut arena = GrowableArena::new();
