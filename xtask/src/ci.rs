@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use crate::invocation::Invocation;
 use crate::loom::{DEFAULT_PREEMPTIONS, LoomOptions, loom};
 use crate::miri::miri;
+use crate::msrv::msrv;
 use crate::nostd::nostd;
 use crate::outcome::{Failure, Outcome, Seconds, print_skip_banner};
 use crate::tsan::tsan;
@@ -106,6 +107,12 @@ pub(crate) const STEPS: &[Step] = &[
         about: "cargo xtask nostd (SKIPPED without nightly's rust-src)",
         only_if: None,
         run: nostd,
+    },
+    Step {
+        name: "msrv",
+        about: "cargo xtask msrv (SKIPPED without a Rust of the declared rust-version)",
+        only_if: None,
+        run: msrv,
     },
     Step {
         name: "loom",

@@ -14,6 +14,7 @@ mod ci;
 mod invocation;
 mod loom;
 mod miri;
+mod msrv;
 mod nostd;
 mod outcome;
 mod toolchain;
@@ -47,6 +48,9 @@ fn main() {
             .map(announce_skip),
         Some("miri") => no_more_args("miri", &args[1..])
             .and_then(|()| miri::miri(&workspace))
+            .map(announce_skip),
+        Some("msrv") => no_more_args("msrv", &args[1..])
+            .and_then(|()| msrv::msrv(&workspace))
             .map(announce_skip),
         Some("nostd") => no_more_args("nostd", &args[1..])
             .and_then(|()| nostd::nostd(&workspace))

@@ -50,7 +50,12 @@ impl Workspace {
     }
 
     pub(crate) fn cargo(&self, args: &[&str]) -> Invocation {
-        Invocation::new(&self.root, "cargo", args)
+        self.command("cargo", args)
+    }
+
+    /// `program` with `args`, run in the root.
+    pub(crate) fn command(&self, program: &str, args: &[&str]) -> Invocation {
+        Invocation::new(&self.root, program, args)
     }
 
     /// The package names of those of `crates` (directory under `crates/`, package name)

@@ -664,10 +664,12 @@ impl<T> Arena<T> {
                 return Queued::Yield;
             }
             let index = self.ready.pop(&mut *self.slots);
-            if FAR && let Some(next) = self.ready.front() {
-                // The next slot is read right after this one's poll: in a large arena whose
-                // woken slots are scattered, it is most likely out of this core's caches.
-                crate::queue::prefetch(&self.slots[next]);
+            if FAR {
+                if let Some(next) = self.ready.front() {
+                    // The next slot is read right after this one's poll: in a large arena whose
+                    // woken slots are scattered, it is most likely out of this core's caches.
+                    crate::queue::prefetch(&self.slots[next]);
+                }
             }
             let slot = &mut self.slots[index];
             // Through `as_mut`, not `is_none` on the `Option<T>`: a shared reference to a

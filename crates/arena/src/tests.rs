@@ -525,7 +525,11 @@ fn a_slot_whose_generation_runs_out_is_retired_and_its_keys_stay_refused() {
     let before_last = arena.insert(1).unwrap();
     assert!(arena.remove(before_last));
     let last = arena.insert(2).unwrap();
-    assert_eq!(arena.get(last), Some(&2), "the last generation holds a value like any other");
+    assert_eq!(
+        arena.get(last),
+        Some(&2),
+        "the last generation holds a value like any other"
+    );
     assert!(arena.remove(last));
     assert_eq!(arena.insert(3), Err(3), "a retired slot takes no value");
     assert!(arena.is_full() && arena.is_empty());
@@ -539,7 +543,11 @@ fn a_slot_whose_generation_runs_out_is_retired_and_its_keys_stay_refused() {
     let retiring = arena.insert(1).unwrap();
     assert!(arena.remove(retiring));
     let kept = arena.insert(2).unwrap();
-    assert_eq!(arena.get(kept), Some(&2), "the other slot still takes values");
+    assert_eq!(
+        arena.get(kept),
+        Some(&2),
+        "the other slot still takes values"
+    );
     assert!(!arena.contains_key(retiring));
     assert_eq!(arena.insert(4), Err(4));
 }
