@@ -57,6 +57,12 @@ pub(crate) const STEPS: &[Step] = &[
         },
     },
     Step {
+        name: "msrv",
+        about: "cargo xtask msrv (SKIPPED without a Rust of the declared rust-version)",
+        only_if: None,
+        run: msrv,
+    },
+    Step {
         name: "test",
         about: "cargo test --workspace",
         only_if: None,
@@ -107,12 +113,6 @@ pub(crate) const STEPS: &[Step] = &[
         about: "cargo xtask nostd (SKIPPED without nightly's rust-src)",
         only_if: None,
         run: nostd,
-    },
-    Step {
-        name: "msrv",
-        about: "cargo xtask msrv (SKIPPED without a Rust of the declared rust-version)",
-        only_if: None,
-        run: msrv,
     },
     Step {
         name: "loom",
