@@ -25,6 +25,10 @@
 //!   pinfold and `futures-util` side by side ([`Lockstep`](lockstep::Lockstep)), with what
 //!   must hold after every operation, and the programs' strategy.
 //! - [`join_lockstep`]: the differential driver of `join_all` and `try_join_all`.
+//! - [`keyed_model`]: the keyed model of the sets and merges (random programs checked against
+//!   live keys, owed outputs and departed keys after every step), the same programs with a
+//!   panic at every call into user code in turn ([`sweep_faults`](keyed_model::sweep_faults)),
+//!   and the ordered sets against a model of their order.
 //! - [`fault`]: the panic payload of an injected fault, a panic hook that keeps those quiet,
 //!   and the accounting of which injected panics were raised and which reached the caller.
 //! - [`faulty`]: the fault driver of the sets and buffers ([`Faulty`](faulty::Faulty)): a
@@ -52,6 +56,7 @@ pub mod fault;
 pub mod faulty;
 pub mod faulty_join;
 pub mod join_lockstep;
+pub mod keyed_model;
 pub mod lockstep;
 pub mod program;
 pub mod reentrance;

@@ -15,7 +15,8 @@
 //!   test binary that counts declares its own static of this type.
 //! - [`rng`]: xorshift64, for shuffles and delays that are the same on every run.
 //! - [`panicking_waker`]: a task waker whose `clone`, `wake`, `wake_by_ref` or `drop` panics
-//!   on command, once.
+//!   on command, once, or at the call a [`FaultClock`](fault_clock::FaultClock) picks.
+//! - [`fault_clock`]: counts the calls into user code in a run and makes the k-th panic.
 //! - [`contract`]: what every keyed set of futures promises, written once as generic
 //!   functions that the bounded and the growable set's test files run over their own type
 //!   ([`contract_tests!`] declares the tests), and [`borrowing_tests!`] for the cases that
@@ -47,6 +48,7 @@ pub mod alloc;
 pub mod cases;
 pub mod channels;
 pub mod contract;
+pub mod fault_clock;
 pub mod future;
 pub mod panicking_waker;
 pub mod probe;

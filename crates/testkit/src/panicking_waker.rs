@@ -23,6 +23,8 @@
 use std::ops::BitOr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+
+use crate::fault_clock::FaultClock;
 use std::task::{RawWaker, RawWakerVTable, Waker};
 
 /// The message of a panic in `clone`.
@@ -71,6 +73,8 @@ pub struct WakerSwitches {
     wakes: AtomicUsize,
     /// Panics raised.
     panics: AtomicUsize,
+    /// The clock every operation counts on, and that may pick one to panic.
+    clock: Option<Arc<FaultClock>>,
 }
 
 impl WakerSwitches {
@@ -103,8 +107,13 @@ impl WakerSwitches {
         self.live.load(Ordering::SeqCst)
     }
 
-    /// Panics with `message` if `op` is armed, disarming every operation first.
+    /// Panics with `message` if `op` is armed, disarming every operation first, or if the
+    /// clock picks this call.
     fn trip(&self, op: WakerOps, message: &'static str) {
+        if self.clock.as_ref().is_some_and(|clock| clock.tick()) {
+            self.panics.fetch_add(1, Ordering::SeqCst);
+            panic!("{message}");
+        }
         let mut armed = self.armed.load(Ordering::SeqCst);
         while armed & op.0 != 0 {
             match self
@@ -124,7 +133,20 @@ impl WakerSwitches {
 /// A waker that does nothing but count, unless a switch is on (see
 /// [`WakerSwitches::panic_once`]), and its switches.
 pub fn panicking_waker() -> (Waker, Arc<WakerSwitches>) {
-    let switches = Arc::new(WakerSwitches::default());
+    waker_with_switches(WakerSwitches::default())
+}
+
+/// A [`panicking_waker`] whose every `clone`, `wake`, `wake_by_ref` and `drop` counts on
+/// `clock`, and panics when the clock picks it (as well as on its switches' command).
+pub fn panicking_waker_on(clock: Arc<FaultClock>) -> (Waker, Arc<WakerSwitches>) {
+    waker_with_switches(WakerSwitches {
+        clock: Some(clock),
+        ..WakerSwitches::default()
+    })
+}
+
+fn waker_with_switches(switches: WakerSwitches) -> (Waker, Arc<WakerSwitches>) {
+    let switches = Arc::new(switches);
     switches.live.fetch_add(1, Ordering::SeqCst);
     let raw = RawWaker::new(Arc::into_raw(switches.clone()).cast(), &VTABLE);
     // SAFETY: the data is a strong reference to `WakerSwitches`, which is `Send + Sync`, and

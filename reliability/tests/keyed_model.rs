@@ -1,0 +1,175 @@
+//! The keyed model (`pinfold_reliability::keyed_model`) over every keyed set and merge and the
+//! ordered sets: random programs checked after every step, and the same programs with a panic
+//! at every call into user code in turn.
+//!
+//! `PROPTEST_CASES` sets the cases of each property (default 64; 4 under Miri), and
+//! `PINFOLD_PROGRAM_OPS` the longest program (default 120; 12 under Miri).
+
+use pinfold_bounded::FuturesUnorderedBounded;
+use pinfold_buffer::{FuturesOrdered, FuturesOrderedBounded};
+use pinfold_merge::{Merge, MergeBounded};
+use pinfold_reliability::fault::quiet_fault_panics;
+use pinfold_reliability::keyed_model::{
+    KeyedSubject, Op, OrderedSubject, Val, program, run_keyed, run_ordered, sweep_faults,
+};
+use pinfold_reliability::program::{Pick, Via, WAKE_THREADS};
+use pinfold_reliability::wake_threads::WakeThreads;
+use pinfold_unordered::FuturesUnordered;
+use proptest::prelude::*;
+
+fn cases() -> u32 {
+    let default = if cfg!(miri) { 4 } else { 64 };
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|cases| cases.parse().ok())
+        .unwrap_or(default)
+}
+
+fn max_ops() -> usize {
+    let default = if cfg!(miri) { 12 } else { 120 };
+    std::env::var("PINFOLD_PROGRAM_OPS")
+        .ok()
+        .and_then(|ops| ops.parse().ok())
+        .unwrap_or(default)
+}
+
+fn config(cases: u32) -> ProptestConfig {
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
+}
+
+fn keyed<S: KeyedSubject>(program: &[Op]) -> Result<(), TestCaseError> {
+    let threads = (!cfg!(miri)).then(|| WakeThreads::new(WAKE_THREADS));
+    run_keyed::<S>(program, threads).map_err(TestCaseError::fail)
+}
+
+fn ordered<S: OrderedSubject>(program: &[Op]) -> Result<(), TestCaseError> {
+    let threads = (!cfg!(miri)).then(|| WakeThreads::new(WAKE_THREADS));
+    run_ordered::<S>(program, threads).map_err(TestCaseError::fail)
+}
+
+/// A sweep's programs are shorter: each runs once per call into user code.
+fn faults<S: KeyedSubject>(program: &[Op]) -> Result<(), TestCaseError> {
+    quiet_fault_panics();
+    let sweep = sweep_faults::<S>(program).map_err(TestCaseError::fail)?;
+    prop_assert!(sweep.fired <= sweep.calls);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config(cases()))]
+
+    #[test]
+    fn bounded_set_agrees_with_the_model(program in program(max_ops())) {
+        keyed::<FuturesUnorderedBounded<Val>>(&program)?;
+    }
+
+    #[test]
+    fn growable_set_agrees_with_the_model(program in program(max_ops())) {
+        keyed::<FuturesUnordered<Val>>(&program)?;
+    }
+
+    #[test]
+    fn bounded_merge_agrees_with_the_model(program in program(max_ops())) {
+        keyed::<MergeBounded<Val>>(&program)?;
+    }
+
+    #[test]
+    fn growable_merge_agrees_with_the_model(program in program(max_ops())) {
+        keyed::<Merge<Val>>(&program)?;
+    }
+
+    #[test]
+    fn bounded_ordered_set_agrees_with_the_model(program in program(max_ops())) {
+        ordered::<FuturesOrderedBounded<Val>>(&program)?;
+    }
+
+    #[test]
+    fn growable_ordered_set_agrees_with_the_model(program in program(max_ops())) {
+        ordered::<FuturesOrdered<Val>>(&program)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(config(cases() / 8 + 1))]
+
+    #[test]
+    fn bounded_set_survives_a_panic_at_every_call(program in program(max_ops() / 4 + 1)) {
+        faults::<FuturesUnorderedBounded<Val>>(&program)?;
+    }
+
+    #[test]
+    fn growable_set_survives_a_panic_at_every_call(program in program(max_ops() / 4 + 1)) {
+        faults::<FuturesUnordered<Val>>(&program)?;
+    }
+
+    #[test]
+    fn bounded_merge_survives_a_panic_at_every_call(program in program(max_ops() / 4 + 1)) {
+        faults::<MergeBounded<Val>>(&program)?;
+    }
+
+    #[test]
+    fn growable_merge_survives_a_panic_at_every_call(program in program(max_ops() / 4 + 1)) {
+        faults::<Merge<Val>>(&program)?;
+    }
+}
+
+/// The schedule that took a growable set's stale key for the key of a new value: groups 0 and
+/// 1 filled, a value in group 2 removed and re-inserted twice (its slot ages), everything
+/// removed (groups 2 and 1 released), 65 values inserted again (one group of 96 covers the slot
+/// numbers of both released groups).
+fn regrowth_program() -> Vec<Op> {
+    let last = Pick(u64::MAX);
+    let mut program = vec![Op::Insert {
+        count: 65,
+        ready: 0,
+    }];
+    program.extend([Op::Reinsert { pick: last }, Op::Reinsert { pick: last }]);
+    program.push(Op::Remove { pick: last });
+    program.extend((0..64).map(|_| Op::Remove { pick: Pick(0) }));
+    program.push(Op::Insert {
+        count: 65,
+        ready: 0,
+    });
+    program.extend((0..8).map(|n| Op::UseDeparted {
+        pick: Pick(n << 60),
+    }));
+    program
+}
+
+#[test]
+fn departed_keys_stay_refused_after_groups_are_released_and_regrown() {
+    keyed::<FuturesUnordered<Val>>(&regrowth_program()).unwrap();
+    keyed::<Merge<Val>>(&regrowth_program()).unwrap();
+}
+
+#[test]
+fn wakes_from_other_threads_reach_every_set() {
+    let program = [
+        Op::Insert {
+            count: 40,
+            ready: 0,
+        },
+        Op::Fire {
+            pick: Pick(0),
+            via: Via::Thread(0),
+        },
+        Op::Fire {
+            pick: Pick(u64::MAX),
+            via: Via::Thread(1),
+        },
+        Op::End {
+            pick: Pick(1 << 63),
+            via: Via::Thread(2),
+        },
+        Op::DrainAll,
+    ];
+    keyed::<FuturesUnorderedBounded<Val>>(&program).unwrap();
+    keyed::<FuturesUnordered<Val>>(&program).unwrap();
+    keyed::<MergeBounded<Val>>(&program).unwrap();
+    keyed::<Merge<Val>>(&program).unwrap();
+    ordered::<FuturesOrdered<Val>>(&program).unwrap();
+}
