@@ -178,9 +178,12 @@ impl Future for Acquire<'_> {
                 let mut waiters = inner.lock();
                 if let Some(index) = inner.pop_or_flag_waiters(&waiters) {
                     drop(waiters);
+                    // Owned by a `Buf` before the clone's drop (user code) runs: if that
+                    // panics, unwinding drops the `Buf`, which gives the buffer back.
+                    let buf = Buf::new(this.pool.inner.clone(), index);
                     drop(waker);
                     this.stage = Stage::Done;
-                    return Poll::Ready(Buf::new(this.pool.inner.clone(), index));
+                    return Poll::Ready(buf);
                 }
                 this.node.with_mut(|node| {
                     // SAFETY: the future is pinned, so the node stays at this address until the
