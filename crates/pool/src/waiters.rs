@@ -205,6 +205,11 @@ impl Future for Acquire<'_> {
                         // SAFETY: the node is only touched under the lock, held here.
                         let node = unsafe { &mut *node };
                         if node.buffer != NIL {
+                            if fresh.is_some() {
+                                // The clone is dropped first, with the buffer still in the
+                                // node: if its drop panics, the buffer stays this waiter's.
+                                return (None, None, false);
+                            }
                             return (Some(core::mem::replace(&mut node.buffer, NIL)), None, true);
                         }
                         if let Some(waker) = fresh.take() {
@@ -214,13 +219,17 @@ impl Future for Acquire<'_> {
                         (None, None, same)
                     });
                     drop(waiters);
-                    // Wakers are cloned and dropped with the lock released: their code may
-                    // give a buffer of this pool back, which takes the lock.
-                    drop(replaced);
-                    drop(fresh.take());
                     if let Some(index) = handed {
                         this.stage = Stage::Done;
                         return Poll::Ready(Buf::new(this.pool.inner.clone(), index));
+                    }
+                    // Wakers are cloned and dropped with the lock released: their code may
+                    // give a buffer of this pool back, which takes the lock.
+                    drop(replaced);
+                    if let Some(unneeded) = fresh.take() {
+                        // Handed a buffer while the waker was cloned: take it next time round.
+                        drop(unneeded);
+                        continue;
                     }
                     if up_to_date {
                         return Poll::Pending;
