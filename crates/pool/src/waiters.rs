@@ -128,6 +128,12 @@ enum Stage {
 /// While it waits, it holds its place in the queue in itself (no allocation). Dropping it
 /// gives up the place; a buffer handed to it and not yet taken goes on to the next waiter, or
 /// back to the pool.
+///
+/// # Panics
+/// A panic of the task's waker (its `clone` or `drop`, run by `poll`) comes out of `poll`, and
+/// loses no buffer: the future may be polled again or dropped. A buffer already handed to it
+/// stays its, and a place in the queue it had stays its; one whose first poll panicked has no
+/// place yet. Polling it after it returned its buffer panics.
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct Acquire<'a> {
     pool: &'a BufferPool,
@@ -268,6 +274,8 @@ impl Drop for Acquire<'_> {
             None
         };
         drop(waiters);
+        // At most one of these runs user code: a node handed a buffer has no waker (the
+        // hand-off took it).
         drop(waker);
         if let Some(next) = wake {
             next.wake();
