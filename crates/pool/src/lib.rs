@@ -77,9 +77,10 @@
 //!
 //! **Proofs.** The loom models in `loom-tests/tests/pool_*.rs` drive this crate's real types
 //! under every interleaving (up to the preemption bound): a release racing an acquire, the last
-//! packet's drop racing an acquire, a cancelled waiter racing the hand-off to it, and the
-//! spin lock that guards the waiters without `std` (`pool_spin_lock`). The tests
-//! run under Miri and ThreadSanitizer in `cargo xtask ci`.
+//! packet's drop racing an acquire, a cancelled waiter racing the hand-off to it, a waiter
+//! re-polled with another task's waker racing the hand-off to it, and the spin lock that
+//! guards the waiters without `std` (`pool_spin_lock`). The tests run under Miri and
+//! ThreadSanitizer in `cargo xtask ci`.
 //!
 //! # Features
 //!
