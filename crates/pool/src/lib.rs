@@ -60,7 +60,10 @@
 //!
 //! **No user code under the lock.** A task's waker is cloned before the waiter lock is taken
 //! and a replaced or taken waker is dropped or woken after it is released: a waker whose clone,
-//! drop or wake gives a buffer of the same pool back takes the lock itself.
+//! drop or wake gives a buffer of the same pool back takes the lock itself. Nor does user code
+//! run while a buffer is held in a local only: when a waker's code runs, each buffer is in the
+//! free list, owned by a [`Buf`] or packets, or stored in the node of the waiter it was handed
+//! to, so a panic in that code loses none (`tests/waker_faults.rs` panics at each such call).
 //!
 //! **Writing.** A [`Buf`] keeps its buffer's start, capacity and length in itself, and a write
 //! that fits is one comparison and one copy of exactly the bytes given. That copy is why it
@@ -74,9 +77,10 @@
 //!
 //! **Proofs.** The loom models in `loom-tests/tests/pool_*.rs` drive this crate's real types
 //! under every interleaving (up to the preemption bound): a release racing an acquire, the last
-//! packet's drop racing an acquire, a cancelled waiter racing the hand-off to it, and the
-//! spin lock that guards the waiters without `std` (`pool_spin_lock`). The tests
-//! run under Miri and ThreadSanitizer in `cargo xtask ci`.
+//! packet's drop racing an acquire, a cancelled waiter racing the hand-off to it, a waiter
+//! re-polled with another task's waker racing the hand-off to it, and the spin lock that
+//! guards the waiters without `std` (`pool_spin_lock`). The tests run under Miri and
+//! ThreadSanitizer in `cargo xtask ci`.
 //!
 //! # Features
 //!

@@ -128,6 +128,12 @@ enum Stage {
 /// While it waits, it holds its place in the queue in itself (no allocation). Dropping it
 /// gives up the place; a buffer handed to it and not yet taken goes on to the next waiter, or
 /// back to the pool.
+///
+/// # Panics
+/// A panic of the task's waker (its `clone` or `drop`, run by `poll`) comes out of `poll`, and
+/// loses no buffer: the future may be polled again or dropped. A buffer already handed to it
+/// stays its, and a place in the queue it had stays its; one whose first poll panicked has no
+/// place yet. Polling it after it returned its buffer panics.
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct Acquire<'a> {
     pool: &'a BufferPool,
@@ -178,9 +184,12 @@ impl Future for Acquire<'_> {
                 let mut waiters = inner.lock();
                 if let Some(index) = inner.pop_or_flag_waiters(&waiters) {
                     drop(waiters);
+                    // Owned by a `Buf` before the clone's drop (user code) runs: if that
+                    // panics, unwinding drops the `Buf`, which gives the buffer back.
+                    let buf = Buf::new(this.pool.inner.clone(), index);
                     drop(waker);
                     this.stage = Stage::Done;
-                    return Poll::Ready(Buf::new(this.pool.inner.clone(), index));
+                    return Poll::Ready(buf);
                 }
                 this.node.with_mut(|node| {
                     // SAFETY: the future is pinned, so the node stays at this address until the
@@ -202,6 +211,11 @@ impl Future for Acquire<'_> {
                         // SAFETY: the node is only touched under the lock, held here.
                         let node = unsafe { &mut *node };
                         if node.buffer != NIL {
+                            if fresh.is_some() {
+                                // The clone is dropped first, with the buffer still in the
+                                // node: if its drop panics, the buffer stays this waiter's.
+                                return (None, None, false);
+                            }
                             return (Some(core::mem::replace(&mut node.buffer, NIL)), None, true);
                         }
                         if let Some(waker) = fresh.take() {
@@ -211,13 +225,17 @@ impl Future for Acquire<'_> {
                         (None, None, same)
                     });
                     drop(waiters);
-                    // Wakers are cloned and dropped with the lock released: their code may
-                    // give a buffer of this pool back, which takes the lock.
-                    drop(replaced);
-                    drop(fresh.take());
                     if let Some(index) = handed {
                         this.stage = Stage::Done;
                         return Poll::Ready(Buf::new(this.pool.inner.clone(), index));
+                    }
+                    // Wakers are cloned and dropped with the lock released: their code may
+                    // give a buffer of this pool back, which takes the lock.
+                    drop(replaced);
+                    if let Some(unneeded) = fresh.take() {
+                        // Handed a buffer while the waker was cloned: take it next time round.
+                        drop(unneeded);
+                        continue;
                     }
                     if up_to_date {
                         return Poll::Pending;
@@ -256,6 +274,8 @@ impl Drop for Acquire<'_> {
             None
         };
         drop(waiters);
+        // At most one of these runs user code: a node handed a buffer has no waker (the
+        // hand-off took it).
         drop(waker);
         if let Some(next) = wake {
             next.wake();

@@ -51,6 +51,61 @@ fn a_waiter_whose_queueing_clone_panicked_can_queue_again() {
     assert_eq!(switches.live(), 1, "a waker clone leaked");
 }
 
+/// The clone gives the only buffer back, so the poll takes it from the free list under the
+/// lock; then the clone's drop panics. The buffer goes back to the pool.
+#[test]
+fn a_panic_in_drop_of_the_clone_after_a_buffer_came_back_loses_no_buffer() {
+    let pool = BufferPool::new(1, 8);
+    let held = pool.try_acquire().unwrap();
+    let (waker, switches) = panicking_waker();
+    switches.run_once(WakerOps::CLONE, move || drop(held));
+    switches.panic_once(WakerOps::DROP);
+    let mut waiter = Box::pin(pool.acquire());
+    let panic = catch_unwind(AssertUnwindSafe(|| poll_with(&mut waiter, &waker)))
+        .expect_err("the clone's drop did not panic");
+    assert_eq!(panic_message(&*panic), DROP_PANIC);
+    assert_eq!(
+        pool.available(),
+        1,
+        "the buffer taken before the panic was lost"
+    );
+    let Poll::Ready(buf) = poll_with(&mut waiter, &waker) else {
+        panic!("polled again, the waiter did not take the free buffer");
+    };
+    drop((buf, waiter));
+    assert_eq!(pool.available(), 1);
+    assert_eq!(switches.live(), 1, "a waker clone leaked");
+}
+
+/// Re-polled with a new waker, the waiter clones it; the clone gives the only buffer back,
+/// which is handed to the waiter; then dropping the unneeded clone panics. The waiter keeps
+/// the buffer: polled again, it returns it.
+#[test]
+fn a_panic_in_drop_of_the_new_waker_after_a_hand_off_leaves_the_buffer_to_the_waiter() {
+    let pool = BufferPool::new(1, 8);
+    let held = pool.try_acquire().unwrap();
+    let (old, switches) = panicking_waker();
+    let new = switches.another_waker();
+    let mut waiter = Box::pin(pool.acquire());
+    assert!(poll_with(&mut waiter, &old).is_pending());
+    switches.run_once(WakerOps::CLONE, move || drop(held));
+    switches.panic_once(WakerOps::DROP);
+    let panic = catch_unwind(AssertUnwindSafe(|| poll_with(&mut waiter, &new)))
+        .expect_err("the new waker's drop did not panic");
+    assert_eq!(panic_message(&*panic), DROP_PANIC);
+    assert_eq!(
+        pool.available(),
+        0,
+        "the buffer handed to the waiter went back"
+    );
+    let Poll::Ready(buf) = poll_with(&mut waiter, &new) else {
+        panic!("the buffer handed to the waiter was lost");
+    };
+    drop((buf, waiter));
+    assert_eq!(pool.available(), 1);
+    assert_eq!(switches.live(), 2, "a waker clone leaked");
+}
+
 #[test]
 fn a_panic_in_drop_of_the_replaced_waker_loses_no_wake() {
     let pool = BufferPool::new(1, 8);

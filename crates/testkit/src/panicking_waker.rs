@@ -1,6 +1,14 @@
 //! A task waker that panics on command: a user's waker whose `clone`, `wake`, `wake_by_ref` or
 //! `drop` panics, for tests that a set survives it.
 //!
+//! Besides the switch for the next call of an operation ([`WakerSwitches::panic_once`]), the
+//! switches count every call ([`WakerSwitches::calls`]) and can make the `n`th one panic
+//! ([`WakerSwitches::panic_at_call`]): a test runs its schedule once to count the calls, then
+//! once per call with the panic there. [`WakerSwitches::run_once`] gives a call something to
+//! do first (a user's waker whose clone gives a resource back), and
+//! [`WakerSwitches::another_waker`] a second waker on the same switches that does not
+//! [`will_wake`](Waker::will_wake) the first.
+//!
 //! ```
 //! use pinfold_testkit::panicking_waker::{CLONE_PANIC, WakerOps, panicking_waker};
 //! use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -13,6 +21,14 @@
 //! assert_eq!(switches.live(), 2);
 //! clone.wake();
 //! assert_eq!((switches.wakes(), switches.live(), switches.panics()), (1, 1, 1));
+//!
+//! // Three calls so far (two clones, one wake); the fourth, whatever it is, panics.
+//! assert_eq!(switches.calls(), 3);
+//! switches.panic_at_call(4);
+//! let other = switches.another_waker();
+//! assert!(!other.will_wake(&waker));
+//! assert!(catch_unwind(AssertUnwindSafe(|| drop(other))).is_err());
+//! assert_eq!((switches.calls(), switches.live(), switches.panics()), (4, 1, 2));
 //! # let _ = CLONE_PANIC;
 //! ```
 
@@ -20,12 +36,13 @@
 // code; nothing else here is unsafe.
 #![allow(unsafe_code)]
 
+use std::fmt;
 use std::ops::BitOr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{RawWaker, RawWakerVTable, Waker};
 
 use crate::fault_clock::FaultClock;
-use std::task::{RawWaker, RawWakerVTable, Waker};
 
 /// The message of a panic in `clone`.
 pub const CLONE_PANIC: &str = "panicking waker: clone";
@@ -61,19 +78,28 @@ impl BitOr for WakerOps {
     }
 }
 
+/// Something for the next call of some operations to do before anything else.
+type Action = (WakerOps, Box<dyn FnOnce() + Send>);
+
 /// What a [`panicking_waker`] shares with the test: the switch, and counts of what its
 /// handles did.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct WakerSwitches {
     /// The operations the next of which panics (then all are disarmed).
     armed: AtomicU8,
+    /// The number (from 1, as [`calls`](Self::calls) counts) of the call that panics, or 0.
+    panic_at: AtomicUsize,
+    /// Calls of any operation on any handle.
+    calls: AtomicUsize,
+    /// What the next call of some operations runs first.
+    action: Mutex<Option<Action>>,
     /// Handles alive: the first waker and its clones, less those dropped or woken by value.
     live: AtomicUsize,
     /// Wakes, by value or by reference, that did not panic.
     wakes: AtomicUsize,
     /// Panics raised.
     panics: AtomicUsize,
-    /// The clock every operation counts on, and that may pick one to panic.
+    /// A clock every call also counts on, and that may pick one to panic.
     clock: Option<Arc<FaultClock>>,
 }
 
@@ -85,9 +111,49 @@ impl WakerSwitches {
         self.armed.store(ops.0, Ordering::SeqCst);
     }
 
+    /// Makes call number `call` panic, whatever its operation: calls are counted from 1 over
+    /// every operation of every handle, as [`calls`](Self::calls) counts them. Once.
+    pub fn panic_at_call(&self, call: usize) {
+        self.panic_at.store(call, Ordering::SeqCst);
+    }
+
+    /// Makes the next call of any operation in `ops`, on any handle, run `action` before it
+    /// does anything else (before it panics, if it is to panic). Once.
+    pub fn run_once(&self, ops: WakerOps, action: impl FnOnce() + Send + 'static) {
+        *self.action.lock().unwrap_or_else(PoisonError::into_inner) = Some((ops, Box::new(action)));
+    }
+
+    /// Whether an action of [`run_once`](Self::run_once) waits for its call.
+    pub fn has_action(&self) -> bool {
+        self.action
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
     /// Whether a panic is armed and has not happened yet.
     pub fn is_armed(&self) -> bool {
-        self.armed.load(Ordering::SeqCst) != 0
+        self.armed.load(Ordering::SeqCst) != 0 || self.panic_at.load(Ordering::SeqCst) != 0
+    }
+
+    /// How many times any handle's `clone`, `wake`, `wake_by_ref` or `drop` was called,
+    /// panicking or not.
+    pub fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+
+    /// A new waker on these switches (counted, armed and panicking with the others) that does
+    /// not [`will_wake`](Waker::will_wake) any waker made before: to a future, the task's waker
+    /// changed.
+    pub fn another_waker(self: &Arc<Self>) -> Waker {
+        self.live.fetch_add(1, Ordering::SeqCst);
+        let handle = Arc::new(Handle {
+            switches: self.clone(),
+        });
+        let raw = RawWaker::new(Arc::into_raw(handle).cast(), &VTABLE);
+        // SAFETY: the data is a strong reference to a `Handle`, which is `Send + Sync`, and
+        // every function of `VTABLE` treats it as one (see each function's safety section).
+        unsafe { Waker::from_raw(raw) }
     }
 
     /// How many wakes, by value or by reference, went through without a panic.
@@ -107,13 +173,39 @@ impl WakerSwitches {
         self.live.load(Ordering::SeqCst)
     }
 
-    /// Panics with `message` if `op` is armed, disarming every operation first, or if the
-    /// clock picks this call.
-    fn trip(&self, op: WakerOps, message: &'static str) {
-        if self.clock.as_ref().is_some_and(|clock| clock.tick()) {
+    /// One call of `op`: counts it, runs the action waiting for it, and panics with `message`
+    /// if this call or `op` is armed (disarming it first).
+    fn enter(&self, op: WakerOps, message: &'static str) {
+        let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        let action = {
+            let mut slot = self.action.lock().unwrap_or_else(PoisonError::into_inner);
+            match slot.take() {
+                Some((ops, action)) if ops.0 & op.0 != 0 => Some(action),
+                other => {
+                    *slot = other;
+                    None
+                }
+            }
+        };
+        // Run with the slot unlocked: the action may call the waker again.
+        if let Some(action) = action {
+            action();
+        }
+        let clock_fires = self.clock.as_ref().is_some_and(|clock| clock.tick());
+        if clock_fires
+            || self
+                .panic_at
+                .compare_exchange(call, 0, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        {
             self.panics.fetch_add(1, Ordering::SeqCst);
             panic!("{message}");
         }
+        self.trip(op, message);
+    }
+
+    /// Panics with `message` if `op` is armed, disarming every operation first.
+    fn trip(&self, op: WakerOps, message: &'static str) {
         let mut armed = self.armed.load(Ordering::SeqCst);
         while armed & op.0 != 0 {
             match self
@@ -130,29 +222,40 @@ impl WakerSwitches {
     }
 }
 
+impl fmt::Debug for WakerSwitches {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WakerSwitches")
+            .field("armed", &self.is_armed())
+            .field("calls", &self.calls())
+            .field("live", &self.live())
+            .field("wakes", &self.wakes())
+            .field("panics", &self.panics())
+            .finish_non_exhaustive()
+    }
+}
+
 /// A waker that does nothing but count, unless a switch is on (see
 /// [`WakerSwitches::panic_once`]), and its switches.
 pub fn panicking_waker() -> (Waker, Arc<WakerSwitches>) {
-    waker_with_switches(WakerSwitches::default())
+    let switches = Arc::new(WakerSwitches::default());
+    (switches.another_waker(), switches)
 }
 
-/// A [`panicking_waker`] whose every `clone`, `wake`, `wake_by_ref` and `drop` counts on
-/// `clock`, and panics when the clock picks it (as well as on its switches' command).
+/// A [`panicking_waker`] whose every `clone`, `wake`, `wake_by_ref` and `drop` also counts on
+/// `clock`, and panics when the clock picks it: one count for the calls into the waker and
+/// into the values of a run.
 pub fn panicking_waker_on(clock: Arc<FaultClock>) -> (Waker, Arc<WakerSwitches>) {
-    waker_with_switches(WakerSwitches {
+    let switches = Arc::new(WakerSwitches {
         clock: Some(clock),
         ..WakerSwitches::default()
-    })
+    });
+    (switches.another_waker(), switches)
 }
 
-fn waker_with_switches(switches: WakerSwitches) -> (Waker, Arc<WakerSwitches>) {
-    let switches = Arc::new(switches);
-    switches.live.fetch_add(1, Ordering::SeqCst);
-    let raw = RawWaker::new(Arc::into_raw(switches.clone()).cast(), &VTABLE);
-    // SAFETY: the data is a strong reference to `WakerSwitches`, which is `Send + Sync`, and
-    // every function of `VTABLE` treats it as one (see each function's safety section).
-    let waker = unsafe { Waker::from_raw(raw) };
-    (waker, switches)
+/// What a waker's data points to: one allocation per waker made by
+/// [`WakerSwitches::another_waker`], shared by its clones.
+struct Handle {
+    switches: Arc<WakerSwitches>,
 }
 
 static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, drop_waker);
@@ -160,11 +263,11 @@ static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, dr
 /// The switches behind a handle's data, borrowed.
 ///
 /// # Safety
-/// `data` must come from `Arc::into_raw` of an `Arc<WakerSwitches>` whose strong reference the
+/// `data` must come from `Arc::into_raw` of an `Arc<Handle>` whose strong reference the
 /// caller's handle still owns.
 unsafe fn switches<'a>(data: *const ()) -> &'a WakerSwitches {
     // SAFETY: the handle owns a strong reference, so the allocation outlives the borrow.
-    unsafe { &*data.cast::<WakerSwitches>() }
+    unsafe { &(*data.cast::<Handle>()).switches }
 }
 
 /// # Safety
@@ -173,10 +276,10 @@ unsafe fn clone(data: *const ()) -> RawWaker {
     // SAFETY: called through a live handle, as the vtable contract requires.
     let switches = unsafe { switches(data) };
     // Before anything changes: a clone that panics makes no handle.
-    switches.trip(WakerOps::CLONE, CLONE_PANIC);
+    switches.enter(WakerOps::CLONE, CLONE_PANIC);
     // SAFETY: `data` came from `Arc::into_raw` and the calling handle keeps it alive; the new
     // strong reference is owned by the new handle.
-    unsafe { Arc::increment_strong_count(data.cast::<WakerSwitches>()) };
+    unsafe { Arc::increment_strong_count(data.cast::<Handle>()) };
     switches.live.fetch_add(1, Ordering::SeqCst);
     RawWaker::new(data, &VTABLE)
 }
@@ -186,10 +289,11 @@ unsafe fn clone(data: *const ()) -> RawWaker {
 unsafe fn wake(data: *const ()) {
     // SAFETY: the consumed handle owned this strong reference; it is released when `owned`
     // drops, also while unwinding from a panic.
-    let owned = unsafe { Arc::from_raw(data.cast::<WakerSwitches>()) };
-    owned.live.fetch_sub(1, Ordering::SeqCst);
-    owned.trip(WakerOps::WAKE, WAKE_PANIC);
-    owned.wakes.fetch_add(1, Ordering::SeqCst);
+    let owned = unsafe { Arc::from_raw(data.cast::<Handle>()) };
+    let switches = &owned.switches;
+    switches.live.fetch_sub(1, Ordering::SeqCst);
+    switches.enter(WakerOps::WAKE, WAKE_PANIC);
+    switches.wakes.fetch_add(1, Ordering::SeqCst);
 }
 
 /// # Safety
@@ -197,7 +301,7 @@ unsafe fn wake(data: *const ()) {
 unsafe fn wake_by_ref(data: *const ()) {
     // SAFETY: called through a live handle, as the vtable contract requires.
     let switches = unsafe { switches(data) };
-    switches.trip(WakerOps::WAKE_BY_REF, WAKE_BY_REF_PANIC);
+    switches.enter(WakerOps::WAKE_BY_REF, WAKE_BY_REF_PANIC);
     switches.wakes.fetch_add(1, Ordering::SeqCst);
 }
 
@@ -206,7 +310,7 @@ unsafe fn wake_by_ref(data: *const ()) {
 unsafe fn drop_waker(data: *const ()) {
     // SAFETY: the dropped handle owned this strong reference; it is released when `owned`
     // drops, also while unwinding from a panic.
-    let owned = unsafe { Arc::from_raw(data.cast::<WakerSwitches>()) };
-    owned.live.fetch_sub(1, Ordering::SeqCst);
-    owned.trip(WakerOps::DROP, DROP_PANIC);
+    let owned = unsafe { Arc::from_raw(data.cast::<Handle>()) };
+    owned.switches.live.fetch_sub(1, Ordering::SeqCst);
+    owned.switches.enter(WakerOps::DROP, DROP_PANIC);
 }
