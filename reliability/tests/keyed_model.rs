@@ -2,8 +2,8 @@
 //! ordered sets: random programs checked after every step, and the same programs with a panic
 //! at every call into user code in turn.
 //!
-//! `PROPTEST_CASES` sets the cases of each property (default 64; 4 under Miri), and
-//! `PINFOLD_PROGRAM_OPS` the longest program (default 120; 12 under Miri).
+//! `PROPTEST_CASES` sets the cases of each property (default 64; 2 under Miri), and
+//! `PINFOLD_PROGRAM_OPS` the longest program (default 120; 8 under Miri).
 
 use pinfold_bounded::FuturesUnorderedBounded;
 use pinfold_buffer::{FuturesOrdered, FuturesOrderedBounded};
@@ -18,7 +18,7 @@ use pinfold_unordered::FuturesUnordered;
 use proptest::prelude::*;
 
 fn cases() -> u32 {
-    let default = if cfg!(miri) { 4 } else { 64 };
+    let default = if cfg!(miri) { 2 } else { 64 };
     std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|cases| cases.parse().ok())
@@ -26,7 +26,7 @@ fn cases() -> u32 {
 }
 
 fn max_ops() -> usize {
-    let default = if cfg!(miri) { 12 } else { 120 };
+    let default = if cfg!(miri) { 8 } else { 120 };
     std::env::var("PINFOLD_PROGRAM_OPS")
         .ok()
         .and_then(|ops| ops.parse().ok())
@@ -143,7 +143,9 @@ fn regrowth_program() -> Vec<Op> {
 #[test]
 fn departed_keys_stay_refused_after_groups_are_released_and_regrown() {
     keyed::<FuturesUnordered<Val>>(&regrowth_program()).unwrap();
-    keyed::<Merge<Val>>(&regrowth_program()).unwrap();
+    if !cfg!(miri) {
+        keyed::<Merge<Val>>(&regrowth_program()).unwrap();
+    }
 }
 
 #[test]

@@ -12,7 +12,9 @@ pub(crate) const USAGE: CommandUsage = CommandUsage {
     about: "run the library crates' unit and integration tests under\n\
             Miri with stacked borrows, then those of the crates with\n\
             unsafe code (arena, pool) and of the arena's direct users\n\
-            (bounded, join) again with tree borrows, in target/miri",
+            (bounded, join) again with tree borrows, then the model\n\
+            tests of pinfold-reliability (at their Miri size) with stacked\n\
+            borrows, in target/miri",
 };
 
 /// What `cargo xtask miri` prints when Miri cannot be used: it must never read as a pass.
@@ -36,6 +38,10 @@ const TREE_BORROWS_CRATES: [(&str, &str); 4] = [
     ("join", "pinfold-join"),
     ("pool", "pinfold-pool"),
 ];
+
+/// The test files of `pinfold-reliability` that run under Miri too (with Stacked Borrows):
+/// the models, which shrink to a few short programs there.
+const RELIABILITY_TESTS: [&str; 1] = ["keyed_model"];
 
 fn miri_available(workspace: &Workspace) -> bool {
     let check = || {
@@ -81,6 +87,13 @@ pub(crate) fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
         .run()?;
 
     let tree_crates = workspace.test_args(&TREE_BORROWS_CRATES);
+    let mut reliability = Vec::new();
+    if workspace.has("reliability/Cargo.toml") {
+        reliability.extend(["-p", "pinfold-reliability"]);
+        for test in RELIABILITY_TESTS {
+            reliability.extend(["--test", test]);
+        }
+    }
     for (model, flags, crates) in [
         (
             "stacked borrows",
@@ -88,13 +101,17 @@ pub(crate) fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
             workspace.library_test_args(),
         ),
         ("tree borrows", MIRIFLAGS_TREE, tree_crates),
+        ("the reliability models", MIRIFLAGS_STACKED, reliability),
     ] {
         if crates.is_empty() {
             continue;
         }
         let mut args = vec!["+nightly", "miri", "test"];
+        let whole_crates = !crates.contains(&"--test");
         args.extend(crates);
-        args.extend(["--lib", "--tests"]);
+        if whole_crates {
+            args.extend(["--lib", "--tests"]);
+        }
         println!("miri: {model}");
         let started = Instant::now();
         let result = workspace
