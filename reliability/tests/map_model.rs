@@ -19,10 +19,15 @@ use proptest::test_runner::FileFailurePersistence;
 fn config() -> ProptestConfig {
     ProptestConfig {
         cases: if cfg!(miri) { 3 } else { proptest_cases(128) },
-        // Relative to the package root, where `cargo test` runs the tests.
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
-            "proptest-regressions/map_model.txt",
-        ))),
+        // Relative to the package root, where `cargo test` runs the tests; Miri's isolation
+        // has no file system.
+        failure_persistence: if cfg!(miri) {
+            None
+        } else {
+            Some(Box::new(FileFailurePersistence::Direct(
+                "proptest-regressions/map_model.txt",
+            )))
+        },
         ..ProptestConfig::default()
     }
 }
