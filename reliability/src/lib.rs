@@ -34,6 +34,9 @@
 //! - [`faulty`]: the fault driver of the sets and buffers ([`Faulty`](faulty::Faulty)): a
 //!   program of futures that panic at random points, and the programs' strategies.
 //! - [`faulty_join`]: the fault driver of `join_all` and `try_join_all`.
+//! - [`map_model`]: the keyed model of `FutureMap` and `StreamMap` ([`Driver`](map_model::Driver)),
+//!   with a key and a value type whose user code can panic at its k-th call, and the programs'
+//!   strategy.
 //! - [`reentrance`]: parent wakers that poll or drop the primitive from inside `wake`, and
 //!   every primitive behind one type ([`Primitive`](reentrance::Primitive)).
 //! - [`beacon`]: [`Beacon`](beacon::Beacon), a future ready once woken a given number of
@@ -58,6 +61,7 @@ pub mod faulty_join;
 pub mod join_lockstep;
 pub mod keyed_model;
 pub mod lockstep;
+pub mod map_model;
 pub mod program;
 pub mod reentrance;
 pub mod sizes;

@@ -41,7 +41,7 @@ const TREE_BORROWS_CRATES: [(&str, &str); 4] = [
 
 /// The test files of `pinfold-reliability` that run under Miri too (with Stacked Borrows):
 /// the models, which shrink to a few short programs there.
-const RELIABILITY_TESTS: [&str; 1] = ["keyed_model"];
+const RELIABILITY_TESTS: [&str; 2] = ["keyed_model", "map_model"];
 
 fn miri_available(workspace: &Workspace) -> bool {
     let check = || {

@@ -29,13 +29,16 @@
 //!
 //! # Keys
 //!
-//! Each value sits in a slot of a [`GrowableArena`] with a copy of its user key beside it; a
-//! `HashMap` (std's; `hashbrown`'s without `std`) from user key to the slot's arena [`Key`] finds
-//! the slot of a key. So `insert`, `remove`, `contains_key`, `get` and `get_pin_mut` cost one hash
-//! of the key and one lookup (expected constant time, as `HashMap`'s), plus the arena's
-//! constant-time slot work; each key is cloned once when it is inserted. An output costs no lookup
-//! while its value stays (a stream's item clones the key from its slot) and one `HashMap` removal
-//! when its value leaves (a future's output takes the key out of the map, so it is not cloned).
+//! Each value sits in a slot of a [`GrowableArena`] with a copy of its user key beside it; an
+//! index (a `hashbrown` hash table) from user key to the slot's arena [`Key`] finds the slot of
+//! a key. So `insert`, `remove`, `contains_key`, `get` and `get_pin_mut` cost one hash of the
+//! key and one lookup (expected constant time, as `HashMap`'s), plus the arena's constant-time
+//! slot work; each key is cloned once when it is inserted. The index keeps each key's hash, so
+//! it never hashes a key it holds again (not when it grows, nor when it rehashes). An output
+//! costs no lookup while its value stays (a stream's item clones the key from its slot) and one
+//! removal from the index, by the slot, when its value leaves (a future's output takes the key
+//! out of the index, so it is not cloned): handing out outputs never calls a key's `Hash` or
+//! `Eq`.
 //!
 //! Inserting under a key that is taken drops the value there at once, in place, and its output
 //! never comes; so does `remove`. A waker of a removed or replaced value never causes a poll of
@@ -54,14 +57,18 @@
 //! # Panics
 //!
 //! If a value panics while polled, it is dropped in place and its key removed, and the panic
-//! propagates out of `poll_next`; the map stays usable with the other values. If the `Drop` of
-//! a value or of a key panics (in `insert`, `remove`, `clear`), the map stays consistent: the
-//! value and its key are gone, and a value being inserted is in the map.
+//! propagates out of `poll_next`; the map stays usable with the other values. So it is if the
+//! key's `Clone` panics while a stream's item is handed out (the item is dropped). If the key's
+//! `Clone`, `Hash` or `Eq` panics in a method given a key (`insert`, `remove`, `contains_key`,
+//! ...), nothing has changed (a value being inserted is dropped). If the `Drop` of a value or of
+//! a key panics (in `insert`, `remove`, `clear`, or while dropping the map), the map stays
+//! consistent: the value and its key are gone, each value and key is dropped once, and a value
+//! being inserted is in the map.
 //!
 //! # Memory
 //!
 //! [`FutureMap::with_capacity`] and [`StreamMap::with_capacity`] allocate room for `n` values
-//! and an index with room for `2 n` keys (a `HashMap` that has removed many keys rehashes in
+//! and an index with room for `2 n` keys (a hash table that has removed many keys rehashes in
 //! place, without allocating, only while it is at most half full): values and keys then go
 //! through the map without any allocation as long as it holds at most `n` at once (and they
 //! allocate nothing themselves). Replacing a key's value frees the old one's slot first, so it
@@ -72,9 +79,9 @@
 //! - `std` (default): a panic in a value's poll or `Drop` is caught with `catch_unwind` and
 //!   resumed once the map is consistent. Without it the crate is `#![no_std]` + `alloc` and
 //!   stays consistent with drop guards while the panic unwinds (see
-//!   [`pinfold_arena::unwind`]). Without `std` the index from user key to slot is a
-//!   `hashbrown::HashMap` with its default hasher (foldhash: fast, not resistant to keys chosen
-//!   to collide), with it `std::collections::HashMap` (SipHash, randomly keyed).
+//!   [`pinfold_arena::unwind`]). With `std` the index hashes keys with SipHash, randomly keyed
+//!   (`std`'s `RandomState`, as `HashMap`); without it with `hashbrown`'s default hasher
+//!   (foldhash: fast, not resistant to keys chosen to collide).
 //! - `tokio-coop`: each output spends a unit of tokio's cooperative budget, and the map yields once
 //!   the budget is spent (see [`pinfold_arena::coop`]).
 #![forbid(unsafe_code)]
@@ -85,13 +92,10 @@ extern crate alloc;
 extern crate std;
 
 use core::borrow::Borrow;
-use core::hash::Hash;
+use core::hash::{BuildHasher, Hash};
 use core::pin::Pin;
 use core::task::{Context, Poll};
-#[cfg(not(feature = "std"))]
-use hashbrown::{HashMap, hash_map};
-#[cfg(feature = "std")]
-use std::collections::{HashMap, hash_map};
+use hashbrown::HashTable;
 
 use pin_project::pin_project;
 use pinfold_arena::{GrowableArena, Key, Step, unwind};
@@ -102,12 +106,27 @@ mod stream_map;
 pub use future_map::FutureMap;
 pub use stream_map::StreamMap;
 
-/// A slot's content: the value and its user key.
+/// How the index hashes a user key: SipHash, randomly keyed, with `std`; foldhash without.
+#[cfg(feature = "std")]
+type KeyHasher = std::hash::RandomState;
+#[cfg(not(feature = "std"))]
+type KeyHasher = hashbrown::DefaultHashBuilder;
+
+/// A slot's content: the value, its user key and that key's hash.
 #[pin_project]
 struct Entry<K, V> {
+    hash: u64,
     key: K,
     #[pin]
     value: V,
+}
+
+/// An entry of the index: a user key, its hash (computed once, when the key came in) and the
+/// arena key of its value's slot.
+struct Indexed<K> {
+    hash: u64,
+    key: K,
+    slot: Key,
 }
 
 /// What polling a value gave.
@@ -121,27 +140,27 @@ enum Polled<T> {
     End,
 }
 
-/// Removes a value's key from the index if its poll unwinds (the arena then drops the value);
-/// disarmed once the poll has returned.
-struct ForgetOnUnwind<'a, K: Hash + Eq> {
-    index: &'a mut HashMap<K, Key>,
-    key: &'a K,
-    armed: bool,
-}
-
-impl<K: Hash + Eq> Drop for ForgetOnUnwind<'_, K> {
-    fn drop(&mut self) {
-        if self.armed {
-            self.index.remove(self.key);
-        }
-    }
+/// Takes the index entry of the value in `slot`, whose key hashed to `hash`, out of `index`.
+/// Finds it by its slot: runs none of the key's code (`Hash`, `Eq`, `Drop`).
+fn take_indexed<K>(index: &mut HashTable<Indexed<K>>, hash: u64, slot: Key) -> Option<Indexed<K>> {
+    let found = index
+        .find_entry(hash, |indexed| indexed.slot == slot)
+        .ok()?;
+    Some(found.remove().0)
 }
 
 /// What both maps are: the values in a growable arena, each beside its user key, and the index
 /// from user key to arena key.
+///
+/// The index keeps each key's hash beside it, so growing or rehashing it never runs the keys'
+/// `Hash`; and the map finds a value's index entry by its slot when the value leaves, so no
+/// key's `Hash` or `Eq` runs then either. A key's code runs only in the operations that are
+/// given a key, before they change anything; the clone of a key for a stream's item, and the
+/// drop of a departed value's key, run with the map already consistent.
 struct Core<K, V> {
     arena: GrowableArena<Entry<K, V>>,
-    index: HashMap<K, Key>,
+    index: HashTable<Indexed<K>>,
+    hasher: KeyHasher,
     /// Set when `poll_next` returned `Ready(None)`; cleared by `insert` and `clear`.
     terminated: bool,
 }
@@ -150,7 +169,8 @@ impl<K, V> Core<K, V> {
     fn new() -> Self {
         Self {
             arena: GrowableArena::new(),
-            index: HashMap::new(),
+            index: HashTable::new(),
+            hasher: KeyHasher::default(),
             terminated: false,
         }
     }
@@ -158,9 +178,10 @@ impl<K, V> Core<K, V> {
     fn with_capacity(capacity: usize) -> Self {
         Self {
             arena: GrowableArena::with_capacity(capacity),
-            // Twice the room: `HashMap` rehashes in place (no allocation) when the keys it
+            // Twice the room: the index rehashes in place (no allocation) when the keys it
             // removed left it full of tombstones only while it is at most half full.
-            index: HashMap::with_capacity(capacity.saturating_mul(2)),
+            index: HashTable::with_capacity(capacity.saturating_mul(2)),
+            hasher: KeyHasher::default(),
             terminated: false,
         }
     }
@@ -169,8 +190,8 @@ impl<K, V> Core<K, V> {
         self.arena.len()
     }
 
-    fn keys(&self) -> hash_map::Keys<'_, K, Key> {
-        self.index.keys()
+    fn keys(&self) -> impl ExactSizeIterator<Item = &K> + '_ {
+        self.index.iter().map(|indexed| &indexed.key)
     }
 
     fn iter(&self) -> impl ExactSizeIterator<Item = (&K, &V)> + '_ {
@@ -187,11 +208,13 @@ impl<K, V> Core<K, V> {
     }
 
     fn clear(&mut self) {
-        /// Clears the index when dropped: after the values, even if one's `Drop` panicked.
-        struct ClearIndex<'a, K>(&'a mut HashMap<K, Key>);
+        /// Empties the index when dropped: after the values, even if one's `Drop` panicked.
+        /// Its keys are dropped one by one, and if one's `Drop` panics the drain drops the
+        /// others all the same.
+        struct ClearIndex<'a, K>(&'a mut HashTable<Indexed<K>>);
         impl<K> Drop for ClearIndex<'_, K> {
             fn drop(&mut self) {
-                self.0.clear();
+                self.0.drain().for_each(drop);
             }
         }
         self.terminated = false;
@@ -200,39 +223,68 @@ impl<K, V> Core<K, V> {
     }
 }
 
+impl<K, V> Drop for Core<K, V> {
+    /// As `clear`: each value and key dropped once, whichever `Drop` panics.
+    fn drop(&mut self) {
+        self.clear();
+    }
+}
+
 impl<K: Hash + Eq + Clone, V> Core<K, V> {
+    fn hash<Q: Hash + ?Sized>(&self, key: &Q) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
     fn insert(&mut self, key: K, value: V) -> bool {
+        // The key's code runs first, before anything changes.
+        let hash = self.hash(&key);
         let stored = key.clone();
-        self.terminated = false;
-        let Some(&replaced) = self.index.get(&key) else {
-            let slot = self.arena.insert(Entry { key: stored, value });
-            self.index.insert(key, slot);
+        let taken = self.index.find(hash, |indexed| indexed.key == key);
+        let Some(&Indexed { slot: replaced, .. }) = taken else {
+            self.terminated = false;
+            self.index.reserve(1, |indexed| indexed.hash);
+            let slot = self.arena.insert(Entry {
+                hash,
+                key: stored,
+                value,
+            });
+            self.index
+                .insert_unique(hash, Indexed { hash, key, slot }, |indexed| indexed.hash);
             return false;
         };
+        self.terminated = false;
         // The old value goes first, so that replacing in a full map needs no new room; if its
-        // `Drop` panics, the new value goes in all the same and then the panic propagates.
-        let mut incoming = Some((key, stored, value));
+        // `Drop` (or its stored key's) panics, the new value goes in all the same and then the
+        // panic propagates.
+        let mut incoming = Some((stored, value));
         unwind::repair_on_unwind(
             self,
             |core| {
                 core.arena.remove(replaced);
             },
-            |core| core.put_in_place_of(&mut incoming),
+            |core| core.put_in_place_of(hash, replaced, &mut incoming),
         );
-        self.put_in_place_of(&mut incoming);
+        self.put_in_place_of(hash, replaced, &mut incoming);
+        // `key` is dropped now, with the map consistent (the index keeps the key it has).
         true
     }
 
-    /// Puts the value that replaces a key's old one (whose slot is gone) in a slot of its own
-    /// and points the key's index entry at it; then drops `key` (the index keeps the key it
-    /// has), with the map consistent. Does nothing the second time.
-    fn put_in_place_of(&mut self, incoming: &mut Option<(K, K, V)>) {
-        let Some((key, stored, value)) = incoming.take() else {
+    /// Puts the value that replaces the one in slot `replaced` (which is gone) in a slot of its
+    /// own and points the key's index entry at it. Does nothing the second time.
+    fn put_in_place_of(&mut self, hash: u64, replaced: Key, incoming: &mut Option<(K, V)>) {
+        let Some((stored, value)) = incoming.take() else {
             return;
         };
-        let slot = self.arena.insert(Entry { key: stored, value });
-        if let Some(indexed) = self.index.get_mut(&key) {
-            *indexed = slot;
+        let slot = self.arena.insert(Entry {
+            hash,
+            key: stored,
+            value,
+        });
+        if let Some(indexed) = self
+            .index
+            .find_mut(hash, |indexed| indexed.slot == replaced)
+        {
+            indexed.slot = slot;
         }
     }
 
@@ -241,12 +293,35 @@ impl<K: Hash + Eq + Clone, V> Core<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        match self.index.remove_entry(key) {
-            // The value goes before the key is dropped: a panicking key `Drop` leaves the map
-            // consistent.
-            Some((_key, slot)) => self.arena.remove(slot),
-            None => false,
-        }
+        let hash = self.hash(key);
+        let Ok(found) = self
+            .index
+            .find_entry(hash, |indexed| indexed.key.borrow() == key)
+        else {
+            return false;
+        };
+        let (
+            Indexed {
+                key: _key, slot, ..
+            },
+            _,
+        ) = found.remove();
+        // The value goes before the key is dropped: a panicking key `Drop` leaves the map
+        // consistent.
+        self.arena.remove(slot)
+    }
+
+    /// The slot of the value under `key`.
+    fn slot<Q>(&self, key: &Q) -> Option<Key>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let hash = self.hash(key);
+        let indexed = self
+            .index
+            .find(hash, |indexed| indexed.key.borrow() == key)?;
+        Some(indexed.slot)
     }
 
     fn contains_key<Q>(&self, key: &Q) -> bool
@@ -254,7 +329,7 @@ impl<K: Hash + Eq + Clone, V> Core<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.index.contains_key(key)
+        self.slot(key).is_some()
     }
 
     fn get<Q>(&self, key: &Q) -> Option<&V>
@@ -262,7 +337,7 @@ impl<K: Hash + Eq + Clone, V> Core<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let slot = *self.index.get(key)?;
+        let slot = self.slot(key)?;
         self.arena.get(slot).map(|entry| &entry.value)
     }
 
@@ -271,7 +346,7 @@ impl<K: Hash + Eq + Clone, V> Core<K, V> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        let slot = *self.index.get(key)?;
+        let slot = self.slot(key)?;
         self.arena
             .get_pin_mut(slot)
             .map(|entry| entry.project().value)
@@ -296,27 +371,32 @@ impl<K: Hash + Eq + Clone, V> Core<K, V> {
         mut poll: impl FnMut(Pin<&mut V>, &mut Context<'_>) -> Polled<T>,
     ) -> Poll<Option<(K, T)>> {
         let index = &mut self.index;
-        let poll_entry = |_: Key, entry: Pin<&mut Entry<K, V>>, cx: &mut Context<'_>| {
+        let poll_entry = |slot: Key, entry: Pin<&mut Entry<K, V>>, cx: &mut Context<'_>| {
             let entry = entry.project();
-            let mut guard = ForgetOnUnwind {
-                index: &mut *index,
-                key: entry.key,
-                armed: true,
-            };
-            let polled = poll(entry.value, cx);
-            guard.armed = false;
-            let (index, key) = (&mut *guard.index, guard.key);
-            match polled {
-                Polled::Pending => Step::Pending,
-                Polled::Item(out) => Step::Repoll(Some((key.clone(), out))),
-                Polled::Last(out) => {
-                    let (key, _) = index
-                        .remove_entry(key)
+            let (hash, key, value) = (*entry.hash, &*entry.key, entry.value);
+            // If the poll, or the clone of the key for an item, panics, the arena drops the
+            // value: its key leaves the index first.
+            let (item_key, polled) = unwind::repair_on_unwind(
+                &mut *index,
+                |_| {
+                    let polled = poll(value, cx);
+                    let item_key = matches!(polled, Polled::Item(_)).then(|| key.clone());
+                    (item_key, polled)
+                },
+                |index| drop(take_indexed(index, hash, slot)),
+            );
+            match (item_key, polled) {
+                (Some(key), Polled::Item(out)) => Step::Repoll(Some((key, out))),
+                (_, Polled::Pending | Polled::Item(_)) => Step::Pending,
+                (_, Polled::Last(out)) => {
+                    let indexed = take_indexed(index, hash, slot)
                         .expect("pinfold-map: a value's key is missing from the index");
-                    Step::Done(Some((key, out)))
+                    Step::Done(Some((indexed.key, out)))
                 }
-                Polled::End => {
-                    index.remove(key);
+                (_, Polled::End) => {
+                    // The key's `Drop` runs once it is out of the index: if it panics, the
+                    // arena drops the stream, which has ended anyway.
+                    drop(take_indexed(index, hash, slot));
                     Step::Done(None)
                 }
             }
