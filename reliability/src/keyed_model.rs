@@ -591,6 +591,7 @@ impl<S: KeyedSubject> Run<S> {
                     self.output(key, id, item)?;
                 }
                 Poll::Ready(None) => {
+                    self.sync_ended()?;
                     if !self.live.is_empty() {
                         return Err(format!(
                             "the set ended with {} values live",
