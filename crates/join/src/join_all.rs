@@ -60,7 +60,7 @@ where
 /// [`is_terminated`]: FusedFuture::is_terminated
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct JoinAll<F: Future> {
-    join: Join<F, F::Output>,
+    join: Join<F, F::Output, Infallible>,
 }
 
 impl<F: Future> Future for JoinAll<F> {

@@ -60,7 +60,7 @@ where
 /// [`is_terminated`]: FusedFuture::is_terminated
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct TryJoinAll<F: TryFuture> {
-    join: Join<F, F::Ok>,
+    join: Join<F, F::Ok, F::Error>,
 }
 
 impl<F: TryFuture> Future for TryJoinAll<F> {
