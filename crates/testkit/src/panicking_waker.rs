@@ -1,5 +1,9 @@
 //! A task waker that panics on command: a user's waker whose `clone`, `wake`, `wake_by_ref` or
-//! `drop` panics, for tests that a set survives it.
+//! `drop` panics, for tests that a set survives it. It also counts every call of its
+//! operations as a *step*, with the calls of the test's own code that the test counts through
+//! [`WakerSwitches::step`] (a future's poll, a value's drop), and can make step `k` panic,
+//! whichever it is: a test runs once to count the steps, then once per step with the panic
+//! there ([`WakerSwitches::panic_at_step`]).
 //!
 //! ```
 //! use pinfold_testkit::panicking_waker::{CLONE_PANIC, WakerOps, panicking_waker};
@@ -21,8 +25,8 @@
 #![allow(unsafe_code)]
 
 use std::ops::BitOr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{RawWaker, RawWakerVTable, Waker};
 
 /// The message of a panic in `clone`.
@@ -71,6 +75,10 @@ pub struct WakerSwitches {
     wakes: AtomicUsize,
     /// Panics raised.
     panics: AtomicUsize,
+    /// What each step so far was, in order.
+    steps: Mutex<Vec<String>>,
+    /// The step that panics (counted from 1); 0 for none.
+    panic_at: AtomicUsize,
 }
 
 impl WakerSwitches {
@@ -103,8 +111,48 @@ impl WakerSwitches {
         self.live.load(Ordering::SeqCst)
     }
 
-    /// Panics with `message` if `op` is armed, disarming every operation first.
+    /// Makes step `step` (counted from 1, from the waker's creation) panic, whichever it is: a
+    /// call of one of the waker's operations (with that operation's message) or of
+    /// [`step`](Self::step) (with its label).
+    pub fn panic_at_step(&self, step: usize) {
+        self.panic_at.store(step, Ordering::SeqCst);
+    }
+
+    /// Counts a step of the test's own code (a future's poll, a value's drop) labelled
+    /// `label`, and panics with `label` as the message if it is the step
+    /// [`panic_at_step`](Self::panic_at_step) chose.
+    pub fn step(&self, label: &str) {
+        self.count_step(label);
+    }
+
+    /// How many steps there were so far.
+    pub fn steps(&self) -> usize {
+        self.steps.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
+
+    /// What each step so far was, in order: the label of [`step`](Self::step), or the message
+    /// of the waker operation's panic ([`CLONE_PANIC`] and so on).
+    pub fn step_labels(&self) -> Vec<String> {
+        self.steps.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Counts a step, and panics with `label` if it is the chosen one.
+    fn count_step(&self, label: &str) {
+        let step = {
+            let mut steps = self.steps.lock().unwrap_or_else(|e| e.into_inner());
+            steps.push(label.to_string());
+            steps.len()
+        };
+        if self.panic_at.load(Ordering::SeqCst) == step {
+            self.panics.fetch_add(1, Ordering::SeqCst);
+            panic!("{label}");
+        }
+    }
+
+    /// Counts the step, then panics with `message` if `op` is armed, disarming every operation
+    /// first.
     fn trip(&self, op: WakerOps, message: &'static str) {
+        self.count_step(message);
         let mut armed = self.armed.load(Ordering::SeqCst);
         while armed & op.0 != 0 {
             match self
