@@ -40,7 +40,7 @@ impl<F, T, E> Drop for CancelOnUnwind<'_, F, T, E> {
 
 /// How far a join has come, in one word: how many inputs still run (the low 32 bits), how many
 /// polls have polled every running input with the task's waker (the next 8), whether the
-/// join has completed (returned `Ready`, or let a future's panic through), and whether an input
+/// join has completed (returned `Ready`, or let a future's poll's panic through), and whether an input
 /// failed (its error kept in its slot until the join returns it); once the join has completed,
 /// the low bits say how many futures it joined (its storage is gone by then).
 ///
