@@ -473,8 +473,8 @@ fn panic_at_every_step<J: Joiner>(kinds: &[Kind]) {
     let counted = run::<J>(kinds, None, None);
     assert!(counted.panic.is_none());
     let steps = counted.labels.len();
-    // Under Miri, every third step (and the last).
-    let stride = if cfg!(miri) { 3 } else { 1 };
+    // Under Miri, about 20 steps spread over the run (and the last).
+    let stride = if cfg!(miri) { (steps / 20).max(1) } else { 1 };
     for step in (1..=steps).step_by(stride).chain([steps]) {
         let expected = &counted.labels[step - 1];
         let ran = run::<J>(kinds, Some(step), Some(expected));
