@@ -93,7 +93,7 @@ impl Drop for Out {
             .seen(self.id)
             .output_drops
             .fetch_add(1, Ordering::SeqCst);
-        self.run.switches.step(&format!("output {}: drop", self.id));
+        self.run.switches.step("output: drop");
     }
 }
 
@@ -122,7 +122,7 @@ impl Future for Input {
         let run = self.run.clone();
         let _guard = PollGuard(&run);
         let id = self.id;
-        run.switches.step(&format!("future {id}: poll"));
+        run.switches.step("future: poll");
         let seen = run.seen(id);
         if seen.finished.load(Ordering::SeqCst) {
             seen.polls_after_finishing.fetch_add(1, Ordering::SeqCst);
@@ -168,7 +168,7 @@ impl Drop for Input {
         // The waker it kept goes with it (a step of its own if it is the task's).
         let kept = lock(&seen.waker).take();
         drop(kept);
-        self.run.switches.step(&format!("future {}: drop", self.id));
+        self.run.switches.step("future: drop");
     }
 }
 
@@ -238,7 +238,7 @@ impl TaskWaker {
 /// How a run went.
 struct Ran {
     /// What every step was (the counting run's labels tell the message of step `k`).
-    labels: Vec<String>,
+    labels: Vec<&'static str>,
     /// The injected panic's message, once caught.
     panic: Option<String>,
 }
@@ -476,9 +476,9 @@ fn panic_at_every_step<J: Joiner>(kinds: &[Kind]) {
     // Under Miri, about 20 steps spread over the run (and the last).
     let stride = if cfg!(miri) { (steps / 20).max(1) } else { 1 };
     for step in (1..=steps).step_by(stride).chain([steps]) {
-        let expected = &counted.labels[step - 1];
+        let expected = counted.labels[step - 1];
         let ran = run::<J>(kinds, Some(step), Some(expected));
-        assert_eq!(ran.panic.as_deref(), Some(expected.as_str()), "step {step}");
+        assert_eq!(ran.panic.as_deref(), Some(expected), "step {step}");
     }
 }
 

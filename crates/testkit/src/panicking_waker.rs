@@ -76,7 +76,7 @@ pub struct WakerSwitches {
     /// Panics raised.
     panics: AtomicUsize,
     /// What each step so far was, in order.
-    steps: Mutex<Vec<String>>,
+    steps: Mutex<Vec<&'static str>>,
     /// The step that panics (counted from 1); 0 for none.
     panic_at: AtomicUsize,
 }
@@ -121,7 +121,7 @@ impl WakerSwitches {
     /// Counts a step of the test's own code (a future's poll, a value's drop) labelled
     /// `label`, and panics with `label` as the message if it is the step
     /// [`panic_at_step`](Self::panic_at_step) chose.
-    pub fn step(&self, label: &str) {
+    pub fn step(&self, label: &'static str) {
         self.count_step(label);
     }
 
@@ -132,15 +132,15 @@ impl WakerSwitches {
 
     /// What each step so far was, in order: the label of [`step`](Self::step), or the message
     /// of the waker operation's panic ([`CLONE_PANIC`] and so on).
-    pub fn step_labels(&self) -> Vec<String> {
+    pub fn step_labels(&self) -> Vec<&'static str> {
         self.steps.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Counts a step, and panics with `label` if it is the chosen one.
-    fn count_step(&self, label: &str) {
+    fn count_step(&self, label: &'static str) {
         let step = {
             let mut steps = self.steps.lock().unwrap_or_else(|e| e.into_inner());
-            steps.push(label.to_string());
+            steps.push(label);
             steps.len()
         };
         if self.panic_at.load(Ordering::SeqCst) == step {
