@@ -250,7 +250,9 @@ impl<T> Fixed<T> {
     ///
     /// If `visit` or a value's `Drop` panics, the outputs taken so far are put back as when the
     /// pass stops (a value whose `Drop` panicked gets `restore` of its output), and the panic
-    /// goes on. `restore` must not panic: a panic of it while the arena puts outputs back
+    /// goes on. If the pass is complete and the drop of the wake table's task waker panics
+    /// (an armed arena frees its table then), the arena is left empty, every output is
+    /// dropped, and the panic goes on. `restore` must not panic: a panic of it while the arena puts outputs back
     /// (which may be during an unwinding) leaves values in the arena that are not there.
     #[inline]
     pub fn fill_in_place<U, B>(
@@ -299,10 +301,8 @@ impl<T> Fixed<T> {
         }
         let base = guard.base;
         mem::forget(guard);
-        // The block is the outputs' now; the wake table, if any, goes too (as in
-        // `take_vec_with`).
+        // The block is the outputs' now.
         mem::forget(mem::take(&mut self.cells));
-        self.armed = None;
         let capacity_bytes = capacity * size_of::<T>();
         // SAFETY: the block holds `len` initialised `U`s at its start and no value (each was
         // dropped before its bytes were written); it was allocated by a `Vec<T>` of `capacity`
@@ -314,6 +314,9 @@ impl<T> Fixed<T> {
                 capacity_bytes / size_of::<U>(),
             )
         };
+        // The wake table, if any, goes too (as in `take_vec_with`), once the outputs are a
+        // `Vec`: if dropping the task's waker it holds panics, they are dropped with it.
+        drop(self.armed.take());
         Filled::All(outputs)
     }
 

@@ -10,7 +10,7 @@
 
 use core::mem::ManuallyDrop;
 use core::sync::atomic::{AtomicBool, Ordering};
-use core::task::{Context, RawWaker, RawWakerVTable, Waker};
+use core::task::{Context, Poll, RawWaker, RawWakerVTable, Waker};
 
 /// What the noting waker's data points to.
 struct Noted<'a> {
@@ -60,12 +60,19 @@ unsafe fn wake_by_ref(data: *const ()) {
 /// Nothing to drop: the waker owns nothing.
 fn drop(_: *const ()) {}
 
-/// Runs `pass` with a context whose waker notes wakes instead of passing each on, then wakes
-/// `cx`'s waker once if any was noted. A clone of that waker is a clone of `cx`'s waker: a
-/// waker kept for later wakes the task directly. If `pass` unwinds, the noted wakes are not
-/// passed on (the caller's state is being torn down by the panic).
+/// Runs `pass` with a context whose waker notes wakes instead of passing each on, then, if the
+/// pass is `Pending`, wakes `cx`'s waker once if any was noted: a pass that is `Ready` has no
+/// later poll for a wake to cause, and wakes nothing (so a panic of the task's waker cannot
+/// come after it). A clone of the lent waker is a clone of `cx`'s waker: a waker kept for
+/// later wakes the task directly. If `pass` unwinds, the noted wakes are not passed on.
+///
+/// The wake after a `Pending` pass is the last thing done: if it panics, the pass is over and
+/// its caller's state is as the pass left it.
 #[inline]
-pub fn with_noted_wakes<R>(cx: &mut Context<'_>, pass: impl FnOnce(&mut Context<'_>) -> R) -> R {
+pub fn with_noted_wakes<R>(
+    cx: &mut Context<'_>,
+    pass: impl FnOnce(&mut Context<'_>) -> Poll<R>,
+) -> Poll<R> {
     let noted = Noted {
         woken: AtomicBool::new(false),
         task: cx.waker(),
@@ -79,7 +86,7 @@ pub fn with_noted_wakes<R>(cx: &mut Context<'_>, pass: impl FnOnce(&mut Context<
     let waker = ManuallyDrop::new(unsafe { Waker::new(data.cast::<()>(), &VTABLE) });
     let mut noting = Context::from_waker(&waker);
     let out = pass(&mut noting);
-    if noted.woken.load(Ordering::Relaxed) {
+    if out.is_pending() && noted.woken.load(Ordering::Relaxed) {
         noted.task.wake_by_ref();
     }
     out
@@ -88,14 +95,14 @@ pub fn with_noted_wakes<R>(cx: &mut Context<'_>, pass: impl FnOnce(&mut Context<
 #[cfg(test)]
 mod tests {
     use super::with_noted_wakes;
-    use core::task::Context;
+    use core::task::{Context, Poll};
     use pinfold_testkit::waker::counting_waker;
 
     #[test]
     fn wakes_in_the_pass_wake_the_task_once_after_it() {
         let (waker, task) = counting_waker();
         let mut cx = Context::from_waker(&waker);
-        with_noted_wakes(&mut cx, |cx| {
+        let _ = with_noted_wakes(&mut cx, |cx| {
             cx.waker().wake_by_ref();
             cx.waker().wake_by_ref();
             assert_eq!(
@@ -103,15 +110,31 @@ mod tests {
                 0,
                 "a wake in the pass reached the task at once"
             );
+            Poll::<()>::Pending
         });
         assert_eq!(task.count(), 1);
+    }
+
+    #[test]
+    fn a_pass_that_is_ready_passes_no_wake_on() {
+        let (waker, task) = counting_waker();
+        let mut cx = Context::from_waker(&waker);
+        let out = with_noted_wakes(&mut cx, |cx| {
+            cx.waker().wake_by_ref();
+            Poll::Ready(7)
+        });
+        assert_eq!(out, Poll::Ready(7));
+        assert_eq!(task.count(), 0);
     }
 
     #[test]
     fn no_wake_in_the_pass_wakes_nothing() {
         let (waker, task) = counting_waker();
         let mut cx = Context::from_waker(&waker);
-        assert_eq!(with_noted_wakes(&mut cx, |_| 7), 7);
+        assert_eq!(
+            with_noted_wakes(&mut cx, |_| Poll::<u8>::Pending),
+            Poll::Pending
+        );
         assert_eq!(task.count(), 0);
     }
 
@@ -130,8 +153,11 @@ mod tests {
                 1,
                 "a clone's wake did not reach the task at once"
             );
-            kept
+            Poll::Ready(kept)
         });
+        let Poll::Ready(kept) = kept else {
+            unreachable!()
+        };
         assert_eq!(task.count(), 1, "the clone's wake was passed on twice");
         kept.wake();
         assert_eq!(task.count(), 2);
@@ -141,12 +167,13 @@ mod tests {
     fn a_wake_from_a_scoped_thread_in_the_pass_is_passed_on() {
         let (waker, task) = counting_waker();
         let mut cx = Context::from_waker(&waker);
-        with_noted_wakes(&mut cx, |cx| {
+        let _ = with_noted_wakes(&mut cx, |cx| {
             let lent = cx.waker();
             std::thread::scope(|s| {
                 s.spawn(|| lent.wake_by_ref());
                 s.spawn(|| lent.wake_by_ref());
             });
+            Poll::<()>::Pending
         });
         assert_eq!(task.count(), 1);
     }

@@ -507,3 +507,38 @@ fn a_panic_in_a_values_drop_puts_its_output_in_its_place() {
         assert_eq!(fill_panicking(None, Some(panic_at)), expected);
     }
 }
+
+#[test]
+fn a_panic_of_the_task_wakers_drop_after_an_armed_fill_drops_every_output_once() {
+    use pinfold_testkit::contract::panic_message;
+    use pinfold_testkit::panicking_waker::{DROP_PANIC, WakerOps, panicking_waker};
+
+    let n = 6;
+    let values = log(n);
+    let outputs_log = log(n);
+    let visits = RefCell::new(Vec::new());
+    let mut fixed = cells(n, &values, None);
+    // Armed, and a round that finds every value pending registers (a clone of) the task's
+    // waker in the wake table: the table's drop drops that waker.
+    let (task, switches) = panicking_waker();
+    let mut cx = Context::from_waker(&task);
+    fixed.arm(|_| true);
+    let mut budget = fixed.budget();
+    let mut pending = |_, _: Pin<&mut Cell>, _: &mut Context<'_>| Step::<()>::Pending;
+    assert!(
+        fixed
+            .poll_with_budget(&mut cx, &mut budget, &mut pending)
+            .is_pending()
+    );
+    assert_eq!(switches.live(), 2, "the round did not register the task");
+    switches.panic_once(WakerOps::DROP);
+    let panic = catch_unwind(AssertUnwindSafe(|| {
+        drop(fixed.fill_in_place(visit_cell(&outputs_log, &visits, None, None), keep));
+    }))
+    .expect_err("the task waker's drop did not panic");
+    assert_eq!(panic_message(&*panic), DROP_PANIC);
+    drop(fixed);
+    assert_each_dropped_once(&values, "value");
+    assert_each_dropped_once(&outputs_log, "output");
+    assert_eq!(switches.live(), 1, "a clone of the task's waker was leaked");
+}

@@ -1,6 +1,6 @@
 //! The state [`JoinAll`](crate::JoinAll) and [`TryJoinAll`](crate::TryJoinAll) share: the input
-//! futures in a [`Fixed`] arena indexed by input position, how many still run, and whether the
-//! join has completed.
+//! futures in a [`Fixed`] arena indexed by input position, how many still run, whether one has
+//! failed, and whether the join has completed.
 
 use core::fmt;
 use core::mem::MaybeUninit;
@@ -8,7 +8,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use pinfold_arena::unwind::{self, Panic};
-use pinfold_arena::{Filled, Fixed, Step, with_noted_wakes};
+use pinfold_arena::{Filled, Fixed, Step, coop, with_noted_wakes};
 
 use crate::slot::Slot;
 use alloc::vec::Vec;
@@ -17,17 +17,18 @@ use alloc::vec::Vec;
 /// their first two polls; larger joins in their first poll only (see the crate docs, *Polls*).
 pub(crate) const SMALL: usize = 32;
 
-/// Cancels the join it holds when dropped while one of its futures' poll or drop is running,
-/// which only an unwinding poll or drop leaves behind.
-struct CancelOnUnwind<'a, F, T> {
-    join: &'a mut Join<F, T>,
-    /// Set while a future's poll or drop runs: a panic caught with it set is the future's; one
-    /// caught without it came from the task's waker (its registration or a yield), and leaves
-    /// the join as it was. Kept here, not in the join, so that making a join does not write it.
+/// Cancels the join it holds when dropped while one of its futures' poll is running, which
+/// only an unwinding poll leaves behind.
+struct CancelOnUnwind<'a, F, T, E> {
+    join: &'a mut Join<F, T, E>,
+    /// Set while a future's poll runs: a panic that unwinds with it set is the future's poll's,
+    /// and cancels the join; any other (a future's or an output's drop, the task's waker) left
+    /// the join consistent, and leaves it as it is. Kept here, not in the join, so that making
+    /// a join does not write it.
     in_future: bool,
 }
 
-impl<F, T> Drop for CancelOnUnwind<'_, F, T> {
+impl<F, T, E> Drop for CancelOnUnwind<'_, F, T, E> {
     fn drop(&mut self) {
         if self.in_future {
             // A drop's panic here is caught by `cancel` and dropped (without `std`, it aborts,
@@ -38,9 +39,10 @@ impl<F, T> Drop for CancelOnUnwind<'_, F, T> {
 }
 
 /// How far a join has come, in one word: how many inputs still run (the low 32 bits), how many
-/// polls have polled every running input with the task's waker (the next 8), and whether the
-/// join has completed (returned `Ready`, or let a future's panic through); once it has, the low
-/// bits say how many futures it joined (its storage is gone by then).
+/// polls have polled every running input with the task's waker (the next 8), whether the
+/// join has completed (returned `Ready`, or let a future's poll's panic through), and whether an input
+/// failed (its error kept in its slot until the join returns it); once the join has completed,
+/// the low bits say how many futures it joined (its storage is gone by then).
 ///
 /// One word, because a join is moved as soon as it is made (into the caller's future, into an
 /// executor), and the move reads it back in 16-byte pieces: a piece that holds bytes of a
@@ -56,6 +58,7 @@ impl Progress {
     const PASS: u64 = 1 << 32;
     const PASSES: u64 = 0xff << 32;
     const TERMINATED: u64 = 1 << 40;
+    const FAILED: u64 = 1 << 41;
 
     fn new(running: u32) -> Self {
         Self(u64::from(running))
@@ -87,6 +90,15 @@ impl Progress {
         self.0 & Self::TERMINATED != 0
     }
 
+    /// An input failed: its error is in its slot.
+    fn fail(&mut self) {
+        self.0 |= Self::FAILED;
+    }
+
+    fn is_failed(self) -> bool {
+        self.0 & Self::FAILED != 0
+    }
+
     /// Completed, having joined `len` futures: nothing runs any more.
     fn terminate(&mut self, len: usize) {
         self.0 = Self::TERMINATED | (len as u64 & Self::RUNNING);
@@ -100,16 +112,16 @@ impl Progress {
 }
 
 /// A join of futures `F` whose finished outputs are `T` (`F::Output` for `join_all`, the `Ok`
-/// value for `try_join_all`).
+/// value for `try_join_all`) and whose errors are `E` (`Infallible` for `join_all`).
 // `repr(C)` and the gap put `progress` in the join's last 8 bytes, after a whole number of 16
 // bytes: a move copies the join in 16-byte pieces from its start and the rest in smaller ones,
 // so the word is read back by a load of its own, which the store that wrote it forwards.
 // Sharing a 16-byte piece with bytes not written by that store, it would stall every move of
 // a new join (perf on the join benchmarks' driver: 44% of the move's samples on that load).
 #[repr(C)]
-pub(crate) struct Join<F, T> {
+pub(crate) struct Join<F, T, E> {
     /// Input `i` at index `i`; emptied when the join completes.
-    inputs: Fixed<Slot<F, T>>,
+    inputs: Fixed<Slot<F, T, E>>,
     /// Never written (see above).
     _gap: [MaybeUninit<u8>; GAP],
     progress: Progress,
@@ -119,7 +131,66 @@ pub(crate) struct Join<F, T> {
 /// piece (a `Fixed`'s size does not depend on what it holds).
 const GAP: usize = (16 - size_of::<Fixed<()>>() % 16) % 16;
 
-impl<F, T> Join<F, T> {
+/// What polling one running input came to.
+enum Polled<T> {
+    /// The future is pending.
+    Pending,
+    /// The future finished with this output, and is counted as finished: the caller drops it
+    /// and keeps the output.
+    Output(T),
+    /// The future failed: it was dropped, its error is in its slot and the join is marked
+    /// failed.
+    Failed,
+}
+
+/// What stopped a pass of [`Fixed::fill_in_place`] over the inputs.
+enum Halt {
+    /// The input is pending.
+    Pending,
+    /// The input failed (see [`Polled::Failed`]).
+    Failed,
+    /// The task's tokio budget is spent: the input was not polled.
+    Spent,
+}
+
+/// Polls input `slot`, if its future is still running, with `poll`. The join's state is kept
+/// true at every point user code runs: a finished input is counted before its future is
+/// dropped (by the caller), a failed one marked before it is, and its error is in its slot
+/// even if that drop panics. `in_future` is set while the future's poll runs.
+#[inline(always)]
+fn poll_input<F, T, E, P>(
+    slot: Pin<&mut Slot<F, T, E>>,
+    cx: &mut Context<'_>,
+    poll: &mut P,
+    progress: &mut Progress,
+    in_future: &mut bool,
+) -> Polled<T>
+where
+    P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
+{
+    let mut slot = slot;
+    let Some(fut) = slot.as_mut().running() else {
+        // A finished input polled by a stale wake.
+        return Polled::Pending;
+    };
+    *in_future = true;
+    let polled = poll(fut, cx);
+    *in_future = false;
+    match polled {
+        Poll::Pending => Polled::Pending,
+        Poll::Ready(Ok(out)) => {
+            progress.finished(1);
+            Polled::Output(out)
+        }
+        Poll::Ready(Err(err)) => {
+            progress.fail();
+            slot.fail(err);
+            Polled::Failed
+        }
+    }
+}
+
+impl<F, T, E> Join<F, T, E> {
     /// Stores every future of `iter` in order: one allocation when the iterator's `size_hint`
     /// is exact (what `collect` costs otherwise).
     #[inline]
@@ -155,21 +226,24 @@ impl<F, T> Join<F, T> {
 
     /// Polls the futures (see the crate docs, *Polls*) with `poll`. Returns every output in
     /// input order once all are `Ok`, or the first `Err` as soon as it comes, after dropping
-    /// every other future and every kept output. A panic in a future drops all the others and
-    /// kept outputs before it propagates. In each case the join is terminated.
+    /// every other future and every kept output; the join is then terminated. A panic in a
+    /// future's poll drops all the others and the kept outputs before it propagates, and
+    /// terminates the join too. Any other panic (a future's or an output's drop, the task's
+    /// waker) propagates with the join consistent and not terminated: polling it again goes on
+    /// (see the crate docs, *Panics*).
     ///
     /// # Panics
     /// If the join is terminated, with the message "`{name}` polled after completion"; and with
-    /// a future's panic.
+    /// the panics above.
     // Inlined, with `poll_futures` and `take_outputs`, into the caller's poll: the output
     // `Vec` then reaches the caller in registers, not written to memory and read straight back
     // (wider than written, which stalls): it took a join of two ready futures from 43 to 30 ns.
     #[inline]
-    pub(crate) fn poll<E, P>(
+    pub(crate) fn poll<P>(
         &mut self,
         cx: &mut Context<'_>,
         name: &str,
-        poll: P,
+        mut poll: P,
     ) -> Poll<Result<Vec<T>, E>>
     where
         P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
@@ -178,19 +252,9 @@ impl<F, T> Join<F, T> {
             !self.progress.is_terminated(),
             "{name} polled after completion"
         );
-        // The join's output spends a unit of tokio's budget (with the `tokio-coop` feature).
-        pinfold_arena::coop::poll_once(cx, |cx| self.poll_futures(cx, poll))
-    }
-
-    /// [`poll`](Self::poll) without tokio's budget.
-    #[inline]
-    fn poll_futures<E, P>(&mut self, cx: &mut Context<'_>, mut poll: P) -> Poll<Result<Vec<T>, E>>
-    where
-        P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
-    {
-        // If a future's poll or drop unwinds, the guard drops every other future and output
-        // on the way out (the future's panic is the one that goes on); a panic of the task's
-        // waker (its registration or a yield) leaves the join as it was.
+        // If a future's poll unwinds, the guard drops every other future and output on the way
+        // out (the future's panic is the one that goes on); any other panic leaves the join as
+        // it was.
         let mut guard = CancelOnUnwind {
             join: self,
             in_future: false,
@@ -204,32 +268,33 @@ impl<F, T> Join<F, T> {
                 Poll::Ready(Ok(outputs))
             }
             Poll::Ready(Ok(None)) => Poll::Ready(Ok(join.take_outputs())),
-            Poll::Ready(Err(err)) => {
-                if let Err(panic) = join.cancel() {
-                    unwind::resume(panic);
-                }
-                Poll::Ready(Err(err))
-            }
+            Poll::Ready(Err(())) => Poll::Ready(Err(join.take_error())),
         }
     }
 
     /// `Ready(Ok)` once every future has finished (with the outputs if they are already out of
-    /// the inputs, `None` if they are kept in them), `Ready(Err)` at the first error, `Pending`
-    /// otherwise. The first poll (the first two for a join of at most [`SMALL`] futures) polls
-    /// every running future once with the task's waker; the next arms the inputs' own wakers
-    /// and polls every running future once with its own; after that, only woken futures are
-    /// polled, fairly (at most once each per poll, yielding after as many polls as futures
-    /// run, or after two futures woke themselves).
+    /// the inputs, `None` if they are kept in them), `Ready(Err)` once one has failed (its
+    /// error kept in its slot), `Pending` otherwise. The first poll (the first two for a join
+    /// of at most [`SMALL`] futures) polls every running future once with the task's waker;
+    /// the next arms the inputs' own wakers and polls every running future once with its own;
+    /// after that, only woken futures are polled, fairly (at most once each per poll, yielding
+    /// after as many polls as futures run, or after two futures woke themselves). Each future
+    /// completed spends a unit of tokio's budget (with the `tokio-coop` feature); once it is
+    /// spent, the poll stops there and returns `Pending` (tokio wakes the task).
     #[inline(always)]
-    fn drive<E, P>(
+    fn drive<P>(
         &mut self,
         cx: &mut Context<'_>,
         poll: &mut P,
         in_future: &mut bool,
-    ) -> Poll<Result<Option<Vec<T>>, E>>
+    ) -> Poll<Result<Option<Vec<T>>, ()>>
     where
         P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
     {
+        if self.progress.is_failed() {
+            // A panic came after the failure, before the error was returned.
+            return Poll::Ready(Err(()));
+        }
         let running = self.progress.running();
         if running == 0 {
             return Poll::Ready(Ok(None));
@@ -252,28 +317,37 @@ impl<F, T> Join<F, T> {
             inputs, progress, ..
         } = self;
         let mut budget = inputs.budget();
-        let mut poll_slot = |_, slot: Pin<&mut Slot<F, T>>, cx: &mut Context<'_>| {
-            *in_future = true;
-            let step = slot.poll(cx, poll);
-            *in_future = false;
-            step
-        };
-        // Counted in a local, written back once: a panic out of the loop terminates the join.
-        let before = progress.running();
-        let mut running = before;
-        let polled = loop {
-            if running == 0 {
-                break Poll::Ready(Ok(None));
+        loop {
+            if progress.running() == 0 {
+                return Poll::Ready(Ok(None));
             }
+            if !coop::may_proceed(cx) {
+                return Poll::Pending;
+            }
+            // Counts a finished input as it finishes (see `poll_input`): a panic later in the
+            // round (a future's drop, the task's waker) leaves the count true.
+            let mut poll_slot =
+                |_, mut slot: Pin<&mut Slot<F, T, E>>, cx: &mut Context<'_>| match poll_input(
+                    slot.as_mut(),
+                    cx,
+                    poll,
+                    progress,
+                    in_future,
+                ) {
+                    Polled::Pending => Step::Pending,
+                    Polled::Output(out) => {
+                        slot.finish(out);
+                        Step::Keep(Ok(()))
+                    }
+                    Polled::Failed => Step::Keep(Err(())),
+                };
             match inputs.poll_with_budget(cx, &mut budget, &mut poll_slot) {
-                Poll::Ready(Some((_, Ok(())))) => running -= 1,
-                Poll::Ready(Some((_, Err(err)))) => break Poll::Ready(Err(err)),
+                Poll::Ready(Some((_, Ok(())))) => coop::spend(cx),
+                Poll::Ready(Some((_, Err(())))) => return Poll::Ready(Err(())),
                 Poll::Ready(None) => unreachable!("a fixed arena never ends"),
-                Poll::Pending => break Poll::Pending,
+                Poll::Pending => return Poll::Pending,
             }
-        };
-        progress.finished(before - running);
-        polled
+        }
     }
 
     /// Polls every input once with the task's waker, when all are running: each output goes
@@ -281,36 +355,57 @@ impl<F, T> Join<F, T> {
     /// (which leaves nothing to move when they all do); from the first future that does not
     /// finish on, as [`poll_every_running`](Self::poll_every_running).
     #[inline]
-    fn poll_every_input<E, P>(
+    fn poll_every_input<P>(
         &mut self,
         cx: &mut Context<'_>,
         poll: &mut P,
         in_future: &mut bool,
-    ) -> Poll<Result<Option<Vec<T>>, E>>
+    ) -> Poll<Result<Option<Vec<T>>, ()>>
     where
         P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
     {
-        // Set across the pass: only a future's poll or drop can unwind out of it (the outputs
-        // taken so far are put back in their slots first).
-        *in_future = true;
-        let filled = self
-            .inputs
-            .fill_in_place(|slot| slot.poll_output(cx, poll), Slot::Done);
-        *in_future = false;
+        let Self {
+            inputs, progress, ..
+        } = self;
+        // A future's drop that panics here finds the outputs taken so far put back in their
+        // slots, its own in its slot, and each counted already: the join stays consistent.
+        let filled = inputs.fill_in_place(
+            |slot| {
+                if !coop::may_proceed(cx) {
+                    return Err(Halt::Spent);
+                }
+                match poll_input(slot, cx, poll, progress, in_future) {
+                    Polled::Output(out) => {
+                        coop::spend(cx);
+                        Ok(out)
+                    }
+                    Polled::Pending => Err(Halt::Pending),
+                    Polled::Failed => Err(Halt::Failed),
+                }
+            },
+            Slot::Done,
+        );
         match filled {
             Filled::All(outputs) => {
                 self.progress.terminate(outputs.len());
                 Poll::Ready(Ok(Some(outputs)))
             }
             Filled::Stopped {
-                reason: Some(err), ..
-            } => Poll::Ready(Err(err)),
-            Filled::Stopped { at, reason: None } => {
-                // Inputs `0..at` finished, `at` is pending.
-                self.progress.finished(at as u32);
-                self.poll_every_running(cx, poll, at + 1, in_future)
-                    .map_ok(|()| None)
-            }
+                reason: Halt::Failed,
+                ..
+            } => Poll::Ready(Err(())),
+            // The futures from `at` on are polled by the next poll, which tokio's wake brings.
+            Filled::Stopped {
+                reason: Halt::Spent,
+                ..
+            } => Poll::Pending,
+            // Inputs `0..at` finished, `at` is pending.
+            Filled::Stopped {
+                at,
+                reason: Halt::Pending,
+            } => self
+                .poll_every_running(cx, poll, at + 1, in_future)
+                .map_ok(|()| None),
             Filled::Unfit => self
                 .poll_every_running(cx, poll, 0, in_future)
                 .map_ok(|()| None),
@@ -319,60 +414,84 @@ impl<F, T> Join<F, T> {
 
     /// Polls every running future from input `start` on once with the task's waker, lent
     /// through [`with_noted_wakes`]: the futures that yield in the pass wake the task once
-    /// after it, not once each.
+    /// after it, not once each (and not at all if the pass completes the join).
     #[inline(always)]
-    fn poll_every_running<E, P>(
+    fn poll_every_running<P>(
         &mut self,
         cx: &mut Context<'_>,
         poll: &mut P,
         start: usize,
         in_future: &mut bool,
-    ) -> Poll<Result<(), E>>
+    ) -> Poll<Result<(), ()>>
     where
         P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
     {
         let Self {
             inputs, progress, ..
         } = self;
-        // `move`: the pass owns its borrows. The running count is kept up to date in the pass,
-        // before the noted wake goes out: a panic of the task's waker then leaves the join as
-        // it was.
-        let passed = with_noted_wakes(cx, move |cx| {
-            // Set across the loop: only a future's poll or drop can unwind out of it.
-            *in_future = true;
+        // `move`: the pass owns its borrows. The running count is kept up to date in the pass
+        // (see `poll_input`): a panic of a future's drop, or of the task's waker in the wake
+        // after the pass, leaves the join as it was.
+        with_noted_wakes(cx, move |cx| {
             for mut slot in inputs.iter_pin_mut_from(start) {
                 if !slot.as_mut().is_running() {
                     continue;
                 }
-                match slot.poll(cx, poll) {
-                    Step::Keep(Ok(())) => progress.finished(1),
-                    Step::Done(Err(err)) | Step::Keep(Err(err)) | Step::Repoll(Err(err)) => {
-                        *in_future = false;
-                        return Err(err);
+                if !coop::may_proceed(cx) {
+                    // The futures not polled yet are polled by the next poll, which tokio's
+                    // wake brings.
+                    return Poll::Pending;
+                }
+                match poll_input(slot.as_mut(), cx, poll, progress, in_future) {
+                    Polled::Pending => {}
+                    Polled::Output(out) => {
+                        coop::spend(cx);
+                        slot.finish(out);
                     }
-                    Step::Pending | Step::Done(Ok(())) | Step::Repoll(Ok(())) => {}
+                    Polled::Failed => return Poll::Ready(Err(())),
                 }
             }
-            *in_future = false;
-            Ok(progress.running() == 0)
-        });
-        match passed {
-            Err(err) => Poll::Ready(Err(err)),
-            Ok(true) => Poll::Ready(Ok(())),
-            // Every running future holds the task's waker: the next wake of any polls again.
-            Ok(false) => Poll::Pending,
-        }
+            if progress.running() == 0 {
+                Poll::Ready(Ok(()))
+            } else {
+                // Every running future holds the task's waker: the next wake of any polls
+                // again.
+                Poll::Pending
+            }
+        })
     }
 
     /// Moves every output out, in input order, into a `Vec` (in the inputs' own storage when
-    /// the layouts allow), and terminates the join.
+    /// the layouts allow), and terminates the join. If dropping the wake table panics (the
+    /// task's waker it holds), the outputs stay where they are, and the next poll takes them.
     #[inline]
     fn take_outputs(&mut self) -> Vec<T> {
-        self.progress.terminate(self.inputs.len());
-        self.inputs.take_vec_with(|slot| {
+        let outputs = self.inputs.take_vec_with(|slot| {
             Slot::take_output(slot)
                 .unwrap_or_else(|| unreachable!("a finished join lacks an output"))
-        })
+        });
+        self.progress.terminate(outputs.len());
+        outputs
+    }
+
+    /// Drops every future and every kept output now but the error a failed input keeps, then
+    /// moves the error out and terminates the join. If a `Drop` panics, the others are dropped
+    /// all the same, and the first panic goes on with the error still kept: the next poll
+    /// returns it.
+    #[cold]
+    fn take_error(&mut self) -> E {
+        if let Err(panic) =
+            unwind::each_despite_panics(self.inputs.iter_pin_mut(), Slot::clear_unless_failed)
+        {
+            unwind::resume(panic);
+        }
+        let err = self
+            .inputs
+            .iter_pin_mut()
+            .find_map(Slot::take_error)
+            .unwrap_or_else(|| unreachable!("a failed join lacks its error"));
+        self.progress.terminate(self.inputs.len());
+        err
     }
 
     /// Drops every future and every kept output now, and terminates the join. If a `Drop`

@@ -53,14 +53,15 @@ where
 /// `Unpin` whatever `F` is (the futures are pinned in the join's own storage); `Send` if `F`
 /// and `F::Output` are; `Sync` if they are `Sync`.
 ///
-/// Polling it again after it returned `Ready` (or after a future's panic passed through it)
-/// panics with the message `JoinAll polled after completion`; [`is_terminated`] says when not
-/// to.
+/// Polling it again after it returned `Ready` (or after the panic of a future's poll passed
+/// through it) panics with the message `JoinAll polled after completion`; [`is_terminated`]
+/// says when not to. Other panics leave it going on (see the crate docs, *Cancellation and
+/// panics*).
 ///
 /// [`is_terminated`]: FusedFuture::is_terminated
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct JoinAll<F: Future> {
-    join: Join<F, F::Output>,
+    join: Join<F, F::Output, Infallible>,
 }
 
 impl<F: Future> Future for JoinAll<F> {
@@ -89,8 +90,8 @@ impl<F: Future> FromIterator<F> for JoinAll<F> {
 }
 
 impl<F: Future> FusedFuture for JoinAll<F> {
-    /// `true` once the join has returned its outputs, or a future's panic has passed through
-    /// it.
+    /// `true` once the join has returned its outputs, or the panic of a future's poll has
+    /// passed through it.
     fn is_terminated(&self) -> bool {
         self.join.is_terminated()
     }

@@ -87,8 +87,9 @@
 //! not ten times: under futures-executor's `block_on` each wake is an atomic swap, and the
 //! join of them went from 0.80x-0.82x to 0.64x-0.65x of `futures-util`'s (`join_interleaved`,
 //! median of five runs each). The flag is written once per poll, not once per wake: ten
-//! stores of it cost that join 8 ns more with a no-op waker (75 against 67 ns). A panic of
-//! the task's waker in that one wake leaves the join as it was (`tests/panics.rs`).
+//! stores of it cost that join 8 ns more with a no-op waker (75 against 67 ns). A pass that
+//! completes the join passes no wake on. A panic of the task's waker in that one wake leaves
+//! the join as it was (see *Cancellation and panics*).
 //!
 //! A future must wake the waker of its latest poll, as the `Future` contract says: one whose
 //! condition becomes true between its check and its registration of the new waker, and that
@@ -120,7 +121,8 @@
 //! twice; one that waits for one wake from elsewhere, at most `P + 2` times (fewer when the
 //! wake comes early); and nothing else polls it, except in the case of the future that keeps
 //! its first waker, above. `tests/polls.rs` checks this at 1, 2, 10, 31, 32, 33 and 1,000
-//! futures.
+//! futures. With the `tokio-coop` feature, a poll that runs out of budget stops before the
+//! futures it has not reached (see *Fairness*); they are polled by the next poll instead.
 //!
 //! # Allocations
 //!
@@ -154,8 +156,15 @@
 //! joined, or once two futures woke themselves during their own poll, so a future that always
 //! wakes itself cannot starve the executor, or once 32 futures already polled with their own
 //! wakers were woken and `Pending` again ([`pinfold_arena::MAX_VAIN_REPOLLS`]: under tokio,
-//! once the task's coop budget is spent, tokio's futures do that until the next poll; without
-//! the cap, joining 20,000 tokio sleeps took 378,547 polls of them, with it 79,441).
+//! once the task's coop budget is spent, tokio's futures do that until the next poll, and the
+//! cap keeps the polls of such a join linear in its number of futures).
+//!
+//! With the `tokio-coop` feature, each future a join completes (with an output, or with the
+//! error of [`try_join_all`]) spends a unit of the task's tokio budget, as each output of the
+//! sets does; once the budget is spent, the poll stops before the next future, and the join
+//! returns `Pending` with the task woken by tokio, so a join of many ready futures lets the
+//! runtime's other tasks run. The futures that poll did not reach are polled by the next one.
+//! Nothing is spent on futures that stay pending: what they spend themselves stays spent.
 //!
 //! # Cancellation and panics
 //!
@@ -163,13 +172,32 @@
 //! kept so far, each exactly once, in place. When [`try_join_all`] returns an error, the other
 //! futures and the kept `Ok` values have been dropped already.
 //!
-//! If a future panics while being polled, it is dropped in place, then every other future and
-//! every kept output is dropped, and the panic propagates out of `poll`.
+//! User code runs in a join in a future's poll, a future's `Drop` (when it finishes, or is
+//! cancelled), an output's or an error's `Drop`, and the task's waker (its `clone`, `wake`,
+//! `wake_by_ref` and `drop`). A panic in any of them propagates out of `poll`; what the join
+//! does then depends on where it came from:
+//!
+//! - **A future's poll** (including whatever the future calls there, such as the task's
+//!   waker it was lent): the future is dropped in place, then every other future and every
+//!   kept output, each exactly once, and the panic propagates. The join is terminated (see
+//!   below): polling it again panics with the `polled after completion` message.
+//! - **Anything else** (a future's or an output's `Drop`, the task's waker when the join
+//!   registers, wakes or drops it): the join is left consistent, and is not terminated. A
+//!   future that finished before the panic stays finished and keeps its output (a future whose
+//!   own `Drop` panicked as it finished keeps it too), and is never polled again; an error
+//!   [`try_join_all`] met stays kept, and the futures and outputs being dropped because of it
+//!   are all dropped despite the panic. Polled again, the join goes on and completes with the
+//!   same outputs in input order, or the same error (the first in time), as without the panic.
+//!   A wake that the panic lost is the caller's to make up: a caller that catches the panic
+//!   and keeps the join polls it again.
+//!
+//! With `std`, when several `Drop`s panic while a join drops values, the first panic
+//! propagates and the others are dropped; without `std`, a second panic aborts.
 //!
 //! # Polling after completion
 //!
-//! Once a join has returned `Ready` (for [`TryJoinAll`], `Ok` or `Err`), or a future's panic
-//! has passed through it, it is terminated: [`FusedFuture::is_terminated`] returns `true`, it
+//! Once a join has returned `Ready` (for [`TryJoinAll`], `Ok` or `Err`), or the panic of a
+//! future's poll has passed through it, it is terminated: [`FusedFuture::is_terminated`] returns `true`, it
 //! holds no future and no output, and polling it again panics with the message
 //! `JoinAll polled after completion` (or `TryJoinAll polled after completion`), as
 //! `futures-util` does. It never returns a value twice.
@@ -182,8 +210,8 @@
 //!   resumed once the join is consistent. Without it the crate is `#![no_std]` + `alloc` and
 //!   stays consistent with drop guards while the panic unwinds (see
 //!   [`pinfold_arena::unwind`]).
-//! - `tokio-coop`: the join's output (its whole `Vec`) spends a unit of tokio's cooperative budget;
-//!   a join polled with the budget spent yields (see [`pinfold_arena::coop`]).
+//! - `tokio-coop`: each future a join completes spends a unit of tokio's cooperative budget;
+//!   a join whose budget runs out yields (see *Fairness* and [`pinfold_arena::coop`]).
 #![forbid(unsafe_code)]
 #![no_std]
 

@@ -53,14 +53,15 @@ where
 /// `Unpin` whatever `F` is (the futures are pinned in the join's own storage); `Send` if `F`
 /// and `F::Ok` are; `Sync` if they are `Sync`.
 ///
-/// Polling it again after it returned `Ready` (`Ok` or `Err`, or after a future's panic passed
-/// through it) panics with the message `TryJoinAll polled after completion`;
-/// [`is_terminated`] says when not to.
+/// Polling it again after it returned `Ready` (`Ok` or `Err`, or after the panic of a
+/// future's poll passed through it) panics with the message `TryJoinAll polled after
+/// completion`; [`is_terminated`] says when not to. Other panics leave it going on, its error
+/// kept if it met one (see the crate docs, *Cancellation and panics*).
 ///
 /// [`is_terminated`]: FusedFuture::is_terminated
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct TryJoinAll<F: TryFuture> {
-    join: Join<F, F::Ok>,
+    join: Join<F, F::Ok, F::Error>,
 }
 
 impl<F: TryFuture> Future for TryJoinAll<F> {
@@ -82,8 +83,8 @@ impl<F: TryFuture> FromIterator<F> for TryJoinAll<F> {
 }
 
 impl<F: TryFuture> FusedFuture for TryJoinAll<F> {
-    /// `true` once the join has returned (`Ok` or `Err`), or a future's panic has passed
-    /// through it.
+    /// `true` once the join has returned (`Ok` or `Err`), or the panic of a future's poll has
+    /// passed through it.
     fn is_terminated(&self) -> bool {
         self.join.is_terminated()
     }

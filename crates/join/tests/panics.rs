@@ -137,7 +137,7 @@ impl Drop for PanicOnDrop {
 }
 
 #[test]
-fn panicking_drops_during_cancellation_still_drop_everything_at_once() {
+fn panicking_drops_during_cancellation_drop_everything_at_once_and_the_error_comes_next() {
     let n = 8;
     let dropped = flags(n);
     let futures: Vec<_> = dropped
@@ -161,11 +161,14 @@ fn panicking_drops_during_cancellation_still_drop_everything_at_once() {
     // The error cancels the others; a drop panics, and that panic comes out of `poll`.
     let panic = catch_unwind(AssertUnwindSafe(|| poll_once(&mut join))).unwrap_err();
     assert_eq!(panic.downcast_ref::<&str>(), Some(&"drop panicked"));
-    assert!(join.is_terminated());
     // Every future was dropped then, not left for the join's own drop.
     for (i, flag) in dropped.iter().enumerate() {
         assert!(is_set(flag), "future {i} still alive");
     }
+    // The error is kept: the next poll returns it.
+    assert!(!join.is_terminated());
+    assert_eq!(poll_once(&mut join), Poll::Ready(Err(6)));
+    assert!(join.is_terminated());
     drop(join);
 }
 
@@ -194,20 +197,19 @@ impl Future for Quick {
     }
 }
 
-/// 16 futures: ready ones before `stop` (the one at `drop_panics` panicking when dropped), a
-/// bomb at `stop` if `bomb`, never-finishing ones after. The first poll panics; checks that the
-/// panic is the expected one and that every future and every output made is dropped once
-/// before `poll` returns.
-fn first_poll_panics(stop: usize, bomb: bool, drop_panics: Option<usize>, expected: &str) {
+/// 16 futures: ready ones before `stop`, a bomb at `stop`, never-finishing ones after. The
+/// first poll panics with the bomb's panic; checks that every future and every output made is
+/// dropped once before `poll` returns.
+fn first_poll_panics(stop: usize) {
     let n = 16;
     let log = DropLog::new(n);
     let never = flags(n);
     let inputs: Vec<Quick> = (0..n)
         .map(|i| {
-            if i < stop || (i == stop && !bomb) {
+            if i < stop {
                 Quick::Ready {
                     output: Some(log.tracked(i)),
-                    _bomb: (Some(i) == drop_panics).then(|| PanicOnDrop),
+                    _bomb: None,
                 }
             } else if i == stop {
                 Quick::Boom
@@ -220,18 +222,17 @@ fn first_poll_panics(stop: usize, bomb: bool, drop_panics: Option<usize>, expect
         .collect();
     let mut join = join_all(inputs);
     let panic = catch_unwind(AssertUnwindSafe(|| poll_once(&mut join))).unwrap_err();
-    assert_eq!(panic.downcast_ref::<&str>(), Some(&expected));
+    assert_eq!(panic.downcast_ref::<&str>(), Some(&"boom"));
     assert!(join.is_terminated());
-    let made = if bomb { stop } else { stop + 1 };
     for i in 0..n {
-        assert_eq!(log.drops(i), usize::from(i < made), "output {i}");
+        assert_eq!(log.drops(i), usize::from(i < stop), "output {i}");
     }
     for (i, flag) in never.iter().enumerate().skip(stop + 1) {
         assert!(is_set(flag), "future {i} still alive");
     }
     drop(join);
     for i in 0..n {
-        assert_eq!(log.drops(i), usize::from(i < made), "output {i}");
+        assert_eq!(log.drops(i), usize::from(i < stop), "output {i}");
     }
 }
 
@@ -241,15 +242,40 @@ fn first_poll_panics(stop: usize, bomb: bool, drop_panics: Option<usize>, expect
 #[test]
 fn a_panic_in_the_first_poll_after_ready_futures_drops_their_outputs_once() {
     for stop in [0, 1, 7, 15] {
-        first_poll_panics(stop, true, None, "boom");
+        first_poll_panics(stop);
     }
 }
 
+/// A future's drop is not its poll: its panic leaves the join going on, with the future's
+/// output kept.
 #[test]
 fn a_ready_future_whose_drop_panics_in_the_first_poll_loses_no_output() {
-    for stop in [0, 6, 15] {
-        // Its own output, and those before it, are dropped once with the rest.
-        first_poll_panics(stop, false, Some(stop), "drop panicked");
+    let n = 16;
+    for drop_panics in [0, 6, 15] {
+        let log = DropLog::new(n);
+        let inputs: Vec<Quick> = (0..n)
+            .map(|i| Quick::Ready {
+                output: Some(log.tracked(i)),
+                _bomb: (i == drop_panics).then(|| PanicOnDrop),
+            })
+            .collect();
+        let mut join = join_all(inputs);
+        let panic = catch_unwind(AssertUnwindSafe(|| poll_once(&mut join))).unwrap_err();
+        assert_eq!(panic.downcast_ref::<&str>(), Some(&"drop panicked"));
+        assert!(!join.is_terminated());
+        for i in 0..n {
+            assert_eq!(log.drops(i), 0, "output {i} dropped");
+        }
+        // The next poll polls the futures the first did not reach, and completes.
+        let Poll::Ready(outputs) = poll_once(&mut join) else {
+            panic!("the join did not complete after the drop's panic");
+        };
+        assert_eq!(
+            outputs.iter().map(Tracked::id).collect::<Vec<_>>(),
+            (0..n).collect::<Vec<_>>()
+        );
+        drop(outputs);
+        log.assert_each_dropped_once("output");
     }
 }
 

@@ -200,3 +200,19 @@ fn joins() {
     });
     assert_yielded("try_join_all", ticks, ITEMS);
 }
+
+#[test]
+fn one_join_of_many_ready_futures_yields_as_it_completes_them() {
+    // One join, not many: each future it completes spends a unit of budget.
+    let n = 20_000;
+    let ticks = ticks_while(move || async move {
+        let outputs = join_all((0..n).map(ready)).await;
+        assert_eq!(outputs.len(), n);
+    });
+    assert_yielded("one join_all", ticks, n);
+    let ticks = ticks_while(move || async move {
+        let outputs = try_join_all((0..n).map(|i| ready(Ok::<_, ()>(i)))).await;
+        assert_eq!(outputs.map(|o| o.len()), Ok(n));
+    });
+    assert_yielded("one try_join_all", ticks, n);
+}

@@ -89,8 +89,11 @@ pub struct WakerSwitches {
     armed: AtomicU8,
     /// The number (from 1, as [`calls`](Self::calls) counts) of the call that panics, or 0.
     panic_at: AtomicUsize,
-    /// Calls of any operation on any handle.
+    /// Calls of any operation on any handle, and of [`step`](Self::step).
     calls: AtomicUsize,
+    /// What each call was, in order: the panic message of its operation, or the label of
+    /// [`step`](Self::step).
+    labels: Mutex<Vec<&'static str>>,
     /// What the next call of some operations runs first.
     action: Mutex<Option<Action>>,
     /// Handles alive: the first waker and its clones, less those dropped or woken by value.
@@ -121,6 +124,48 @@ impl WakerSwitches {
     /// does anything else (before it panics, if it is to panic). Once.
     pub fn run_once(&self, ops: WakerOps, action: impl FnOnce() + Send + 'static) {
         *self.action.lock().unwrap_or_else(PoisonError::into_inner) = Some((ops, Box::new(action)));
+    }
+
+    /// Counts a call of the test's own code (a future's poll, a value's drop) labelled `label`
+    /// with the waker's calls, and panics with `label` as the message if it is the call
+    /// [`panic_at_call`](Self::panic_at_call) or the clock chose: one count for every call into
+    /// user code in a run.
+    pub fn step(&self, label: &'static str) {
+        let call = self.count(label);
+        self.panic_if_chosen(call, label);
+    }
+
+    /// What each call so far was, in order: the label of [`step`](Self::step), or the message
+    /// of the waker operation's panic ([`CLONE_PANIC`] and so on).
+    pub fn step_labels(&self) -> Vec<&'static str> {
+        self.labels
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Counts a call labelled `label`; its number.
+    fn count(&self, label: &'static str) -> usize {
+        self.labels
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(label);
+        self.calls.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Panics with `message` if call number `call` is the one chosen, by
+    /// [`panic_at_call`](Self::panic_at_call) or by the clock.
+    fn panic_if_chosen(&self, call: usize, message: &'static str) {
+        let clock_fires = self.clock.as_ref().is_some_and(|clock| clock.tick());
+        if clock_fires
+            || self
+                .panic_at
+                .compare_exchange(call, 0, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+        {
+            self.panics.fetch_add(1, Ordering::SeqCst);
+            panic!("{message}");
+        }
     }
 
     /// Whether an action of [`run_once`](Self::run_once) waits for its call.
@@ -176,7 +221,7 @@ impl WakerSwitches {
     /// One call of `op`: counts it, runs the action waiting for it, and panics with `message`
     /// if this call or `op` is armed (disarming it first).
     fn enter(&self, op: WakerOps, message: &'static str) {
-        let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        let call = self.count(message);
         let action = {
             let mut slot = self.action.lock().unwrap_or_else(PoisonError::into_inner);
             match slot.take() {
@@ -191,16 +236,7 @@ impl WakerSwitches {
         if let Some(action) = action {
             action();
         }
-        let clock_fires = self.clock.as_ref().is_some_and(|clock| clock.tick());
-        if clock_fires
-            || self
-                .panic_at
-                .compare_exchange(call, 0, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok()
-        {
-            self.panics.fetch_add(1, Ordering::SeqCst);
-            panic!("{message}");
-        }
+        self.panic_if_chosen(call, message);
         self.trip(op, message);
     }
 
