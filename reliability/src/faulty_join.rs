@@ -1,7 +1,8 @@
 //! The fault driver of the joins: a random program of operations (complete or wake future i
 //! from thread t, poll the join until it settles or once, cancel it) run against `join_all` or
-//! `try_join_all` of futures that may panic, checking that a panic leaves the join terminated
-//! with everything dropped, and that a result is the model's (see `tests/faults.rs`).
+//! `try_join_all` of futures that may panic, checking that a panic of a future's poll leaves
+//! the join terminated with everything dropped, that a panic of a drop leaves it to go on, and
+//! that a result is the model's (see `tests/faults.rs`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -15,7 +16,8 @@ use proptest::test_runner::TestCaseError;
 use crate::ctl::{Ctl, Out, Outcome, Spec, World};
 use crate::exec::Exec;
 use crate::fault::{
-    FaultPanic, Payload, catch, check_panic, drop_outputs, expecting_panics, less, panic_message,
+    FaultPanic, Payload, Site, as_fault, catch, check_panic, drop_outputs, expecting_panics, less,
+    panic_message,
 };
 use crate::faulty::spec;
 use crate::program::{JoinOp, WAKE_THREADS, join_op};
@@ -65,9 +67,10 @@ impl Join for TryJoinAll<Ctl<Result<Out, Out>>> {
 }
 
 /// Runs `program` against the join `make` makes of futures with `specs`, then a final run and a
-/// cancel: after every operation, the panic accounting; after a panic, the join is terminated
-/// with every future and kept output dropped, and polling it again panics; its result, if
-/// any, is checked against the model.
+/// cancel: after every operation, the panic accounting; after a panic of a future's poll, the
+/// join is terminated with every future and kept output dropped, and polling it again panics;
+/// after a panic of a drop, it is not terminated and goes on; its result, if any, is checked
+/// against the model.
 pub fn join_case(
     make: impl FnOnce(&mut World, &[Spec]) -> Box<dyn Join>,
     specs: &[Spec],
@@ -147,8 +150,18 @@ pub fn join_case(
                             finished = true;
                             raised_here = check_joined(world, joined, &errors_sent).map_err(at)?;
                         }
+                        (None, Some(payload))
+                            if as_fault(&**payload).is_ok_and(|fault| fault.site != Site::Poll) =>
+                        {
+                            // A drop's panic (a future's or a kept output's): the join is left
+                            // as it was, and polling it again goes on.
+                            prop_assert!(
+                                !running.is_terminated(),
+                                "terminated after a panic of a drop"
+                            );
+                        }
                         (None, Some(_)) => {
-                            // A future's panic went through: everything is dropped already.
+                            // A future's poll panicked: everything is dropped already.
                             prop_assert!(running.is_terminated(), "not terminated after a panic");
                             world.check_dropped_once(all.clone()).map_err(|e| {
                                 at(TestCaseError::fail(format!("after a panic: {e}")))
