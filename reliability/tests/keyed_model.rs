@@ -13,24 +13,21 @@ use pinfold_reliability::keyed_model::{
     KeyedSubject, Op, OrderedSubject, Val, program, run_keyed, run_ordered, sweep_faults,
 };
 use pinfold_reliability::program::{Pick, Via, WAKE_THREADS};
+use pinfold_reliability::sizes::{env_number, program_ops, proptest_cases};
 use pinfold_reliability::wake_threads::WakeThreads;
 use pinfold_unordered::FuturesUnordered;
 use proptest::prelude::*;
 
 fn cases() -> u32 {
-    let default = if cfg!(miri) { 2 } else { 64 };
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|cases| cases.parse().ok())
-        .unwrap_or(default)
+    proptest_cases(if cfg!(miri) { 2 } else { 64 })
 }
 
 fn max_ops() -> usize {
-    let default = if cfg!(miri) { 8 } else { 120 };
-    std::env::var("PINFOLD_PROGRAM_OPS")
-        .ok()
-        .and_then(|ops| ops.parse().ok())
-        .unwrap_or(default)
+    if cfg!(miri) {
+        env_number("PINFOLD_PROGRAM_OPS", 8)
+    } else {
+        program_ops()
+    }
 }
 
 fn config(cases: u32) -> ProptestConfig {
