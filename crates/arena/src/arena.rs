@@ -694,6 +694,7 @@ impl<T> Arena<T> {
                     }
                 }
                 Step::Keep(out) => return Queued::Ready((key, out)),
+                Step::Settled => {}
                 Step::Repoll(out) => {
                     self.slots[index].repoll = true;
                     self.deferred.push(&mut *self.slots, index);

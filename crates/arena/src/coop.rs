@@ -15,6 +15,9 @@
 
 use core::task::{Context, Poll};
 
+/// Whether tokio's budget is spent at all (the `tokio-coop` feature).
+pub const ENABLED: bool = cfg!(feature = "tokio-coop");
+
 /// Polls for one output with `poll`, spending a unit of the task's tokio budget if it gives
 /// one (`Ready(Some(_))`). If the budget is spent, returns `Pending` without calling `poll`;
 /// tokio has then woken the task, which is polled again after the others had their turn.

@@ -604,6 +604,7 @@ impl<T> Rounds<T> for Fixed<T> {
                     }
                 }
                 Step::Keep(out) | Step::Done(out) => return Queued::Ready((key, out)),
+                Step::Settled => {}
                 Step::Repoll(out) => {
                     deferred.push(table.owner_words(), index);
                     return Queued::Ready((key, out));

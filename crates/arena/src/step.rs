@@ -16,6 +16,10 @@ pub enum Step<R> {
     /// An output; the value is dropped in place and its slot freed before the output is handed
     /// on (a finished future).
     Done(R),
+    /// No output handed on: the value has settled (it keeps what it made, such as a join's
+    /// finished output), is polled again only when its waker fires, and the round goes on to
+    /// the next woken value. Unlike `Pending`, never counted against the round's budget.
+    Settled,
 }
 
 impl<R> Step<R> {

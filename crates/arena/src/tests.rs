@@ -344,6 +344,35 @@ fn keep_and_repoll_leave_the_value_in_place() {
 }
 
 #[test]
+fn a_settled_value_stays_unpolled_until_woken_and_the_round_goes_on() {
+    let mut arena = Arena::new(3);
+    let keys: Vec<Key> = (0..3u32).map(|v| arena.insert(v).unwrap()).collect();
+    let (parent_waker, parent) = counting_waker();
+    let mut cx = Context::from_waker(&parent_waker);
+    let mut polled = Vec::new();
+    // Values 0 and 1 settle (no output); value 2 gives one: all three in one call.
+    let out = arena.poll_next(&mut cx, |k, v, _| {
+        polled.push(k);
+        if *v == 2 {
+            Step::Keep(*v)
+        } else {
+            Step::Settled
+        }
+    });
+    assert_eq!(out, Poll::Ready(Some((keys[2], 2))));
+    assert_eq!(polled, keys);
+    let idle = arena.poll_next(&mut cx, |_, _, _| -> Step<()> {
+        unreachable!("a settled value was polled without a wake")
+    });
+    assert_eq!(idle, Poll::Pending);
+    assert_eq!(parent.count(), 0, "settling does not wake the task");
+    assert_eq!(arena.len(), 3, "a settled value stays");
+    arena.waker(keys[0]).unwrap().wake();
+    let woken = arena.poll_next(&mut cx, |k, _, _| Step::Keep(k));
+    assert_eq!(woken, Poll::Ready(Some((keys[0], keys[0]))));
+}
+
+#[test]
 fn a_growable_arena_of_two_groups_wakes_its_task_once_and_polls_only_the_woken() {
     let mut arena = GrowableArena::with_capacity(2);
     let (values, states) = probes(4);

@@ -215,6 +215,67 @@ fn once_armed_only_woken_values_are_polled() {
 }
 
 #[test]
+fn a_settled_value_lets_the_round_go_on_and_waits_for_its_waker() {
+    let (futures, _states) = probes(4);
+    let mut fixed = Fixed::new(futures);
+    let (task, wakes) = counting_waker();
+    let mut cx = Context::from_waker(&task);
+    fixed.arm(|_| true);
+    // Every value settles without keeping a waker (a `Pending` value that keeps none is polled
+    // again by every round; a settled one is done until woken).
+    // Value 2 keeps its waker, to be woken below.
+    let polls = RefCell::new(vec![0; 4]);
+    let kept = RefCell::new(None);
+    let mut settle = |_, probe: Pin<&mut pinfold_testkit::probe::Probe>, cx: &mut Context<'_>| {
+        polls.borrow_mut()[probe.id()] += 1;
+        if probe.id() == 2 {
+            *kept.borrow_mut() = Some(cx.waker().clone());
+        }
+        Step::<()>::Settled
+    };
+    // One call polls all four, hands nothing on, and the round ends.
+    let mut budget = fixed.budget();
+    assert_eq!(
+        fixed.poll_with_budget(&mut cx, &mut budget, &mut settle),
+        Poll::Pending
+    );
+    assert_eq!(
+        *polls.borrow(),
+        [1, 1, 1, 1],
+        "the round went on past each settled value"
+    );
+    assert_eq!(
+        wakes.count(),
+        0,
+        "settling is neither a self-wake nor a vain poll"
+    );
+    let mut budget = fixed.budget();
+    assert_eq!(
+        fixed.poll_with_budget(&mut cx, &mut budget, &mut settle),
+        Poll::Pending
+    );
+    assert_eq!(
+        *polls.borrow(),
+        [1, 1, 1, 1],
+        "not polled again without a wake"
+    );
+    kept.borrow_mut()
+        .take()
+        .expect("value 2 kept its waker")
+        .wake();
+    let mut budget = fixed.budget();
+    assert_eq!(
+        fixed.poll_with_budget(&mut cx, &mut budget, &mut settle),
+        Poll::Pending
+    );
+    assert_eq!(
+        *polls.borrow(),
+        [1, 1, 2, 1],
+        "only the woken value is polled"
+    );
+}
+
+#[test]
 fn a_value_woken_during_its_own_poll_waits_for_the_next_round() {
     let open = Arc::new(AtomicUsize::new(0));
     let mut fixed = Fixed::new((0..3).map(|id| Gate {

@@ -337,7 +337,13 @@ impl<F, T, E> Join<F, T, E> {
                     Polled::Pending => Step::Pending,
                     Polled::Output(out) => {
                         slot.finish(out);
-                        Step::Keep(Ok(()))
+                        // Without tokio's budget to spend, the round goes on past a finished
+                        // input, up to the last one.
+                        if coop::ENABLED || progress.running() == 0 {
+                            Step::Keep(Ok(()))
+                        } else {
+                            Step::Settled
+                        }
                     }
                     Polled::Failed => Step::Keep(Err(())),
                 };
