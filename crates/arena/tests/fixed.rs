@@ -221,9 +221,8 @@ fn a_settled_value_lets_the_round_go_on_and_waits_for_its_waker() {
     let (task, wakes) = counting_waker();
     let mut cx = Context::from_waker(&task);
     fixed.arm(|_| true);
-    // Every value settles without keeping a waker (a `Pending` value that keeps none is polled
-    // again by every round; a settled one is done until woken).
-    // Value 2 keeps its waker, to be woken below.
+    // Every value settles without keeping a waker but value 2 (a `Pending` value that keeps
+    // none is polled again by every round; a settled one is done until woken).
     let polls = RefCell::new(vec![0; 4]);
     let kept = RefCell::new(None);
     let mut settle = |_, probe: Pin<&mut pinfold_testkit::probe::Probe>, cx: &mut Context<'_>| {
@@ -233,14 +232,15 @@ fn a_settled_value_lets_the_round_go_on_and_waits_for_its_waker() {
         }
         Step::<()>::Settled
     };
-    // One call polls all four, hands nothing on, and the round ends.
-    let mut budget = fixed.budget();
+    // One round, then what each value's poll count is after it.
+    let mut round = |fixed: &mut Fixed<_>| {
+        let mut budget = fixed.budget();
+        let polled = fixed.poll_with_budget(&mut cx, &mut budget, &mut settle);
+        assert_eq!(polled, Poll::Pending, "a settled value hands nothing on");
+        polls.borrow().clone()
+    };
     assert_eq!(
-        fixed.poll_with_budget(&mut cx, &mut budget, &mut settle),
-        Poll::Pending
-    );
-    assert_eq!(
-        *polls.borrow(),
+        round(&mut fixed),
         [1, 1, 1, 1],
         "the round went on past each settled value"
     );
@@ -249,13 +249,8 @@ fn a_settled_value_lets_the_round_go_on_and_waits_for_its_waker() {
         0,
         "settling is neither a self-wake nor a vain poll"
     );
-    let mut budget = fixed.budget();
     assert_eq!(
-        fixed.poll_with_budget(&mut cx, &mut budget, &mut settle),
-        Poll::Pending
-    );
-    assert_eq!(
-        *polls.borrow(),
+        round(&mut fixed),
         [1, 1, 1, 1],
         "not polled again without a wake"
     );
@@ -263,13 +258,8 @@ fn a_settled_value_lets_the_round_go_on_and_waits_for_its_waker() {
         .take()
         .expect("value 2 kept its waker")
         .wake();
-    let mut budget = fixed.budget();
     assert_eq!(
-        fixed.poll_with_budget(&mut cx, &mut budget, &mut settle),
-        Poll::Pending
-    );
-    assert_eq!(
-        *polls.borrow(),
+        round(&mut fixed),
         [1, 1, 2, 1],
         "only the woken value is polled"
     );
