@@ -72,6 +72,32 @@ impl Run {
     fn seen(&self, id: usize) -> &Seen {
         &self.seen[id]
     }
+
+    /// Asserts that each of the `n` futures was dropped once, and each output made dropped
+    /// once, but that of `handed_out` (the error the join returned, owned by the test).
+    fn assert_each_dropped_once(
+        &self,
+        n: usize,
+        handed_out: Option<usize>,
+        context: impl Fn(&str) -> String,
+    ) {
+        for id in 0..n {
+            let seen = self.seen(id);
+            assert_eq!(
+                seen.future_drops.load(Ordering::SeqCst),
+                1,
+                "{}",
+                context(&format!("future {id} drops"))
+            );
+            let made = seen.made.load(Ordering::SeqCst) && handed_out != Some(id);
+            assert_eq!(
+                seen.output_drops.load(Ordering::SeqCst),
+                usize::from(made),
+                "{}",
+                context(&format!("output {id} drops"))
+            );
+        }
+    }
 }
 
 /// An input's output, or error: counts its drops, and its drop is a step.
@@ -347,22 +373,7 @@ fn run<J: Joiner>(kinds: &[Kind], panic_at: Option<usize>, expected_panic: Optio
             "{}",
             context("not terminated after a future's panic")
         );
-        for id in 0..n {
-            let seen = run.seen(id);
-            assert_eq!(
-                seen.future_drops.load(Ordering::SeqCst),
-                1,
-                "{}",
-                context(&format!("future {id} drops"))
-            );
-            let made = usize::from(seen.made.load(Ordering::SeqCst));
-            assert_eq!(
-                seen.output_drops.load(Ordering::SeqCst),
-                made,
-                "{}",
-                context(&format!("output {id} drops"))
-            );
-        }
+        run.assert_each_dropped_once(n, None, context);
         let Err(again) = catch_unwind(AssertUnwindSafe(|| {
             let _ = poll_with(&mut join, Waker::noop());
         })) else {
@@ -400,22 +411,9 @@ fn run<J: Joiner>(kinds: &[Kind], panic_at: Option<usize>, expected_panic: Optio
             Err(err) => {
                 // The first error in time, the only one made; everything else dropped by now.
                 assert_eq!(errors, [err.id], "{}", context("not the first error"));
-                for id in 0..n {
-                    let seen = run.seen(id);
-                    assert_eq!(
-                        seen.future_drops.load(Ordering::SeqCst),
-                        1,
-                        "{}",
-                        context(&format!("future {id} drops at the error"))
-                    );
-                    let made = usize::from(seen.made.load(Ordering::SeqCst) && id != err.id);
-                    assert_eq!(
-                        seen.output_drops.load(Ordering::SeqCst),
-                        made,
-                        "{}",
-                        context(&format!("output {id} drops at the error"))
-                    );
-                }
+                run.assert_each_dropped_once(n, Some(err.id), |what: &str| {
+                    context(&format!("{what} at the error"))
+                });
             }
         }
         // The join's drop is a step too (the task's waker its wake table may hold); the
@@ -434,27 +432,14 @@ fn run<J: Joiner>(kinds: &[Kind], panic_at: Option<usize>, expected_panic: Optio
         );
     }
     for id in 0..n {
-        let seen = run.seen(id);
         assert_eq!(
-            seen.polls_after_finishing.load(Ordering::SeqCst),
+            run.seen(id).polls_after_finishing.load(Ordering::SeqCst),
             0,
             "{}",
             context(&format!("future {id} polled after it finished"))
         );
-        assert_eq!(
-            seen.future_drops.load(Ordering::SeqCst),
-            1,
-            "{}",
-            context(&format!("future {id} drops"))
-        );
-        let made = usize::from(seen.made.load(Ordering::SeqCst));
-        assert_eq!(
-            seen.output_drops.load(Ordering::SeqCst),
-            made,
-            "{}",
-            context(&format!("output {id} drops"))
-        );
     }
+    run.assert_each_dropped_once(n, None, context);
     drop(waker);
     assert_eq!(
         switches.live(),
