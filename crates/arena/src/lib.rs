@@ -68,6 +68,7 @@
 //! - `tokio-coop`: [`coop`] spends tokio's cooperative budget per output.
 //! - `loom`: with `--cfg pinfold_loom`, loom's atomics, cells and allocation, for the models
 //!   in `loom-tests/`.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![no_std]
 
 extern crate alloc;

@@ -71,6 +71,7 @@
 //!   [`pinfold_arena::unwind`]).
 //! - `tokio-coop`: each output spends a unit of tokio's cooperative budget, and the set yields once
 //!   the budget is spent (see [`pinfold_arena::coop`]).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![no_std]
 

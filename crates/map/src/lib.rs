@@ -84,6 +84,7 @@
 //!   (foldhash: fast, not resistant to keys chosen to collide).
 //! - `tokio-coop`: each output spends a unit of tokio's cooperative budget, and the map yields once
 //!   the budget is spent (see [`pinfold_arena::coop`]).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![no_std]
 

@@ -88,6 +88,7 @@
 //!   (without it, a spin lock: it is held for a few list operations only).
 //! - `bytes`: [`bytes::BufMut`](https://docs.rs/bytes) for [`Buf`].
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![no_std]
 
 extern crate alloc;
