@@ -89,6 +89,8 @@
 //! - `bytes`: [`bytes::BufMut`](https://docs.rs/bytes) for [`Buf`].
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
+// The README's examples, compiled and run as doctests.
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
 #![no_std]
 
 extern crate alloc;
