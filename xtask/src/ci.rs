@@ -9,6 +9,7 @@ use crate::miri::miri;
 use crate::msrv::msrv;
 use crate::nostd::nostd;
 use crate::outcome::{Failure, Outcome, Seconds, print_skip_banner};
+use crate::package::package;
 use crate::tsan::tsan;
 use crate::usage::CommandUsage;
 use crate::valgrind::{ValgrindOptions, valgrind};
@@ -55,6 +56,12 @@ pub(crate) const STEPS: &[Step] = &[
                 "warnings",
             ]))
         },
+    },
+    Step {
+        name: "package",
+        about: "cargo xtask package (the published crates, not built)",
+        only_if: None,
+        run: package,
     },
     Step {
         name: "msrv",

@@ -17,6 +17,7 @@ mod miri;
 mod msrv;
 mod nostd;
 mod outcome;
+mod package;
 mod toolchain;
 mod tsan;
 mod usage;
@@ -54,6 +55,9 @@ fn main() {
             .map(announce_skip),
         Some("nostd") => no_more_args("nostd", &args[1..])
             .and_then(|()| nostd::nostd(&workspace))
+            .map(announce_skip),
+        Some("package") => no_more_args("package", &args[1..])
+            .and_then(|()| package::package(&workspace))
             .map(announce_skip),
         Some("valgrind") => ValgrindOptions::parse(&args[1..])
             .and_then(|options| valgrind::valgrind(&workspace, &options))

@@ -68,6 +68,9 @@
 //! - `tokio-coop`: [`coop`] spends tokio's cooperative budget per output.
 //! - `loom`: with `--cfg pinfold_loom`, loom's atomics, cells and allocation, for the models
 //!   in `loom-tests/`.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+// The README's examples, compiled and run as doctests.
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
 #![no_std]
 
 extern crate alloc;

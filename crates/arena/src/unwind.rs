@@ -13,6 +13,8 @@
 /// A caught panic: its payload with `std`; without `std` a panic is never caught, so there is
 /// no value of this type.
 #[cfg(feature = "std")]
+// Defined with and without `std`: no feature badge.
+#[cfg_attr(docsrs, doc(auto_cfg = false))]
 pub type Panic = alloc::boxed::Box<dyn core::any::Any + Send + 'static>;
 #[cfg(not(feature = "std"))]
 #[allow(missing_docs)]

@@ -71,6 +71,9 @@
 //!   [`pinfold_arena::unwind`]).
 //! - `tokio-coop`: each output spends a unit of tokio's cooperative budget, and the set yields once
 //!   the budget is spent (see [`pinfold_arena::coop`]).
+#![cfg_attr(docsrs, feature(doc_cfg))]
+// The README's examples, compiled and run as doctests.
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
 #![forbid(unsafe_code)]
 #![no_std]
 

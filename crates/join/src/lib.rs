@@ -212,6 +212,7 @@
 //!   [`pinfold_arena::unwind`]).
 //! - `tokio-coop`: each future a join completes spends a unit of tokio's cooperative budget;
 //!   a join whose budget runs out yields (see *Fairness* and [`pinfold_arena::coop`]).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![no_std]
 

@@ -40,6 +40,10 @@
 //! out of the index, so it is not cloned): handing out outputs never calls a key's `Hash` or
 //! `Eq`.
 //!
+//! Keys are hashed by the map's [`BuildHasher`], the third type parameter: the
+//! [`DefaultHashBuilder`] for a map made by `new`, `with_capacity`, `default` or `from_iter`,
+//! or any other given to `with_hasher` or `with_capacity_and_hasher` (as for `HashMap`).
+//!
 //! Inserting under a key that is taken drops the value there at once, in place, and its output
 //! never comes; so does `remove`. A waker of a removed or replaced value never causes a poll of
 //! the value that takes its slot (unless more wakers of departed values are alive at once than
@@ -79,11 +83,15 @@
 //! - `std` (default): a panic in a value's poll or `Drop` is caught with `catch_unwind` and
 //!   resumed once the map is consistent. Without it the crate is `#![no_std]` + `alloc` and
 //!   stays consistent with drop guards while the panic unwinds (see
-//!   [`pinfold_arena::unwind`]). With `std` the index hashes keys with SipHash, randomly keyed
-//!   (`std`'s `RandomState`, as `HashMap`); without it with `hashbrown`'s default hasher
-//!   (foldhash: fast, not resistant to keys chosen to collide).
+//!   [`pinfold_arena::unwind`]). It also sets the [`DefaultHashBuilder`]: with `std`, SipHash
+//!   randomly keyed (`std::hash::RandomState`, as `HashMap`); without it, foldhash
+//!   (`foldhash::fast::RandomState`: fast, not resistant to keys chosen to collide). No other
+//!   crate's features change it.
 //! - `tokio-coop`: each output spends a unit of tokio's cooperative budget, and the map yields once
 //!   the budget is spent (see [`pinfold_arena::coop`]).
+#![cfg_attr(docsrs, feature(doc_cfg))]
+// The README's examples, compiled and run as doctests.
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
 #![forbid(unsafe_code)]
 #![no_std]
 
@@ -106,11 +114,22 @@ mod stream_map;
 pub use future_map::FutureMap;
 pub use stream_map::StreamMap;
 
-/// How the index hashes a user key: SipHash, randomly keyed, with `std`; foldhash without.
+/// The hasher of a map made without one (by `new`, `with_capacity`, `default` or
+/// `from_iter`): with the `std` feature, std's [`RandomState`](std::hash::RandomState) (SipHash
+/// with random keys, as `HashMap`'s); without it, foldhash's
+/// [`fast::RandomState`](foldhash::fast::RandomState) (fast, but not resistant to keys chosen
+/// to collide). Only this crate's `std` feature decides which.
 #[cfg(feature = "std")]
-type KeyHasher = std::hash::RandomState;
+// Defined with and without `std`: no feature badge.
+#[cfg_attr(docsrs, doc(auto_cfg = false))]
+pub type DefaultHashBuilder = std::hash::RandomState;
+/// The hasher of a map made without one (by `new`, `with_capacity`, `default` or
+/// `from_iter`): with the `std` feature, std's `RandomState` (SipHash with random keys, as
+/// `HashMap`'s); without it, foldhash's [`fast::RandomState`](foldhash::fast::RandomState)
+/// (fast, but not resistant to keys chosen to collide). Only this crate's `std` feature
+/// decides which.
 #[cfg(not(feature = "std"))]
-type KeyHasher = hashbrown::DefaultHashBuilder;
+pub type DefaultHashBuilder = foldhash::fast::RandomState;
 
 /// A slot's content: the value, its user key and that key's hash.
 #[pin_project]
@@ -157,31 +176,31 @@ fn take_indexed<K>(index: &mut HashTable<Indexed<K>>, hash: u64, slot: Key) -> O
 /// key's `Hash` or `Eq` runs then either. A key's code runs only in the operations that are
 /// given a key, before they change anything; the clone of a key for a stream's item, and the
 /// drop of a departed value's key, run with the map already consistent.
-struct Core<K, V> {
+struct Core<K, V, H> {
     arena: GrowableArena<Entry<K, V>>,
     index: HashTable<Indexed<K>>,
-    hasher: KeyHasher,
+    hasher: H,
     /// Set when `poll_next` returned `Ready(None)`; cleared by `insert` and `clear`.
     terminated: bool,
 }
 
-impl<K, V> Core<K, V> {
-    fn new() -> Self {
+impl<K, V, H> Core<K, V, H> {
+    fn with_hasher(hasher: H) -> Self {
         Self {
             arena: GrowableArena::new(),
             index: HashTable::new(),
-            hasher: KeyHasher::default(),
+            hasher,
             terminated: false,
         }
     }
 
-    fn with_capacity(capacity: usize) -> Self {
+    fn with_capacity_and_hasher(capacity: usize, hasher: H) -> Self {
         Self {
             arena: GrowableArena::with_capacity(capacity),
             // Twice the room: the index rehashes in place (no allocation) when the keys it
             // removed left it full of tombstones only while it is at most half full.
             index: HashTable::with_capacity(capacity.saturating_mul(2)),
-            hasher: KeyHasher::default(),
+            hasher,
             terminated: false,
         }
     }
@@ -223,14 +242,14 @@ impl<K, V> Core<K, V> {
     }
 }
 
-impl<K, V> Drop for Core<K, V> {
+impl<K, V, H> Drop for Core<K, V, H> {
     /// As `clear`: each value and key dropped once, whichever `Drop` panics.
     fn drop(&mut self) {
         self.clear();
     }
 }
 
-impl<K: Hash + Eq + Clone, V> Core<K, V> {
+impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
     fn hash<Q: Hash + ?Sized>(&self, key: &Q) -> u64 {
         self.hasher.hash_one(key)
     }
@@ -409,23 +428,40 @@ impl<K: Hash + Eq + Clone, V> Core<K, V> {
     }
 }
 
-/// The methods and trait implementations `FutureMap` and `StreamMap` share: `$map<K, $v>`
+/// The methods and trait implementations `FutureMap` and `StreamMap` share: `$map<K, $v, H>`
 /// holds values of type `$v`, called `$what` in the docs.
 macro_rules! shared {
     ($map:ident, $v:ident, $what:literal) => {
         impl<K, $v> $map<K, $v> {
-            #[doc = concat!("An empty map. Allocates nothing: the first insert allocates.")]
+            #[doc = concat!("An empty map hashing keys with the [`DefaultHashBuilder`](crate::DefaultHashBuilder). Allocates nothing: the first insert allocates.")]
             pub fn new() -> Self {
+                Self::with_hasher($crate::DefaultHashBuilder::default())
+            }
+
+            #[doc = concat!("An empty map hashing keys with the [`DefaultHashBuilder`](crate::DefaultHashBuilder), with room for `capacity` ", $what, "s (the arena's first group and the index), allocated now.")]
+            pub fn with_capacity(capacity: usize) -> Self {
+                Self::with_capacity_and_hasher(capacity, $crate::DefaultHashBuilder::default())
+            }
+        }
+
+        impl<K, $v, H> $map<K, $v, H> {
+            #[doc = concat!("An empty map hashing keys with `hasher`. Allocates nothing: the first insert allocates.")]
+            pub fn with_hasher(hasher: H) -> Self {
                 Self {
-                    core: $crate::Core::new(),
+                    core: $crate::Core::with_hasher(hasher),
                 }
             }
 
-            #[doc = concat!("An empty map with room for `capacity` ", $what, "s (the arena's first group and the index), allocated now.")]
-            pub fn with_capacity(capacity: usize) -> Self {
+            #[doc = concat!("An empty map hashing keys with `hasher`, with room for `capacity` ", $what, "s (the arena's first group and the index), allocated now.")]
+            pub fn with_capacity_and_hasher(capacity: usize, hasher: H) -> Self {
                 Self {
-                    core: $crate::Core::with_capacity(capacity),
+                    core: $crate::Core::with_capacity_and_hasher(capacity, hasher),
                 }
+            }
+
+            #[doc = concat!("The hasher the map hashes keys with.")]
+            pub fn hasher(&self) -> &H {
+                &self.core.hasher
             }
 
             #[doc = concat!("How many ", $what, "s the map holds.")]
@@ -459,7 +495,7 @@ macro_rules! shared {
             }
         }
 
-        impl<K: Hash + Eq + Clone, $v> $map<K, $v> {
+        impl<K: Hash + Eq + Clone, $v, H: BuildHasher> $map<K, $v, H> {
             #[doc = concat!("Adds `value` under `key`; it is polled by the next `poll_next`. A ", $what, " already under `key` is dropped now (its output never comes) and replaced: then `true`.")]
             pub fn insert(&mut self, key: K, value: $v) -> bool {
                 self.core.insert(key, value)
@@ -504,24 +540,25 @@ macro_rules! shared {
 
         // Nothing is pinned but the values, in the arena's own storage; the keys in the index
         // are never pinned.
-        impl<K, $v> Unpin for $map<K, $v> {}
+        impl<K, $v, H> Unpin for $map<K, $v, H> {}
 
-        impl<K, $v> Default for $map<K, $v> {
+        impl<K, $v, H: Default> Default for $map<K, $v, H> {
+            #[doc = concat!("An empty map hashing keys with `H::default()`.")]
             fn default() -> Self {
-                Self::new()
+                Self::with_hasher(H::default())
             }
         }
 
-        impl<K: Hash + Eq + Clone, $v> FromIterator<(K, $v)> for $map<K, $v> {
+        impl<K: Hash + Eq + Clone, $v, H: BuildHasher + Default> FromIterator<(K, $v)> for $map<K, $v, H> {
             #[doc = concat!("A map of every `(key, ", $what, ")` of the iterator, inserted in order (a later one replaces an earlier one under the same key).")]
             fn from_iter<I: IntoIterator<Item = (K, $v)>>(iter: I) -> Self {
-                let mut map = Self::new();
+                let mut map = Self::default();
                 map.extend(iter);
                 map
             }
         }
 
-        impl<K: Hash + Eq + Clone, $v> Extend<(K, $v)> for $map<K, $v> {
+        impl<K: Hash + Eq + Clone, $v, H: BuildHasher> Extend<(K, $v)> for $map<K, $v, H> {
             fn extend<I: IntoIterator<Item = (K, $v)>>(&mut self, iter: I) {
                 for (key, value) in iter {
                     self.insert(key, value);
@@ -529,7 +566,7 @@ macro_rules! shared {
             }
         }
 
-        impl<K: fmt::Debug, $v> fmt::Debug for $map<K, $v> {
+        impl<K: fmt::Debug, $v, H> fmt::Debug for $map<K, $v, H> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.debug_struct(stringify!($map))
                     .field("len", &self.len())

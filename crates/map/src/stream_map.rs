@@ -2,28 +2,30 @@
 
 use core::borrow::Borrow;
 use core::fmt;
-use core::hash::Hash;
+use core::hash::{BuildHasher, Hash};
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use futures_core::{FusedStream, Stream};
 
-use crate::{Core, Polled};
+use crate::{Core, DefaultHashBuilder, Polled};
 
 /// Streams keyed by the user's keys, merged into one [`Stream`] of `(key, item)`. See the
 /// [crate documentation](crate).
 ///
-/// A stream that ends is dropped at once and its key removed, before the next item is
-/// returned; a stream also leaves when it is removed or another is inserted under its key.
-/// Items of one stream come in its order. `Unpin` whatever `S` is; `Send` if `K` and `S` are;
-/// `Sync` if `K` is `Sync` and `S` is `Send + Sync`.
-pub struct StreamMap<K, S> {
-    core: Core<K, S>,
+/// A stream that ends is dropped at once and its key removed, before the next item is returned;
+/// a stream also leaves when it is removed or another is inserted under its key. Items of one
+/// stream come in its order. `Unpin` whatever `S` is; `Send` if `K`, `S` and `H` are; `Sync` if
+/// `K` and `H` are `Sync` and `S` is `Send + Sync`. Keys are hashed by `H`, the
+/// [`DefaultHashBuilder`] unless the map was made with a hasher of its own
+/// ([`with_hasher`](Self::with_hasher)).
+pub struct StreamMap<K, S, H = DefaultHashBuilder> {
+    core: Core<K, S, H>,
 }
 
 crate::shared!(StreamMap, S, "stream");
 
-impl<K: Hash + Eq + Clone, S: Stream> Stream for StreamMap<K, S> {
+impl<K: Hash + Eq + Clone, S: Stream, H: BuildHasher> Stream for StreamMap<K, S, H> {
     type Item = (K, S::Item);
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
@@ -49,7 +51,7 @@ impl<K: Hash + Eq + Clone, S: Stream> Stream for StreamMap<K, S> {
     }
 }
 
-impl<K: Hash + Eq + Clone, S: Stream> FusedStream for StreamMap<K, S> {
+impl<K: Hash + Eq + Clone, S: Stream, H: BuildHasher> FusedStream for StreamMap<K, S, H> {
     fn is_terminated(&self) -> bool {
         self.core.terminated
     }

@@ -48,6 +48,7 @@
 //!   tokio's `JoinSet` does ([`arena::coop`]). Without it nothing of tokio is compiled in, and
 //!   a task that drains a set whose futures are always ready keeps its thread until it stops
 //!   (each poll call is bounded by the fairness rule, a task's loop of calls is not).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![no_std]
 

@@ -143,6 +143,7 @@ impl DerefMut for Buf {
 }
 
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl io::Write for Buf {
     /// Appends all of `bytes`, or fails with [`io::ErrorKind::WriteZero`] and writes nothing
     /// if they do not fit.

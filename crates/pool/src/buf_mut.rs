@@ -5,6 +5,7 @@ use bytes::buf::UninitSlice;
 
 use crate::buf::Buf;
 
+#[cfg_attr(docsrs, doc(cfg(feature = "bytes")))]
 // SAFETY: `chunk_mut` is the buffer's unwritten part, `remaining_mut` bytes long, which only
 // this `Buf` may touch; `advance_mut` counts bytes as written only within it.
 unsafe impl bytes::BufMut for Buf {

@@ -88,6 +88,9 @@
 //!   (without it, a spin lock: it is held for a few list operations only).
 //! - `bytes`: [`bytes::BufMut`](https://docs.rs/bytes) for [`Buf`].
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+// The README's examples, compiled and run as doctests.
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
 #![no_std]
 
 extern crate alloc;
