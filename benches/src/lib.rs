@@ -55,7 +55,7 @@ pub use results::{
 };
 pub use summary::{
     SUMMARY_END, SUMMARY_MAX_ROWS, SUMMARY_START, SUMMARY_WORKLOADS, Standing, replace_summary,
-    summary_rows, summary_table,
+    spelled_out, summary_rows, summary_table,
 };
 pub use workers::{FireOrder, RoundTimes, WakerThreads};
 pub use xorshift::{Xorshift, random_delays};

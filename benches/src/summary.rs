@@ -37,6 +37,18 @@ impl Standing {
     }
 }
 
+/// A row's `description` that stands on its own: one that refers to the row above it ("the
+/// same ...", "as above ...", as the tables word a variant of the row before) gets that row's
+/// description, `above`, in place of the reference.
+pub fn spelled_out(above: &str, description: &str) -> String {
+    for reference in ["the same", "as above"] {
+        if let Some(rest) = description.strip_prefix(reference) {
+            return format!("{above}{rest}");
+        }
+    }
+    description.to_string()
+}
+
 /// The rows the summary always shows when they have results, whatever their ratios: the
 /// workloads the README speaks of, a few per primitive, where pinfold is faster and where it
 /// is not.
@@ -85,10 +97,7 @@ pub fn summary_table(rows: &[&Standing], provenance: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{provenance}");
     let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "| workload | pinfold | fastest peer | pinfold / fastest peer |"
-    );
+    let _ = writeln!(out, "| workload | pinfold | fastest peer | ratio |");
     let _ = writeln!(out, "|---|---:|---|---:|");
     for row in rows {
         let _ = writeln!(

@@ -5,7 +5,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use pinfold_benches::{
     SUMMARY_END, SUMMARY_MAX_ROWS, SUMMARY_START, Standing, format, ratio_chart, replace_summary,
-    summary_rows, summary_table,
+    spelled_out, summary_rows, summary_table,
 };
 
 /// A row where pinfold takes `ratio` times the fastest peer's 100 ns.
@@ -68,6 +68,23 @@ fn summary_table_has_a_line_per_row_with_its_ratio() {
          measures | 42.0 ns | futures-util 100 ns | 0.42x |"
     ));
     assert_eq!(table.lines().count(), 2 + 2 + rows.len());
+}
+
+#[test]
+fn a_description_that_refers_to_the_row_above_is_spelled_out() {
+    let above = "join_all of 10 futures that yield once";
+    assert_eq!(
+        spelled_out(above, "the same under block_on"),
+        "join_all of 10 futures that yield once under block_on"
+    );
+    assert_eq!(
+        spelled_out(above, "as above, on 4 threads"),
+        "join_all of 10 futures that yield once, on 4 threads"
+    );
+    assert_eq!(
+        spelled_out(above, "merge of 16 streams"),
+        "merge of 16 streams"
+    );
 }
 
 #[test]

@@ -36,8 +36,8 @@ use std::time::SystemTime;
 
 use pinfold_benches::{
     AllocRow, PINFOLD, SUMMARY_WORKLOADS, Standing, TABLES, Table, VirtualRow, criterion_dir,
-    format, ratio_chart, read_allocs, read_virtual, replace_summary, results_dir, summary_rows,
-    summary_table,
+    format, ratio_chart, read_allocs, read_virtual, replace_summary, results_dir, spelled_out,
+    summary_rows, summary_table,
 };
 
 /// The median of one benchmark, in nanoseconds (of wall or CPU time, as the group measures).
@@ -221,6 +221,19 @@ impl Results {
                 .map(|(i, _)| if i == 0 { "---|" } else { "---:|" })
                 .collect::<String>()
         );
+        // Each row's description on its own, for the summary, which shows rows apart from the
+        // ones above them.
+        let mut above = "";
+        let descriptions: HashMap<&str, String> = all_rows
+            .iter()
+            .map(|row| {
+                let description = spelled_out(above, row.description);
+                if description == row.description {
+                    above = row.description;
+                }
+                (row.name, description)
+            })
+            .collect();
         let mut standings = Vec::new();
         for row in rows {
             let group = row.group;
@@ -246,7 +259,7 @@ impl Results {
             if let (Some(pinfold_ns), Some((peer, peer_ns))) = (ours, fastest_peer) {
                 standings.push(Standing {
                     name: row.name.to_string(),
-                    description: row.description.to_string(),
+                    description: descriptions[row.name].clone(),
                     pinfold_ns,
                     peer: peer.to_string(),
                     peer_ns,
