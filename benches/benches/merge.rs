@@ -1,7 +1,7 @@
 //! Streams merged into one: pinfold's `MergeBounded` (id `pinfold`) and growable `Merge` (id
 //! `pinfold-growable`, a row of its own) against futures-util's `select_all`,
 //! futures-buffered's `MergeBounded`, futures-concurrency's `StreamGroup` and tokio-stream's
-//! `StreamMap` (items mapped to their value), on the merge issue's three workloads: many
+//! `StreamMap` (items mapped to their value), on three workloads: many
 //! streams of ready items, many streams woken from other threads, and a few streams that are
 //! always ready. Every stream here is `Unpin`, so every peer takes it as it is.
 

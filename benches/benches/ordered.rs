@@ -1,7 +1,7 @@
 //! Ordered sets of futures: pinfold's `FuturesOrdered` and `FuturesOrderedBounded` against
 //! futures-util's `FuturesOrdered` (one `Arc` per future, a binary heap of waiting outputs) and
 //! futures-buffered's `FuturesOrdered` and `FuturesOrderedBounded` (its unordered sets, and a
-//! binary heap). Measured in process CPU time, as the issue asks: every run is on one thread.
+//! binary heap). Measured in process CPU time: every run is on one thread.
 //!
 //! - `futures_ordered_sleep_100k` (growable) and `futures_ordered_bounded_sleep_100k`: 100,000
 //!   futures that sleep a random 0–7 ms (the same delays for everyone), all pushed, then

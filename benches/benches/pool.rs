@@ -240,14 +240,14 @@ struct Writers {
     /// One buffer of 32 KiB, acquired per message.
     pool: BufferPool,
     /// What the slices borrow.
-    scratch: Box<[u8]>,
+    borrowed: Box<[u8]>,
 }
 
 impl Writers {
     fn new() -> Self {
         Self {
             pool: BufferPool::new(1, CAPACITY),
-            scratch: vec![0; CAPACITY].into_boxed_slice(),
+            borrowed: vec![0; CAPACITY].into_boxed_slice(),
         }
     }
 
@@ -264,10 +264,10 @@ impl Writers {
     }
 
     fn cursor_slice<R>(&mut self, records: &[Record], inspect: impl FnOnce(&[u8]) -> R) -> R {
-        let mut cursor = Cursor::new(&mut self.scratch[..]);
+        let mut cursor = Cursor::new(&mut self.borrowed[..]);
         serialize(&mut cursor, records);
         let written = cursor.position() as usize;
-        inspect(&self.scratch[..written])
+        inspect(&self.borrowed[..written])
     }
 
     fn bytes_mut<R>(&self, records: &[Record], inspect: impl FnOnce(&[u8]) -> R) -> R {
@@ -283,10 +283,10 @@ impl Writers {
     }
 
     fn slice<R>(&mut self, records: &[Record], inspect: impl FnOnce(&[u8]) -> R) -> R {
-        let mut rest: &mut [u8] = &mut self.scratch[..];
+        let mut rest: &mut [u8] = &mut self.borrowed[..];
         serialize(&mut rest, records);
         let written = CAPACITY - rest.len();
-        inspect(&self.scratch[..written])
+        inspect(&self.borrowed[..written])
     }
 }
 

@@ -1,10 +1,10 @@
-//! Floors under five of the speed targets (see the README, *Targets*): what no set with
-//! these rules could beat, measured on this machine (for the fourth, what the workload's
-//! waking threads cost alone, which turns out not to be a floor, and for its keyed version,
-//! what pinfold's merge costs with no keys, a floor under any map built on it; for the fifth
-//! and sixth, what pinfold's arena costs with no order kept, a floor under any ordered set
-//! built on it but not under one built otherwise). Run with
-//! `cargo run --release -p pinfold-benches --example floors`.
+//! Floors under the speed targets pinfold misses (see `benches/README.md`, *Targets* and
+//! *Floors*), in six sections: what no set with these rules could beat, timed side by side
+//! with the peers on the machine it runs on. Section 4 also times what the waking threads cost
+//! alone, which turns out not to be a floor, and what pinfold's merge costs with no keys, a
+//! floor under any map built on it; sections 5 and 6 time what pinfold's arena costs with no
+//! order kept, a floor under any ordered set built on it but not under one built otherwise.
+//! Run with `cargo run --release -p pinfold-benches --example floors`.
 //!
 //! 1. `yield_16_block_on`: the fairness rule (a poll call yields after two futures woke
 //!    themselves, as futures-util's does) fixes how many times `block_on` must poll the set:

@@ -6,7 +6,7 @@
 //! noisy neighbour, the clock) that lasts longer than a round moves both sides of a ratio
 //! alike, where criterion times one implementation for seconds, then the other. Prints, for
 //! each workload, the median of the rounds' ratios, their quartiles and range, and how many
-//! rounds were at or under the target, 0.8x. Run with
+//! rounds were at or under the joins' target, 0.8x (see `benches/README.md`). Run with
 //! `cargo run --release -p pinfold-benches --example join_interleaved [rounds]` (31 rounds
 //! by default, a few seconds in all).
 

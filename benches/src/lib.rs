@@ -16,7 +16,9 @@
 //! `<target>/pinfold-bench/allocs.tsv`. The `bench-table` binary joins those rows with
 //! criterion's medians into markdown tables ([`TABLES`]): the sets of futures and the rest, one
 //! row per entry of [`WORKLOADS`]; the buffer pools ([`POOL_WORKLOADS`]); and the writers a
-//! message is serialized into ([`CURSOR_WORKLOADS`]), each with its own columns.
+//! message is serialized into ([`CURSOR_WORKLOADS`]), each with its own columns. With
+//! `--write` it also writes `benches/RESULTS.md`, the chart of pinfold's ratios
+//! ([`ratio_chart`]) and the README's summary of them ([`summary_rows`], [`replace_summary`]).
 //!
 //! The workloads that poll with a no-op waker run a second time under futures-executor's
 //! `block_on`, a real waker (groups `<name>_block_on`, see [`Driver`]).
@@ -24,15 +26,19 @@
 //! Set `PINFOLD_BENCH_QUICK=1` for short runs (see [`Tuning`]).
 
 mod alloc;
+mod chart;
 mod cpu_time;
 mod drive;
+pub mod format;
 mod futures;
 mod group;
 mod results;
+mod summary;
 mod workers;
 mod xorshift;
 
 pub use alloc::{Allocs, CountingAlloc, live_bytes, measure, measure_warm};
+pub use chart::ratio_chart;
 pub use cpu_time::{CpuTime, process_cpu_time, thread_cpu_time};
 pub use drive::{
     ChurnTally, Driver, Tally, block_on_parking, drain_while, drain_while_block_on, keep_full,
@@ -46,6 +52,10 @@ pub use group::{Group, Tuning, criterion, quick};
 pub use results::{
     ALLOCS_FILE, AllocRow, VIRTUAL_FILE, VirtualRow, criterion_dir, read_allocs, read_virtual,
     record_allocs, record_virtual, results_dir, target_dir,
+};
+pub use summary::{
+    SUMMARY_END, SUMMARY_MAX_ROWS, SUMMARY_START, SUMMARY_WORKLOADS, Standing, replace_summary,
+    spelled_out, summary_rows, summary_table,
 };
 pub use workers::{FireOrder, RoundTimes, WakerThreads};
 pub use xorshift::{Xorshift, random_delays};

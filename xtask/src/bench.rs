@@ -1,4 +1,5 @@
-//! `cargo xtask bench`: the criterion benchmarks, then the markdown tables of the run.
+//! `cargo xtask bench`: the criterion benchmarks, then the markdown tables of the run; after a
+//! full run also `benches/RESULTS.md`, the chart `benches/ratios.svg` and the README's summary.
 
 use std::env;
 use std::fs;
@@ -14,7 +15,9 @@ pub(crate) const USAGE: CommandUsage = CommandUsage {
             and print their tables; by default a quick run\n\
             (PINFOLD_BENCH_QUICK=1: 10 samples a benchmark, about 2.5\n\
             minutes on 2 cores after the build); --full for the precise\n\
-            one (about 16 minutes); --quick is the default's old name",
+            one (about 16 minutes), which also rewrites\n\
+            benches/RESULTS.md, benches/ratios.svg and the README's\n\
+            summary; --quick is the default's old name",
 };
 
 /// How long the benchmarks run.
@@ -70,18 +73,27 @@ pub(crate) fn bench(workspace: &Workspace, args: &[String]) -> Result<(), Failur
         .run()?;
     // The markdown tables: each implementation's median, pinfold's ratios, allocations. Built
     // with the bench profile, so it reuses the dependencies `cargo bench` just built.
-    workspace
-        .cargo(&[
-            "run",
-            "--quiet",
-            "--profile",
-            "bench",
-            "-p",
-            "pinfold-benches",
-            "--bin",
-            "bench-table",
-        ])
-        .run()
+    workspace.cargo(&table_command(&length)).run()
+}
+
+/// The `cargo` arguments that print the tables; after a full run they also write
+/// `benches/RESULTS.md`, the chart and the README's summary (a quick run's ratios move too
+/// much to publish).
+fn table_command(length: &Length) -> Vec<&'static str> {
+    let mut args = vec![
+        "run",
+        "--quiet",
+        "--profile",
+        "bench",
+        "-p",
+        "pinfold-benches",
+        "--bin",
+        "bench-table",
+    ];
+    if *length == Length::Full {
+        args.extend(["--", "--write"]);
+    }
+    args
 }
 
 #[cfg(test)]
@@ -99,5 +111,11 @@ mod tests {
         assert_eq!(parse(&args(&["--full"])), Ok(Length::Full));
         assert!(parse(&args(&["--fast"])).is_err());
         assert!(parse(&args(&["--full", "--quick"])).is_err());
+    }
+
+    #[test]
+    fn only_a_full_run_writes_the_results() {
+        assert!(table_command(&Length::Full).ends_with(&["--", "--write"]));
+        assert!(!table_command(&Length::Quick).contains(&"--write"));
     }
 }

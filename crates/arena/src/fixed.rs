@@ -93,8 +93,8 @@ impl<T> Fixed<T> {
     #[inline]
     pub fn new(iter: impl IntoIterator<Item = T>) -> Self {
         // `extend` rather than `collect`: `collect` returns its `Vec` through memory that is
-        // read back at once, wider than it was written, which stalls the store buffer (perf put
-        // a tenth of a join of two ready futures there); `extend` is inlined here.
+        // read back at once, wider than it was written, which stalls the store buffer; `extend`
+        // is inlined here. Guarded by `join_all_ready_2_block_on`.
         let iter = iter.into_iter();
         let mut cells = Vec::with_capacity(iter.size_hint().0);
         cells.extend(iter);

@@ -807,7 +807,7 @@ fn poll_source(source: Pin<&mut Source>) -> Step<bool> {
 
 #[test]
 fn a_value_polled_again_after_each_output_does_not_hide_a_woken_one() {
-    // The merge issue's warning: an always-ready stream is queued again after every item, so
+    // What a merge risks: an always-ready stream is queued again after every item, so
     // the round's queue never runs empty; wakes must still be collected, and the woken value
     // polled in the very next call.
     let (parent_waker, _) = counting_waker();

@@ -106,7 +106,7 @@ impl<F> FuturesUnorderedBounded<F> {
     /// allocations) and never again. A capacity of 0 is allowed: every push is refused.
     ///
     /// # Panics
-    /// If `capacity` is `u32::MAX` or more.
+    /// If `capacity` is more than `(u32::MAX - 1) / 2`.
     pub fn new(capacity: usize) -> Self {
         Self {
             arena: Arena::new(capacity),

@@ -168,7 +168,8 @@ pub trait BufferExt: Stream {
     ///
     /// # Panics
     /// If `concurrency` is 0, with the message
-    /// `ordered_buffer: concurrency must be greater than 0`; if it is `u32::MAX` or more.
+    /// `ordered_buffer: concurrency must be greater than 0`;
+    /// if it is more than `(u32::MAX - 1) / 2`.
     #[track_caller]
     fn ordered_buffer(self, concurrency: usize) -> OrderedBuffer<Self>
     where
@@ -183,7 +184,8 @@ pub trait BufferExt: Stream {
     ///
     /// # Panics
     /// If `concurrency` is 0, with the message
-    /// `unordered_buffer: concurrency must be greater than 0`; if it is `u32::MAX` or more.
+    /// `unordered_buffer: concurrency must be greater than 0`;
+    /// if it is more than `(u32::MAX - 1) / 2`.
     #[track_caller]
     fn unordered_buffer(self, concurrency: usize) -> UnorderedBuffer<Self>
     where
@@ -204,7 +206,8 @@ pub trait FobStreamExt: Stream {
     ///
     /// # Panics
     /// If `n` is 0, with the message
-    /// `fast_ordered_buffer: concurrency must be greater than 0`; if it is `u32::MAX` or more.
+    /// `fast_ordered_buffer: concurrency must be greater than 0`;
+    /// if it is more than `(u32::MAX - 1) / 2`.
     #[track_caller]
     fn fast_ordered_buffer(self, n: usize) -> OrderedBuffer<Self>
     where

@@ -10,7 +10,7 @@ use futures_core::{FusedStream, Stream};
 use pinfold_arena::{Arena, Budget, GrowableArena, Key, Step, unwind};
 
 /// `Unpin`, `Stream` and `FusedStream` of an ordered set type `$set`, which wraps an
-/// [`OrderedSet`] in its field `set`.
+/// [`Ordered`] in its field `set`.
 macro_rules! stream_impls {
     ($set:ident) => {
         // Nothing is pinned through the set: futures are pinned in the arena's own storage,
@@ -254,7 +254,7 @@ impl<F: Future> FuturesOrderedBounded<F> {
     /// now. A capacity of 0 is allowed: every push is refused.
     ///
     /// # Panics
-    /// If `capacity` is `u32::MAX` or more.
+    /// If `capacity` is more than `(u32::MAX - 1) / 2`.
     pub fn new(capacity: usize) -> Self {
         Self {
             set: Ordered::new(Arena::new(capacity), ReorderRing::with_capacity(capacity)),

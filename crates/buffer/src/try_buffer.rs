@@ -27,7 +27,8 @@ pub trait TryBufferExt: TryStream {
     ///
     /// # Panics
     /// If `concurrency` is 0, with the message
-    /// `try_ordered_buffer: concurrency must be greater than 0`; if it is `u32::MAX` or more.
+    /// `try_ordered_buffer: concurrency must be greater than 0`;
+    /// if it is more than `(u32::MAX - 1) / 2`.
     #[track_caller]
     fn try_ordered_buffer(self, concurrency: usize) -> TryOrderedBuffer<Self>
     where
@@ -44,7 +45,8 @@ pub trait TryBufferExt: TryStream {
     ///
     /// # Panics
     /// If `concurrency` is 0, with the message
-    /// `try_unordered_buffer: concurrency must be greater than 0`; if it is `u32::MAX` or more.
+    /// `try_unordered_buffer: concurrency must be greater than 0`;
+    /// if it is more than `(u32::MAX - 1) / 2`.
     #[track_caller]
     fn try_unordered_buffer(self, concurrency: usize) -> TryUnorderedBuffer<Self>
     where

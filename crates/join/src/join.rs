@@ -49,7 +49,7 @@ impl<F, T, E> Drop for CancelOnUnwind<'_, F, T, E> {
 /// write still in the processor's store buffer, but not only that one write's, waits for the
 /// write to reach the cache (a store-forwarding stall), and narrow fields make more such
 /// pieces. Making a join writes its storage's `Vec`, the arena's empty wake-table marker and
-/// this word, nothing else.
+/// this word, nothing else. Guarded by `join_all_10`.
 #[derive(Clone, Copy)]
 struct Progress(u64);
 
@@ -117,7 +117,7 @@ impl Progress {
 // bytes: a move copies the join in 16-byte pieces from its start and the rest in smaller ones,
 // so the word is read back by a load of its own, which the store that wrote it forwards.
 // Sharing a 16-byte piece with bytes not written by that store, it would stall every move of
-// a new join (perf on the join benchmarks' driver: 44% of the move's samples on that load).
+// a new join. Guarded by `join_all_ready_2_block_on`.
 #[repr(C)]
 pub(crate) struct Join<F, T, E> {
     /// Input `i` at index `i`; emptied when the join completes.
@@ -237,7 +237,7 @@ impl<F, T, E> Join<F, T, E> {
     /// the panics above.
     // Inlined, with `poll_futures` and `take_outputs`, into the caller's poll: the output
     // `Vec` then reaches the caller in registers, not written to memory and read straight back
-    // (wider than written, which stalls): it took a join of two ready futures from 43 to 30 ns.
+    // (wider than written, which stalls). Guarded by `join_all_ready_2_block_on`.
     #[inline]
     pub(crate) fn poll<P>(
         &mut self,

@@ -13,13 +13,9 @@
 //!   the outputs take the futures' place in the same allocation: one allocation where
 //!   `futures-util` makes two; and a join whose futures all finish in one poll writes each
 //!   output once, straight into the returned `Vec`. And the futures that yield in a poll
-//!   with the task's waker wake the task once after it, not once each (see *Wakes*). Timed
-//!   against `futures-util`'s join in alternating batches in one process (the benchmarks'
-//!   example `join_interleaved`, five runs of 101 rounds), the median of
-//!   `join_all` and `try_join_all` was 0.63x to 0.75x of `futures-util`'s at 2, 10 and 30
-//!   ready futures and at 10 that yield once, with a no-op waker and under `block_on`; in two
-//!   criterion runs, 0.62x to 0.74x of `futures-util`'s and 0.13x to 0.23x of
-//!   `futures-buffered`'s (see the workspace README).
+//!   with the task's waker wake the task once after it, not once each (see *Wakes*). The
+//!   benchmarks' `join_all_*` and `try_join_all_*` rows compare both joins with
+//!   `futures-util`'s and `futures-buffered`'s (`benches/RESULTS.md`).
 //! - **The first error wins at once.** [`try_join_all`] returns the first `Err` *in time*,
 //!   whatever its position, and drops every other future right then; `futures-util` surfaces
 //!   an error only after every earlier future has finished (futures-rs #2866).
@@ -63,9 +59,8 @@
 //! `Vec` (when the outputs fit in the futures' storage, see *Allocations*) as long as every
 //! future before it has finished in that poll: a join whose futures all finish in one poll
 //! makes one pass over them, not two. At the first future that does not finish, the outputs
-//! written so far are put back in their futures' places and the poll goes on as above. At 30
-//! ready futures that is a sixth fewer instructions (1,111 against 1,333 per join and its
-//! `block_on`, cachegrind).
+//! written so far are put back in their futures' places and the poll goes on as above
+//! (guarded by `join_all_ready_30_block_on`).
 //!
 //! The first poll of a join polls every future once with the task's own waker, as
 //! `futures-util` does (no per-future waker exists yet: ready and nearly ready futures, the
@@ -84,11 +79,9 @@
 //! noted, and the task is woken once after the last of them, if any woke. A clone of
 //! it is a clone of the task's waker, so a future that keeps its waker keeps the task's. Ten
 //! futures that yield once wake the task twice (the first one's own wake, then the noted one),
-//! not ten times: under futures-executor's `block_on` each wake is an atomic swap, and the
-//! join of them went from 0.80x-0.82x to 0.64x-0.65x of `futures-util`'s (`join_interleaved`,
-//! median of five runs each). The flag is written once per poll, not once per wake: ten
-//! stores of it cost that join 8 ns more with a no-op waker (75 against 67 ns). A pass that
-//! completes the join passes no wake on. A panic of the task's waker in that one wake leaves
+//! not ten times: under futures-executor's `block_on` each wake is an atomic swap. The flag
+//! is written once per poll, not once per wake (guarded by `join_all_10_block_on`). A pass
+//! that completes the join passes no wake on. A panic of the task's waker in that one wake leaves
 //! the join as it was (see *Cancellation and panics*).
 //!
 //! A future must wake the waker of its latest poll, as the `Future` contract says: one whose
@@ -100,17 +93,13 @@
 //! polls, as `futures-util` does.
 //!
 //! What makes a small join cheap is as much what it does not write as what it computes: the
-//! join's state is small (120 bytes, moved without a `memcpy` call) and mostly unwritten until
-//! a future stays pending (making a join writes the storage's `Vec`, an empty marker for the
-//! wake table, and one word of counters and flags, placed last so that a move reads it back
-//! with a load of its own), and its poll is inlined into the caller's,
-//! so its output `Vec` is not written to memory and read straight back. A value written to
-//! memory in narrow pieces and read back at once in a wider load (as moving a freshly built
-//! struct does) cannot be forwarded from the processor's store buffer and stalls; removing such
-//! round trips took a join of two ready futures from 57 to 28 ns in a micro-benchmark
-//! (`futures-util`: 40 ns), and a join of 10 futures that yield once, handed to a driver that
-//! is not inlined and polls with a no-op waker, from 56.6-58.0 to 53.9-55.1 ns (best of five,
-//! six alternating runs) once the word was placed last.
+//! join's state is small and mostly unwritten until a future stays pending (making a join
+//! writes the storage's `Vec`, an empty marker for the wake table, and one word of counters
+//! and flags, placed last so that a move reads it back with a load of its own), and its poll
+//! is inlined into the caller's, so its output `Vec` is not written to memory and read
+//! straight back. A value written to memory in narrow pieces and read back at once in a wider
+//! load (as moving a freshly built struct does) cannot be forwarded from the processor's store
+//! buffer and stalls. Guarded by `join_all_ready_2_block_on`.
 //!
 //! # Polls
 //!
@@ -143,11 +132,10 @@
 //! The poll that finishes a join frees the wake table before it allocates the returned `Vec`,
 //! and the futures' storage once their outputs are out: unless a finished future kept one of
 //! its wakers (the table then goes with the last of them), a join never holds its futures,
-//! table and outputs at once, and a finished join holds no memory (`tests/alloc.rs`). With
-//! glibc's allocator this matters for large joins: a join of 100,000 futures that held all
-//! three freed, after each join, just enough memory at once for glibc to give it back to the
-//! kernel, and the next join faulted it all in again (5 seconds of `join_all_100k_block_on`:
-//! 995,757 page faults and 59% of the time in the kernel; now 2,097 and 0.1%).
+//! table and outputs at once, and a finished join holds no memory (`tests/alloc.rs`). This
+//! matters for large joins with allocators that give memory back to the system past a
+//! threshold (glibc's): a join that held all three could free enough at once after finishing
+//! for the next join to take it all from the system again. Guarded by `join_all_100k_block_on`.
 //!
 //! # Fairness
 //!

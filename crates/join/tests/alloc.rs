@@ -153,7 +153,7 @@ fn allocations_of<F: std::future::Future<Output = usize>>(
 
 #[test]
 fn every_size_makes_at_most_3_allocations_with_the_vec() {
-    // The sizes, with futures that are ready, that yield once, and that wait for a
+    // Small to large joins, with futures that are ready, that yield once, and that wait for a
     // wake that comes after the first poll.
     for n in [0, 1, 10, if cfg!(miri) { 100 } else { 1_000 }] {
         let ready_allocs = allocations_of(n, ready, || {});

@@ -48,8 +48,8 @@ impl Block {
         let bytes = size
             .checked_mul(count as usize)
             .and_then(|total| Layout::array::<u8>(total).ok())
-            // Buffers start on a cache line (writes measured 10% to 20% faster than at the
-            // metas' alignment of 4).
+            // Buffers start on a cache line, where writes into them are faster than at the
+            // metas' alignment of 4. Guarded by `pool_cursor_2048x16`.
             .and_then(|bytes| bytes.align_to(64).ok())
             .expect("BufferPool: count * size overflows");
         let (layout, bytes_offset) = metas.extend(bytes).expect("BufferPool: too much memory");
