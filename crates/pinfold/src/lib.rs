@@ -38,11 +38,12 @@
 //! # Features
 //!
 //! - `std` (default): what needs the standard library in each crate: `catch_unwind` to stay
-//!   consistent across a panicking future or stream, std's `HashMap` in the maps, `io::Write`
-//!   for [`pool::Buf`] and std's `Mutex` as the pool's waiter lock. Without it every crate is
-//!   `#![no_std]` + `alloc`: panics are survived with drop guards ([`arena::unwind`]; a second
-//!   panic while one unwinds aborts, as in a `Vec`), the maps index with `hashbrown`, the pool
-//!   locks its waiters with a spin lock. CI builds every crate for `x86_64-unknown-none`.
+//!   consistent across a panicking future or stream, std's `RandomState` (SipHash) as the maps'
+//!   hasher, `io::Write` for [`pool::Buf`] and std's `Mutex` as the pool's waiter lock. Without
+//!   it every crate is `#![no_std]` + `alloc`: panics are survived with drop guards
+//!   ([`arena::unwind`]; a second panic while one unwinds aborts, as in a `Vec`), the maps hash
+//!   with foldhash, the pool locks its waiters with a spin lock. CI builds every crate for
+//!   `x86_64-unknown-none`.
 //! - `tokio-coop`: each output of a set, merge, map or buffer (and each finished join) spends
 //!   a unit of tokio's cooperative budget, and the primitive yields once it is spent, as
 //!   tokio's `JoinSet` does ([`arena::coop`]). Without it nothing of tokio is compiled in, and
