@@ -87,7 +87,6 @@ mod noted;
 mod queue;
 mod ready_set;
 mod round;
-mod set_macro;
 mod sizing;
 mod step;
 mod storage;

@@ -20,7 +20,8 @@ mod sealed {
 /// [`GrowableArena<T>`] (never full). Each method is the arena's own method of the same name;
 /// a primitive generic over `Storage` is monomorphised for each arena, at no cost.
 ///
-/// The trait is sealed: only the two arenas implement it.
+/// An arena is `Unpin` whatever `T` is: its values are pinned in its own storage. The trait
+/// is sealed: only the two arenas implement it.
 ///
 /// ```
 /// use std::future::{Future, ready};
@@ -44,7 +45,7 @@ mod sealed {
 /// assert_eq!(sum(Arena::new(3)), 6);
 /// assert_eq!(sum(GrowableArena::new()), 6);
 /// ```
-pub trait Storage<T>: sealed::Sealed {
+pub trait Storage<T>: Unpin + sealed::Sealed {
     /// The same kind of arena, holding values of type `U`: `Arena<U>` for an `Arena<T>`,
     /// `GrowableArena<U>` for a `GrowableArena<T>`.
     type Of<U>: Storage<U>;
