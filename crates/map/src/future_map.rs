@@ -1,47 +1,13 @@
-//! `FutureMap`: futures keyed by the user's keys.
+//! [`FutureMap`]: futures keyed by the user's keys.
 
-use core::borrow::Borrow;
-use core::fmt;
-use core::future::Future;
-use core::hash::Hash;
-use core::pin::Pin;
-use core::task::{Context, Poll};
-
-use futures_core::{FusedStream, Stream};
-
-use crate::{Core, Polled};
+use crate::{Futures, KeyedMap};
+#[cfg(doc)]
+use futures_core::Stream;
 
 /// Futures keyed by the user's keys; a [`Stream`] of `(key, output)` in the order the futures
-/// finish. See the [crate documentation](crate).
+/// finish; its methods are those of [`KeyedMap`]. See the [crate documentation](crate).
 ///
 /// A future leaves the map when it finishes (its key with it), when it is removed, or when
 /// another is inserted under its key. `Unpin` whatever `F` is; `Send` if `K` and `F` are;
 /// `Sync` if `K` is `Sync` and `F` is `Send + Sync`.
-pub struct FutureMap<K, F> {
-    core: Core<K, F>,
-}
-
-crate::shared!(FutureMap, F, "future");
-
-impl<K: Hash + Eq + Clone, F: Future> Stream for FutureMap<K, F> {
-    type Item = (K, F::Output);
-
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-        self.get_mut()
-            .core
-            .poll_next(cx, |future, cx| match future.poll(cx) {
-                Poll::Ready(out) => Polled::Last(out),
-                Poll::Pending => Polled::Pending,
-            })
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.len(), Some(self.len()))
-    }
-}
-
-impl<K: Hash + Eq + Clone, F: Future> FusedStream for FutureMap<K, F> {
-    fn is_terminated(&self) -> bool {
-        self.core.terminated
-    }
-}
+pub type FutureMap<K, F> = KeyedMap<K, F, Futures>;

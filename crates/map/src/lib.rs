@@ -1,5 +1,7 @@
 //! [`FutureMap`] and [`StreamMap`]: futures and streams keyed by the user's own keys (a peer
-//! id, a request id, a topic), polled concurrently on pinfold's growable waker-slot arena.
+//! id, a request id, a topic), polled concurrently on pinfold's growable waker-slot arena. Both
+//! are one [`KeyedMap`], written once; what differs, how a value is polled, is its kind
+//! ([`Futures`] or [`Streams`]).
 //!
 //! tokio-util's `JoinMap` needs a tokio runtime (it spawns each future); tokio-stream's
 //! `StreamMap` needs `Unpin` streams and polls every stream on every call. These maps need
@@ -101,10 +103,16 @@ use pin_project::pin_project;
 use pinfold_arena::{GrowableArena, Key, Step, unwind};
 
 mod future_map;
+mod keyed_map;
+mod kind;
 mod stream_map;
 
 pub use future_map::FutureMap;
+pub use keyed_map::KeyedMap;
+pub use kind::{Futures, Streams};
 pub use stream_map::StreamMap;
+
+use kind::Polled;
 
 /// How the index hashes a user key: SipHash, randomly keyed, with `std`; foldhash without.
 #[cfg(feature = "std")]
@@ -127,17 +135,6 @@ struct Indexed<K> {
     hash: u64,
     key: K,
     slot: Key,
-}
-
-/// What polling a value gave.
-enum Polled<T> {
-    Pending,
-    /// An output; the value stays (a stream's item).
-    Item(T),
-    /// The value's last output; it leaves (a future's).
-    Last(T),
-    /// The value ended without an output; it leaves (a stream's end).
-    End,
 }
 
 /// Takes the index entry of the value in `slot`, whose key hashed to `hash`, out of `index`.
@@ -408,136 +405,3 @@ impl<K: Hash + Eq + Clone, V> Core<K, V> {
         polled.map(|polled| polled.map(|(_, out)| out))
     }
 }
-
-/// The methods and trait implementations `FutureMap` and `StreamMap` share: `$map<K, $v>`
-/// holds values of type `$v`, called `$what` in the docs.
-macro_rules! shared {
-    ($map:ident, $v:ident, $what:literal) => {
-        impl<K, $v> $map<K, $v> {
-            #[doc = concat!("An empty map. Allocates nothing: the first insert allocates.")]
-            pub fn new() -> Self {
-                Self {
-                    core: $crate::Core::new(),
-                }
-            }
-
-            #[doc = concat!("An empty map with room for `capacity` ", $what, "s (the arena's first group and the index), allocated now.")]
-            pub fn with_capacity(capacity: usize) -> Self {
-                Self {
-                    core: $crate::Core::with_capacity(capacity),
-                }
-            }
-
-            #[doc = concat!("How many ", $what, "s the map holds.")]
-            pub fn len(&self) -> usize {
-                self.core.len()
-            }
-
-            #[doc = concat!("Whether the map holds no ", $what, ".")]
-            pub fn is_empty(&self) -> bool {
-                self.core.len() == 0
-            }
-
-            #[doc = concat!("The keys of the ", $what, "s in the map, in no particular order.")]
-            pub fn keys(&self) -> impl ExactSizeIterator<Item = &K> + '_ {
-                self.core.keys()
-            }
-
-            #[doc = concat!("The ", $what, "s with their keys, in no particular order.")]
-            pub fn iter(&self) -> impl ExactSizeIterator<Item = (&K, &$v)> + '_ {
-                self.core.iter()
-            }
-
-            #[doc = concat!("The ", $what, "s, pinned, with their keys, in no particular order.")]
-            pub fn iter_pin_mut(&mut self) -> impl ExactSizeIterator<Item = (&K, Pin<&mut $v>)> + '_ {
-                self.core.iter_pin_mut()
-            }
-
-            #[doc = concat!("Drops every ", $what, " and key. The map is no longer terminated. If a ", $what, "'s `Drop` panics, the others are dropped all the same, then the panic propagates; the map is empty and usable.")]
-            pub fn clear(&mut self) {
-                self.core.clear();
-            }
-        }
-
-        impl<K: Hash + Eq + Clone, $v> $map<K, $v> {
-            #[doc = concat!("Adds `value` under `key`; it is polled by the next `poll_next`. A ", $what, " already under `key` is dropped now (its output never comes) and replaced: then `true`.")]
-            pub fn insert(&mut self, key: K, value: $v) -> bool {
-                self.core.insert(key, value)
-            }
-
-            #[doc = concat!("Drops the ", $what, " under `key` now; no output of it comes. `false` if there was none.")]
-            pub fn remove<Q>(&mut self, key: &Q) -> bool
-            where
-                K: Borrow<Q>,
-                Q: Hash + Eq + ?Sized,
-            {
-                self.core.remove(key)
-            }
-
-            #[doc = concat!("Whether a ", $what, " is under `key`.")]
-            pub fn contains_key<Q>(&self, key: &Q) -> bool
-            where
-                K: Borrow<Q>,
-                Q: Hash + Eq + ?Sized,
-            {
-                self.core.contains_key(key)
-            }
-
-            #[doc = concat!("The ", $what, " under `key`.")]
-            pub fn get<Q>(&self, key: &Q) -> Option<&$v>
-            where
-                K: Borrow<Q>,
-                Q: Hash + Eq + ?Sized,
-            {
-                self.core.get(key)
-            }
-
-            #[doc = concat!("The ", $what, " under `key`, pinned.")]
-            pub fn get_pin_mut<Q>(&mut self, key: &Q) -> Option<Pin<&mut $v>>
-            where
-                K: Borrow<Q>,
-                Q: Hash + Eq + ?Sized,
-            {
-                self.core.get_pin_mut(key)
-            }
-        }
-
-        // Nothing is pinned but the values, in the arena's own storage; the keys in the index
-        // are never pinned.
-        impl<K, $v> Unpin for $map<K, $v> {}
-
-        impl<K, $v> Default for $map<K, $v> {
-            fn default() -> Self {
-                Self::new()
-            }
-        }
-
-        impl<K: Hash + Eq + Clone, $v> FromIterator<(K, $v)> for $map<K, $v> {
-            #[doc = concat!("A map of every `(key, ", $what, ")` of the iterator, inserted in order (a later one replaces an earlier one under the same key).")]
-            fn from_iter<I: IntoIterator<Item = (K, $v)>>(iter: I) -> Self {
-                let mut map = Self::new();
-                map.extend(iter);
-                map
-            }
-        }
-
-        impl<K: Hash + Eq + Clone, $v> Extend<(K, $v)> for $map<K, $v> {
-            fn extend<I: IntoIterator<Item = (K, $v)>>(&mut self, iter: I) {
-                for (key, value) in iter {
-                    self.insert(key, value);
-                }
-            }
-        }
-
-        impl<K: fmt::Debug, $v> fmt::Debug for $map<K, $v> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.debug_struct(stringify!($map))
-                    .field("len", &self.len())
-                    .field("keys", &self.core.keys().collect::<alloc::vec::Vec<_>>())
-                    .field("terminated", &self.core.terminated)
-                    .finish_non_exhaustive()
-            }
-        }
-    };
-}
-use shared;
