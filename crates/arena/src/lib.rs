@@ -54,7 +54,7 @@
 //! let mut cx = Context::from_waker(std::task::Waker::noop());
 //! let mut outputs = Vec::new();
 //! while let Poll::Ready(Some((_key, out))) =
-//!     arena.poll_next(&mut cx, |_, fut, cx| Step::done(fut.poll(cx)))
+//!     arena.poll_next(&mut cx, |_, fut, cx| Step::of_future(fut.poll(cx)))
 //! {
 //!     outputs.push(out);
 //! }

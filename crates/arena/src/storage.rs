@@ -35,7 +35,7 @@ mod sealed {
 ///     let mut cx = Context::from_waker(Waker::noop());
 ///     let mut sum = 0;
 ///     while let Poll::Ready(Some((_, n))) =
-///         arena.poll_next(&mut cx, |_, fut, cx| Step::done(fut.poll(cx)))
+///         arena.poll_next(&mut cx, |_, fut, cx| Step::of_future(fut.poll(cx)))
 ///     {
 ///         sum += n;
 ///     }

@@ -135,7 +135,7 @@ impl<S: Stream, A: Storage<S>> StreamMerge<S, A> {
         pinfold_arena::coop::poll_output(cx, |cx| {
             let polled = self
                 .arena
-                .poll_next_some(cx, |_, stream, cx| Step::next(stream.poll_next(cx)));
+                .poll_next_some(cx, |_, stream, cx| Step::of_stream(stream.poll_next(cx)));
             if let Poll::Ready(None) = polled {
                 self.terminated = true;
             }

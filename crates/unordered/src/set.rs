@@ -156,7 +156,7 @@ impl<F: Future, A: Storage<F>> UnorderedSet<F, A> {
         pinfold_arena::coop::poll_output(cx, |cx| {
             let polled = self
                 .arena
-                .poll_next(cx, |_, fut, cx| Step::done(fut.poll(cx)));
+                .poll_next(cx, |_, fut, cx| Step::of_future(fut.poll(cx)));
             if let Poll::Ready(None) = polled {
                 self.terminated = true;
             }
