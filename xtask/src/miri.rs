@@ -13,9 +13,8 @@ pub(crate) const USAGE: CommandUsage = CommandUsage {
             Miri with stacked borrows, then those of the crates with\n\
             unsafe code (arena, pool) and of the arena's direct users\n\
             (join, the bounded set's tests of unordered) again with\n\
-            tree borrows, then the model\n\
-            tests of pinfold-reliability (at their Miri size) with stacked\n\
-            borrows, in target/miri",
+            tree borrows, then the model tests of pinfold-reliability\n\
+            (at their Miri size) with stacked borrows, in target/miri",
 };
 
 /// What `cargo xtask miri` prints when Miri cannot be used: it must never read as a pass.
