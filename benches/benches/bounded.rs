@@ -22,7 +22,7 @@ use pinfold_benches::{
 #[global_allocator]
 static ALLOC: pinfold_benches::CountingAlloc = pinfold_benches::CountingAlloc::new();
 
-type Pinfold<F> = pinfold_bounded::FuturesUnorderedBounded<F>;
+type Pinfold<F> = pinfold_unordered::FuturesUnorderedBounded<F>;
 type Buffered<F> = futures_buffered::FuturesUnorderedBounded<F>;
 type Util<F> = futures_util::stream::FuturesUnordered<F>;
 

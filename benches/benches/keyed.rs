@@ -17,7 +17,7 @@ use pinfold_benches::{
 #[global_allocator]
 static ALLOC: pinfold_benches::CountingAlloc = pinfold_benches::CountingAlloc::new();
 
-type Bounded<F> = pinfold_bounded::FuturesUnorderedBounded<F>;
+type Bounded<F> = pinfold_unordered::FuturesUnorderedBounded<F>;
 type Growable<F> = pinfold_unordered::FuturesUnordered<F>;
 type FutureGroup<F> = futures_concurrency::future::FutureGroup<F>;
 type Util<F> = futures_util::stream::FuturesUnordered<F>;

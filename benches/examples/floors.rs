@@ -301,7 +301,7 @@ fn main() {
     // 1. yield_16: 256 futures that each wake themselves 16 times.
     let make = || (0..256u64).map(|i| YieldK::new(16, i));
     let pinfold = {
-        let mut set = pinfold_bounded::FuturesUnorderedBounded::new(256);
+        let mut set = pinfold_unordered::FuturesUnorderedBounded::new(256);
         make().for_each(|f| set.push(f));
         set_polls(set)
     };
@@ -563,7 +563,7 @@ fn main() {
     let ordered = ready_512k!(pinfold_buffer::FuturesOrdered::new(), push_back);
     let ordered_bounded = ready_512k!(pinfold_buffer::FuturesOrderedBounded::new(256), push_back);
     let unordered = ready_512k!(pinfold_unordered::FuturesUnordered::new(), push);
-    let unordered_bounded = ready_512k!(pinfold_bounded::FuturesUnorderedBounded::new(256), push);
+    let unordered_bounded = ready_512k!(pinfold_unordered::FuturesUnorderedBounded::new(256), push);
     let fifo_ordered = ready_512k!(Fifo(VecDeque::with_capacity(256)), push_back);
     println!("futures_ordered_ready_512k");
     println!(

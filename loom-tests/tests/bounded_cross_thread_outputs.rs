@@ -18,7 +18,7 @@ use futures_core::{FusedStream, Stream};
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom_tests::{Parent, Workers, check, drive};
-use pinfold_bounded::FuturesUnorderedBounded;
+use pinfold_unordered::FuturesUnorderedBounded;
 
 /// A one-shot channel: a value (0 while none was sent) and the receiver's waker.
 #[derive(Debug)]

@@ -87,7 +87,7 @@ fn churn_once(kind: usize, round: usize, world: &mut World, board: &Board) -> Ar
     let parent = exec.flag().clone();
     let mut primitive: Pin<Box<dyn ChurnPoll>> = match kind {
         0 => Box::pin(Streamed(
-            pinfold_bounded::FuturesUnorderedBounded::from_iter(futures),
+            pinfold_unordered::FuturesUnorderedBounded::from_iter(futures),
         )),
         1 => {
             let mut set = pinfold_unordered::FuturesUnordered::new();

@@ -98,7 +98,7 @@ impl Kind {
     fn make(self) -> Box<dyn Subject> {
         match self {
             Kind::Bounded(capacity) => {
-                Box::new(pinfold_bounded::FuturesUnorderedBounded::new(capacity))
+                Box::new(pinfold_unordered::FuturesUnorderedBounded::new(capacity))
             }
             Kind::Growable => Box::new(pinfold_unordered::FuturesUnordered::new()),
             Kind::UnorderedBuffer(concurrency) => {

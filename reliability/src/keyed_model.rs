@@ -34,7 +34,7 @@ use proptest::prelude::*;
 use crate::program::{Pick, Via, via};
 use crate::wake_threads::WakeThreads;
 
-pub use pinfold_bounded::Key;
+pub use pinfold_unordered::Key;
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex
@@ -237,11 +237,11 @@ macro_rules! keyed_subject {
 }
 
 keyed_subject!(
-    pinfold_bounded::FuturesUnorderedBounded<Val>,
+    pinfold_unordered::FuturesUnorderedBounded<Val>,
     "FuturesUnorderedBounded",
     false,
-    pinfold_bounded::FuturesUnorderedBounded::new,
-    pinfold_bounded::FuturesUnorderedBounded::try_insert
+    pinfold_unordered::FuturesUnorderedBounded::new,
+    pinfold_unordered::FuturesUnorderedBounded::try_insert
 );
 keyed_subject!(
     pinfold_unordered::FuturesUnordered<Val>,

@@ -87,7 +87,7 @@ pub const KINDS: [&str; 6] = [
 pub fn primitive(kind: &str, futures: Vec<Ctl<Out>>) -> Primitive {
     match kind {
         "FuturesUnorderedBounded" => Primitive::Stream(Box::pin(
-            pinfold_bounded::FuturesUnorderedBounded::from_iter(futures),
+            pinfold_unordered::FuturesUnorderedBounded::from_iter(futures),
         )),
         "FuturesUnordered" => Primitive::Stream(Box::pin(
             pinfold_unordered::FuturesUnordered::from_iter(futures),

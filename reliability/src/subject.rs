@@ -30,7 +30,7 @@ pub trait Subject: fmt::Debug {
     }
 }
 
-impl Subject for pinfold_bounded::FuturesUnorderedBounded<Ctl<Out>> {
+impl Subject for pinfold_unordered::FuturesUnorderedBounded<Ctl<Out>> {
     fn push(&mut self, fut: Ctl<Out>) -> Result<(), Ctl<Out>> {
         self.try_push(fut)
     }
@@ -38,10 +38,10 @@ impl Subject for pinfold_bounded::FuturesUnorderedBounded<Ctl<Out>> {
         Pin::new(self).poll_next(cx)
     }
     fn clear(&mut self) {
-        pinfold_bounded::FuturesUnorderedBounded::clear(self);
+        pinfold_unordered::FuturesUnorderedBounded::clear(self);
     }
     fn len(&self) -> Option<usize> {
-        Some(pinfold_bounded::FuturesUnorderedBounded::len(self))
+        Some(pinfold_unordered::FuturesUnorderedBounded::len(self))
     }
 }
 

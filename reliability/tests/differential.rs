@@ -71,7 +71,7 @@ fn bounded_case(capacity: usize, program: &[Op]) -> Result<(), TestCaseError> {
     let pinfold = Side::new(
         "FuturesUnorderedBounded",
         true,
-        Box::new(move || Box::new(pinfold_bounded::FuturesUnorderedBounded::new(capacity))),
+        Box::new(move || Box::new(pinfold_unordered::FuturesUnorderedBounded::new(capacity))),
     );
     let reference = Side::new("futures-util", false, Box::new(reference_set));
     Lockstep::new(Order::Finish, None, pinfold, reference).run(program)

@@ -5,7 +5,6 @@
 //! `PROPTEST_CASES` sets the cases of each property (default 64; 2 under Miri), and
 //! `PINFOLD_PROGRAM_OPS` the longest program (default 120; 8 under Miri).
 
-use pinfold_bounded::FuturesUnorderedBounded;
 use pinfold_buffer::{FuturesOrdered, FuturesOrderedBounded};
 use pinfold_merge::{Merge, MergeBounded};
 use pinfold_reliability::fault::quiet_fault_panics;
@@ -16,6 +15,7 @@ use pinfold_reliability::program::{Pick, Via, WAKE_THREADS};
 use pinfold_reliability::sizes::{env_number, program_ops, proptest_cases};
 use pinfold_reliability::wake_threads::WakeThreads;
 use pinfold_unordered::FuturesUnordered;
+use pinfold_unordered::FuturesUnorderedBounded;
 use proptest::prelude::*;
 
 fn cases() -> u32 {

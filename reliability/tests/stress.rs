@@ -40,7 +40,7 @@ const DEEP_WAKES: u64 = 10_000_000;
 /// A bounded set of 256, refilled as outputs come out.
 fn bounded(wakes: u64, pace: Pace) {
     stress("bounded", wakes, pace, false, |futures, seen| async move {
-        let mut set = pinfold_bounded::FuturesUnorderedBounded::new(256);
+        let mut set = pinfold_unordered::FuturesUnorderedBounded::new(256);
         let mut futures = futures.into_iter();
         for fut in futures.by_ref().take(256) {
             set.push(fut);

@@ -12,9 +12,9 @@ pub(crate) const USAGE: CommandUsage = CommandUsage {
     about: "run the library crates' unit and integration tests under\n\
             Miri with stacked borrows, then those of the crates with\n\
             unsafe code (arena, pool) and of the arena's direct users\n\
-            (bounded, join) again with tree borrows, then the model\n\
-            tests of pinfold-reliability (at their Miri size) with stacked\n\
-            borrows, in target/miri",
+            (join, the bounded set's tests of unordered) again with\n\
+            tree borrows, then the model tests of pinfold-reliability\n\
+            (at their Miri size) with stacked borrows, in target/miri",
 };
 
 /// What `cargo xtask miri` prints when Miri cannot be used: it must never read as a pass.
@@ -28,15 +28,26 @@ const MIRIFLAGS_TREE: &str =
     "-Zmiri-strict-provenance -Zmiri-symbolic-alignment-check -Zmiri-tree-borrows";
 
 /// The crates whose tests the Tree Borrows run takes: the two with `unsafe` code, and the
-/// users of `Arena` (bounded) and `Fixed` (join) with the fewest layers in between. The other
-/// library crates stand on `GrowableArena`, whose many groups make Tree Borrows about ten
-/// times slower than Stacked Borrows (unordered's `alloc` tests: 27 s and 300 s), and the
-/// arena's own tests cover `GrowableArena` under both models.
-const TREE_BORROWS_CRATES: [(&str, &str); 4] = [
+/// user of `Fixed` (join) with the fewest layers in between. The other library crates stand on
+/// `GrowableArena`, whose many groups make Tree Borrows about ten times slower than Stacked
+/// Borrows (unordered's `alloc` tests: 27 s and 300 s), and the arena's own tests cover
+/// `GrowableArena` under both models.
+const TREE_BORROWS_CRATES: [(&str, &str); 3] = [
     ("arena", "pinfold-arena"),
-    ("bounded", "pinfold-bounded"),
     ("join", "pinfold-join"),
     ("pool", "pinfold-pool"),
+];
+
+/// The test files of `pinfold-unordered` that the Tree Borrows run takes too: those of
+/// `FuturesUnorderedBounded`, the user of `Arena` with the fewest layers in between (the
+/// contracts it shares with `FuturesUnordered` run under Stacked Borrows only).
+const TREE_BORROWS_BOUNDED_TESTS: [&str; 6] = [
+    "bounded_alloc",
+    "bounded_auto_traits",
+    "bounded_basics",
+    "bounded_into_iter",
+    "bounded_panics",
+    "bounded_wakes",
 ];
 
 /// The test files of `pinfold-reliability` that run under Miri too (with Stacked Borrows):
@@ -87,6 +98,13 @@ pub(crate) fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
         .run()?;
 
     let tree_crates = workspace.test_args(&TREE_BORROWS_CRATES);
+    let mut tree_bounded = Vec::new();
+    if workspace.has("crates/unordered/Cargo.toml") {
+        tree_bounded.extend(["-p", "pinfold-unordered"]);
+        for test in TREE_BORROWS_BOUNDED_TESTS {
+            tree_bounded.extend(["--test", test]);
+        }
+    }
     let mut reliability = Vec::new();
     if workspace.has("reliability/Cargo.toml") {
         reliability.extend(["-p", "pinfold-reliability"]);
@@ -101,6 +119,11 @@ pub(crate) fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
             workspace.library_test_args(),
         ),
         ("tree borrows", MIRIFLAGS_TREE, tree_crates),
+        (
+            "tree borrows, the bounded set",
+            MIRIFLAGS_TREE,
+            tree_bounded,
+        ),
         ("the reliability models", MIRIFLAGS_STACKED, reliability),
     ] {
         if crates.is_empty() {

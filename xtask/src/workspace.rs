@@ -7,9 +7,8 @@ use crate::invocation::Invocation;
 
 /// The library crates below the facade: (directory under `crates/`, package name). Their unit
 /// and integration tests run under Miri and ThreadSanitizer.
-pub(crate) const LIBRARY_CRATES: [(&str, &str); 8] = [
+pub(crate) const LIBRARY_CRATES: [(&str, &str); 7] = [
     ("arena", "pinfold-arena"),
-    ("bounded", "pinfold-bounded"),
     ("unordered", "pinfold-unordered"),
     ("join", "pinfold-join"),
     ("buffer", "pinfold-buffer"),

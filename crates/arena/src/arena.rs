@@ -410,7 +410,7 @@ impl<T> Arena<T> {
     }
 
     /// [`poll_next`](Arena::poll_next) for values that may leave without an output, such as
-    /// streams (`Step::next`): an output of `None` (a stream's end: `Step::Done(None)` drops the
+    /// streams (`Step::of_stream`): an output of `None` (a stream's end: `Step::Done(None)` drops the
     /// value) is not returned; the round goes on to the next value, within the same budget.
     /// `Ready(None)` when the arena holds nothing.
     #[inline]

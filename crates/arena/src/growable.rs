@@ -355,7 +355,7 @@ impl<T> GrowableArena<T> {
     }
 
     /// [`poll_next`](GrowableArena::poll_next) for values that may leave without an output, such as
-    /// streams (`Step::next`): an output of `None` (a stream's end: `Step::Done(None)` drops the
+    /// streams (`Step::of_stream`): an output of `None` (a stream's end: `Step::Done(None)` drops the
     /// value) is not returned; the round goes on to the next value, within the same budget.
     /// `Ready(None)` when the arena holds nothing.
     #[inline]

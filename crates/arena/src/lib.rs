@@ -4,7 +4,8 @@
 //! pinned value (a future, a stream, anything the owner polls) and gives it a waker of its
 //! own. Waking it, from any thread, puts the value in a lock-free set of woken values; the
 //! owner collects that set and polls exactly the values that were woken. A
-//! [`GrowableArena<T>`] is a stack of arenas that grows and shrinks, polled as one. A
+//! [`GrowableArena<T>`] is a stack of arenas that grows and shrinks, polled as one; both
+//! implement [`Storage`], so that a primitive is written once over either. A
 //! [`Fixed<T>`] is a fixed sequence of values, a join's: polled by the owner with a context of
 //! its choosing until it arms them with wakers of their own, and turned into the output `Vec`
 //! in the same allocation at the end. [`with_noted_wakes`] lends a waker that notes wakes and
@@ -53,7 +54,7 @@
 //! let mut cx = Context::from_waker(std::task::Waker::noop());
 //! let mut outputs = Vec::new();
 //! while let Poll::Ready(Some((_key, out))) =
-//!     arena.poll_next(&mut cx, |_, fut, cx| Step::done(fut.poll(cx)))
+//!     arena.poll_next(&mut cx, |_, fut, cx| Step::of_future(fut.poll(cx)))
 //! {
 //!     outputs.push(out);
 //! }
@@ -89,9 +90,9 @@ mod noted;
 mod queue;
 mod ready_set;
 mod round;
-mod set_macro;
 mod sizing;
 mod step;
+mod storage;
 mod sync;
 pub mod unwind;
 mod wake_table;
@@ -103,6 +104,7 @@ pub use key::Key;
 pub use noted::with_noted_wakes;
 pub use round::{Budget, MAX_VAIN_REPOLLS};
 pub use step::Step;
+pub use storage::Storage;
 
 /// The iterators of a [`GrowableArena`].
 pub mod growable_iter {

@@ -24,7 +24,7 @@ pub enum Step<R> {
 
 impl<R> Step<R> {
     /// The step of a future: `Done` when it is ready, `Pending` otherwise.
-    pub fn done(poll: Poll<R>) -> Self {
+    pub fn of_future(poll: Poll<R>) -> Self {
         match poll {
             Poll::Ready(out) => Step::Done(out),
             Poll::Pending => Step::Pending,
@@ -35,7 +35,7 @@ impl<R> Step<R> {
 impl<I> Step<Option<I>> {
     /// The step of a stream: `Repoll` with each item, `Done(None)` at its end, `Pending`
     /// otherwise.
-    pub fn next(poll: Poll<Option<I>>) -> Self {
+    pub fn of_stream(poll: Poll<Option<I>>) -> Self {
         match poll {
             Poll::Ready(Some(item)) => Step::Repoll(Some(item)),
             Poll::Ready(None) => Step::Done(None),

@@ -23,7 +23,7 @@ static ALLOCATOR: CountingAlloc = CountingAlloc;
 fn next<F: Future>(arena: &mut Arena<F>, waker: &Waker) -> Poll<Option<F::Output>> {
     let mut cx = Context::from_waker(waker);
     arena
-        .poll_next(&mut cx, |_, fut, cx| Step::done(fut.poll(cx)))
+        .poll_next(&mut cx, |_, fut, cx| Step::of_future(fut.poll(cx)))
         .map(|next| next.map(|(_, out)| out))
 }
 
@@ -33,7 +33,7 @@ fn next_growable<F: Future>(
     waker: &Waker,
 ) -> Poll<Option<(Key, F::Output)>> {
     let mut cx = Context::from_waker(waker);
-    arena.poll_next(&mut cx, |_, fut, cx| Step::done(fut.poll(cx)))
+    arena.poll_next(&mut cx, |_, fut, cx| Step::of_future(fut.poll(cx)))
 }
 
 /// Counts drops of its instances.
@@ -503,7 +503,9 @@ fn streams_are_polled_again_after_each_item_and_dropped_when_they_end() {
     let mut cx = Context::from_waker(&parent_waker);
     let mut items = Vec::new();
     for _ in 0..100 {
-        let polled = arena.poll_next(&mut cx, |_, stream, cx| Step::next(stream.poll_item(cx)));
+        let polled = arena.poll_next(&mut cx, |_, stream, cx| {
+            Step::of_stream(stream.poll_item(cx))
+        });
         match polled {
             Poll::Ready(Some((key, Some(item)))) => items.push((key, item)),
             Poll::Ready(Some((key, None))) => assert!(!arena.contains_key(key)),
@@ -769,7 +771,7 @@ fn a_task_waker_panic_during_a_self_wake_drops_no_value() {
     let mut cx = Context::from_waker(&task);
     let mut poll = |arena: &mut Arena<(Spinner, DropCounter)>| {
         arena.poll_next(&mut cx, |_, value, cx| {
-            Step::done(Pin::new(&mut value.get_mut().0).poll(cx))
+            Step::of_future(Pin::new(&mut value.get_mut().0).poll(cx))
         })
     };
     assert!(poll(&mut arena).is_pending());

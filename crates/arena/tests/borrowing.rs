@@ -15,7 +15,7 @@ macro_rules! run_to_completion {
         let mut cx = Context::from_waker(Waker::noop());
         let mut outputs = Vec::new();
         loop {
-            match $arena.poll_next(&mut cx, |_, fut, cx| Step::done(fut.poll(cx))) {
+            match $arena.poll_next(&mut cx, |_, fut, cx| Step::of_future(fut.poll(cx))) {
                 Poll::Ready(Some((_, out))) => outputs.push(out),
                 Poll::Ready(None) => break,
                 Poll::Pending => panic!("a future that waits for nothing is pending"),

@@ -183,7 +183,8 @@ fn once_armed_only_woken_values_are_polled() {
     assert!(states.iter().all(|s| s.polls() == 1));
     // Armed with values 1 and 4 queued: the next round polls just those.
     fixed.arm(|probe| [1, 4].contains(&probe.id()));
-    let mut poll = |_, fut: Pin<&mut _>, cx: &mut Context<'_>| Step::done(Future::poll(fut, cx));
+    let mut poll =
+        |_, fut: Pin<&mut _>, cx: &mut Context<'_>| Step::of_future(Future::poll(fut, cx));
     let mut budget = fixed.budget();
     assert!(
         fixed
@@ -283,7 +284,7 @@ fn a_value_woken_during_its_own_poll_waits_for_the_next_round() {
             *self_waking.borrow_mut() += 1;
             cx.waker().wake_by_ref();
         }
-        Step::done(fut.poll(cx))
+        Step::of_future(fut.poll(cx))
     };
     let mut budget = fixed.budget();
     assert!(
@@ -331,7 +332,7 @@ fn a_value_that_keeps_no_waker_is_polled_by_every_round_without_waking_the_task(
     fixed.arm(|_| true);
     let (task, wakes) = counting_waker();
     let mut cx = Context::from_waker(&task);
-    let mut poll = |_, fut: Pin<&mut Gate>, cx: &mut Context<'_>| Step::done(fut.poll(cx));
+    let mut poll = |_, fut: Pin<&mut Gate>, cx: &mut Context<'_>| Step::of_future(fut.poll(cx));
     for round in 1..=3 {
         let mut budget = fixed.budget();
         assert!(

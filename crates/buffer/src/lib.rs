@@ -156,7 +156,7 @@ use futures_core::Stream;
 
 pub use iter::{IterStream, iter_stream};
 pub use ordered::OrderedBuffer;
-pub use ordered_set::{FuturesOrdered, FuturesOrderedBounded};
+pub use ordered_set::{FuturesOrdered, FuturesOrderedBounded, OrderedSet};
 pub use try_buffer::{TryBufferExt, TryOrderedBuffer, TryUnorderedBuffer};
 pub use unordered::UnorderedBuffer;
 

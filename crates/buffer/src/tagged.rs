@@ -31,6 +31,6 @@ impl<F: Future> Tagged<F> {
         if polled.is_pending() {
             *polling = None;
         }
-        Step::done(polled.map(|out| (*this.seq, out)))
+        Step::of_future(polled.map(|out| (*this.seq, out)))
     }
 }

@@ -156,78 +156,129 @@ where
             inner: self.inner.window(window),
         }
     }
+
+    /// The source stream.
+    pub fn get_ref(&self) -> &St {
+        &self.inner.get_ref().source
+    }
+
+    /// The source stream. Taking items from it directly skips them.
+    pub fn get_mut(&mut self) -> &mut St {
+        &mut self.inner.get_mut().source
+    }
+
+    /// The source stream, pinned. Taking items from it directly skips them.
+    pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut St> {
+        self.project().inner.get_pin_mut().project().source
+    }
+
+    /// The source stream; the futures running and the results held are dropped.
+    pub fn into_inner(self) -> St {
+        self.inner.into_inner().source
+    }
 }
 
-/// The accessors and trait impls the two try buffers share, forwarded to the buffer inside.
-macro_rules! forward_try_buffer {
-    ($($name:ident),+) => {$(
-        impl<St> $name<St>
-        where
-            St: TryStream,
-            St::Ok: TryFuture<Error = St::Error>,
-        {
-            /// The source stream.
-            pub fn get_ref(&self) -> &St {
-                &self.inner.get_ref().source
-            }
+impl<St> Stream for TryOrderedBuffer<St>
+where
+    St: TryStream,
+    St::Ok: TryFuture<Error = St::Error>,
+{
+    type Item = Result<<St::Ok as TryFuture>::Ok, St::Error>;
 
-            /// The source stream. Taking items from it directly skips them.
-            pub fn get_mut(&mut self) -> &mut St {
-                &mut self.inner.get_mut().source
-            }
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.project().inner.poll_next(cx)
+    }
 
-            /// The source stream, pinned. Taking items from it directly skips them.
-            pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut St> {
-                self.project().inner.get_pin_mut().project().source
-            }
-
-            /// The source stream; the futures running and the results held are dropped.
-            pub fn into_inner(self) -> St {
-                self.inner.into_inner().source
-            }
-        }
-
-        impl<St> Stream for $name<St>
-        where
-            St: TryStream,
-            St::Ok: TryFuture<Error = St::Error>,
-        {
-            type Item = Result<<St::Ok as TryFuture>::Ok, St::Error>;
-
-            fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
-                self.project().inner.poll_next(cx)
-            }
-
-            fn size_hint(&self) -> (usize, Option<usize>) {
-                self.inner.size_hint()
-            }
-        }
-
-        impl<St> FusedStream for $name<St>
-        where
-            St: TryStream,
-            St::Ok: TryFuture<Error = St::Error>,
-        {
-            fn is_terminated(&self) -> bool {
-                self.inner.is_terminated()
-            }
-        }
-
-        impl<St> fmt::Debug for $name<St>
-        where
-            St: TryStream + fmt::Debug,
-            St::Ok: TryFuture<Error = St::Error>,
-        {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.debug_struct(stringify!($name))
-                    .field("inner", &self.inner)
-                    .finish()
-            }
-        }
-    )+};
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
 }
 
-forward_try_buffer!(TryOrderedBuffer, TryUnorderedBuffer);
+impl<St> FusedStream for TryOrderedBuffer<St>
+where
+    St: TryStream,
+    St::Ok: TryFuture<Error = St::Error>,
+{
+    fn is_terminated(&self) -> bool {
+        self.inner.is_terminated()
+    }
+}
+
+impl<St> fmt::Debug for TryOrderedBuffer<St>
+where
+    St: TryStream + fmt::Debug,
+    St::Ok: TryFuture<Error = St::Error>,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TryOrderedBuffer")
+            .field("inner", &self.inner)
+            .finish()
+    }
+}
+
+impl<St> TryUnorderedBuffer<St>
+where
+    St: TryStream,
+    St::Ok: TryFuture<Error = St::Error>,
+{
+    /// The source stream.
+    pub fn get_ref(&self) -> &St {
+        &self.inner.get_ref().source
+    }
+
+    /// The source stream. Taking items from it directly skips them.
+    pub fn get_mut(&mut self) -> &mut St {
+        &mut self.inner.get_mut().source
+    }
+
+    /// The source stream, pinned. Taking items from it directly skips them.
+    pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut St> {
+        self.project().inner.get_pin_mut().project().source
+    }
+
+    /// The source stream; the futures running and the results held are dropped.
+    pub fn into_inner(self) -> St {
+        self.inner.into_inner().source
+    }
+}
+
+impl<St> Stream for TryUnorderedBuffer<St>
+where
+    St: TryStream,
+    St::Ok: TryFuture<Error = St::Error>,
+{
+    type Item = Result<<St::Ok as TryFuture>::Ok, St::Error>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.project().inner.poll_next(cx)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.inner.size_hint()
+    }
+}
+
+impl<St> FusedStream for TryUnorderedBuffer<St>
+where
+    St: TryStream,
+    St::Ok: TryFuture<Error = St::Error>,
+{
+    fn is_terminated(&self) -> bool {
+        self.inner.is_terminated()
+    }
+}
+
+impl<St> fmt::Debug for TryUnorderedBuffer<St>
+where
+    St: TryStream + fmt::Debug,
+    St::Ok: TryFuture<Error = St::Error>,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TryUnorderedBuffer")
+            .field("inner", &self.inner)
+            .finish()
+    }
+}
 
 impl<St: fmt::Debug> fmt::Debug for Places<St> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -82,7 +82,8 @@ where
         }
         this.running.as_mut().refill(cx, usize::MAX, |fut| fut);
         let mut budget = this.running.as_mut().begin_poll();
-        let mut poll = |_, fut: Pin<&mut St::Item>, cx: &mut Context<'_>| Step::done(fut.poll(cx));
+        let mut poll =
+            |_, fut: Pin<&mut St::Item>, cx: &mut Context<'_>| Step::of_future(fut.poll(cx));
         match this
             .running
             .as_mut()

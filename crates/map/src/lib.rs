@@ -1,5 +1,7 @@
 //! [`FutureMap`] and [`StreamMap`]: futures and streams keyed by the user's own keys (a peer
-//! id, a request id, a topic), polled concurrently on pinfold's growable waker-slot arena.
+//! id, a request id, a topic), polled concurrently on pinfold's growable waker-slot arena. Both
+//! are one [`KeyedMap`], written once; what differs, how a value is polled, is its kind
+//! ([`Futures`] or [`Streams`]).
 //!
 //! tokio-util's `JoinMap` needs a tokio runtime (it spawns each future); tokio-stream's
 //! `StreamMap` needs `Unpin` streams and polls every stream on every call. These maps need
@@ -89,9 +91,6 @@
 //!   crate's features change it.
 //! - `tokio-coop`: each output spends a unit of tokio's cooperative budget, and the map yields once
 //!   the budget is spent (see [`pinfold_arena::coop`]).
-#![cfg_attr(docsrs, feature(doc_cfg))]
-// The README's examples, compiled and run as doctests.
-#![cfg_attr(doctest, doc = include_str!("../README.md"))]
 #![forbid(unsafe_code)]
 #![no_std]
 
@@ -109,10 +108,16 @@ use pin_project::pin_project;
 use pinfold_arena::{GrowableArena, Key, Step, unwind};
 
 mod future_map;
+mod keyed_map;
+mod kind;
 mod stream_map;
 
 pub use future_map::FutureMap;
+pub use keyed_map::KeyedMap;
+pub use kind::{Futures, Streams};
 pub use stream_map::StreamMap;
+
+use kind::Polled;
 
 /// The hasher of a map made without one (by `new`, `with_capacity`, `default` or
 /// `from_iter`): with the `std` feature, std's [`RandomState`](std::hash::RandomState) (SipHash
@@ -146,17 +151,6 @@ struct Indexed<K> {
     hash: u64,
     key: K,
     slot: Key,
-}
-
-/// What polling a value gave.
-enum Polled<T> {
-    Pending,
-    /// An output; the value stays (a stream's item).
-    Item(T),
-    /// The value's last output; it leaves (a future's).
-    Last(T),
-    /// The value ended without an output; it leaves (a stream's end).
-    End,
 }
 
 /// Takes the index entry of the value in `slot`, whose key hashed to `hash`, out of `index`.
@@ -427,154 +421,3 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
         polled.map(|polled| polled.map(|(_, out)| out))
     }
 }
-
-/// The methods and trait implementations `FutureMap` and `StreamMap` share: `$map<K, $v, H>`
-/// holds values of type `$v`, called `$what` in the docs.
-macro_rules! shared {
-    ($map:ident, $v:ident, $what:literal) => {
-        impl<K, $v> $map<K, $v> {
-            #[doc = concat!("An empty map hashing keys with the [`DefaultHashBuilder`](crate::DefaultHashBuilder). Allocates nothing: the first insert allocates.")]
-            pub fn new() -> Self {
-                Self::with_hasher($crate::DefaultHashBuilder::default())
-            }
-
-            #[doc = concat!("An empty map hashing keys with the [`DefaultHashBuilder`](crate::DefaultHashBuilder), with room for `capacity` ", $what, "s (the arena's first group and the index), allocated now.")]
-            pub fn with_capacity(capacity: usize) -> Self {
-                Self::with_capacity_and_hasher(capacity, $crate::DefaultHashBuilder::default())
-            }
-        }
-
-        impl<K, $v, H> $map<K, $v, H> {
-            #[doc = concat!("An empty map hashing keys with `hasher`. Allocates nothing: the first insert allocates.")]
-            pub fn with_hasher(hasher: H) -> Self {
-                Self {
-                    core: $crate::Core::with_hasher(hasher),
-                }
-            }
-
-            #[doc = concat!("An empty map hashing keys with `hasher`, with room for `capacity` ", $what, "s (the arena's first group and the index), allocated now.")]
-            pub fn with_capacity_and_hasher(capacity: usize, hasher: H) -> Self {
-                Self {
-                    core: $crate::Core::with_capacity_and_hasher(capacity, hasher),
-                }
-            }
-
-            #[doc = concat!("The hasher the map hashes keys with.")]
-            pub fn hasher(&self) -> &H {
-                &self.core.hasher
-            }
-
-            #[doc = concat!("How many ", $what, "s the map holds.")]
-            pub fn len(&self) -> usize {
-                self.core.len()
-            }
-
-            #[doc = concat!("Whether the map holds no ", $what, ".")]
-            pub fn is_empty(&self) -> bool {
-                self.core.len() == 0
-            }
-
-            #[doc = concat!("The keys of the ", $what, "s in the map, in no particular order.")]
-            pub fn keys(&self) -> impl ExactSizeIterator<Item = &K> + '_ {
-                self.core.keys()
-            }
-
-            #[doc = concat!("The ", $what, "s with their keys, in no particular order.")]
-            pub fn iter(&self) -> impl ExactSizeIterator<Item = (&K, &$v)> + '_ {
-                self.core.iter()
-            }
-
-            #[doc = concat!("The ", $what, "s, pinned, with their keys, in no particular order.")]
-            pub fn iter_pin_mut(&mut self) -> impl ExactSizeIterator<Item = (&K, Pin<&mut $v>)> + '_ {
-                self.core.iter_pin_mut()
-            }
-
-            #[doc = concat!("Drops every ", $what, " and key. The map is no longer terminated. If a ", $what, "'s `Drop` panics, the others are dropped all the same, then the panic propagates; the map is empty and usable.")]
-            pub fn clear(&mut self) {
-                self.core.clear();
-            }
-        }
-
-        impl<K: Hash + Eq + Clone, $v, H: BuildHasher> $map<K, $v, H> {
-            #[doc = concat!("Adds `value` under `key`; it is polled by the next `poll_next`. A ", $what, " already under `key` is dropped now (its output never comes) and replaced: then `true`.")]
-            pub fn insert(&mut self, key: K, value: $v) -> bool {
-                self.core.insert(key, value)
-            }
-
-            #[doc = concat!("Drops the ", $what, " under `key` now; no output of it comes. `false` if there was none.")]
-            pub fn remove<Q>(&mut self, key: &Q) -> bool
-            where
-                K: Borrow<Q>,
-                Q: Hash + Eq + ?Sized,
-            {
-                self.core.remove(key)
-            }
-
-            #[doc = concat!("Whether a ", $what, " is under `key`.")]
-            pub fn contains_key<Q>(&self, key: &Q) -> bool
-            where
-                K: Borrow<Q>,
-                Q: Hash + Eq + ?Sized,
-            {
-                self.core.contains_key(key)
-            }
-
-            #[doc = concat!("The ", $what, " under `key`.")]
-            pub fn get<Q>(&self, key: &Q) -> Option<&$v>
-            where
-                K: Borrow<Q>,
-                Q: Hash + Eq + ?Sized,
-            {
-                self.core.get(key)
-            }
-
-            #[doc = concat!("The ", $what, " under `key`, pinned.")]
-            pub fn get_pin_mut<Q>(&mut self, key: &Q) -> Option<Pin<&mut $v>>
-            where
-                K: Borrow<Q>,
-                Q: Hash + Eq + ?Sized,
-            {
-                self.core.get_pin_mut(key)
-            }
-        }
-
-        // Nothing is pinned but the values, in the arena's own storage; the keys in the index
-        // are never pinned.
-        impl<K, $v, H> Unpin for $map<K, $v, H> {}
-
-        impl<K, $v, H: Default> Default for $map<K, $v, H> {
-            #[doc = concat!("An empty map hashing keys with `H::default()`.")]
-            fn default() -> Self {
-                Self::with_hasher(H::default())
-            }
-        }
-
-        impl<K: Hash + Eq + Clone, $v, H: BuildHasher + Default> FromIterator<(K, $v)> for $map<K, $v, H> {
-            #[doc = concat!("A map of every `(key, ", $what, ")` of the iterator, inserted in order (a later one replaces an earlier one under the same key).")]
-            fn from_iter<I: IntoIterator<Item = (K, $v)>>(iter: I) -> Self {
-                let mut map = Self::default();
-                map.extend(iter);
-                map
-            }
-        }
-
-        impl<K: Hash + Eq + Clone, $v, H: BuildHasher> Extend<(K, $v)> for $map<K, $v, H> {
-            fn extend<I: IntoIterator<Item = (K, $v)>>(&mut self, iter: I) {
-                for (key, value) in iter {
-                    self.insert(key, value);
-                }
-            }
-        }
-
-        impl<K: fmt::Debug, $v, H> fmt::Debug for $map<K, $v, H> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.debug_struct(stringify!($map))
-                    .field("len", &self.len())
-                    .field("keys", &self.core.keys().collect::<alloc::vec::Vec<_>>())
-                    .field("terminated", &self.core.terminated)
-                    .finish_non_exhaustive()
-            }
-        }
-    };
-}
-use shared;

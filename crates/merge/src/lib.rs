@@ -1,5 +1,6 @@
 //! Many streams merged into one: [`MergeBounded`] (a fixed capacity, no allocation after it is
-//! made), [`Merge`] (growable) and [`merge`].
+//! made), [`Merge`] (growable) and [`merge`]. Both merges are one [`StreamMerge`], written once
+//! over either of pinfold's arenas ([`pinfold_arena::Storage`]).
 //!
 //! Each stream sits pinned in a slot of pinfold's waker-slot arena, with a waker of its own.
 //! Waking it, from any thread, queues that stream alone; the merged stream polls only the
@@ -51,7 +52,7 @@
 //! A stream that returns `Ready(None)` is dropped in place at once and its slot is free for the
 //! next stream; its key is refused from then on. The merged stream returns `Ready(None)` when
 //! it holds no stream, and is then [terminated](futures_core::FusedStream::is_terminated) until a stream is
-//! added (or [`clear`](Merge::clear) is called). A stream whose `poll_next` panics is dropped
+//! added (or [`clear`](StreamMerge::clear) is called). A stream whose `poll_next` panics is dropped
 //! in place and the panic propagates out of `poll_next`; the merge stays usable, with the other
 //! streams.
 //!
@@ -86,9 +87,11 @@ pub use pinfold_arena::Key;
 
 mod bounded;
 mod growable;
+mod stream_merge;
 
 pub use bounded::MergeBounded;
 pub use growable::Merge;
+pub use stream_merge::StreamMerge;
 
 /// Merges the streams of `streams` into one growable [`Merge`].
 pub fn merge<I>(streams: I) -> Merge<I::Item>
@@ -98,106 +101,3 @@ where
 {
     streams.into_iter().collect()
 }
-
-/// The sum of the streams' size hints.
-fn size_hint<'a, S: Stream + 'a>(streams: impl Iterator<Item = &'a S>) -> (usize, Option<usize>) {
-    streams.fold((0, Some(0)), |(low, high), stream| {
-        let (stream_low, stream_high) = stream.size_hint();
-        let high = match (high, stream_high) {
-            (Some(high), Some(stream_high)) => high.checked_add(stream_high),
-            _ => None,
-        };
-        (low.saturating_add(stream_low), high)
-    })
-}
-
-/// The methods and trait implementations `MergeBounded` and `Merge` share, word for word.
-macro_rules! shared {
-    ($merge:ident) => {
-        impl<S> $merge<S> {
-            /// Drops `key`'s stream in place now; no item of it comes any more. `false` if it
-            /// was gone already (ended, removed, or cleared).
-            pub fn remove(&mut self, key: Key) -> bool {
-                self.arena.remove(key)
-            }
-
-            /// Whether `key`'s stream is still merged.
-            pub fn contains_key(&self, key: Key) -> bool {
-                self.arena.contains_key(key)
-            }
-
-            /// `key`'s stream, if it is still merged.
-            pub fn get(&self, key: Key) -> Option<&S> {
-                self.arena.get(key)
-            }
-
-            /// `key`'s stream, pinned, if it is still merged.
-            pub fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut S>> {
-                self.arena.get_pin_mut(key)
-            }
-
-            /// How many streams are merged.
-            pub fn len(&self) -> usize {
-                self.arena.len()
-            }
-
-            /// Whether no stream is merged.
-            pub fn is_empty(&self) -> bool {
-                self.arena.is_empty()
-            }
-
-            /// The streams with their keys, in no particular order.
-            pub fn iter(&self) -> impl ExactSizeIterator<Item = (Key, &S)> + '_ {
-                self.arena.iter()
-            }
-
-            /// The streams, pinned, with their keys, in no particular order.
-            pub fn iter_pin_mut(
-                &mut self,
-            ) -> impl ExactSizeIterator<Item = (Key, Pin<&mut S>)> + '_ {
-                self.arena.iter_pin_mut()
-            }
-        }
-
-        impl<S: Stream> $merge<S> {
-            /// `poll_next` that also says which stream gave the item: the key
-            /// [`insert`](Self::insert) returned for it.
-            pub fn poll_next_keyed(
-                &mut self,
-                cx: &mut Context<'_>,
-            ) -> Poll<Option<(Key, S::Item)>> {
-                pinfold_arena::coop::poll_output(cx, |cx| {
-                    let polled = self.arena.poll_next_some(cx, |_, stream, cx| {
-                        pinfold_arena::Step::next(stream.poll_next(cx))
-                    });
-                    if let Poll::Ready(None) = polled {
-                        self.terminated = true;
-                    }
-                    polled
-                })
-            }
-        }
-
-        impl<S: Stream> Stream for $merge<S> {
-            type Item = S::Item;
-
-            fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
-                self.get_mut()
-                    .poll_next_keyed(cx)
-                    .map(|polled| polled.map(|(_, item)| item))
-            }
-
-            /// The sum of the merged streams' hints (this looks at every stream).
-            fn size_hint(&self) -> (usize, Option<usize>) {
-                $crate::size_hint(self.arena.iter().map(|(_, stream)| stream))
-            }
-        }
-
-        impl<S: Stream> FusedStream for $merge<S> {
-            fn is_terminated(&self) -> bool {
-                self.terminated
-            }
-        }
-    };
-}
-use shared;

@@ -6,8 +6,7 @@
 //! | crate | what |
 //! |---|---|
 //! | [`pinfold-arena`](arena) | the waker-slot arena every primitive stands on |
-//! | `pinfold-bounded` | [`FuturesUnorderedBounded`]: fixed capacity, no allocation per push |
-//! | `pinfold-unordered` | [`FuturesUnordered`]: growable, never moves a future, gives memory back |
+//! | `pinfold-unordered` | [`FuturesUnorderedBounded`]: fixed capacity, no allocation per push; [`FuturesUnordered`]: growable, never moves a future, gives memory back |
 //! | `pinfold-join` | [`join_all`], [`try_join_all`]: outputs in input order; after the first polls, only woken futures polled |
 //! | `pinfold-merge` | [`MergeBounded`], [`Merge`], [`merge`]: many streams merged into one, only woken streams polled |
 //! | `pinfold-map` | [`FutureMap`], [`StreamMap`]: futures and streams under the user's own keys, no runtime, no `Unpin` bound |
@@ -62,7 +61,6 @@ pub use iter_ext::IterExt;
 /// The waker-slot arena (the `pinfold-arena` crate).
 pub use pinfold_arena as arena;
 pub use pinfold_arena::Key;
-pub use pinfold_bounded::FuturesUnorderedBounded;
 pub use pinfold_buffer::{
     BufferExt, FobStreamExt, FuturesOrdered, FuturesOrderedBounded, IterStream, OrderedBuffer,
     TryBufferExt, TryOrderedBuffer, TryUnorderedBuffer, UnorderedBuffer, iter_stream,
@@ -72,7 +70,7 @@ pub use pinfold_map::{FutureMap, StreamMap};
 pub use pinfold_merge::{Merge, MergeBounded, merge};
 /// The async buffer pool (the `pinfold-pool` crate).
 pub use pinfold_pool as pool;
-pub use pinfold_unordered::FuturesUnordered;
+pub use pinfold_unordered::{FuturesUnordered, FuturesUnorderedBounded};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -1,4 +1,4 @@
-//! Contracts that every keyed set of futures keeps (`pinfold_bounded::FuturesUnorderedBounded`,
+//! Contracts that every keyed set of futures keeps (`pinfold_unordered::FuturesUnorderedBounded`,
 //! `pinfold_unordered::FuturesUnordered`), written once and run over each.
 //!
 //! A contract is a generic function over a [`SetUnderTest`], the set type a test file names
@@ -7,7 +7,7 @@
 //! takes no arguments, and a case that takes sizes gets a `#[test]` of its own:
 //!
 //! ```ignore
-//! use pinfold_bounded::{FuturesUnorderedBounded, Key};
+//! use pinfold_unordered::{FuturesUnorderedBounded, Key};
 //! use pinfold_testkit::contract::into_iter;
 //!
 //! pinfold_testkit::set_under_test!(Bounded: FuturesUnorderedBounded::new, Key);

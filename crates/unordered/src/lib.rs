@@ -1,13 +1,17 @@
-//! [`FuturesUnordered`]: a growable set of futures that yields their outputs in the order they
-//! finish, built from groups of waker-slot arenas that are added as it grows and released as it
-//! shrinks. A future never moves once pushed, and growing never reallocates the futures already
-//! in the set.
+//! [`FuturesUnorderedBounded`] and [`FuturesUnordered`]: sets of futures that yield their
+//! outputs in the order they finish. Both are one [`UnorderedSet`], written once over either
+//! of pinfold's arenas ([`pinfold_arena::Storage`]): [`FuturesUnorderedBounded`] on a
+//! fixed-capacity [`Arena`](pinfold_arena::Arena), allocated when the set is made (see its
+//! page), and [`FuturesUnordered`] on groups of waker-slot arenas that are added as it grows
+//! and released as it shrinks. A future never moves once pushed, and growing never reallocates
+//! the futures already in the set.
 //!
 //! `futures_util::stream::FuturesUnordered` allocates an `Arc` for every future pushed into it.
-//! This set allocates a *group* of slots at a time, each group twice the size of the last, so a
-//! set that grows to `n` futures has made about `2 log2(n / 32)` allocations, and a set that
-//! stays within its capacity makes none: pushing, polling, waking and finishing a future
-//! allocate nothing. Only the futures that were woken are polled, each with its own waker.
+//! The growable set allocates a *group* of slots at a time, each group twice the size of the
+//! last, so a set that grows to `n` futures has made about `2 log2(n / 32)` allocations, and a
+//! set that stays within its capacity makes none: pushing, polling, waking and finishing a
+//! future allocate nothing. Only the futures that were woken are polled, each with its own
+//! waker.
 //!
 //! # Example
 //!
@@ -38,7 +42,7 @@
 //!
 //! # Groups
 //!
-//! The set is a [`GrowableArena`](pinfold_arena::GrowableArena): a stack of arenas, smallest
+//! The growable set is a [`GrowableArena`](pinfold_arena::GrowableArena): a stack of arenas, smallest
 //! first (at most 63). The
 //! first push allocates the first group, of 32 slots (or the capacity given to
 //! [`with_capacity`](FuturesUnordered::with_capacity)); each group after it holds as many
@@ -96,9 +100,9 @@
 //!
 //! # Keys
 //!
-//! [`insert`](FuturesUnordered::insert) gives a [`Key`] for the future:
-//! [`remove`](FuturesUnordered::remove) drops it in place at once (its output never comes), and
-//! [`poll_next_keyed`](FuturesUnordered::poll_next_keyed) says which future gave each output. A
+//! [`insert`](UnorderedSet::insert) gives a [`Key`] for the future:
+//! [`remove`](UnorderedSet::remove) drops it in place at once (its output never comes), and
+//! [`poll_next_keyed`](UnorderedSet::poll_next_keyed) says which future gave each output. A
 //! key of a future that is gone is refused, also after its slot was reused.
 //!
 //! Groups take turns giving outputs: a group with finished futures gives outputs in a row until
@@ -139,10 +143,15 @@
 #![forbid(unsafe_code)]
 #![no_std]
 
+extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
+mod bounded;
+mod growable;
 mod set;
 
+pub use bounded::{FuturesUnorderedBounded, IntoIterBounded};
+pub use growable::{FuturesUnordered, IntoIter};
 pub use pinfold_arena::Key;
-pub use set::{FuturesUnordered, IntoIter};
+pub use set::UnorderedSet;

@@ -1,64 +1,114 @@
-//! The set: a growable arena of futures.
+//! [`UnorderedSet`]: the set of futures, written once over either arena.
 
-use core::fmt;
+use core::future::Future;
+use core::iter::ExactSizeIterator;
+use core::pin::Pin;
+use core::task::{Context, Poll};
 
-use pinfold_arena::{GrowableArena, Key};
+#[cfg(doc)]
+use futures_core::FusedStream;
+use futures_core::Stream;
+use pinfold_arena::{Key, Step, Storage};
 
-/// A growable set of futures, polled concurrently, whose outputs come out in the order the
-/// futures finish. See the [crate documentation](crate) for how it grows, gives memory back,
-/// and stays fair.
+/// A set of futures, polled concurrently, whose outputs come out in the order the futures
+/// finish, stored in `A`: [`FuturesUnorderedBounded<F>`](crate::FuturesUnorderedBounded) (an
+/// [`Arena`](pinfold_arena::Arena), a fixed capacity) or
+/// [`FuturesUnordered<F>`](crate::FuturesUnordered) (a
+/// [`GrowableArena`](pinfold_arena::GrowableArena)). Use those two names; the methods here are
+/// those of both. See the [crate documentation](crate).
 ///
 /// `Unpin` whatever `F` is (futures are pinned in the set's own storage); `Send` if `F` is;
 /// `Sync` if `F` is `Send + Sync`.
-pub struct FuturesUnordered<F> {
-    arena: GrowableArena<F>,
+#[must_use = "streams do nothing unless polled"]
+pub struct UnorderedSet<F, A> {
+    pub(crate) arena: A,
     /// Set when `poll_next` returned `Ready(None)`; cleared by a push and by `clear`.
-    terminated: bool,
+    pub(crate) terminated: bool,
+    _futures: core::marker::PhantomData<fn(F) -> F>,
 }
 
-impl<F> FuturesUnordered<F> {
-    /// An empty set. Allocates nothing: the first push allocates the first group.
-    pub const fn new() -> Self {
+impl<F, A: Storage<F>> UnorderedSet<F, A> {
+    /// A set stored in `arena`.
+    pub(crate) const fn with_arena(arena: A) -> Self {
         Self {
-            arena: GrowableArena::new(),
+            arena,
             terminated: false,
-        }
-    }
-
-    /// An empty set whose first group has `capacity` slots, allocated now; the first group is
-    /// kept as long as the set. `with_capacity(0)` is [`new`](Self::new) and allocates nothing.
-    pub fn with_capacity(capacity: usize) -> Self {
-        Self {
-            arena: GrowableArena::with_capacity(capacity),
-            terminated: false,
+            _futures: core::marker::PhantomData,
         }
     }
 
     /// Adds a future to the set; it is polled by the next `poll_next`.
     ///
-    /// The future goes into a free slot of the smallest group that has one; only when every
-    /// group is full is a group added (see the crate documentation, *Memory*).
-    ///
     /// # Panics
-    /// If every one of the 63 groups is full (more futures than memory can hold).
+    /// If the set is full (a [`FuturesUnorderedBounded`](crate::FuturesUnorderedBounded)
+    /// holding `capacity` futures), with the message `FuturesUnorderedBounded is full
+    /// (capacity N)`; use its `try_push` to get the future back instead. A
+    /// [`FuturesUnordered`](crate::FuturesUnordered) panics only if every one of its 63 groups
+    /// is full (more futures than memory can hold).
+    #[track_caller]
     pub fn push(&mut self, fut: F) {
         self.insert(fut);
     }
 
     /// Adds a future to the set, as [`push`](Self::push), and returns its key.
+    ///
+    /// # Panics
+    /// If the set is full, as [`push`](Self::push).
+    #[track_caller]
     pub fn insert(&mut self, fut: F) -> Key {
-        self.terminated = false;
-        self.arena.insert(fut)
+        match self.arena.insert(fut) {
+            Ok(key) => {
+                self.terminated = false;
+                key
+            }
+            Err(_) => panic!(
+                "FuturesUnorderedBounded is full (capacity {})",
+                self.capacity()
+            ),
+        }
     }
 
-    /// How many slots the set has allocated now: the sum of its groups' capacities.
+    /// Drops `key`'s future in place now; its output never comes. `false` if it was gone
+    /// already (finished, removed, or cleared).
+    pub fn remove(&mut self, key: Key) -> bool {
+        self.arena.remove(key)
+    }
+
+    /// Whether `key`'s future is still in the set.
+    pub fn contains_key(&self, key: Key) -> bool {
+        self.arena.contains_key(key)
+    }
+
+    /// `key`'s future, if it is still in the set.
+    pub fn get(&self, key: Key) -> Option<&F> {
+        self.arena.get(key)
+    }
+
+    /// `key`'s future, pinned, if it is still in the set.
+    pub fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut F>> {
+        self.arena.get_pin_mut(key)
+    }
+
+    /// How many futures the set holds.
+    pub fn len(&self) -> usize {
+        self.arena.len()
+    }
+
+    /// Whether the set holds no future.
+    pub fn is_empty(&self) -> bool {
+        self.arena.is_empty()
+    }
+
+    /// How many futures the set can hold now: its fixed capacity, or the slots a growable set
+    /// has allocated (the sum of its groups' capacities).
     pub fn capacity(&self) -> usize {
         self.arena.capacity()
     }
 
-    /// Drops every future in the set, then releases empty groups as after an output (all but
-    /// the first, unless the set retains capacity; see the crate documentation, *Memory*). The
-    /// set is no longer terminated, as with futures-util.
+    /// Drops every future in the set. A bounded set keeps its storage; a growable set then
+    /// releases empty groups as after an output (see the crate documentation, *Memory*). The
+    /// set is no longer terminated ([`is_terminated`](FusedStream::is_terminated) is `false`),
+    /// as with futures-util.
     ///
     /// If a future's `Drop` panics, the others are dropped all the same, then the panic
     /// propagates; the set stays consistent and usable.
@@ -66,53 +116,86 @@ impl<F> FuturesUnordered<F> {
         self.terminated = false;
         self.arena.clear();
     }
-}
 
-pinfold_arena::unordered_set_common!(FuturesUnordered);
+    /// The futures in the set, in no particular order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &F> + '_ {
+        self.arena.iter().map(|(_, fut)| fut)
+    }
 
-impl<F> Default for FuturesUnordered<F> {
-    fn default() -> Self {
-        Self::new()
+    /// The futures in the set with their keys, in no particular order.
+    pub fn iter_keyed(&self) -> impl ExactSizeIterator<Item = (Key, &F)> + '_ {
+        self.arena.iter()
+    }
+
+    /// The futures in the set, pinned, in no particular order.
+    pub fn iter_pin_mut(&mut self) -> impl ExactSizeIterator<Item = Pin<&mut F>> + '_ {
+        self.arena.iter_pin_mut().map(|(_, fut)| fut)
+    }
+
+    /// The futures in the set, pinned, with their keys, in no particular order.
+    pub fn iter_pin_mut_keyed(&mut self) -> impl ExactSizeIterator<Item = (Key, Pin<&mut F>)> + '_ {
+        self.arena.iter_pin_mut()
+    }
+
+    /// The futures in the set, mutably, in no particular order. For `F: Unpin`; use
+    /// [`iter_pin_mut`](Self::iter_pin_mut) otherwise.
+    pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = &mut F> + '_
+    where
+        F: Unpin,
+    {
+        self.arena
+            .iter_pin_mut()
+            .map(|(_, fut)| Pin::into_inner(fut))
     }
 }
 
-impl<F> FromIterator<F> for FuturesUnordered<F> {
-    /// A set holding every future of the iterator, grown group by group as by `push`.
-    fn from_iter<I: IntoIterator<Item = F>>(iter: I) -> Self {
-        let mut set = Self::new();
-        set.extend(iter);
-        set
+impl<F: Future, A: Storage<F>> UnorderedSet<F, A> {
+    /// `poll_next` that also says which future gave the output: the key
+    /// [`insert`](Self::insert) returned for it.
+    pub fn poll_next_keyed(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Key, F::Output)>> {
+        pinfold_arena::coop::poll_output(cx, |cx| {
+            let polled = self
+                .arena
+                .poll_next(cx, |_, fut, cx| Step::of_future(fut.poll(cx)));
+            if let Poll::Ready(None) = polled {
+                self.terminated = true;
+            }
+            polled
+        })
     }
 }
 
-impl<F> Extend<F> for FuturesUnordered<F> {
-    fn extend<I: IntoIterator<Item = F>>(&mut self, iter: I) {
-        for fut in iter {
-            self.push(fut);
-        }
+impl<F: Future, A: Storage<F>> Stream for UnorderedSet<F, A> {
+    type Item = F::Output;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
+        self.get_mut()
+            .poll_next_keyed(cx)
+            .map(|polled| polled.map(|(_, out)| out))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.len(), Some(self.len()))
     }
 }
 
-/// The futures of a [`FuturesUnordered`], moved out by its `into_iter`, in no particular order.
-/// Dropping it part-way drops the futures it has not given, once each.
-pub type IntoIter<F> = pinfold_arena::growable_iter::IntoValues<F>;
+impl<F: Future, A: Storage<F>> futures_core::FusedStream for UnorderedSet<F, A> {
+    fn is_terminated(&self) -> bool {
+        self.terminated
+    }
+}
 
-impl<F: Unpin> IntoIterator for FuturesUnordered<F> {
+impl<F: Unpin, A: Storage<F>> IntoIterator for UnorderedSet<F, A>
+where
+    A::IntoValues: ExactSizeIterator<Item = F>,
+{
     type Item = F;
-    type IntoIter = IntoIter<F>;
+    type IntoIter = A::IntoValues;
 
-    /// Moves the futures out of the set (`F: Unpin`), whether or not they were polled.
-    fn into_iter(self) -> IntoIter<F> {
+    /// Moves the futures out of the set (`F: Unpin`), whether or not they were polled, in no
+    /// particular order. Dropping the iterator part-way drops the futures it has not given,
+    /// once each.
+    fn into_iter(self) -> A::IntoValues {
         self.arena.into_values()
-    }
-}
-
-impl<F> fmt::Debug for FuturesUnordered<F> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FuturesUnordered")
-            .field("len", &self.len())
-            .field("capacity", &self.capacity())
-            .field("groups", &self.arena.groups())
-            .finish_non_exhaustive()
     }
 }

@@ -7,3 +7,10 @@
 use pinfold_unordered::FuturesUnordered;
 
 pinfold_testkit::borrowing_tests!(new: |_| FuturesUnordered::new(), futures: 40);
+
+/// The same contract on the bounded set.
+mod bounded {
+    use pinfold_unordered::FuturesUnorderedBounded;
+
+    pinfold_testkit::borrowing_tests!(new: FuturesUnorderedBounded::new, futures: 3);
+}

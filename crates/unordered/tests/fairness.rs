@@ -121,3 +121,11 @@ fn a_group_refilled_as_it_gives_outputs_does_not_starve_the_next() {
     let expected: Vec<usize> = (0..32).chain(32..64).chain(1000..1032).collect();
     assert_eq!(outputs, expected);
 }
+
+/// The same contract on the bounded set.
+mod bounded {
+    use pinfold_unordered::{FuturesUnorderedBounded, Key};
+
+    pinfold_testkit::set_under_test!(Bounded: FuturesUnorderedBounded::new, Key);
+    pinfold_testkit::contract_tests!(Bounded: fairness);
+}

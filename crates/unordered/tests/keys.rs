@@ -1,7 +1,8 @@
 //! Keys: `insert` names a future, `poll_next_keyed` names the future of each output, `remove`
 //! drops a future at once, and stale keys and stale wakers touch nothing (the contract is
 //! `pinfold_testkit::contract::keys`). `with_capacity(1)` makes a first group of one slot, so
-//! a future inserted after another finished takes its slot.
+//! a future inserted after another finished takes its slot. A full bounded set refuses
+//! `insert` and `try_insert`.
 
 use pinfold_unordered::{FuturesUnordered, Key};
 
@@ -40,4 +41,102 @@ fn a_key_of_a_released_group_is_refused_after_the_set_grows_back_over_it() {
     assert!(!set.remove(aged), "a departed key removes nothing");
     assert!(set.contains_key(regrown), "the new future is still there");
     assert_eq!(set.len(), 65);
+}
+
+/// The same contract on the bounded set.
+mod bounded {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::task::Poll;
+
+    use pinfold_testkit::contract::{panic_message, poll_keyed};
+    use pinfold_testkit::probe::probes;
+    use pinfold_unordered::{FuturesUnorderedBounded, Key};
+
+    pinfold_testkit::set_under_test!(Bounded: FuturesUnorderedBounded::new, Key);
+    pinfold_testkit::contract_tests!(Bounded: keys);
+
+    #[test]
+    fn insert_into_a_full_set_panics_with_its_capacity() {
+        let (futures, states) = probes(3);
+        let mut futures = futures.into_iter();
+        let mut set = FuturesUnorderedBounded::new(2);
+        set.insert(futures.next().unwrap());
+        set.insert(futures.next().unwrap());
+        let extra = futures.next().unwrap();
+        let refused = catch_unwind(AssertUnwindSafe(|| set.insert(extra)));
+        let panic = refused.expect_err("insert into a full set did not panic");
+        assert_eq!(
+            panic_message(&*panic),
+            "FuturesUnorderedBounded is full (capacity 2)"
+        );
+        assert_eq!(set.len(), 2);
+        assert_eq!(states[2].drops(), 1, "the refused future was leaked");
+        assert!(states[..2].iter().all(|state| state.drops() == 0));
+    }
+
+    #[test]
+    fn try_insert_into_a_full_set_gives_the_future_back() {
+        let (futures, states) = probes(2);
+        let mut futures = futures.into_iter();
+        let mut set = FuturesUnorderedBounded::new(1);
+        let first = set.insert(futures.next().unwrap());
+        let Err(back) = set.try_insert(futures.next().unwrap()) else {
+            panic!("a full set took a future");
+        };
+        assert_eq!(back.id(), 1);
+        assert_eq!(states[1].drops(), 0);
+        assert_eq!(set.len(), 1);
+
+        // Once there is room, the same future goes in.
+        states[0].open();
+        assert_eq!(
+            poll_keyed::<Bounded, _>(&mut set),
+            Poll::Ready(Some((first, 0)))
+        );
+        let Ok(second) = set.try_insert(back) else {
+            panic!("a set with room refused a future");
+        };
+        assert!(set.contains_key(second));
+        states[1].open();
+        assert_eq!(
+            poll_keyed::<Bounded, _>(&mut set),
+            Poll::Ready(Some((second, 1)))
+        );
+    }
+}
+
+/// `iter_keyed` and `iter_pin_mut_keyed` pair each future with the key `insert` returned for
+/// it, on either set: one check over the one set type both are.
+fn iter_keyed_pairs_each_future_with_its_key<A>(
+    mut set: pinfold_unordered::UnorderedSet<pinfold_testkit::probe::Probe, A>,
+) where
+    A: pinfold_arena::Storage<pinfold_testkit::probe::Probe>,
+{
+    let (futures, _states) = pinfold_testkit::probe::probes(40);
+    let keys: Vec<Key> = futures.into_iter().map(|fut| set.insert(fut)).collect();
+    assert!(set.remove(keys[7]));
+    let mut seen: Vec<(Key, usize)> = set.iter_keyed().map(|(key, fut)| (key, fut.id())).collect();
+    seen.sort_by_key(|&(_, id)| id);
+    let expected: Vec<(Key, usize)> = keys
+        .iter()
+        .enumerate()
+        .filter(|&(id, _)| id != 7)
+        .map(|(id, &key)| (key, id))
+        .collect();
+    assert_eq!(seen, expected);
+    let mut pinned: Vec<(Key, usize)> = set
+        .iter_pin_mut_keyed()
+        .map(|(key, fut)| (key, fut.id()))
+        .collect();
+    pinned.sort_by_key(|&(_, id)| id);
+    assert_eq!(pinned, expected);
+    let mut ids: Vec<usize> = set.iter().map(|fut| fut.id()).collect();
+    ids.sort();
+    assert_eq!(ids, expected.iter().map(|&(_, id)| id).collect::<Vec<_>>());
+}
+
+#[test]
+fn iter_keyed_pairs_each_future_with_the_key_insert_returned() {
+    iter_keyed_pairs_each_future_with_its_key(FuturesUnordered::with_capacity(8));
+    iter_keyed_pairs_each_future_with_its_key(pinfold_unordered::FuturesUnorderedBounded::new(40));
 }

@@ -6,3 +6,11 @@ use pinfold_unordered::{FuturesUnordered, Key};
 
 pinfold_testkit::set_under_test!(Unordered: FuturesUnordered::with_capacity, Key);
 pinfold_testkit::contract_tests!(Unordered: task_waker_panics);
+
+/// The same contract on the bounded set.
+mod bounded {
+    use pinfold_unordered::{FuturesUnorderedBounded, Key};
+
+    pinfold_testkit::set_under_test!(Bounded: FuturesUnorderedBounded::new, Key);
+    pinfold_testkit::contract_tests!(Bounded: task_waker_panics);
+}

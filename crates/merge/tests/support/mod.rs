@@ -42,9 +42,9 @@ pub(crate) trait MergeUnderTest: 'static {
         merged: &mut Self::Merge<S>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<(Key, S::Item)>>;
-    /// The keys `iter` gives, and the length it announced.
+    /// The keys `iter_keyed` gives, and the length it announced.
     fn iter_keys<S: Stream>(merged: &Self::Merge<S>) -> (usize, Vec<Key>);
-    /// The keys `iter_pin_mut` gives, and the length it announced.
+    /// The keys `iter_pin_mut_keyed` gives, and the length it announced.
     fn iter_pin_mut_keys<S: Stream>(merged: &mut Self::Merge<S>) -> (usize, Vec<Key>);
 }
 
@@ -88,11 +88,14 @@ macro_rules! merge_under_test {
                 merged.poll_next_keyed(cx)
             }
             fn iter_keys<S: Stream>(merged: &$merge<S>) -> (usize, Vec<Key>) {
-                let iter = merged.iter();
+                assert_eq!(merged.iter().len(), merged.iter_keyed().len());
+                let iter = merged.iter_keyed();
                 (iter.len(), iter.map(|(key, _)| key).collect())
             }
             fn iter_pin_mut_keys<S: Stream>(merged: &mut $merge<S>) -> (usize, Vec<Key>) {
-                let iter = merged.iter_pin_mut();
+                let len = merged.len();
+                assert_eq!(merged.iter_pin_mut().len(), len);
+                let iter = merged.iter_pin_mut_keyed();
                 (iter.len(), iter.map(|(key, _)| key).collect())
             }
         }

@@ -8,10 +8,10 @@ use std::time::Duration;
 
 use futures_core::FusedStream;
 use futures_util::StreamExt;
-use pinfold_bounded::{FuturesUnorderedBounded, Key};
 use pinfold_testkit::contract::basics;
 use pinfold_testkit::probe::{Probe, probes};
 use pinfold_testkit::stream::{drain_ready, poll_once, settle};
+use pinfold_unordered::{FuturesUnorderedBounded, Key};
 
 pinfold_testkit::set_under_test!(Bounded: FuturesUnorderedBounded::new, Key);
 pinfold_testkit::contract_tests!(Bounded: basics);

@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::MutexGuard;
 use std::task::{Context, Poll};
 
-use pinfold_bounded::FuturesUnorderedBounded;
+use pinfold_unordered::FuturesUnorderedBounded;
 
 fn assert_unpin<T: Unpin>() {}
 fn assert_send<T: Send>() {}

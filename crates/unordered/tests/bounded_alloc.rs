@@ -7,9 +7,9 @@ use std::future::ready;
 use std::task::Poll;
 
 use futures_core::{FusedStream, Stream};
-use pinfold_bounded::FuturesUnorderedBounded;
 use pinfold_testkit::alloc::{CountingAlloc, measure};
 use pinfold_testkit::stream::poll_once;
+use pinfold_unordered::FuturesUnorderedBounded;
 
 #[global_allocator]
 static ALLOCATOR: CountingAlloc = CountingAlloc;

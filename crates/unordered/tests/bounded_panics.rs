@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll};
 
-use pinfold_bounded::FuturesUnorderedBounded;
 use pinfold_testkit::contract::panic_message;
 use pinfold_testkit::stream::{poll_once, settle};
+use pinfold_unordered::FuturesUnorderedBounded;
 
 /// What the tests push: a future that finishes, one that panics in `poll`, one that panics in
 /// `Drop`, or one that never finishes (and that nothing wakes). Each counts its drops.

@@ -4,9 +4,9 @@
 //! and `into_iter` allocates nothing (the contract is `pinfold_testkit::contract::into_iter`,
 //! run here with a bounded set's sizes).
 
-use pinfold_bounded::{FuturesUnorderedBounded, Key};
 use pinfold_testkit::alloc::CountingAlloc;
 use pinfold_testkit::contract::into_iter;
+use pinfold_unordered::{FuturesUnorderedBounded, Key};
 
 // It counts the allocations of the thread that makes them, so the other tests of this file,
 // running beside `into_iter_allocates_nothing`, do not disturb its count.

@@ -8,12 +8,12 @@ use std::thread;
 
 use futures_util::StreamExt;
 use pinfold_arena::MAX_VAIN_REPOLLS;
-use pinfold_bounded::FuturesUnorderedBounded;
 use pinfold_testkit::channels::{id_channels, send_from_threads};
 use pinfold_testkit::future::{LOST_WAKE, block_on};
 use pinfold_testkit::probe::{Probe, probes};
 use pinfold_testkit::stream::{poll_once, poll_with, settle};
 use pinfold_testkit::waker::counting_waker;
+use pinfold_unordered::FuturesUnorderedBounded;
 
 /// Awaits `fut`, panicking if it does not finish within `LOST_WAKE` (a deadlock guard).
 /// Checks the deadline before polling `fut`, so a lost wake cannot be covered up by the
