@@ -9,8 +9,8 @@ use core::task::{Context, Poll};
 
 use futures_core::{FusedStream, Stream};
 
-use crate::{Core, DefaultHashBuilder};
 use crate::kind::ValueKind;
+use crate::{Core, DefaultHashBuilder};
 
 /// Values keyed by the user's keys, polled concurrently, as the kind `P` says:
 /// [`FutureMap<K, F>`](crate::FutureMap) (futures, [`Futures`](crate::Futures)) or
