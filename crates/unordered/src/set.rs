@@ -46,6 +46,7 @@ impl<F, A: Storage<F>> UnorderedSet<F, A> {
     /// [`FuturesUnordered`](crate::FuturesUnordered) panics only if every one of its 63 groups
     /// is full (more futures than memory can hold).
     #[track_caller]
+    #[inline]
     pub fn push(&mut self, fut: F) {
         self.insert(fut);
     }
@@ -55,16 +56,14 @@ impl<F, A: Storage<F>> UnorderedSet<F, A> {
     /// # Panics
     /// If the set is full, as [`push`](Self::push).
     #[track_caller]
+    #[inline]
     pub fn insert(&mut self, fut: F) -> Key {
         match self.arena.insert(fut) {
             Ok(key) => {
                 self.terminated = false;
                 key
             }
-            Err(_) => panic!(
-                "FuturesUnorderedBounded is full (capacity {})",
-                self.capacity()
-            ),
+            Err(_) => full(self.capacity()),
         }
     }
 
@@ -198,4 +197,12 @@ where
     fn into_iter(self) -> A::IntoValues {
         self.arena.into_values()
     }
+}
+
+/// The panic of a push into a full set, out of the push's inlined path.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn full(capacity: usize) -> ! {
+    panic!("FuturesUnorderedBounded is full (capacity {capacity})")
 }
