@@ -14,28 +14,41 @@ use alloc::vec::Vec;
 /// Polls every future of `iter` concurrently and completes with all their outputs, in the
 /// order of `iter`.
 ///
-/// The futures are stored in order in one allocation, and polled with the task's waker in the
+/// The futures are stored in order in one allocation and polled with the task's waker in the
 /// first poll (the first two, up to 32 futures), then each with a waker of its own: after
 /// that only the futures whose wakers fired are polled. A finished future is dropped at once
-/// and its output kept in its place until the last one finishes. See the
-/// [crate documentation](crate) for polls, allocations, cancellation, panics and polling after
-/// completion.
+/// and its output kept in its place until the last one finishes. The crate documentation
+/// states the contract: [*Order*](crate#order), [*Wakes*](crate#wakes),
+/// [*Fairness*](crate#fairness), [*Memory*](crate#memory),
+/// [*Cancellation*](crate#cancellation) and [*Panics*](crate#panics).
 ///
 /// # Panics
 /// If `iter` yields `u32::MAX - 1` futures or more (the arena's limit).
 ///
 /// # Example
 ///
+/// The futures finish in the reverse of their input order; the outputs come in input order.
+///
 /// ```
+/// use std::cell::RefCell;
 /// use pinfold_join::join_all;
 ///
-/// async fn double(n: u32) -> u32 {
-///     n * 2
-/// }
-///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// let doubled = join_all((1..=4).map(double)).await;
-/// assert_eq!(doubled, [2, 4, 6, 8]);
+/// let finished = RefCell::new(Vec::new());
+/// let outputs = join_all((0..3u32).map(|id| {
+///     let finished = &finished;
+///     async move {
+///         // Input `id` yields `2 - id` times: input 2 finishes first.
+///         for _ in id..2 {
+///             tokio::task::yield_now().await;
+///         }
+///         finished.borrow_mut().push(id);
+///         id * 10
+///     }
+/// }))
+/// .await;
+/// assert_eq!(*finished.borrow(), [2, 1, 0]);
+/// assert_eq!(outputs, [0, 10, 20]);
 /// # });
 /// ```
 pub fn join_all<I>(iter: I) -> JoinAll<I::Item>
@@ -50,13 +63,35 @@ where
 
 /// The future returned by [`join_all`]: every input future's output, in input order.
 ///
+/// Its guarantees are the crate's: [*Order*](crate#order), [*Wakes*](crate#wakes),
+/// [*Fairness*](crate#fairness), [*Memory*](crate#memory),
+/// [*Cancellation*](crate#cancellation) and [*Panics*](crate#panics).
+///
 /// `Unpin` whatever `F` is (the futures are pinned in the join's own storage); `Send` if `F`
 /// and `F::Output` are; `Sync` if they are `Sync`.
 ///
-/// Polling it again after it returned `Ready` (or after the panic of a future's poll passed
-/// through it) panics with the message `JoinAll polled after completion`; [`is_terminated`]
-/// says when not to. Other panics leave it going on (see the crate docs, *Cancellation and
-/// panics*).
+/// # Panics
+///
+/// A panic in a future's poll ends the join; a panic anywhere else (a `Drop`, the task's
+/// waker) leaves it consistent, and polling it again completes it. Polling it again after it
+/// returned `Ready`, or after the panic of a future's poll passed through it, panics with the
+/// message `JoinAll polled after completion`; [`is_terminated`] says when not to.
+///
+/// # Example
+///
+/// A `JoinAll` is also collected from an iterator of futures:
+///
+/// ```
+/// use futures_core::future::FusedFuture;
+/// use pinfold_join::JoinAll;
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let mut join: JoinAll<_> = (1..=3u32).map(|n| async move { n * n }).collect();
+/// assert!(!join.is_terminated());
+/// assert_eq!((&mut join).await, [1, 4, 9]);
+/// assert!(join.is_terminated()); // polling it again would panic
+/// # });
+/// ```
 ///
 /// [`is_terminated`]: FusedFuture::is_terminated
 #[must_use = "futures do nothing unless you `.await` or poll them"]

@@ -6,16 +6,11 @@
 //!
 //! - **After the first polls, only the woken futures are polled**, at every size.
 //!   `futures-util` polls every future on every wake below 30 futures (quadratic work) and
-//!   switches to a `FuturesOrdered` above. Here each future gets its own waker once the first
-//!   polls are over (see *Polls* for the exact bound).
-//! - **Small joins cost less than futures-util's.** The futures are first polled with the
-//!   task's own waker, so a join whose futures all finish then allocates no waker at all, and
-//!   the outputs take the futures' place in the same allocation: one allocation where
-//!   `futures-util` makes two; and a join whose futures all finish in one poll writes each
-//!   output once, straight into the returned `Vec`. And the futures that yield in a poll
-//!   with the task's waker wake the task once after it, not once each (see *Wakes*). The
-//!   benchmarks' `join_all_*` and `try_join_all_*` rows compare both joins with
-//!   `futures-util`'s and `futures-buffered`'s (`benches/RESULTS.md`).
+//!   switches to a `FuturesOrdered` above (see [*Wakes*](#wakes)).
+//! - **A join of ready futures makes one allocation**, where `futures-util` makes two: the
+//!   futures are first polled with the task's own waker, and the outputs take the futures'
+//!   place (see [*Memory*](#memory)). The benchmarks' `join_all_*` and `try_join_all_*` rows
+//!   compare both joins with `futures-util`'s and `futures-buffered`'s.
 //! - **The first error wins at once.** [`try_join_all`] returns the first `Err` *in time*,
 //!   whatever its position, and drops every other future right then; `futures-util` surfaces
 //!   an error only after every earlier future has finished (futures-rs #2866).
@@ -47,105 +42,62 @@
 //! # });
 //! ```
 //!
-//! # How it works
+//! # Order
 //!
-//! The futures are stored in order in one allocation (a [`Fixed`](pinfold_arena::Fixed)
-//! arena), input `i` at index `i`. Each holds its future while it runs; when the future
-//! finishes, it is dropped in place and its output kept in the same place. Once every future
-//! has finished, the outputs are moved out in order into the returned `Vec`.
-//!
-//! In a poll with the task's waker that finds every future still running (the first, and the
-//! second if the first finished none), each output goes straight to its place in the returned
-//! `Vec` (when the outputs fit in the futures' storage, see *Allocations*) as long as every
-//! future before it has finished in that poll: a join whose futures all finish in one poll
-//! makes one pass over them, not two. At the first future that does not finish, the outputs
-//! written so far are put back in their futures' places and the poll goes on as above
-//! (guarded by `join_all_ready_30_block_on`).
-//!
-//! The first poll of a join polls every future once with the task's own waker, as
-//! `futures-util` does (no per-future waker exists yet: ready and nearly ready futures, the
-//! common case of a small join, finish without one). A join of at most 32 futures does so in
-//! its second poll too (so futures that yield once finish without a waker of their own either,
-//! as they do in `futures-util`); a larger join does not, as a pass over every future on a wake
-//! costs it more than a wake table saves. The next poll gives every future still running a
-//! waker of its own (one wake table for all) and polls each once with it; from then on only
-//! the futures whose wakers fired are polled.
+//! A [`JoinAll`] completes once every future has finished, with their outputs in the order of
+//! the input iterator, whatever order they finished in. A [`TryJoinAll`] completes with the
+//! `Ok` values in input order once every future has given one, or with the first `Err` in
+//! time (the first one a future's poll returns, whatever its position in the input) as soon
+//! as a future gives it.
 //!
 //! # Wakes
 //!
-//! In a poll with the task's waker, the futures from the one after the first that stays
-//! pending on (all of them, in a poll that finds some finished already) are polled with a
-//! waker lent for that poll only ([`pinfold_arena::with_noted_wakes`]): a wake of it is
-//! noted, and the task is woken once after the last of them, if any woke. A clone of
-//! it is a clone of the task's waker, so a future that keeps its waker keeps the task's. Ten
-//! futures that yield once wake the task twice (the first one's own wake, then the noted one),
-//! not ten times: under futures-executor's `block_on` each wake is an atomic swap. The flag
-//! is written once per poll, not once per wake (guarded by `join_all_10_block_on`). A pass
-//! that completes the join passes no wake on. A panic of the task's waker in that one wake leaves
-//! the join as it was (see *Cancellation and panics*).
+//! The first poll of a join polls every future once with the task's own waker, as
+//! `futures-util` does: no per-future waker exists yet, and ready and nearly ready futures,
+//! the common case of a small join, finish without one. A join of at most 32 futures does so
+//! in its second poll too (so futures that yield once finish without a waker of their own
+//! either); a larger join does not. The next poll gives every future still running a waker of
+//! its own (one wake table for all) and polls each once with it; from then on only the
+//! futures whose wakers fired are polled.
 //!
-//! A future must wake the waker of its latest poll, as the `Future` contract says: one whose
-//! condition becomes true between its check and its registration of the new waker, and that
-//! wakes the waker of its previous poll instead, misses that one wake when it changes from the
-//! task's waker to its own. A future that keeps the waker of its first poll and never takes a
-//! new one (the contract does not allow it, but it works wherever the waker never changes) is
-//! not lost: polled with its own waker, it keeps none, so the join polls it on each of its
-//! polls, as `futures-util` does.
+//! So a future is polled once by each of the join's first `P + 1` polls while it runs (`P` =
+//! 2 up to 32 futures, 1 above), and after that once per burst of wakes of its own waker
+//! (wakes that come before the poll they cause are one). A future ready at once is polled
+//! once; one that yields once, twice; one that waits for one wake from elsewhere, at most
+//! `P + 2` times. Nothing else polls it, but for the future that keeps its first waker, below.
 //!
-//! What makes a small join cheap is as much what it does not write as what it computes: the
-//! join's state is small and mostly unwritten until a future stays pending (making a join
-//! writes the storage's `Vec`, an empty marker for the wake table, and one word of counters
-//! and flags, placed last so that a move reads it back with a load of its own), and its poll
-//! is inlined into the caller's, so its output `Vec` is not written to memory and read
-//! straight back. A value written to memory in narrow pieces and read back at once in a wider
-//! load (as moving a freshly built struct does) cannot be forwarded from the processor's store
-//! buffer and stalls. Guarded by `join_all_ready_2_block_on`.
+//! The task is woken once per burst:
 //!
-//! # Polls
+//! - in a poll with the task's waker, the futures from the one after the first that stays
+//!   pending on (all of them, in a poll that finds some finished already) are polled with a
+//!   waker lent for that poll only ([`pinfold_arena::with_noted_wakes`]): a wake of it is
+//!   noted, and the task is woken once after the last of them, if any woke. Ten futures that
+//!   yield once wake the task twice (the first one's own wake, then the noted one), not ten
+//!   times. A clone of the lent waker is a clone of the task's waker, so a future that keeps
+//!   its waker keeps the task's. A poll that completes the join passes no wake on;
+//! - once the futures have wakers of their own, any number of wakes between two polls of the
+//!   join wake the task once.
 //!
-//! A future is polled once by each of the join's first `P + 1` polls while it runs (`P` = 2 up
-//! to 32 futures, 1 above: the polls with the task's waker, then the one that gives it its
-//! own), and after that once per burst of wakes of its own waker (wakes that come before the
-//! poll they cause are one). So a future ready at once is polled once; one that yields once,
-//! twice; one that waits for one wake from elsewhere, at most `P + 2` times (fewer when the
-//! wake comes early); and nothing else polls it, except in the case of the future that keeps
-//! its first waker, above. `tests/polls.rs` checks this at 1, 2, 10, 31, 32, 33 and 1,000
-//! futures. With the `tokio-coop` feature, a poll that runs out of budget stops before the
-//! futures it has not reached (see *Fairness*); they are polled by the next poll instead.
-//!
-//! # Allocations
-//!
-//! At most three, counting the returned `Vec`, and none while polling, when the iterator's
-//! `size_hint` is exact (a `Vec`, an array, a slice or a range, and `map` over them):
-//!
-//! - the futures' storage, when `join_all` / `try_join_all` is called (none when the iterator
-//!   is a `Vec` whose allocation `collect` reuses, as it does for `vec.into_iter()`);
-//! - the wake table, only if a future is still running after the first polls;
-//! - the returned `Vec`, only if the outputs do not fit in the futures' storage: they reuse
-//!   it when their alignment is the storage's, and the storage is at most 2 KiB or at most
-//!   twice the outputs' size (so the `Vec` may have spare capacity, within those bounds).
-//!
-//! So a join of ready futures makes one allocation, where `futures-util` makes two. An
-//! iterator whose size is not known in advance (`filter`, say) costs what `collect` costs
-//! (one allocation, or a few as the storage grows).
-//!
-//! The poll that finishes a join frees the wake table before it allocates the returned `Vec`,
-//! and the futures' storage once their outputs are out: unless a finished future kept one of
-//! its wakers (the table then goes with the last of them), a join never holds its futures,
-//! table and outputs at once, and a finished join holds no memory (`tests/alloc.rs`). This
-//! matters for large joins with allocators that give memory back to the system past a
-//! threshold (glibc's): a join that held all three could free enough at once after finishing
-//! for the next join to take it all from the system again. Guarded by `join_all_100k_block_on`.
+//! No wake is lost: a wake that comes while the join is being polled gets its future polled
+//! in that poll, or wakes the task for the next one; one that comes after it wakes the task.
+//! A future must wake the waker of its latest
+//! poll, as the `Future` contract says: one that wakes the waker of its previous poll instead
+//! misses that one wake when it changes from the task's waker to its own. A future that keeps
+//! the waker of its first poll and never takes a new one (the contract does not allow it, but
+//! it works wherever the waker never changes) is not lost either: polled with its own waker,
+//! it keeps none, so the join polls it on each of its polls, as `futures-util` does.
 //!
 //! # Fairness
 //!
-//! One poll polls each future at most once. Once the futures have their own wakers, a poll
-//! yields (wakes its task and returns `Pending`) once it has polled as many futures as were
-//! joined, or once two futures woke themselves during their own poll, so a future that always
-//! wakes itself cannot starve the executor, or once 32 futures already polled with their own
-//! wakers were woken and `Pending` again ([`pinfold_arena::MAX_VAIN_REPOLLS`]: under tokio,
-//! once the task's coop budget is spent, tokio's futures do that until the next poll, and the
-//! cap keeps the polls of such a join linear in its number of futures).
+//! One poll of a join polls each future at most once. The polls with the task's waker poll
+//! every future still running; after them, a poll is a round of the arena's
+//! [`Budget`](pinfold_arena::Budget): it yields (wakes its task and returns `Pending`) once it
+//! has polled as many futures as are running, once two futures woke themselves during their
+//! own poll, or once [`MAX_VAIN_REPOLLS`](pinfold_arena::MAX_VAIN_REPOLLS) futures polled in an
+//! earlier poll were `Pending` again (a self-wake counts as half of that many). So a future
+//! that always wakes itself cannot starve the executor, and under tokio, once the task's coop
+//! budget is spent and tokio's futures return `Pending` until the next poll, the polls of a
+//! join stay linear in its number of futures.
 //!
 //! With the `tokio-coop` feature, each future a join completes (with an output, or with the
 //! error of [`try_join_all`]) spends a unit of the task's tokio budget, as each output of the
@@ -154,11 +106,44 @@
 //! runtime's other tasks run. The futures that poll did not reach are polled by the next one.
 //! Nothing is spent on futures that stay pending: what they spend themselves stays spent.
 //!
-//! # Cancellation and panics
+//! # Memory
+//!
+//! At most three allocations, counting the returned `Vec`, and none while polling, when the
+//! iterator's `size_hint` is exact (a `Vec`, an array, a slice or a range, and `map` over
+//! them):
+//!
+//! - the futures' storage, when `join_all` / `try_join_all` is called (none when the iterator
+//!   is a `Vec` whose allocation `collect` reuses, as it does for `vec.into_iter()`): input
+//!   `i` at index `i`, holding its future while it runs, then its output, once the future
+//!   has been dropped in place;
+//! - the wake table, only if a future is still running after the polls with the task's waker;
+//! - the returned `Vec`, only if the outputs do not fit in the futures' storage: they reuse
+//!   it when their alignment is the storage's, and the storage is at most 2 KiB or at most
+//!   twice the outputs' size (so the `Vec` may have spare capacity, within those bounds).
+//!
+//! So a join of ready futures makes one allocation. An iterator whose size is not known in
+//! advance (`filter`, say) costs what `collect` costs (one allocation, or a few as the
+//! storage grows).
+//!
+//! A poll with the task's waker that finds every future still running writes each output
+//! straight to its place in the returned `Vec` as long as every future before it finished in
+//! that poll, so a join whose futures all finish in one poll writes each output once (guarded
+//! by `join_all_ready_30_block_on`). The join's state is laid out so that a small join writes
+//! little of it before a future stays pending (guarded by `join_all_ready_2_block_on`).
+//!
+//! The poll that finishes a join frees the wake table before it allocates the returned `Vec`,
+//! and the futures' storage once their outputs are out: unless a finished future kept one of
+//! its wakers (the table then goes with the last of them), a join never holds its futures,
+//! table and outputs at once, and a finished join holds no memory (guarded by
+//! `join_all_100k_block_on`).
+//!
+//! # Cancellation
 //!
 //! Dropping a [`JoinAll`] or [`TryJoinAll`] drops every future still running and every output
 //! kept so far, each exactly once, in place. When [`try_join_all`] returns an error, the other
 //! futures and the kept `Ok` values have been dropped already.
+//!
+//! # Panics
 //!
 //! User code runs in a join in a future's poll, a future's `Drop` (when it finishes, or is
 //! cancelled), an output's or an error's `Drop`, and the task's waker (its `clone`, `wake`,
@@ -166,13 +151,13 @@
 //! does then depends on where it came from:
 //!
 //! - **A future's poll** (including whatever the future calls there, such as the task's
-//!   waker it was lent): the future is dropped in place, then every other future and every
-//!   kept output, each exactly once, and the panic propagates. The join is terminated (see
-//!   below): polling it again panics with the `polled after completion` message.
+//!   waker it was lent) ends the join: the future is dropped in place, then every other
+//!   future and every kept output, each exactly once, and the panic propagates. The join is
+//!   terminated: polling it again panics with the `polled after completion` message.
 //! - **Anything else** (a future's or an output's `Drop`, the task's waker when the join
-//!   registers, wakes or drops it): the join is left consistent, and is not terminated. A
-//!   future that finished before the panic stays finished and keeps its output (a future whose
-//!   own `Drop` panicked as it finished keeps it too), and is never polled again; an error
+//!   registers, wakes or drops it) leaves the join consistent, and not terminated. A future
+//!   that finished before the panic stays finished and keeps its output (a future whose own
+//!   `Drop` panicked as it finished keeps it too), and is never polled again; an error
 //!   [`try_join_all`] met stays kept, and the futures and outputs being dropped because of it
 //!   are all dropped despite the panic. Polled again, the join goes on and completes with the
 //!   same outputs in input order, or the same error (the first in time), as without the panic.
@@ -182,13 +167,13 @@
 //! With `std`, when several `Drop`s panic while a join drops values, the first panic
 //! propagates and the others are dropped; without `std`, a second panic aborts.
 //!
-//! # Polling after completion
-//!
 //! Once a join has returned `Ready` (for [`TryJoinAll`], `Ok` or `Err`), or the panic of a
-//! future's poll has passed through it, it is terminated: [`FusedFuture::is_terminated`] returns `true`, it
-//! holds no future and no output, and polling it again panics with the message
-//! `JoinAll polled after completion` (or `TryJoinAll polled after completion`), as
+//! future's poll has passed through it, it is terminated: [`FusedFuture::is_terminated`]
+//! returns `true`, it holds no future and no output, and polling it again panics with the
+//! message `JoinAll polled after completion` (or `TryJoinAll polled after completion`), as
 //! `futures-util` does. It never returns a value twice.
+//!
+//! A join panics when made from `u32::MAX - 1` futures or more (the arena's limit).
 //!
 //! [`FusedFuture::is_terminated`]: futures_core::future::FusedFuture::is_terminated
 //!
@@ -199,7 +184,8 @@
 //!   stays consistent with drop guards while the panic unwinds (see
 //!   [`pinfold_arena::unwind`]).
 //! - `tokio-coop`: each future a join completes spends a unit of tokio's cooperative budget;
-//!   a join whose budget runs out yields (see *Fairness* and [`pinfold_arena::coop`]).
+//!   a join whose budget runs out yields (see [*Fairness*](#fairness) and
+//!   [`pinfold_arena::coop`]).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![no_std]

@@ -16,26 +16,56 @@ use alloc::vec::Vec;
 /// `I::Item` is any `Future<Output = Result<T, E>>` ([`TryFuture`] is implemented for every
 /// such future). The first error *in time* is returned at once, whatever its position in the
 /// input, and every other future and every `Ok` value kept so far is dropped right then,
-/// before the error is returned, not when the `TryJoinAll` is dropped. See the
-/// [crate documentation](crate) for allocations, cancellation, panics and polling after
-/// completion.
+/// before the error is returned, not when the `TryJoinAll` is dropped. Otherwise it is
+/// [`join_all`](crate::join_all): the crate documentation states the contract,
+/// [*Order*](crate#order), [*Wakes*](crate#wakes), [*Fairness*](crate#fairness),
+/// [*Memory*](crate#memory), [*Cancellation*](crate#cancellation) and [*Panics*](crate#panics).
 ///
 /// # Panics
 /// If `iter` yields `u32::MAX - 1` futures or more (the arena's limit).
 ///
 /// # Example
 ///
+/// Input 2 fails in the first poll; the three others would never finish. The error comes
+/// back from that poll, and every future has been dropped by then, while the join itself is
+/// still alive:
+///
 /// ```
+/// use std::cell::Cell;
+/// use std::future::{Future, pending};
+/// use std::pin::pin;
+/// use std::task::{Context, Poll, Waker};
 /// use pinfold_join::try_join_all;
 ///
+/// /// Counts its drops: one per input future dropped.
+/// struct Dropped<'a>(&'a Cell<u32>);
+///
+/// impl Drop for Dropped<'_> {
+///     fn drop(&mut self) {
+///         self.0.set(self.0.get() + 1);
+///     }
+/// }
+///
+/// // The future owns its `Dropped` from the start, also if it is never polled.
+/// async fn input(id: u32, _dropped: Dropped<'_>) -> Result<u32, String> {
+///     if id == 2 {
+///         return Err(format!("input {id} failed"));
+///     }
+///     pending().await
+/// }
+///
+/// let drops = Cell::new(0);
+/// let mut join = pin!(try_join_all((0..4).map(|id| input(id, Dropped(&drops)))));
+/// let mut cx = Context::from_waker(Waker::noop());
+/// assert_eq!(join.as_mut().poll(&mut cx), Poll::Ready(Err("input 2 failed".to_string())));
+/// assert_eq!(drops.get(), 4);
+///
+/// // Without an error, the `Ok` values come in input order.
 /// async fn parse(s: &str) -> Result<u32, std::num::ParseIntError> {
 ///     s.parse()
 /// }
-///
-/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
-/// assert_eq!(try_join_all(["1", "2", "3"].map(parse)).await, Ok(vec![1, 2, 3]));
-/// assert!(try_join_all(["1", "two", "3"].map(parse)).await.is_err());
-/// # });
+/// let parsed = futures_executor::block_on(try_join_all(["1", "2", "3"].map(parse)));
+/// assert_eq!(parsed, Ok(vec![1, 2, 3]));
 /// ```
 pub fn try_join_all<I>(iter: I) -> TryJoinAll<I::Item>
 where
@@ -50,13 +80,20 @@ where
 /// The future returned by [`try_join_all`]: every input future's `Ok` value in input order,
 /// or the first error.
 ///
+/// Its guarantees are the crate's: [*Order*](crate#order), [*Wakes*](crate#wakes),
+/// [*Fairness*](crate#fairness), [*Memory*](crate#memory),
+/// [*Cancellation*](crate#cancellation) and [*Panics*](crate#panics).
+///
 /// `Unpin` whatever `F` is (the futures are pinned in the join's own storage); `Send` if `F`
 /// and `F::Ok` are; `Sync` if they are `Sync`.
 ///
-/// Polling it again after it returned `Ready` (`Ok` or `Err`, or after the panic of a
-/// future's poll passed through it) panics with the message `TryJoinAll polled after
-/// completion`; [`is_terminated`] says when not to. Other panics leave it going on, its error
-/// kept if it met one (see the crate docs, *Cancellation and panics*).
+/// # Panics
+///
+/// A panic in a future's poll ends the join; a panic anywhere else (a `Drop`, the task's
+/// waker) leaves it consistent, its error kept if it met one, and polling it again completes
+/// it. Polling it again after it returned `Ready` (`Ok` or `Err`), or after the panic of a
+/// future's poll passed through it, panics with the message `TryJoinAll polled after
+/// completion`; [`is_terminated`] says when not to.
 ///
 /// [`is_terminated`]: FusedFuture::is_terminated
 #[must_use = "futures do nothing unless you `.await` or poll them"]
