@@ -16,6 +16,23 @@ pub struct IterStream<I> {
 /// The items of `iter` as a stream (futures-util's `stream::iter`), for
 /// [`ordered_buffer`](crate::BufferExt::ordered_buffer) and
 /// [`unordered_buffer`](crate::BufferExt::unordered_buffer) over an iterator of futures.
+///
+/// Every item is ready at once; after the iterator's `None`, the stream is terminated and
+/// never calls `next` again.
+///
+/// # Example
+///
+/// ```
+/// use futures_util::StreamExt;
+/// use pinfold_buffer::{BufferExt, iter_stream};
+///
+/// let doubled: Vec<u32> = futures_executor::block_on(
+///     iter_stream((1..=3u32).map(|n| async move { n * 2 }))
+///         .ordered_buffer(2)
+///         .collect(),
+/// );
+/// assert_eq!(doubled, [2, 4, 6]);
+/// ```
 pub fn iter_stream<I: IntoIterator>(iter: I) -> IterStream<I::IntoIter> {
     IterStream {
         iter: iter.into_iter(),

@@ -1,44 +1,15 @@
 //! Stream adapters that run the futures of a stream concurrently, on the waker-slot arena:
 //! [`ordered_buffer`](BufferExt::ordered_buffer) yields their outputs in input order,
-//! [`unordered_buffer`](BufferExt::unordered_buffer) as they finish.
+//! [`unordered_buffer`](BufferExt::unordered_buffer) as they finish; and the ordered sets of
+//! futures pushed by hand, [`FuturesOrderedBounded`] and [`FuturesOrdered`].
 //!
 //! `futures::StreamExt::buffered(n)` keeps input order by leaving finished outputs in its `n`
 //! slots until the head future is out, so one slow future drops the concurrency towards one
 //! (head-of-line blocking). [`OrderedBuffer`] instead moves a finished output into a *reorder
 //! ring* and gives its slot to the next future of the source at once, so `concurrency` futures
 //! keep running while the head is slow, and the total time approaches that of
-//! [`unordered_buffer`](BufferExt::unordered_buffer).
-//!
-//! # Semantics
-//!
-//! - Outputs come out in input order, always ([`OrderedBuffer`]), or in the order the futures
-//!   finish ([`UnorderedBuffer`]).
-//! - At most `concurrency` futures run at once, and as many as the source gives: both adapters
-//!   are *work-conserving*, a slot freed during a poll is refilled from the source in that same
-//!   poll.
-//! - With [`window(w)`](OrderedBuffer::window), running futures plus held outputs never exceed
-//!   `w`, and the source is not polled while the window is full. `window(concurrency)` behaves
-//!   exactly like `futures::StreamExt::buffered(concurrency)`.
-//! - The stream yields `None` only once the source has ended and every output was yielded;
-//!   after that it is [terminated](futures_core::FusedStream) and polls nothing. The source is
-//!   never polled again after it returned `None`.
-//! - `size_hint` counts the outputs held, the futures running, and the source's own hint.
-//! - A concurrency of 0 or a window of 0 panics, with a message that says so.
-//!
-//! # Memory: the window
-//!
-//! Without a window, held outputs have no bound: if the head future never finishes, the
-//! others keep finishing behind it and their outputs pile up in the ring while the source is
-//! pulled on and on (to its end, if it has one). That is the price of never waiting for the
-//! head; it is how the `fast_ordered_buffer` crate behaves too. A window bounds it: with
-//! `window(w)` the ring never has more than `w` entries, and a stuck head stops the source
-//! after `w` items.
-//!
-//! The ring has one entry per future pulled and not yet yielded, at the position given by its
-//! sequence number, so holding and releasing an output are O(1); it grows as needed and keeps
-//! its largest size. The arena for `concurrency` futures is allocated when the adapter is made
-//! (so a huge concurrency costs memory up front, unlike `buffered`'s growable set), and no
-//! allocation is made per future.
+//! [`unordered_buffer`](BufferExt::unordered_buffer). A [`window`](OrderedBuffer::window)
+//! bounds what the ring may hold.
 //!
 //! # Example
 //!
@@ -88,40 +59,81 @@
 //! # });
 //! ```
 //!
-//! # Ordered sets and fallible sources
+//! # The adapters and the sets
 //!
-//! [`FuturesOrderedBounded`] and [`FuturesOrdered`] are the sets behind the ordered buffer, for
-//! futures pushed by hand: futures-buffered's and futures-util's types of those names, with the
-//! same methods. They live here because they share the ordered buffer's reorder ring and its
-//! handling of a panicking future; the ring stores nothing while futures finish in push order
-//! (the head's output goes out at once) and holds an early output in O(1) otherwise.
+//! - [`BufferExt`]: [`ordered_buffer(n)`](BufferExt::ordered_buffer) gives an
+//!   [`OrderedBuffer`], [`unordered_buffer(n)`](BufferExt::unordered_buffer) an
+//!   [`UnorderedBuffer`]. Each type's docs state its order and its memory.
+//! - [`TryBufferExt`]: both buffers over a [`TryStream`](futures_core::TryStream) of
+//!   [`TryFuture`](futures_core::TryFuture)s, as futures-util's `try_buffered` and
+//!   `try_buffer_unordered`, with the place of a source error in the order.
+//! - [`FobStreamExt`]: `ordered_buffer` under the name of the `fast_ordered_buffer` crate.
+//! - [`FuturesOrderedBounded`] and [`FuturesOrdered`]: one [`OrderedSet`] over either arena,
+//!   futures-buffered's and futures-util's types of those names with the same methods. They
+//!   live here because they share the ordered buffer's reorder ring and its handling of a
+//!   panicking future.
+//! - [`iter_stream`]: an iterator as a stream, for the buffers (the facade's `IterExt` calls
+//!   it).
 //!
-//! [`TryBufferExt`] gives both buffers over a [`TryStream`](futures_core::TryStream) of
-//! [`TryFuture`](futures_core::TryFuture)s, as futures-util's `try_buffered` and
-//! `try_buffer_unordered`; [`iter_stream`] makes an iterator a stream for them (the facade's
-//! `IterExt` calls it).
+//! What every adapter guarantees:
 //!
-//! # Coming from `fast_ordered_buffer`
+//! - At most `concurrency` futures run at once, and as many as the source gives: the adapters
+//!   are *work-conserving*, a slot freed during a poll is refilled from the source in that
+//!   same poll.
+//! - The stream yields `None` only once the source has ended and every output was yielded;
+//!   after that it is [terminated](futures_core::FusedStream) and polls nothing. The source is
+//!   never polled again after it returned `None`.
+//! - `size_hint` counts the outputs held, the futures running, and the source's own hint.
+//! - Dropping an adapter or a set drops every future still running and every output held,
+//!   each once.
+//! - A concurrency of 0 or a window of 0 panics, with a message that says so.
 //!
-//! [`FobStreamExt::fast_ordered_buffer`] is [`BufferExt::ordered_buffer`] under the name that
-//! crate uses: replace `use fast_ordered_buffer::FobStreamExt;` with
-//! `use pinfold_buffer::FobStreamExt;`. Differences: a concurrency of 0 panics (that crate ran
-//! every future of the source at once); freed slots are refilled within the same poll (that
-//! crate refilled only at the start of a poll, so in practice it waited for the head); a
-//! [`window`](OrderedBuffer::window) can bound the memory; and the adapter does not forward
-//! `Sink`.
+//! # Wakes
 //!
-//! # Fairness and panics
+//! Each running future has a waker of its own. A future is polled when it is pulled from the
+//! source (or pushed into a set), then only after its waker fired: a `poll_next` polls the
+//! woken futures, not all of them. Any number of wakes between two polls wake the task once.
+//! No wake is lost: a wake that comes while the adapter or set is being polled gets its
+//! future polled in that poll, or wakes the task for the next one; one that comes after wakes
+//! the task, from any thread. The source is polled with the task's waker, when a slot is
+//! free (and the window has room).
 //!
-//! One `poll_next` polls each running future at most once, and yields (wakes its task and
-//! returns `Pending`) once it has polled as many futures as were running when it started, or
-//! once two futures woke themselves during their own poll, or once 32 futures polled before
-//! were woken and `Pending` again ([`pinfold_arena::MAX_VAIN_REPOLLS`]: tokio's futures once
-//! the task's coop budget is spent).
+//! # Fairness
 //!
-//! If a future panics while being polled, it is dropped in place and the panic propagates out
-//! of `poll_next`. The adapter stays usable: [`OrderedBuffer`] skips the future's place in the
-//! order, and the other outputs still come out.
+//! One `poll_next` is one round of the arena's [`Budget`](pinfold_arena::Budget): it polls
+//! each running future at most once, and yields (wakes its task and returns `Pending`) once
+//! it has polled as many futures as were running when it started, once two futures woke
+//! themselves during their own poll, or once
+//! [`MAX_VAIN_REPOLLS`](pinfold_arena::MAX_VAIN_REPOLLS) futures polled in an earlier round
+//! were `Pending` again (a self-wake counts as half of that many). So a future that always
+//! wakes itself cannot starve the executor, and under tokio, once the task's coop budget is
+//! spent and tokio's futures return `Pending` until the next poll, a poll stays linear in the
+//! number of running futures. A head that wakes itself does not starve the futures behind
+//! it, nor they the head.
+//!
+//! With the `tokio-coop` feature, each output spends a unit of the task's tokio budget; once
+//! the budget is spent, `poll_next` returns `Pending` with the task woken by tokio, so a
+//! buffer of ready futures lets the runtime's other tasks run.
+//!
+//! # Panics
+//!
+//! A panic in a future's poll or `Drop`, or in the task's waker, propagates out of the call
+//! that ran it, and the adapter or set stays usable:
+//!
+//! - **A future's poll**: the future is dropped in place and the panic propagates out of
+//!   `poll_next`. The ordered adapters and sets skip its place: every other output still
+//!   comes, in order, and a head that panics lets the outputs held behind it out.
+//! - **A future's `Drop` as it finishes**: its output is dropped, not yielded, its place is
+//!   skipped, and the panic propagates; the other outputs come as without it.
+//! - **A future's `Drop` in [`clear`](OrderedSet::clear)**: every other future and held
+//!   output is dropped all the same, once, then the panic propagates; the set is empty and
+//!   usable.
+//! - **The task's waker** (in the wake that ends a round, or its registration): the panic
+//!   propagates out of `poll_next` and is blamed on no future: none is dropped or skipped,
+//!   and polling again gives every output, each future polled as often as it needs.
+//!
+//! A set or adapter whose futures all panicked ends once the last panic is out. A push on a
+//! full [`FuturesOrderedBounded`] panics and leaves the set as it was.
 //!
 //! # Features
 //!
@@ -129,8 +141,9 @@
 //!   resumed once the buffer is consistent. Without it the crate is `#![no_std]` + `alloc` and
 //!   stays consistent with drop guards while the panic unwinds (see
 //!   [`pinfold_arena::unwind`]).
-//! - `tokio-coop`: each output spends a unit of tokio's cooperative budget, and the buffer or set
-//!   yields once the budget is spent (see [`pinfold_arena::coop`]).
+//! - `tokio-coop`: each output spends a unit of tokio's cooperative budget, and the buffer or
+//!   set yields once the budget is spent (see [*Fairness*](#fairness) and
+//!   [`pinfold_arena::coop`]).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // The README's examples, compiled and run as doctests.
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
@@ -160,16 +173,47 @@ pub use ordered_set::{FuturesOrdered, FuturesOrderedBounded, OrderedSet};
 pub use try_buffer::{TryBufferExt, TryOrderedBuffer, TryUnorderedBuffer};
 pub use unordered::UnorderedBuffer;
 
-/// Adapters that run the futures of a stream concurrently on the waker-slot arena.
+/// Adapters that run the futures of a stream concurrently on the waker-slot arena. See the
+/// [crate documentation](crate) for what both guarantee ([*Wakes*](crate#wakes),
+/// [*Fairness*](crate#fairness), [*Panics*](crate#panics)).
 pub trait BufferExt: Stream {
     /// Runs up to `concurrency` futures of this stream at once and yields their outputs in
     /// input order. Finished outputs wait in a ring while the head future is slow, and new
-    /// futures keep starting; bound them with [`window`](OrderedBuffer::window).
+    /// futures keep starting; bound them with [`window`](OrderedBuffer::window). See
+    /// [`OrderedBuffer`] for its order and memory.
     ///
     /// # Panics
     /// If `concurrency` is 0, with the message
     /// `ordered_buffer: concurrency must be greater than 0`;
     /// if it is more than `(u32::MAX - 1) / 2`.
+    ///
+    /// # Example
+    ///
+    /// The futures finish in the reverse of their input order; the outputs come in input
+    /// order:
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use futures_util::{StreamExt, stream};
+    /// use pinfold_buffer::BufferExt;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread()
+    /// #     .enable_time()
+    /// #     .start_paused(true)
+    /// #     .build()
+    /// #     .unwrap()
+    /// #     .block_on(async {
+    /// let outputs: Vec<u64> = stream::iter([30, 20, 10])
+    ///     .map(|millis| async move {
+    ///         tokio::time::sleep(Duration::from_millis(millis)).await;
+    ///         millis
+    ///     })
+    ///     .ordered_buffer(3)
+    ///     .collect()
+    ///     .await;
+    /// assert_eq!(outputs, [30, 20, 10]);
+    /// # });
+    /// ```
     #[track_caller]
     fn ordered_buffer(self, concurrency: usize) -> OrderedBuffer<Self>
     where
@@ -180,12 +224,39 @@ pub trait BufferExt: Stream {
     }
 
     /// Runs up to `concurrency` futures of this stream at once and yields their outputs in the
-    /// order they finish.
+    /// order they finish. See [`UnorderedBuffer`] for its order and memory.
     ///
     /// # Panics
     /// If `concurrency` is 0, with the message
     /// `unordered_buffer: concurrency must be greater than 0`;
     /// if it is more than `(u32::MAX - 1) / 2`.
+    ///
+    /// # Example
+    ///
+    /// The outputs come as the futures finish: the shortest sleep first.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use futures_util::{StreamExt, stream};
+    /// use pinfold_buffer::BufferExt;
+    ///
+    /// # tokio::runtime::Builder::new_current_thread()
+    /// #     .enable_time()
+    /// #     .start_paused(true)
+    /// #     .build()
+    /// #     .unwrap()
+    /// #     .block_on(async {
+    /// let outputs: Vec<u64> = stream::iter([30, 10, 20])
+    ///     .map(|millis| async move {
+    ///         tokio::time::sleep(Duration::from_millis(millis)).await;
+    ///         millis
+    ///     })
+    ///     .unordered_buffer(3)
+    ///     .collect()
+    ///     .await;
+    /// assert_eq!(outputs, [10, 20, 30]);
+    /// # });
+    /// ```
     #[track_caller]
     fn unordered_buffer(self, concurrency: usize) -> UnorderedBuffer<Self>
     where
@@ -200,6 +271,13 @@ impl<St: Stream + ?Sized> BufferExt for St {}
 
 /// The `fast_ordered_buffer` crate's extension trait, as a drop-in replacement: change the
 /// import and nothing else.
+///
+/// Replace `use fast_ordered_buffer::FobStreamExt;` with `use pinfold_buffer::FobStreamExt;`.
+/// Differences from that crate: a concurrency of 0 panics (that crate ran every future of the
+/// source at once); freed slots are refilled within the same poll (that crate refilled only
+/// at the start of a poll, so in practice it waited for the head); a
+/// [`window`](OrderedBuffer::window) can bound the memory; and the adapter does not forward
+/// `Sink`.
 pub trait FobStreamExt: Stream {
     /// [`ordered_buffer(n)`](BufferExt::ordered_buffer) under the name the
     /// `fast_ordered_buffer` crate uses.
@@ -208,6 +286,21 @@ pub trait FobStreamExt: Stream {
     /// If `n` is 0, with the message
     /// `fast_ordered_buffer: concurrency must be greater than 0`;
     /// if it is more than `(u32::MAX - 1) / 2`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_util::{StreamExt, stream};
+    /// use pinfold_buffer::FobStreamExt;
+    ///
+    /// let squares: Vec<u32> = futures_executor::block_on(
+    ///     stream::iter(1..=4u32)
+    ///         .map(|n| async move { n * n })
+    ///         .fast_ordered_buffer(2)
+    ///         .collect(),
+    /// );
+    /// assert_eq!(squares, [1, 4, 9, 16]);
+    /// ```
     #[track_caller]
     fn fast_ordered_buffer(self, n: usize) -> OrderedBuffer<Self>
     where

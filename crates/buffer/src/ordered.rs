@@ -16,10 +16,32 @@ use crate::tagged::Tagged;
 /// [`FobStreamExt::fast_ordered_buffer`](crate::FobStreamExt::fast_ordered_buffer): runs up to
 /// `concurrency` futures from the source at once and yields their outputs in input order.
 ///
-/// A future that finishes before the ones pulled earlier has its output held until they are
-/// out; meanwhile its slot is refilled from the source, so a slow head future does not hold up
-/// the others. Without a [`window`](Self::window) the number of held outputs has no bound; with
-/// one, running plus held futures never exceed it. See the [crate documentation](crate).
+/// Wakes, fairness and panics are the crate's ([*Wakes*](crate#wakes),
+/// [*Fairness*](crate#fairness), [*Panics*](crate#panics)); so are the end of the stream and
+/// `size_hint` ([*The adapters and the sets*](crate#the-adapters-and-the-sets)).
+///
+/// # Order
+///
+/// Outputs come out in the order the source gave the futures, always. A future that finishes
+/// before the ones pulled earlier has its output held until they are out; meanwhile its slot
+/// is refilled from the source, so a slow head future does not hold up the others. A future
+/// whose poll panicked has no output, and its place is skipped.
+///
+/// # Memory
+///
+/// The arena for `concurrency` futures is allocated when the adapter is made (so a huge
+/// concurrency costs memory up front, unlike `buffered`'s growable set), and nothing is
+/// allocated per future. Held outputs sit in a ring with one entry per future pulled and not
+/// yet yielded, at the position given by its sequence number, so holding and releasing an
+/// output are O(1); nothing is stored while futures finish in order, and the ring grows as
+/// needed and keeps its largest size.
+///
+/// Without a [`window`](Self::window), held outputs have no bound: if the head future never
+/// finishes, the others keep finishing behind it and their outputs pile up while the source
+/// is pulled on and on (to its end, if it has one). That is the price of never waiting for
+/// the head; it is how the `fast_ordered_buffer` crate behaves too. With `window(w)`, running
+/// futures plus held outputs never exceed `w`, and a stuck head stops the source after `w`
+/// items.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
 pub struct OrderedBuffer<St>
@@ -69,11 +91,53 @@ where
     /// `window(concurrency)` behaves exactly like `futures::StreamExt::buffered(concurrency)`;
     /// a larger window lets up to `window - concurrency` outputs wait behind a slow head while
     /// new futures start. A window smaller than the concurrency lowers the concurrency to the
-    /// window (no more than `window` futures can be pulled and not yet yielded).
+    /// window (no more than `window` futures can be pulled and not yet yielded). The order is
+    /// the same with or without a window.
     ///
     /// # Panics
     /// If `window` is 0, with the message `ordered_buffer: window must be greater than 0` (or
     /// the name of the method that made the buffer, such as `try_ordered_buffer`).
+    ///
+    /// # Example
+    ///
+    /// The head future waits for a gate while the nine futures behind it are ready. With a
+    /// window of 3, the two finished behind the head fill the window and the source is left
+    /// alone; once the head finishes, every output comes, in order.
+    ///
+    /// ```
+    /// use std::cell::{Cell, RefCell};
+    /// use std::future::poll_fn;
+    /// use std::task::{Context, Poll, Waker};
+    /// use futures_util::{StreamExt, stream};
+    /// use pinfold_buffer::BufferExt;
+    ///
+    /// let pulled = Cell::new(0);
+    /// let gate_open = Cell::new(false);
+    /// let head_waker = RefCell::new(None::<Waker>);
+    /// let mut buffer = stream::iter(0..10u32)
+    ///     .inspect(|_| pulled.set(pulled.get() + 1))
+    ///     .map(|id| {
+    ///         let (gate_open, head_waker) = (&gate_open, &head_waker);
+    ///         poll_fn(move |cx: &mut Context<'_>| {
+    ///             if id == 0 && !gate_open.get() {
+    ///                 *head_waker.borrow_mut() = Some(cx.waker().clone());
+    ///                 return Poll::Pending;
+    ///             }
+    ///             Poll::Ready(id)
+    ///         })
+    ///     })
+    ///     .ordered_buffer(2)
+    ///     .window(3);
+    ///
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// assert_eq!(buffer.poll_next_unpin(&mut cx), Poll::Pending);
+    /// assert_eq!(pulled.get(), 3); // the head, and two outputs held behind it
+    ///
+    /// gate_open.set(true);
+    /// head_waker.take().unwrap().wake();
+    /// let outputs: Vec<u32> = futures_executor::block_on(buffer.collect());
+    /// assert_eq!(outputs, (0..10).collect::<Vec<_>>());
+    /// ```
     #[track_caller]
     pub fn window(mut self, window: usize) -> Self {
         assert!(window > 0, "{}: window must be greater than 0", self.method);

@@ -18,15 +18,23 @@ use crate::tagged::Tagged;
 /// were pushed ([`push_back`](Self::push_back)), or ahead of all the others
 /// ([`push_front`](Self::push_front)), with futures stored in the kind of arena `A` is:
 /// [`FuturesOrderedBounded<F>`] (an [`Arena`], a fixed capacity) or [`FuturesOrdered<F>`] (a
-/// [`GrowableArena`]). Use those two names; the methods here are those of both.
+/// [`GrowableArena`]). Use those two names; the methods here are those of both, and each
+/// name's docs state its memory.
 ///
-/// Every future is polled when it is woken, whatever comes before it: a slow future at the
-/// head does not stop the others from running. Their outputs wait in a ring, in order, until
-/// the ones before them are out.
+/// Wakes, fairness and panics are the crate's ([*Wakes*](crate#wakes),
+/// [*Fairness*](crate#fairness), [*Panics*](crate#panics)).
 ///
-/// Fairness, wakes and panics are those of the unordered sets: one `poll_next` polls each
-/// future at most once; a future that panics while polled is dropped, its place in the order
-/// is skipped, the panic propagates, and the set stays usable.
+/// # Order
+///
+/// Outputs come out in push order, a future pushed to the front coming before every future
+/// still in the set (running, or finished with its output held). Every future is polled when
+/// it is woken, whatever comes before it: a slow future at the head does not stop the others
+/// from running, and their outputs wait in a ring, in order, until the ones before them are
+/// out. A future whose poll panicked has no output, and its place is skipped.
+///
+/// The set is a [`FusedStream`]: terminated once `poll_next` returned `None`, and live again
+/// after a push or [`clear`](Self::clear). `len` and `size_hint` count the futures running
+/// and the outputs held.
 ///
 /// `Unpin` whatever `F` is; `Send` if `F` and `F::Output` are.
 #[must_use = "streams do nothing unless polled"]
@@ -59,6 +67,32 @@ impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
     /// message `FuturesOrderedBounded is full (capacity N)`; use its
     /// [`try_push_back`](Self::try_push_back) to get the future back instead. A
     /// [`FuturesOrdered`] is never full.
+    ///
+    /// # Example
+    ///
+    /// The second future finishes first; its output waits for the first one's:
+    ///
+    /// ```
+    /// use std::task::{Context, Poll, Waker};
+    /// use futures_channel::oneshot;
+    /// use futures_util::StreamExt;
+    /// use pinfold_buffer::FuturesOrdered;
+    ///
+    /// let (first_tx, first) = oneshot::channel();
+    /// let (second_tx, second) = oneshot::channel();
+    /// let mut set = FuturesOrdered::new();
+    /// set.push_back(first);
+    /// set.push_back(second);
+    ///
+    /// second_tx.send("second").unwrap();
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// assert_eq!(set.poll_next_unpin(&mut cx), Poll::Pending);
+    /// assert_eq!(set.len(), 2); // the first running, the second's output held
+    ///
+    /// first_tx.send("first").unwrap();
+    /// let outputs: Vec<_> = futures_executor::block_on(set.collect());
+    /// assert_eq!(outputs, [Ok("first"), Ok("second")]);
+    /// ```
     #[track_caller]
     pub fn push_back(&mut self, fut: F) {
         if self.try_push_at(fut, false).is_err() {
@@ -70,6 +104,21 @@ impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
     ///
     /// # Panics
     /// If the set is full, as [`push_back`](Self::push_back).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::future::ready;
+    /// use futures_util::StreamExt;
+    /// use pinfold_buffer::FuturesOrdered;
+    ///
+    /// let mut set = FuturesOrdered::new();
+    /// set.push_back(ready(1));
+    /// set.push_back(ready(2));
+    /// set.push_front(ready(0));
+    /// let outputs: Vec<u32> = futures_executor::block_on(set.collect());
+    /// assert_eq!(outputs, [0, 1, 2]);
+    /// ```
     #[track_caller]
     pub fn push_front(&mut self, fut: F) {
         if self.try_push_at(fut, true).is_err() {
@@ -218,12 +267,16 @@ impl<F: Future, A: Storage<F>> FusedStream for OrderedSet<F, A> {
 }
 
 /// A fixed-capacity set of futures, polled concurrently, whose outputs come out in the order
-/// the futures were pushed, or ahead of all the others; its methods are those of
-/// [`OrderedSet`]. futures-buffered's `FuturesOrderedBounded`, on the waker-slot arena.
+/// the futures were pushed, or ahead of all the others; its methods, order, and the rest of
+/// its contract are those of [`OrderedSet`]. futures-buffered's `FuturesOrderedBounded`, on
+/// the waker-slot arena.
 ///
-/// A waiting output does not take a slot, so the capacity bounds the futures *running*. The
+/// # Memory
+///
+/// A held output does not take a slot, so the capacity bounds the futures *running*. The
 /// slots are allocated by [`new`](OrderedSet::new), with room in the ring for `capacity`
-/// outputs; nothing more is allocated unless more than that many are waiting at once.
+/// outputs; nothing more is allocated unless more than that many are held at once (the ring
+/// then grows, and keeps its largest size). [`clear`](OrderedSet::clear) keeps the storage.
 pub type FuturesOrderedBounded<F> = OrderedSet<F, Arena<F>>;
 
 impl<F: Future> OrderedSet<F, Arena<F>> {
@@ -232,11 +285,41 @@ impl<F: Future> OrderedSet<F, Arena<F>> {
     ///
     /// # Panics
     /// If `capacity` is more than `(u32::MAX - 1) / 2`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::future::Ready;
+    /// use pinfold_buffer::FuturesOrderedBounded;
+    ///
+    /// let set: FuturesOrderedBounded<Ready<u32>> = FuturesOrderedBounded::new(8);
+    /// assert_eq!(set.capacity(), 8);
+    /// assert!(set.is_empty() && !set.is_full());
+    /// ```
     pub fn new(capacity: usize) -> Self {
         Self::with_arena(Arena::new(capacity), ReorderRing::with_capacity(capacity))
     }
 
     /// [`push_back`](Self::push_back), or the future back in `Err` if the set is full.
+    ///
+    /// # Example
+    ///
+    /// A full set gives the future back, unpolled; once an output is out, a slot is free:
+    ///
+    /// ```
+    /// use std::future::{Ready, ready};
+    /// use futures_util::StreamExt;
+    /// use pinfold_buffer::FuturesOrderedBounded;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let mut set: FuturesOrderedBounded<Ready<u32>> = FuturesOrderedBounded::new(1);
+    /// assert!(set.try_push_back(ready(1)).is_ok());
+    /// let refused = set.try_push_back(ready(2)).unwrap_err();
+    /// assert_eq!(set.next().await, Some(1));
+    /// assert!(set.try_push_back(refused).is_ok());
+    /// assert_eq!(set.next().await, Some(2));
+    /// # });
+    /// ```
     pub fn try_push_back(&mut self, fut: F) -> Result<(), F> {
         self.try_push_at(fut, false)
     }
@@ -277,12 +360,15 @@ impl<F: Future> fmt::Debug for OrderedSet<F, Arena<F>> {
 }
 
 /// A growable set of futures, polled concurrently, whose outputs come out in the order the
-/// futures were pushed, or ahead of all the others; its methods are those of [`OrderedSet`].
-/// futures-util's `FuturesOrdered`, on the growable arena of
-/// [`FuturesUnordered`](https://docs.rs/pinfold-unordered): no allocation per future.
+/// futures were pushed, or ahead of all the others; its methods, order, and the rest of its
+/// contract are those of [`OrderedSet`]. futures-util's `FuturesOrdered`, on the growable
+/// arena of [`FuturesUnordered`](https://docs.rs/pinfold-unordered): no allocation per future.
 ///
-/// The slots grow in groups and are given back as the unordered set's are; the ring keeps its
-/// largest size.
+/// # Memory
+///
+/// [`new`](OrderedSet::new) allocates nothing. The slots grow in groups as futures are
+/// pushed, and are given back as the unordered set's are (the top group once it is empty and
+/// the rest at most half full); the ring keeps its largest size.
 pub type FuturesOrdered<F> = OrderedSet<F, GrowableArena<F>>;
 
 impl<F: Future> OrderedSet<F, GrowableArena<F>> {

@@ -15,7 +15,10 @@ use crate::{OrderedBuffer, UnorderedBuffer};
 /// The buffers of [`BufferExt`](crate::BufferExt) for a [`TryStream`] of [`TryFuture`]s, with
 /// the semantics of futures-util's `try_buffered` and `try_buffer_unordered`: the stream yields
 /// `Result<T, E>`, and an `Err`, from the source or from a future, is yielded as an item and the
-/// stream goes on.
+/// stream goes on. Wakes, fairness and panics are the crate's ([*Wakes*](crate#wakes),
+/// [*Fairness*](crate#fairness), [*Panics*](crate#panics)).
+///
+/// # Order
 ///
 /// An `Err` item of the source takes its place as if it were a future that failed at once: in
 /// [`try_ordered_buffer`](Self::try_ordered_buffer) it comes out in input order, after the
@@ -29,6 +32,27 @@ pub trait TryBufferExt: TryStream {
     /// If `concurrency` is 0, with the message
     /// `try_ordered_buffer: concurrency must be greater than 0`;
     /// if it is more than `(u32::MAX - 1) / 2`.
+    ///
+    /// # Example
+    ///
+    /// An error of the source and an error of a future each come out at their place, and the
+    /// stream goes on:
+    ///
+    /// ```
+    /// use futures_util::future::ready;
+    /// use futures_util::{StreamExt, stream};
+    /// use pinfold_buffer::TryBufferExt;
+    ///
+    /// let source = stream::iter([
+    ///     Ok(ready(Ok(1))),
+    ///     Err("source failed"),
+    ///     Ok(ready(Err("future failed"))),
+    ///     Ok(ready(Ok(4))),
+    /// ]);
+    /// let results: Vec<Result<u32, &str>> =
+    ///     futures_executor::block_on(source.try_ordered_buffer(2).collect());
+    /// assert_eq!(results, [Ok(1), Err("source failed"), Err("future failed"), Ok(4)]);
+    /// ```
     #[track_caller]
     fn try_ordered_buffer(self, concurrency: usize) -> TryOrderedBuffer<Self>
     where
@@ -47,6 +71,35 @@ pub trait TryBufferExt: TryStream {
     /// If `concurrency` is 0, with the message
     /// `try_unordered_buffer: concurrency must be greater than 0`;
     /// if it is more than `(u32::MAX - 1) / 2`.
+    ///
+    /// # Example
+    ///
+    /// The results come as the futures finish; an error does not end the stream:
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use futures_util::{StreamExt, stream};
+    /// use pinfold_buffer::TryBufferExt;
+    ///
+    /// async fn check(millis: u64) -> Result<u64, String> {
+    ///     tokio::time::sleep(Duration::from_millis(millis)).await;
+    ///     if millis == 20 { Err(format!("{millis} failed")) } else { Ok(millis) }
+    /// }
+    ///
+    /// # tokio::runtime::Builder::new_current_thread()
+    /// #     .enable_time()
+    /// #     .start_paused(true)
+    /// #     .build()
+    /// #     .unwrap()
+    /// #     .block_on(async {
+    /// let results: Vec<Result<u64, String>> = stream::iter([30, 10, 20])
+    ///     .map(|millis| Ok(check(millis)))
+    ///     .try_unordered_buffer(3)
+    ///     .collect()
+    ///     .await;
+    /// assert_eq!(results, [Ok(10), Err("20 failed".to_string()), Ok(30)]);
+    /// # });
+    /// ```
     #[track_caller]
     fn try_unordered_buffer(self, concurrency: usize) -> TryUnorderedBuffer<Self>
     where
@@ -114,7 +167,9 @@ impl<Fut: TryFuture> Future for Place<Fut> {
     }
 }
 
-/// Stream for [`TryBufferExt::try_ordered_buffer`]: [`OrderedBuffer`] over a fallible source.
+/// Stream for [`TryBufferExt::try_ordered_buffer`]: [`OrderedBuffer`] over a fallible source,
+/// with its [order](OrderedBuffer#order) and [memory](OrderedBuffer#memory), and the place of
+/// a source error given by [`TryBufferExt`](TryBufferExt#order).
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
 pub struct TryOrderedBuffer<St>
@@ -127,7 +182,7 @@ where
 }
 
 /// Stream for [`TryBufferExt::try_unordered_buffer`]: [`UnorderedBuffer`] over a fallible
-/// source.
+/// source, with its [order](UnorderedBuffer#order) and [memory](UnorderedBuffer#memory).
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
 pub struct TryUnorderedBuffer<St>

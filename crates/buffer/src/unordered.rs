@@ -13,8 +13,21 @@ use crate::running::Running;
 
 /// Stream for [`BufferExt::unordered_buffer`](crate::BufferExt::unordered_buffer): runs up to
 /// `concurrency` futures from the source at once and yields their outputs in the order they
-/// finish. A slot freed by a finished future is refilled from the source in the same poll.
-/// See the [crate documentation](crate).
+/// finish.
+///
+/// Wakes, fairness and panics are the crate's ([*Wakes*](crate#wakes),
+/// [*Fairness*](crate#fairness), [*Panics*](crate#panics)); so are the end of the stream and
+/// `size_hint` ([*The adapters and the sets*](crate#the-adapters-and-the-sets)).
+///
+/// # Order
+///
+/// An output comes out as soon as its future finishes, in the poll that finishes it. A slot
+/// freed by a finished future is refilled from the source in the same poll.
+///
+/// # Memory
+///
+/// The arena for `concurrency` futures is allocated when the adapter is made, and nothing is
+/// allocated per future; no output is held.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
 pub struct UnorderedBuffer<St>
