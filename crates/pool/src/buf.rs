@@ -15,9 +15,35 @@ use crate::sync::{Arc, Ordering};
 /// to the pool, to the first waiting task if any) or [frozen](Buf::freeze).
 ///
 /// It is written like a slice: [`std::io::Write`] appends (with the `std` feature), and with
-/// the `bytes` feature
-/// `bytes::BufMut` does too. It dereferences to the bytes written so far. A write that does
-/// not fit fails with [`io::ErrorKind::WriteZero`] and writes nothing.
+/// the `bytes` feature `bytes::BufMut` does too. It dereferences to the bytes written so far.
+/// A write that does not fit fails with [`io::ErrorKind::WriteZero`] and writes nothing. No
+/// write allocates, and a `Buf` never grows: its capacity is the pool's buffer size.
+///
+/// `Send + Sync`: a `Buf` may be written on one thread and dropped on another, where its
+/// buffer goes back to the pool (see [*Order*](crate#order) and [*Wakes*](crate#wakes)).
+///
+/// # Example
+///
+/// ```
+/// use std::io::{ErrorKind, Write};
+/// use pinfold_pool::BufferPool;
+///
+/// let pool = BufferPool::new(1, 8);
+/// let mut buf = pool.try_acquire().unwrap();
+/// buf.write_all(b"abc").unwrap();
+/// assert!(buf.try_extend_from_slice(b"de"));
+/// assert_eq!(&buf[..], b"abcde");
+/// assert_eq!(buf.remaining(), 3);
+///
+/// // Too long: nothing is written.
+/// let error = buf.write_all(b"fghi").unwrap_err();
+/// assert_eq!(error.kind(), ErrorKind::WriteZero);
+/// assert!(!buf.try_extend_from_slice(b"fghi"));
+/// assert_eq!(&buf[..], b"abcde");
+///
+/// buf[0] = b'A'; // the bytes written can be changed in place
+/// assert_eq!(&buf[..], b"Abcde");
+/// ```
 pub struct Buf {
     inner: Arc<Inner>,
     index: u32,
@@ -97,6 +123,22 @@ impl Buf {
     /// Shares the bytes written as a read-only [`Packet`], which can be cloned and sliced
     /// without allocating; the buffer goes back to the pool when the last packet of it is
     /// dropped.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// use pinfold_pool::BufferPool;
+    ///
+    /// let pool = BufferPool::new(1, 64);
+    /// let mut buf = pool.try_acquire().unwrap();
+    /// buf.write_all(b"frame").unwrap();
+    /// let packet = buf.freeze();
+    /// assert_eq!(&packet[..], b"frame");
+    /// assert_eq!(pool.available(), 0); // the packet keeps the buffer
+    /// drop(packet);
+    /// assert_eq!(pool.available(), 1);
+    /// ```
     pub fn freeze(self) -> Packet {
         let this = ManuallyDrop::new(self);
         this.inner

@@ -26,11 +26,59 @@
 //! # }).unwrap();
 //! ```
 //!
-//! # Design
+//! # Order
 //!
-//! **Memory.** The shared state (an `Arc`) and one block: a meta per buffer (its free-list
-//! link and its packet count), then the buffers' bytes, uninitialized. Nothing else is ever
-//! allocated: not per acquire, not while waiting, not per freeze, clone or slice.
+//! Tasks waiting in [`acquire`](BufferPool::acquire) are served first come, first served: in
+//! the order of their first poll of the [`Acquire`] future, however often and in whatever
+//! order they are polled after it. While a task waits, a buffer given back goes to the oldest
+//! waiter, never to the free list, so neither [`try_acquire`](BufferPool::try_acquire) nor a
+//! newer `acquire` goes ahead of it. A buffer is handed over whole: a [`Buf`] starts empty,
+//! whatever its last owner wrote.
+//!
+//! # Wakes
+//!
+//! A release (the drop of a [`Buf`], or of the last [`Packet`] of a buffer, on any thread)
+//! with tasks waiting hands the buffer to the oldest waiter and wakes it once, through the
+//! waker of its latest poll; it wakes no other waiter. A waiter polled before its turn stays
+//! pending and keeps its place. No wake is lost: the buffer is stored in the waiter's own
+//! future before the wake, so a waiter polled for any reason after the hand-off returns it.
+//!
+//! No user code runs under the pool's waiter lock: a task's waker is cloned before the lock is
+//! taken, and a replaced or taken waker is dropped or woken after it is released, so a waker
+//! whose clone, drop or wake gives a buffer of the same pool back does not deadlock.
+//!
+//! # Memory
+//!
+//! [`BufferPool::new`] allocates twice: the shared state (an `Arc`) and one block holding a
+//! small record per buffer (its free-list link and its packet count), then the buffers'
+//! bytes, uninitialized (a [`Buf`] and a [`Packet`] show only the bytes written). Nothing else
+//! is ever allocated: not per acquire, not while waiting (a waiter's place in the queue lives
+//! in its pinned [`Acquire`] future), not per freeze, clone or slice. The block is freed with
+//! the last handle, `Buf` or `Packet` of the pool.
+//!
+//! # Cancellation
+//!
+//! Dropping a waiting [`Acquire`] gives up its place; the waiters behind it keep their order.
+//! If a buffer was handed to it and not yet taken, the buffer goes on to the next waiter, or
+//! back to the pool. Dropping an `Acquire` that never waited changes nothing.
+//!
+//! # Panics
+//!
+//! The user code the pool runs is the task's waker: its `clone` and `drop` in a poll of
+//! [`Acquire`], and its `wake` and `drop` in a release. A panic there reaches the code that
+//! ran it (the poll, or the drop of the `Buf` or `Packet`) and loses nothing: no buffer (each
+//! is free, owned by a `Buf` or packets, or stored in the waiter it was handed to), no place
+//! in line, no wake, and no clone of the waker. A waiter whose poll panicked can be polled
+//! again or dropped: a buffer already handed to it stays its, and a place in the queue it had
+//! stays its; one whose first poll panicked has no place yet. A release whose wake panicked
+//! has handed its buffer over all the same: the waiter gets it when next polled.
+//!
+//! The pool's own panics: [`BufferPool::new`] with `u32::MAX` buffers or more, or a size that
+//! overflows; [`Packet::slice`] out of bounds; an [`Acquire`] polled after it returned its
+//! buffer. More than `u32::MAX / 2` packets of one buffer abort, as `Arc` does past
+//! `isize::MAX`.
+//!
+//! # How it works
 //!
 //! **The free list** is a lock-free stack of buffer indices in one `AtomicU64`: the first free
 //! buffer's index, a tag that changes with every change of the head (so a pop whose CAS would
@@ -47,10 +95,7 @@
 //! its CAS and takes the lock instead: it unlinks the oldest node, stores the buffer's index
 //! in it, and wakes its task once the lock is released. The lock orders the hand-off (the
 //! releaser's use of the buffer happens before the waiter's). The flag is set and cleared only
-//! with the lock held, and cleared when the list empties. [`try_acquire`](BufferPool::try_acquire)
-//! never goes ahead of a waiter. A waiting `Acquire` that is dropped unlinks its node; if it
-//! had been handed a buffer and not yet taken it, the buffer goes to the next waiter, or back
-//! to the free list.
+//! with the lock held, and cleared when the list empties.
 //!
 //! **Packets.** [`Buf::freeze`] sets the buffer's packet count to 1; a clone or slice adds 1
 //! (`Relaxed`, as `Arc::clone`); a drop subtracts 1 with `Release`, and the drop that takes it
@@ -58,20 +103,13 @@
 //! not model), which pairs with every other drop's `Release`, before it gives the buffer back:
 //! all reads of the packets happen before the next owner writes.
 //!
-//! **No user code under the lock.** A task's waker is cloned before the waiter lock is taken
-//! and a replaced or taken waker is dropped or woken after it is released: a waker whose clone,
-//! drop or wake gives a buffer of the same pool back takes the lock itself. Nor does user code
-//! run while a buffer is held in a local only: when a waker's code runs, each buffer is in the
-//! free list, owned by a [`Buf`] or packets, or stored in the node of the waiter it was handed
-//! to, so a panic in that code loses none (`tests/waker_faults.rs` panics at each such call).
+//! **Waker panics.** When a waker's code runs, each buffer is in the free list, owned by a
+//! [`Buf`] or packets, or stored in the node of the waiter it was handed to, never in a local
+//! only, so a panic there loses none (`tests/waker_faults.rs` panics at each such call).
 //!
 //! **Writing.** A [`Buf`] keeps its buffer's start, capacity and length in itself, and a write
-//! that fits is one comparison and one copy of exactly the bytes given. That copy is why it
-//! writes as fast as a `Vec` and faster than a `&mut [u8]`: the slice's `Write` copies
-//! `min(data.len(), self.len())` bytes, a length known only at run time, so every small write
-//! (a `u64` from a serializer) calls `memcpy`; a `Vec`'s `extend_from_slice` and a `Buf` copy
-//! `data.len()` bytes, a constant once inlined, which compiles to one move. Guarded by
-//! `pool_cursor_2048x16`.
+//! that fits is one comparison and one copy of exactly the bytes given, a length known at
+//! compile time once the write is inlined (guarded by `pool_cursor_2048x16`).
 //!
 //! **Proofs.** The loom models in `loom-tests/tests/pool_*.rs` drive this crate's real types
 //! under every interleaving (up to the preemption bound): a release racing an acquire, the last
@@ -85,6 +123,9 @@
 //! - `std` (default): `std::io::Write` for [`Buf`], and `std::sync::Mutex` as the waiter lock
 //!   (without it, a spin lock: it is held for a few list operations only).
 //! - `bytes`: [`bytes::BufMut`](https://docs.rs/bytes) for [`Buf`].
+//!
+//! The pool has no `tokio-coop` feature: an `acquire` that finds a free buffer returns it
+//! without spending tokio's budget.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // The README's examples, compiled and run as doctests.

@@ -9,7 +9,29 @@ use crate::sync::{Arc, Ordering};
 /// The bytes of a frozen [`Buf`](crate::Buf) (or a range of them), shared read-only:
 /// `Clone + Send + Sync`, and neither [`clone`](Clone::clone) nor [`slice`](Packet::slice)
 /// allocates. The buffer goes back to its pool when the last packet of it is dropped, on
-/// whatever thread that is.
+/// whatever thread that is, and the packets' reads of it happen before its next owner
+/// writes. More than `u32::MAX / 2` packets of one buffer abort the process, as `Arc` does
+/// past `isize::MAX`.
+///
+/// # Example
+///
+/// ```
+/// use std::io::Write;
+/// use pinfold_pool::BufferPool;
+///
+/// let pool = BufferPool::new(1, 64);
+/// let mut buf = pool.try_acquire().unwrap();
+/// buf.write_all(b"header:body").unwrap();
+/// let packet = buf.freeze();
+///
+/// let copy = packet.clone();
+/// drop(packet);
+/// assert_eq!(pool.available(), 0); // `copy` still holds the buffer
+///
+/// let reader = std::thread::spawn(move || assert_eq!(&copy[..], b"header:body"));
+/// reader.join().unwrap();
+/// assert_eq!(pool.available(), 1); // the last packet was dropped on that thread
+/// ```
 pub struct Packet {
     inner: Arc<Inner>,
     index: u32,
@@ -43,10 +65,34 @@ impl Packet {
         self.len == 0
     }
 
-    /// A packet of `range` of these bytes, sharing the buffer.
+    /// A packet of `range` of these bytes, sharing the buffer: it keeps the buffer out of the
+    /// pool as a clone does. Offsets are relative to this packet.
     ///
     /// # Panics
     /// If `range` is not within `0..len()`, with a message that says so.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::io::Write;
+    /// use pinfold_pool::BufferPool;
+    ///
+    /// let pool = BufferPool::new(1, 64);
+    /// let mut buf = pool.try_acquire().unwrap();
+    /// buf.write_all(b"header:body").unwrap();
+    /// let packet = buf.freeze();
+    ///
+    /// let header = packet.slice(..6);
+    /// let body = packet.slice(7..);
+    /// assert_eq!(&header[..], b"header");
+    /// assert_eq!(&body[..], b"body");
+    /// assert_eq!(&body.slice(1..3)[..], b"od");
+    ///
+    /// drop((packet, header));
+    /// assert_eq!(pool.available(), 0); // `body` still shares the buffer
+    /// drop(body);
+    /// assert_eq!(pool.available(), 1);
+    /// ```
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Packet {
         let start = match range.start_bound() {
             Bound::Included(&start) => start,

@@ -9,10 +9,11 @@ use crate::free_list::{FreeList, NIL, WAITERS, head, with_head};
 use crate::sync::{Arc, Mutex, MutexGuard, Ordering};
 use crate::waiters::{Acquire, Waiters};
 
-/// A fixed set of equal buffers, allocated once, handed out as [`Buf`]s. See the
-/// [crate documentation](crate).
+/// A fixed set of equal buffers, allocated once, handed out as [`Buf`]s.
 ///
-/// A cheap handle: clones share the same buffers. `Send + Sync`.
+/// A cheap handle: clones share the same buffers. `Send + Sync`. Its guarantees are the
+/// crate's: [*Order*](crate#order) (first come, first served), [*Wakes*](crate#wakes),
+/// [*Memory*](crate#memory), [*Cancellation*](crate#cancellation) and [*Panics*](crate#panics).
 #[derive(Clone)]
 pub struct BufferPool {
     pub(crate) inner: Arc<Inner>,
@@ -31,6 +32,24 @@ impl BufferPool {
     ///
     /// # Panics
     /// If `count` is `u32::MAX` or more, or `count * size` overflows.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use pinfold_pool::BufferPool;
+    ///
+    /// let pool = BufferPool::new(4, 1500);
+    /// assert_eq!(pool.capacity(), 4);
+    /// assert_eq!(pool.buffer_size(), 1500);
+    /// assert_eq!(pool.available(), 4);
+    ///
+    /// // A clone is another handle to the same buffers.
+    /// let handle = pool.clone();
+    /// let buf = handle.try_acquire().unwrap();
+    /// assert_eq!(pool.available(), 3);
+    /// drop(buf);
+    /// assert_eq!(pool.available(), 4);
+    /// ```
     pub fn new(count: usize, size: usize) -> Self {
         let block = Block::new(count, size, |index| {
             if index + 1 < count as u32 {
@@ -66,7 +85,19 @@ impl BufferPool {
     }
 
     /// A free buffer, if one is free now and no task waits for one (waiting tasks are served
-    /// first).
+    /// first). Never waits, and allocates nothing.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use pinfold_pool::BufferPool;
+    ///
+    /// let pool = BufferPool::new(1, 64);
+    /// let buf = pool.try_acquire().expect("the pool has a free buffer");
+    /// assert!(pool.try_acquire().is_none()); // every buffer is out
+    /// drop(buf);
+    /// assert!(pool.try_acquire().is_some());
+    /// ```
     #[inline]
     pub fn try_acquire(&self) -> Option<Buf> {
         let index = self.inner.free.pop(&self.inner.block)?;
@@ -75,6 +106,32 @@ impl BufferPool {
 
     /// A buffer, as soon as one is free: tasks are served in the order they started waiting
     /// (their first poll of the future). See [`Acquire`].
+    ///
+    /// # Example
+    ///
+    /// Every buffer is out, so the `acquire` waits; a release on another thread hands the
+    /// buffer to it, emptied:
+    ///
+    /// ```
+    /// use std::future::Future;
+    /// use std::io::Write;
+    /// use std::pin::pin;
+    /// use std::task::{Context, Waker};
+    /// use pinfold_pool::BufferPool;
+    ///
+    /// let pool = BufferPool::new(1, 64);
+    /// let mut held = pool.try_acquire().unwrap();
+    /// held.write_all(b"first owner's bytes").unwrap();
+    ///
+    /// let mut waiting = pin!(pool.acquire());
+    /// let mut cx = Context::from_waker(Waker::noop());
+    /// assert!(waiting.as_mut().poll(&mut cx).is_pending());
+    ///
+    /// std::thread::spawn(move || drop(held)).join().unwrap();
+    /// assert_eq!(pool.available(), 0); // handed to the waiter, not to the free list
+    /// let buf = futures_executor::block_on(waiting);
+    /// assert!(buf.is_empty());
+    /// ```
     pub fn acquire(&self) -> Acquire<'_> {
         Acquire::new(self)
     }

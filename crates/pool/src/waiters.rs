@@ -125,15 +125,45 @@ enum Stage {
 /// The future of [`BufferPool::acquire`]: a [`Buf`] as soon as one is free and every task that
 /// started waiting before this one has had its own.
 ///
-/// While it waits, it holds its place in the queue in itself (no allocation). Dropping it
-/// gives up the place; a buffer handed to it and not yet taken goes on to the next waiter, or
-/// back to the pool.
+/// While it waits, it holds its place in the queue in itself (no allocation). Its place is
+/// taken at its first poll that finds no free buffer, and kept however often it is polled
+/// after ([*Order*](crate#order)); a release wakes it through the waker of its latest poll
+/// ([*Wakes*](crate#wakes)). Dropping it gives up the place; a buffer handed to it and not yet
+/// taken goes on to the next waiter, or back to the pool ([*Cancellation*](crate#cancellation)).
 ///
 /// # Panics
 /// A panic of the task's waker (its `clone` or `drop`, run by `poll`) comes out of `poll`, and
 /// loses no buffer: the future may be polled again or dropped. A buffer already handed to it
 /// stays its, and a place in the queue it had stays its; one whose first poll panicked has no
-/// place yet. Polling it after it returned its buffer panics.
+/// place yet (see [*Panics*](crate#panics)). Polling it after it returned its buffer panics,
+/// with the message `Acquire polled after it returned its buffer`.
+///
+/// # Example
+///
+/// Two tasks wait on a pool whose one buffer is out; they are served in the order of their
+/// first poll, whatever order they are polled in after it:
+///
+/// ```
+/// use std::future::Future;
+/// use std::pin::pin;
+/// use std::task::{Context, Poll, Waker};
+/// use pinfold_pool::BufferPool;
+///
+/// let pool = BufferPool::new(1, 64);
+/// let held = pool.try_acquire().unwrap();
+/// let mut cx = Context::from_waker(Waker::noop());
+///
+/// let mut first = pin!(pool.acquire());
+/// let mut second = pin!(pool.acquire());
+/// assert!(first.as_mut().poll(&mut cx).is_pending());
+/// assert!(second.as_mut().poll(&mut cx).is_pending());
+///
+/// drop(held);
+/// assert!(second.as_mut().poll(&mut cx).is_pending()); // not its turn
+/// let Poll::Ready(buf) = first.as_mut().poll(&mut cx) else { panic!("first is served first") };
+/// drop(buf);
+/// assert!(second.as_mut().poll(&mut cx).is_ready());
+/// ```
 #[must_use = "futures do nothing unless you `.await` or poll them"]
 pub struct Acquire<'a> {
     pool: &'a BufferPool,
