@@ -5,10 +5,44 @@ use crate::{DefaultHashBuilder, Futures, KeyedMap};
 use futures_core::Stream;
 
 /// Futures keyed by the user's keys; a [`Stream`] of `(key, output)` in the order the futures
-/// finish; its methods are those of [`KeyedMap`]. See the [crate documentation](crate).
+/// finish; its methods are those of [`KeyedMap`].
 ///
-/// A future leaves the map when it finishes (its key with it), when it is removed, or when
-/// another is inserted under its key. `Unpin` whatever `F` is; `Send` if `K`, `F` and `H` are;
+/// A future leaves the map when it finishes (its key with it, moved into the output, not
+/// cloned), when it is removed, or when another is inserted under its key; its output then
+/// never comes. Its order, fairness, wakes, panics and memory are those of the
+/// [crate documentation](crate). `Unpin` whatever `F` is; `Send` if `K`, `F` and `H` are;
 /// `Sync` if `K` and `H` are `Sync` and `F` is `Send + Sync`. Keys are hashed by `H` (see
 /// [`KeyedMap`]).
+///
+/// # Example
+///
+/// Requests keyed by id, answered out of order:
+///
+/// ```
+/// use futures_channel::oneshot;
+/// use futures_util::StreamExt;
+/// use pinfold_map::FutureMap;
+///
+/// # futures_executor::block_on(async {
+/// let mut pending = FutureMap::new();
+/// let mut replies = Vec::new();
+/// for id in 0..3u32 {
+///     let (reply, answer) = oneshot::channel();
+///     pending.insert(id, answer);
+///     replies.push(reply);
+/// }
+///
+/// replies.remove(1).send("one").unwrap();
+/// assert_eq!(pending.next().await, Some((1, Ok("one"))));
+/// assert!(!pending.contains_key(&1));
+///
+/// drop(replies); // the other senders go: their receivers give `Err(Canceled)`
+/// let mut rest: Vec<u32> = pending.map(|(id, answer)| {
+///     assert!(answer.is_err());
+///     id
+/// }).collect().await;
+/// rest.sort();
+/// assert_eq!(rest, [0, 2]);
+/// # });
+/// ```
 pub type FutureMap<K, F, H = DefaultHashBuilder> = KeyedMap<K, F, Futures, H>;

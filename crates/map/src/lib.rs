@@ -29,6 +29,33 @@
 //! # });
 //! ```
 //!
+//! # Order
+//!
+//! A map is a [`Stream`](futures_core::Stream) of `(key, output)`: a [`FutureMap`]'s future
+//! gives one output and leaves, a [`StreamMap`]'s stream gives items until it ends. Each output
+//! comes under the key its value was inserted under, as soon as a call of `poll_next` finds
+//! it, so outputs come in the order the map sees them, not the order of the keys or of the
+//! inserts. What is promised:
+//!
+//! - A future gives its output once; it is dropped in place as soon as it finishes, and its key
+//!   is gone from the map (moved into the output) before the output is returned.
+//! - The items of one stream come in that stream's order, each with a clone of its key. One
+//!   call takes at most one item from each stream, so streams that are always ready take
+//!   turns. A stream that ends is dropped at once and its key removed, within the call (which
+//!   goes on to the other streams), before the next item (or the end) is returned.
+//! - Values are polled in the order they were queued (inserted, or woken) in each group of the
+//!   arena, and the groups take turns, each giving at most as many outputs in a row as it has
+//!   slots; no order is promised between values woken between two calls. So values ready when
+//!   inserted into a map that has one group give their outputs in insert order. A stream that
+//!   gave an item is polled again by the next call without a wake, after the values woken
+//!   before that call started.
+//! - Inserting under a key that is taken, [`remove`](KeyedMap::remove) and
+//!   [`clear`](KeyedMap::clear) drop the values there at once, in place: no output of theirs
+//!   comes any more, also none they had ready.
+//! - `poll_next` returns `Ready(None)` when the map holds no value; it is then
+//!   [terminated](futures_core::FusedStream::is_terminated) until a value is inserted or
+//!   `clear` is called, and gives `Ready(None)` again while it is empty.
+//!
 //! # Keys
 //!
 //! Each value sits in a slot of a [`GrowableArena`] with a copy of its user key beside it; an
@@ -42,55 +69,105 @@
 //! out of the index, so it is not cloned): handing out outputs never calls a key's `Hash` or
 //! `Eq`.
 //!
-//! Keys are hashed by the map's [`BuildHasher`], the third type parameter: the
+//! Keys are hashed by the map's [`BuildHasher`], its last type parameter `H`: the
 //! [`DefaultHashBuilder`] for a map made by `new`, `with_capacity`, `default` or `from_iter`,
 //! or any other given to `with_hasher` or `with_capacity_and_hasher` (as for `HashMap`).
 //!
-//! Inserting under a key that is taken drops the value there at once, in place, and its output
-//! never comes; so does `remove`. A waker of a removed or replaced value never causes a poll of
-//! the value that takes its slot (unless more wakers of departed values are alive at once than
-//! the map has slots: then one may cause a spurious poll).
-//!
 //! # Fairness
 //!
-//! As the arena's (see [`pinfold_arena::implementation`]): one call of `poll_next` polls each
-//! value at most once, so it takes at most one item from each stream; it polls only the values
-//! that were woken or that just gave an item, the woken ones first; and it yields (wakes its
-//! task and returns `Pending`) once it has polled as many values as the map held when it
-//! started, once two values woke themselves during their own poll, or once 32 values polled
-//! before were woken and `Pending` again ([`pinfold_arena::MAX_VAIN_REPOLLS`]).
+//! One call of `poll_next` is a *round* of the arena, with one
+//! [`Budget`](pinfold_arena::Budget) for the whole map:
+//!
+//! - It polls each value at most once, so it takes at most one item from each stream.
+//! - It polls only the values that were woken, the streams that gave an item in an earlier
+//!   call, and the values inserted and not polled yet; no other (see *Wakes*).
+//! - It yields (wakes its task and returns `Pending`) while values are still queued once it
+//!   has polled as many values as the map held when it started, or once its strikes reach
+//!   [`MAX_VAIN_REPOLLS`](pinfold_arena::MAX_VAIN_REPOLLS) (32): a value polled in an earlier
+//!   call, woken, and `Pending` again without waking itself is one strike (under tokio, once
+//!   the task's coop budget is spent, tokio's own futures and streams do that until the next
+//!   poll of the task); a value that wakes itself during its own poll is 16, so two such values
+//!   end the call. A stream polled again because it gave an item is never a strike. A value
+//!   that is always ready, or always wakes itself, starves neither the executor nor the other
+//!   values.
+//! - Otherwise it returns `Pending` only when no woken value is left that it has not polled:
+//!   wakes that arrive during the call are collected in it, and the values they woke are
+//!   polled in it. A value polled in the call and woken again (or a stream that gave an item)
+//!   waits for the next call, and the call wakes its task for it before it returns.
+//!
+//! The rule bounds one call. A task that loops over the outputs of values that are always
+//! ready is not made to yield by the map, unless the `tokio-coop` feature is on (see
+//! *Features*).
+//!
+//! # Wakes
+//!
+//! Each value has a waker of its own; waking it queues that value alone. A call that returns
+//! `Pending` has registered its task's waker (the latest call's replaces the one before), and a
+//! wake that comes after the call's last collection of wakes wakes that task: no wake is lost.
+//! Wakes coalesce: a value woken many times before it is polled is polled once, and a burst of
+//! wakes, into one value or many, wakes the task once. A value that wakes itself, or another
+//! value of the map, while the map polls wakes no task: the call collects that wake itself.
+//!
+//! Wakers are `Send + Sync` and may be cloned, woken and dropped on any thread at any time,
+//! also after their value left (finished, ended, removed or replaced) and after the map is
+//! dropped: then waking does nothing. A waker of a value that left never causes a poll of the
+//! value that takes its slot (unless more wakers of departed values are alive at once than a
+//! group of the map has slots: then one may cause a spurious poll). Dropping the map forgets
+//! the registered task.
 //!
 //! # Panics
 //!
-//! If a value panics while polled, it is dropped in place and its key removed, and the panic
-//! propagates out of `poll_next`; the map stays usable with the other values. So it is if the
-//! key's `Clone` panics while a stream's item is handed out (the item is dropped). If the key's
-//! `Clone`, `Hash` or `Eq` panics in a method given a key (`insert`, `remove`, `contains_key`,
-//! ...), nothing has changed (a value being inserted is dropped). If the `Drop` of a value or of
-//! a key panics (in `insert`, `remove`, `clear`, or while dropping the map), the map stays
-//! consistent: the value and its key are gone, each value and key is dropped once, and a value
-//! being inserted is in the map.
+//! A panic in user code (a value's poll or `Drop`; a key's `Clone`, `Hash`, `Eq` or `Drop`;
+//! the task's waker) reaches the caller of the method that ran it, and leaves the map
+//! consistent and usable: `len`, `keys`, `iter`, `get` and `contains_key` agree, every value
+//! and key it no longer holds was dropped exactly once, and a key that left is refused.
+//!
+//! - If a value panics while polled, it is dropped in place and its key removed, and the panic
+//!   propagates out of `poll_next`; the map goes on with the other values. So it is if the
+//!   key's `Clone` panics while a stream's item is handed out (the item is dropped).
+//! - If the key's `Clone`, `Hash` or `Eq` panics in a method given a key (`insert`, `remove`,
+//!   `contains_key`, ...), nothing has changed (a value being inserted is dropped). Handing out
+//!   outputs never runs a key's `Hash` or `Eq`.
+//! - If the `Drop` of a value or of a key panics (in `insert`, `remove`, `clear`, `poll_next`,
+//!   or while dropping the map), the value and its key are gone all the same, then the panic
+//!   propagates: `insert` has put the new value in the map, and `clear` and the map's drop have
+//!   dropped every other value and key (without `std`, a second panic while the first unwinds
+//!   aborts, see *Features*).
+//! - A panic in the task waker's `clone` (when a call registers it) or in the `drop` of the
+//!   waker it replaces propagates out of `poll_next`. A panic in its `wake` propagates to
+//!   whoever woke the value's waker, or out of `poll_next` if the map woke its own task. No
+//!   value is blamed: none is dropped for it, and later wakes reach the task.
 //!
 //! # Memory
 //!
-//! [`FutureMap::with_capacity`] and [`StreamMap::with_capacity`] allocate room for `n` values
-//! and an index with room for `2 n` keys (a hash table that has removed many keys rehashes in
-//! place, without allocating, only while it is at most half full): values and keys then go
-//! through the map without any allocation as long as it holds at most `n` at once (and they
-//! allocate nothing themselves). Replacing a key's value frees the old one's slot first, so it
-//! needs no room. Beyond `n`, the map grows as `FuturesUnordered` does.
+//! Wakers, wakes and outputs allocate nothing (nor does a stream's item, beyond its key's
+//! `Clone`); a map allocates only the arena's groups and the index.
+//!
+//! - [`new`](KeyedMap::new) allocates nothing. [`with_capacity`](KeyedMap::with_capacity)
+//!   allocates room for `n` values (the arena's first group) and an index with room for `2 n`
+//!   keys (a hash table that has removed many keys rehashes in place, without allocating, only
+//!   while it is at most half full): values and keys then go through the map without any
+//!   allocation as long as it holds at most `n` at once (and they allocate nothing
+//!   themselves). Replacing a key's value frees the old one's slot first, so it needs no room.
+//! - Beyond that, the values' arena is a [`GrowableArena`]: it grows a group at a time, each
+//!   group as large as all the groups below it, and gives the empty groups back after a burst,
+//!   as its page says (and as `FuturesUnordered` of pinfold-unordered does). The index grows
+//!   as a `hashbrown` table does and keeps its room, also through `clear`.
 //!
 //! # Features
 //!
 //! - `std` (default): a panic in a value's poll or `Drop` is caught with `catch_unwind` and
 //!   resumed once the map is consistent. Without it the crate is `#![no_std]` + `alloc` and
-//!   stays consistent with drop guards while the panic unwinds (see
-//!   [`pinfold_arena::unwind`]). It also sets the [`DefaultHashBuilder`]: with `std`, SipHash
-//!   randomly keyed (`std::hash::RandomState`, as `HashMap`); without it, foldhash
+//!   stays consistent with drop guards while the panic unwinds; a second panic during that
+//!   unwinding aborts the process, as it does for a `Vec` (see [`pinfold_arena::unwind`]). It
+//!   also sets the [`DefaultHashBuilder`]: with `std`, SipHash randomly keyed
+//!   (`std::hash::RandomState`, as `HashMap`); without it, foldhash
 //!   (`foldhash::fast::RandomState`: fast, not resistant to keys chosen to collide). No other
 //!   crate's features change it.
-//! - `tokio-coop`: each output spends a unit of tokio's cooperative budget, and the map yields once
-//!   the budget is spent (see [`pinfold_arena::coop`]).
+//! - `tokio-coop`: each output spends a unit of the task's tokio cooperative budget; once it is
+//!   spent, `poll_next` returns `Pending` (tokio has woken the task), so a task that takes
+//!   outputs in a loop lets the other tasks run. Without it, nothing of tokio is compiled in
+//!   (see [`pinfold_arena::coop`]).
 #![forbid(unsafe_code)]
 #![no_std]
 

@@ -8,15 +8,20 @@ use pinfold_arena::{Arena, Key};
 use crate::UnorderedSet;
 
 /// A fixed-capacity set of futures, polled concurrently, whose outputs come out in the order
-/// the futures finish.
+/// the futures finish; its methods are those of [`UnorderedSet`].
 ///
-/// `futures_util::stream::FuturesUnordered` allocates an `Arc` for every future pushed into
-/// it. This set allocates its storage once, when it is made, and never again: pushing,
-/// polling, waking and finishing a future allocate nothing. Only the futures that were woken
-/// are polled, each with its own waker, and a future never moves once pushed.
+/// Its storage is allocated by [`new`](UnorderedSet::new) and never again: pushing, polling,
+/// waking, finishing and removing a future allocate nothing ([*Memory*](crate#memory)). Only
+/// the futures that were woken are polled, each with its own waker, and a future never moves
+/// once pushed. Its order, fairness, wakes and panics are those of the crate documentation.
 ///
-/// Pushing into a full set is refused: [`try_push`](UnorderedSet::try_push) gives the future
-/// back, [`push`](UnorderedSet::push) panics. Its methods are those of [`UnorderedSet`].
+/// # Capacity
+///
+/// A set of capacity `n` holds at most `n` futures. Pushing into a full set is refused:
+/// [`try_push`](UnorderedSet::try_push) and [`try_insert`](UnorderedSet::try_insert) give the
+/// future back, [`push`](UnorderedSet::push) and [`insert`](UnorderedSet::insert) panic. A
+/// slot is free again as soon as its future finished (before its output is returned), was
+/// removed, or the set was cleared.
 ///
 /// # Example
 ///
@@ -50,6 +55,17 @@ impl<F> UnorderedSet<F, Arena<F>> {
     /// An empty set that can hold `capacity` futures. Allocates its storage now (two
     /// allocations) and never again. A capacity of 0 is allowed: every push is refused.
     ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::future::Ready;
+    /// use pinfold_unordered::FuturesUnorderedBounded;
+    ///
+    /// let set: FuturesUnorderedBounded<Ready<u32>> = FuturesUnorderedBounded::new(16);
+    /// assert_eq!(set.capacity(), 16);
+    /// assert!(set.is_empty());
+    /// ```
+    ///
     /// # Panics
     /// If `capacity` is more than `(u32::MAX - 1) / 2`.
     pub fn new(capacity: usize) -> Self {
@@ -57,12 +73,45 @@ impl<F> UnorderedSet<F, Arena<F>> {
     }
 
     /// Adds a future to the set, or gives it back in `Err` if the set is full.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::future::{Ready, ready};
+    /// use futures_util::StreamExt;
+    /// use pinfold_unordered::FuturesUnorderedBounded;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let mut set: FuturesUnorderedBounded<Ready<u32>> = FuturesUnorderedBounded::new(1);
+    /// assert!(set.try_push(ready(1)).is_ok());
+    ///
+    /// let refused = set.try_push(ready(2)).unwrap_err(); // full
+    /// assert_eq!(refused.into_inner(), 2);
+    ///
+    /// assert_eq!(set.next().await, Some(1)); // the slot is free again
+    /// assert!(set.try_push(ready(3)).is_ok());
+    /// # });
+    /// ```
     pub fn try_push(&mut self, fut: F) -> Result<(), F> {
         self.try_insert(fut).map(drop)
     }
 
     /// Adds a future to the set and returns its key, or gives it back in `Err` if the set is
     /// full.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::future::{Ready, ready};
+    /// use pinfold_unordered::FuturesUnorderedBounded;
+    ///
+    /// let mut set: FuturesUnorderedBounded<Ready<u32>> = FuturesUnorderedBounded::new(1);
+    /// let key = set.try_insert(ready(1)).unwrap();
+    /// assert!(set.try_insert(ready(2)).is_err());
+    ///
+    /// assert!(set.remove(key)); // frees the slot
+    /// assert!(set.try_insert(ready(2)).is_ok());
+    /// ```
     pub fn try_insert(&mut self, fut: F) -> Result<Key, F> {
         let key = self.arena.insert(fut)?;
         self.terminated = false;
@@ -70,6 +119,19 @@ impl<F> UnorderedSet<F, Arena<F>> {
     }
 
     /// Whether the set holds `capacity` futures, so that a push would be refused.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::future::{Ready, ready};
+    /// use pinfold_unordered::FuturesUnorderedBounded;
+    ///
+    /// let mut set: FuturesUnorderedBounded<Ready<u32>> = FuturesUnorderedBounded::new(2);
+    /// set.push(ready(1));
+    /// assert!(!set.is_full());
+    /// set.push(ready(2));
+    /// assert!(set.is_full());
+    /// ```
     pub fn is_full(&self) -> bool {
         self.arena.is_full()
     }

@@ -15,7 +15,12 @@ use pinfold_arena::{Key, Step, Storage};
 /// [`Arena`](pinfold_arena::Arena), a fixed capacity) or
 /// [`FuturesUnordered<F>`](crate::FuturesUnordered) (a
 /// [`GrowableArena`](pinfold_arena::GrowableArena)). Use those two names; the methods here are
-/// those of both. See the [crate documentation](crate).
+/// those of both.
+///
+/// What a set guarantees is in the crate documentation: the [order](crate#order) of its
+/// outputs, [keys](crate#keys), [fairness](crate#fairness) within one `poll_next`, which
+/// futures are polled and when its task is woken ([wakes](crate#wakes)), what a panic leaves
+/// ([panics](crate#panics)), and what is allocated when ([memory](crate#memory)).
 ///
 /// `Unpin` whatever `F` is (futures are pinned in the set's own storage); `Send` if `F` is;
 /// `Sync` if `F` is `Send + Sync`.
@@ -39,6 +44,29 @@ impl<F, A: Storage<F>> UnorderedSet<F, A> {
 
     /// Adds a future to the set; it is polled by the next `poll_next`.
     ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_util::StreamExt;
+    /// use pinfold_unordered::FuturesUnordered;
+    ///
+    /// async fn double(n: u32) -> u32 {
+    ///     n * 2
+    /// }
+    ///
+    /// # futures_executor::block_on(async {
+    /// let mut set = FuturesUnordered::new();
+    /// set.push(double(1));
+    /// set.push(double(2));
+    /// assert_eq!(set.len(), 2);
+    ///
+    /// // Ready at their first poll: the outputs come in push order.
+    /// assert_eq!(set.next().await, Some(2));
+    /// assert_eq!(set.next().await, Some(4));
+    /// assert_eq!(set.next().await, None);
+    /// # });
+    /// ```
+    ///
     /// # Panics
     /// If the set is full (a [`FuturesUnorderedBounded`](crate::FuturesUnorderedBounded)
     /// holding `capacity` futures), with the message `FuturesUnorderedBounded is full
@@ -51,7 +79,25 @@ impl<F, A: Storage<F>> UnorderedSet<F, A> {
         self.insert(fut);
     }
 
-    /// Adds a future to the set, as [`push`](Self::push), and returns its key.
+    /// Adds a future to the set, as [`push`](Self::push), and returns its key: the key
+    /// [`poll_next_keyed`](Self::poll_next_keyed) gives with its output, and the key to
+    /// [`remove`](Self::remove) it or reach it ([`get`](Self::get)).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_util::StreamExt;
+    /// use pinfold_unordered::FuturesUnordered;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let mut set = FuturesUnordered::new();
+    /// let key = set.insert(async { "done" });
+    /// assert!(set.contains_key(key));
+    ///
+    /// assert_eq!(set.next().await, Some("done"));
+    /// assert!(!set.contains_key(key)); // finished: its key is refused from now on
+    /// # });
+    /// ```
     ///
     /// # Panics
     /// If the set is full, as [`push`](Self::push).
@@ -69,21 +115,100 @@ impl<F, A: Storage<F>> UnorderedSet<F, A> {
 
     /// Drops `key`'s future in place now; its output never comes. `false` if it was gone
     /// already (finished, removed, or cleared).
+    ///
+    /// If the future's `Drop` panics, it is gone all the same and the panic propagates.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_channel::oneshot;
+    /// use futures_util::StreamExt;
+    /// use pinfold_unordered::FuturesUnorderedBounded;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let (sender, receiver) = oneshot::channel::<u32>();
+    /// let mut set = FuturesUnorderedBounded::new(2);
+    /// let waiting = set.insert(receiver);
+    /// set.push(oneshot::channel().1); // its sender is dropped: gives `Err(Canceled)`
+    ///
+    /// assert!(set.remove(waiting));
+    /// assert!(sender.is_canceled()); // the receiver was dropped at once
+    /// assert!(!set.remove(waiting)); // gone already
+    ///
+    /// // Only the other future's output comes.
+    /// assert!(set.next().await.unwrap().is_err());
+    /// assert_eq!(set.next().await, None);
+    /// # });
+    /// ```
     pub fn remove(&mut self, key: Key) -> bool {
         self.arena.remove(key)
     }
 
-    /// Whether `key`'s future is still in the set.
+    /// Whether `key`'s future is still in the set: `false` once it finished (before its
+    /// output was returned), was removed, or the set was cleared.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::future::ready;
+    /// use futures_util::StreamExt;
+    /// use pinfold_unordered::FuturesUnorderedBounded;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let mut set = FuturesUnorderedBounded::new(1);
+    /// let first = set.insert(ready(1));
+    /// assert_eq!(set.next().await, Some(1));
+    ///
+    /// // The freed slot takes the next future; the old key is refused all the same.
+    /// let second = set.insert(ready(2));
+    /// assert!(!set.contains_key(first));
+    /// assert!(set.contains_key(second));
+    /// # });
+    /// ```
     pub fn contains_key(&self, key: Key) -> bool {
         self.arena.contains_key(key)
     }
 
     /// `key`'s future, if it is still in the set.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::future::{Ready, ready};
+    /// use pinfold_unordered::FuturesUnordered;
+    ///
+    /// let mut set: FuturesUnordered<Ready<u32>> = FuturesUnordered::new();
+    /// let key = set.insert(ready(7));
+    /// assert!(set.get(key).is_some());
+    ///
+    /// set.clear();
+    /// assert!(set.get(key).is_none());
+    /// ```
     pub fn get(&self, key: Key) -> Option<&F> {
         self.arena.get(key)
     }
 
     /// `key`'s future, pinned, if it is still in the set.
+    ///
+    /// # Example
+    ///
+    /// Closing a receiver in the set, so that its sender sees it gone:
+    ///
+    /// ```
+    /// use futures_channel::oneshot;
+    /// use futures_util::StreamExt;
+    /// use pinfold_unordered::FuturesUnordered;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let (sender, receiver) = oneshot::channel::<u32>();
+    /// let mut set = FuturesUnordered::new();
+    /// let key = set.insert(receiver);
+    ///
+    /// set.get_pin_mut(key).unwrap().close();
+    /// assert!(sender.is_canceled());
+    /// assert!(set.next().await.unwrap().is_err()); // the closed receiver's output
+    /// # });
+    /// ```
     pub fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut F>> {
         self.arena.get_pin_mut(key)
     }
@@ -104,24 +229,75 @@ impl<F, A: Storage<F>> UnorderedSet<F, A> {
         self.arena.capacity()
     }
 
-    /// Drops every future in the set. A bounded set keeps its storage; a growable set then
-    /// releases empty groups as after an output (see the crate documentation, *Memory*). The
-    /// set is no longer terminated ([`is_terminated`](FusedStream::is_terminated) is `false`),
-    /// as with futures-util.
+    /// Drops every future in the set; their outputs never come, and their keys are refused
+    /// from now on. A bounded set keeps its storage; a growable set then releases empty groups
+    /// as after an output (see the crate documentation, [*Memory*](crate#memory)). The set is
+    /// no longer terminated ([`is_terminated`](FusedStream::is_terminated) is `false`), as with
+    /// futures-util.
     ///
     /// If a future's `Drop` panics, the others are dropped all the same, then the panic
     /// propagates; the set stays consistent and usable.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_util::StreamExt;
+    /// use futures_util::stream::FusedStream;
+    /// use pinfold_unordered::FuturesUnordered;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let mut set = FuturesUnordered::with_capacity(64);
+    /// assert_eq!(set.next().await, None::<u32>);
+    /// assert!(set.is_terminated());
+    ///
+    /// for n in 0..100 {
+    ///     set.push(async move { n });
+    /// }
+    /// assert_eq!(set.capacity(), 128); // a second group of 64 slots
+    ///
+    /// set.clear();
+    /// assert!(set.is_empty());
+    /// assert!(!set.is_terminated());
+    /// assert_eq!(set.capacity(), 64); // the empty group is given back, the first is kept
+    /// # });
+    /// ```
     pub fn clear(&mut self) {
         self.terminated = false;
         self.arena.clear();
     }
 
     /// The futures in the set, in no particular order.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::future::{Ready, ready};
+    /// use pinfold_unordered::FuturesUnorderedBounded;
+    ///
+    /// let set: FuturesUnorderedBounded<Ready<u32>> = [1, 2, 3].map(ready).into_iter().collect();
+    /// assert_eq!(set.capacity(), 3); // from an iterator: as many slots as futures
+    /// assert_eq!(set.iter().len(), 3);
+    /// ```
     pub fn iter(&self) -> impl ExactSizeIterator<Item = &F> + '_ {
         self.arena.iter().map(|(_, fut)| fut)
     }
 
     /// The futures in the set with their keys, in no particular order.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_util::future::{Pending, pending};
+    /// use pinfold_unordered::FuturesUnordered;
+    ///
+    /// let mut set: FuturesUnordered<Pending<()>> = FuturesUnordered::new();
+    /// let mut keys = vec![set.insert(pending()), set.insert(pending())];
+    ///
+    /// let mut listed: Vec<_> = set.iter_keyed().map(|(key, _)| key).collect();
+    /// listed.sort();
+    /// keys.sort();
+    /// assert_eq!(listed, keys);
+    /// ```
     pub fn iter_keyed(&self) -> impl ExactSizeIterator<Item = (Key, &F)> + '_ {
         self.arena.iter()
     }
@@ -150,7 +326,32 @@ impl<F, A: Storage<F>> UnorderedSet<F, A> {
 
 impl<F: Future, A: Storage<F>> UnorderedSet<F, A> {
     /// `poll_next` that also says which future gave the output: the key
-    /// [`insert`](Self::insert) returned for it.
+    /// [`insert`](Self::insert) returned for it. Its future is gone by then, so the key is
+    /// refused from now on.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use futures_channel::oneshot;
+    /// use pinfold_unordered::FuturesUnordered;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let mut set = FuturesUnordered::new();
+    /// let (first_tx, first_rx) = oneshot::channel();
+    /// let (second_tx, second_rx) = oneshot::channel();
+    /// let first = set.insert(first_rx);
+    /// let second = set.insert(second_rx);
+    ///
+    /// second_tx.send("second").unwrap();
+    /// let (key, output) = poll_fn(|cx| set.poll_next_keyed(cx)).await.unwrap();
+    /// assert_eq!((key, output), (second, Ok("second")));
+    ///
+    /// first_tx.send("first").unwrap();
+    /// let (key, output) = poll_fn(|cx| set.poll_next_keyed(cx)).await.unwrap();
+    /// assert_eq!((key, output), (first, Ok("first")));
+    /// # });
+    /// ```
     pub fn poll_next_keyed(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Key, F::Output)>> {
         pinfold_arena::coop::poll_output(cx, |cx| {
             let polled = self
@@ -194,6 +395,18 @@ where
     /// Moves the futures out of the set (`F: Unpin`), whether or not they were polled, in no
     /// particular order. Dropping the iterator part-way drops the futures it has not given,
     /// once each.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::future::{Ready, ready};
+    /// use pinfold_unordered::FuturesUnordered;
+    ///
+    /// let set: FuturesUnordered<Ready<u32>> = (1..=3).map(ready).collect();
+    /// let mut values: Vec<u32> = set.into_iter().map(Ready::into_inner).collect();
+    /// values.sort();
+    /// assert_eq!(values, [1, 2, 3]);
+    /// ```
     fn into_iter(self) -> A::IntoValues {
         self.arena.into_values()
     }
