@@ -168,6 +168,9 @@
 //!   spent, `poll_next` returns `Pending` (tokio has woken the task), so a task that takes
 //!   outputs in a loop lets the other tasks run. Without it, nothing of tokio is compiled in
 //!   (see [`pinfold_arena::coop`]).
+#![cfg_attr(docsrs, feature(doc_cfg))]
+// The README's examples, compiled and run as doctests.
+#![cfg_attr(doctest, doc = include_str!("../README.md"))]
 #![forbid(unsafe_code)]
 #![no_std]
 
