@@ -49,8 +49,8 @@
 //!
 //! # How it works
 //!
-//! The futures are stored in order in one allocation (a [`Fixed`](pinfold_arena::Fixed)
-//! arena), input `i` at index `i`. Each holds its future while it runs; when the future
+//! The futures are stored in order in one allocation (a
+//! [`JoinArena`](pinfold_arena::JoinArena)), input `i` at index `i`. Each holds its future while it runs; when the future
 //! finishes, it is dropped in place and its output kept in the same place. Once every future
 //! has finished, the outputs are moved out in order into the returned `Vec`.
 //!
