@@ -12,7 +12,7 @@ use crate::atomic_waker::AtomicWaker;
 use crate::key::Key;
 use crate::queue::{Links, Queue};
 use crate::ready_set::{self, Drain};
-use crate::round::{self, Budget, Queued, Rounds};
+use crate::round::{self, Budget, Queued, Rounds, SlotQueue, Turn};
 use crate::step::Step;
 use crate::sync::Ordering;
 use crate::wake_table::{Parent, WakeTable};
@@ -560,59 +560,11 @@ impl<T> Rounds<T> for JoinArena<T> {
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
         let Self { cells, armed } = self;
-        let Armed {
-            table,
-            ready,
-            deferred,
-            unbound,
-            ..
-        } = armed
+        let armed = armed
             .as_mut()
             .expect("JoinArena polled before it was armed");
-        loop {
-            if ready.is_empty() {
-                return Queued::Empty;
-            }
-            if budget.is_spent() {
-                return Queued::Yield;
-            }
-            let links = table.owner_words();
-            let index = ready.pop(links);
-            // Round 0 marks a value no round has polled yet (its polls before arming are not
-            // rounds): its first round poll is needed anyway, and never counts as vain.
-            let polled_before = round_of(links[index]) != 0;
-            links[index] = with_round(links[index], budget.round);
-            budget.polled();
-            let key = Key::new(index as u32, 0);
-            let value = pinned(cells, index);
-            let waker = table.borrowed_waker(index);
-            let mut cx = Context::from_waker(&waker);
-            match f(key, value, &mut cx) {
-                Step::Pending => {
-                    // Whether no waker of this value's is alive, read before its mark: Acquire
-                    // pairs with the Release of a waker's drop, so a wake through a waker
-                    // that is gone is marked by then, and seen below.
-                    let unbound_now = table.entry_state(index).load(Ordering::Acquire) == 0;
-                    if ready_set::is_marked(table.words(), index) {
-                        budget.self_woken();
-                    } else {
-                        if polled_before {
-                            budget.vain();
-                        }
-                        if unbound_now {
-                            // See `poll_with_budget`.
-                            unbound.push(table.owner_words(), index);
-                        }
-                    }
-                }
-                Step::Keep(out) | Step::Done(out) => return Queued::Ready((key, out)),
-                Step::Settled => {}
-                Step::Repoll(out) => {
-                    deferred.push(table.owner_words(), index);
-                    return Queued::Ready((key, out));
-                }
-            }
-        }
+        let mut queue = ArmedQueue { cells, armed };
+        round::poll_queue::<false, T, R, _, F>(&mut queue, budget, f)
     }
 
     fn collect(&mut self, round: u32, mode: Drain) -> bool {
@@ -661,6 +613,82 @@ impl<T> Rounds<T> for JoinArena<T> {
             ready_set::set_busy(armed.table.top_word());
             armed.busy = 1;
         }
+    }
+}
+
+/// The values of an armed [`JoinArena`] with its queues, as the poll loop drives them.
+struct ArmedQueue<'a, T> {
+    cells: &'a mut Vec<T>,
+    armed: &'a mut Armed,
+}
+
+impl<T> SlotQueue<T> for ArmedQueue<'_, T> {
+    #[inline(always)]
+    fn has_queued(&self) -> bool {
+        !self.armed.ready.is_empty()
+    }
+
+    #[inline(always)]
+    fn poll_front<R>(
+        &mut self,
+        round: u32,
+        _prefetch: bool,
+        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
+    ) -> Option<(Turn, R)> {
+        let Armed { table, ready, .. } = &mut *self.armed;
+        let links = table.owner_words();
+        let index = ready.pop(links);
+        // Round 0 marks a value no round has polled yet (its polls before arming are not
+        // rounds): its first round poll is needed anyway, and never counts as vain.
+        let counts_as_vain = round_of(links[index]) != 0;
+        links[index] = with_round(links[index], round);
+        let key = Key::new(index as u32, 0);
+        let waker = table.borrowed_waker(index);
+        let out = poll(
+            key,
+            pinned(self.cells, index),
+            &mut Context::from_waker(&waker),
+        );
+        let turn = Turn {
+            index,
+            key,
+            entry: index,
+            counts_as_vain,
+        };
+        Some((turn, out))
+    }
+
+    #[inline(always)]
+    fn waits_for_an_earlier_waker(&self, entry: usize) -> bool {
+        // Whether no waker of this value's is alive, read before its mark: Acquire pairs with
+        // the Release of a waker's drop, so a wake through a waker that is gone is marked by
+        // then, and seen by `is_marked`.
+        self.armed.table.entry_state(entry).load(Ordering::Acquire) == 0
+    }
+
+    #[inline(always)]
+    fn is_marked(&self, entry: usize) -> bool {
+        ready_set::is_marked(self.armed.table.words(), entry)
+    }
+
+    #[inline(always)]
+    fn queue_unbound(&mut self, index: usize) {
+        // See `poll_with_budget`.
+        let Armed { table, unbound, .. } = &mut *self.armed;
+        unbound.push(table.owner_words(), index);
+    }
+
+    #[inline(always)]
+    fn queue_repoll(&mut self, index: usize) {
+        let Armed {
+            table, deferred, ..
+        } = &mut *self.armed;
+        deferred.push(table.owner_words(), index);
+    }
+
+    #[inline(always)]
+    fn done(&mut self, _index: usize) {
+        // The value stays in place, its output with it.
     }
 }
 
