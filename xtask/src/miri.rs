@@ -28,8 +28,8 @@ const MIRIFLAGS_TREE: &str =
     "-Zmiri-strict-provenance -Zmiri-symbolic-alignment-check -Zmiri-tree-borrows";
 
 /// The crates whose tests the Tree Borrows run takes: the two with `unsafe` code, and the
-/// user of `Fixed` (join) with the fewest layers in between. The other library crates stand on
-/// `GrowableArena`, whose many groups make Tree Borrows about ten times slower than Stacked
+/// user of `JoinArena` (join) with the fewest layers in between. The other library crates stand
+/// on `GrowableArena`, whose many groups make Tree Borrows about ten times slower than Stacked
 /// Borrows (unordered's `alloc` tests: 27 s and 300 s), and the arena's own tests cover
 /// `GrowableArena` under both models.
 const TREE_BORROWS_CRATES: [(&str, &str); 3] = [

@@ -12,7 +12,7 @@ use crate::hub::Hub;
 use crate::key::Key;
 use crate::queue::{Links, NIL, Queue};
 use crate::ready_set::{self, Drain};
-use crate::round::{self, Budget, Queued, Rounds};
+use crate::round::{self, Budget, Queued, Rounds, SlotQueue, Turn};
 use crate::step::Step;
 use crate::sync::Ordering;
 use crate::unwind;
@@ -639,72 +639,79 @@ impl<T> Arena<T> {
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
         if far {
-            self.poll_ready_prefetching::<true, R, F>(budget, f)
+            round::poll_queue::<true, T, R, Self, F>(self, budget, f)
         } else {
-            self.poll_ready_prefetching::<false, R, F>(budget, f)
+            round::poll_queue::<false, T, R, Self, F>(self, budget, f)
         }
     }
+}
 
-    /// [`poll_ready`](Self::poll_ready), prefetching if `FAR`.
+impl<T> SlotQueue<T> for Arena<T> {
     #[inline(always)]
-    fn poll_ready_prefetching<const FAR: bool, R, F>(
+    fn has_queued(&self) -> bool {
+        !self.ready.is_empty_before_pop()
+    }
+
+    #[inline(always)]
+    fn poll_front<R>(
         &mut self,
-        budget: &mut Budget,
-        f: &mut F,
-    ) -> Queued<(Key, R)>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-    {
-        loop {
-            if self.ready.is_empty() {
-                return Queued::Empty;
-            }
-            if budget.is_spent() {
-                return Queued::Yield;
-            }
-            let index = self.ready.pop(&mut *self.slots);
-            if FAR {
-                if let Some(next) = self.ready.front() {
-                    // The next slot is read right after this one's poll: in a large arena whose
-                    // woken slots are scattered, it is most likely out of this core's caches.
-                    crate::queue::prefetch(&self.slots[next]);
-                }
-            }
-            let slot = &mut self.slots[index];
-            // Through `as_mut`, not `is_none` on the `Option<T>`: a shared reference to a
-            // (possibly self-referential) value would invalidate its borrows of itself under
-            // Stacked Borrows (`a_future_borrowing_itself_across_pending_keeps_its_borrow`).
-            if slot.value.get_mut().as_mut().is_none() {
-                continue;
-            }
-            let woken_again = slot.round != 0 && !slot.repoll;
-            slot.repoll = false;
-            slot.round = budget.round;
-            budget.polled();
-            let key = Key::new(self.base + index as u32, slot.generation);
-            let entry = slot.entry as usize;
-            let step = self.poll_value(index, entry, |value, cx| f(key, value, cx));
-            match step {
-                Step::Pending => {
-                    if ready_set::is_marked(self.table.words(), entry) {
-                        budget.self_woken();
-                    } else if woken_again {
-                        budget.vain();
-                    }
-                }
-                Step::Keep(out) => return Queued::Ready((key, out)),
-                Step::Settled => {}
-                Step::Repoll(out) => {
-                    self.slots[index].repoll = true;
-                    self.deferred.push(&mut *self.slots, index);
-                    return Queued::Ready((key, out));
-                }
-                Step::Done(out) => {
-                    self.remove_at(index);
-                    return Queued::Ready((key, out));
-                }
+        round: u32,
+        prefetch: bool,
+        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
+    ) -> Option<(Turn, R)> {
+        let index = self.ready.pop(&mut *self.slots);
+        if prefetch {
+            if let Some(next) = self.ready.front() {
+                // The next slot is read right after this one's poll: in a large arena whose
+                // woken slots are scattered, it is most likely out of this core's caches.
+                crate::queue::prefetch(&self.slots[next]);
             }
         }
+        let slot = &mut self.slots[index];
+        // Through `as_mut`, not `is_none` on the `Option<T>`: a shared reference to a
+        // (possibly self-referential) value would invalidate its borrows of itself under
+        // Stacked Borrows (`a_future_borrowing_itself_across_pending_keeps_its_borrow`).
+        slot.value.get_mut().as_mut()?;
+        let counts_as_vain = slot.round != 0 && !slot.repoll;
+        slot.repoll = false;
+        slot.round = round;
+        let key = Key::new(self.base + index as u32, slot.generation);
+        let entry = slot.entry as usize;
+        let out = self.poll_value(index, entry, |value, cx| poll(key, value, cx));
+        let turn = Turn {
+            index,
+            key,
+            entry,
+            counts_as_vain,
+        };
+        Some((turn, out))
+    }
+
+    #[inline(always)]
+    fn waits_for_an_earlier_waker(&self, _entry: usize) -> bool {
+        // Every value is polled with its own waker from its first poll on.
+        false
+    }
+
+    #[inline(always)]
+    fn is_marked(&self, entry: usize) -> bool {
+        ready_set::is_marked(self.table.words(), entry)
+    }
+
+    #[inline(always)]
+    fn queue_unbound(&mut self, _index: usize) {
+        unreachable!("an arena's values all have wakers of their own")
+    }
+
+    #[inline(always)]
+    fn queue_repoll(&mut self, index: usize) {
+        self.slots[index].repoll = true;
+        self.deferred.push(&mut *self.slots, index);
+    }
+
+    #[inline(always)]
+    fn done(&mut self, index: usize) {
+        self.remove_at(index);
     }
 }
 

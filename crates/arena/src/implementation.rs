@@ -94,10 +94,10 @@
 //! added while the arena grows back may cover the slot numbers of several released groups), so
 //! keys stay unique.
 //!
-//! # Fixed arenas
+//! # Join arenas
 //!
-//! A [`Fixed`](crate::Fixed) arena holds a join's values in one `Vec` and has no slots to free
-//! or reuse: entry `i` is value `i` for good, so it needs neither generations nor retired
+//! A [`JoinArena`](crate::JoinArena) holds a join's values in one `Vec` and has no slots to
+//! free or reuse: entry `i` is value `i` for good, so it needs neither generations nor retired
 //! entries. Its wake table is made only when the owner arms it, with one owner-only word per
 //! value at the end of the same block (the round that last polled the value, and its queue
 //! link), so arming costs one allocation. Its rounds are the same as an arena's, with one
@@ -111,10 +111,10 @@
 //!
 //! # Panics
 //!
-//! A value's poll runs inside `catch_unwind` (in an `Arena`; a `Fixed` arena lets the panic
+//! A value's poll runs inside `catch_unwind` (in an `Arena`; a `JoinArena` lets the panic
 //! through to its owner, a join, which drops every value): on a panic the value is dropped in
-//! place, its slot freed, and the panic resumed. Removing a value does the bookkeeping before the drop, so
-//! a panicking `Drop` leaves the arena consistent too. The task's waker is user code as well:
+//! place, its slot freed, and the panic resumed. Removing a value does the bookkeeping before
+//! the drop, so a panicking `Drop` leaves the arena consistent too. The task's waker is user code as well:
 //! its `clone` during a registration, the `drop` of the waker it replaces, and its `wake` run
 //! with the parent cell back in a consistent state (a registration that unwinds hands the cell
 //! back), and a value's self-wake never calls it while the owner polls (`BUSY`), so a panic in

@@ -6,9 +6,9 @@
 //! owner collects that set and polls exactly the values that were woken. A
 //! [`GrowableArena<T>`] is a stack of arenas that grows and shrinks, polled as one; both
 //! implement [`Storage`], so that a primitive is written once over either. A
-//! [`Fixed<T>`] is a fixed sequence of values, a join's: polled by the owner with a context of
-//! its choosing until it arms them with wakers of their own, and turned into the output `Vec`
-//! in the same allocation at the end. [`with_noted_wakes`] lends a waker that notes wakes and
+//! [`JoinArena<T>`] is a fixed sequence of values, a join's: polled by the owner with a context
+//! of its choosing until it arms them with wakers of their own, and turned into the output
+//! `Vec` in the same allocation at the end. [`with_noted_wakes`] lends a waker that notes wakes and
 //! passes them on to the task once, for an owner's pass over values with the task's waker.
 //!
 //! - Storage is allocated once, at construction (two allocations: the slots, and the wake
@@ -81,10 +81,10 @@ extern crate std;
 mod arena;
 mod atomic_waker;
 pub mod coop;
-mod fixed;
 mod growable;
 mod hub;
 pub mod implementation;
+mod join_arena;
 mod key;
 mod noted;
 mod queue;
@@ -98,8 +98,8 @@ pub mod unwind;
 mod wake_table;
 
 pub use arena::{Arena, IntoValues, Iter, IterPinMut};
-pub use fixed::{Filled, Fixed};
 pub use growable::GrowableArena;
+pub use join_arena::{Filled, JoinArena};
 pub use key::Key;
 pub use noted::with_noted_wakes;
 pub use round::{Budget, MAX_VAIN_REPOLLS};

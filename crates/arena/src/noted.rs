@@ -1,9 +1,9 @@
 //! A context whose waker notes wakes and passes them on to the task once.
 //!
 //! A join polls its futures with the task's own waker until it arms wakers of their own (see
-//! [`Fixed`](crate::Fixed)). A future that yields (wakes its waker and returns `Pending`)
-//! then wakes the task itself, and a pass over ten such futures wakes it ten times: under
-//! futures-executor's `block_on` each wake is an atomic swap on the thread's notifier.
+//! [`JoinArena`](crate::JoinArena)). A future that yields (wakes its waker and returns
+//! `Pending`) then wakes the task itself, and a pass over ten such futures wakes it ten times:
+//! under futures-executor's `block_on` each wake is an atomic swap on the thread's notifier.
 //! [`with_noted_wakes`] runs the pass with a waker that only notes a wake, and wakes the task
 //! once after the pass if any was noted. Guarded by `join_all_10_block_on`.
 

@@ -56,6 +56,13 @@ impl Queue {
         self.head == NIL
     }
 
+    /// [`is_empty`](Self::is_empty) for a caller that pops next: tests `tail` (`NIL` exactly
+    /// when `head` is), so that `head` is read once, in `pop`. Guarded by `ready_512k`.
+    #[inline]
+    pub(crate) fn is_empty_before_pop(&self) -> bool {
+        self.tail == NIL
+    }
+
     /// The first slot, if any.
     #[inline]
     pub(crate) fn front(&self) -> Option<usize> {

@@ -1,6 +1,7 @@
-//! The poll round: the one loop, shared by [`Arena`](crate::Arena) and
-//! [`GrowableArena`](crate::GrowableArena), that polls woken values fairly and decides when a
-//! call returns `Pending`.
+//! The poll round: the one loop, shared by [`Arena`](crate::Arena),
+//! [`GrowableArena`](crate::GrowableArena) and [`JoinArena`](crate::JoinArena), that polls woken
+//! values fairly and decides when a call returns `Pending`; and, below it, the one loop that
+//! polls an arena's queued slots ([`poll_queue`]), shared by `Arena` and `JoinArena`.
 
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
@@ -200,5 +201,128 @@ where
             cx.waker().wake_by_ref();
         }
         return Poll::Pending;
+    }
+}
+
+/// A slot the poll loop polled: see [`SlotQueue::poll_front`].
+pub(crate) struct Turn {
+    /// The slot.
+    pub(crate) index: usize,
+    /// The key handed to the poll and returned with an output.
+    pub(crate) key: Key,
+    /// The wake table entry whose waker the poll lent.
+    pub(crate) entry: usize,
+    /// Whether a `Pending` of this poll is a vain one (see [`MAX_VAIN_REPOLLS`]): the value was
+    /// polled in an earlier round, and was not queued again because it gave an item.
+    pub(crate) counts_as_vain: bool,
+}
+
+/// An arena's queues of slots, as [`poll_queue`] drives them: what differs between an
+/// [`Arena`](crate::Arena) and a [`JoinArena`](crate::JoinArena) (where a slot's queue links,
+/// round and value live, how its key is made, what a value that leaves or stays `Pending` does
+/// to the queues), so that the rules of a round's polls are written once.
+///
+/// Taking a slot out of the queue, marking it and polling it are one method: its writes to
+/// the slot and its reads of the arena's storage stay in one inlined body, where the compiler
+/// sees that they do not overlap and keeps the storage's address in a register (with a method
+/// for each step, every poll would read it again). Guarded by `ready_512k`.
+pub(crate) trait SlotQueue<T> {
+    /// Whether a slot is queued for this round.
+    fn has_queued(&self) -> bool;
+
+    /// Takes the first slot queued for this round out of its queue (there is one), prefetching
+    /// the slot queued after it if `prefetch`. If the slot holds a value, marks it as polled in
+    /// round `round` and polls the value with `poll` (given its key), in a context of its own
+    /// waker; `None` (the slot is skipped) if it holds none.
+    fn poll_front<R>(
+        &mut self,
+        round: u32,
+        prefetch: bool,
+        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
+    ) -> Option<(Turn, R)>;
+
+    /// Whether the value of entry `entry`, just `Pending`, holds no waker of its own where that
+    /// means it waits for a waker it was given before it had one (see
+    /// [`JoinArena::poll_with_budget`](crate::JoinArena::poll_with_budget)); read before the
+    /// entry's ready mark. Always `false` in an arena that lends each value its own waker from
+    /// its first poll on.
+    fn waits_for_an_earlier_waker(&self, entry: usize) -> bool;
+
+    /// Whether entry `entry` was woken since its value's poll began.
+    fn is_marked(&self, entry: usize) -> bool;
+
+    /// Queues slot `index`, `Pending` and not woken, for every later round, as
+    /// [`waits_for_an_earlier_waker`](Self::waits_for_an_earlier_waker) said it must be.
+    fn queue_unbound(&mut self, index: usize);
+
+    /// Queues slot `index` for the next round: it gave an item and has more
+    /// ([`Step::Repoll`]).
+    fn queue_repoll(&mut self, index: usize);
+
+    /// Slot `index`'s value gave its last output ([`Step::Done`]).
+    fn done(&mut self, index: usize);
+}
+
+/// Polls the slots queued for this round until one gives an output, none is left, or `budget`
+/// is spent, prefetching the next queued slot while it polls one if `PREFETCH`: the loop under
+/// [`Rounds::poll_queued`] of an [`Arena`](crate::Arena) and a [`JoinArena`](crate::JoinArena).
+/// Each queued slot is polled once, marked with the round, counted against the budget; a
+/// `Pending` value that woke itself strikes the round twice as hard as a vain one.
+#[inline(always)]
+pub(crate) fn poll_queue<const PREFETCH: bool, T, R, Q, F>(
+    queue: &mut Q,
+    budget: &mut Budget,
+    f: &mut F,
+) -> Queued<(Key, R)>
+where
+    Q: SlotQueue<T>,
+    F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+{
+    loop {
+        if !queue.has_queued() {
+            return Queued::Empty;
+        }
+        if budget.is_spent() {
+            return Queued::Yield;
+        }
+        let round = budget.round;
+        let polled = queue.poll_front(round, PREFETCH, |key, value, cx| {
+            budget.polled();
+            f(key, value, cx)
+        });
+        let Some((turn, step)) = polled else {
+            continue;
+        };
+        let Turn {
+            index,
+            key,
+            entry,
+            counts_as_vain,
+        } = turn;
+        match step {
+            Step::Pending => {
+                let unbound = queue.waits_for_an_earlier_waker(entry);
+                if queue.is_marked(entry) {
+                    budget.self_woken();
+                } else {
+                    if counts_as_vain {
+                        budget.vain();
+                    }
+                    if unbound {
+                        queue.queue_unbound(index);
+                    }
+                }
+            }
+            Step::Keep(out) => return Queued::Ready((key, out)),
+            Step::Settled => {}
+            Step::Repoll(out) => {
+                queue.queue_repoll(index);
+                return Queued::Ready((key, out));
+            }
+            Step::Done(out) => {
+                queue.done(index);
+                return Queued::Ready((key, out));
+            }
+        }
     }
 }

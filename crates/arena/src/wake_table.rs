@@ -106,7 +106,7 @@ pub(crate) struct WakeTable {
     /// [`with_owner_words`](WakeTable::with_owner_words)).
     owner: NonNull<u64>,
     /// Whether the parent is a task of its own (not a hub): 1 or 0. A byte, not a `bool`: a
-    /// `bool`'s invalid values are where an `Option` of a table (a fixed arena's) would keep
+    /// `bool`'s invalid values are where an `Option` of a table (a join arena's) would keep
     /// its `None`, written as one byte that the first move of a fresh join reads back inside a
     /// wider load, which stalls; without them, `None` is a null `header`, a whole word.
     own_task: u8,

@@ -1,5 +1,5 @@
 //! The state [`JoinAll`](crate::JoinAll) and [`TryJoinAll`](crate::TryJoinAll) share: the input
-//! futures in a [`Fixed`] arena indexed by input position, how many still run, whether one has
+//! futures in a [`JoinArena`] indexed by input position, how many still run, whether one has
 //! failed, and whether the join has completed.
 
 use core::fmt;
@@ -8,7 +8,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use pinfold_arena::unwind::{self, Panic};
-use pinfold_arena::{Filled, Fixed, Step, coop, with_noted_wakes};
+use pinfold_arena::{Filled, JoinArena, Step, coop, with_noted_wakes};
 
 use crate::slot::Slot;
 use alloc::vec::Vec;
@@ -121,15 +121,15 @@ impl Progress {
 #[repr(C)]
 pub(crate) struct Join<F, T, E> {
     /// Input `i` at index `i`; emptied when the join completes.
-    inputs: Fixed<Slot<F, T, E>>,
+    inputs: JoinArena<Slot<F, T, E>>,
     /// Never written (see above).
     _gap: [MaybeUninit<u8>; GAP],
     progress: Progress,
 }
 
 /// The bytes between a join's inputs and its `progress` that fill the inputs' last 16-byte
-/// piece (a `Fixed`'s size does not depend on what it holds).
-const GAP: usize = (16 - size_of::<Fixed<()>>() % 16) % 16;
+/// piece (a `JoinArena`'s size does not depend on what it holds).
+const GAP: usize = (16 - size_of::<JoinArena<()>>() % 16) % 16;
 
 /// What polling one running input came to.
 enum Polled<T> {
@@ -143,7 +143,7 @@ enum Polled<T> {
     Failed,
 }
 
-/// What stopped a pass of [`Fixed::fill_in_place`] over the inputs.
+/// What stopped a pass of [`JoinArena::fill_in_place`] over the inputs.
 enum Halt {
     /// The input is pending.
     Pending,
@@ -195,8 +195,8 @@ impl<F, T, E> Join<F, T, E> {
     /// is exact (what `collect` costs otherwise).
     #[inline]
     pub(crate) fn new<I: Iterator<Item = F>>(iter: I) -> Self {
-        let inputs = Fixed::new(iter.map(Slot::Running));
-        let len = u32::try_from(inputs.len()).expect("a fixed arena holds fewer than u32::MAX");
+        let inputs = JoinArena::new(iter.map(Slot::Running));
+        let len = u32::try_from(inputs.len()).expect("a join arena holds fewer than u32::MAX");
         Self {
             inputs,
             _gap: [MaybeUninit::uninit(); GAP],
@@ -350,7 +350,7 @@ impl<F, T, E> Join<F, T, E> {
             match inputs.poll_with_budget(cx, &mut budget, &mut poll_slot) {
                 Poll::Ready(Some((_, Ok(())))) => coop::spend(cx),
                 Poll::Ready(Some((_, Err(())))) => return Poll::Ready(Err(())),
-                Poll::Ready(None) => unreachable!("a fixed arena never ends"),
+                Poll::Ready(None) => unreachable!("a join arena never ends"),
                 Poll::Pending => return Poll::Pending,
             }
         }

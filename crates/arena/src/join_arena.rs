@@ -1,5 +1,5 @@
-//! [`Fixed`]: a fixed sequence of pinned values that get wakers of their own only when asked,
-//! and whose storage becomes the output `Vec`. What a join is made of.
+//! [`JoinArena`]: a fixed sequence of pinned values that get wakers of their own only when
+//! asked, and whose storage becomes the output `Vec`. What a join is made of.
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -12,13 +12,13 @@ use crate::atomic_waker::AtomicWaker;
 use crate::key::Key;
 use crate::queue::{Links, Queue};
 use crate::ready_set::{self, Drain};
-use crate::round::{self, Budget, Queued, Rounds};
+use crate::round::{self, Budget, Queued, Rounds, SlotQueue, Turn};
 use crate::step::Step;
 use crate::sync::Ordering;
 use crate::wake_table::{Parent, WakeTable};
 use alloc::vec::Vec;
 
-/// The largest storage [`Fixed::take_vec_with`] hands over as a `Vec` whatever the spare
+/// The largest storage [`JoinArena::take_vec_with`] hands over as a `Vec` whatever the spare
 /// capacity: small enough that the spare room costs less than the allocation it saves.
 const MAX_SPARE: usize = 2048;
 
@@ -47,33 +47,33 @@ fn with_round(link: Link, round: u32) -> Link {
 }
 
 /// A fixed sequence of pinned values, value `i` at index `i`, in one allocation; each value
-/// gets a waker of its own once the owner [`arm`](Fixed::arm)s it (the wake table is the second
-/// allocation), and [`take_vec_with`](Fixed::take_vec_with) turns the values into a `Vec` of
+/// gets a waker of its own once the owner [`arm`](JoinArena::arm)s it (the wake table is the second
+/// allocation), and [`take_vec_with`](JoinArena::take_vec_with) turns the values into a `Vec` of
 /// outputs, in the same allocation when the layouts allow.
 ///
 /// Until it is armed, the owner polls values with a context of its choosing
-/// ([`get_pin_mut`](Fixed::get_pin_mut)): a join polls every input once with its own task's
+/// ([`get_pin_mut`](JoinArena::get_pin_mut)): a join polls every input once with its own task's
 /// waker first, and needs no wake table at all when they all finish then. Once armed,
-/// [`poll_with_budget`](Fixed::poll_with_budget) polls only the woken values, in the arena's
+/// [`poll_with_budget`](JoinArena::poll_with_budget) polls only the woken values, in the arena's
 /// poll rounds (see [`Arena::poll_with_budget`](crate::Arena::poll_with_budget)). Values are
 /// never removed: a value that gave an output stays in place (a join keeps the output in it),
 /// and is polled again only if a stale waker of it fires.
-pub struct Fixed<T> {
+pub struct JoinArena<T> {
     /// The values; never grown, shrunk or reallocated.
     cells: Vec<T>,
-    /// Everything the wakers need, made by [`arm`](Fixed::arm). Until then a fixed arena is its
-    /// `Vec` and a `None`: making one writes those alone, not the queues and counters a join
-    /// that finishes in its first polls never uses (and which its caller would move).
+    /// Everything the wakers need, made by [`arm`](JoinArena::arm). Until then a join arena is
+    /// its `Vec` and a `None`: making one writes those alone, not the queues and counters a
+    /// join that finishes in its first polls never uses (and which its caller would move).
     armed: Option<Armed>,
 }
 
-/// The wake table of an armed [`Fixed`] and the queues its rounds poll.
+/// The wake table of an armed [`JoinArena`] and the queues its rounds poll.
 struct Armed {
     table: WakeTable,
     ready: Queue,
     deferred: Queue,
     /// Values that returned `Pending` holding no waker of their own: polled again by every
-    /// round (see [`poll_with_budget`](Fixed::poll_with_budget)).
+    /// round (see [`poll_with_budget`](JoinArena::poll_with_budget)).
     unbound: Queue,
     round: u32,
     /// Whether the owner has left `BUSY` set in the top word: 1 or 0 (a byte, not a `bool`,
@@ -81,10 +81,10 @@ struct Armed {
     busy: u8,
 }
 
-// The values live in a heap block that never moves: moving a `Fixed` moves none of them.
-impl<T> Unpin for Fixed<T> {}
+// The values live in a heap block that never moves: moving a `JoinArena` moves none of them.
+impl<T> Unpin for JoinArena<T> {}
 
-impl<T> Fixed<T> {
+impl<T> JoinArena<T> {
     /// Stores the values of `iter` in order: one allocation when its `size_hint` is exact (what
     /// collecting into a `Vec` costs otherwise).
     ///
@@ -100,7 +100,7 @@ impl<T> Fixed<T> {
         cells.extend(iter);
         assert!(
             cells.len() < IDLE as usize,
-            "too many values for a fixed arena: {} (at most {})",
+            "too many values for a join arena: {} (at most {})",
             cells.len(),
             IDLE - 1
         );
@@ -151,7 +151,7 @@ impl<T> Fixed<T> {
         &self.cells[index]
     }
 
-    /// Whether [`arm`](Fixed::arm) has run.
+    /// Whether [`arm`](JoinArena::arm) has run.
     pub fn is_armed(&self) -> bool {
         self.armed.is_some()
     }
@@ -187,7 +187,7 @@ impl<T> Fixed<T> {
     }
 
     /// Starts a poll round: the fairness budget for
-    /// [`poll_with_budget`](Fixed::poll_with_budget) (as many polls as there are values).
+    /// [`poll_with_budget`](JoinArena::poll_with_budget) (as many polls as there are values).
     ///
     /// # Panics
     /// If the arena is not armed.
@@ -244,7 +244,7 @@ impl<T> Fixed<T> {
     /// the pass returns [`Filled::Stopped`]. Values after the one that stopped are not visited.
     ///
     /// Nothing is visited, and [`Filled::Unfit`] returned, when the outputs cannot take over the
-    /// values' storage (the conditions of [`take_vec_with`](Fixed::take_vec_with)). Otherwise,
+    /// values' storage (the conditions of [`take_vec_with`](JoinArena::take_vec_with)). Otherwise,
     /// when every value gave an output, the arena is left empty (as by `take_vec_with`) and the
     /// outputs returned in order ([`Filled::All`]).
     ///
@@ -389,7 +389,7 @@ impl<T> Fixed<T> {
     }
 }
 
-/// What [`Fixed::fill_in_place`] did.
+/// What [`JoinArena::fill_in_place`] did.
 #[derive(Debug)]
 pub enum Filled<U, B> {
     /// Every value gave an output: here they are, in order; the arena holds no value.
@@ -406,7 +406,7 @@ pub enum Filled<U, B> {
     Unfit,
 }
 
-/// The storage of [`Fixed::fill_in_place`] while outputs replace values: when dropped (when the
+/// The storage of [`JoinArena::fill_in_place`] while outputs replace values: when dropped (when the
 /// pass stops or unwinds), puts every output back in its value's place as `restore(output)`.
 struct Filling<'r, T, U, R: FnMut(U) -> T> {
     base: NonNull<T>,
@@ -452,7 +452,7 @@ fn reuses_storage<T, U>(len: usize, capacity: usize) -> bool {
         && (capacity_bytes <= MAX_SPARE || capacity_bytes <= 2 * len * size_of::<U>())
 }
 
-/// The storage of [`Fixed::take_vec_with`] while it works in place: on unwind, drops the
+/// The storage of [`JoinArena::take_vec_with`] while it works in place: on unwind, drops the
 /// outputs written and the cells not yet dropped, and frees the block.
 struct InPlace<C, U> {
     base: NonNull<C>,
@@ -511,22 +511,22 @@ impl<C> Drop for FreeBlock<C> {
     }
 }
 
-impl<T> Fixed<T> {
+impl<T> JoinArena<T> {
     /// The armed state.
     ///
     /// # Panics
-    /// If the arena is not armed, with the message "Fixed polled before it was armed".
+    /// If the arena is not armed, with the message "JoinArena polled before it was armed".
     fn armed(&self) -> &Armed {
         self.armed
             .as_ref()
-            .expect("Fixed polled before it was armed")
+            .expect("JoinArena polled before it was armed")
     }
 
-    /// The armed state, mutable; panics as [`armed`](Fixed::armed).
+    /// The armed state, mutable; panics as [`armed`](JoinArena::armed).
     fn armed_mut(&mut self) -> &mut Armed {
         self.armed
             .as_mut()
-            .expect("Fixed polled before it was armed")
+            .expect("JoinArena polled before it was armed")
     }
 }
 
@@ -540,7 +540,7 @@ impl<T> Fixed<T> {
 fn pinned<T>(cells: &mut Vec<T>, index: usize) -> Pin<&mut T> {
     assert!(
         index < cells.len(),
-        "fixed arena index {index} out of bounds ({} values)",
+        "join arena index {index} out of bounds ({} values)",
         cells.len()
     );
     // SAFETY: `index < len`, so the pointer is to an initialised value of the buffer; the
@@ -550,7 +550,7 @@ fn pinned<T>(cells: &mut Vec<T>, index: usize) -> Pin<&mut T> {
     unsafe { Pin::new_unchecked(&mut *cells.as_mut_ptr().add(index)) }
 }
 
-impl<T> Rounds<T> for Fixed<T> {
+impl<T> Rounds<T> for JoinArena<T> {
     fn held(&self) -> usize {
         self.cells.len()
     }
@@ -560,57 +560,11 @@ impl<T> Rounds<T> for Fixed<T> {
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
         let Self { cells, armed } = self;
-        let Armed {
-            table,
-            ready,
-            deferred,
-            unbound,
-            ..
-        } = armed.as_mut().expect("Fixed polled before it was armed");
-        loop {
-            if ready.is_empty() {
-                return Queued::Empty;
-            }
-            if budget.is_spent() {
-                return Queued::Yield;
-            }
-            let links = table.owner_words();
-            let index = ready.pop(links);
-            // Round 0 marks a value no round has polled yet (its polls before arming are not
-            // rounds): its first round poll is needed anyway, and never counts as vain.
-            let polled_before = round_of(links[index]) != 0;
-            links[index] = with_round(links[index], budget.round);
-            budget.polled();
-            let key = Key::new(index as u32, 0);
-            let value = pinned(cells, index);
-            let waker = table.borrowed_waker(index);
-            let mut cx = Context::from_waker(&waker);
-            match f(key, value, &mut cx) {
-                Step::Pending => {
-                    // Whether no waker of this value's is alive, read before its mark: Acquire
-                    // pairs with the Release of a waker's drop, so a wake through a waker
-                    // that is gone is marked by then, and seen below.
-                    let unbound_now = table.entry_state(index).load(Ordering::Acquire) == 0;
-                    if ready_set::is_marked(table.words(), index) {
-                        budget.self_woken();
-                    } else {
-                        if polled_before {
-                            budget.vain();
-                        }
-                        if unbound_now {
-                            // See `poll_with_budget`.
-                            unbound.push(table.owner_words(), index);
-                        }
-                    }
-                }
-                Step::Keep(out) | Step::Done(out) => return Queued::Ready((key, out)),
-                Step::Settled => {}
-                Step::Repoll(out) => {
-                    deferred.push(table.owner_words(), index);
-                    return Queued::Ready((key, out));
-                }
-            }
-        }
+        let armed = armed
+            .as_mut()
+            .expect("JoinArena polled before it was armed");
+        let mut queue = ArmedQueue { cells, armed };
+        round::poll_queue::<false, T, R, _, F>(&mut queue, budget, f)
     }
 
     fn collect(&mut self, round: u32, mode: Drain) -> bool {
@@ -662,6 +616,82 @@ impl<T> Rounds<T> for Fixed<T> {
     }
 }
 
+/// The values of an armed [`JoinArena`] with its queues, as the poll loop drives them.
+struct ArmedQueue<'a, T> {
+    cells: &'a mut Vec<T>,
+    armed: &'a mut Armed,
+}
+
+impl<T> SlotQueue<T> for ArmedQueue<'_, T> {
+    #[inline(always)]
+    fn has_queued(&self) -> bool {
+        !self.armed.ready.is_empty()
+    }
+
+    #[inline(always)]
+    fn poll_front<R>(
+        &mut self,
+        round: u32,
+        _prefetch: bool,
+        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
+    ) -> Option<(Turn, R)> {
+        let Armed { table, ready, .. } = &mut *self.armed;
+        let links = table.owner_words();
+        let index = ready.pop(links);
+        // Round 0 marks a value no round has polled yet (its polls before arming are not
+        // rounds): its first round poll is needed anyway, and never counts as vain.
+        let counts_as_vain = round_of(links[index]) != 0;
+        links[index] = with_round(links[index], round);
+        let key = Key::new(index as u32, 0);
+        let waker = table.borrowed_waker(index);
+        let out = poll(
+            key,
+            pinned(self.cells, index),
+            &mut Context::from_waker(&waker),
+        );
+        let turn = Turn {
+            index,
+            key,
+            entry: index,
+            counts_as_vain,
+        };
+        Some((turn, out))
+    }
+
+    #[inline(always)]
+    fn waits_for_an_earlier_waker(&self, entry: usize) -> bool {
+        // Whether no waker of this value's is alive, read before its mark: Acquire pairs with
+        // the Release of a waker's drop, so a wake through a waker that is gone is marked by
+        // then, and seen by `is_marked`.
+        self.armed.table.entry_state(entry).load(Ordering::Acquire) == 0
+    }
+
+    #[inline(always)]
+    fn is_marked(&self, entry: usize) -> bool {
+        ready_set::is_marked(self.armed.table.words(), entry)
+    }
+
+    #[inline(always)]
+    fn queue_unbound(&mut self, index: usize) {
+        // See `poll_with_budget`.
+        let Armed { table, unbound, .. } = &mut *self.armed;
+        unbound.push(table.owner_words(), index);
+    }
+
+    #[inline(always)]
+    fn queue_repoll(&mut self, index: usize) {
+        let Armed {
+            table, deferred, ..
+        } = &mut *self.armed;
+        deferred.push(table.owner_words(), index);
+    }
+
+    #[inline(always)]
+    fn done(&mut self, _index: usize) {
+        // The value stays in place, its output with it.
+    }
+}
+
 impl Links for [Link] {
     #[inline]
     fn is_queued(&self, index: usize) -> bool {
@@ -684,9 +714,9 @@ impl Links for [Link] {
     }
 }
 
-impl<T> fmt::Debug for Fixed<T> {
+impl<T> fmt::Debug for JoinArena<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Fixed")
+        f.debug_struct("JoinArena")
             .field("len", &self.cells.len())
             .field("armed", &self.armed.is_some())
             .finish_non_exhaustive()

@@ -1,4 +1,4 @@
-//! `Fixed`: values polled with the caller's context until armed, then only when woken; and
+//! `JoinArena`: values polled with the caller's context until armed, then only when woken; and
 //! their storage turned into the output `Vec`, in place when the layouts allow, losing and
 //! double-dropping nothing when `take` or a value's `Drop` panics part-way.
 
@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Waker};
 
-use pinfold_arena::{Filled, Fixed, Step};
+use pinfold_arena::{Filled, JoinArena, Step};
 use pinfold_testkit::alloc::{CountingAlloc, measure};
 use pinfold_testkit::probe::probes;
 use pinfold_testkit::waker::counting_waker;
@@ -45,8 +45,12 @@ fn assert_each_dropped_once(log: &[AtomicUsize], what: &str) {
 }
 
 /// `n` tracked values logging to `values`, value `panic_at` (if any) panicking in `Drop`.
-fn tracked(n: usize, values: &Arc<Vec<AtomicUsize>>, panic_at: Option<usize>) -> Fixed<Tracked> {
-    Fixed::new((0..n).map(|id| Tracked {
+fn tracked(
+    n: usize,
+    values: &Arc<Vec<AtomicUsize>>,
+    panic_at: Option<usize>,
+) -> JoinArena<Tracked> {
+    JoinArena::new((0..n).map(|id| Tracked {
         id,
         log: values.clone(),
         panic_on_drop: Some(id) == panic_at,
@@ -56,25 +60,25 @@ fn tracked(n: usize, values: &Arc<Vec<AtomicUsize>>, panic_at: Option<usize>) ->
 #[test]
 fn outputs_reuse_the_storage_when_they_fit() {
     let n = 100;
-    let mut fixed = Fixed::new((0..n as u64).map(|i| [i, i * 2]));
+    let mut arena = JoinArena::new((0..n as u64).map(|i| [i, i * 2]));
     // `u64` outputs, half the size of the `[u64; 2]` values: twice the room, in place.
-    let (outputs, allocations) = measure(|| fixed.take_vec_with(|pair| pair[0] + pair[1]));
+    let (outputs, allocations) = measure(|| arena.take_vec_with(|pair| pair[0] + pair[1]));
     assert_eq!(allocations, 0);
     assert_eq!(outputs, (0..n as u64).map(|i| 3 * i).collect::<Vec<_>>());
     assert_eq!(outputs.capacity(), 2 * n);
-    assert!(fixed.is_empty());
+    assert!(arena.is_empty());
 }
 
 #[test]
 fn outputs_that_do_not_fit_get_a_vec_of_their_own() {
     // Larger than the values: a fresh, exact `Vec`.
-    let mut fixed = Fixed::new(0..10u32);
-    let (outputs, allocations) = measure(|| fixed.take_vec_with(|v| u64::from(*v)));
+    let mut arena = JoinArena::new(0..10u32);
+    let (outputs, allocations) = measure(|| arena.take_vec_with(|v| u64::from(*v)));
     assert_eq!(allocations, 1);
     assert_eq!(outputs, (0..10u64).collect::<Vec<_>>());
     // Much smaller than large values: no hoarding of the spare room either.
-    let mut fixed = Fixed::new((0..100u64).map(|i| [i; 8]));
-    let (outputs, allocations) = measure(|| fixed.take_vec_with(|v| v[0]));
+    let mut arena = JoinArena::new((0..100u64).map(|i| [i; 8]));
+    let (outputs, allocations) = measure(|| arena.take_vec_with(|v| v[0]));
     assert_eq!(allocations, 1);
     assert_eq!(outputs.capacity(), 100);
 }
@@ -84,8 +88,8 @@ fn outputs_with_drops_are_moved_over_exactly_once() {
     for n in [0, 1, 7, 64] {
         let values = log(n);
         let outputs_log = log(n);
-        let mut fixed = tracked(n, &values, None);
-        let outputs = fixed.take_vec_with(|value| Tracked {
+        let mut arena = tracked(n, &values, None);
+        let outputs = arena.take_vec_with(|value| Tracked {
             id: value.id,
             log: outputs_log.clone(),
             panic_on_drop: false,
@@ -107,9 +111,9 @@ fn outputs_with_drops_are_moved_over_exactly_once() {
 fn take_vec_panicking(take_panics_at: Option<usize>, drop_panics_at: Option<usize>) -> Vec<usize> {
     let values = log(10);
     let outputs_log = log(10);
-    let mut fixed = tracked(10, &values, drop_panics_at);
+    let mut arena = tracked(10, &values, drop_panics_at);
     let result = catch_unwind(AssertUnwindSafe(|| {
-        fixed.take_vec_with(|value| {
+        arena.take_vec_with(|value| {
             assert_ne!(Some(value.id), take_panics_at, "take panics");
             Tracked {
                 id: value.id,
@@ -173,21 +177,21 @@ impl Future for Gate {
 #[test]
 fn once_armed_only_woken_values_are_polled() {
     let (futures, states) = probes(6);
-    let mut fixed = Fixed::new(futures);
+    let mut arena = JoinArena::new(futures);
     let (task, wakes) = counting_waker();
     let mut cx = Context::from_waker(&task);
     // Unarmed: the caller polls with its own context.
-    for index in 0..fixed.len() {
-        assert!(fixed.get_pin_mut(index).poll(&mut cx).is_pending());
+    for index in 0..arena.len() {
+        assert!(arena.get_pin_mut(index).poll(&mut cx).is_pending());
     }
     assert!(states.iter().all(|s| s.polls() == 1));
     // Armed with values 1 and 4 queued: the next round polls just those.
-    fixed.arm(|probe| [1, 4].contains(&probe.id()));
+    arena.arm(|probe| [1, 4].contains(&probe.id()));
     let mut poll =
         |_, fut: Pin<&mut _>, cx: &mut Context<'_>| Step::of_future(Future::poll(fut, cx));
-    let mut budget = fixed.budget();
+    let mut budget = arena.budget();
     assert!(
-        fixed
+        arena
             .poll_with_budget(&mut cx, &mut budget, &mut poll)
             .is_pending()
     );
@@ -197,13 +201,13 @@ fn once_armed_only_woken_values_are_polled() {
     let before = wakes.count();
     states[4].finish();
     assert_eq!(wakes.count(), before + 1);
-    let mut budget = fixed.budget();
-    match fixed.poll_with_budget(&mut cx, &mut budget, &mut poll) {
+    let mut budget = arena.budget();
+    match arena.poll_with_budget(&mut cx, &mut budget, &mut poll) {
         Poll::Ready(Some((_, output))) => assert_eq!(output, 4),
         other => panic!("expected value 4's output, got {other:?}"),
     }
     assert!(
-        fixed
+        arena
             .poll_with_budget(&mut cx, &mut budget, &mut poll)
             .is_pending()
     );
@@ -211,17 +215,17 @@ fn once_armed_only_woken_values_are_polled() {
     assert_eq!(polls, [1, 2, 1, 1, 3, 1]);
     // The storage goes; a stale waker of it wakes nothing that is gone.
     let stale = states[1].waker();
-    drop(fixed);
+    drop(arena);
     stale.wake();
 }
 
 #[test]
 fn a_settled_value_lets_the_round_go_on_and_waits_for_its_waker() {
     let (futures, _states) = probes(4);
-    let mut fixed = Fixed::new(futures);
+    let mut arena = JoinArena::new(futures);
     let (task, wakes) = counting_waker();
     let mut cx = Context::from_waker(&task);
-    fixed.arm(|_| true);
+    arena.arm(|_| true);
     // Every value settles without keeping a waker but value 2 (a `Pending` value that keeps
     // none is polled again by every round; a settled one is done until woken).
     let polls = RefCell::new(vec![0; 4]);
@@ -234,14 +238,14 @@ fn a_settled_value_lets_the_round_go_on_and_waits_for_its_waker() {
         Step::<()>::Settled
     };
     // One round, then what each value's poll count is after it.
-    let mut round = |fixed: &mut Fixed<_>| {
-        let mut budget = fixed.budget();
-        let polled = fixed.poll_with_budget(&mut cx, &mut budget, &mut settle);
+    let mut round = |arena: &mut JoinArena<_>| {
+        let mut budget = arena.budget();
+        let polled = arena.poll_with_budget(&mut cx, &mut budget, &mut settle);
         assert_eq!(polled, Poll::Pending, "a settled value hands nothing on");
         polls.borrow().clone()
     };
     assert_eq!(
-        round(&mut fixed),
+        round(&mut arena),
         [1, 1, 1, 1],
         "the round went on past each settled value"
     );
@@ -251,7 +255,7 @@ fn a_settled_value_lets_the_round_go_on_and_waits_for_its_waker() {
         "settling is neither a self-wake nor a vain poll"
     );
     assert_eq!(
-        round(&mut fixed),
+        round(&mut arena),
         [1, 1, 1, 1],
         "not polled again without a wake"
     );
@@ -260,7 +264,7 @@ fn a_settled_value_lets_the_round_go_on_and_waits_for_its_waker() {
         .expect("value 2 kept its waker")
         .wake();
     assert_eq!(
-        round(&mut fixed),
+        round(&mut arena),
         [1, 1, 2, 1],
         "only the woken value is polled"
     );
@@ -269,14 +273,14 @@ fn a_settled_value_lets_the_round_go_on_and_waits_for_its_waker() {
 #[test]
 fn a_value_woken_during_its_own_poll_waits_for_the_next_round() {
     let open = Arc::new(AtomicUsize::new(0));
-    let mut fixed = Fixed::new((0..3).map(|id| Gate {
+    let mut arena = JoinArena::new((0..3).map(|id| Gate {
         id,
         open: open.clone(),
         polls: 0,
         keeps_waker: true,
         waker: None,
     }));
-    fixed.arm(|_| true);
+    arena.arm(|_| true);
     let mut cx = Context::from_waker(Waker::noop());
     let self_waking = RefCell::new(0);
     let mut poll = |_, fut: Pin<&mut Gate>, cx: &mut Context<'_>| {
@@ -286,69 +290,69 @@ fn a_value_woken_during_its_own_poll_waits_for_the_next_round() {
         }
         Step::of_future(fut.poll(cx))
     };
-    let mut budget = fixed.budget();
+    let mut budget = arena.budget();
     assert!(
-        fixed
+        arena
             .poll_with_budget(&mut cx, &mut budget, &mut poll)
             .is_pending()
     );
     // Each value polled once in the round, value 0 too, although it woke itself.
     assert_eq!(*self_waking.borrow(), 1);
     assert_eq!(
-        (0..3).map(|i| fixed.get(i).polls).collect::<Vec<_>>(),
+        (0..3).map(|i| arena.get(i).polls).collect::<Vec<_>>(),
         [1, 1, 1]
     );
     // The next round polls value 0 again, and only it.
-    let mut budget = fixed.budget();
+    let mut budget = arena.budget();
     assert!(
-        fixed
+        arena
             .poll_with_budget(&mut cx, &mut budget, &mut poll)
             .is_pending()
     );
     assert_eq!(
-        (0..3).map(|i| fixed.get(i).polls).collect::<Vec<_>>(),
+        (0..3).map(|i| arena.get(i).polls).collect::<Vec<_>>(),
         [2, 1, 1]
     );
 }
 
 #[test]
 fn values_may_borrow_a_local_declared_after_the_arena() {
-    let mut fixed;
+    let mut arena;
     let local = String::from("borrowed");
-    fixed = Fixed::new([local.as_str(), local.as_str()]);
-    assert_eq!(fixed.take_vec_with(|s| s.len()), [8, 8]);
+    arena = JoinArena::new([local.as_str(), local.as_str()]);
+    assert_eq!(arena.take_vec_with(|s| s.len()), [8, 8]);
 }
 
 #[test]
 fn a_value_that_keeps_no_waker_is_polled_by_every_round_without_waking_the_task() {
     let open = Arc::new(AtomicUsize::new(0));
-    let mut fixed = Fixed::new((0..2).map(|id| Gate {
+    let mut arena = JoinArena::new((0..2).map(|id| Gate {
         id,
         open: open.clone(),
         polls: 0,
         keeps_waker: id == 0,
         waker: None,
     }));
-    fixed.arm(|_| true);
+    arena.arm(|_| true);
     let (task, wakes) = counting_waker();
     let mut cx = Context::from_waker(&task);
     let mut poll = |_, fut: Pin<&mut Gate>, cx: &mut Context<'_>| Step::of_future(fut.poll(cx));
     for round in 1..=3 {
-        let mut budget = fixed.budget();
+        let mut budget = arena.budget();
         assert!(
-            fixed
+            arena
                 .poll_with_budget(&mut cx, &mut budget, &mut poll)
                 .is_pending()
         );
         // Value 0 keeps its waker: polled once, then only when woken. Value 1 keeps none: it
         // can only be waiting for a waker from before the arena was armed, so every round
         // polls it; and no round wakes the task for it (no busy loop).
-        assert_eq!((fixed.get(0).polls, fixed.get(1).polls), (1, round));
+        assert_eq!((arena.get(0).polls, arena.get(1).polls), (1, round));
         assert_eq!(wakes.count(), 0);
     }
     open.store(1, Ordering::SeqCst);
-    let mut budget = fixed.budget();
-    match fixed.poll_with_budget(&mut cx, &mut budget, &mut poll) {
+    let mut budget = arena.budget();
+    match arena.poll_with_budget(&mut cx, &mut budget, &mut poll) {
         Poll::Ready(Some((_, polls))) => assert_eq!(polls, 4),
         other => panic!("expected value 1's output, got {other:?}"),
     }
@@ -357,23 +361,26 @@ fn a_value_that_keeps_no_waker_is_polled_by_every_round_without_waking_the_task(
 /// Rounds need the wake table that `arm` makes: starting one before is a bug of the owner's,
 /// reported by name, not an index or unwrap panic.
 #[test]
-#[should_panic(expected = "Fixed polled before it was armed")]
+#[should_panic(expected = "JoinArena polled before it was armed")]
 fn a_round_before_arm_panics_with_a_message() {
-    let mut fixed = Fixed::new([1u32, 2, 3]);
-    let _ = fixed.budget();
+    let mut arena = JoinArena::new([1u32, 2, 3]);
+    let _ = arena.budget();
 }
 
-/// Making a fixed arena writes its values and nothing else: no wake table, and no allocation
+/// Making a join arena writes its values and nothing else: no wake table, and no allocation
 /// but the values' own.
 #[test]
-fn a_fixed_arena_allocates_its_values_alone_until_armed() {
-    let (fixed, allocs) = measure(|| Fixed::new([1u64, 2, 3]));
+fn a_join_arena_allocates_its_values_alone_until_armed() {
+    let (arena, allocs) = measure(|| JoinArena::new([1u64, 2, 3]));
     assert_eq!(allocs, 1);
-    assert!(!fixed.is_armed());
-    assert_eq!(format!("{fixed:?}"), "Fixed { len: 3, armed: false, .. }");
+    assert!(!arena.is_armed());
+    assert_eq!(
+        format!("{arena:?}"),
+        "JoinArena { len: 3, armed: false, .. }"
+    );
 }
 
-/// A value of [`fill_in_place`](Fixed::fill_in_place)'s tests: still a value, or an output put
+/// A value of [`fill_in_place`](JoinArena::fill_in_place)'s tests: still a value, or an output put
 /// back in its place.
 enum Cell {
     Value(Tracked),
@@ -404,8 +411,8 @@ impl Cell {
 
 /// `n` tracked values in cells logging to `values`, value `panic_at` (if any) panicking in
 /// `Drop`.
-fn cells(n: usize, values: &Arc<Vec<AtomicUsize>>, panic_at: Option<usize>) -> Fixed<Cell> {
-    Fixed::new((0..n).map(|id| {
+fn cells(n: usize, values: &Arc<Vec<AtomicUsize>>, panic_at: Option<usize>) -> JoinArena<Cell> {
+    JoinArena::new((0..n).map(|id| {
         Cell::Value(Tracked {
             id,
             log: values.clone(),
@@ -448,9 +455,9 @@ fn filling_in_place_turns_every_value_into_its_output_in_one_pass() {
         let values = log(n);
         let outputs_log = log(n);
         let visits = RefCell::new(Vec::with_capacity(n));
-        let mut fixed = cells(n, &values, None);
+        let mut arena = cells(n, &values, None);
         let (filled, allocations) =
-            measure(|| fixed.fill_in_place(visit_cell(&outputs_log, &visits, None, None), keep));
+            measure(|| arena.fill_in_place(visit_cell(&outputs_log, &visits, None, None), keep));
         let Filled::All(outputs) = filled else {
             panic!("expected every output");
         };
@@ -458,7 +465,7 @@ fn filling_in_place_turns_every_value_into_its_output_in_one_pass() {
         assert_eq!(allocations, 0);
         assert_eq!(*visits.borrow(), (0..n).collect::<Vec<_>>());
         assert_each_dropped_once(&values, "value");
-        assert!(fixed.is_empty());
+        assert!(arena.is_empty());
         assert_eq!(
             outputs.iter().map(|o| o.tracked.id).collect::<Vec<_>>(),
             (0..n).collect::<Vec<_>>()
@@ -474,19 +481,19 @@ fn a_stopped_pass_puts_the_outputs_back_and_leaves_the_rest_unvisited() {
         let values = log(10);
         let outputs_log = log(10);
         let visits = RefCell::new(Vec::new());
-        let mut fixed = cells(10, &values, None);
+        let mut arena = cells(10, &values, None);
         let filled =
-            fixed.fill_in_place(visit_cell(&outputs_log, &visits, Some(stop_at), None), keep);
+            arena.fill_in_place(visit_cell(&outputs_log, &visits, Some(stop_at), None), keep);
         assert!(
             matches!(filled, Filled::Stopped { at, reason: "stop" } if at == stop_at),
             "stopped at {stop_at}"
         );
         assert_eq!(*visits.borrow(), (0..=stop_at).collect::<Vec<_>>());
         // Values before the stop are their outputs now, the others untouched.
-        let kept: Vec<Option<usize>> = (0..10).map(|i| fixed.get(i).kept_id()).collect();
+        let kept: Vec<Option<usize>> = (0..10).map(|i| arena.get(i).kept_id()).collect();
         let expected: Vec<Option<usize>> = (0..10).map(|i| (i < stop_at).then_some(i)).collect();
         assert_eq!(kept, expected);
-        drop(fixed);
+        drop(arena);
         assert_each_dropped_once(&values, "value");
         let output_drops: Vec<usize> = outputs_log
             .iter()
@@ -500,15 +507,15 @@ fn a_stopped_pass_puts_the_outputs_back_and_leaves_the_rest_unvisited() {
 #[test]
 fn outputs_that_do_not_fit_are_not_filled_in_place() {
     // Larger than the values: nothing visited.
-    let mut fixed = Fixed::new(0..10u32);
-    let filled = fixed.fill_in_place(|v| Ok::<u64, ()>(u64::from(*v)), |o| o as u32);
+    let mut arena = JoinArena::new(0..10u32);
+    let filled = arena.fill_in_place(|v| Ok::<u64, ()>(u64::from(*v)), |o| o as u32);
     assert!(matches!(filled, Filled::Unfit));
-    assert_eq!(fixed.len(), 10);
-    assert_eq!(fixed.take_vec_with(|v| *v), (0..10).collect::<Vec<u32>>());
+    assert_eq!(arena.len(), 10);
+    assert_eq!(arena.take_vec_with(|v| *v), (0..10).collect::<Vec<u32>>());
     // Zero-sized outputs never take over storage.
-    let mut fixed = Fixed::new(0..3u8);
+    let mut arena = JoinArena::new(0..3u8);
     assert!(matches!(
-        fixed.fill_in_place(|_| Ok::<(), ()>(()), |()| 0),
+        arena.fill_in_place(|_| Ok::<(), ()>(()), |()| 0),
         Filled::Unfit
     ));
 }
@@ -521,16 +528,16 @@ fn fill_panicking(visit_panics_at: Option<usize>, drop_panics_at: Option<usize>)
     let values = log(10);
     let outputs_log = log(10);
     let visits = RefCell::new(Vec::new());
-    let mut fixed = cells(10, &values, drop_panics_at);
+    let mut arena = cells(10, &values, drop_panics_at);
     let result = catch_unwind(AssertUnwindSafe(|| {
-        fixed.fill_in_place(
+        arena.fill_in_place(
             visit_cell(&outputs_log, &visits, None, visit_panics_at),
             keep,
         )
     }));
     assert!(result.is_err());
-    let kept: Vec<bool> = (0..10).map(|i| fixed.get(i).kept_id() == Some(i)).collect();
-    drop(fixed);
+    let kept: Vec<bool> = (0..10).map(|i| arena.get(i).kept_id() == Some(i)).collect();
+    drop(arena);
     assert_each_dropped_once(&values, "value");
     let made = kept.iter().filter(|k| **k).count();
     for (id, drops) in outputs_log.iter().enumerate() {
@@ -569,27 +576,27 @@ fn a_panic_of_the_task_wakers_drop_after_an_armed_fill_drops_every_output_once()
     let values = log(n);
     let outputs_log = log(n);
     let visits = RefCell::new(Vec::new());
-    let mut fixed = cells(n, &values, None);
+    let mut arena = cells(n, &values, None);
     // Armed, and a round that finds every value pending registers (a clone of) the task's
     // waker in the wake table: the table's drop drops that waker.
     let (task, switches) = panicking_waker();
     let mut cx = Context::from_waker(&task);
-    fixed.arm(|_| true);
-    let mut budget = fixed.budget();
+    arena.arm(|_| true);
+    let mut budget = arena.budget();
     let mut pending = |_, _: Pin<&mut Cell>, _: &mut Context<'_>| Step::<()>::Pending;
     assert!(
-        fixed
+        arena
             .poll_with_budget(&mut cx, &mut budget, &mut pending)
             .is_pending()
     );
     assert_eq!(switches.live(), 2, "the round did not register the task");
     switches.panic_once(WakerOps::DROP);
     let panic = catch_unwind(AssertUnwindSafe(|| {
-        drop(fixed.fill_in_place(visit_cell(&outputs_log, &visits, None, None), keep));
+        drop(arena.fill_in_place(visit_cell(&outputs_log, &visits, None, None), keep));
     }))
     .expect_err("the task waker's drop did not panic");
     assert_eq!(panic_message(&*panic), DROP_PANIC);
-    drop(fixed);
+    drop(arena);
     assert_each_dropped_once(&values, "value");
     assert_each_dropped_once(&outputs_log, "output");
     assert_eq!(switches.live(), 1, "a clone of the task's waker was leaked");

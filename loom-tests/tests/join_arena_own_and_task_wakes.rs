@@ -1,4 +1,4 @@
-//! A `Fixed` arena (a join's) armed after its values were polled with the task's waker: one
+//! A `JoinArena` (a join's) armed after its values were polled with the task's waker: one
 //! value wakes through its own waker from another thread, the other through the task's.
 //!
 //! Two values. Value 0, polled with its own waker for the first time, hands a clone of it to
@@ -18,16 +18,16 @@ use std::task::{Context, Poll, Waker};
 
 use loom::sync::{Arc, Mutex};
 use loom_tests::{Leaf, Parent, Workers, check, drive};
-use pinfold_arena::{Fixed, Step};
+use pinfold_arena::{JoinArena, Step};
 
 #[test]
-fn own_and_task_wakes_both_reach_an_armed_fixed_arena() {
-    check("fixed_own_and_task_wakes", || {
+fn own_and_task_wakes_both_reach_an_armed_join_arena() {
+    check("join_arena_own_and_task_wakes", || {
         let task = Parent::new();
         let (first, first_probe) = Leaf::new(0);
         let (second, second_probe) = Leaf::new(1);
-        let mut fixed = Fixed::new([first, second]);
-        fixed.arm(|_| true);
+        let mut arena = JoinArena::new([first, second]);
+        arena.arm(|_| true);
 
         let handoff: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
         let mut workers = Workers::new();
@@ -59,7 +59,7 @@ fn own_and_task_wakes_both_reach_an_armed_fixed_arena() {
         // polls nothing).
         let mut finished = [false; 2];
         let mut outputs = drive(&[&task], &workers, 2, |cx: &mut Context<'_>| {
-            let mut budget = fixed.budget();
+            let mut budget = arena.budget();
             let mut poll = |_, leaf: std::pin::Pin<&mut Leaf>, cx: &mut Context<'_>| {
                 let id = leaf.id();
                 if finished[id] {
@@ -75,7 +75,7 @@ fn own_and_task_wakes_both_reach_an_armed_fixed_arena() {
                 }
                 step
             };
-            match fixed.poll_with_budget(cx, &mut budget, &mut poll) {
+            match arena.poll_with_budget(cx, &mut budget, &mut poll) {
                 Poll::Ready(Some((_, id))) => Poll::Ready(Some(id)),
                 Poll::Ready(None) => Poll::Ready(None),
                 Poll::Pending => Poll::Pending,
@@ -89,7 +89,7 @@ fn own_and_task_wakes_both_reach_an_armed_fixed_arena() {
             "value 0 polled {} times",
             first_probe.polls()
         );
-        drop(fixed);
+        drop(arena);
         assert_eq!(first_probe.drops(), 1);
         assert_eq!(second_probe.drops(), 1);
     });
