@@ -14,6 +14,7 @@ use crate::queue::{Links, NIL, Queue};
 use crate::ready_set::{self, Drain};
 use crate::round::{self, Budget, Queued, Rounds, SlotQueue, Turn};
 use crate::step::Step;
+use crate::storage::{Storage, sealed::Sealed};
 use crate::sync::Ordering;
 use crate::unwind;
 use crate::wake_table::{Parent, RETIRED, WakeTable};
@@ -854,6 +855,123 @@ impl<T> Links for [Slot<T>] {
     #[inline]
     fn unqueue(&mut self, index: usize) {
         self[index].queued = false;
+    }
+}
+
+impl<T> Sealed for Arena<T> {}
+
+impl<T> Storage<T> for Arena<T> {
+    type Of<U> = Arena<U>;
+    type Iter<'a>
+        = Iter<'a, T>
+    where
+        T: 'a;
+    type IterPinMut<'a>
+        = IterPinMut<'a, T>
+    where
+        T: 'a;
+    type IntoValues = IntoValues<T>;
+
+    #[inline]
+    fn insert(&mut self, value: T) -> Result<Key, T> {
+        Arena::insert(self, value)
+    }
+
+    #[inline]
+    fn remove(&mut self, key: Key) -> bool {
+        Arena::remove(self, key)
+    }
+
+    #[inline]
+    fn contains_key(&self, key: Key) -> bool {
+        Arena::contains_key(self, key)
+    }
+
+    #[inline]
+    fn get(&self, key: Key) -> Option<&T> {
+        Arena::get(self, key)
+    }
+
+    #[inline]
+    fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut T>> {
+        Arena::get_pin_mut(self, key)
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        Arena::len(self)
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        Arena::is_empty(self)
+    }
+
+    #[inline]
+    fn capacity(&self) -> usize {
+        Arena::capacity(self)
+    }
+
+    #[inline]
+    fn is_full(&self) -> bool {
+        Arena::is_full(self)
+    }
+
+    #[inline]
+    fn clear(&mut self) {
+        Arena::clear(self);
+    }
+
+    #[inline]
+    fn iter(&self) -> Iter<'_, T> {
+        Arena::iter(self)
+    }
+
+    #[inline]
+    fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
+        Arena::iter_pin_mut(self)
+    }
+
+    #[inline]
+    fn into_values(self) -> IntoValues<T>
+    where
+        T: Unpin,
+    {
+        Arena::into_values(self)
+    }
+
+    #[inline]
+    fn budget(&mut self) -> Budget {
+        Arena::budget(self)
+    }
+
+    #[inline]
+    fn poll_next<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        Arena::poll_next(self, cx, f)
+    }
+
+    #[inline]
+    fn poll_next_some<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
+    {
+        Arena::poll_next_some(self, cx, f)
+    }
+
+    #[inline]
+    fn poll_with_budget<R, F>(
+        &mut self,
+        cx: &mut Context<'_>,
+        budget: &mut Budget,
+        f: &mut F,
+    ) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        Arena::poll_with_budget(self, cx, budget, f)
     }
 }
 

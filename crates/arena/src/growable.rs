@@ -11,6 +11,7 @@ use crate::ready_set::Drain;
 use crate::round::{self, Budget, Queued, Rounds};
 use crate::sizing::{MAX_GROUP, Sizing};
 use crate::step::Step;
+use crate::storage::{Storage, sealed::Sealed};
 use crate::unwind;
 use alloc::vec::Vec;
 
@@ -627,6 +628,123 @@ fn bit(group: usize) -> u64 {
 /// The first group in `mask` at or after `from`, wrapping around. `mask` is not empty.
 fn first_from(mask: u64, from: u32) -> usize {
     ((mask.rotate_right(from).trailing_zeros() + from) % u64::BITS) as usize
+}
+
+impl<T> Sealed for GrowableArena<T> {}
+
+impl<T> Storage<T> for GrowableArena<T> {
+    type Of<U> = GrowableArena<U>;
+    type Iter<'a>
+        = Iter<'a, T>
+    where
+        T: 'a;
+    type IterPinMut<'a>
+        = IterPinMut<'a, T>
+    where
+        T: 'a;
+    type IntoValues = IntoValues<T>;
+
+    #[inline]
+    fn insert(&mut self, value: T) -> Result<Key, T> {
+        Ok(GrowableArena::insert(self, value))
+    }
+
+    #[inline]
+    fn remove(&mut self, key: Key) -> bool {
+        GrowableArena::remove(self, key)
+    }
+
+    #[inline]
+    fn contains_key(&self, key: Key) -> bool {
+        GrowableArena::contains_key(self, key)
+    }
+
+    #[inline]
+    fn get(&self, key: Key) -> Option<&T> {
+        GrowableArena::get(self, key)
+    }
+
+    #[inline]
+    fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut T>> {
+        GrowableArena::get_pin_mut(self, key)
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        GrowableArena::len(self)
+    }
+
+    #[inline]
+    fn is_empty(&self) -> bool {
+        GrowableArena::is_empty(self)
+    }
+
+    #[inline]
+    fn capacity(&self) -> usize {
+        GrowableArena::capacity(self)
+    }
+
+    #[inline]
+    fn is_full(&self) -> bool {
+        false
+    }
+
+    #[inline]
+    fn clear(&mut self) {
+        GrowableArena::clear(self);
+    }
+
+    #[inline]
+    fn iter(&self) -> Iter<'_, T> {
+        GrowableArena::iter(self)
+    }
+
+    #[inline]
+    fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
+        GrowableArena::iter_pin_mut(self)
+    }
+
+    #[inline]
+    fn into_values(self) -> IntoValues<T>
+    where
+        T: Unpin,
+    {
+        GrowableArena::into_values(self)
+    }
+
+    #[inline]
+    fn budget(&mut self) -> Budget {
+        GrowableArena::budget(self)
+    }
+
+    #[inline]
+    fn poll_next<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        GrowableArena::poll_next(self, cx, f)
+    }
+
+    #[inline]
+    fn poll_next_some<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
+    {
+        GrowableArena::poll_next_some(self, cx, f)
+    }
+
+    #[inline]
+    fn poll_with_budget<R, F>(
+        &mut self,
+        cx: &mut Context<'_>,
+        budget: &mut Budget,
+        f: &mut F,
+    ) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        GrowableArena::poll_with_budget(self, cx, budget, f)
+    }
 }
 
 impl<T> Default for GrowableArena<T> {
