@@ -73,8 +73,9 @@
 //! `Pending`, waking its own task first if slots wait for the next round. So a call never
 //! returns `Pending` while a woken value it has not polled is waiting, and never polls a value
 //! twice. With the budget rule (yield after polling as many values as the arena held, or after
-//! two values woke themselves) a value that always wakes itself can starve neither the executor
-//! nor the other values. A stream's slot (`Step::Repoll`) goes to the next round's queue after
+//! [`MAX_VAIN_REPOLLS`](crate::MAX_VAIN_REPOLLS) vain repolls) a value that always wakes itself
+//! can starve neither the executor (it waits for the next call, and the call wakes its task)
+//! nor the other values (each is polled once a call, in turn). A stream's slot (`Step::Repoll`) goes to the next round's queue after
 //! each item, so one round takes at most one item of each stream. Such slots would keep the
 //! queue from ever running empty (an always-ready stream is queued again after every item), and
 //! a round collects wakes only when its queue runs empty; so a round that starts with deferred

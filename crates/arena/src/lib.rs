@@ -27,10 +27,10 @@
 //!   task once. A value waking itself while the arena polls wakes no task.
 //! - Polling is fair: one call (a *round*) polls each value at most once and yields (wakes its
 //!   task and returns `Pending`) once it has polled as many values as the arena held when it
-//!   started, once two values woke themselves during their own poll, or once
-//!   [`MAX_VAIN_REPOLLS`] (32) values polled before were woken and `Pending` again (tokio's
-//!   futures once the task's coop budget is spent; a value that woke itself counts as 16 of
-//!   those). Wakes that arrive during
+//!   started, or once [`MAX_VAIN_REPOLLS`] (32) values polled before were woken and `Pending`
+//!   again without waking themselves (tokio's futures once the task's coop budget is spent). A
+//!   value that wakes itself during its poll waits for the next call, which the round wakes its
+//!   task for. Wakes that arrive during
 //!   the round are collected in it: no call returns `Pending` while a woken value it has not
 //!   polled waits.
 //! - A panic in a value's poll drops that value in place, frees its slot and resumes the panic;

@@ -14,10 +14,11 @@ use crate::step::Step;
 /// join that takes several outputs).
 ///
 /// A round polls each value at most once, and ends (the task is woken, `Pending` returned) once
-/// it has polled as many values as the arena held when it started, once two values woke
-/// themselves during their own poll, or once [`MAX_VAIN_REPOLLS`] values polled in an earlier
-/// round were `Pending` again (the two count together: a value that woke itself counts as
-/// half of [`MAX_VAIN_REPOLLS`]). Get one from [`Arena::budget`](crate::Arena::budget) or
+/// it has polled as many values as the arena held when it started, or once
+/// [`MAX_VAIN_REPOLLS`] values polled in an earlier round were woken and `Pending` again
+/// without waking themselves. A value that wakes itself during its poll is polled again in the
+/// next round, not in this one: however many do, a round polls each once. Get one from
+/// [`Arena::budget`](crate::Arena::budget) or
 /// [`GrowableArena::budget`](crate::GrowableArena::budget), which start the round.
 #[derive(Debug, Clone)]
 pub struct Budget {
@@ -25,14 +26,10 @@ pub struct Budget {
     pub(crate) round: u32,
     limit: usize,
     polled: usize,
-    /// Strikes against the round: [`SELF_WAKE`] for each value that woke itself during its
-    /// poll, 1 for each value polled again in vain (see [`MAX_VAIN_REPOLLS`]); the round is
-    /// spent at `MAX_VAIN_REPOLLS`. One counter, so that the check stays one comparison.
-    strikes: u32,
+    /// Values polled again in vain (see [`MAX_VAIN_REPOLLS`]); the round is spent at
+    /// `MAX_VAIN_REPOLLS`.
+    vain: u32,
 }
-
-/// The strikes of a value that woke itself during its poll: two of them spend a round.
-const SELF_WAKE: u32 = MAX_VAIN_REPOLLS as u32 / 2;
 
 /// The most values a round polls again in vain: values polled in an earlier round, woken,
 /// and `Pending` again, not by waking themselves. Past it the round yields, as for a spent
@@ -44,8 +41,9 @@ const SELF_WAKE: u32 = MAX_VAIN_REPOLLS as u32 / 2;
 /// self-wake. Every woken value would be polled in vain, each poll of the task, until few
 /// enough were left. With the cap, a poll of the task costs at most this many vain polls
 /// beyond the ones that make progress. A value's first poll never counts, nor the poll of a
-/// stream queued again because it gave an item (`Step::Repoll`): those are needed anyway, and
-/// cannot be a deferred wake.
+/// stream queued again because it gave an item (`Step::Repoll`), nor a value that woke itself
+/// (it is polled once a round, and a round polls at most as many values as the arena held):
+/// those cannot be a deferred wake.
 pub const MAX_VAIN_REPOLLS: usize = 32;
 
 impl Budget {
@@ -56,14 +54,14 @@ impl Budget {
             round,
             limit: len.max(1),
             polled: 0,
-            strikes: 0,
+            vain: 0,
         }
     }
 
     /// Whether the round must yield now.
     #[inline]
     pub(crate) fn is_spent(&self) -> bool {
-        self.polled >= self.limit || self.strikes >= MAX_VAIN_REPOLLS as u32
+        self.polled >= self.limit || self.vain >= MAX_VAIN_REPOLLS as u32
     }
 
     /// Counts a poll.
@@ -76,13 +74,7 @@ impl Budget {
     /// itself.
     #[inline]
     pub(crate) fn vain(&mut self) {
-        self.strikes += 1;
-    }
-
-    /// Counts a value that woke itself during its poll.
-    #[inline]
-    pub(crate) fn self_woken(&mut self) {
-        self.strikes += SELF_WAKE;
+        self.vain += 1;
     }
 }
 
@@ -267,7 +259,7 @@ pub(crate) trait SlotQueue<T> {
 /// is spent, prefetching the next queued slot while it polls one if `PREFETCH`: the loop under
 /// [`Rounds::poll_queued`] of an [`Arena`](crate::Arena) and a [`JoinArena`](crate::JoinArena).
 /// Each queued slot is polled once, marked with the round, counted against the budget; a
-/// `Pending` value that woke itself strikes the round twice as hard as a vain one.
+/// `Pending` value polled again in vain strikes the round.
 #[inline(always)]
 pub(crate) fn poll_queue<const PREFETCH: bool, T, R, Q, F>(
     queue: &mut Q,
@@ -302,9 +294,9 @@ where
         match step {
             Step::Pending => {
                 let unbound = queue.waits_for_an_earlier_waker(entry);
-                if queue.is_marked(entry) {
-                    budget.self_woken();
-                } else {
+                // A value that woke itself costs the round nothing beyond its poll: it is polled
+                // once a round, and the round polls at most as many values as the arena held.
+                if !queue.is_marked(entry) {
                     if counts_as_vain {
                         budget.vain();
                     }

@@ -12,6 +12,8 @@ use pinfold_testkit::future::block_on;
 use pinfold_testkit::probe::{Probe, ProbeState, Spinner, probes};
 use pinfold_testkit::waker::counting_waker;
 
+use crate::MAX_VAIN_REPOLLS;
+
 use crate::{Arena, GrowableArena, Key, Step};
 use alloc::vec::Vec;
 
@@ -236,16 +238,38 @@ fn one_call_polls_each_value_at_most_once_and_yields() {
     for call in 1..=20 {
         let wakes_before = parent.count();
         assert!(next(&mut arena, &parent_waker).is_pending());
-        assert!(counters.iter().all(|c| c.load(Ordering::SeqCst) <= call));
+        // Ten self-wakes are within the cap: each call polls every spinner, once.
+        assert!(counters.iter().all(|c| c.load(Ordering::SeqCst) == call));
         assert!(
             parent.count() > wakes_before,
             "returned Pending without waking its task"
         );
     }
-    // Every spinner got its turns: two per call (two self-wakes spend the budget), round robin.
-    let total: usize = counters.iter().map(|c| c.load(Ordering::SeqCst)).sum();
-    assert_eq!(total, 40);
-    assert!(counters.iter().all(|c| c.load(Ordering::SeqCst) == 4));
+}
+
+#[test]
+fn self_waking_values_are_polled_round_robin_once_a_call() {
+    // More spinners than `MAX_VAIN_REPOLLS`: self-wakes are not vain polls, and do not cut a
+    // call short; each call polls every spinner once, and lets its task yield.
+    const SPINNERS: usize = 3 * MAX_VAIN_REPOLLS + 4;
+    let mut arena = Arena::new(SPINNERS);
+    let counters: Vec<_> = (0..SPINNERS)
+        .map(|id| {
+            let (spinner, polls) = Spinner::forever(id);
+            arena.insert(spinner).unwrap();
+            polls
+        })
+        .collect();
+    let (parent_waker, parent) = counting_waker();
+    for call in 1..=10 {
+        let wakes_before = parent.count();
+        assert!(next(&mut arena, &parent_waker).is_pending());
+        assert!(
+            parent.count() > wakes_before,
+            "yielded without waking its task"
+        );
+        assert!(counters.iter().all(|c| c.load(Ordering::SeqCst) == call));
+    }
 }
 
 #[test]

@@ -102,11 +102,11 @@
 //!
 //! One `poll_next` is one round of the arena's [`Budget`](pinfold_arena::Budget): it polls
 //! each running future at most once, and yields (wakes its task and returns `Pending`) once
-//! it has polled as many futures as were running when it started, once two futures woke
-//! themselves during their own poll, or once
+//! it has polled as many futures as were running when it started, or once
 //! [`MAX_VAIN_REPOLLS`](pinfold_arena::MAX_VAIN_REPOLLS) futures polled in an earlier round
-//! were `Pending` again (a self-wake counts as half of that many). So a future that always
-//! wakes itself cannot starve the executor, and under tokio, once the task's coop budget is
+//! were woken and `Pending` again without waking themselves. A future that wakes itself during
+//! its poll is polled again in the next call, which it wakes the task for. So a future that
+//! always wakes itself cannot starve the executor, and under tokio, once the task's coop budget is
 //! spent and tokio's futures return `Pending` until the next poll, a poll stays linear in the
 //! number of running futures. A head that wakes itself does not starve the futures behind
 //! it, nor they the head.

@@ -278,9 +278,10 @@ impl<F, T, E> Join<F, T, E> {
     /// of at most [`SMALL`] futures) polls every running future once with the task's waker;
     /// the next arms the inputs' own wakers and polls every running future once with its own;
     /// after that, only woken futures are polled, fairly (at most once each per poll, yielding
-    /// after as many polls as futures run, or after two futures woke themselves). Each future
-    /// completed spends a unit of tokio's budget (with the `tokio-coop` feature); once it is
-    /// spent, the poll stops there and returns `Pending` (tokio wakes the task).
+    /// after as many polls as futures run, or after 32 vain repolls; a future that woke itself
+    /// is polled again in the next poll). Each future completed spends a unit of tokio's budget
+    /// (with the `tokio-coop` feature); once it is spent, the poll stops there and returns
+    /// `Pending` (tokio wakes the task).
     #[inline(always)]
     fn drive<P>(
         &mut self,

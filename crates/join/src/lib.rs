@@ -92,10 +92,11 @@
 //! One poll of a join polls each future at most once. The polls with the task's waker poll
 //! every future still running; after them, a poll is a round of the arena's
 //! [`Budget`](pinfold_arena::Budget): it yields (wakes its task and returns `Pending`) once it
-//! has polled as many futures as are running, once two futures woke themselves during their
-//! own poll, or once [`MAX_VAIN_REPOLLS`](pinfold_arena::MAX_VAIN_REPOLLS) futures polled in an
-//! earlier poll were `Pending` again (a self-wake counts as half of that many). So a future
-//! that always wakes itself cannot starve the executor, and under tokio, once the task's coop
+//! has polled as many futures as are running, or once
+//! [`MAX_VAIN_REPOLLS`](pinfold_arena::MAX_VAIN_REPOLLS) futures polled in an earlier poll were
+//! woken and `Pending` again without waking themselves. A future that wakes itself during its
+//! poll is polled again in the next poll, which it wakes the task for. So a future that always
+//! wakes itself cannot starve the executor, and under tokio, once the task's coop
 //! budget is spent and tokio's futures return `Pending` until the next poll, the polls of a
 //! join stay linear in its number of futures.
 //!

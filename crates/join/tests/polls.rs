@@ -255,8 +255,8 @@ fn futures_that_wake_themselves_a_few_times_all_finish() {
             .into_iter()
             .map(|s| async move { Ok::<_, ()>(s.await) }),
     );
-    // The join yields whenever two futures woke themselves, so it takes many polls; but each
-    // poll makes progress.
+    // Futures that woke themselves are polled again in the next poll, so the join takes
+    // several polls; but each poll makes progress.
     let spins: usize = (0..n).map(|id| id % 7).sum();
     let mut rounds = 0;
     let outputs = loop {

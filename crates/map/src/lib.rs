@@ -86,10 +86,10 @@
 //!   [`MAX_VAIN_REPOLLS`](pinfold_arena::MAX_VAIN_REPOLLS) (32): a value polled in an earlier
 //!   call, woken, and `Pending` again without waking itself is one strike (under tokio, once
 //!   the task's coop budget is spent, tokio's own futures and streams do that until the next
-//!   poll of the task); a value that wakes itself during its own poll is 16, so two such values
-//!   end the call. A stream polled again because it gave an item is never a strike. A value
-//!   that is always ready, or always wakes itself, starves neither the executor nor the other
-//!   values.
+//!   poll of the task). A value that wakes itself during its own poll, or a stream polled
+//!   again because it gave an item, is never a strike: it is polled again in the next call,
+//!   which the call wakes its task for. A value that is always ready, or always wakes itself,
+//!   starves neither the executor nor the other values.
 //! - Otherwise it returns `Pending` only when no woken value is left that it has not polled:
 //!   wakes that arrive during the call are collected in it, and the values they woke are
 //!   polled in it. A value polled in the call and woken again (or a stream that gave an item)

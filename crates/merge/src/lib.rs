@@ -72,9 +72,10 @@
 //!   [`MAX_VAIN_REPOLLS`](pinfold_arena::MAX_VAIN_REPOLLS) (32): a stream polled in an earlier
 //!   call, woken, and `Pending` again without waking itself is one strike (under tokio, once
 //!   the task's coop budget is spent, tokio's own streams do that until the next poll of the
-//!   task); a stream that wakes itself during its own poll is 16, so two such streams end the
-//!   call. A stream polled again because it gave an item is never a strike. A stream that is
-//!   always ready, or always wakes itself, starves neither the executor nor the other streams.
+//!   task). A stream that wakes itself during its own poll, or is polled again because it gave
+//!   an item, is never a strike: it is polled again in the next call, which the call wakes its
+//!   task for. A stream that is always ready, or always wakes itself, starves neither the
+//!   executor nor the other streams.
 //! - Otherwise it returns `Pending` only when no woken stream is left that it has not polled:
 //!   wakes that arrive during the call are collected in it, and the streams they woke are
 //!   polled in it. A stream polled in the call and woken again (or that gave an item) waits for

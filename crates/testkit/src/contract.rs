@@ -252,7 +252,7 @@ macro_rules! contract_tests {
     ($marker:ident: fairness) => {
         $crate::contract_tests!(@cases $marker, fairness, [
             one_poll_polls_each_future_at_most_once_and_yields_when_all_wake_themselves,
-            one_poll_yields_after_two_futures_wake_themselves,
+            self_waking_futures_are_each_polled_once_every_call,
             one_poll_starts_every_pushed_future,
             a_woken_future_is_polled_at_most_once_per_call,
             self_waking_futures_do_not_starve_the_others,

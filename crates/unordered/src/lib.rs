@@ -85,9 +85,9 @@
 //!   [`MAX_VAIN_REPOLLS`](pinfold_arena::MAX_VAIN_REPOLLS) (32): a future polled in an earlier
 //!   call, woken, and `Pending` again without waking itself is one strike (under tokio, once
 //!   the task's coop budget is spent, tokio's own futures do that until the next poll of the
-//!   task); a future that wakes itself during its own poll is 16, so two such futures end the
-//!   call. A future that always wakes itself starves neither the executor nor the other
-//!   futures.
+//!   task). A future that wakes itself during its own poll is never a strike: it is polled
+//!   again in the next call, which the call wakes its task for. A future that always wakes
+//!   itself starves neither the executor nor the other futures.
 //! - Otherwise it returns `Pending` only when no woken future is left that it has not polled:
 //!   wakes that arrive during the call are collected in it, and the futures they woke are
 //!   polled in it. A future polled in the call and woken again waits for the next call, and the
