@@ -679,7 +679,7 @@ fn main() {
     });
     println!("merge_sparse_10k");
     println!(
-        "  Vec of the fired indexes, no wakers: {:.3} ms; tokio-stream StreamMap: {:.2} ms; pinfold MergeBounded: {:.2} ms; Vec / StreamMap = {:.3}, MergeBounded / StreamMap = {:.2}",
+        "  Vec of the fired indexes, no wakers: {:.3} ms; tokio-stream StreamMap: {:.2} ms; pinfold MergeBounded: {:.2} ms; Vec / StreamMap = {:.4}, MergeBounded / StreamMap = {:.3}",
         no_wakers / 1e6,
         stream_map / 1e6,
         merge_bounded / 1e6,
