@@ -195,10 +195,10 @@ fn wakes<M: Measurement<Value = Duration> + 'static>(
 /// after each batch until it gave that batch's 10 items. The cells are fired on the bench's own
 /// thread, under futures-executor's `block_on` (each item awaited with `poll_fn`). Untimed:
 /// building the merge, inserting the streams and polling it until every stream registered its
-/// waker; timed: the 1,000 batches. Checked: each batch gives its streams' indexes, and the
-/// round 10,000 items with the fired indexes' sum. What a merge costs per item when a few of
-/// many streams wake: a merge that polls only the woken streams does 10,000 stream polls, one
-/// that polls every stream on each call up to 10,000 per item.
+/// waker; timed: the 1,000 batches. Checked: each batch's items add up to its streams'
+/// indexes, and the round gives 10,000 items with the fired indexes' sum. What a merge costs
+/// per item when a few of many streams wake: a merge that polls only the woken streams does
+/// 10,000 stream polls, one that polls every stream on each call up to 10,000 per item.
 fn merge_sparse_10k(c: &mut Criterion) {
     let wakes = SparseWakes::merge_sparse_10k();
     let mut group = Group::new(c, "merge_sparse_10k", Tuning::MEDIUM);

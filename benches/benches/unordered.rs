@@ -125,10 +125,11 @@ fn burst_100k(c: &mut Criterion) {
 /// the set is drained until it gave those 10 outputs. The cells are fired on the bench's own
 /// thread, under futures-executor's `block_on` (each output awaited with `poll_fn`). Untimed:
 /// building the set, pushing the futures and polling it until every future registered its
-/// waker; timed: the 1,000 batches. Checked: each batch gives its futures' indexes, and the
-/// round 10,000 outputs with their sum. pinfold's bounded set (id `pinfold`, capacity 10,000)
-/// and growable set (`pinfold-growable`, a row of its own) against futures-util's,
-/// futures-buffered's growable `FuturesUnordered` and futures-concurrency's `FutureGroup`.
+/// waker; timed: the 1,000 batches. Checked: each batch's outputs add up to its futures'
+/// indexes, and the round gives 10,000 outputs with their sum. pinfold's bounded set (id
+/// `pinfold`, capacity 10,000) and growable set (`pinfold-growable`, a row of its own) against
+/// futures-util's, futures-buffered's growable `FuturesUnordered` and futures-concurrency's
+/// `FutureGroup`.
 fn unordered_sparse_10k(c: &mut Criterion) {
     let wakes = SparseWakes::unordered_sparse_10k();
     let mut group = Group::new(c, "unordered_sparse_10k", Tuning::MEDIUM);
