@@ -1,9 +1,11 @@
 //! Streams merged into one: pinfold's `MergeBounded` (id `pinfold`) and growable `Merge` (id
 //! `pinfold-growable`, a row of its own) against futures-util's `select_all`,
 //! futures-buffered's `MergeBounded`, futures-concurrency's `StreamGroup` and tokio-stream's
-//! `StreamMap` (items mapped to their value), on three workloads: many
-//! streams of ready items, many streams woken from other threads, and a few streams that are
-//! always ready. Every stream here is `Unpin`, so every peer takes it as it is.
+//! `StreamMap` (items mapped to their value), on four workloads: many
+//! streams of ready items, many streams woken from other threads, a few streams that are
+//! always ready, and many streams of which a few at a time are woken from the thread that
+//! drains the merge (`merge_sparse_10k`: setup untimed, under futures-executor's `block_on`).
+//! Every stream here is `Unpin`, so every peer takes it as it is.
 
 use std::hint::black_box;
 use std::ops::Range;
@@ -16,8 +18,8 @@ use futures_util::StreamExt;
 use futures_util::stream::{self, Iter};
 use pinfold_benches::{
     CpuTime, FUTURES_BUFFERED, FUTURES_CONCURRENCY, FUTURES_UTIL, FireOrder, Group, PINFOLD,
-    PINFOLD_GROWABLE, RoundTimes, SignalStream, TOKIO_STREAM, Tuning, WakerThreads, criterion,
-    measure_warm, tally_block_on,
+    PINFOLD_GROWABLE, RoundTimes, SignalStream, SparseWakes, TOKIO_STREAM, Tuning, WakerThreads,
+    criterion, measure_warm, tally_block_on,
 };
 
 #[global_allocator]
@@ -187,6 +189,46 @@ fn wakes<M: Measurement<Value = Duration> + 'static>(
     black_box(workers);
 }
 
+/// 10,000 streams, each pending until its cell fires and then giving its index once per fire
+/// ([`SparseWakes::merge_sparse_10k`]); 1,000 batches, each firing 10 distinct streams drawn
+/// at random (deterministically; a stream fires in several batches), the merged stream drained
+/// after each batch until it gave that batch's 10 items. The cells are fired on the bench's own
+/// thread, under futures-executor's `block_on` (each item awaited with `poll_fn`). Untimed:
+/// building the merge, inserting the streams and polling it until every stream registered its
+/// waker; timed: the 1,000 batches. Checked: each batch's items add up to its streams'
+/// indexes, and the round gives 10,000 items with the fired indexes' sum. What a merge costs
+/// per item when a few of many streams wake: a merge that polls only the woken streams does
+/// 10,000 stream polls, one that polls every stream on each call up to 10,000 per item.
+fn merge_sparse_10k(c: &mut Criterion) {
+    let wakes = SparseWakes::merge_sparse_10k();
+    let mut group = Group::new(c, "merge_sparse_10k", Tuning::MEDIUM);
+    wakes.bench(&mut group, PINFOLD, |w| {
+        let mut merged = Bounded::new(w.len());
+        w.streams().for_each(|s| merged.push(s));
+        merged
+    });
+    wakes.bench(&mut group, PINFOLD_GROWABLE, |w| {
+        w.streams().collect::<Growable<_>>()
+    });
+    wakes.bench(&mut group, FUTURES_BUFFERED, |w| {
+        w.streams().collect::<Buffered<_>>()
+    });
+    wakes.bench(&mut group, FUTURES_UTIL, |w| {
+        futures_util::stream::select_all(w.streams())
+    });
+    wakes.bench(&mut group, FUTURES_CONCURRENCY, |w| {
+        w.streams().collect::<StreamGroup<_>>()
+    });
+    wakes.bench(&mut group, TOKIO_STREAM, |w| {
+        let mut merged = StreamMap::new();
+        for (j, stream) in w.streams().enumerate() {
+            merged.insert(j, stream);
+        }
+        merged.map(|(_, item)| item)
+    });
+    group.finish();
+}
+
 /// The streams of a `merge_wakes_10k` round.
 fn streams(workers: &WakerThreads) -> impl Iterator<Item = SignalStream<'_>> + '_ {
     workers.signal_streams(WAKE_ITEMS)
@@ -203,7 +245,7 @@ fn merge_wakes_10k_cpu(c: &mut Criterion<CpuTime>) {
 criterion_group! {
     name = wall;
     config = criterion(WallTime);
-    targets = merge_ready_1k, merge_hot_16, merge_wakes_10k
+    targets = merge_ready_1k, merge_hot_16, merge_wakes_10k, merge_sparse_10k
 }
 criterion_group! {
     name = cpu;

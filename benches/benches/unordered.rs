@@ -2,6 +2,10 @@
 //! `FuturesUnordered` (triangular groups, kept forever) and futures-util's (one `Arc` per
 //! future, freed per future): the steady state, and a burst to 100,000 futures and back;
 //! each polled with a no-op waker and under futures-executor's `block_on` (`*_block_on`).
+//! And 10,000 pending futures woken 10 at a time from the thread that drains the set
+//! (`unordered_sparse_10k`, under `block_on`, setup untimed), where pinfold's bounded set
+//! (`pinfold`) and growable set (`pinfold-growable`) meet futures-concurrency's `FutureGroup`
+//! too.
 
 use core::future::ready;
 
@@ -9,8 +13,8 @@ use criterion::measurement::WallTime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_core::Stream;
 use pinfold_benches::{
-    Driver, FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD, Tuning, YieldK, criterion, live_bytes,
-    measure_warm,
+    Driver, FUTURES_BUFFERED, FUTURES_CONCURRENCY, FUTURES_UTIL, Group, PINFOLD, PINFOLD_GROWABLE,
+    SparseWakes, Tuning, YieldK, criterion, live_bytes, measure_warm,
 };
 
 #[global_allocator]
@@ -19,6 +23,8 @@ static ALLOC: pinfold_benches::CountingAlloc = pinfold_benches::CountingAlloc::n
 type Pinfold<F> = pinfold_unordered::FuturesUnordered<F>;
 type Buffered<F> = futures_buffered::FuturesUnordered<F>;
 type Util<F> = futures_util::stream::FuturesUnordered<F>;
+type Bounded<F> = pinfold_unordered::FuturesUnorderedBounded<F>;
+type FutureGroup<F> = futures_concurrency::future::FutureGroup<F>;
 
 /// `0 + 1 + ... + (n - 1)`.
 fn sum_below(n: usize) -> u64 {
@@ -113,9 +119,53 @@ fn burst_100k(c: &mut Criterion) {
     }
 }
 
+/// 10,000 futures, each pending until its cell fires, then giving its index
+/// ([`SparseWakes::unordered_sparse_10k`]); the cells fired 10 at a time, in an order
+/// shuffled once (deterministically), so every future finishes once; after each batch of 10
+/// the set is drained until it gave those 10 outputs. The cells are fired on the bench's own
+/// thread, under futures-executor's `block_on` (each output awaited with `poll_fn`). Untimed:
+/// building the set, pushing the futures and polling it until every future registered its
+/// waker; timed: the 1,000 batches. Checked: each batch's outputs add up to its futures'
+/// indexes, and the round gives 10,000 outputs with their sum. pinfold's bounded set (id
+/// `pinfold`, capacity 10,000) and growable set (`pinfold-growable`, a row of its own) against
+/// futures-util's, futures-buffered's growable `FuturesUnordered` and futures-concurrency's
+/// `FutureGroup`.
+fn unordered_sparse_10k(c: &mut Criterion) {
+    let wakes = SparseWakes::unordered_sparse_10k();
+    let mut group = Group::new(c, "unordered_sparse_10k", Tuning::MEDIUM);
+    wakes.bench(&mut group, PINFOLD, |w| {
+        let mut set = Bounded::new(w.len());
+        w.signals().for_each(|f| set.push(f));
+        set
+    });
+    wakes.bench(&mut group, PINFOLD_GROWABLE, |w| {
+        let mut set = Pinfold::new();
+        w.signals().for_each(|f| set.push(f));
+        set
+    });
+    wakes.bench(&mut group, FUTURES_BUFFERED, |w| {
+        let mut set = Buffered::new();
+        w.signals().for_each(|f| set.push(f));
+        set
+    });
+    wakes.bench(&mut group, FUTURES_UTIL, |w| {
+        let set = Util::new();
+        w.signals().for_each(|f| set.push(f));
+        set
+    });
+    wakes.bench(&mut group, FUTURES_CONCURRENCY, |w| {
+        let mut set = FutureGroup::new();
+        w.signals().for_each(|f| {
+            set.insert(f);
+        });
+        set
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = criterion(WallTime);
-    targets = unordered_ready_512k, burst_100k
+    targets = unordered_ready_512k, burst_100k, unordered_sparse_10k
 }
 criterion_main!(benches);

@@ -1,9 +1,10 @@
 //! Floors under the speed targets pinfold misses (see `benches/README.md`, *Targets* and
-//! *Floors*), in six sections: what no set with these rules could beat, timed side by side
+//! *Floors*), in seven sections: what no set with these rules could beat, timed side by side
 //! with the peers on the machine it runs on. Section 4 also times what the waking threads cost
 //! alone, which turns out not to be a floor, and what pinfold's merge costs with no keys, a
 //! floor under any map built on it; sections 5 and 6 time what pinfold's arena costs with no
-//! order kept, a floor under any ordered set built on it but not under one built otherwise.
+//! order kept, a floor under any ordered set built on it but not under one built otherwise;
+//! section 7 times the sparse wakes, where only the woken streams need polling.
 //! Run with `cargo run --release -p pinfold-benches --example floors`.
 //!
 //! 1. `yield_16_block_on`: the fairness rule (a poll call yields after two futures woke
@@ -47,6 +48,11 @@
 //!    the task's waker) and then only the one at the front, keeping no record of wakes (its
 //!    sleeps are boxed, which it needs and the others do not: it overstates that floor), side
 //!    by side with pinfold's and futures-buffered's `FuturesOrdered`.
+//! 7. `merge_sparse_10k`: 10,000 streams, 1,000 batches of 10 fired on the draining thread
+//!    (the bench's batches, [`SparseWakes::merge_sparse_10k`]). The floor: the same batches'
+//!    indexes pushed to a `Vec` and read back, with no stream, no waker and no poll at all;
+//!    side by side with tokio-stream's `StreamMap` and pinfold's `MergeBounded` on the same
+//!    batches, timed as the bench times them (the batches only, setup left out).
 //!
 //! Timings are the best of several runs (a floor, on a shared machine); the ratios are what
 //! to compare with the targets. Sections 5 and 6 run on one thread, so their wall time is the
@@ -60,7 +66,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use futures_util::{Stream, StreamExt};
-use pinfold_benches::{Driver, FireOrder, RoundTimes, WakerThreads, YieldK, sleeper};
+use pinfold_benches::{Driver, FireOrder, RoundTimes, SparseWakes, WakerThreads, YieldK, sleeper};
 
 /// Counts the calls of `poll_next` on the stream it wraps.
 struct CountPolls<S> {
@@ -634,5 +640,50 @@ fn main() {
         unordered_sleeps / fb_sleeps,
         front_only / 1e6,
         front_only / fb_sleeps
+    );
+
+    // 7. merge_sparse_10k: 10,000 streams, 1,000 batches of 10 fired on this thread.
+    let sparse = SparseWakes::merge_sparse_10k();
+    let no_wakers = best(7, 1, || {
+        let mut fired = Vec::with_capacity(sparse.batches().map(<[usize]>::len).max().unwrap_or(0));
+        let (mut count, mut sum) = (0u64, 0u64);
+        for batch in sparse.batches() {
+            fired.extend(batch.iter().map(|&i| std::hint::black_box(i as u64)));
+            for item in fired.drain(..) {
+                count += 1;
+                sum += item;
+            }
+        }
+        assert_eq!((count, sum), sparse.expected(), "every fire's item once");
+    });
+    let sparse_round = |round: &dyn Fn() -> std::time::Duration| {
+        (0..7)
+            .map(|_| round().as_secs_f64() * 1e9)
+            .fold(f64::INFINITY, f64::min)
+    };
+    let stream_map = sparse_round(&|| {
+        sparse.round(|w| {
+            let mut merged = tokio_stream::StreamMap::new();
+            for (key, stream) in w.streams().enumerate() {
+                merged.insert(key, stream);
+            }
+            merged.map(|(_, item)| item)
+        })
+    });
+    let merge_bounded = sparse_round(&|| {
+        sparse.round(|w| {
+            let mut merged = pinfold_merge::MergeBounded::new(w.len());
+            w.streams().for_each(|s| merged.push(s));
+            merged
+        })
+    });
+    println!("merge_sparse_10k");
+    println!(
+        "  Vec of the fired indexes, no wakers: {:.3} ms; tokio-stream StreamMap: {:.2} ms; pinfold MergeBounded: {:.2} ms; Vec / StreamMap = {:.4}, MergeBounded / StreamMap = {:.3}",
+        no_wakers / 1e6,
+        stream_map / 1e6,
+        merge_bounded / 1e6,
+        no_wakers / stream_map,
+        merge_bounded / stream_map
     );
 }

@@ -32,7 +32,9 @@ mod drive;
 pub mod format;
 mod futures;
 mod group;
+mod local_signal;
 mod results;
+mod sparse;
 mod summary;
 mod workers;
 mod xorshift;
@@ -49,10 +51,12 @@ pub use futures::{
     ChurnFuture, Signal, SignalCell, SignalStream, YieldK, join_inputs, try_join_inputs,
 };
 pub use group::{Group, Tuning, criterion, quick};
+pub use local_signal::{LocalSignal, LocalSignalCell, LocalSignalStream};
 pub use results::{
     ALLOCS_FILE, AllocRow, VIRTUAL_FILE, VirtualRow, criterion_dir, read_allocs, read_virtual,
     record_allocs, record_virtual, results_dir, target_dir,
 };
+pub use sparse::{SPARSE_BATCH, SPARSE_BATCHES, SPARSE_LEN, SparseWakes};
 pub use summary::{
     SUMMARY_END, SUMMARY_MAX_ROWS, SUMMARY_START, SUMMARY_WORKLOADS, Standing, replace_summary,
     spelled_out, summary_rows, summary_table,
@@ -198,6 +202,14 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     (
         "burst_100k_block_on",
         "the same under futures-executor block_on (a real waker)",
+    ),
+    (
+        "unordered_sparse_10k",
+        "10,000 pending futures, woken 10 at a time (random order, each once) on the owner's thread, drained after each batch; block_on; setup untimed (pinfold: bounded set)",
+    ),
+    (
+        "unordered_sparse_10k/pinfold-growable",
+        "the same with pinfold's growable FuturesUnordered",
     ),
     (
         "keyed_churn_100k",
@@ -347,6 +359,14 @@ pub const WORKLOADS: &[(&str, &str)] = &[
     ),
     (
         "merge_hot_16/pinfold-growable",
+        "the same with pinfold's growable Merge",
+    ),
+    (
+        "merge_sparse_10k",
+        "merge of 10,000 pending streams; 1,000 batches of 10 random streams fired on the owner's thread, drained after each; block_on; setup untimed (pinfold: MergeBounded)",
+    ),
+    (
+        "merge_sparse_10k/pinfold-growable",
         "the same with pinfold's growable Merge",
     ),
     (
