@@ -225,30 +225,7 @@ fn clear_drops_everything_and_keeps_the_arena_usable() {
 }
 
 #[test]
-fn one_call_polls_each_value_at_most_once_and_yields() {
-    let mut arena = Arena::new(10);
-    let counters: Vec<_> = (0..10)
-        .map(|id| {
-            let (spinner, polls) = Spinner::forever(id);
-            arena.insert(spinner).unwrap();
-            polls
-        })
-        .collect();
-    let (parent_waker, parent) = counting_waker();
-    for call in 1..=20 {
-        let wakes_before = parent.count();
-        assert!(next(&mut arena, &parent_waker).is_pending());
-        // Ten self-wakes are within the cap: each call polls every spinner, once.
-        assert!(counters.iter().all(|c| c.load(Ordering::SeqCst) == call));
-        assert!(
-            parent.count() > wakes_before,
-            "returned Pending without waking its task"
-        );
-    }
-}
-
-#[test]
-fn self_waking_values_are_polled_round_robin_once_a_call() {
+fn one_call_polls_each_self_waking_value_once_round_robin_and_yields() {
     // More spinners than `MAX_VAIN_REPOLLS`: self-wakes are not vain polls, and do not cut a
     // call short; each call polls every spinner once, and lets its task yield.
     const SPINNERS: usize = 3 * MAX_VAIN_REPOLLS + 4;
