@@ -7,8 +7,8 @@
 //! section 7 times the sparse wakes, where only the woken streams need polling.
 //! Run with `cargo run --release -p pinfold-benches --example floors`.
 //!
-//! 1. `yield_16_block_on`: the fairness rule (a poll call yields after two futures woke
-//!    themselves, as futures-util's does) fixes how many times `block_on` must poll the set:
+//! 1. `yield_16_block_on`: the fairness rule (a future that woke itself is polled again in
+//!    the next call, so a call polls each future at most once) fixes how many times `block_on` must poll the set:
 //!    counted here for each set (deterministic), and multiplied by the cost of one `block_on`
 //!    round trip (a future that wakes itself and returns `Pending`), timed here; plus, for each
 //!    of the 4,096 self-wakes, one atomic read-modify-write (a wake from a waker that may be on
@@ -16,7 +16,7 @@
 //! 2. `ready_512k_block_on`: a `VecDeque` of futures with no waker at all (push, pop, poll
 //!    once) under the same driver, timed side by side with futures-buffered's bounded set.
 //! 3. `merge_hot_16` (and `merge_ready_1k`, 1,000 streams of 100 ready items, the same way):
-//!    the merge's target is 0.5x the best peer, tokio-stream's `StreamMap`,
+//!    the merge's target is 0.8x the best peer, tokio-stream's `StreamMap`,
 //!    which polls its streams with the task's own waker from a random start and keeps no
 //!    queue. A `VecDeque` of the streams with no waker of their own (pop one, poll it once with
 //!    the task's waker, push it back: one item per stream per turn, the fairness rule alone)
@@ -37,7 +37,7 @@
 //!    costs at least) and `StreamMap` with nothing replaced; the five take turns round by
 //!    round, and the median is compared.
 //!
-//! 5. `futures_ordered_ready_512k` (the ordered sets' target is 0.5x the best peer,
+//! 5. `futures_ordered_ready_512k` (the ordered sets' target is 0.8x the best peer,
 //!    futures-buffered's ordered sets): the same 512,000 ready futures, 256 at a time, through
 //!    pinfold's *unordered* sets, which run on the same arena as its ordered ones and keep no
 //!    order at all, and through a `VecDeque` polled front to back with no waker (what a design
@@ -158,7 +158,7 @@ fn print_rounds(
 ) {
     let ratio = |t: RoundTimes| pick(t).as_secs_f64() / pick(stream_map).as_secs_f64();
     println!(
-        "  {metric}: {floor_name}: {:.2} ms; StreamMap: {:.2} ms; MergeBounded: {:.2} ms; floor / StreamMap = {:.2}, MergeBounded / StreamMap = {:.2} (target for pinfold 0.5)",
+        "  {metric}: {floor_name}: {:.2} ms; StreamMap: {:.2} ms; MergeBounded: {:.2} ms; floor / StreamMap = {:.2}, MergeBounded / StreamMap = {:.2} (target for pinfold 1.0)",
         ms(pick(floor)),
         ms(pick(stream_map)),
         ms(pick(merge_bounded)),
@@ -346,7 +346,7 @@ fn main() {
     );
     println!("  one block_on round trip: {round_trip:.1} ns; one atomic fetch_or: {atomic:.1} ns");
     println!(
-        "  floor for pinfold: {pinfold} x {round_trip:.1} ns + 4,096 x {atomic:.1} ns = {:.1} us; futures-buffered's whole run: {:.1} us; floor / futures-buffered = {:.2} (target 0.35)",
+        "  floor for pinfold: {pinfold} x {round_trip:.1} ns + 4,096 x {atomic:.1} ns = {:.1} us; futures-buffered's whole run: {:.1} us; floor / futures-buffered = {:.2} (target for pinfold 0.7)",
         floor / 1e3,
         fb_yield_16 / 1e3,
         floor / fb_yield_16
@@ -373,7 +373,7 @@ fn main() {
     });
     println!("ready_512k_block_on");
     println!(
-        "  VecDeque, no wakers: {:.2} ms; futures-buffered: {:.2} ms; VecDeque / futures-buffered = {:.2} (target for pinfold 0.3)",
+        "  VecDeque, no wakers: {:.2} ms; futures-buffered: {:.2} ms; VecDeque / futures-buffered = {:.2} (target for pinfold 0.6)",
         fifo / 1e6,
         fb / 1e6,
         fifo / fb
@@ -402,7 +402,7 @@ fn main() {
         });
         println!("{name}");
         println!(
-            "  VecDeque round-robin, task's waker: {:.2} ms; tokio-stream StreamMap: {:.2} ms; pinfold MergeBounded: {:.2} ms; VecDeque / StreamMap = {:.2}, MergeBounded / StreamMap = {:.2} (target for pinfold 0.5)",
+            "  VecDeque round-robin, task's waker: {:.2} ms; tokio-stream StreamMap: {:.2} ms; pinfold MergeBounded: {:.2} ms; VecDeque / StreamMap = {:.2}, MergeBounded / StreamMap = {:.2} (target for pinfold 0.8)",
             fifo_merge / 1e6,
             stream_map / 1e6,
             merge_bounded / 1e6,
@@ -533,7 +533,7 @@ fn main() {
     ] {
         let [r_median, r_best] = ratio(took);
         println!(
-            "  {name}: {:.2} ms (best {:.2} ms); {r_median:.2} of tokio-stream StreamMap's (best {r_best:.2}) (target for pinfold StreamMap 0.5)",
+            "  {name}: {:.2} ms (best {:.2} ms); {r_median:.2} of tokio-stream StreamMap's (best {r_best:.2}) (target for pinfold StreamMap 1.0)",
             took[0], took[1]
         );
     }
@@ -573,7 +573,7 @@ fn main() {
     let fifo_ordered = ready_512k!(Fifo(VecDeque::with_capacity(256)), push_back);
     println!("futures_ordered_ready_512k");
     println!(
-        "  growable: futures-buffered FuturesOrdered {:.2} ms; pinfold FuturesOrdered {:.2} ms ({:.2}); pinfold FuturesUnordered, no order kept, {:.2} ms ({:.2}) (target for pinfold 0.5)",
+        "  growable: futures-buffered FuturesOrdered {:.2} ms; pinfold FuturesOrdered {:.2} ms ({:.2}); pinfold FuturesUnordered, no order kept, {:.2} ms ({:.2}) (target for pinfold 0.8)",
         fb_ordered / 1e6,
         ordered / 1e6,
         ordered / fb_ordered,
@@ -581,7 +581,7 @@ fn main() {
         unordered / fb_ordered
     );
     println!(
-        "  bounded: futures-buffered FuturesOrderedBounded {:.2} ms; pinfold FuturesOrderedBounded {:.2} ms ({:.2}); pinfold FuturesUnorderedBounded, no order kept, {:.2} ms ({:.2}) (target for pinfold 0.5)",
+        "  bounded: futures-buffered FuturesOrderedBounded {:.2} ms; pinfold FuturesOrderedBounded {:.2} ms ({:.2}); pinfold FuturesUnorderedBounded, no order kept, {:.2} ms ({:.2}) (target for pinfold 0.8)",
         fb_ordered_bounded / 1e6,
         ordered_bounded / 1e6,
         ordered_bounded / fb_ordered_bounded,
@@ -632,7 +632,7 @@ fn main() {
     });
     println!("futures_ordered_sleep_100k");
     println!(
-        "  futures-buffered FuturesOrdered {:.2} ms; pinfold FuturesOrdered {:.2} ms ({:.2}); pinfold FuturesUnordered, no order kept, {:.2} ms ({:.2}); every sleep polled once, then the front only (boxed) {:.2} ms ({:.2}) (target for pinfold 0.5)",
+        "  futures-buffered FuturesOrdered {:.2} ms; pinfold FuturesOrdered {:.2} ms ({:.2}); pinfold FuturesUnordered, no order kept, {:.2} ms ({:.2}); every sleep polled once, then the front only (boxed) {:.2} ms ({:.2}) (target for pinfold 1.0)",
         fb_sleeps / 1e6,
         ordered_sleeps / 1e6,
         ordered_sleeps / fb_sleeps,
