@@ -420,7 +420,49 @@ impl<T> Arena<T> {
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
         let mut budget = self.budget();
-        round::poll_round_some(self, cx, &mut budget, &mut f)
+        if let Some(first) = self.poll_first_stream(&mut budget, &mut f) {
+            return Poll::Ready(Some(first));
+        }
+        self.poll_rest_some(cx, &mut budget, &mut f)
+    }
+
+    /// The common call of a merge of busy streams, inline: the first value queued for the
+    /// round is polled here, and if it gives an item that is the call's output. Anything else
+    /// (nothing queued, no item, an owner not yet busy) goes on in
+    /// [`poll_rest_some`](Self::poll_rest_some), out of line, so that this path stays small
+    /// enough to inline into the caller's loop. Guarded by `merge_hot_16` (instructions).
+    #[inline(always)]
+    fn poll_first_stream<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> Option<(Key, R)>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
+    {
+        // Not busy: `poll_round` marks the owner busy before it polls.
+        if !self.busy || !self.has_queued() {
+            return None;
+        }
+        let (turn, step) = self.poll_front(budget.round, false, |key, value, cx| {
+            budget.polled();
+            f(key, value, cx)
+        })?;
+        match round::settle(self, turn, step, budget) {
+            Some((key, Some(out))) => Some((key, out)),
+            // The value left without an output, or gave none: the round goes on.
+            Some((_, None)) | None => None,
+        }
+    }
+
+    /// The rest of a [`poll_next_some`](Arena::poll_next_some) round, after its first poll.
+    #[inline(never)]
+    fn poll_rest_some<R, F>(
+        &mut self,
+        cx: &mut Context<'_>,
+        budget: &mut Budget,
+        f: &mut F,
+    ) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
+    {
+        round::poll_round_some(self, cx, budget, f)
     }
 
     /// [`poll_next`](Arena::poll_next) within a round the caller started with

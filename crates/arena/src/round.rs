@@ -285,36 +285,51 @@ where
         let Some((turn, step)) = polled else {
             continue;
         };
-        let Turn {
-            index,
-            key,
-            entry,
-            counts_as_vain,
-        } = turn;
-        match step {
-            Step::Pending => {
-                let unbound = queue.waits_for_an_earlier_waker(entry);
-                // A value that woke itself costs the round nothing beyond its poll: it is polled
-                // once a round, and the round polls at most as many values as the arena held.
-                if !queue.is_marked(entry) {
-                    if counts_as_vain {
-                        budget.vain();
-                    }
-                    if unbound {
-                        queue.queue_unbound(index);
-                    }
+        if let Some(out) = settle(queue, turn, step, budget) {
+            return Queued::Ready(out);
+        }
+    }
+}
+
+/// What a poll of a queued slot (`turn`) came to, applied to the queues and the budget: the
+/// output to hand on, or `None` if the round goes on to the next queued slot.
+#[inline(always)]
+pub(crate) fn settle<T, R, Q: SlotQueue<T>>(
+    queue: &mut Q,
+    turn: Turn,
+    step: Step<R>,
+    budget: &mut Budget,
+) -> Option<(Key, R)> {
+    let Turn {
+        index,
+        key,
+        entry,
+        counts_as_vain,
+    } = turn;
+    match step {
+        Step::Pending => {
+            let unbound = queue.waits_for_an_earlier_waker(entry);
+            // A value that woke itself costs the round nothing beyond its poll: it is polled
+            // once a round, and the round polls at most as many values as the arena held.
+            if !queue.is_marked(entry) {
+                if counts_as_vain {
+                    budget.vain();
+                }
+                if unbound {
+                    queue.queue_unbound(index);
                 }
             }
-            Step::Keep(out) => return Queued::Ready((key, out)),
-            Step::Settled => {}
-            Step::Repoll(out) => {
-                queue.queue_repoll(index);
-                return Queued::Ready((key, out));
-            }
-            Step::Done(out) => {
-                queue.done(index);
-                return Queued::Ready((key, out));
-            }
+            None
+        }
+        Step::Keep(out) => Some((key, out)),
+        Step::Settled => None,
+        Step::Repoll(out) => {
+            queue.queue_repoll(index);
+            Some((key, out))
+        }
+        Step::Done(out) => {
+            queue.done(index);
+            Some((key, out))
         }
     }
 }

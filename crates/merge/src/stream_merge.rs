@@ -333,6 +333,7 @@ impl<S: Stream, A: Storage<S>> StreamMerge<S, A> {
     /// assert_eq!(items, [(key, 'x'), (key, 'y')]);
     /// # });
     /// ```
+    #[inline]
     pub fn poll_next_keyed(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Key, S::Item)>> {
         pinfold_arena::coop::poll_output(cx, |cx| {
             let polled = self
@@ -349,6 +350,7 @@ impl<S: Stream, A: Storage<S>> StreamMerge<S, A> {
 impl<S: Stream, A: Storage<S>> Stream for StreamMerge<S, A> {
     type Item = S::Item;
 
+    #[inline]
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
         self.get_mut()
             .poll_next_keyed(cx)
