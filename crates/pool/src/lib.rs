@@ -53,7 +53,7 @@
 //! small record per buffer (its free-list link and its packet count), then the buffers'
 //! bytes, uninitialized (a [`Buf`] and a [`Packet`] show only the bytes written). Nothing else
 //! is ever allocated: not per acquire, not while waiting (a waiter's place in the queue lives
-//! in its pinned [`Acquire`] future), not per freeze, clone or slice. The block is freed with
+//! in its pinned [`Acquire`] future), not per freeze, split, clone or slice. The block is freed with
 //! the last handle, `Buf` or `Packet` of the pool.
 //!
 //! # Cancellation
@@ -103,6 +103,17 @@
 //! not model), which pairs with every other drop's `Release`, before it gives the buffer back:
 //! all reads of the packets happen before the next owner writes.
 //!
+//! **Splitting.** [`Buf::split_to`] makes the `Buf` a holder of the count too: the first split
+//! of a buffer stores 2 (the packet and the `Buf`; `Relaxed`, as no packet exists yet to read
+//! it), later ones add 1 (`Relaxed`: the `Buf`'s own count keeps it above 0). The `Buf` then
+//! moves its start past the packet's bytes, so it never writes what a packet reads. A shared
+//! `Buf`'s drop subtracts 1 as a packet's does (`Release`, then the `Acquire` load if it took the
+//! count to 0), so whichever of the `Buf` and the packets drops last, on whatever thread, gives
+//! the buffer back, and exactly once: one `fetch_sub` alone sees 1. [`Buf::freeze`] of a shared
+//! `Buf` passes the `Buf`'s count on to the new packet and leaves the count as it is; of an
+//! unshared one it stores 1. An unshared `Buf` never touches the count, which is 0 while the
+//! buffer is free or owned by a `Buf` that has not split: its drop gives the buffer back at once.
+//!
 //! **Waker panics.** When a waker's code runs, each buffer is in the free list, owned by a
 //! [`Buf`] or packets, or stored in the node of the waiter it was handed to, never in a local
 //! only, so a panic there loses none (`tests/waker_faults.rs` panics at each such call).
@@ -113,7 +124,8 @@
 //!
 //! **Proofs.** The loom models in `loom-tests/tests/pool_*.rs` drive this crate's real types
 //! under every interleaving (up to the preemption bound): a release racing an acquire, the last
-//! packet's drop racing an acquire, a cancelled waiter racing the hand-off to it, a waiter
+//! packet's drop racing an acquire, a `Buf`'s drop racing the drop of the last packet split
+//! off it (`pool_split_drop`), a cancelled waiter racing the hand-off to it, a waiter
 //! re-polled with another task's waker racing the hand-off to it, and the spin lock that
 //! guards the waiters without `std` (`pool_spin_lock`). The tests run under Miri and
 //! ThreadSanitizer in `cargo xtask ci`.

@@ -40,15 +40,16 @@ pub struct Packet {
 }
 
 /// More packets of one buffer than this is a leak (as `Arc` aborts past `isize::MAX`).
-const MAX_PACKETS: u32 = u32::MAX / 2;
+pub(crate) const MAX_PACKETS: u32 = u32::MAX / 2;
 
 impl Packet {
-    /// The first packet of buffer `index`, whose count the caller set to 1.
-    pub(crate) fn new(inner: Arc<Inner>, index: u32, len: usize) -> Self {
+    /// A packet of bytes `start..start + len` of buffer `index`, for which the caller
+    /// counted one more packet.
+    pub(crate) fn new(inner: Arc<Inner>, index: u32, start: usize, len: usize) -> Self {
         Self {
             inner,
             index,
-            start: 0,
+            start,
             len,
         }
     }
