@@ -264,6 +264,17 @@ impl Buf {
         self.len = new_len;
     }
 
+    /// Drops the first `n` bytes written: this `Buf` starts after them from now on (as a
+    /// [`split_to`](Buf::split_to) whose packet is dropped at once, without touching the
+    /// count).
+    pub(crate) fn discard(&mut self, n: usize) {
+        assert!(n <= self.len, "Buf::discard: past the bytes written");
+        // SAFETY: `n <= len <= capacity`: the pointer stays inside the buffer or one past it.
+        self.start = unsafe { self.start.add(n) };
+        self.capacity -= n;
+        self.len -= n;
+    }
+
     /// The buffer's packet count.
     fn packets(&self) -> &AtomicU32 {
         &self.inner.block.meta(self.index).packets

@@ -26,6 +26,50 @@
 //! # }).unwrap();
 //! ```
 //!
+//! # Framing
+//!
+//! [`Buf::split_to`] cuts the bytes written so far into a [`Packet`] while the `Buf` keeps
+//! its room and writes on after them; the buffer goes back when the `Buf` and every packet of
+//! it are dropped. [`Framer`] builds on it: bytes read from a stream into the room of its
+//! current buffer come out as frames, each a packet of that buffer, as soon as each is
+//! complete. It does no I/O and never waits: when its buffer is full it says so
+//! ([`Framer::needs_buffer`]) and the caller gives it the next, from
+//! [`try_refill`](Framer::try_refill), [`refill`](Framer::refill)`.await` or
+//! [`put_buffer`](Framer::put_buffer); the start of a frame that crosses the end of the
+//! buffer is copied into the next one, the only copy made. The frames are
+//! [`LengthPrefixed`] (1, 2, 4 or 8 bytes, big- or little-endian; the packet excludes the
+//! prefix) or cut by a function ([`Framer::with_fn`]). A frame larger than a buffer, the end
+//! of input inside a frame, and a framing function's error are [`FrameError`]s.
+//!
+//! ```
+//! use core::convert::Infallible;
+//! use pinfold_pool::{BufferPool, Framer};
+//!
+//! # futures_executor::block_on(async {
+//! let pool = BufferPool::new(4, 16);
+//! let mut framer = Framer::with_fn(&pool, |bytes: &[u8]| {
+//!     Ok::<_, Infallible>(bytes.iter().position(|&b| b == b'\n').map(|at| at + 1))
+//! });
+//! let mut lines = Vec::new();
+//! for read in [&b"GET /\nHost: pin"[..], b"fold\n\n"] {
+//!     let mut read = read;
+//!     while !read.is_empty() {
+//!         if framer.needs_buffer() {
+//!             framer.refill().await;
+//!         }
+//!         read = &read[framer.extend_from_slice(read)..];
+//!         while let Some(line) = framer.next_frame()? {
+//!             lines.push(line);
+//!         }
+//!     }
+//! }
+//! assert!(framer.finish()?.is_none());
+//! assert_eq!(&lines[1][..], b"Host: pinfold\n"); // crossed into the second buffer
+//! assert_eq!(lines.len(), 3);
+//! # Ok::<(), pinfold_pool::FrameError>(())
+//! # }).unwrap();
+//! ```
+//!
 //! # Order
 //!
 //! Tasks waiting in [`acquire`](BufferPool::acquire) are served first come, first served: in
@@ -152,6 +196,7 @@ mod block;
 mod buf;
 #[cfg(feature = "bytes")]
 mod buf_mut;
+mod framer;
 mod free_list;
 mod packet;
 mod pool;
@@ -165,6 +210,7 @@ mod waiters;
 pub use sync::spin::SpinLock;
 
 pub use buf::Buf;
+pub use framer::{FnFraming, FrameError, FrameSpan, Framer, Framing, LengthPrefixed};
 pub use packet::Packet;
 pub use pool::BufferPool;
 pub use waiters::Acquire;
