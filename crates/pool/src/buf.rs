@@ -25,19 +25,15 @@ use crate::sync::{Arc, AtomicU32, Ordering};
 /// # Example
 ///
 /// ```
-/// use std::io::{ErrorKind, Write};
 /// use pinfold_pool::BufferPool;
 ///
 /// let pool = BufferPool::new(1, 8);
 /// let mut buf = pool.try_acquire().unwrap();
-/// buf.write_all(b"abc").unwrap();
-/// assert!(buf.try_extend_from_slice(b"de"));
+/// assert!(buf.try_extend_from_slice(b"abcde"));
 /// assert_eq!(&buf[..], b"abcde");
 /// assert_eq!(buf.remaining(), 3);
 ///
 /// // Too long: nothing is written.
-/// let error = buf.write_all(b"fghi").unwrap_err();
-/// assert_eq!(error.kind(), ErrorKind::WriteZero);
 /// assert!(!buf.try_extend_from_slice(b"fghi"));
 /// assert_eq!(&buf[..], b"abcde");
 ///
@@ -134,12 +130,11 @@ impl Buf {
     /// # Example
     ///
     /// ```
-    /// use std::io::Write;
     /// use pinfold_pool::BufferPool;
     ///
     /// let pool = BufferPool::new(1, 64);
     /// let mut buf = pool.try_acquire().unwrap();
-    /// buf.write_all(b"frame").unwrap();
+    /// assert!(buf.try_extend_from_slice(b"frame"));
     /// let packet = buf.freeze();
     /// assert_eq!(&packet[..], b"frame");
     /// assert_eq!(pool.available(), 0); // the packet keeps the buffer
@@ -304,6 +299,23 @@ impl DerefMut for Buf {
     }
 }
 
+/// Appends what fits, or fails and writes nothing.
+///
+/// # Example
+///
+/// ```
+/// use std::io::{ErrorKind, Write};
+/// use pinfold_pool::BufferPool;
+///
+/// let pool = BufferPool::new(1, 8);
+/// let mut buf = pool.try_acquire().unwrap();
+/// buf.write_all(b"abcde").unwrap();
+///
+/// // Too long: nothing is written.
+/// let error = buf.write_all(b"fghi").unwrap_err();
+/// assert_eq!(error.kind(), ErrorKind::WriteZero);
+/// assert_eq!(&buf[..], b"abcde");
+/// ```
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl io::Write for Buf {

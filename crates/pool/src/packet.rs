@@ -16,12 +16,11 @@ use crate::sync::{Arc, Ordering};
 /// # Example
 ///
 /// ```
-/// use std::io::Write;
 /// use pinfold_pool::BufferPool;
 ///
 /// let pool = BufferPool::new(1, 64);
 /// let mut buf = pool.try_acquire().unwrap();
-/// buf.write_all(b"header:body").unwrap();
+/// assert!(buf.try_extend_from_slice(b"header:body"));
 /// let packet = buf.freeze();
 ///
 /// let copy = packet.clone();
@@ -75,12 +74,11 @@ impl Packet {
     /// # Example
     ///
     /// ```
-    /// use std::io::Write;
     /// use pinfold_pool::BufferPool;
     ///
     /// let pool = BufferPool::new(1, 64);
     /// let mut buf = pool.try_acquire().unwrap();
-    /// buf.write_all(b"header:body").unwrap();
+    /// assert!(buf.try_extend_from_slice(b"header:body"));
     /// let packet = buf.freeze();
     ///
     /// let header = packet.slice(..6);
