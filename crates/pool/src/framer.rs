@@ -8,6 +8,11 @@ use crate::buf::Buf;
 use crate::packet::Packet;
 use crate::pool::BufferPool;
 
+#[cfg(feature = "tokio")]
+mod reader;
+#[cfg(feature = "tokio")]
+pub use reader::{FrameReadError, FrameReader};
+
 /// Where a frame lies at the start of the unconsumed bytes, as a [`Framing`] reports it: a
 /// header of `header` bytes (dropped), then the frame's `len` bytes (the [`Packet`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -37,7 +37,9 @@
 //! buffer is copied into the next one, the only copy made. The frames are
 //! [`LengthPrefixed`] (1, 2, 4 or 8 bytes, big- or little-endian; the packet excludes the
 //! prefix) or cut by a function ([`Framer::with_fn`]). A frame larger than a buffer, the end
-//! of input inside a frame, and a framing function's error are [`FrameError`]s.
+//! of input inside a frame, and a framing function's error are [`FrameError`]s. With the
+//! `tokio` feature, `FrameReader` does the reading from a `tokio::io::AsyncRead`, as a stream
+//! of frames.
 //!
 //! ```
 //! use core::convert::Infallible;
@@ -177,6 +179,8 @@
 //! - `std` (default): `std::io::Write` for [`Buf`], and `std::sync::Mutex` as the waiter lock
 //!   (without it, a spin lock: it is held for a few list operations only).
 //! - `bytes`: [`bytes::BufMut`](https://docs.rs/bytes) for [`Buf`].
+//! - `tokio`: `FrameReader`, a [`Framer`] over a `tokio::io::AsyncRead`, as a
+//!   `futures_core::Stream` of frames (implies `std`).
 //!
 //! The pool has no `tokio-coop` feature: an `acquire` that finds a free buffer returns it
 //! without spending tokio's budget.
@@ -209,6 +213,9 @@ pub use sync::spin::SpinLock;
 
 pub use buf::Buf;
 pub use framer::{FnFraming, FrameError, FrameSpan, Framer, Framing, LengthPrefixed};
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub use framer::{FrameReadError, FrameReader};
 pub use packet::Packet;
 pub use pool::BufferPool;
 pub use waiters::Acquire;
