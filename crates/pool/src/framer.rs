@@ -186,7 +186,10 @@ impl<E: fmt::Debug + fmt::Display> core::error::Error for FrameError<E> {}
 /// [`refill`](Framer::refill) awaits one (in the pool's first come, first served order), or
 /// [`put_buffer`](Framer::put_buffer) takes one the caller acquired. No call of the framer
 /// blocks or waits, but `refill`'s future. The old buffer goes back to the pool when every
-/// packet of it is dropped.
+/// packet of it is dropped. While a frame's start is carried over, the framer holds the old
+/// buffer and the new one at once: a pool of one buffer cannot carry a frame over (its
+/// `refill` would wait for ever), but a full buffer whose every byte was taken out as frames
+/// is dropped before the next is taken.
 ///
 /// The framing sees the unconsumed bytes again as more come, so a frame read in many small
 /// pieces is scanned once per piece.
@@ -304,6 +307,7 @@ impl<F: Framing> Framer<F> {
     /// Takes a free buffer of the pool, if there is one now, as the next to read into (see
     /// [`put_buffer`](Framer::put_buffer)); `false` if none is free. Never waits.
     pub fn try_refill(&mut self) -> bool {
+        self.drop_spent_buffer();
         match self.pool.try_acquire() {
             Some(buf) => {
                 self.put_buffer(buf);
@@ -317,6 +321,7 @@ impl<F: Framing> Framer<F> {
     /// to read into (see [`put_buffer`](Framer::put_buffer)). Cancel-safe: dropped before it
     /// completes, it changes nothing.
     pub async fn refill(&mut self) {
+        self.drop_spent_buffer();
         let buf = self.pool.acquire().await;
         self.put_buffer(buf);
     }
@@ -341,6 +346,15 @@ impl<F: Framing> Framer<F> {
         self.buf = Some(buf);
     }
 
+    /// Drops the buffer if it is full and every byte of it was taken out as frames: it has
+    /// nothing to carry over, and may go back to the pool (if no packet holds it) before the
+    /// next is taken.
+    fn drop_spent_buffer(&mut self) {
+        if self.needs_buffer() && self.buffered() == 0 {
+            self.buf = None;
+        }
+    }
+
     /// The room to read into: empty when [`needs_buffer`](Framer::needs_buffer). Fill a
     /// prefix of it, then count those bytes with [`advance`](Framer::advance).
     pub fn spare_capacity_mut(&mut self) -> &mut [MaybeUninit<u8>] {
@@ -352,6 +366,9 @@ impl<F: Framing> Framer<F> {
 
     /// Counts the first `n` bytes of [`spare_capacity_mut`](Framer::spare_capacity_mut) as
     /// read.
+    ///
+    /// # Panics
+    /// If `n` is more than the room (a bound the caller's contract already sets).
     ///
     /// # Safety
     /// `n` is at most the room's length, and its first `n` bytes were written since the room

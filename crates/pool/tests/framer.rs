@@ -309,3 +309,21 @@ fn reading_without_a_buffer_reads_nothing() {
     assert_eq!(framer.extend_from_slice(b"abc"), 0);
     assert!(matches!(framer.next_frame(), Ok(None)));
 }
+
+#[test]
+fn a_spent_buffer_goes_back_before_the_next_is_taken() {
+    let pool = BufferPool::new(1, 4);
+    let mut framer = Framer::new(&pool, LengthPrefixed::new(1));
+    for frame in [b"abc", b"def", b"ghi"] {
+        if framer.needs_buffer() {
+            assert!(framer.try_refill(), "the one buffer came back");
+        }
+        assert_eq!(framer.extend_from_slice(&[3]), 1);
+        assert_eq!(framer.extend_from_slice(frame), 3);
+        assert_eq!(&framer.next_frame().unwrap().unwrap()[..], frame);
+    }
+    assert!(framer.needs_buffer());
+    assert!(framer.try_refill());
+    drop(framer);
+    assert_eq!(pool.available(), 1);
+}
