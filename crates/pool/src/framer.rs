@@ -180,7 +180,7 @@ impl<E: fmt::Debug + fmt::Display> core::error::Error for FrameError<E> {}
 /// complete. No frame is copied, except the start of one that crosses the end of a buffer,
 /// which is carried into the next.
 ///
-/// The framer holds one buffer at a time, and reads into its room until it is full. Then
+/// The framer reads into one buffer at a time, until it is full. Then
 /// [`needs_buffer`](Framer::needs_buffer) says so and the framer waits for the caller to get
 /// it the next: [`try_refill`](Framer::try_refill) takes a free one without waiting,
 /// [`refill`](Framer::refill) awaits one (in the pool's first come, first served order), or
