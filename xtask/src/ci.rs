@@ -92,6 +92,22 @@ pub(crate) const STEPS: &[Step] = &[
         },
     },
     Step {
+        name: "test pool tokio",
+        about: "cargo test -p pinfold-pool --features tokio --test frame_reader",
+        only_if: Some("crates/pool/tests/frame_reader.rs"),
+        run: |workspace| {
+            passed(workspace.cargo(&[
+                "test",
+                "-p",
+                "pinfold-pool",
+                "--features",
+                "tokio",
+                "--test",
+                "frame_reader",
+            ]))
+        },
+    },
+    Step {
         name: "valgrind",
         about: "cargo xtask valgrind (SKIPPED if valgrind is not installed)",
         only_if: Some("reliability/Cargo.toml"),

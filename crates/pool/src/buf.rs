@@ -1,7 +1,7 @@
 //! [`Buf`]: one buffer of the pool, owned and written.
 
 use core::fmt;
-use core::mem::ManuallyDrop;
+use core::mem::{ManuallyDrop, MaybeUninit};
 use core::ops::{Deref, DerefMut};
 use core::ptr::{self, NonNull};
 #[cfg(feature = "std")]
@@ -9,7 +9,7 @@ use std::io;
 
 use crate::packet::Packet;
 use crate::pool::Inner;
-use crate::sync::{Arc, Ordering};
+use crate::sync::{Arc, AtomicU32, Ordering};
 
 /// One buffer of a [`BufferPool`](crate::BufferPool), owned until dropped (then it goes back
 /// to the pool, to the first waiting task if any) or [frozen](Buf::freeze).
@@ -25,19 +25,15 @@ use crate::sync::{Arc, Ordering};
 /// # Example
 ///
 /// ```
-/// use std::io::{ErrorKind, Write};
 /// use pinfold_pool::BufferPool;
 ///
 /// let pool = BufferPool::new(1, 8);
 /// let mut buf = pool.try_acquire().unwrap();
-/// buf.write_all(b"abc").unwrap();
-/// assert!(buf.try_extend_from_slice(b"de"));
+/// assert!(buf.try_extend_from_slice(b"abcde"));
 /// assert_eq!(&buf[..], b"abcde");
 /// assert_eq!(buf.remaining(), 3);
 ///
 /// // Too long: nothing is written.
-/// let error = buf.write_all(b"fghi").unwrap_err();
-/// assert_eq!(error.kind(), ErrorKind::WriteZero);
 /// assert!(!buf.try_extend_from_slice(b"fghi"));
 /// assert_eq!(&buf[..], b"abcde");
 ///
@@ -47,10 +43,15 @@ use crate::sync::{Arc, Ordering};
 pub struct Buf {
     inner: Arc<Inner>,
     index: u32,
-    /// The buffer's first byte, kept here so that a write touches nothing but this `Buf`.
+    /// The first byte of this `Buf`'s part of the buffer (the buffer's first byte until a
+    /// [`split_to`](Buf::split_to)), kept here so that a write touches nothing but this `Buf`.
     start: NonNull<u8>,
+    /// How many bytes from `start` to the buffer's end.
     capacity: usize,
     len: usize,
+    /// Whether this `Buf` holds one of the buffer's packet counts (once it has split off a
+    /// packet): then its drop gives the buffer back only if it drops the last count.
+    shared: bool,
 }
 
 // SAFETY: a `Buf` owns its buffer: nothing else reads or writes those bytes while it lives, so
@@ -70,10 +71,12 @@ impl Buf {
             start,
             capacity,
             len: 0,
+            shared: false,
         }
     }
 
-    /// How many bytes the buffer holds in all: the pool's buffer size.
+    /// How many bytes this `Buf` holds in all: the pool's buffer size, less what
+    /// [`split_to`](Buf::split_to) split off.
     #[inline]
     pub fn capacity(&self) -> usize {
         self.capacity
@@ -127,42 +130,154 @@ impl Buf {
     /// # Example
     ///
     /// ```
-    /// use std::io::Write;
     /// use pinfold_pool::BufferPool;
     ///
     /// let pool = BufferPool::new(1, 64);
     /// let mut buf = pool.try_acquire().unwrap();
-    /// buf.write_all(b"frame").unwrap();
+    /// assert!(buf.try_extend_from_slice(b"frame"));
     /// let packet = buf.freeze();
     /// assert_eq!(&packet[..], b"frame");
     /// assert_eq!(pool.available(), 0); // the packet keeps the buffer
     /// drop(packet);
     /// assert_eq!(pool.available(), 1);
     /// ```
+    ///
+    /// After a [`split_to`](Buf::split_to) the packet holds this `Buf`'s bytes only (those
+    /// after the split), and the buffer goes back when it and every packet split off are
+    /// dropped.
     pub fn freeze(self) -> Packet {
         let this = ManuallyDrop::new(self);
-        this.inner
-            .block
-            .meta(this.index)
-            .packets
-            .store(1, Ordering::Relaxed);
+        if !this.shared {
+            // Relaxed: no packet of this buffer exists, so nothing else reads the count.
+            this.packets().store(1, Ordering::Relaxed);
+        }
+        // A shared `Buf` already holds a count, which passes to the packet.
+        let offset = this.offset();
         // SAFETY: `this` is never used or dropped again, so its `Arc` moves out exactly once.
         let inner = unsafe { ptr::read(&this.inner) };
-        Packet::new(inner, this.index, this.len)
+        Packet::new(inner, this.index, offset, this.len)
     }
 
-    #[cfg(feature = "bytes")]
-    pub(crate) fn spare(&mut self) -> (*mut u8, usize) {
-        // SAFETY: `len <= capacity`: the pointer stays inside the buffer or one past it.
-        (
-            unsafe { self.start.as_ptr().add(self.len) },
-            self.remaining(),
-        )
+    /// Splits the first `at` bytes written off as a read-only [`Packet`]; this `Buf` keeps
+    /// the bytes after them, and its room, and writes on after them. The packet's bytes never
+    /// change: nothing writes before this `Buf`'s first byte. Allocates nothing.
+    ///
+    /// The buffer goes back to the pool when this `Buf` and every packet split off it (and
+    /// their clones and slices) are dropped, in any order, on any threads. Afterwards
+    /// [`capacity`](Buf::capacity) and [`len`](Buf::len) count from the split.
+    ///
+    /// # Panics
+    /// If `at > len()`, with a message that says so.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use pinfold_pool::BufferPool;
+    ///
+    /// let pool = BufferPool::new(1, 16);
+    /// let mut buf = pool.try_acquire().unwrap();
+    /// assert!(buf.try_extend_from_slice(b"one|tw"));
+    /// let one = buf.split_to(4);
+    /// assert!(buf.try_extend_from_slice(b"o|"));
+    /// assert_eq!(&one[..], b"one|");
+    /// assert_eq!(&buf[..], b"two|");
+    /// assert_eq!(buf.capacity(), 12);
+    ///
+    /// drop(buf);
+    /// assert_eq!(pool.available(), 0); // `one` still holds the buffer
+    /// drop(one);
+    /// assert_eq!(pool.available(), 1);
+    /// ```
+    pub fn split_to(&mut self, at: usize) -> Packet {
+        assert!(
+            at <= self.len,
+            "Buf::split_to: at {at} is past the {} bytes written",
+            self.len
+        );
+        if self.shared {
+            // Relaxed: this `Buf` holds a count, so it cannot reach 0 meanwhile (as
+            // `Arc::clone`).
+            let before = self.packets().fetch_add(1, Ordering::Relaxed);
+            if before > crate::packet::MAX_PACKETS {
+                pinfold_arena::unwind::abort();
+            }
+        } else {
+            // One count for the packet, one for this `Buf`. Relaxed: no packet of this
+            // buffer exists, so nothing else reads the count.
+            self.packets().store(2, Ordering::Relaxed);
+            self.shared = true;
+        }
+        let packet = Packet::new(self.inner.clone(), self.index, self.offset(), at);
+        // SAFETY: `at <= len <= capacity`: the pointer stays inside the buffer or one past it.
+        self.start = unsafe { self.start.add(at) };
+        self.capacity -= at;
+        self.len -= at;
+        packet
     }
 
-    #[cfg(feature = "bytes")]
-    pub(crate) fn set_len(&mut self, len: usize) {
-        self.len = len;
+    /// The room after the bytes written, uninitialized as far as the caller knows: fill a
+    /// prefix of it, then count those bytes as written with [`set_len`](Buf::set_len). A
+    /// place to read into from a socket or file without zeroing first.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use pinfold_pool::BufferPool;
+    ///
+    /// let pool = BufferPool::new(1, 8);
+    /// let mut buf = pool.try_acquire().unwrap();
+    /// let room = buf.spare_capacity_mut();
+    /// assert_eq!(room.len(), 8);
+    /// room[0].write(b'h');
+    /// room[1].write(b'i');
+    /// // SAFETY: the first two bytes of the room were written just above.
+    /// unsafe { buf.set_len(2) };
+    /// assert_eq!(&buf[..], b"hi");
+    /// ```
+    #[inline]
+    pub fn spare_capacity_mut(&mut self) -> &mut [MaybeUninit<u8>] {
+        // SAFETY: `start + len .. start + capacity` is inside the buffer, which this `Buf`
+        // owns from `start` on (packets split off lie before `start`), so nothing else
+        // touches those bytes while `&mut self` is held; `MaybeUninit` asks nothing of them.
+        unsafe {
+            core::slice::from_raw_parts_mut(
+                self.start.as_ptr().add(self.len).cast::<MaybeUninit<u8>>(),
+                self.capacity - self.len,
+            )
+        }
+    }
+
+    /// Sets how many bytes are written, as [`Vec::set_len`](alloc::vec::Vec::set_len):
+    /// usually after filling a prefix of [`spare_capacity_mut`](Buf::spare_capacity_mut).
+    ///
+    /// # Safety
+    /// `new_len <= capacity()`, and the first `new_len` bytes are initialized: those below
+    /// `len()` were, and any above it were written through `spare_capacity_mut` since.
+    #[inline]
+    pub unsafe fn set_len(&mut self, new_len: usize) {
+        debug_assert!(new_len <= self.capacity);
+        self.len = new_len;
+    }
+
+    /// Drops the first `n` bytes written: this `Buf` starts after them from now on (as a
+    /// [`split_to`](Buf::split_to) whose packet is dropped at once, without touching the
+    /// count).
+    pub(crate) fn discard(&mut self, n: usize) {
+        assert!(n <= self.len, "Buf::discard: past the bytes written");
+        // SAFETY: `n <= len <= capacity`: the pointer stays inside the buffer or one past it.
+        self.start = unsafe { self.start.add(n) };
+        self.capacity -= n;
+        self.len -= n;
+    }
+
+    /// The buffer's packet count.
+    fn packets(&self) -> &AtomicU32 {
+        &self.inner.block.meta(self.index).packets
+    }
+
+    /// Where this `Buf`'s bytes start in the buffer: how many were split off.
+    fn offset(&self) -> usize {
+        self.inner.block.size() - self.capacity
     }
 }
 
@@ -184,6 +299,23 @@ impl DerefMut for Buf {
     }
 }
 
+/// Appends what fits, or fails and writes nothing.
+///
+/// # Example
+///
+/// ```
+/// use std::io::{ErrorKind, Write};
+/// use pinfold_pool::BufferPool;
+///
+/// let pool = BufferPool::new(1, 8);
+/// let mut buf = pool.try_acquire().unwrap();
+/// buf.write_all(b"abcde").unwrap();
+///
+/// // Too long: nothing is written.
+/// let error = buf.write_all(b"fghi").unwrap_err();
+/// assert_eq!(error.kind(), ErrorKind::WriteZero);
+/// assert_eq!(&buf[..], b"abcde");
+/// ```
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 impl io::Write for Buf {
@@ -221,6 +353,14 @@ fn full() -> io::Error {
 
 impl Drop for Buf {
     fn drop(&mut self) {
+        if self.shared {
+            // Release and Acquire as in a packet's drop (see `Packet::drop`): this `Buf`'s
+            // writes and every packet's reads happen before the buffer goes back.
+            if self.packets().fetch_sub(1, Ordering::Release) != 1 {
+                return;
+            }
+            self.packets().load(Ordering::Acquire);
+        }
         self.inner.release(self.index);
     }
 }

@@ -21,14 +21,13 @@ unsafe impl bytes::BufMut for Buf {
             "Buf::advance_mut: {cnt} bytes past the {} left",
             self.remaining()
         );
-        self.set_len(self.len() + cnt);
+        // SAFETY: within the room (checked above), whose first `cnt` bytes the caller of
+        // `advance_mut` initialized.
+        unsafe { self.set_len(self.len() + cnt) };
     }
 
     #[inline]
     fn chunk_mut(&mut self) -> &mut UninitSlice {
-        let (start, len) = self.spare();
-        // SAFETY: `start..start + len` is the unwritten rest of the buffer this `Buf` owns,
-        // borrowed for as long as `&mut self`.
-        unsafe { UninitSlice::from_raw_parts_mut(start, len) }
+        UninitSlice::uninit(self.spare_capacity_mut())
     }
 }

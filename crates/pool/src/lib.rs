@@ -7,13 +7,12 @@
 //! # Example
 //!
 //! ```
-//! use std::io::Write;
 //! use pinfold_pool::BufferPool;
 //!
 //! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 //! let pool = BufferPool::new(2, 1024);
 //! let mut buf = pool.acquire().await;
-//! buf.write_all(b"hello")?;
+//! assert!(buf.try_extend_from_slice(b"hello"));
 //! assert_eq!(&buf[..], b"hello");
 //!
 //! let packet = buf.freeze();
@@ -22,7 +21,52 @@
 //! assert_eq!(pool.available(), 1);
 //! drop((packet, world)); // the last packet gives the buffer back
 //! assert_eq!(pool.available(), 2);
-//! # Ok::<(), std::io::Error>(())
+//! # });
+//! ```
+//!
+//! # Framing
+//!
+//! [`Buf::split_to`] cuts the bytes written so far into a [`Packet`] while the `Buf` keeps
+//! its room and writes on after them; the buffer goes back when the `Buf` and every packet of
+//! it are dropped. [`Framer`] builds on it: bytes read from a stream into the room of its
+//! current buffer come out as frames, each a packet of that buffer, as soon as each is
+//! complete. It does no I/O and never waits: when its buffer is full it says so
+//! ([`Framer::needs_buffer`]) and the caller gives it the next, from
+//! [`try_refill`](Framer::try_refill), [`refill`](Framer::refill)`.await` or
+//! [`put_buffer`](Framer::put_buffer); the start of a frame that crosses the end of the
+//! buffer is copied into the next one, the only copy made. The frames are
+//! [`LengthPrefixed`] (1, 2, 4 or 8 bytes, big- or little-endian; the packet excludes the
+//! prefix) or cut by a function ([`Framer::with_fn`]). A frame larger than a buffer, the end
+//! of input inside a frame, and a framing function's error are [`FrameError`]s. With the
+//! `tokio` feature, `FrameReader` does the reading from a `tokio::io::AsyncRead`, as a stream
+//! of frames.
+//!
+//! ```
+//! use core::convert::Infallible;
+//! use pinfold_pool::{BufferPool, Framer};
+//!
+//! # futures_executor::block_on(async {
+//! let pool = BufferPool::new(4, 16);
+//! let mut framer = Framer::with_fn(&pool, |bytes: &[u8]| {
+//!     Ok::<_, Infallible>(bytes.iter().position(|&b| b == b'\n').map(|at| at + 1))
+//! });
+//! let mut lines = Vec::new();
+//! for read in [&b"GET /\nHost: pin"[..], b"fold\n\n"] {
+//!     let mut read = read;
+//!     while !read.is_empty() {
+//!         if framer.needs_buffer() {
+//!             framer.refill().await;
+//!         }
+//!         read = &read[framer.extend_from_slice(read)..];
+//!         while let Some(line) = framer.next_frame()? {
+//!             lines.push(line);
+//!         }
+//!     }
+//! }
+//! assert!(framer.finish()?.is_none());
+//! assert_eq!(&lines[1][..], b"Host: pinfold\n"); // crossed into the second buffer
+//! assert_eq!(lines.len(), 3);
+//! # Ok::<(), pinfold_pool::FrameError>(())
 //! # }).unwrap();
 //! ```
 //!
@@ -53,7 +97,7 @@
 //! small record per buffer (its free-list link and its packet count), then the buffers'
 //! bytes, uninitialized (a [`Buf`] and a [`Packet`] show only the bytes written). Nothing else
 //! is ever allocated: not per acquire, not while waiting (a waiter's place in the queue lives
-//! in its pinned [`Acquire`] future), not per freeze, clone or slice. The block is freed with
+//! in its pinned [`Acquire`] future), not per freeze, split, clone or slice. The block is freed with
 //! the last handle, `Buf` or `Packet` of the pool.
 //!
 //! # Cancellation
@@ -103,6 +147,17 @@
 //! not model), which pairs with every other drop's `Release`, before it gives the buffer back:
 //! all reads of the packets happen before the next owner writes.
 //!
+//! **Splitting.** [`Buf::split_to`] makes the `Buf` a holder of the count too: the first split
+//! of a buffer stores 2 (the packet and the `Buf`; `Relaxed`, as no packet exists yet to read
+//! it), later ones add 1 (`Relaxed`: the `Buf`'s own count keeps it above 0). The `Buf` then
+//! moves its start past the packet's bytes, so it never writes what a packet reads. A shared
+//! `Buf`'s drop subtracts 1 as a packet's does (`Release`, then the `Acquire` load if it took the
+//! count to 0), so whichever of the `Buf` and the packets drops last, on whatever thread, gives
+//! the buffer back, and exactly once: one `fetch_sub` alone sees 1. [`Buf::freeze`] of a shared
+//! `Buf` passes the `Buf`'s count on to the new packet and leaves the count as it is; of an
+//! unshared one it stores 1. An unshared `Buf` never touches the count, which is 0 while the
+//! buffer is free or owned by a `Buf` that has not split: its drop gives the buffer back at once.
+//!
 //! **Waker panics.** When a waker's code runs, each buffer is in the free list, owned by a
 //! [`Buf`] or packets, or stored in the node of the waiter it was handed to, never in a local
 //! only, so a panic there loses none (`tests/waker_faults.rs` panics at each such call).
@@ -113,7 +168,8 @@
 //!
 //! **Proofs.** The loom models in `loom-tests/tests/pool_*.rs` drive this crate's real types
 //! under every interleaving (up to the preemption bound): a release racing an acquire, the last
-//! packet's drop racing an acquire, a cancelled waiter racing the hand-off to it, a waiter
+//! packet's drop racing an acquire, a `Buf`'s drop racing the drop of the last packet split
+//! off it (`pool_split_drop`), a cancelled waiter racing the hand-off to it, a waiter
 //! re-polled with another task's waker racing the hand-off to it, and the spin lock that
 //! guards the waiters without `std` (`pool_spin_lock`). The tests run under Miri and
 //! ThreadSanitizer in `cargo xtask ci`.
@@ -123,13 +179,15 @@
 //! - `std` (default): `std::io::Write` for [`Buf`], and `std::sync::Mutex` as the waiter lock
 //!   (without it, a spin lock: it is held for a few list operations only).
 //! - `bytes`: [`bytes::BufMut`](https://docs.rs/bytes) for [`Buf`].
+//! - `tokio`: `FrameReader`, a [`Framer`] over a `tokio::io::AsyncRead`, as a
+//!   `futures_core::Stream` of frames (implies `std`).
 //!
 //! The pool has no `tokio-coop` feature: an `acquire` that finds a free buffer returns it
 //! without spending tokio's budget.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
-// The README's examples, compiled and run as doctests.
-#![cfg_attr(doctest, doc = include_str!("../README.md"))]
+// The README's examples (which write through `std::io::Write`), compiled and run as doctests.
+#![cfg_attr(all(doctest, feature = "std"), doc = include_str!("../README.md"))]
 #![no_std]
 
 extern crate alloc;
@@ -140,6 +198,7 @@ mod block;
 mod buf;
 #[cfg(feature = "bytes")]
 mod buf_mut;
+mod framer;
 mod free_list;
 mod packet;
 mod pool;
@@ -153,6 +212,10 @@ mod waiters;
 pub use sync::spin::SpinLock;
 
 pub use buf::Buf;
+pub use framer::{FnFraming, FrameError, FrameSpan, Framer, Framing, LengthPrefixed};
+#[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+pub use framer::{FrameReadError, FrameReader};
 pub use packet::Packet;
 pub use pool::BufferPool;
 pub use waiters::Acquire;

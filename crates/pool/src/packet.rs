@@ -16,12 +16,11 @@ use crate::sync::{Arc, Ordering};
 /// # Example
 ///
 /// ```
-/// use std::io::Write;
 /// use pinfold_pool::BufferPool;
 ///
 /// let pool = BufferPool::new(1, 64);
 /// let mut buf = pool.try_acquire().unwrap();
-/// buf.write_all(b"header:body").unwrap();
+/// assert!(buf.try_extend_from_slice(b"header:body"));
 /// let packet = buf.freeze();
 ///
 /// let copy = packet.clone();
@@ -40,15 +39,16 @@ pub struct Packet {
 }
 
 /// More packets of one buffer than this is a leak (as `Arc` aborts past `isize::MAX`).
-const MAX_PACKETS: u32 = u32::MAX / 2;
+pub(crate) const MAX_PACKETS: u32 = u32::MAX / 2;
 
 impl Packet {
-    /// The first packet of buffer `index`, whose count the caller set to 1.
-    pub(crate) fn new(inner: Arc<Inner>, index: u32, len: usize) -> Self {
+    /// A packet of bytes `start..start + len` of buffer `index`, for which the caller
+    /// counted one more packet.
+    pub(crate) fn new(inner: Arc<Inner>, index: u32, start: usize, len: usize) -> Self {
         Self {
             inner,
             index,
-            start: 0,
+            start,
             len,
         }
     }
@@ -74,12 +74,11 @@ impl Packet {
     /// # Example
     ///
     /// ```
-    /// use std::io::Write;
     /// use pinfold_pool::BufferPool;
     ///
     /// let pool = BufferPool::new(1, 64);
     /// let mut buf = pool.try_acquire().unwrap();
-    /// buf.write_all(b"header:body").unwrap();
+    /// assert!(buf.try_extend_from_slice(b"header:body"));
     /// let packet = buf.freeze();
     ///
     /// let header = packet.slice(..6);

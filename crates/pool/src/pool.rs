@@ -114,14 +114,13 @@ impl BufferPool {
     ///
     /// ```
     /// use std::future::Future;
-    /// use std::io::Write;
     /// use std::pin::pin;
     /// use std::task::{Context, Waker};
     /// use pinfold_pool::BufferPool;
     ///
     /// let pool = BufferPool::new(1, 64);
     /// let mut held = pool.try_acquire().unwrap();
-    /// held.write_all(b"first owner's bytes").unwrap();
+    /// assert!(held.try_extend_from_slice(b"first owner's bytes"));
     ///
     /// let mut waiting = pin!(pool.acquire());
     /// let mut cx = Context::from_waker(Waker::noop());

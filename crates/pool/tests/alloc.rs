@@ -3,6 +3,8 @@
 //! beyond what the task's own waker allocates when the pool clones it.
 //!
 //! The counting allocator counts per thread, and every test here runs on one thread.
+// They write through `std::io::Write`.
+#![cfg(feature = "std")]
 
 mod support;
 

@@ -1,5 +1,7 @@
 //! The pool as a handle: what it reports of its buffers, clones that share them, a `Debug`
 //! output for every type, and `acquire` used past its output.
+// They write through `std::io::Write`.
+#![cfg(feature = "std")]
 
 mod support;
 

@@ -2,6 +2,8 @@
 //! its bytes; the buffer goes back to the pool when the last packet of it is dropped, on
 //! whatever thread, and wakes a task waiting for one; a slice out of bounds panics with a
 //! message and changes nothing.
+// They write through `std::io::Write`.
+#![cfg(feature = "std")]
 
 mod support;
 

@@ -1,6 +1,8 @@
 //! Degenerate sizes: a pool of no buffers never gives one (`try_acquire` is `None`, `acquire`
 //! stays pending); buffers of no bytes are handed out, take only empty writes and freeze to
 //! empty packets; sizes that cannot be allocated panic in `new` with a message.
+// They write through `std::io::Write`.
+#![cfg(feature = "std")]
 
 mod support;
 

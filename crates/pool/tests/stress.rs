@@ -2,6 +2,8 @@
 //! buffers of one small pool, many times, while a fifth reads and drops packets sent to it.
 //! Every packet reads back exactly what its writer wrote (no buffer has two owners at once),
 //! nothing waits for ever, and every buffer is back at the end.
+// They write through `std::io::Write`.
+#![cfg(feature = "std")]
 
 mod support;
 

@@ -2,6 +2,8 @@
 //! does not fit fails cleanly (`WriteZero`, nothing written, the length unchanged); exactly
 //! the capacity fits; empty writes always succeed; `clear` empties the buffer; a new owner
 //! starts empty.
+// They write through `std::io::Write`.
+#![cfg(feature = "std")]
 
 use std::io::{ErrorKind, Write};
 

@@ -1,0 +1,201 @@
+//! Splitting: `Buf::split_to` cuts the bytes written so far into a read-only packet while the
+//! `Buf` writes on after them; the buffer goes back to the pool when the `Buf` and every
+//! packet split off it are dropped, in any order, on any thread; `spare_capacity_mut` with
+//! `set_len` reads into the room without zeroing it.
+
+mod support;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::thread;
+
+use pinfold_pool::{Buf, BufferPool};
+use support::panic_message;
+
+fn buf_with(pool: &BufferPool, bytes: &[u8]) -> Buf {
+    let mut buf = pool.try_acquire().unwrap();
+    put(&mut buf, bytes);
+    buf
+}
+
+/// Appends `bytes`, which must fit.
+fn put(buf: &mut Buf, bytes: &[u8]) {
+    assert!(buf.try_extend_from_slice(bytes), "the bytes fit");
+}
+
+#[test]
+fn packets_keep_their_bytes_while_the_buf_writes_on() {
+    let pool = BufferPool::new(1, 16);
+    let mut buf = buf_with(&pool, b"abcdef");
+    let first = buf.split_to(2);
+    put(&mut buf, b"ghij");
+    let second = buf.split_to(3);
+    buf[0] = b'X';
+    put(&mut buf, b"klmnop");
+    assert_eq!(&first[..], b"ab");
+    assert_eq!(&second[..], b"cde");
+    assert_eq!(&buf[..], b"Xghijklmnop");
+    assert_eq!(buf.capacity(), 11);
+    assert_eq!(buf.remaining(), 0);
+    assert!(!buf.try_extend_from_slice(b"q"), "the Buf is full");
+}
+
+#[test]
+fn clear_after_a_split_leaves_the_packets_alone() {
+    let pool = BufferPool::new(1, 8);
+    let mut buf = buf_with(&pool, b"abcd");
+    let packet = buf.split_to(2);
+    buf.clear();
+    put(&mut buf, b"wxyz");
+    assert_eq!(&packet[..], b"ab");
+    assert_eq!(&buf[..], b"wxyz");
+}
+
+#[test]
+fn the_buffer_goes_back_when_the_buf_drops_last() {
+    let pool = BufferPool::new(2, 8);
+    let mut buf = buf_with(&pool, b"abcd");
+    let first = buf.split_to(1);
+    let second = buf.split_to(1);
+    let slice = second.slice(..);
+    drop((first, second, slice));
+    assert_eq!(pool.available(), 1, "the Buf still holds the buffer");
+    drop(buf);
+    assert_eq!(pool.available(), 2);
+}
+
+#[test]
+fn the_buffer_goes_back_when_the_last_packet_drops_last() {
+    let pool = BufferPool::new(2, 8);
+    let mut buf = buf_with(&pool, b"abcd");
+    let first = buf.split_to(1);
+    let second = buf.split_to(1);
+    drop(buf);
+    drop(first);
+    assert_eq!(pool.available(), 1, "a packet still holds the buffer");
+    drop(second);
+    assert_eq!(pool.available(), 2);
+}
+
+#[test]
+fn the_buffer_goes_back_once_across_threads() {
+    let rounds = if cfg!(miri) { 4 } else { 200 };
+    let pool = BufferPool::new(1, 8);
+    for round in 0..rounds {
+        let mut buf = buf_with(&pool, b"abcd");
+        let packet = buf.split_to(2);
+        let reader = thread::spawn(move || {
+            assert_eq!(&packet[..], b"ab");
+        });
+        if round % 2 == 0 {
+            put(&mut buf, b"ef");
+            assert_eq!(&buf[..], b"cdef");
+        }
+        let writer = thread::spawn(move || drop(buf));
+        reader.join().unwrap();
+        writer.join().unwrap();
+        assert_eq!(pool.available(), 1, "released exactly once");
+    }
+}
+
+#[test]
+fn freeze_after_a_split_shares_the_bytes_after_it() {
+    let pool = BufferPool::new(1, 8);
+    let mut buf = buf_with(&pool, b"abcdef");
+    let head = buf.split_to(2);
+    let tail = buf.freeze();
+    assert_eq!(&head[..], b"ab");
+    assert_eq!(&tail[..], b"cdef");
+    assert_eq!(&tail.slice(1..3)[..], b"de");
+    drop(head);
+    assert_eq!(
+        pool.available(),
+        0,
+        "the frozen tail still holds the buffer"
+    );
+    drop(tail);
+    assert_eq!(pool.available(), 1);
+}
+
+#[test]
+fn split_of_nothing_is_an_empty_packet() {
+    let pool = BufferPool::new(1, 8);
+    let mut buf = buf_with(&pool, b"abc");
+    let empty = buf.split_to(0);
+    assert!(empty.is_empty());
+    assert_eq!(&buf[..], b"abc");
+    assert_eq!(buf.capacity(), 8);
+    drop(buf);
+    assert_eq!(
+        pool.available(),
+        0,
+        "the empty packet still holds the buffer"
+    );
+    drop(empty);
+    assert_eq!(pool.available(), 1);
+}
+
+#[test]
+fn split_of_everything_leaves_an_empty_buf_with_the_room() {
+    let pool = BufferPool::new(1, 8);
+    let mut buf = buf_with(&pool, b"abc");
+    let all = buf.split_to(3);
+    assert_eq!(&all[..], b"abc");
+    assert!(buf.is_empty());
+    assert_eq!(buf.capacity(), 5);
+    put(&mut buf, b"defgh");
+    let rest = buf.split_to(5);
+    assert_eq!(buf.capacity(), 0);
+    assert_eq!(&rest[..], b"defgh");
+    drop((all, rest));
+    assert_eq!(pool.available(), 0);
+    drop(buf);
+    assert_eq!(pool.available(), 1);
+}
+
+#[test]
+fn split_past_the_bytes_written_panics_and_changes_nothing() {
+    let pool = BufferPool::new(1, 8);
+    let mut buf = buf_with(&pool, b"abc");
+    let panic = catch_unwind(AssertUnwindSafe(|| buf.split_to(4))).unwrap_err();
+    assert_eq!(
+        panic_message(&*panic),
+        "Buf::split_to: at 4 is past the 3 bytes written"
+    );
+    assert_eq!(&buf[..], b"abc");
+    drop(buf);
+    assert_eq!(pool.available(), 1);
+}
+
+#[test]
+fn a_reused_buffer_starts_whole_and_unshared() {
+    let pool = BufferPool::new(1, 8);
+    let mut buf = buf_with(&pool, b"abcd");
+    drop(buf.split_to(2));
+    drop(buf);
+    let mut again = pool.try_acquire().unwrap();
+    assert_eq!(again.capacity(), 8);
+    assert!(again.is_empty());
+    put(&mut again, b"xy");
+    drop(again);
+    assert_eq!(
+        pool.available(),
+        1,
+        "an unsplit Buf gives the buffer back alone"
+    );
+}
+
+#[test]
+fn bytes_read_into_the_room_are_written_after_the_rest() {
+    let pool = BufferPool::new(1, 8);
+    let mut buf = buf_with(&pool, b"ab");
+    let head = buf.split_to(1);
+    let room = buf.spare_capacity_mut();
+    assert_eq!(room.len(), 6);
+    for (slot, byte) in room.iter_mut().zip(b"cde") {
+        slot.write(*byte);
+    }
+    // SAFETY: the room's first three bytes were written just above.
+    unsafe { buf.set_len(buf.len() + 3) };
+    assert_eq!(&buf[..], b"bcde");
+    assert_eq!(&head[..], b"a");
+}
