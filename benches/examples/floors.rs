@@ -304,6 +304,8 @@ fn drain_merged<S: Stream<Item = u64>>(merged: S, n: u64) {
 }
 
 fn main() {
+    // As every bench group does: a row's time must not depend on the rows before it.
+    pinfold_benches::pin_malloc_thresholds();
     // 1. yield_16: 256 futures that each wake themselves 16 times.
     let make = || (0..256u64).map(|i| YieldK::new(16, i));
     let pinfold = {

@@ -88,6 +88,7 @@ fn quantile(sorted: &[f64], q: f64) -> f64 {
 }
 
 fn main() {
+    pinfold_benches::pin_malloc_thresholds();
     let rounds: usize = std::env::args()
         .nth(1)
         .map(|arg| arg.parse().expect("rounds: a number"))

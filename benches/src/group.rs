@@ -104,8 +104,10 @@ impl<M: Measurement> std::fmt::Debug for Group<'_, M> {
 }
 
 impl<'a, M: Measurement> Group<'a, M> {
-    /// A group named `name` (the workload), sampled as `tuning` says.
+    /// A group named `name` (the workload), sampled as `tuning` says; pins `malloc`'s
+    /// thresholds first ([`pin_malloc_thresholds`](crate::pin_malloc_thresholds)).
     pub fn new(criterion: &'a mut Criterion<M>, name: &str, tuning: Tuning) -> Self {
+        crate::pin_malloc_thresholds();
         let tuning = tuning.effective();
         let mut inner = criterion.benchmark_group(name);
         inner

@@ -39,7 +39,7 @@ mod summary;
 mod workers;
 mod xorshift;
 
-pub use alloc::{Allocs, CountingAlloc, live_bytes, measure, measure_warm};
+pub use alloc::{Allocs, CountingAlloc, live_bytes, measure, measure_warm, pin_malloc_thresholds};
 pub use chart::ratio_chart;
 pub use cpu_time::{CpuTime, process_cpu_time, thread_cpu_time};
 pub use drive::{
