@@ -420,24 +420,31 @@ impl<T> Arena<T> {
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
         let mut budget = self.budget();
-        if let Some(first) = self.poll_first_stream(&mut budget, &mut f) {
-            return Poll::Ready(Some(first));
+        // Not busy: `poll_round` marks the owner busy before it polls.
+        if self.busy {
+            if let Some(first) = self.poll_first_some(&mut budget, &mut f) {
+                return Poll::Ready(Some(first));
+            }
         }
         self.poll_rest_some(cx, &mut budget, &mut f)
     }
 
     /// The common call of a merge of busy streams, inline: the first value queued for the
     /// round is polled here, and if it gives an item that is the call's output. Anything else
-    /// (nothing queued, no item, an owner not yet busy) goes on in
-    /// [`poll_rest_some`](Self::poll_rest_some), out of line, so that this path stays small
-    /// enough to inline into the caller's loop. Guarded by `merge_hot_16` (instructions).
+    /// (nothing queued, no item) goes on in the rest of the round, out of line
+    /// ([`poll_rest_some`](Self::poll_rest_some)), so that this path stays small enough to
+    /// inline into the caller's loop. The owner is busy already. Guarded by `merge_hot_16`
+    /// (instructions).
     #[inline(always)]
-    fn poll_first_stream<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> Option<(Key, R)>
+    pub(crate) fn poll_first_some<R, F>(
+        &mut self,
+        budget: &mut Budget,
+        f: &mut F,
+    ) -> Option<(Key, R)>
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
-        // Not busy: `poll_round` marks the owner busy before it polls.
-        if !self.busy || !self.has_queued() {
+        if !self.has_queued() {
             return None;
         }
         let (turn, step) = self.poll_front(budget.round, false, |key, value, cx| {

@@ -365,7 +365,39 @@ impl<T> GrowableArena<T> {
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
         let mut budget = self.budget();
+        if let Some(first) = self.poll_first_some(&mut budget, &mut f) {
+            return Poll::Ready(Some(first));
+        }
         round::poll_round_some(self, cx, &mut budget, &mut f)
+    }
+
+    /// As [`Arena::poll_next_some`]'s first poll, inline, for a growable arena of one group
+    /// whose owner is busy already: the group's first queued value, and its item if it gives
+    /// one. The masks are kept as [`poll_queued`](Rounds::poll_queued) keeps them, so the rest
+    /// of the round goes on from there. Guarded by
+    /// `merge_hot_16` (instructions).
+    #[inline(always)]
+    fn poll_first_some<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> Option<(Key, R)>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
+    {
+        let [arena] = self.groups.as_mut_slice() else {
+            return None;
+        };
+        if !self.busy || self.queued == 0 {
+            return None;
+        }
+        let before = arena.len();
+        // As in `poll_queued`: if the poll unwinds, the next call recounts (`settle`).
+        self.unsettled = true;
+        let first = arena.poll_first_some(budget, f);
+        self.unsettled = false;
+        self.deferred = u64::from(arena.has_deferred());
+        self.queued = u64::from(arena.has_ready());
+        if arena.len() < before {
+            self.left(0);
+        }
+        first
     }
 
     /// [`poll_next`](GrowableArena::poll_next) within a round the caller started with
