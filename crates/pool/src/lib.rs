@@ -204,6 +204,7 @@ mod packet;
 mod pool;
 mod sync;
 mod waiters;
+pub mod writer;
 
 /// The waiter lock used without `std`, for the loom model that checks it
 /// (`loom-tests/tests/pool_spin_lock.rs`).
@@ -219,3 +220,4 @@ pub use framer::{FrameReadError, FrameReader};
 pub use packet::Packet;
 pub use pool::BufferPool;
 pub use waiters::Acquire;
+pub use writer::{Batch, Flusher, Reservation, ReserveError, Writer};
