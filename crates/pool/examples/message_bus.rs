@@ -64,11 +64,20 @@ async fn run(producers: u32, messages: u32) -> Result<(), String> {
         .map(|id| tokio::spawn(produce(writer.clone(), id, messages)))
         .collect();
     drop(writer);
+    let mut produced = Ok(());
     for task in tasks {
-        task.await.map_err(|e| e.to_string())??;
+        let result = task.await.map_err(|e| e.to_string()).and_then(|done| done);
+        produced = produced.and(result);
     }
-    flushing.await.map_err(|e| e.to_string())??;
+    let flushed = flushing
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|done| done);
+    // The reader's error first: it is the cause of the others (a closed socket fails the
+    // flusher, whose drop fails the producers).
     let counts = reader.await.map_err(|e| e.to_string())??;
+    produced?;
+    flushed?;
     let elapsed = start.elapsed();
 
     for (id, &count) in counts.iter().enumerate() {
