@@ -179,8 +179,9 @@
 //! off it (`pool_split_drop`), a cancelled waiter racing the hand-off to it, a waiter
 //! re-polled with another task's waker racing the hand-off to it, and the spin lock that
 //! guards the waiters without `std` (`pool_spin_lock`); and two writers sharing a buffer while
-//! the flusher takes it (`pool_writer_shared_buffer`), and a full buffer's hand-over to a
-//! waiting flusher (`pool_writer_full_buffer`). The tests run under Miri and
+//! the flusher takes it (`pool_writer_shared_buffer`), a full buffer's hand-over to a
+//! waiting flusher (`pool_writer_full_buffer`), and a dropped flusher racing a reservation
+//! (`pool_writer_flusher_drop`). The tests run under Miri and
 //! ThreadSanitizer in `cargo xtask ci`.
 //!
 //! # Features
