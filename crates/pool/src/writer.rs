@@ -49,8 +49,10 @@
 //! - **Batches.** The flusher gets a buffer when it is full, when a writer or the flusher asks
 //!   for a flush ([`Writer::flush`], [`Flusher::flush_open`]), and when the last `Writer`
 //!   handle is dropped. A buffer with a reservation still open is never flushed before that
-//!   reservation ends; asked for a flush meanwhile, it takes no more reservations, and is
-//!   flushed as soon as its last reservation ends.
+//!   reservation ends; asked for a flush meanwhile, it takes no more reservations (the rest
+//!   of it goes unused), and is flushed as soon as its last reservation ends. A batch holds
+//!   at most 64 packets, or twice the pool's buffers if that is more; the rest come in the
+//!   next.
 //! - **Waiting.** A writer that needs a new buffer waits for one in the pool's
 //!   [`acquire`](BufferPool::acquire) (first come, first served, no spinning): it waits while
 //!   the pool is exhausted, which is also how a flusher that falls behind holds writers back.
@@ -70,7 +72,8 @@
 //! # How it works
 //!
 //! One lock guards the bookkeeping, held for a few word operations and never while user code
-//! runs (a waker is woken or dropped after it is released). A new buffer is zeroed and frozen
+//! runs (a waker is woken or dropped after it is released); a full buffer is handed over by
+//! marking it sealed under it, in O(1). A new buffer is zeroed and frozen
 //! into one packet of all its bytes, which the writer keeps; a reservation is a range of that
 //! buffer, written in place through a pointer taken before the freeze, and only its
 //! reservation writes there. A buffer records how many bytes it handed out, up to where it was
@@ -498,6 +501,9 @@ pub struct Writer {
 impl Writer {
     /// Room for a message of `len` bytes (zeroed), in the buffer being filled, or in a new one
     /// as soon as the pool has one. Fill it, then [`commit`](Reservation::commit) it.
+    ///
+    /// Dropping the future while it waits for a buffer gives up its place in the pool's queue
+    /// and loses nothing.
     ///
     /// # Errors
     /// [`ReserveError::TooLarge`] if `len` is more than a buffer's size;

@@ -350,3 +350,28 @@ fn a_batch_writes_all_its_packets_through_io_write() {
     }
     assert_eq!(out, b"abcdefghijklmno");
 }
+
+#[test]
+fn runs_past_a_batchs_room_come_in_the_next_batch() {
+    let pool = BufferPool::new(1, 1024);
+    let (mut first, mut flusher) = writer::channel(&pool);
+    let mut second = first.clone();
+    for at in 0..100u8 {
+        let lost = second.try_reserve(1).unwrap();
+        let mut kept = first.try_reserve(1).unwrap();
+        kept[0] = at;
+        drop(lost); // a hole before each message: each is a run of its own
+        kept.commit();
+    }
+    first.flush();
+    let mut sizes = Vec::new();
+    let mut sent = Vec::new();
+    while let Some(batch) = flusher.try_next_batch() {
+        sizes.push(batch.len());
+        for packet in batch.iter() {
+            sent.extend_from_slice(packet);
+        }
+    }
+    assert_eq!(sizes, [64, 36]);
+    assert_eq!(sent, (0..100).collect::<Vec<u8>>());
+}
