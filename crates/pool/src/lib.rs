@@ -180,8 +180,9 @@
 //! re-polled with another task's waker racing the hand-off to it, and the spin lock that
 //! guards the waiters without `std` (`pool_spin_lock`); and two writers sharing a buffer while
 //! the flusher takes it (`pool_writer_shared_buffer`), a full buffer's hand-over to a
-//! waiting flusher (`pool_writer_full_buffer`), and a dropped flusher racing a reservation
-//! (`pool_writer_flusher_drop`). The tests run under Miri and
+//! waiting flusher (`pool_writer_full_buffer`), a buffer sealed while a reservation in it is
+//! open, whose last commit wakes the flusher (`pool_writer_sealed_while_open`), and a
+//! dropped flusher racing a reservation (`pool_writer_flusher_drop`). The tests run under Miri and
 //! ThreadSanitizer in `cargo xtask ci`.
 //!
 //! # Features

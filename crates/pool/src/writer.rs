@@ -73,15 +73,18 @@
 //!
 //! One lock guards the bookkeeping, held for a few word operations and never while user code
 //! runs (a waker is woken or dropped after it is released); a full buffer is handed over by
-//! marking it sealed under it, in O(1). A new buffer is zeroed and frozen
-//! into one packet of all its bytes, which the writer keeps; a reservation is a range of that
-//! buffer, written in place through a pointer taken before the freeze, and only its
-//! reservation writes there. A buffer records how many bytes it handed out, up to where it was
-//! flushed, and how many reservations are open; a reservation's end, under the lock, counts
-//! down the open ones (and marks the room of an abandoned one). The flusher walks the buffers
-//! in the order they were opened, stops at the first with an open reservation, and gives each
-//! run of committed bytes as a slice of the buffer's packet; the lock orders the writes of a
-//! reservation before the flusher's reads.
+//! marking it sealed under it, in O(1). A new buffer is zeroed and frozen into one packet of
+//! all its bytes, which the writer keeps; a reservation is a range of that buffer, written in
+//! place through a pointer taken before the freeze, and only its reservation writes there. A
+//! buffer records how many bytes it handed out and up to where it was flushed; beside it, one
+//! atomic word counts its open reservations and says whether it is sealed (or its flusher
+//! gone). A reservation is made under the lock; a commit only counts down the word (with
+//! `Release`), and takes the lock only if it ends the last open reservation of a sealed
+//! buffer, to wake the flusher; the seal and the last commit are read-modify-writes of the
+//! same word, so whichever comes second wakes it. An abandoned reservation marks its room
+//! under the lock. The flusher walks the buffers in the order they were opened, stops at the
+//! first whose count (loaded with `Acquire`, which pairs with the commits' `Release`) is not
+//! 0, and gives each run of committed bytes as a slice of the buffer's packet.
 
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -96,7 +99,7 @@ use core::task::{Context, Poll, Waker};
 use crate::buf::Buf;
 use crate::packet::Packet;
 use crate::pool::BufferPool;
-use crate::sync::{Arc, Mutex, MutexGuard};
+use crate::sync::{Arc, AtomicU64, Mutex, MutexGuard, Ordering};
 
 /// A [`Writer`] and its [`Flusher`] over `pool`: the writer puts messages into the pool's
 /// buffers, the flusher takes them in batches. Allocates the bookkeeping for every buffer of
@@ -110,7 +113,6 @@ pub fn channel(pool: &BufferPool) -> (Writer, Flusher) {
             base: NonNull::dangling(),
             reserved: 0,
             flushed: 0,
-            open: 0,
             sealed: false,
             has_holes: false,
             holes: alloc::vec![0; words].into_boxed_slice(),
@@ -119,6 +121,7 @@ pub fn channel(pool: &BufferPool) -> (Writer, Flusher) {
     let shared = Arc::new(Shared {
         pool: pool.clone(),
         size: pool.buffer_size(),
+        open: (0..count).map(|_| AtomicU64::new(0)).collect(),
         state: Mutex::new(State {
             slots,
             free: (0..count as u32).rev().collect(),
@@ -175,8 +178,21 @@ impl core::error::Error for ReserveError {}
 struct Shared {
     pool: BufferPool,
     size: usize,
+    /// Per slot, read and changed without the lock: how many reservations are open in it
+    /// ([`OPEN`]), and whether it is [`SEALED`] or [`CLOSED`]. A commit counts down here
+    /// alone; the reservation that takes the count to 0 in a sealed or closed slot takes the
+    /// lock, to wake the flusher or give the buffer back.
+    open: Box<[AtomicU64]>,
     state: Mutex<State>,
 }
+
+/// The slot takes no more reservations (its `Slot::sealed`, for a commit to read).
+const SEALED: u64 = 1 << 63;
+/// The flusher was dropped while reservations were open in the slot: the last one to end
+/// gives the buffer back.
+const CLOSED: u64 = 1 << 62;
+/// The count of open reservations.
+const OPEN: u64 = CLOSED - 1;
 
 struct State {
     /// One per buffer of the pool: more than the writer can ever hold at once.
@@ -213,8 +229,6 @@ struct Slot {
     reserved: usize,
     /// How many bytes were handed to the flusher.
     flushed: usize,
-    /// How many reservations are open.
-    open: usize,
     /// No more reservations: it is full, or a flush was asked for with a reservation open.
     sealed: bool,
     /// Whether any bit of `holes` is set.
@@ -279,7 +293,6 @@ impl Slot {
         }
         self.reserved = 0;
         self.flushed = 0;
-        self.open = 0;
         self.sealed = false;
         self.base = NonNull::dangling();
         self.packet.take()
@@ -306,10 +319,10 @@ impl Shared {
         if state.closed {
             return Err(ReserveError::Closed);
         }
-        if let Some(room) = state.reserve_in_current(len, self.size) {
+        if let Some(room) = state.reserve_in_current(len, self.size, &self.open) {
             return Ok(Some(room));
         }
-        let wake = state.seal_current();
+        let wake = state.seal_current(&self.open);
         drop(state);
         if let Some(waker) = wake {
             waker.wake();
@@ -327,12 +340,12 @@ impl Shared {
             drop(packet);
             return Err(ReserveError::Closed);
         }
-        if let Some(room) = state.reserve_in_current(len, self.size) {
+        if let Some(room) = state.reserve_in_current(len, self.size, &self.open) {
             drop(state);
             drop(packet);
             return Ok(room);
         }
-        let wake = state.seal_current();
+        let wake = state.seal_current(&self.open);
         let index = state
             .free
             .pop()
@@ -343,7 +356,7 @@ impl Shared {
         state.queue.push_back(index);
         state.current = Some(index);
         let room = state
-            .reserve_in_current(len, self.size)
+            .reserve_in_current(len, self.size, &self.open)
             .expect("a new buffer has room for a message that fits in a buffer");
         drop(state);
         if let Some(waker) = wake {
@@ -352,42 +365,64 @@ impl Shared {
         Ok(room)
     }
 
-    /// Ends the reservation of `room`: its bytes are delivered if `committed`, skipped if not.
-    /// With `keep`, returns a packet of them.
-    fn end(&self, room: &Room, committed: bool, keep: bool) -> Option<Packet> {
+    /// Commits `room` without the lock, unless it is the last open reservation of a sealed
+    /// or closed slot.
+    fn commit(&self, room: &Room) {
+        // Release pairs with the flusher's Acquire load of the count (in `State::take`) and
+        // with the Flusher's drop: the bytes written happen before they are read, and before
+        // the buffer goes back.
+        let before = self.open[room.slot as usize].fetch_sub(1, Ordering::Release);
+        if before & OPEN == 1 && before & (SEALED | CLOSED) != 0 {
+            self.last_ended(room.slot, before, None);
+        }
+    }
+
+    /// Ends the reservation of `room` under the lock: abandoned (its room skipped), or, with
+    /// `keep`, committed and kept as a packet, which is returned.
+    fn end_locked(&self, room: &Room, keep: bool) -> Option<Packet> {
         let mut guard = self.lock();
         let state = &mut *guard;
         let current = state.current == Some(room.slot);
         let slot = &mut state.slots[room.slot as usize];
-        slot.open -= 1;
         let end = room.offset + room.len;
-        if !committed {
+        let kept = if keep {
+            slot.packet
+                .as_ref()
+                .map(|packet| packet.slice(room.offset..end))
+        } else {
             if current && slot.reserved == end {
                 // The last room handed out: hand it out again instead.
                 slot.reserved = room.offset;
             } else {
                 slot.mark_hole(room.offset, end);
             }
-        }
-        let kept = match (keep, &slot.packet) {
-            (true, Some(packet)) => Some(packet.slice(room.offset..end)),
-            _ => None,
+            None
         };
-        let mut spent = None;
-        let mut wake = None;
-        if slot.open == 0 {
-            if state.closed {
-                spent = slot.packet.take();
-            } else if slot.sealed {
-                wake = state.flusher.take();
-            }
+        // Release as in `commit`.
+        let before = self.open[room.slot as usize].fetch_sub(1, Ordering::Release);
+        if before & OPEN == 1 && before & (SEALED | CLOSED) != 0 {
+            self.last_ended(room.slot, before, Some(guard));
+        } else {
+            drop(guard);
         }
-        drop(guard);
+        kept
+    }
+
+    /// The last open reservation of slot `index` ended, `before` being the count it took to
+    /// 0: gives the buffer back if the slot was closed (the count was above 0, so the slot
+    /// was not reused since), or else (it was sealed) wakes the flusher.
+    fn last_ended(&self, index: u32, before: u64, locked: Option<MutexGuard<'_, State>>) {
+        let mut state = locked.unwrap_or_else(|| self.lock());
+        let (spent, wake) = if before & CLOSED != 0 {
+            (state.slots[index as usize].packet.take(), None)
+        } else {
+            (None, state.flusher.take())
+        };
+        drop(state);
         drop(spent);
         if let Some(waker) = wake {
             waker.wake();
         }
-        kept
     }
 
     /// Asks for the current slot's committed bytes to be flushed.
@@ -423,7 +458,7 @@ struct Room {
 }
 
 impl State {
-    fn reserve_in_current(&mut self, len: usize, size: usize) -> Option<Room> {
+    fn reserve_in_current(&mut self, len: usize, size: usize, open: &[AtomicU64]) -> Option<Room> {
         let index = self.current?;
         let slot = &mut self.slots[index as usize];
         if size - slot.reserved < len {
@@ -431,7 +466,12 @@ impl State {
         }
         let offset = slot.reserved;
         slot.reserved += len;
-        slot.open += 1;
+        // Relaxed: the count is only read to decide what to do next, under the lock or by the
+        // read-modify-writes of the reservations' ends; the bytes are published by those.
+        let before = open[index as usize].fetch_add(1, Ordering::Relaxed);
+        if before & OPEN == OPEN {
+            pinfold_arena::unwind::abort();
+        }
         // SAFETY: `offset + len <= size`: the pointer stays within the buffer or one past it.
         let bytes = unsafe { slot.base.add(offset) };
         Some(Room {
@@ -444,11 +484,13 @@ impl State {
 
     /// Takes no more reservations in the current slot; the flusher's waker, to wake if the
     /// slot is ready for it.
-    fn seal_current(&mut self) -> Option<Waker> {
+    fn seal_current(&mut self, open: &[AtomicU64]) -> Option<Waker> {
         let index = self.current.take()?;
-        let slot = &mut self.slots[index as usize];
-        slot.sealed = true;
-        if slot.open == 0 {
+        self.slots[index as usize].sealed = true;
+        // Relaxed: whichever of this and the last reservation's end comes second sees the
+        // other (one variable) and wakes the flusher, which then takes the lock.
+        let before = open[index as usize].fetch_or(SEALED, Ordering::Relaxed);
+        if before & OPEN == 0 {
             self.flusher.take()
         } else {
             None
@@ -457,18 +499,24 @@ impl State {
 
     /// Moves every run of committed bytes that may be flushed now into `out` (while it has
     /// room) and the packets of slots done with into `spent`.
-    fn take(&mut self, out: &mut Vec<Packet>, spent: &mut Vec<Packet>) {
+    fn take(&mut self, out: &mut Vec<Packet>, spent: &mut Vec<Packet>, open: &[AtomicU64]) {
         while let Some(&index) = self.queue.front() {
             let requested = self.flush_requested;
             let slot = &mut self.slots[index as usize];
-            if slot.open > 0 {
-                if requested && !slot.sealed {
-                    // Flushed once its open reservations end; later ones go to a new buffer.
-                    slot.sealed = true;
-                    self.current = None;
-                    self.flush_requested = false;
+            // Acquire pairs with the Release of every reservation's end: the bytes of the
+            // rooms committed happen before they are read.
+            if open[index as usize].load(Ordering::Acquire) & OPEN > 0 {
+                if !requested || slot.sealed {
+                    return;
                 }
-                return;
+                // Flushed once its open reservations end; later ones go to a new buffer.
+                slot.sealed = true;
+                self.current = None;
+                self.flush_requested = false;
+                // Acquire as above, if the last one ended meanwhile: then flush it now.
+                if open[index as usize].fetch_or(SEALED, Ordering::Acquire) & OPEN > 0 {
+                    return;
+                }
             }
             if !slot.sealed && !requested {
                 return;
@@ -484,6 +532,8 @@ impl State {
             if let Some(packet) = slot.reset() {
                 spent.push(packet);
             }
+            // Relaxed: no reservation is open, and the next is made under the lock.
+            open[index as usize].store(0, Ordering::Relaxed);
             self.queue.pop_front();
             self.free.push(index);
         }
@@ -592,7 +642,9 @@ impl Drop for Writer {
         let mut state = self.shared.lock();
         state.writers -= 1;
         let wake = if state.writers == 0 {
-            state.seal_current().or_else(|| state.flusher.take())
+            state
+                .seal_current(&self.shared.open)
+                .or_else(|| state.flusher.take())
         } else {
             None
         };
@@ -634,7 +686,7 @@ impl<'a> Reservation<'a> {
     /// before it.
     pub fn commit(self) {
         let this = core::mem::ManuallyDrop::new(self);
-        this.writer.shared.end(&this.room, true, false);
+        this.writer.shared.commit(&this.room);
     }
 
     /// Delivers the message, and keeps it as a [`Packet`] too (the buffer stays out of the
@@ -643,7 +695,7 @@ impl<'a> Reservation<'a> {
         let this = core::mem::ManuallyDrop::new(self);
         this.writer
             .shared
-            .end(&this.room, true, true)
+            .end_locked(&this.room, true)
             .expect("the buffer of an open reservation is held")
     }
 }
@@ -668,7 +720,7 @@ impl DerefMut for Reservation<'_> {
 impl Drop for Reservation<'_> {
     /// Abandons the message: its room is skipped.
     fn drop(&mut self) {
-        self.writer.shared.end(&self.room, false, false);
+        self.writer.shared.end_locked(&self.room, false);
     }
 }
 
@@ -726,7 +778,7 @@ impl Flusher {
         let mut fresh: Option<Waker> = None;
         let result = loop {
             let mut state = self.shared.lock();
-            state.take(&mut self.out, &mut self.spent);
+            state.take(&mut self.out, &mut self.spent, &self.shared.open);
             if !self.out.is_empty() {
                 break Poll::Ready(true);
             }
@@ -769,9 +821,12 @@ impl Drop for Flusher {
         state.current = None;
         let waker = state.flusher.take();
         while let Some(index) = state.queue.pop_front() {
-            let slot = &mut state.slots[index as usize];
-            if slot.open == 0 {
-                if let Some(packet) = slot.reset() {
+            // Acquire pairs with the Release of the reservations' ends: their writes happen
+            // before the buffer goes back. Whichever of this and the last end comes second
+            // gives it back.
+            let before = self.shared.open[index as usize].fetch_or(CLOSED, Ordering::Acquire);
+            if before & OPEN == 0 {
+                if let Some(packet) = state.slots[index as usize].reset() {
                     self.spent.push(packet);
                 }
             }
