@@ -10,17 +10,14 @@
 
 use std::hint::black_box;
 use std::io::{Cursor, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
-use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use bytes::{BufMut, BytesMut};
 use criterion::measurement::WallTime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_executor::block_on;
 use pinfold_benches::{
-    BAB, BYTES_MUT, CURSOR_SLICE, CURSOR_VEC, Group, PINFOLD, PINFOLD_ASYNC, SLICE,
+    BAB, BYTES_MUT, CURSOR_SLICE, CURSOR_VEC, Crew, Group, PINFOLD, PINFOLD_ASYNC, SLICE,
     TOKIO_SEMAPHORE, Tuning, VEC, criterion, measure_warm, spin_on,
 };
 use pinfold_pool::BufferPool;
@@ -69,64 +66,6 @@ fn pool_acquire_release(c: &mut Criterion) {
     });
     group.bench(VEC, || drop(black_box(Vec::<u8>::with_capacity(SIZE))));
     group.finish();
-}
-
-/// Threads, spawned once, that run a job together once per [`round`](Crew::round).
-struct Crew {
-    start: Arc<Barrier>,
-    done: Arc<Barrier>,
-    stop: Arc<AtomicBool>,
-    handles: Vec<JoinHandle<()>>,
-}
-
-impl Crew {
-    /// `threads` threads that each run `job` once a round.
-    fn new(threads: usize, job: impl Fn() + Send + Sync + 'static) -> Self {
-        let job = Arc::new(job);
-        let start = Arc::new(Barrier::new(threads + 1));
-        let done = Arc::new(Barrier::new(threads + 1));
-        let stop = Arc::new(AtomicBool::new(false));
-        let handles = (0..threads)
-            .map(|_| {
-                let (job, start, done, stop) =
-                    (job.clone(), start.clone(), done.clone(), stop.clone());
-                thread::spawn(move || {
-                    loop {
-                        start.wait();
-                        if stop.load(Ordering::Acquire) {
-                            return;
-                        }
-                        job();
-                        done.wait();
-                    }
-                })
-            })
-            .collect();
-        Self {
-            start,
-            done,
-            stop,
-            handles,
-        }
-    }
-
-    /// Runs one round: the wall time from the threads' release to the last one's end.
-    fn round(&self) -> Duration {
-        let began = Instant::now();
-        self.start.wait();
-        self.done.wait();
-        began.elapsed()
-    }
-}
-
-impl Drop for Crew {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Release);
-        self.start.wait();
-        for handle in self.handles.drain(..) {
-            handle.join().expect("a crew thread panicked");
-        }
-    }
 }
 
 /// 4 threads that each acquire and release one buffer 16,384 times, sharing a pool of 16 (so

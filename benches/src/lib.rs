@@ -28,6 +28,7 @@
 mod alloc;
 mod chart;
 mod cpu_time;
+mod crew;
 mod drive;
 pub mod format;
 mod futures;
@@ -42,6 +43,7 @@ mod xorshift;
 pub use alloc::{Allocs, CountingAlloc, live_bytes, measure, measure_warm, pin_malloc_thresholds};
 pub use chart::ratio_chart;
 pub use cpu_time::{CpuTime, process_cpu_time, thread_cpu_time};
+pub use crew::Crew;
 pub use drive::{
     ChurnTally, Driver, Tally, block_on_parking, drain_while, drain_while_block_on, keep_full,
     keep_full_async, keep_full_block_on, keyed_churn, keyed_churn_block_on, poll_next, spin_on,
@@ -110,6 +112,10 @@ pub const PINFOLD_ASYNC: &str = "pinfold-async";
 
 /// The `BenchmarkId` of the `bab` crate's implementation (its `BufferPool`).
 pub const BAB: &str = "bab";
+
+/// The `BenchmarkId` of a `tokio::sync::mpsc` channel of `Vec<u8>` messages written into a
+/// `BufWriter` (`writer.rs`).
+pub const TOKIO_MPSC: &str = "tokio-mpsc";
 
 /// The `BenchmarkId` of a `tokio::sync::Semaphore` permit plus a `Vec` per buffer.
 pub const TOKIO_SEMAPHORE: &str = "tokio-semaphore";
@@ -409,6 +415,21 @@ pub const CURSOR_WORKLOADS: &[(&str, &str)] = &[(
     "2,048 records of 16 bytes serialized one by one with bincode into a 32 KiB buffer (pinfold: a Buf acquired from a pool, vecs and BytesMut allocated, slices borrowed, inside the timed part)",
 )];
 
+/// The batching writers, in the column order of their table (the fourth one).
+pub const WRITER_IMPLEMENTATIONS: [&str; 3] = [PINFOLD, BAB, TOKIO_MPSC];
+
+/// The batching writers' rows (`writer.rs`), as in [`WORKLOADS`].
+pub const WRITER_WORKLOADS: &[(&str, &str)] = &[
+    (
+        "writer_1x1000",
+        "1,000 messages of 32 bytes written, a flush asked for, the batches drained, one thread, 8 KiB buffers (tokio-mpsc: a Vec per message, received into a BufWriter)",
+    ),
+    (
+        "writer_4x1000",
+        "4 threads × 1,000 messages of 32 bytes and a flush each, then the main thread drains: release of the threads to the end of the drain",
+    ),
+];
+
 /// One markdown table of `bench-table`: its columns (the first is pinfold, whose median is
 /// divided by each other's) and its rows.
 #[derive(Debug, Clone, Copy)]
@@ -424,7 +445,7 @@ pub struct Table {
 
 /// The tables `bench-table` prints, in order; a table none of whose rows has results is left
 /// out.
-pub const TABLES: [Table; 3] = [
+pub const TABLES: [Table; 4] = [
     Table {
         title: "Sets of futures, joins, ordered buffers, merges and maps",
         implementations: &IMPLEMENTATIONS,
@@ -439,5 +460,10 @@ pub const TABLES: [Table; 3] = [
         title: "Buffer pools: serializing into a buffer",
         implementations: &CURSOR_IMPLEMENTATIONS,
         workloads: CURSOR_WORKLOADS,
+    },
+    Table {
+        title: "Batching writers: messages written and flushed",
+        implementations: &WRITER_IMPLEMENTATIONS,
+        workloads: WRITER_WORKLOADS,
     },
 ];

@@ -70,6 +70,13 @@
 //! # }).unwrap();
 //! ```
 //!
+//! # Writing messages
+//!
+//! [`writer::channel`] makes the writing side of a message bus over the pool: [`Writer`]s on
+//! any threads reserve room for a message in a shared buffer, write it in place and commit
+//! it, and one [`Flusher`] takes the committed messages in [`Batch`]es of packets, each
+//! writer's in commit order, to write to a socket. See the [`writer`] module.
+//!
 //! # Order
 //!
 //! Tasks waiting in [`acquire`](BufferPool::acquire) are served first come, first served: in
@@ -171,7 +178,11 @@
 //! packet's drop racing an acquire, a `Buf`'s drop racing the drop of the last packet split
 //! off it (`pool_split_drop`), a cancelled waiter racing the hand-off to it, a waiter
 //! re-polled with another task's waker racing the hand-off to it, and the spin lock that
-//! guards the waiters without `std` (`pool_spin_lock`). The tests run under Miri and
+//! guards the waiters without `std` (`pool_spin_lock`); and two writers sharing a buffer while
+//! the flusher takes it (`pool_writer_shared_buffer`), a full buffer's hand-over to a
+//! waiting flusher (`pool_writer_full_buffer`), a buffer sealed while a reservation in it is
+//! open, whose last commit wakes the flusher (`pool_writer_sealed_while_open`), and a
+//! dropped flusher racing a reservation (`pool_writer_flusher_drop`). The tests run under Miri and
 //! ThreadSanitizer in `cargo xtask ci`.
 //!
 //! # Features
@@ -204,6 +215,7 @@ mod packet;
 mod pool;
 mod sync;
 mod waiters;
+pub mod writer;
 
 /// The waiter lock used without `std`, for the loom model that checks it
 /// (`loom-tests/tests/pool_spin_lock.rs`).
@@ -219,3 +231,4 @@ pub use framer::{FrameReadError, FrameReader};
 pub use packet::Packet;
 pub use pool::BufferPool;
 pub use waiters::Acquire;
+pub use writer::{Batch, Flusher, Reservation, ReserveError, Writer};

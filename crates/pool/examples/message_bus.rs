@@ -1,0 +1,178 @@
+//! A message bus over TCP: producer tasks write numbered messages through [`Writer`]s into
+//! shared pooled buffers, one [`Flusher`] task writes them in batches to a socket with
+//! vectored writes, and a reader cuts the bytes back into messages, each a [`Packet`] of a
+//! pooled buffer, with a [`FrameReader`].
+//!
+//! Each message is a 4-byte big-endian length (8), its producer's number and its sequence
+//! number. The reader checks that every message arrived exactly once and each producer's in
+//! order, prints the rate, and exits with an error otherwise.
+//!
+//! `cargo run --release -p pinfold-pool --features tokio --example message_bus [producers]
+//! [messages per producer]`
+//!
+//! [`Packet`]: pinfold_pool::Packet
+
+use std::io::IoSlice;
+use std::pin::pin;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use futures_util::StreamExt;
+use pinfold_pool::{Batch, BufferPool, Flusher, FrameReader, LengthPrefixed, Writer, writer};
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpStream};
+
+/// Bytes of a message after its length prefix: the producer and the sequence number.
+const BODY: usize = 8;
+
+fn main() -> ExitCode {
+    let mut args = std::env::args().skip(1).map(|arg| arg.parse::<u32>());
+    let producers = args.next().unwrap_or(Ok(4)).expect("producers: a number");
+    let messages = args
+        .next()
+        .unwrap_or(Ok(50_000))
+        .expect("messages: a number");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_io()
+        .build()
+        .expect("a tokio runtime");
+    match runtime.block_on(run(producers, messages)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("message_bus: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(producers: u32, messages: u32) -> Result<(), String> {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(|e| e.to_string())?;
+    let address = listener.local_addr().map_err(|e| e.to_string())?;
+    let reader = tokio::spawn(read(listener, producers));
+
+    let start = Instant::now();
+    let pool = BufferPool::new(16, 8192);
+    let (writer, flusher) = writer::channel(&pool);
+    let socket = TcpStream::connect(address)
+        .await
+        .map_err(|e| e.to_string())?;
+    let flushing = tokio::spawn(flush(flusher, socket));
+    let tasks: Vec<_> = (0..producers)
+        .map(|id| tokio::spawn(produce(writer.clone(), id, messages)))
+        .collect();
+    drop(writer);
+    let mut produced = Ok(());
+    for task in tasks {
+        let result = task.await.map_err(|e| e.to_string()).and_then(|done| done);
+        produced = produced.and(result);
+    }
+    let flushed = flushing
+        .await
+        .map_err(|e| e.to_string())
+        .and_then(|done| done);
+    // The reader's error first: it is the cause of the others (a closed socket fails the
+    // flusher, whose drop fails the producers).
+    let counts = reader.await.map_err(|e| e.to_string())??;
+    produced?;
+    flushed?;
+    let elapsed = start.elapsed();
+
+    for (id, &count) in counts.iter().enumerate() {
+        if count != messages {
+            return Err(format!(
+                "producer {id}: {count} of {messages} messages arrived"
+            ));
+        }
+    }
+    let total = u64::from(producers) * u64::from(messages);
+    println!(
+        "{total} messages from {producers} producers in {elapsed:.2?}: {:.0} messages/s",
+        total as f64 / elapsed.as_secs_f64()
+    );
+    Ok(())
+}
+
+/// Writes `messages` numbered messages, asking for a flush after each hundred.
+async fn produce(mut writer: Writer, id: u32, messages: u32) -> Result<(), String> {
+    for seq in 0..messages {
+        let mut room = writer.reserve(4 + BODY).await.map_err(|e| e.to_string())?;
+        room[..4].copy_from_slice(&(BODY as u32).to_be_bytes());
+        room[4..8].copy_from_slice(&id.to_be_bytes());
+        room[8..].copy_from_slice(&seq.to_be_bytes());
+        room.commit();
+        if seq % 100 == 99 {
+            writer.flush();
+        }
+    }
+    Ok(())
+}
+
+/// Writes every batch to the socket, then closes it.
+async fn flush(mut flusher: Flusher, mut socket: TcpStream) -> Result<(), String> {
+    while let Some(batch) = flusher.next_batch().await {
+        write_batch(&mut socket, &batch)
+            .await
+            .map_err(|e| e.to_string())?;
+    }
+    socket.shutdown().await.map_err(|e| e.to_string())
+}
+
+/// Writes a batch's packets with vectored writes of up to 64 at a time.
+async fn write_batch(socket: &mut TcpStream, batch: &Batch<'_>) -> std::io::Result<()> {
+    let mut next = 0;
+    let mut skip = 0; // bytes of `batch[next]` already written
+    while next < batch.len() {
+        let mut slices = [IoSlice::new(&[]); 64];
+        let mut count = 0;
+        for (slice, packet) in slices.iter_mut().zip(&batch[next..]) {
+            *slice = IoSlice::new(if count == 0 { &packet[skip..] } else { packet });
+            count += 1;
+        }
+        let mut written = socket.write_vectored(&slices[..count]).await?;
+        if written == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        while written > 0 {
+            let left = batch[next].len() - skip;
+            if written >= left {
+                written -= left;
+                next += 1;
+                skip = 0;
+            } else {
+                skip += written;
+                written = 0;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Accepts one connection and reads its messages until it closes: how many arrived from each
+/// producer, each checked to be the next of its producer.
+async fn read(listener: TcpListener, producers: u32) -> Result<Vec<u32>, String> {
+    let (socket, _) = listener.accept().await.map_err(|e| e.to_string())?;
+    let pool = BufferPool::new(16, 8192);
+    let mut frames = pin!(FrameReader::new(&pool, LengthPrefixed::new(4), socket));
+    let mut next = vec![0u32; producers as usize];
+    while let Some(frame) = frames.next().await {
+        let frame = frame.map_err(|e| e.to_string())?;
+        if frame.len() != BODY {
+            return Err(format!("a message of {} bytes", frame.len()));
+        }
+        let id = u32::from_be_bytes(frame[..4].try_into().unwrap());
+        let seq = u32::from_be_bytes(frame[4..].try_into().unwrap());
+        let expected = next
+            .get_mut(id as usize)
+            .ok_or_else(|| format!("a message from producer {id}, of {producers}"))?;
+        if seq != *expected {
+            return Err(format!(
+                "producer {id}: message {seq} arrived where {expected} was due"
+            ));
+        }
+        *expected += 1;
+    }
+    Ok(next)
+}

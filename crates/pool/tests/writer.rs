@@ -1,0 +1,377 @@
+//! The batching writer: delivery once and in order, abandoned messages, waiting for buffers,
+//! flushes of a partly filled buffer, and the errors of a message too large and of a dropped
+//! flusher.
+
+mod support;
+
+use std::pin::pin;
+use std::task::Poll;
+use std::thread;
+
+use pinfold_pool::{BufferPool, Flusher, ReserveError, Writer, writer};
+use support::{XorShift, block_on, counting_waker, poll_once, poll_with};
+
+/// Everything the flusher delivers until it is finished, as one byte string.
+fn drain(flusher: &mut Flusher) -> Vec<u8> {
+    let mut sent = Vec::new();
+    while let Some(batch) = block_on(flusher.next_batch()) {
+        for packet in batch.iter() {
+            sent.extend_from_slice(packet);
+        }
+    }
+    sent
+}
+
+/// What the flusher has ready now.
+fn ready(flusher: &mut Flusher) -> Vec<u8> {
+    let mut sent = Vec::new();
+    while let Some(batch) = flusher.try_next_batch() {
+        for packet in batch.iter() {
+            sent.extend_from_slice(packet);
+        }
+    }
+    sent
+}
+
+/// Writes `bytes` as one message, without waiting.
+fn put(writer: &mut Writer, bytes: &[u8]) {
+    let mut message = writer.try_reserve(bytes.len()).expect("room");
+    message.copy_from_slice(bytes);
+    message.commit();
+}
+
+/// Message `seq` of writer `id`: a length byte, the id, the sequence number, then filler, in
+/// all 6 to 21 bytes.
+fn message(id: u8, seq: u32) -> Vec<u8> {
+    let len = 6 + (seq as usize * 7 + id as usize) % 16;
+    let mut bytes = vec![len as u8, id];
+    bytes.extend_from_slice(&seq.to_le_bytes());
+    bytes.extend((6..len).map(|at| (at as u8) ^ id));
+    bytes
+}
+
+/// Cuts a stream of [`message`]s back into `(id, seq)`, checking each one's bytes.
+fn parse(mut stream: &[u8]) -> Vec<(u8, u32)> {
+    let mut out = Vec::new();
+    while !stream.is_empty() {
+        let len = stream[0] as usize;
+        let id = stream[1];
+        let seq = u32::from_le_bytes(stream[2..6].try_into().unwrap());
+        assert_eq!(&stream[..len], &message(id, seq)[..], "a message was torn");
+        out.push((id, seq));
+        stream = &stream[len..];
+    }
+    out
+}
+
+#[test]
+fn many_writers_on_many_threads_deliver_every_message_once_in_order() {
+    let writers = 4;
+    let per_writer: u32 = if cfg!(miri) { 40 } else { 5_000 };
+    let pool = BufferPool::new(4, 128);
+    let (writer, mut flusher) = writer::channel(&pool);
+    let handles: Vec<_> = (0..writers)
+        .map(|id| {
+            let mut writer = writer.clone();
+            thread::spawn(move || {
+                block_on(async {
+                    for seq in 0..per_writer {
+                        let bytes = message(id, seq);
+                        let mut room = writer.reserve(bytes.len()).await.unwrap();
+                        room.copy_from_slice(&bytes);
+                        room.commit();
+                    }
+                })
+            })
+        })
+        .collect();
+    drop(writer);
+    let sent = drain(&mut flusher);
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    let mut next = vec![0; writers as usize];
+    for (id, seq) in parse(&sent) {
+        assert_eq!(
+            seq, next[id as usize],
+            "writer {id}'s messages out of order"
+        );
+        next[id as usize] += 1;
+    }
+    assert!(next.iter().all(|&count| count == per_writer), "{next:?}");
+    assert_eq!(pool.available(), pool.capacity());
+}
+
+#[test]
+fn several_messages_share_a_buffer_and_a_batch() {
+    let pool = BufferPool::new(2, 64);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    for word in [&b"ab"[..], b"cd", b"ef"] {
+        put(&mut writer, word);
+    }
+    assert_eq!(pool.available(), 1, "three messages, one buffer");
+    writer.flush();
+    let batch = flusher.try_next_batch().expect("a flush was asked for");
+    assert_eq!(batch.len(), 1, "one run of one buffer");
+    assert_eq!(&batch[0][..], b"abcdef");
+}
+
+#[test]
+fn a_full_buffer_goes_to_the_flusher_without_a_flush() {
+    let pool = BufferPool::new(3, 8);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    put(&mut writer, b"12345");
+    assert!(flusher.try_next_batch().is_none(), "not full, not asked");
+    put(&mut writer, b"6789"); // does not fit: the first buffer is sealed
+    assert_eq!(ready(&mut flusher), b"12345");
+    assert_eq!(pool.available(), 2, "the flushed buffer went back");
+    drop(writer);
+    assert_eq!(drain(&mut flusher), b"6789");
+    assert!(flusher.is_finished());
+}
+
+#[test]
+fn an_abandoned_reservation_loses_only_its_message() {
+    let pool = BufferPool::new(2, 64);
+    let (mut first, mut flusher) = writer::channel(&pool);
+    let mut second = first.clone();
+    put(&mut first, b"<a>");
+    let mut lost = first.try_reserve(4).unwrap();
+    lost.copy_from_slice(b"LOST");
+    put(&mut second, b"<b>"); // after the abandoned room
+    drop(lost);
+    put(&mut first, b"<c>");
+    let mut tail = second.try_reserve(5).unwrap(); // the last room: handed out again
+    tail.copy_from_slice(b"GONE!");
+    drop(tail);
+    put(&mut second, b"<d>");
+    drop((first, second));
+    assert_eq!(drain(&mut flusher), b"<a><b><c><d>");
+    assert_eq!(pool.available(), 2);
+}
+
+#[test]
+fn abandoned_rooms_of_any_length_and_place_are_skipped() {
+    let rounds = if cfg!(miri) { 200 } else { 20_000 };
+    let pool = BufferPool::new(3, 256);
+    let (mut first, mut flusher) = writer::channel(&pool);
+    let mut second = first.clone();
+    let mut rng = XorShift::new(7);
+    let mut expected = Vec::new();
+    let mut sent = Vec::new();
+    for round in 0..rounds {
+        let byte = (round % 251) as u8;
+        let (len, lost_len) = (1 + rng.below(90), 1 + rng.below(90));
+        // The abandoned room comes before or after the kept one, and ends before or after it.
+        let (mut kept, mut lost) = if rng.below(2) == 0 {
+            let kept = first.try_reserve(len).unwrap();
+            (kept, second.try_reserve(lost_len).unwrap())
+        } else {
+            let lost = second.try_reserve(lost_len).unwrap();
+            (first.try_reserve(len).unwrap(), lost)
+        };
+        kept.fill(byte);
+        lost.fill(0xFF);
+        if rng.below(2) == 0 {
+            drop(lost);
+            kept.commit();
+        } else {
+            kept.commit();
+            drop(lost);
+        }
+        expected.extend(std::iter::repeat_n(byte, len));
+        sent.extend(ready(&mut flusher));
+    }
+    drop((first, second));
+    sent.extend(drain(&mut flusher));
+    assert!(!sent.contains(&0xFF), "an abandoned room was delivered");
+    assert_eq!(sent, expected);
+    assert_eq!(pool.available(), pool.capacity());
+}
+
+#[test]
+fn a_writer_task_dropped_mid_message_loses_only_that_message() {
+    let pool = BufferPool::new(2, 64);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    let mut other = writer.clone();
+    put(&mut writer, b"kept|");
+    let mut task = Box::pin(async move {
+        let mut room = writer.reserve(6).await.unwrap();
+        room.copy_from_slice(b"torn..");
+        std::future::pending::<()>().await;
+        room.commit();
+    });
+    assert!(poll_once(&mut task).is_pending());
+    put(&mut other, b"after|");
+    assert!(ready(&mut flusher).is_empty());
+    drop(task); // mid-message
+    drop(other);
+    assert_eq!(drain(&mut flusher), b"kept|after|");
+}
+
+#[test]
+fn reservations_of_two_handles_end_in_any_order() {
+    let pool = BufferPool::new(1, 64);
+    let (mut first, mut flusher) = writer::channel(&pool);
+    let mut second = first.clone();
+    let mut a = first.try_reserve(1).unwrap();
+    let mut b = second.try_reserve(1).unwrap();
+    a[0] = b'a';
+    b[0] = b'b';
+    b.commit();
+    second.flush();
+    assert!(ready(&mut flusher).is_empty(), "`a` is still open");
+    a.commit();
+    assert_eq!(ready(&mut flusher), b"ab", "in reservation order");
+}
+
+#[test]
+fn a_flush_with_a_reservation_open_waits_for_it_and_moves_writers_on() {
+    let pool = BufferPool::new(3, 64);
+    let (mut first, mut flusher) = writer::channel(&pool);
+    let mut second = first.clone();
+    put(&mut first, b"1");
+    let mut open = first.try_reserve(1).unwrap();
+    second.flush();
+    assert!(flusher.try_next_batch().is_none());
+    put(&mut second, b"3"); // into a new buffer: the first takes no more
+    assert_eq!(pool.available(), 1);
+    open[0] = b'2';
+    open.commit();
+    assert_eq!(ready(&mut flusher), b"12");
+    second.flush();
+    assert_eq!(ready(&mut flusher), b"3");
+}
+
+#[test]
+fn a_flushed_buffer_that_is_not_full_takes_more_messages() {
+    let pool = BufferPool::new(1, 64);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    put(&mut writer, b"one");
+    writer.flush();
+    assert_eq!(ready(&mut flusher), b"one");
+    put(&mut writer, b"two");
+    flusher.flush_open();
+    assert_eq!(ready(&mut flusher), b"two");
+    assert_eq!(pool.available(), 0, "still the buffer being filled");
+    drop(writer);
+    assert!(drain(&mut flusher).is_empty());
+    assert_eq!(pool.available(), 1);
+}
+
+#[test]
+fn writers_wait_for_the_flusher_when_the_pool_is_exhausted() {
+    let pool = BufferPool::new(2, 4);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    put(&mut writer, b"aaaa");
+    put(&mut writer, b"bbbb");
+    assert_eq!(writer.try_reserve(4).unwrap_err(), ReserveError::WouldWait);
+    let (waker, wakes) = counting_waker();
+    let mut blocked = Box::pin(async {
+        let mut room = writer.reserve(4).await.unwrap();
+        room.copy_from_slice(b"cccc");
+        room.commit();
+        writer
+    });
+    assert!(poll_with(&mut blocked, &waker).is_pending());
+    assert_eq!(ready(&mut flusher), b"aaaabbbb", "both are full");
+    assert_eq!(
+        wakes.count(),
+        1,
+        "the buffer flushed went to the waiting writer"
+    );
+    let Poll::Ready(writer) = poll_with(&mut blocked, &waker) else {
+        panic!("woken with a buffer, yet pending");
+    };
+    drop(writer);
+    assert_eq!(drain(&mut flusher), b"cccc");
+}
+
+#[test]
+fn a_message_larger_than_a_buffer_is_refused() {
+    let pool = BufferPool::new(1, 8);
+    let (mut writer, _flusher) = writer::channel(&pool);
+    let error = writer.try_reserve(9).unwrap_err();
+    assert_eq!(
+        error,
+        ReserveError::TooLarge {
+            len: 9,
+            buffer_size: 8
+        }
+    );
+    assert!(block_on(writer.reserve(8)).is_ok(), "a whole buffer fits");
+}
+
+#[test]
+fn a_dropped_flusher_fails_reservations_and_gives_the_buffers_back() {
+    let pool = BufferPool::new(2, 4);
+    let (mut writer, flusher) = writer::channel(&pool);
+    let mut other = writer.clone();
+    put(&mut writer, b"full");
+    let open = writer.try_reserve(2).unwrap();
+    let mut waiting = pin!(other.reserve(4)); // the pool is exhausted
+    assert!(poll_once(&mut waiting).is_pending());
+    drop(flusher);
+    // The full buffer went back, to the waiting writer, which fails.
+    assert_eq!(block_on(waiting).unwrap_err(), ReserveError::Closed);
+    assert_eq!(pool.available(), 1, "the open reservation holds its buffer");
+    drop(open);
+    assert_eq!(pool.available(), 2);
+    assert_eq!(writer.try_reserve(1).unwrap_err(), ReserveError::Closed);
+}
+
+#[test]
+fn a_committed_packet_outlives_the_flush() {
+    let pool = BufferPool::new(1, 16);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    let mut room = writer.try_reserve(5).unwrap();
+    room.copy_from_slice(b"hello");
+    let kept = room.commit_packet();
+    drop(writer);
+    assert_eq!(drain(&mut flusher), b"hello");
+    assert_eq!(pool.available(), 0, "the packet holds the buffer");
+    assert_eq!(&kept[..], b"hello");
+    drop(kept);
+    assert_eq!(pool.available(), 1);
+}
+
+#[cfg(feature = "std")]
+#[test]
+fn a_batch_writes_all_its_packets_through_io_write() {
+    let pool = BufferPool::new(4, 8);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    for word in [&b"abcdef"[..], b"ghijk", b"lmn", b"o"] {
+        put(&mut writer, word);
+    }
+    drop(writer);
+    let mut out = Vec::new();
+    while let Some(batch) = block_on(flusher.next_batch()) {
+        batch.write_all_to(&mut out).unwrap();
+    }
+    assert_eq!(out, b"abcdefghijklmno");
+}
+
+#[test]
+fn runs_past_a_batchs_room_come_in_the_next_batch() {
+    let pool = BufferPool::new(1, 1024);
+    let (mut first, mut flusher) = writer::channel(&pool);
+    let mut second = first.clone();
+    for at in 0..100u8 {
+        let lost = second.try_reserve(1).unwrap();
+        let mut kept = first.try_reserve(1).unwrap();
+        kept[0] = at;
+        drop(lost); // a hole before each message: each is a run of its own
+        kept.commit();
+    }
+    first.flush();
+    let mut sizes = Vec::new();
+    let mut sent = Vec::new();
+    while let Some(batch) = flusher.try_next_batch() {
+        sizes.push(batch.len());
+        for packet in batch.iter() {
+            sent.extend_from_slice(packet);
+        }
+    }
+    assert_eq!(sizes, [64, 36]);
+    assert_eq!(sent, (0..100).collect::<Vec<u8>>());
+}
