@@ -132,8 +132,8 @@ enum Stage {
 /// taken goes on to the next waiter, or back to the pool ([*Cancellation*](crate#cancellation)).
 ///
 /// # Panics
-/// A panic of the task's waker (its `clone` or `drop`, run by `poll`) comes out of `poll`, and
-/// loses no buffer: the future may be polled again or dropped. A buffer already handed to it
+/// A panic of the task's waker (its `clone` or `drop`, run by `poll`), or of another task's
+/// `wake` (see [*Panics*](crate#panics)), comes out of `poll`, and loses no buffer: the future may be polled again or dropped. A buffer already handed to it
 /// stays its, and a place in the queue it had stays its; one whose first poll panicked has no
 /// place yet (see [*Panics*](crate#panics)). Polling it after it returned its buffer panics,
 /// with the message `Acquire polled after it returned its buffer`.
@@ -204,9 +204,10 @@ impl Future for Acquire<'_> {
         let inner: &Inner = &this.pool.inner;
         match this.stage {
             Stage::Start => {
-                if let Some(index) = inner.free.pop(&inner.block) {
+                // The fast path: `try_acquire`'s, before any waiter machinery.
+                if let Some(buf) = this.pool.try_acquire() {
                     this.stage = Stage::Done;
-                    return Poll::Ready(Buf::new(this.pool.inner.clone(), index));
+                    return Poll::Ready(buf);
                 }
                 // Cloned before the lock: no user code runs with it held (a waker's clone or
                 // drop may release a buffer of this pool, which takes the lock).
