@@ -201,8 +201,9 @@
 //! packet's drop racing an acquire, a `Buf`'s drop racing the drop of the last packet split
 //! off it (`pool_split_drop`), a cancelled waiter racing the hand-off to it, a waiter
 //! re-polled with another task's waker racing the hand-off to it, a release into a cache
-//! racing an acquire that must wait, a batch refill racing a batch return
-//! (`pool_cache_hand_off`), and the spin lock that
+//! racing an acquire that must wait (`pool_cache_release_races_wait`), a batch refill racing
+//! a batch return and racing an acquire that must wait (`pool_batch_refill_races_*`), and the
+//! spin lock that
 //! guards the waiters without `std` (`pool_spin_lock`). The tests run under Miri and
 //! ThreadSanitizer in `cargo xtask ci`.
 //!
