@@ -91,7 +91,8 @@ impl BufferPool {
 
     /// How many buffers are free now, in the pool's shared list and in its threads' caches.
     /// Exact when no buffer is acquired or released meanwhile; otherwise a snapshot that may
-    /// already be out of date. O(1).
+    /// already be out of date. Reads one word and one buffer record per list, whatever the
+    /// number of buffers.
     pub fn available(&self) -> usize {
         let inner = &self.inner;
         inner.lists().map(|list| list.len(&inner.block)).sum()
