@@ -198,17 +198,29 @@ impl<'a> Acquire<'a> {
 impl Future for Acquire<'_> {
     type Output = Buf;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Buf> {
         // SAFETY: nothing is moved out of the future; the node stays where it is.
         let this = unsafe { self.get_unchecked_mut() };
+        // The fast path: `try_acquire`'s, before any waiter machinery.
+        if this.stage == Stage::Start {
+            if let Some(buf) = this.pool.try_acquire() {
+                this.stage = Stage::Done;
+                return Poll::Ready(buf);
+            }
+        }
+        this.poll_slow(cx)
+    }
+}
+
+impl Acquire<'_> {
+    /// A poll that found no free buffer, or that waits.
+    #[inline(never)]
+    fn poll_slow(&mut self, cx: &mut Context<'_>) -> Poll<Buf> {
+        let this = self;
         let inner: &Inner = &this.pool.inner;
         match this.stage {
             Stage::Start => {
-                // The fast path: `try_acquire`'s, before any waiter machinery.
-                if let Some(buf) = this.pool.try_acquire() {
-                    this.stage = Stage::Done;
-                    return Poll::Ready(buf);
-                }
                 // Cloned before the lock: no user code runs with it held (a waker's clone or
                 // drop may release a buffer of this pool, which takes the lock).
                 let waker = cx.waker().clone();
@@ -280,10 +292,18 @@ impl Future for Acquire<'_> {
 }
 
 impl Drop for Acquire<'_> {
+    #[inline]
     fn drop(&mut self) {
-        if self.stage != Stage::Waiting {
-            return;
+        if self.stage == Stage::Waiting {
+            self.give_up_place();
         }
+    }
+}
+
+impl Acquire<'_> {
+    /// Leaves the queue, or passes on a buffer handed over and not taken.
+    #[inline(never)]
+    fn give_up_place(&mut self) {
         let inner: &Inner = &self.pool.inner;
         let mut waiters = inner.lock();
         let (handed, waker) = self.node.with_mut(|node| {
