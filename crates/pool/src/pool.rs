@@ -350,3 +350,55 @@ impl fmt::Debug for BufferPool {
             .finish()
     }
 }
+
+#[cfg(all(test, not(all(pinfold_loom, feature = "loom"))))]
+mod tests {
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{Wake, Waker};
+
+    use super::wake_each;
+
+    /// Counts its wakes, and panics in each if told to.
+    struct Task {
+        wakes: AtomicUsize,
+        panics: bool,
+    }
+
+    impl Wake for Task {
+        fn wake(self: Arc<Self>) {
+            self.wakes.fetch_add(1, Ordering::Relaxed);
+            assert!(!self.panics, "a waker that panics");
+        }
+    }
+
+    fn task(panics: bool) -> (Arc<Task>, Option<Waker>) {
+        let task = Arc::new(Task {
+            wakes: AtomicUsize::new(0),
+            panics,
+        });
+        (task.clone(), Some(Waker::from(task)))
+    }
+
+    #[test]
+    fn a_panicking_wake_does_not_stop_the_wakes_after_it() {
+        let (first, a) = task(false);
+        let (second, b) = task(true);
+        let (third, c) = task(false);
+        let mut wakers = [a, None, b, c];
+        let result = catch_unwind(AssertUnwindSafe(|| wake_each(&mut wakers)));
+        assert!(result.is_err(), "the panic comes out");
+        for (task, name) in [(&first, "first"), (&second, "second"), (&third, "third")] {
+            assert_eq!(
+                task.wakes.load(Ordering::Relaxed),
+                1,
+                "the {name} woken once"
+            );
+        }
+        assert!(
+            wakers.iter().all(Option::is_none),
+            "no waker is left to wake"
+        );
+    }
+}
