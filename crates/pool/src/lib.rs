@@ -209,8 +209,9 @@
 //!
 //! # Features
 //!
-//! - `std` (default): `std::io::Write` for [`Buf`], and `std::sync::Mutex` as the waiter lock
-//!   (without it, a spin lock: it is held for a few list operations only).
+//! - `std` (default): `std::io::Write` for [`Buf`], `std::sync::Mutex` as the waiter lock
+//!   (without it, a spin lock: it is held for a few list operations only), and a thread-local
+//!   index that picks each thread's cache (without it, the address of the thread's stack).
 //! - `bytes`: [`bytes::BufMut`](https://docs.rs/bytes) for [`Buf`].
 //! - `tokio`: `FrameReader`, a [`Framer`] over a `tokio::io::AsyncRead`, as a
 //!   `futures_core::Stream` of frames (implies `std`).
