@@ -143,8 +143,9 @@ impl Drop for Crew {
 /// pool is `threads` batches of `count / threads`: each thread takes a batch on its first
 /// acquire and keeps it as its thread-local stock (a batch goes back only once a thread holds
 /// 1.5 batches), so after the first round bab's threads share nothing; tokio's and malloc's
-/// do, and pinfold's share only the threads' caches (a fixed number of them, so with more
-/// threads than caches, some threads share one).
+/// do, and pinfold's share the pool's reference count (every `Buf` holds a clone of the
+/// pool's `Arc`) and, with more threads than pinfold's fixed number of caches, a cache per
+/// two or more threads.
 fn threads_sharing(c: &mut Criterion, name: &str, threads: usize, count: usize) {
     const CYCLES: usize = 16_384;
     let mut group = Group::new(c, name, Tuning::MEDIUM);
