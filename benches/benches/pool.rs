@@ -4,7 +4,8 @@
 //! `Cursor<Vec<u8>>`, `Cursor<&mut [u8]>`, `BytesMut`, `Vec<u8>` and `&mut [u8]`.
 //!
 //! Groups: `pool_acquire_release` (one thread, uncontended), `pool_4_threads_16` (4 threads
-//! sharing a pool of 16), `pool_cursor_2048x16` (2,048 records of 16 bytes serialized with
+//! sharing a pool of 16), `pool_16_threads_64` (16 threads sharing a pool of 64),
+//! `pool_cursor_2048x16` (2,048 records of 16 bytes serialized with
 //! bincode). `bench-table` shows them in tables of their own (`POOL_WORKLOADS`,
 //! `CURSOR_WORKLOADS`).
 
@@ -68,24 +69,25 @@ fn pool_acquire_release(c: &mut Criterion) {
     group.finish();
 }
 
-/// 4 threads that each acquire and release one buffer 16,384 times, sharing a pool of 16 (so
-/// never short of buffers, but every acquire and release goes through the shared state): the
-/// wall time from the threads' release to the last one's end (the threads are spawned once
-/// per implementation). pinfold awaits `acquire()` under futures-executor's `block_on`, one
-/// `block_on` per thread and round; so do bab (`acquire()`, then `release()`) and the tokio
-/// `Semaphore` of 16 (`acquire()`, plus a `Vec::with_capacity(1033)` per permit); the plain
-/// `Vec` needs no future.
+/// `threads` threads that each acquire and release one buffer 16,384 times, sharing a pool of
+/// `count` (so never short of buffers, but every acquire and release goes through the shared
+/// state): the wall time from the threads' release to the last one's end (the threads are
+/// spawned once per implementation). pinfold awaits `acquire()` under futures-executor's
+/// `block_on`, one `block_on` per thread and round; so do bab (`acquire()`, then `release()`)
+/// and the tokio `Semaphore` of `count` (`acquire()`, plus a `Vec::with_capacity(1033)` per
+/// permit); the plain `Vec` needs no future.
 ///
 /// bab's `acquire()` future and its packets are `!Send`, but its pool handle is `Send + Sync`
 /// and meant for a thread per core, each with its own executor, which is what this does. Its
-/// pool is 4 batches of 4: each thread takes a batch on its first acquire and keeps it as its
-/// thread-local stock (a batch goes back only once a thread holds 1.5 batches), so after the
-/// first round bab's threads share nothing; pinfold's, tokio's and malloc's do.
-fn pool_4_threads_16(c: &mut Criterion) {
-    const THREADS: usize = 4;
-    const COUNT: usize = 16;
+/// pool is `threads` batches of `count / threads`: each thread takes a batch on its first
+/// acquire and keeps it as its thread-local stock (a batch goes back only once a thread holds
+/// 1.5 batches), so after the first round bab's threads share nothing; tokio's and malloc's
+/// do, and pinfold's share the pool's reference count (every `Buf` holds a clone of the
+/// pool's `Arc`) and, with more threads than pinfold's fixed number of caches, a cache per
+/// two or more threads.
+fn threads_sharing(c: &mut Criterion, name: &str, threads: usize, count: usize) {
     const CYCLES: usize = 16_384;
-    let mut group = Group::new(c, "pool_4_threads_16", Tuning::MEDIUM);
+    let mut group = Group::new(c, name, Tuning::MEDIUM);
     let mut bench = |id: &str, crew: Crew, check: &dyn Fn()| {
         group.bench_with(
             id,
@@ -98,9 +100,9 @@ fn pool_4_threads_16(c: &mut Criterion) {
         );
     };
 
-    let pool = BufferPool::new(COUNT, SIZE);
+    let pool = BufferPool::new(count, SIZE);
     let shared = pool.clone();
-    let crew = Crew::new(THREADS, move || {
+    let crew = Crew::new(threads, move || {
         block_on(async {
             for _ in 0..CYCLES {
                 let buf = shared.acquire().await;
@@ -109,11 +111,11 @@ fn pool_4_threads_16(c: &mut Criterion) {
         });
     });
     bench(PINFOLD, crew, &|| {
-        assert_eq!(pool.available(), COUNT, "every buffer back");
+        assert_eq!(pool.available(), count, "every buffer back");
     });
 
-    let bab = bab::HeapBufferPool::new(SIZE, THREADS, COUNT / THREADS);
-    let crew = Crew::new(THREADS, move || {
+    let bab = bab::HeapBufferPool::new(SIZE, threads, count / threads);
+    let crew = Crew::new(threads, move || {
         block_on(async {
             for _ in 0..CYCLES {
                 let buffer = bab.acquire().await;
@@ -125,9 +127,9 @@ fn pool_4_threads_16(c: &mut Criterion) {
     });
     bench(BAB, crew, &|| {});
 
-    let semaphore = Arc::new(Semaphore::new(COUNT));
+    let semaphore = Arc::new(Semaphore::new(count));
     let shared = semaphore.clone();
-    let crew = Crew::new(THREADS, move || {
+    let crew = Crew::new(threads, move || {
         block_on(async {
             for _ in 0..CYCLES {
                 let permit = shared
@@ -140,16 +142,27 @@ fn pool_4_threads_16(c: &mut Criterion) {
         });
     });
     bench(TOKIO_SEMAPHORE, crew, &|| {
-        assert_eq!(semaphore.available_permits(), COUNT, "every permit back");
+        assert_eq!(semaphore.available_permits(), count, "every permit back");
     });
 
-    let crew = Crew::new(THREADS, || {
+    let crew = Crew::new(threads, || {
         for _ in 0..CYCLES {
             drop(black_box(Vec::<u8>::with_capacity(SIZE)));
         }
     });
     bench(VEC, crew, &|| {});
     group.finish();
+}
+
+/// 4 threads sharing a pool of 16 (see [`threads_sharing`]).
+fn pool_4_threads_16(c: &mut Criterion) {
+    threads_sharing(c, "pool_4_threads_16", 4, 16);
+}
+
+/// 16 threads sharing a pool of 64 (see [`threads_sharing`]): more threads than pinfold's
+/// caches, and than the machine's cores.
+fn pool_16_threads_64(c: &mut Criterion) {
+    threads_sharing(c, "pool_16_threads_64", 16, 64);
 }
 
 /// A record of the cursor workload: 16 bytes in bincode 1's default (fixed-width) encoding.
@@ -282,6 +295,6 @@ fn pool_cursor_2048x16(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = criterion(WallTime);
-    targets = pool_acquire_release, pool_4_threads_16, pool_cursor_2048x16
+    targets = pool_acquire_release, pool_4_threads_16, pool_16_threads_64, pool_cursor_2048x16
 }
 criterion_main!(benches);

@@ -402,6 +402,10 @@ pub const POOL_WORKLOADS: &[(&str, &str)] = &[
         "pool_4_threads_16",
         "4 threads × 16,384 acquire/release cycles of one buffer of 1,033 bytes, pool of 16, under block_on: release of the threads to the last one done",
     ),
+    (
+        "pool_16_threads_64",
+        "the same with 16 threads and a pool of 64",
+    ),
 ];
 
 /// The writers a message is serialized into, in the column order of their table (the third

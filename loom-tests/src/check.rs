@@ -18,7 +18,17 @@ pub fn check<F>(name: &str, model: F)
 where
     F: Fn() + Sync + Send + 'static,
 {
+    check_with_branches(name, 0, model);
+}
+
+/// [`check`], for a model whose setup takes many steps: it may take up to `branches` of them
+/// (loom's `max_branches`, 1,000 by default) unless `LOOM_MAX_BRANCHES` allows more.
+pub fn check_with_branches<F>(name: &str, branches: usize, model: F)
+where
+    F: Fn() + Sync + Send + 'static,
+{
     let mut builder = loom::model::Builder::new();
+    builder.max_branches = builder.max_branches.max(branches);
     let bound = *builder.preemption_bound.get_or_insert(DEFAULT_PREEMPTIONS);
     // Loom runs the closure once per iteration; a plain std counter sees every run (it is not
     // part of the model).

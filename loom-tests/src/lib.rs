@@ -15,7 +15,7 @@
 //!
 //! - `check` runs a model with loom's bounds from the environment (at most 2 preemptions when
 //!   `LOOM_MAX_PREEMPTIONS` is unset) and prints how many iterations it explored, and how long
-//!   that took.
+//!   that took; `check_with_branches` allows a model more steps (a pool of many buffers).
 //! - `Parent` is the task that polls the set: a waker that counts its wakes in a loom atomic,
 //!   and is leak-tracked by loom.
 //! - `Workers` spawns the waking threads and counts those that have finished, so the owner
@@ -38,7 +38,7 @@ mod parent;
 mod workers;
 
 #[cfg(pinfold_loom)]
-pub use check::check;
+pub use check::{check, check_with_branches};
 #[cfg(pinfold_loom)]
 pub use drive::{MAX_POLLS, drive};
 #[cfg(pinfold_loom)]

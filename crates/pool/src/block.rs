@@ -11,6 +11,8 @@ use crate::sync::{AtomicU32, alloc, dealloc};
 pub(crate) struct Meta {
     /// The next buffer in the free list, while this one is in it (see `free_list`).
     pub(crate) next: AtomicU32,
+    /// How many buffers its list holds from this one to its end, while this one is in it.
+    pub(crate) depth: AtomicU32,
     /// How many [`Packet`](crate::Packet)s share this buffer, once it is frozen.
     pub(crate) packets: AtomicU32,
 }
@@ -33,13 +35,13 @@ unsafe impl Send for Block {}
 unsafe impl Sync for Block {}
 
 impl Block {
-    /// Allocates the metas (each with its free-list link set to `next(i)` and no packet) and
-    /// `count * size` bytes, uninitialized.
+    /// Allocates the metas (each with its free-list link and depth set to `list(i)`, and no
+    /// packet) and `count * size` bytes, uninitialized.
     ///
     /// # Panics
     /// If the sizes overflow, or if `count` is `u32::MAX` or more (an index is a `u32`, and
     /// `u32::MAX` is the free list's end).
-    pub(crate) fn new(count: usize, size: usize, next: impl Fn(u32) -> u32) -> Self {
+    pub(crate) fn new(count: usize, size: usize, list: impl Fn(u32) -> (u32, u32)) -> Self {
         let count = u32::try_from(count)
             .ok()
             .filter(|&count| count < u32::MAX)
@@ -62,8 +64,10 @@ impl Block {
             NonNull::new(ptr).unwrap_or_else(|| alloc::alloc::handle_alloc_error(layout))
         };
         for index in 0..count {
+            let (next, depth) = list(index);
             let meta = Meta {
-                next: AtomicU32::new(next(index)),
+                next: AtomicU32::new(next),
+                depth: AtomicU32::new(depth),
                 packets: AtomicU32::new(0),
             };
             // SAFETY: `index < count`, so the slot is inside the metas, which are aligned for

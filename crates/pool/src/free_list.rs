@@ -1,9 +1,11 @@
-//! The free list: a lock-free stack of free buffer indices in one atomic word, with a flag that
-//! sends everyone to the waiter queue while tasks wait.
+//! A free list: a lock-free stack of free buffer indices in one atomic word, with a flag that
+//! sends everyone to the waiter queue while tasks wait. The pool has one shared list and a
+//! cache list per shard of threads (see `caches`).
 //!
 //! The word holds the index of the first free buffer (or [`NIL`]) in its low 32 bits, a tag
-//! in the next 31 bits, and [`WAITERS`] in the top bit. Each buffer's next link lives in its
-//! [`Meta`](crate::block::Meta). Every change of the head bumps the tag, so a pop that read a
+//! in the next 31 bits, and [`WAITERS`] in the top bit. Each buffer's next link, and its
+//! depth (how many buffers the list holds from it on, so a list's length is its head's
+//! depth), live in its [`Meta`](crate::block::Meta). Every change of the head bumps the tag, so a pop that read a
 //! head and its link cannot succeed after that buffer was popped and pushed back meanwhile
 //! (the ABA problem of a Treiber stack); memory is never freed while the pool lives, so reading
 //! a stale link is harmless.
@@ -33,18 +35,52 @@ pub(crate) fn with_head(state: u64, head: u32) -> u64 {
     (state.wrapping_add(TAG_ONE) & TAG_MASK) | head as u64
 }
 
-/// The free list of a block's buffers.
+/// A free list of a block's buffers: the pool's shared list, or one of its caches.
+///
+/// On a cache line of its own, so that the caches of threads running side by side do not
+/// share one (guarded by `pool_4_threads_16`).
+#[repr(align(128))]
 pub(crate) struct FreeList {
     pub(crate) state: AtomicU64,
 }
 
+/// Buffers taken off a list together: `first`, linked through the metas' `next` to `last`,
+/// `len` in all. Their depths are stale until the chain is pushed onto a list.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Chain {
+    pub(crate) first: u32,
+    last: u32,
+    pub(crate) len: u32,
+}
+
+impl Chain {
+    /// The first buffer of the chain, and the rest of it, if any.
+    pub(crate) fn split_first(self, block: &Block) -> (u32, Option<Chain>) {
+        if self.len == 1 {
+            return (self.first, None);
+        }
+        let rest = Chain {
+            first: block.meta(self.first).next.load(Ordering::Relaxed),
+            last: self.last,
+            len: self.len - 1,
+        };
+        (self.first, Some(rest))
+    }
+}
+
 impl FreeList {
-    /// A list holding buffers `0..count` in order (their links were set by the block).
+    /// A list holding buffers `0..count` in order (their links and depths were set by the
+    /// block).
     pub(crate) fn new(count: u32) -> Self {
         let head = if count == 0 { NIL } else { 0 };
         Self {
             state: AtomicU64::new(head as u64),
         }
+    }
+
+    /// An empty list.
+    pub(crate) fn empty() -> Self {
+        Self::new(0)
     }
 
     /// Pops a free buffer, if there is one and no task waits.
@@ -73,23 +109,95 @@ impl FreeList {
         }
     }
 
+    /// Pops up to `max` (at least 1) buffers at once, if there is one and no task waits: one
+    /// CAS of the head, after a walk of the links.
+    pub(crate) fn pop_chain(&self, block: &Block, max: u32) -> Option<Chain> {
+        // Acquire as in `pop`: the links walked were written before the pushes that put their
+        // buffers here. A link read after its buffer left the list is stale, and then the
+        // head's tag has changed and the CAS fails.
+        let mut state = self.state.load(Ordering::Acquire);
+        loop {
+            let first = head(state);
+            if first == NIL {
+                return None;
+            }
+            let (mut last, mut len) = (first, 1);
+            let mut next = block.meta(first).next.load(Ordering::Relaxed);
+            while len < max && next != NIL {
+                last = next;
+                len += 1;
+                next = block.meta(last).next.load(Ordering::Relaxed);
+            }
+            // Acquire as above, on success and on failure.
+            match self.state.compare_exchange_weak(
+                state,
+                with_head(state, next),
+                Ordering::Acquire,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Some(Chain { first, last, len }),
+                Err(now) => state = now,
+            }
+        }
+    }
+
     /// Pushes buffer `index`, unless tasks wait: then `Err(())`, and the caller hands it to
-    /// the first waiter under the lock.
+    /// the first waiter under the lock. `Ok` holds how many buffers the list has now.
     #[inline]
-    pub(crate) fn push(&self, block: &Block, index: u32) -> Result<(), ()> {
-        let mut state = self.state.load(Ordering::Relaxed);
+    pub(crate) fn push(&self, block: &Block, index: u32) -> Result<u32, ()> {
+        // Acquire pairs with the Release of the push that put the head there, whose depth is
+        // read: a push whose CAS succeeds read the depth its head was pushed with.
+        let mut state = self.state.load(Ordering::Acquire);
         loop {
             if state & WAITERS != 0 {
                 return Err(());
             }
-            block.meta(index).next.store(head(state), Ordering::Relaxed);
+            let depth = self.depth_below(block, state) + 1;
+            let meta = block.meta(index);
+            meta.next.store(head(state), Ordering::Relaxed);
+            meta.depth.store(depth, Ordering::Relaxed);
             // Release pairs with the Acquire of the pop that takes this buffer: this owner's
-            // use of it, and the link just written, happen before.
+            // use of it, and the link and depth just written, happen before. Acquire on
+            // failure as above.
             match self.state.compare_exchange_weak(
                 state,
                 with_head(state, index),
                 Ordering::Release,
-                Ordering::Relaxed,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Ok(depth),
+                Err(now) => state = now,
+            }
+        }
+    }
+
+    /// Pushes a chain of buffers at once (one CAS of the head, after a walk that sets their
+    /// depths), unless tasks wait: then `Err(chain)`, and the caller hands them over.
+    pub(crate) fn push_chain(&self, block: &Block, chain: Chain) -> Result<(), Chain> {
+        // Acquire as in `push`.
+        let mut state = self.state.load(Ordering::Acquire);
+        loop {
+            if state & WAITERS != 0 {
+                return Err(chain);
+            }
+            let mut depth = self.depth_below(block, state) + chain.len;
+            let mut index = chain.first;
+            loop {
+                let meta = block.meta(index);
+                meta.depth.store(depth, Ordering::Relaxed);
+                if index == chain.last {
+                    meta.next.store(head(state), Ordering::Relaxed);
+                    break;
+                }
+                index = meta.next.load(Ordering::Relaxed);
+                depth -= 1;
+            }
+            // Release and Acquire as in `push`, for every buffer of the chain.
+            match self.state.compare_exchange_weak(
+                state,
+                with_head(state, chain.first),
+                Ordering::Release,
+                Ordering::Acquire,
             ) {
                 Ok(_) => return Ok(()),
                 Err(now) => state = now,
@@ -97,16 +205,61 @@ impl FreeList {
         }
     }
 
+    /// How many buffers a list whose word is `state` holds.
+    #[inline]
+    fn depth_below(&self, block: &Block, state: u64) -> u32 {
+        match head(state) {
+            NIL => 0,
+            index => block.meta(index).depth.load(Ordering::Relaxed),
+        }
+    }
+
+    /// With the waiter lock held: pops a free buffer, or, if there is none, sets [`WAITERS`]
+    /// (if it is not set already) and returns `None`.
+    pub(crate) fn pop_or_flag_waiters(&self, block: &Block) -> Option<u32> {
+        loop {
+            if let Some(index) = self.pop(block) {
+                return Some(index);
+            }
+            let state = self.state.load(Ordering::Relaxed);
+            if state & WAITERS != 0 {
+                return None;
+            }
+            if head(state) != NIL {
+                continue;
+            }
+            // Fails if a release pushed a buffer since: then take it. Relaxed: the flag
+            // publishes nothing; the buffer's hand-off goes through the lock.
+            if self
+                .state
+                .compare_exchange(state, state | WAITERS, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            {
+                return None;
+            }
+        }
+    }
+
+    /// Whether [`WAITERS`] is set.
+    pub(crate) fn flagged(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & WAITERS != 0
+    }
+
+    /// With the waiter lock held: clears [`WAITERS`], if set.
+    pub(crate) fn clear_waiters(&self) {
+        let state = self.state.load(Ordering::Relaxed);
+        if state & WAITERS != 0 {
+            // While the flag is set the list is empty and only lock holders change the word.
+            // Relaxed: clearing publishes nothing (the list is empty).
+            self.state.store(with_head(state, NIL), Ordering::Relaxed);
+        }
+    }
+
     /// How many buffers the list holds now: exact when nothing acquires or releases
     /// meanwhile, a snapshot otherwise.
     pub(crate) fn len(&self, block: &Block) -> usize {
-        let mut index = head(self.state.load(Ordering::Acquire));
-        let mut len = 0;
-        while index != NIL && len < block.count() as usize {
-            len += 1;
-            index = block.meta(index).next.load(Ordering::Relaxed);
-        }
-        len
+        // Acquire as in `push`: the head's depth was written before it was pushed.
+        self.depth_below(block, self.state.load(Ordering::Acquire)) as usize
     }
 }
 

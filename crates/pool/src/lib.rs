@@ -82,7 +82,7 @@
 //! Tasks waiting in [`acquire`](BufferPool::acquire) are served first come, first served: in
 //! the order of their first poll of the [`Acquire`] future, however often and in whatever
 //! order they are polled after it. While a task waits, a buffer given back goes to the oldest
-//! waiter, never to the free list, so neither [`try_acquire`](BufferPool::try_acquire) nor a
+//! waiter, never to a free list (the shared one or a thread's cache), so neither [`try_acquire`](BufferPool::try_acquire) nor a
 //! newer `acquire` goes ahead of it. A buffer is handed over whole: a [`Buf`] starts empty,
 //! whatever its last owner wrote.
 //!
@@ -100,9 +100,10 @@
 //!
 //! # Memory
 //!
-//! [`BufferPool::new`] allocates twice: the shared state (an `Arc`) and one block holding a
-//! small record per buffer (its free-list link and its packet count), then the buffers'
-//! bytes, uninitialized (a [`Buf`] and a [`Packet`] show only the bytes written). Nothing else
+//! [`BufferPool::new`] allocates twice: the shared state (an `Arc`, holding the threads'
+//! caches of free buffers, a fixed number of them) and one block holding a small record per
+//! buffer (its free-list link and depth, and its packet count), then the buffers' bytes,
+//! uninitialized (a [`Buf`] and a [`Packet`] show only the bytes written). Nothing else
 //! is ever allocated: not per acquire, not while waiting (a waiter's place in the queue lives
 //! in its pinned [`Acquire`] future), not per freeze, split, clone or slice. The block is freed with
 //! the last handle, `Buf` or `Packet` of the pool.
@@ -116,10 +117,15 @@
 //! # Panics
 //!
 //! The user code the pool runs is the task's waker: its `clone` and `drop` in a poll of
-//! [`Acquire`], and its `wake` and `drop` in a release. A panic there reaches the code that
-//! ran it (the poll, or the drop of the `Buf` or `Packet`) and loses nothing: no buffer (each
-//! is free, owned by a `Buf` or packets, or stored in the waiter it was handed to), no place
-//! in line, no wake, and no clone of the waker. A waiter whose poll panicked can be polled
+//! [`Acquire`], and its `wake` and `drop` in a release. Rarely, an acquire runs other tasks'
+//! wakers too: when the batch of buffers it took for its thread's cache meets a task that
+//! started waiting meanwhile, it hands the rest of the batch over and wakes those waiters (in
+//! [`try_acquire`](BufferPool::try_acquire) or a poll of [`Acquire`]). A panic there reaches
+//! the code that ran it (the poll, `try_acquire`, or the drop of the `Buf` or `Packet`) and
+//! loses nothing: no buffer (each is free, owned by a `Buf` or packets, or stored in the
+//! waiter it was handed to), no place in line, no wake, and no clone of the waker. A release
+//! that hands several buffers over wakes every waiter it served even if one wake panics (a
+//! second panic among them aborts, as any panic while unwinding does). A waiter whose poll panicked can be polled
 //! again or dropped: a buffer already handed to it stays its, and a place in the queue it had
 //! stays its; one whose first poll panicked has no place yet. A release whose wake panicked
 //! has handed its buffer over all the same: the waiter gets it when next polled.
@@ -131,22 +137,45 @@
 //!
 //! # How it works
 //!
-//! **The free list** is a lock-free stack of buffer indices in one `AtomicU64`: the first free
-//! buffer's index, a tag that changes with every change of the head (so a pop whose CAS would
-//! succeed after the head was popped and pushed back in between fails instead: the ABA
-//! problem), and a `WAITERS` flag. A pop loads the word with `Acquire` and CASes the head to
-//! the head's link with `Acquire`; a push writes the buffer's link, then CASes the head with
-//! `Release`. The push's `Release` pairs with the pop's `Acquire`: whatever the last owner did
-//! with the buffer happens before the next owner gets it.
+//! **The free lists** are lock-free stacks of buffer indices, each in one `AtomicU64`: the
+//! first free buffer's index, a tag that changes with every change of the head (so a pop whose
+//! CAS would succeed after the head was popped and pushed back in between fails instead: the
+//! ABA problem), and a `WAITERS` flag. Each buffer's record holds its link and its depth (how
+//! many buffers its list holds from it on, so a list's length is its head's depth). A pop
+//! loads the word with `Acquire` and CASes the head to the head's link with `Acquire`; a push
+//! writes the buffer's link and depth, then CASes the head with `Release`. The push's
+//! `Release` pairs with the pop's `Acquire`: whatever the last owner did with the buffer
+//! happens before the next owner gets it. A batch moves with one CAS: a pop of up to a batch
+//! walks the links from the head and CASes the head past the last one; a push of a batch
+//! writes the batch's depths and its last link, then CASes its first buffer in.
 //!
-//! **Waiters.** An [`Acquire`] that finds no free buffer takes the waiter lock, tries the
-//! free list once more, and otherwise sets `WAITERS` (a CAS that fails if a buffer was pushed
-//! meanwhile) and links a node that lives inside the pinned future itself into a FIFO list.
-//! While `WAITERS` is set the free list is empty, pops fail, and a release finds the flag on
-//! its CAS and takes the lock instead: it unlinks the oldest node, stores the buffer's index
-//! in it, and wakes its task once the lock is released. The lock orders the hand-off (the
-//! releaser's use of the buffer happens before the waiter's). The flag is set and cleared only
-//! with the lock held, and cleared when the list empties.
+//! **Caches.** A pool has one shared list and a fixed array of cache lists, each on a cache
+//! line of its own. With `std`, threads take the caches in turn at their first use of a pool
+//! (a thread-local index), so threads running side by side mostly touch only their own;
+//! without `std`, a thread's cache is picked by the address of its stack. An acquire pops its
+//! thread's cache; if that is empty, it takes a batch from the shared list (one buffer for
+//! itself, the rest into the cache), or else a buffer from another cache, and only if every
+//! list is empty does it wait. A release pushes into its thread's cache; if the cache then
+//! holds more than two batches, one batch goes back to the shared list. So the shared list is
+//! touched once per batch, not once per buffer, and a buffer released on one thread reaches
+//! an acquire on another through the shared list or by its own cache being searched. A batch
+//! is a share of the pool small enough that the caches together hold at most half of it at
+//! their high-water mark. [`BufferPool::available`] adds the lists' lengths.
+//!
+//! **Waiters.** An [`Acquire`] that finds no free buffer takes the waiter lock, tries every
+//! list once more, and otherwise sets `WAITERS` on every list, the shared one and each cache
+//! (a CAS per list that fails if a buffer was pushed there meanwhile: then it takes that
+//! buffer and unflags the lists it flagged), and links a node that lives inside the pinned
+//! future itself into a FIFO list. While `WAITERS` is set every list is empty, pops fail, and
+//! a release finds the flag on its CAS and takes the lock instead: it unlinks the oldest node,
+//! stores the buffer's index in it, and wakes its task once the lock is released. So no cache
+//! holds a buffer while a task waits, and a buffer released on any thread reaches the oldest
+//! waiter. A batch on its way between two lists when the flags are set (taken by a refill or a
+//! return before, pushed after) finds the flag on its push and is handed over the same way,
+//! one buffer per waiter, under one hold of the lock (the rest to the shared list if the
+//! waiters run out). The lock orders the hand-off (the releaser's use of the buffer happens
+//! before the waiter's). The flags are set and cleared only with the lock held, all together,
+//! and cleared when the list of waiters empties.
 //!
 //! **Packets.** [`Buf::freeze`] sets the buffer's packet count to 1; a clone or slice adds 1
 //! (`Relaxed`, as `Arc::clone`); a drop subtracts 1 with `Release`, and the drop that takes it
@@ -165,9 +194,10 @@
 //! unshared one it stores 1. An unshared `Buf` never touches the count, which is 0 while the
 //! buffer is free or owned by a `Buf` that has not split: its drop gives the buffer back at once.
 //!
-//! **Waker panics.** When a waker's code runs, each buffer is in the free list, owned by a
+//! **Waker panics.** When a waker's code runs, each buffer is in a free list, owned by a
 //! [`Buf`] or packets, or stored in the node of the waiter it was handed to, never in a local
-//! only, so a panic there loses none (`tests/waker_faults.rs` panics at each such call).
+//! only (an acquire that hands the rest of its batch over owns its own buffer as a `Buf`
+//! first), so a panic there loses none (`tests/waker_faults.rs` panics at each such call).
 //!
 //! **Writing.** A [`Buf`] keeps its buffer's start, capacity and length in itself, and a write
 //! that fits is one comparison and one copy of exactly the bytes given, a length known at
@@ -177,18 +207,21 @@
 //! under every interleaving (up to the preemption bound): a release racing an acquire, the last
 //! packet's drop racing an acquire, a `Buf`'s drop racing the drop of the last packet split
 //! off it (`pool_split_drop`), a cancelled waiter racing the hand-off to it, a waiter
-//! re-polled with another task's waker racing the hand-off to it, and the spin lock that
-//! guards the waiters without `std` (`pool_spin_lock`); and two writers sharing a buffer while
-//! the flusher takes it (`pool_writer_shared_buffer`), a full buffer's hand-over to a
-//! waiting flusher (`pool_writer_full_buffer`), a buffer sealed while a reservation in it is
-//! open, whose last commit wakes the flusher (`pool_writer_sealed_while_open`), and a
+//! re-polled with another task's waker racing the hand-off to it, a release into a cache
+//! racing an acquire that must wait (`pool_cache_release_races_wait`), a batch refill racing
+//! a batch return and racing an acquire that must wait (`pool_batch_refill_races_*`), and the
+//! spin lock that guards the waiters without `std` (`pool_spin_lock`); and two writers sharing
+//! a buffer while the flusher takes it (`pool_writer_shared_buffer`), a full buffer's hand-over
+//! to a waiting flusher (`pool_writer_full_buffer`), a buffer sealed while a reservation in it
+//! is open, whose last commit wakes the flusher (`pool_writer_sealed_while_open`), and a
 //! dropped flusher racing a reservation (`pool_writer_flusher_drop`). The tests run under Miri and
 //! ThreadSanitizer in `cargo xtask ci`.
 //!
 //! # Features
 //!
-//! - `std` (default): `std::io::Write` for [`Buf`], and `std::sync::Mutex` as the waiter lock
-//!   (without it, a spin lock: it is held for a few list operations only).
+//! - `std` (default): `std::io::Write` for [`Buf`], `std::sync::Mutex` as the waiter lock
+//!   (without it, a spin lock: it is held for a few list operations only), and a thread-local
+//!   index that picks each thread's cache (without it, the address of the thread's stack).
 //! - `bytes`: [`bytes::BufMut`](https://docs.rs/bytes) for [`Buf`].
 //! - `tokio`: `FrameReader`, a [`Framer`] over a `tokio::io::AsyncRead`, as a
 //!   `futures_core::Stream` of frames (implies `std`).
@@ -209,6 +242,7 @@ mod block;
 mod buf;
 #[cfg(feature = "bytes")]
 mod buf_mut;
+mod caches;
 mod framer;
 mod free_list;
 mod packet;

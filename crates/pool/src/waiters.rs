@@ -132,8 +132,8 @@ enum Stage {
 /// taken goes on to the next waiter, or back to the pool ([*Cancellation*](crate#cancellation)).
 ///
 /// # Panics
-/// A panic of the task's waker (its `clone` or `drop`, run by `poll`) comes out of `poll`, and
-/// loses no buffer: the future may be polled again or dropped. A buffer already handed to it
+/// A panic of the task's waker (its `clone` or `drop`, run by `poll`), or of another task's
+/// `wake` (see [*Panics*](crate#panics)), comes out of `poll`, and loses no buffer: the future may be polled again or dropped. A buffer already handed to it
 /// stays its, and a place in the queue it had stays its; one whose first poll panicked has no
 /// place yet (see [*Panics*](crate#panics)). Polling it after it returned its buffer panics,
 /// with the message `Acquire polled after it returned its buffer`.
@@ -198,16 +198,29 @@ impl<'a> Acquire<'a> {
 impl Future for Acquire<'_> {
     type Output = Buf;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Buf> {
         // SAFETY: nothing is moved out of the future; the node stays where it is.
         let this = unsafe { self.get_unchecked_mut() };
+        // The fast path: `try_acquire`'s, before any waiter machinery.
+        if this.stage == Stage::Start {
+            if let Some(buf) = this.pool.try_acquire() {
+                this.stage = Stage::Done;
+                return Poll::Ready(buf);
+            }
+        }
+        this.poll_slow(cx)
+    }
+}
+
+impl Acquire<'_> {
+    /// A poll that found no free buffer, or that waits.
+    #[inline(never)]
+    fn poll_slow(&mut self, cx: &mut Context<'_>) -> Poll<Buf> {
+        let this = self;
         let inner: &Inner = &this.pool.inner;
         match this.stage {
             Stage::Start => {
-                if let Some(index) = inner.free.pop(&inner.block) {
-                    this.stage = Stage::Done;
-                    return Poll::Ready(Buf::new(this.pool.inner.clone(), index));
-                }
                 // Cloned before the lock: no user code runs with it held (a waker's clone or
                 // drop may release a buffer of this pool, which takes the lock).
                 let waker = cx.waker().clone();
@@ -279,10 +292,18 @@ impl Future for Acquire<'_> {
 }
 
 impl Drop for Acquire<'_> {
+    #[inline]
     fn drop(&mut self) {
-        if self.stage != Stage::Waiting {
-            return;
+        if self.stage == Stage::Waiting {
+            self.give_up_place();
         }
+    }
+}
+
+impl Acquire<'_> {
+    /// Leaves the queue, or passes on a buffer handed over and not taken.
+    #[inline(never)]
+    fn give_up_place(&mut self) {
         let inner: &Inner = &self.pool.inner;
         let mut waiters = inner.lock();
         let (handed, waker) = self.node.with_mut(|node| {

@@ -222,3 +222,24 @@ unsafe fn boxing_drop(data: *const ()) {
     let counts = unsafe { Box::from_raw(data.cast_mut().cast::<Arc<WakerCounts>>()) };
     counts.drops.fetch_add(1, Ordering::SeqCst);
 }
+
+#[test]
+fn batches_between_the_caches_and_the_shared_list_allocate_nothing() {
+    assert_the_counter_counts();
+    // 200 buffers move in batches of several: holding all of them and giving them back
+    // refills this thread's cache from the shared list, and returns batches to it, many times.
+    let rounds = if cfg!(miri) { 2 } else { 100 };
+    let pool = BufferPool::new(200, 8);
+    let mut held = Vec::with_capacity(200);
+    let ((), made) = measure(|| {
+        for _ in 0..rounds {
+            while let Some(buf) = pool.try_acquire() {
+                held.push(buf);
+            }
+            assert_eq!(held.len(), 200);
+            held.clear();
+        }
+    });
+    assert_eq!(made, 0, "moving batches made {made} allocations");
+    assert_eq!(pool.available(), 200);
+}
