@@ -175,7 +175,7 @@ impl<E: fmt::Display> fmt::Display for FrameError<E> {
 impl<E: fmt::Debug + fmt::Display> core::error::Error for FrameError<E> {}
 
 /// Cuts a byte stream into frames, sans I/O: the caller reads the bytes (from a socket, a
-/// file, a TLS session) into the room the framer shows, tells it how many came, and takes the
+/// file, a TLS stream) into the room the framer shows, tells it how many came, and takes the
 /// complete frames out, each a read-only [`Packet`] of a buffer of the pool, as soon as it is
 /// complete. No frame is copied, except the start of one that crosses the end of a buffer,
 /// which is carried into the next.
