@@ -12,13 +12,12 @@
 //!
 //! [`Packet`]: pinfold_pool::Packet
 
-use std::io::IoSlice;
 use std::pin::pin;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use futures_util::StreamExt;
-use pinfold_pool::{Batch, BufferPool, Flusher, FrameReader, LengthPrefixed, Writer, writer};
+use pinfold_pool::{BufferPool, Flusher, FrameReader, LengthPrefixed, Writer, writer};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
@@ -113,41 +112,12 @@ async fn produce(mut writer: Writer, id: u32, messages: u32) -> Result<(), Strin
 /// Writes every batch to the socket, then closes it.
 async fn flush(mut flusher: Flusher, mut socket: TcpStream) -> Result<(), String> {
     while let Some(batch) = flusher.next_batch().await {
-        write_batch(&mut socket, &batch)
+        batch
+            .write_all_to_async(&mut socket)
             .await
             .map_err(|e| e.to_string())?;
     }
     socket.shutdown().await.map_err(|e| e.to_string())
-}
-
-/// Writes a batch's packets with vectored writes of up to 64 at a time.
-async fn write_batch(socket: &mut TcpStream, batch: &Batch<'_>) -> std::io::Result<()> {
-    let mut next = 0;
-    let mut skip = 0; // bytes of `batch[next]` already written
-    while next < batch.len() {
-        let mut slices = [IoSlice::new(&[]); 64];
-        let mut count = 0;
-        for (slice, packet) in slices.iter_mut().zip(&batch[next..]) {
-            *slice = IoSlice::new(if count == 0 { &packet[skip..] } else { packet });
-            count += 1;
-        }
-        let mut written = socket.write_vectored(&slices[..count]).await?;
-        if written == 0 {
-            return Err(std::io::ErrorKind::WriteZero.into());
-        }
-        while written > 0 {
-            let left = batch[next].len() - skip;
-            if written >= left {
-                written -= left;
-                next += 1;
-                skip = 0;
-            } else {
-                skip += written;
-                written = 0;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Accepts one connection and reads its messages until it closes: how many arrived from each

@@ -862,31 +862,79 @@ impl Batch<'_> {
     #[cfg(feature = "std")]
     #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
     pub fn write_all_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
-        use std::io::IoSlice;
+        let mut cursor = BatchCursor::default();
+        while cursor.next < self.packets.len() {
+            let written = cursor.write_with(self.packets, |slices| out.write_vectored(slices))?;
+            cursor.advance(self.packets, written)?;
+        }
+        Ok(())
+    }
 
-        let mut next = 0;
-        let mut skip = 0; // bytes of `packets[next]` already written
-        while next < self.packets.len() {
-            let mut slices = [IoSlice::new(&[]); 64];
-            let mut count = 0;
-            for (at, packet) in self.packets[next..].iter().take(64).enumerate() {
-                slices[at] = IoSlice::new(if at == 0 { &packet[skip..] } else { packet });
-                count += 1;
-            }
-            let mut written = out.write_vectored(&slices[..count])?;
-            if written == 0 {
-                return Err(std::io::ErrorKind::WriteZero.into());
-            }
-            while written > 0 {
-                let left = self.packets[next].len() - skip;
-                if written >= left {
-                    written -= left;
-                    next += 1;
-                    skip = 0;
-                } else {
-                    skip += written;
-                    written = 0;
-                }
+    /// [`write_all_to`](Batch::write_all_to) for a tokio `AsyncWrite` (a `TcpStream`, say).
+    #[cfg(feature = "tokio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    pub async fn write_all_to_async(
+        &self,
+        out: &mut (impl tokio::io::AsyncWrite + Unpin),
+    ) -> std::io::Result<()> {
+        let mut cursor = BatchCursor::default();
+        while cursor.next < self.packets.len() {
+            let written = core::future::poll_fn(|cx| {
+                cursor.write_with(self.packets, |slices| {
+                    core::pin::Pin::new(&mut *out).poll_write_vectored(cx, slices)
+                })
+            })
+            .await?;
+            cursor.advance(self.packets, written)?;
+        }
+        Ok(())
+    }
+}
+
+/// How far a batch's vectored writes got: the next packet, and how many of its bytes are
+/// written.
+#[cfg(feature = "std")]
+#[derive(Default)]
+struct BatchCursor {
+    next: usize,
+    skip: usize,
+}
+
+#[cfg(feature = "std")]
+impl BatchCursor {
+    /// Calls `write` with the unwritten bytes of up to 64 packets from the cursor on.
+    fn write_with<R>(
+        &self,
+        packets: &[Packet],
+        write: impl FnOnce(&[std::io::IoSlice<'_>]) -> R,
+    ) -> R {
+        let mut slices = [std::io::IoSlice::new(&[]); 64];
+        let mut count = 0;
+        for (at, packet) in packets[self.next..].iter().take(64).enumerate() {
+            slices[at] = std::io::IoSlice::new(if at == 0 {
+                &packet[self.skip..]
+            } else {
+                packet
+            });
+            count += 1;
+        }
+        write(&slices[..count])
+    }
+
+    /// Moves past `written` bytes; a write of none is an error (`WriteZero`).
+    fn advance(&mut self, packets: &[Packet], mut written: usize) -> std::io::Result<()> {
+        if written == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        while written > 0 {
+            let left = packets[self.next].len() - self.skip;
+            if written >= left {
+                written -= left;
+                self.next += 1;
+                self.skip = 0;
+            } else {
+                self.skip += written;
+                written = 0;
             }
         }
         Ok(())

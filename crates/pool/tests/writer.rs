@@ -351,6 +351,164 @@ fn a_batch_writes_all_its_packets_through_io_write() {
     assert_eq!(out, b"abcdefghijklmno");
 }
 
+/// A sink that takes at most `most` bytes a write, and (if `pending`) is not ready at every
+/// other write, waking its task first; a write of `Ok(0)` once `left` reaches 0.
+#[cfg(feature = "std")]
+struct ShortWrites {
+    out: Vec<u8>,
+    most: usize,
+    // An `io::Write` cannot be pending: the async sink's only.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
+    pending: bool,
+    calls: usize,
+    left: usize,
+}
+
+#[cfg(feature = "std")]
+impl ShortWrites {
+    fn new(most: usize, pending: bool) -> Self {
+        Self {
+            out: Vec::new(),
+            most,
+            pending,
+            calls: 0,
+            left: usize::MAX,
+        }
+    }
+
+    /// One write of `slices`: what the next call takes of them.
+    fn take(&mut self, slices: &[std::io::IoSlice<'_>]) -> usize {
+        let mut budget = self.most.min(self.left);
+        for slice in slices {
+            let n = slice.len().min(budget);
+            self.out.extend_from_slice(&slice[..n]);
+            budget -= n;
+        }
+        let taken = self.most.min(self.left) - budget;
+        self.left -= taken;
+        taken
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::io::Write for ShortWrites {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.write_vectored(&[std::io::IoSlice::new(bytes)])
+    }
+
+    fn write_vectored(&mut self, slices: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        self.calls += 1;
+        Ok(self.take(slices))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(feature = "tokio")]
+impl tokio::io::AsyncWrite for ShortWrites {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bytes: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        self.poll_write_vectored(cx, &[std::io::IoSlice::new(bytes)])
+    }
+
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        slices: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        self.calls += 1;
+        if self.pending && self.calls % 2 == 1 {
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        Poll::Ready(Ok(self.take(slices)))
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        true
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// Four messages across two buffers: the batches' packets, several a buffer.
+#[cfg(feature = "std")]
+fn four_messages(pool: &BufferPool) -> Flusher {
+    let (mut writer, flusher) = writer::channel(pool);
+    for word in [&b"abcdef"[..], b"ghijk", b"lmn", b"o"] {
+        put(&mut writer, word);
+    }
+    flusher
+}
+
+#[cfg(feature = "std")]
+#[test]
+fn a_batch_written_a_few_bytes_at_a_time_is_written_whole_and_in_order() {
+    for most in 1..=4 {
+        let pool = BufferPool::new(4, 8);
+        let mut flusher = four_messages(&pool);
+        let mut out = ShortWrites::new(most, false);
+        while let Some(batch) = block_on(flusher.next_batch()) {
+            batch.write_all_to(&mut out).unwrap();
+        }
+        assert_eq!(out.out, b"abcdefghijklmno", "{most} bytes a write");
+        assert!(out.calls >= 15 / most, "at most {most} bytes a write");
+    }
+}
+
+#[cfg(feature = "std")]
+#[test]
+fn a_sink_that_takes_nothing_fails_the_write_with_write_zero() {
+    let pool = BufferPool::new(4, 8);
+    let mut flusher = four_messages(&pool);
+    let mut out = ShortWrites::new(3, false);
+    out.left = 4;
+    let batch = block_on(flusher.next_batch()).expect("a batch");
+    let error = batch.write_all_to(&mut out).unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::WriteZero);
+    assert_eq!(out.out, b"abcd", "what the sink took before it stopped");
+}
+
+#[cfg(feature = "tokio")]
+#[test]
+fn a_batch_written_to_an_async_sink_that_is_pending_and_short_is_written_whole() {
+    for most in [1, 2, 5] {
+        let pool = BufferPool::new(4, 8);
+        let mut flusher = four_messages(&pool);
+        let mut out = ShortWrites::new(most, true);
+        while let Some(batch) = block_on(flusher.next_batch()) {
+            block_on(batch.write_all_to_async(&mut out)).unwrap();
+        }
+        assert_eq!(out.out, b"abcdefghijklmno", "{most} bytes a write");
+        assert!(out.calls > 15 / most, "every other write was pending");
+    }
+    let pool = BufferPool::new(4, 8);
+    let mut flusher = four_messages(&pool);
+    let mut out = ShortWrites::new(2, true);
+    out.left = 3;
+    let batch = block_on(flusher.next_batch()).expect("a batch");
+    let error = block_on(batch.write_all_to_async(&mut out)).unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::WriteZero);
+    assert_eq!(out.out, b"abc");
+}
+
 #[test]
 fn runs_past_a_batchs_room_come_in_the_next_batch() {
     let pool = BufferPool::new(1, 1024);
