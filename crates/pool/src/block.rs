@@ -2,6 +2,7 @@
 //! allocation made by [`Block::new`] and freed when the block is dropped.
 
 use core::alloc::Layout;
+use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
@@ -25,6 +26,32 @@ pub(crate) struct Block {
     bytes_offset: usize,
     count: u32,
     size: usize,
+}
+
+/// A block's metas, reached by a copied pointer rather than through a `&Block`: a release that
+/// hands its buffer to a cache gives up the count that keeps the pool's state (and the block)
+/// alive, and the state may be freed by another thread the moment the push lands, so nothing
+/// the push holds may be a reference to more than atomics (a `Meta` is atomics only).
+#[derive(Clone, Copy)]
+pub(crate) struct Metas<'a> {
+    base: NonNull<Meta>,
+    count: u32,
+    _block: PhantomData<&'a Meta>,
+}
+
+impl<'a> Metas<'a> {
+    /// Buffer `index`'s meta.
+    ///
+    /// # Panics
+    /// If `index` is not a buffer's (a bug of the pool).
+    #[inline]
+    pub(crate) fn get(self, index: u32) -> &'a Meta {
+        assert!(index < self.count, "buffer index out of range");
+        // SAFETY: `index < count`: the meta was written by `Block::new` and lives as long as
+        // the block, which outlives `'a` for every use that holds a count of the pool (a
+        // push that gives its count up uses the reference before its CAS only).
+        unsafe { self.base.add(index as usize).as_ref() }
+    }
 }
 
 // SAFETY: the block is plain memory; who may touch which part of it, from which thread, is the
@@ -99,9 +126,17 @@ impl Block {
     /// If `index` is not a buffer's (a bug of the pool).
     #[inline]
     pub(crate) fn meta(&self, index: u32) -> &Meta {
-        assert!(index < self.count, "buffer index out of range");
-        // SAFETY: `index < count`: the meta was written by `new` and lives as long as `self`.
-        unsafe { self.base.cast::<Meta>().add(index as usize).as_ref() }
+        self.metas().get(index)
+    }
+
+    /// The metas, by pointer (what the free lists work on).
+    #[inline]
+    pub(crate) fn metas(&self) -> Metas<'_> {
+        Metas {
+            base: self.base.cast(),
+            count: self.count,
+            _block: PhantomData,
+        }
     }
 
     /// The first byte of buffer `index`.

@@ -8,8 +8,8 @@ use core::ptr::{self, NonNull};
 use std::io;
 
 use crate::packet::Packet;
-use crate::pool::Inner;
-use crate::sync::{Arc, AtomicU32, Ordering};
+use crate::pool::{Inner, InnerRef};
+use crate::sync::{AtomicU32, Ordering};
 
 /// One buffer of a [`BufferPool`](crate::BufferPool), owned until dropped (then it goes back
 /// to the pool, to the first waiting task if any) or [frozen](Buf::freeze).
@@ -41,7 +41,8 @@ use crate::sync::{Arc, AtomicU32, Ordering};
 /// assert_eq!(&buf[..], b"Abcde");
 /// ```
 pub struct Buf {
-    inner: Arc<Inner>,
+    /// The pool; this `Buf` holds its buffer's count of the pool's state.
+    inner: InnerRef,
     index: u32,
     /// The first byte of this `Buf`'s part of the buffer (the buffer's first byte until a
     /// [`split_to`](Buf::split_to)), kept here so that a write touches nothing but this `Buf`.
@@ -55,14 +56,15 @@ pub struct Buf {
 }
 
 // SAFETY: a `Buf` owns its buffer: nothing else reads or writes those bytes while it lives, so
-// it may move to another thread; the rest is an `Arc` of the `Sync` pool.
+// it may move to another thread; the rest is a pointer to the `Sync` pool.
 unsafe impl Send for Buf {}
 // SAFETY: `&Buf` only reads the bytes written so far, which nothing else writes.
 unsafe impl Sync for Buf {}
 
 impl Buf {
     #[inline]
-    pub(crate) fn new(inner: Arc<Inner>, index: u32) -> Self {
+    /// A `Buf` of buffer `index`, which holds a count of `inner` that passes to the `Buf`.
+    pub(crate) fn new(inner: InnerRef, index: u32) -> Self {
         let start = inner.block.bytes(index).cast::<u8>();
         let capacity = inner.block.size();
         Self {
@@ -151,11 +153,9 @@ impl Buf {
             // Relaxed: no packet of this buffer exists, so nothing else reads the count.
             this.packets().store(1, Ordering::Relaxed);
         }
-        // A shared `Buf` already holds a count, which passes to the packet.
-        let offset = this.offset();
-        // SAFETY: `this` is never used or dropped again, so its `Arc` moves out exactly once.
-        let inner = unsafe { ptr::read(&this.inner) };
-        Packet::new(inner, this.index, offset, this.len)
+        // A shared `Buf` already holds a count, which passes to the packet (and so does the
+        // buffer's count of the pool's state: `this` is never dropped).
+        Packet::new(this.inner, this.index, this.offset(), this.len)
     }
 
     /// Splits the first `at` bytes written off as a read-only [`Packet`]; this `Buf` keeps
@@ -207,7 +207,8 @@ impl Buf {
             self.packets().store(2, Ordering::Relaxed);
             self.shared = true;
         }
-        let packet = Packet::new(self.inner.clone(), self.index, self.offset(), at);
+        // The packets and this `Buf` share the buffer's one count of the pool's state.
+        let packet = Packet::new(self.inner, self.index, self.offset(), at);
         // SAFETY: `at <= len <= capacity`: the pointer stays inside the buffer or one past it.
         self.start = unsafe { self.start.add(at) };
         self.capacity -= at;
@@ -361,7 +362,7 @@ impl Drop for Buf {
             }
             self.packets().load(Ordering::Acquire);
         }
-        self.inner.release(self.index);
+        Inner::release(self.inner, self.index);
     }
 }
 

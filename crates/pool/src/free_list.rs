@@ -3,14 +3,14 @@
 //! cache list per shard of threads (see `caches`).
 //!
 //! The word holds the index of the first free buffer (or [`NIL`]) in its low 32 bits, a tag
-//! in the next 31 bits, and [`WAITERS`] in the top bit. Each buffer's next link, and its
+//! in the next 30 bits, [`CLOSED`] in bit 62 and [`WAITERS`] in the top bit. Each buffer's next link, and its
 //! depth (how many buffers the list holds from it on, so a list's length is its head's
 //! depth), live in its [`Meta`](crate::block::Meta). Every change of the head bumps the tag, so a pop that read a
 //! head and its link cannot succeed after that buffer was popped and pushed back meanwhile
 //! (the ABA problem of a Treiber stack); memory is never freed while the pool lives, so reading
 //! a stale link is harmless.
 
-use crate::block::Block;
+use crate::block::Metas;
 use crate::sync::{AtomicU64, Ordering};
 
 /// The end of the free list.
@@ -20,8 +20,12 @@ pub(crate) const NIL: u32 = u32::MAX;
 /// acquires queue behind the waiters. Only changed with the waiter lock held.
 pub(crate) const WAITERS: u64 = 1 << 63;
 
+/// Set on a cache once no handle of the pool is left (so no acquire can come): the cache is
+/// then empty for good, and a release that finds the flag drops its buffer's count instead.
+pub(crate) const CLOSED: u64 = 1 << 62;
+
 const TAG_ONE: u64 = 1 << 32;
-const TAG_MASK: u64 = !WAITERS & !(u32::MAX as u64);
+const TAG_MASK: u64 = !WAITERS & !CLOSED & !(u32::MAX as u64);
 
 /// The head index of `state`.
 #[inline]
@@ -29,17 +33,15 @@ pub(crate) fn head(state: u64) -> u32 {
     state as u32
 }
 
-/// `state` with head `head`, the next tag, and no [`WAITERS`].
+/// `state` with head `head`, the next tag, and no flag.
 #[inline]
 pub(crate) fn with_head(state: u64, head: u32) -> u64 {
     (state.wrapping_add(TAG_ONE) & TAG_MASK) | head as u64
 }
 
-/// A free list of a block's buffers: the pool's shared list, or one of its caches.
-///
-/// On a cache line of its own, so that the caches of threads running side by side do not
-/// share one (guarded by `pool_4_threads_16`).
-#[repr(align(128))]
+/// A free list of a block's buffers: the pool's shared list, or one of its caches. Nothing but
+/// its atomic word, so that a `&FreeList` is a reference to an atomic only (see
+/// [`Metas`]); the pool keeps each on a cache line of its own ([`Padded`]).
 pub(crate) struct FreeList {
     pub(crate) state: AtomicU64,
 }
@@ -54,13 +56,32 @@ pub(crate) struct Chain {
 }
 
 impl Chain {
+    /// The chain of buffer `index` alone.
+    pub(crate) fn single(index: u32) -> Self {
+        Self {
+            first: index,
+            last: index,
+            len: 1,
+        }
+    }
+
+    /// Buffer `index` (in no list, so the caller may set its link), then this chain.
+    pub(crate) fn prepend(self, metas: Metas<'_>, index: u32) -> Self {
+        metas.get(index).next.store(self.first, Ordering::Relaxed);
+        Self {
+            first: index,
+            last: self.last,
+            len: self.len + 1,
+        }
+    }
+
     /// The first buffer of the chain, and the rest of it, if any.
-    pub(crate) fn split_first(self, block: &Block) -> (u32, Option<Chain>) {
+    pub(crate) fn split_first(self, metas: Metas<'_>) -> (u32, Option<Chain>) {
         if self.len == 1 {
             return (self.first, None);
         }
         let rest = Chain {
-            first: block.meta(self.first).next.load(Ordering::Relaxed),
+            first: metas.get(self.first).next.load(Ordering::Relaxed),
             last: self.last,
             len: self.len - 1,
         };
@@ -85,7 +106,7 @@ impl FreeList {
 
     /// Pops a free buffer, if there is one and no task waits.
     #[inline]
-    pub(crate) fn pop(&self, block: &Block) -> Option<u32> {
+    pub(crate) fn pop(&self, metas: Metas<'_>) -> Option<u32> {
         // Acquire pairs with the Release of the push that put the head there: the previous
         // owner's writes to the buffer, and the head's link, happen before this pop.
         let mut state = self.state.load(Ordering::Acquire);
@@ -95,7 +116,7 @@ impl FreeList {
                 // Empty, and always so while `WAITERS` is set.
                 return None;
             }
-            let next = block.meta(index).next.load(Ordering::Relaxed);
+            let next = metas.get(index).next.load(Ordering::Relaxed);
             // Acquire as above, on success and on failure (the new head is read next).
             match self.state.compare_exchange_weak(
                 state,
@@ -111,7 +132,7 @@ impl FreeList {
 
     /// Pops up to `max` (at least 1) buffers at once, if there is one and no task waits: one
     /// CAS of the head, after a walk of the links.
-    pub(crate) fn pop_chain(&self, block: &Block, max: u32) -> Option<Chain> {
+    pub(crate) fn pop_chain(&self, metas: Metas<'_>, max: u32) -> Option<Chain> {
         // Acquire as in `pop`: the links walked were written before the pushes that put their
         // buffers here. A link read after its buffer left the list is stale, and then the
         // head's tag has changed and the CAS fails.
@@ -122,11 +143,11 @@ impl FreeList {
                 return None;
             }
             let (mut last, mut len) = (first, 1);
-            let mut next = block.meta(first).next.load(Ordering::Relaxed);
+            let mut next = metas.get(first).next.load(Ordering::Relaxed);
             while len < max && next != NIL {
                 last = next;
                 len += 1;
-                next = block.meta(last).next.load(Ordering::Relaxed);
+                next = metas.get(last).next.load(Ordering::Relaxed);
             }
             // Acquire as above, on success and on failure.
             match self.state.compare_exchange_weak(
@@ -141,21 +162,31 @@ impl FreeList {
         }
     }
 
-    /// Pushes buffer `index`, unless tasks wait: then `Err(())`, and the caller hands it to
-    /// the first waiter under the lock. `Ok` holds how many buffers the list has now.
+    /// Pushes buffer `index`, unless the list holds `high` buffers or more already, or is
+    /// flagged: then `Err`, and the caller takes another way.
+    ///
+    /// Once the CAS lands, the buffer (and the count of the pool's state it holds) belongs to
+    /// the list: nothing is touched after it, as the state may be freed from then on.
     #[inline]
-    pub(crate) fn push(&self, block: &Block, index: u32) -> Result<u32, ()> {
+    pub(crate) fn push(&self, metas: Metas<'_>, index: u32, high: u32) -> Result<(), Refused> {
         // Acquire pairs with the Release of the push that put the head there, whose depth is
         // read: a push whose CAS succeeds read the depth its head was pushed with.
         let mut state = self.state.load(Ordering::Acquire);
         loop {
-            if state & WAITERS != 0 {
-                return Err(());
+            if state & (WAITERS | CLOSED) != 0 {
+                return Err(if state & WAITERS != 0 {
+                    Refused::Waiters
+                } else {
+                    Refused::Closed
+                });
             }
-            let depth = self.depth_below(block, state) + 1;
-            let meta = block.meta(index);
+            let below = self.depth_below(metas, state);
+            if below >= high {
+                return Err(Refused::Full);
+            }
+            let meta = metas.get(index);
             meta.next.store(head(state), Ordering::Relaxed);
-            meta.depth.store(depth, Ordering::Relaxed);
+            meta.depth.store(below + 1, Ordering::Relaxed);
             // Release pairs with the Acquire of the pop that takes this buffer: this owner's
             // use of it, and the link and depth just written, happen before. Acquire on
             // failure as above.
@@ -165,25 +196,27 @@ impl FreeList {
                 Ordering::Release,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return Ok(depth),
+                Ok(_) => return Ok(()),
                 Err(now) => state = now,
             }
         }
     }
 
     /// Pushes a chain of buffers at once (one CAS of the head, after a walk that sets their
-    /// depths), unless tasks wait: then `Err(chain)`, and the caller hands them over.
-    pub(crate) fn push_chain(&self, block: &Block, chain: Chain) -> Result<(), Chain> {
+    /// depths), unless the list is flagged: then `Err(chain)`, and the caller hands them over
+    /// (only the shared list and caches of a pool with handles get chains, so the flag is
+    /// [`WAITERS`]).
+    pub(crate) fn push_chain(&self, metas: Metas<'_>, chain: Chain) -> Result<(), Chain> {
         // Acquire as in `push`.
         let mut state = self.state.load(Ordering::Acquire);
         loop {
-            if state & WAITERS != 0 {
+            if state & (WAITERS | CLOSED) != 0 {
                 return Err(chain);
             }
-            let mut depth = self.depth_below(block, state) + chain.len;
+            let mut depth = self.depth_below(metas, state) + chain.len;
             let mut index = chain.first;
             loop {
-                let meta = block.meta(index);
+                let meta = metas.get(index);
                 meta.depth.store(depth, Ordering::Relaxed);
                 if index == chain.last {
                     meta.next.store(head(state), Ordering::Relaxed);
@@ -207,18 +240,18 @@ impl FreeList {
 
     /// How many buffers a list whose word is `state` holds.
     #[inline]
-    fn depth_below(&self, block: &Block, state: u64) -> u32 {
+    fn depth_below(&self, metas: Metas<'_>, state: u64) -> u32 {
         match head(state) {
             NIL => 0,
-            index => block.meta(index).depth.load(Ordering::Relaxed),
+            index => metas.get(index).depth.load(Ordering::Relaxed),
         }
     }
 
     /// With the waiter lock held: pops a free buffer, or, if there is none, sets [`WAITERS`]
     /// (if it is not set already) and returns `None`.
-    pub(crate) fn pop_or_flag_waiters(&self, block: &Block) -> Option<u32> {
+    pub(crate) fn pop_or_flag_waiters(&self, metas: Metas<'_>) -> Option<u32> {
         loop {
-            if let Some(index) = self.pop(block) {
+            if let Some(index) = self.pop(metas) {
                 return Some(index);
             }
             let state = self.state.load(Ordering::Relaxed);
@@ -240,6 +273,20 @@ impl FreeList {
         }
     }
 
+    /// Once no handle of the pool is left: takes every buffer of this cache and sets
+    /// [`CLOSED`], so that no push lands here again. Returns how many buffers it took.
+    pub(crate) fn close(&self, metas: Metas<'_>) -> u32 {
+        // Acquire as in `push`: the head's depth was written before it was pushed. No task
+        // waits (an `Acquire` borrows a handle), so the word holds no `WAITERS`.
+        let state = self.state.swap(CLOSED | NIL as u64, Ordering::Acquire);
+        debug_assert_eq!(
+            state & (WAITERS | CLOSED),
+            0,
+            "a cache closed twice, or waited on"
+        );
+        self.depth_below(metas, state)
+    }
+
     /// Whether [`WAITERS`] is set.
     pub(crate) fn flagged(&self) -> bool {
         self.state.load(Ordering::Relaxed) & WAITERS != 0
@@ -257,9 +304,34 @@ impl FreeList {
 
     /// How many buffers the list holds now: exact when nothing acquires or releases
     /// meanwhile, a snapshot otherwise.
-    pub(crate) fn len(&self, block: &Block) -> usize {
+    pub(crate) fn len(&self, metas: Metas<'_>) -> usize {
         // Acquire as in `push`: the head's depth was written before it was pushed.
-        self.depth_below(block, self.state.load(Ordering::Acquire)) as usize
+        self.depth_below(metas, self.state.load(Ordering::Acquire)) as usize
+    }
+}
+
+/// Why a [`push`](FreeList::push) did not land.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// The list holds its high-water mark already.
+    Full,
+    /// Tasks wait ([`WAITERS`]).
+    Waiters,
+    /// No handle of the pool is left ([`CLOSED`]).
+    Closed,
+}
+
+/// A `T` on a cache line of its own, so that the caches of threads running side by side do
+/// not share one (guarded by `pool_4_threads_16`).
+#[repr(align(128))]
+pub(crate) struct Padded<T>(pub(crate) T);
+
+impl<T> core::ops::Deref for Padded<T> {
+    type Target = T;
+
+    #[inline]
+    fn deref(&self) -> &T {
+        &self.0
     }
 }
 
@@ -272,10 +344,15 @@ mod tests {
         let state = with_head(0, 7);
         assert_eq!(head(state), 7);
         assert_ne!(state >> 32, 0);
-        let top = (TAG_MASK | 5) & !WAITERS;
+        let top = TAG_MASK | 5;
         let wrapped = with_head(top, 9);
         assert_eq!(head(wrapped), 9);
-        assert_eq!(wrapped & WAITERS, 0, "the tag never spills into the flag");
+        assert_eq!(
+            wrapped & (WAITERS | CLOSED),
+            0,
+            "the tag never spills into the flags"
+        );
         assert_eq!(with_head(WAITERS | 3, NIL) & WAITERS, 0);
+        assert_eq!(with_head(CLOSED | 3, 4) & CLOSED, 0);
     }
 }

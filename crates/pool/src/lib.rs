@@ -100,13 +100,13 @@
 //!
 //! # Memory
 //!
-//! [`BufferPool::new`] allocates twice: the shared state (an `Arc`, holding the threads'
-//! caches of free buffers, a fixed number of them) and one block holding a small record per
-//! buffer (its free-list link and depth, and its packet count), then the buffers' bytes,
-//! uninitialized (a [`Buf`] and a [`Packet`] show only the bytes written). Nothing else
-//! is ever allocated: not per acquire, not while waiting (a waiter's place in the queue lives
-//! in its pinned [`Acquire`] future), not per freeze, split, clone or slice. The block is freed with
-//! the last handle, `Buf` or `Packet` of the pool.
+//! [`BufferPool::new`] allocates twice: the shared state (holding the threads' caches of free
+//! buffers, a fixed number of them) and one block holding a small record per buffer (its
+//! free-list link and depth, and its packet count), then the buffers' bytes, uninitialized (a
+//! [`Buf`] and a [`Packet`] show only the bytes written). Nothing else is ever allocated: not
+//! per acquire, not while waiting (a waiter's place in the queue lives in its pinned
+//! [`Acquire`] future), not per freeze, split, clone or slice. Both are freed with the last
+//! handle, `Buf` or `Packet` of the pool, on whatever thread drops it.
 //!
 //! # Cancellation
 //!
@@ -155,8 +155,8 @@
 //! without `std`, a thread's cache is picked by the address of its stack. An acquire pops its
 //! thread's cache; if that is empty, it takes a batch from the shared list (one buffer for
 //! itself, the rest into the cache), or else a buffer from another cache, and only if every
-//! list is empty does it wait. A release pushes into its thread's cache; if the cache then
-//! holds more than two batches, one batch goes back to the shared list. So the shared list is
+//! list is empty does it wait. A release pushes into its thread's cache; if the cache holds
+//! two batches already, the buffer and a batch from the cache go back to the shared list. So the shared list is
 //! touched once per batch, not once per buffer, and a buffer released on one thread reaches
 //! an acquire on another through the shared list or by its own cache being searched. A batch
 //! is a share of the pool small enough that the caches together hold at most half of it at
@@ -176,6 +176,20 @@
 //! waiters run out). The lock orders the hand-off (the releaser's use of the buffer happens
 //! before the waiter's). The flags are set and cleared only with the lock held, all together,
 //! and cleared when the list of waiters empties.
+//!
+//! **Lifetime.** The shared state counts what keeps it alive: one count for the handles
+//! together, and one per buffer outside the shared list (held by a `Buf` or its packets, in a
+//! cache, or on its way between). A batch taken from the shared list adds its length with one
+//! `fetch_add` (`Relaxed`: an acquire holds a handle), and a batch pushed back subtracts it
+//! (`Release`, and the subtraction that reaches 0 loads with `Acquire` and frees, as `Arc`
+//! does); an acquire from or a release into a cache moves a buffer and its count together and
+//! touches no shared count, so threads on their own caches share no cache line. The last
+//! handle's drop closes the caches: it swaps each for an empty word with a `CLOSED` flag and
+//! gives up the counts of the buffers it took, and a release that then finds the flag gives up
+//! its buffer's count instead of pushing it where no acquire will come. Once its push lands, a
+//! release touches nothing (the state may be gone), and the push works on the list's atomic
+//! word and the buffers' records through a copied pointer, not a reference to the state
+//! (`loom-tests/tests/pool_last_handle_races_release.rs`).
 //!
 //! **Packets.** [`Buf::freeze`] sets the buffer's packet count to 1; a clone or slice adds 1
 //! (`Relaxed`, as `Arc::clone`); a drop subtracts 1 with `Release`, and the drop that takes it

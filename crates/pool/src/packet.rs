@@ -3,8 +3,8 @@
 use core::fmt;
 use core::ops::{Bound, Deref, RangeBounds};
 
-use crate::pool::Inner;
-use crate::sync::{Arc, Ordering};
+use crate::pool::{Inner, InnerRef};
+use crate::sync::Ordering;
 
 /// The bytes of a frozen [`Buf`](crate::Buf) (or a range of them), shared read-only:
 /// `Clone + Send + Sync`, and neither [`clone`](Clone::clone) nor [`slice`](Packet::slice)
@@ -32,7 +32,8 @@ use crate::sync::{Arc, Ordering};
 /// assert_eq!(pool.available(), 1); // the last packet was dropped on that thread
 /// ```
 pub struct Packet {
-    inner: Arc<Inner>,
+    /// The pool; the packets of a buffer share its one count of the pool's state.
+    inner: InnerRef,
     index: u32,
     start: usize,
     len: usize,
@@ -44,7 +45,7 @@ pub(crate) const MAX_PACKETS: u32 = u32::MAX / 2;
 impl Packet {
     /// A packet of bytes `start..start + len` of buffer `index`, for which the caller
     /// counted one more packet.
-    pub(crate) fn new(inner: Arc<Inner>, index: u32, start: usize, len: usize) -> Self {
+    pub(crate) fn new(inner: InnerRef, index: u32, start: usize, len: usize) -> Self {
         Self {
             inner,
             index,
@@ -134,7 +135,7 @@ impl Clone for Packet {
             pinfold_arena::unwind::abort();
         }
         Self {
-            inner: self.inner.clone(),
+            inner: self.inner,
             index: self.index,
             start: self.start,
             len: self.len,
@@ -166,7 +167,7 @@ impl Drop for Packet {
         // An Acquire load rather than a fence (as `Arc` under ThreadSanitizer, which does not
         // model fences): it reads the last decrement, so it synchronizes with every Release.
         packets.load(Ordering::Acquire);
-        self.inner.release(self.index);
+        Inner::release(self.inner, self.index);
     }
 }
 

@@ -1,13 +1,16 @@
-//! [`BufferPool`]: the handle, and what its clones share.
+//! [`BufferPool`]: the handle, and what its clones, buffers and packets share.
 
+use alloc::boxed::Box;
 use core::fmt;
+use core::ops::Deref;
+use core::ptr::NonNull;
 use core::task::Waker;
 
 use crate::block::Block;
 use crate::buf::Buf;
 use crate::caches::{self, CACHES, MAX_BATCH};
-use crate::free_list::{Chain, FreeList, NIL};
-use crate::sync::{Arc, Mutex, MutexGuard};
+use crate::free_list::{Chain, FreeList, NIL, Padded, Refused};
+use crate::sync::{AtomicUsize, Mutex, MutexGuard, Ordering};
 use crate::waiters::{Acquire, Waiters};
 
 /// A fixed set of equal buffers, allocated once, handed out as [`Buf`]s.
@@ -15,9 +18,33 @@ use crate::waiters::{Acquire, Waiters};
 /// A cheap handle: clones share the same buffers. `Send + Sync`. Its guarantees are the
 /// crate's: [*Order*](crate#order) (first come, first served), [*Wakes*](crate#wakes),
 /// [*Memory*](crate#memory), [*Cancellation*](crate#cancellation) and [*Panics*](crate#panics).
-#[derive(Clone)]
 pub struct BufferPool {
-    pub(crate) inner: Arc<Inner>,
+    pub(crate) inner: InnerRef,
+}
+
+/// A pointer to a pool's shared state that counts nothing by itself: it is held by a
+/// [`BufferPool`], a [`Buf`] or a [`Packet`](crate::Packet), each of which holds one of the
+/// state's counts (see [`Inner::refs`]) while it lives.
+#[derive(Clone, Copy)]
+pub(crate) struct InnerRef(NonNull<Inner>);
+
+// SAFETY: `Inner` is `Send + Sync` (atomics, a lock, the block, whose sharing follows the
+// pool's protocol); the pointer only reaches it.
+unsafe impl Send for InnerRef {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for InnerRef {}
+
+impl Deref for InnerRef {
+    type Target = Inner;
+
+    #[inline]
+    fn deref(&self) -> &Inner {
+        // SAFETY: whoever holds an `InnerRef` holds a count of the state (see the type), and
+        // the state is freed only when no count is left; the paths that give a count up
+        // (`Inner::release` and what it calls, `Inner::unref`) reach the state through a
+        // copy of the pointer and do not touch it once the count is gone.
+        unsafe { self.0.as_ref() }
+    }
 }
 
 /// What the handles, buffers and packets of one pool share.
@@ -26,11 +53,23 @@ pub(crate) struct Inner {
     /// The shared free list.
     free: FreeList,
     /// The threads' caches (see `caches`).
-    caches: [FreeList; CACHES],
+    caches: [Padded<FreeList>; CACHES],
     /// How many buffers move between a cache and `free` at once.
     batch: u32,
     waiters: Mutex<Waiters>,
+    /// The counts that keep this state alive: one for the handles together (while one
+    /// lives), and one per buffer outside `free` (a `Buf`'s or its packets', a cache's, or on
+    /// its way between lists or to a waiter). It changes once per batch that moves between
+    /// `free` and a cache, not per acquire or release, so threads that acquire and release
+    /// on their own caches share no count.
+    refs: Padded<AtomicUsize>,
+    /// How many [`BufferPool`] handles live. The last one's drop closes the caches (see
+    /// [`FreeList::close`]) and gives up the handles' count.
+    handles: AtomicUsize,
 }
+
+/// More handles than this is a leak (as `Arc` aborts past `isize::MAX`).
+const MAX_HANDLES: usize = isize::MAX as usize;
 
 impl BufferPool {
     /// A pool of `count` buffers of `size` bytes each. Allocates twice (the shared state, and
@@ -68,14 +107,17 @@ impl BufferPool {
         });
         let free = FreeList::new(block.count());
         let batch = caches::batch(block.count());
+        let inner = Box::new(Inner {
+            block,
+            free,
+            caches: core::array::from_fn(|_| Padded(FreeList::empty())),
+            batch,
+            waiters: Mutex::new(Waiters::new()),
+            refs: Padded(AtomicUsize::new(1)),
+            handles: AtomicUsize::new(1),
+        });
         Self {
-            inner: Arc::new(Inner {
-                block,
-                free,
-                caches: core::array::from_fn(|_| FreeList::empty()),
-                batch,
-                waiters: Mutex::new(Waiters::new()),
-            }),
+            inner: InnerRef(NonNull::from(Box::leak(inner))),
         }
     }
 
@@ -95,7 +137,8 @@ impl BufferPool {
     /// number of buffers.
     pub fn available(&self) -> usize {
         let inner = &self.inner;
-        inner.lists().map(|list| list.len(&inner.block)).sum()
+        let metas = inner.block.metas();
+        inner.lists().map(|list| list.len(metas)).sum()
     }
 
     /// A free buffer, if one is free now and no task waits for one (waiting tasks are served
@@ -117,10 +160,10 @@ impl BufferPool {
     #[inline]
     pub fn try_acquire(&self) -> Option<Buf> {
         let inner = &self.inner;
-        let cache = inner.cache();
-        match cache.pop(&inner.block) {
-            Some(index) => Some(Buf::new(inner.clone(), index)),
-            None => Inner::refill(inner, cache),
+        // A buffer in a cache already holds its count: it passes to the `Buf`.
+        match inner.cache().pop(inner.block.metas()) {
+            Some(index) => Some(Buf::new(self.inner, index)),
+            None => Inner::refill(self.inner),
         }
     }
 
@@ -156,6 +199,49 @@ impl BufferPool {
     }
 }
 
+impl Clone for BufferPool {
+    fn clone(&self) -> Self {
+        // Relaxed: a handle is made from one that is alive, so the count cannot reach 0
+        // meanwhile (as `Arc::clone`).
+        if self.inner.handles.fetch_add(1, Ordering::Relaxed) > MAX_HANDLES {
+            pinfold_arena::unwind::abort();
+        }
+        Self { inner: self.inner }
+    }
+}
+
+impl Drop for BufferPool {
+    fn drop(&mut self) {
+        let handles = &self.inner.handles;
+        // Release and Acquire as for an `Arc`: every handle's use of the pool happens before
+        // the last one closes the caches.
+        if handles.fetch_sub(1, Ordering::Release) != 1 {
+            return;
+        }
+        handles.load(Ordering::Acquire);
+        // No acquire can come now: the buffers in the caches give their counts up, and so
+        // does every buffer released from now on (see `Inner::release`).
+        let metas = self.inner.block.metas();
+        let cached: usize = self
+            .inner
+            .caches
+            .iter()
+            .map(|cache| cache.close(metas) as usize)
+            .sum();
+        Inner::unref(self.inner, cached + 1);
+    }
+}
+
+/// What became of a buffer given back under the waiter lock.
+pub(crate) enum Released {
+    /// Handed to the first waiter, whose waker (if it had one) is to be woken once the lock
+    /// is released. The buffer's count went with it.
+    Handed(Option<Waker>),
+    /// Nobody waits: pushed to the shared list. The caller gives up its count once the lock
+    /// is released ([`Inner::unref`]).
+    Freed,
+}
+
 impl Inner {
     /// The waiter lock. No user code runs with it held (wakers are cloned before it is taken,
     /// dropped and woken after it is released), so no panic can leave the list half-changed,
@@ -179,136 +265,201 @@ impl Inner {
 
     /// The shared list, then the caches.
     fn lists(&self) -> impl Iterator<Item = &FreeList> {
-        core::iter::once(&self.free).chain(&self.caches)
+        core::iter::once(&self.free).chain(self.caches.iter().map(|cache| &**cache))
+    }
+
+    /// Counts `n` buffers that left the shared list. Only called with a count held (a handle
+    /// acquires), so the state cannot be freed meanwhile.
+    fn count_out(&self, n: u32) {
+        // Relaxed: the count is held up by the caller's, as in `Arc::clone`.
+        self.refs.fetch_add(n as usize, Ordering::Relaxed);
+    }
+
+    /// Gives up `n` counts of the state; the last one frees it. The caller does not touch the
+    /// state again.
+    pub(crate) fn unref(this: InnerRef, n: usize) {
+        let refs: &AtomicUsize = &this.refs;
+        // Release pairs with the Acquire load of the last one: every use of the state happens
+        // before it is freed (as in `Arc`'s drop; a load rather than a fence, for TSan).
+        if refs.fetch_sub(n, Ordering::Release) != n {
+            return;
+        }
+        refs.load(Ordering::Acquire);
+        // SAFETY: the count reached 0: no handle, `Buf` or packet is left, and no buffer is
+        // outside the shared list, so nothing else reaches the state; it was allocated by the
+        // `Box` of `BufferPool::new`, and is freed once, here.
+        drop(unsafe { Box::from_raw(this.0.as_ptr()) });
     }
 
     /// For an acquire whose cache is empty: takes a batch from the shared list (one buffer
-    /// for the caller, the rest into `cache`), or else a buffer from another cache. `None` if
-    /// every list is empty, or tasks wait.
+    /// for the caller, the rest into its cache), or else a buffer from another cache. `None`
+    /// if every list is empty, or tasks wait. Called through a handle.
     #[cold]
     #[inline(never)]
-    fn refill(this: &Arc<Self>, cache: &FreeList) -> Option<Buf> {
-        if let Some(chain) = this.free.pop_chain(&this.block, this.batch) {
-            let (index, rest) = chain.split_first(&this.block);
+    fn refill(this: InnerRef) -> Option<Buf> {
+        let inner: &Inner = &this;
+        let metas = inner.block.metas();
+        if let Some(chain) = inner.free.pop_chain(metas, inner.batch) {
+            inner.count_out(chain.len);
+            let (index, rest) = chain.split_first(metas);
             // Owned by a `Buf` before a waker runs: if one panics, unwinding gives it back.
-            let buf = Buf::new(this.clone(), index);
+            let buf = Buf::new(this, index);
             if let Some(rest) = rest {
-                if let Err(rest) = cache.push_chain(&this.block, rest) {
+                if let Err(rest) = inner.cache().push_chain(metas, rest) {
                     // A task started waiting since the batch was taken: the rest is its.
-                    this.release_chain(rest);
+                    Inner::release_chain(this, rest);
                 }
             }
             return Some(buf);
         }
-        let index = this
-            .caches
-            .iter()
-            .find_map(|other| other.pop(&this.block))?;
-        Some(Buf::new(this.clone(), index))
+        let index = inner.caches.iter().find_map(|other| other.pop(metas))?;
+        Some(Buf::new(this, index))
     }
 
     /// With the lock held: pops a free buffer from any list, or, if there is none, sets
     /// [`WAITERS`](crate::free_list::WAITERS) on every list, so that the next release comes to
     /// the lock (and returns `None`: the caller queues).
     pub(crate) fn pop_or_flag_waiters(&self, _locked: &MutexGuard<'_, Waiters>) -> Option<u32> {
-        if let Some(index) = self.lists().find_map(|list| list.pop(&self.block)) {
-            return Some(index);
+        let metas = self.block.metas();
+        for (at, list) in self.lists().enumerate() {
+            if let Some(index) = list.pop(metas) {
+                self.counted(at, index);
+                return Some(index);
+            }
         }
         for (flagged, list) in self.lists().enumerate() {
-            if let Some(index) = list.pop_or_flag_waiters(&self.block) {
+            if let Some(index) = list.pop_or_flag_waiters(metas) {
                 // A release pushed a buffer here after the first pass: take it, and unflag
                 // the lists flagged so far (nobody waits: this task is not queued yet).
                 self.lists().take(flagged).for_each(FreeList::clear_waiters);
+                self.counted(flagged, index);
                 return Some(index);
             }
         }
         None
     }
 
-    /// Gives buffer `index` back: to the calling thread's cache (and a batch from there to the
-    /// shared list if the cache holds more than two batches), or to the first waiter, woken
-    /// here.
+    /// Buffer `index`, popped from list `at` of [`lists`](Inner::lists), counted if that was
+    /// the shared list.
+    fn counted(&self, at: usize, index: u32) -> u32 {
+        if at == 0 {
+            self.count_out(1);
+        }
+        index
+    }
+
+    /// Gives buffer `index` back, with the count it holds: to the calling thread's cache (or,
+    /// if the cache holds two batches, with a batch from there to the shared list), or to the
+    /// first waiter, woken here. Once the buffer is in a cache the count is the cache's, and
+    /// the state may be freed by another thread (the last handle's drop, see `close`), so
+    /// `this` is a copied pointer and nothing is touched after the push.
     #[inline]
-    pub(crate) fn release(&self, index: u32) {
-        let cache = self.cache();
-        match cache.push(&self.block, index) {
-            Ok(depth) if depth <= 2 * self.batch => {}
-            Ok(_) => self.return_batch(cache),
-            Err(()) => self.release_slow(index),
+    pub(crate) fn release(this: InnerRef, index: u32) {
+        let inner: &Inner = &this;
+        let high = 2 * inner.batch;
+        match inner.cache().push(inner.block.metas(), index, high) {
+            Ok(()) => {}
+            Err(refused) => Inner::release_slow(this, index, refused),
         }
     }
 
-    /// Moves a batch from `cache` to the shared list.
+    /// A release whose cache push was refused.
     #[cold]
     #[inline(never)]
-    fn return_batch(&self, cache: &FreeList) {
-        if let Some(chain) = cache.pop_chain(&self.block, self.batch) {
-            if let Err(chain) = self.free.push_chain(&self.block, chain) {
-                // A task started waiting since the push into the cache.
-                self.release_chain(chain);
+    fn release_slow(this: InnerRef, index: u32, refused: Refused) {
+        match refused {
+            Refused::Full => Inner::return_batch(this, index),
+            Refused::Closed => Inner::unref(this, 1),
+            Refused::Waiters => {
+                let inner: &Inner = &this;
+                let mut waiters = inner.lock();
+                let released = inner.release_locked(&mut waiters, index);
+                drop(waiters);
+                match released {
+                    Released::Handed(Some(waker)) => waker.wake(),
+                    Released::Handed(None) => {}
+                    Released::Freed => Inner::unref(this, 1),
+                }
             }
         }
     }
 
-    /// Hands buffer `index` to the first waiter (or, if none is left, to the shared list).
-    #[cold]
-    #[inline(never)]
-    fn release_slow(&self, index: u32) {
-        let mut waiters = self.lock();
-        let wake = self.release_locked(&mut waiters, index);
-        drop(waiters);
-        if let Some(waker) = wake {
-            waker.wake();
+    /// Buffer `index` and a batch from the calling thread's full cache go to the shared list
+    /// together (or to waiters), and give up their counts.
+    fn return_batch(this: InnerRef, index: u32) {
+        let inner: &Inner = &this;
+        let metas = inner.block.metas();
+        let chain = match inner.cache().pop_chain(metas, inner.batch) {
+            Some(batch) => batch.prepend(metas, index),
+            // Emptied by a thread sharing the cache meanwhile.
+            None => Chain::single(index),
+        };
+        match inner.free.push_chain(metas, chain) {
+            Ok(()) => Inner::unref(this, chain.len as usize),
+            // A task started waiting since the cache was found full.
+            Err(chain) => Inner::release_chain(this, chain),
         }
     }
 
-    /// Hands the buffers of `chain` to the first waiters, one each (the rest, if the waiters
-    /// run out, to the shared list), then wakes them, oldest first.
+    /// Hands the buffers of `chain` (each holding its count) to the first waiters, one each
+    /// (the rest, if the waiters run out, to the shared list, giving up their counts), then
+    /// wakes them, oldest first.
     #[cold]
     #[inline(never)]
-    fn release_chain(&self, chain: Chain) {
+    fn release_chain(this: InnerRef, chain: Chain) {
         const NONE: Option<Waker> = None;
-        let mut wakes = [NONE; MAX_BATCH as usize];
-        let mut waiters = self.lock();
+        let mut wakes = [NONE; MAX_BATCH as usize + 1];
+        let inner: &Inner = &this;
+        let metas = inner.block.metas();
+        let mut waiters = inner.lock();
         let mut next = Some(chain);
+        let mut freed = 0;
         for wake in &mut wakes {
             let Some(chain) = next else { break };
-            let (index, rest) = chain.split_first(&self.block);
+            let (index, rest) = chain.split_first(metas);
             next = rest;
             match waiters.hand_off(index) {
                 Ok(waker) => *wake = waker,
                 Err(_) => {
-                    self.clear_waiters_if_none(&waiters);
+                    inner.clear_waiters_if_none(&waiters);
                     // `chain` still starts at `index`: the buffers nobody waits for.
-                    if self.free.push_chain(&self.block, chain).is_err() {
+                    if inner.free.push_chain(metas, chain).is_err() {
                         unreachable!("nobody waits and the flag is only set under the lock");
                     }
+                    freed = chain.len as usize;
                     next = None;
                     break;
                 }
             }
         }
-        debug_assert!(next.is_none(), "a batch is at most MAX_BATCH buffers");
-        self.clear_waiters_if_none(&waiters);
+        debug_assert!(next.is_none(), "a chain is at most MAX_BATCH + 1 buffers");
+        inner.clear_waiters_if_none(&waiters);
         drop(waiters);
+        // Before the wakes (user code that may panic); the state is not touched after it.
+        if freed != 0 {
+            Inner::unref(this, freed);
+        }
         wake_each(&mut wakes);
     }
 
-    /// With the lock held: hands buffer `index` to the first waiter (whose waker is returned,
-    /// to be woken once the lock is released), or, if none is left, clears the waiters flags
-    /// and pushes it to the shared list.
-    pub(crate) fn release_locked(&self, waiters: &mut Waiters, index: u32) -> Option<Waker> {
+    /// With the lock held: hands buffer `index` to the first waiter, or, if none is left,
+    /// clears the waiters flags and pushes it to the shared list.
+    pub(crate) fn release_locked(&self, waiters: &mut Waiters, index: u32) -> Released {
         match waiters.hand_off(index) {
             Ok(waker) => {
                 self.clear_waiters_if_none(waiters);
-                waker
+                Released::Handed(waker)
             }
             Err(index) => {
                 self.clear_waiters_if_none(waiters);
-                if self.free.push(&self.block, index).is_err() {
+                if self
+                    .free
+                    .push_chain(self.block.metas(), Chain::single(index))
+                    .is_err()
+                {
                     unreachable!("nobody waits and the flag is only set under the lock");
                 }
-                None
+                Released::Freed
             }
         }
     }

@@ -11,7 +11,7 @@ use core::task::{Context, Poll, Waker};
 
 use crate::buf::Buf;
 use crate::free_list::NIL;
-use crate::pool::{BufferPool, Inner};
+use crate::pool::{BufferPool, Inner, Released};
 use crate::sync::UnsafeCell;
 
 /// One waiting task, inside its [`Acquire`] future.
@@ -229,7 +229,7 @@ impl Acquire<'_> {
                     drop(waiters);
                     // Owned by a `Buf` before the clone's drop (user code) runs: if that
                     // panics, unwinding drops the `Buf`, which gives the buffer back.
-                    let buf = Buf::new(this.pool.inner.clone(), index);
+                    let buf = Buf::new(this.pool.inner, index);
                     drop(waker);
                     this.stage = Stage::Done;
                     return Poll::Ready(buf);
@@ -270,7 +270,7 @@ impl Acquire<'_> {
                     drop(waiters);
                     if let Some(index) = handed {
                         this.stage = Stage::Done;
-                        return Poll::Ready(Buf::new(this.pool.inner.clone(), index));
+                        return Poll::Ready(Buf::new(this.pool.inner, index));
                     }
                     // Wakers are cloned and dropped with the lock released: their code may
                     // give a buffer of this pool back, which takes the lock.
@@ -317,14 +317,24 @@ impl Acquire<'_> {
             let n = unsafe { &mut *node };
             (core::mem::replace(&mut n.buffer, NIL), n.waker.take())
         });
-        let wake = if handed != NIL {
+        let released = if handed != NIL {
             // Handed a buffer it never took: it goes to the next waiter, or back.
-            inner.release_locked(&mut waiters, handed)
+            Some(inner.release_locked(&mut waiters, handed))
         } else {
             inner.clear_waiters_if_none(&waiters);
             None
         };
         drop(waiters);
+        let wake = match released {
+            Some(Released::Handed(waker)) => waker,
+            Some(Released::Freed) => {
+                // Back in the shared list: its count goes (never the last: this future
+                // borrows a handle).
+                Inner::unref(self.pool.inner, 1);
+                None
+            }
+            None => None,
+        };
         // At most one of these runs user code: a node handed a buffer has no waker (the
         // hand-off took it).
         drop(waker);

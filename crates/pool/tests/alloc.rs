@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Poll, RawWaker, RawWakerVTable, Waker};
 
 use pinfold_pool::{BufferPool, Packet};
-use pinfold_testkit::alloc::{CountingAlloc, measure};
+use pinfold_testkit::alloc::{CountingAlloc, measure, measure_bytes};
 use support::{counting_waker, poll_once, poll_with};
 
 #[global_allocator]
@@ -242,4 +242,47 @@ fn batches_between_the_caches_and_the_shared_list_allocate_nothing() {
     });
     assert_eq!(made, 0, "moving batches made {made} allocations");
     assert_eq!(pool.available(), 200);
+}
+
+/// The pool's memory is freed with the last of its handles, buffers and packets, whatever the
+/// order they go in, and also when the last handle goes while released buffers sit in the
+/// thread's cache or a batch of them went back to the shared list.
+#[test]
+fn the_memory_goes_with_the_last_handle_buffer_or_packet() {
+    for order in 0..4 {
+        let ((), bytes) = measure_bytes(|| {
+            let pool = BufferPool::new(64, 256);
+            // More than two batches: releasing them fills the cache and returns batches.
+            let bufs: Vec<_> = (0..40)
+                .map(|_| pool.try_acquire().expect("a free buffer"))
+                .collect();
+            let mut kept = pool.try_acquire().expect("a free buffer");
+            kept.write_all(b"kept").unwrap();
+            let packet = kept.freeze();
+            let copy = packet.slice(1..);
+            drop(bufs);
+            let held = pool.try_acquire().expect("a free buffer");
+            match order {
+                0 => drop((pool, packet, held, copy)),
+                1 => drop((copy, held, packet, pool)),
+                2 => {
+                    drop((held, pool, packet));
+                    assert_eq!(&copy[..], b"ept", "the last packet still reads its bytes");
+                    drop(copy);
+                }
+                _ => {
+                    drop((packet, copy, pool));
+                    drop(held);
+                }
+            }
+        });
+        assert_eq!(
+            bytes.change, 0,
+            "order {order}: the pool's memory was not freed"
+        );
+        assert!(
+            bytes.peak > 64 * 256,
+            "order {order}: the pool was allocated"
+        );
+    }
 }
