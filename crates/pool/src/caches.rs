@@ -4,7 +4,7 @@
 
 /// How many caches a pool has (a fixed array in the pool's shared state; a power of two).
 #[cfg(not(all(pinfold_loom, feature = "loom")))]
-pub(crate) const CACHES: usize = 8;
+pub(crate) const CACHES: usize = 16;
 /// Two under loom: with the main thread and two workers, the models see threads with a cache
 /// of their own and threads sharing one.
 #[cfg(all(pinfold_loom, feature = "loom"))]

@@ -101,12 +101,12 @@
 //! # Memory
 //!
 //! [`BufferPool::new`] allocates twice: the shared state (holding the threads' caches of free
-//! buffers, a fixed number of them) and one block holding a small record per buffer (its
-//! free-list link and depth, and its packet count), then the buffers' bytes, uninitialized (a
-//! [`Buf`] and a [`Packet`] show only the bytes written). Nothing else is ever allocated: not
-//! per acquire, not while waiting (a waiter's place in the queue lives in its pinned
-//! [`Acquire`] future), not per freeze, split, clone or slice. Both are freed with the last
-//! handle, `Buf` or `Packet` of the pool, on whatever thread drops it.
+//! buffers, a fixed number of them) and one block holding a record per buffer (its free-list link
+//! and depth, and its packet count, on 128 bytes of its own), then the buffers' bytes,
+//! uninitialized (a [`Buf`] and a [`Packet`] show only the bytes written). Nothing else is ever
+//! allocated: not per acquire, not while waiting (a waiter's place in the queue lives in its pinned
+//! [`Acquire`] future), not per freeze, split, clone or slice. Both are freed with the last handle,
+//! `Buf` or `Packet` of the pool, on whatever thread drops it.
 //!
 //! # Cancellation
 //!
@@ -149,18 +149,18 @@
 //! walks the links from the head and CASes the head past the last one; a push of a batch
 //! writes the batch's depths and its last link, then CASes its first buffer in.
 //!
-//! **Caches.** A pool has one shared list and a fixed array of cache lists, each on a cache
-//! line of its own. With `std`, threads take the caches in turn at their first use of a pool
-//! (a thread-local index), so threads running side by side mostly touch only their own;
-//! without `std`, a thread's cache is picked by the address of its stack. An acquire pops its
-//! thread's cache; if that is empty, it takes a batch from the shared list (one buffer for
-//! itself, the rest into the cache), or else a buffer from another cache, and only if every
-//! list is empty does it wait. A release pushes into its thread's cache; if the cache holds
-//! two batches already, the buffer and a batch from the cache go back to the shared list. So the shared list is
-//! touched once per batch, not once per buffer, and a buffer released on one thread reaches
-//! an acquire on another through the shared list or by its own cache being searched. A batch
-//! is a share of the pool small enough that the caches together hold at most half of it at
-//! their high-water mark. [`BufferPool::available`] adds the lists' lengths.
+//! **Caches.** A pool has one shared list and a fixed array of cache lists, each on a cache line of
+//! its own. With `std`, threads take the caches in turn at their first use of a pool (a thread-
+//! local index), so threads running side by side mostly touch only their own; without `std`, a
+//! thread's cache is picked by the address of its stack. An acquire pops its thread's cache; if
+//! that is empty, it takes a batch from the shared list (one buffer for itself, the rest into the
+//! cache), or else a buffer from another cache, and only if every list is empty does it wait. A
+//! release pushes into its thread's cache; if the cache holds two batches already, the buffer and a
+//! batch from the cache go back to the shared list. So the shared list is touched once per batch,
+//! not once per buffer, and a buffer released on one thread reaches an acquire on another through
+//! the shared list or by its own cache being searched. A batch is a share of the pool small enough
+//! that the caches together hold at most half of it at their high-water mark.
+//! [`BufferPool::available`] adds the lists' lengths.
 //!
 //! **Waiters.** An [`Acquire`] that finds no free buffer takes the waiter lock, tries every
 //! list once more, and otherwise sets `WAITERS` on every list, the shared one and each cache
