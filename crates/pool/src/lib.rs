@@ -150,9 +150,9 @@
 //! writes the batch's depths and its last link, then CASes its first buffer in.
 //!
 //! **Caches.** A pool has one shared list and a fixed array of cache lists, each on a cache line of
-//! its own. With `std`, threads take the caches in turn at their first use of a pool (a thread-
-//! local index), so threads running side by side mostly touch only their own; without `std`, a
-//! thread's cache is picked by the address of its stack. An acquire pops its thread's cache; if
+//! its own. With `std`, threads take the caches in turn at their first use of a pool (a
+//! thread-local index), so threads running side by side mostly touch only their own; without `std`,
+//! a thread's cache is picked by the address of its stack. An acquire pops its thread's cache; if
 //! that is empty, it takes a batch from the shared list (one buffer for itself, the rest into the
 //! cache), or else a buffer from another cache, and only if every list is empty does it wait. A
 //! release pushes into its thread's cache; if the cache holds two batches already, the buffer and a
