@@ -82,9 +82,10 @@ fn pool_acquire_release(c: &mut Criterion) {
 /// pool is `threads` batches of `count / threads`: each thread takes a batch on its first
 /// acquire and keeps it as its thread-local stock (a batch goes back only once a thread holds
 /// 1.5 batches), so after the first round bab's threads share nothing; tokio's and malloc's
-/// do, and pinfold's share the pool's reference count (every `Buf` holds a clone of the
-/// pool's `Arc`) and, with more threads than pinfold's fixed number of caches, a cache per
-/// two or more threads.
+/// do. pinfold's threads each acquire from and release into a cache of their own (up to its
+/// fixed number of caches, 16) with a CAS each, and share nothing else while their caches
+/// hold their buffers; bab's thread-local stocks need no atomic operation, but a buffer in
+/// one is out of reach of the other threads, where pinfold's caches can be taken from.
 fn threads_sharing(c: &mut Criterion, name: &str, threads: usize, count: usize) {
     const CYCLES: usize = 16_384;
     let mut group = Group::new(c, name, Tuning::MEDIUM);
