@@ -71,20 +71,29 @@
 //!
 //! # How it works
 //!
-//! One lock guards the bookkeeping, held for a few word operations and never while user code
-//! runs (a waker is woken or dropped after it is released); a full buffer is handed over by
-//! marking it sealed under it, in O(1). A new buffer is zeroed and frozen into one packet of
-//! all its bytes, which the writer keeps; a reservation is a range of that buffer, written in
-//! place through a pointer taken before the freeze, and only its reservation writes there. A
-//! buffer records how many bytes it handed out and up to where it was flushed; beside it, one
-//! atomic word counts its open reservations and says whether it is sealed (or its flusher
-//! gone). A reservation is made under the lock; a commit only counts down the word (with
-//! `Release`), and takes the lock only if it ends the last open reservation of a sealed
-//! buffer, to wake the flusher; the seal and the last commit are read-modify-writes of the
-//! same word, so whichever comes second wakes it. An abandoned reservation marks its room
-//! under the lock. The flusher walks the buffers in the order they were opened, stops at the
-//! first whose count (loaded with `Acquire`, which pairs with the commits' `Release`) is not
-//! 0, and gives each run of committed bytes as a slice of the buffer's packet.
+//! A reservation takes no lock: each slot (a buffer the writer holds) has one atomic word
+//! holding how many bytes it handed out, how many reservations are open in it, and whether it
+//! is sealed (full, asked to flush, or free) or its flusher gone; another word says which slot
+//! is current. A reservation loads the current slot (`Acquire`) and CASes its word from what it
+//! read to that plus the message's bytes and one open reservation (`Acquire`), and fails over
+//! to the lock if the slot is sealed or has no room. The slot's base pointer is read after the
+//! CAS, so a reservation that read a slot which was sealed, flushed and reopened meanwhile
+//! either finds it sealed or reserves in the buffer it holds now. A commit only counts down the
+//! word (`Release`), and takes the lock only if it ends the last open reservation of a sealed
+//! buffer, to wake the flusher; the seal and the last commit are read-modify-writes of the same
+//! word, so whichever comes second wakes it. So a message costs two read-modify-writes of one
+//! word, and the lock is taken once per buffer.
+//!
+//! The lock guards the rest, held for a few word operations and never while user code runs (a
+//! waker is woken or dropped after it is released): opening a slot on a new buffer (zeroed and
+//! frozen into one packet of all its bytes, which the writer keeps; its base is stored, then
+//! its word with the opener's reservation, with `Release`, then it is made current), sealing
+//! the current one (a full buffer is handed over by that, in O(1)), an abandoned reservation
+//! (its room goes back if nothing was handed out after it, by a CAS of the word, or else is
+//! marked as a hole), and the flusher's walk: it goes through the buffers in the order they
+//! were opened, stops at the first whose count (loaded with `Acquire`, which pairs with the
+//! commits' `Release`) is not 0, and gives each run of committed bytes up to the word's offset
+//! as a slice of the buffer's packet.
 
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -93,40 +102,49 @@ use core::fmt;
 use core::future::poll_fn;
 use core::mem::MaybeUninit;
 use core::ops::{Deref, DerefMut};
-use core::ptr::NonNull;
+use core::ptr::{self, NonNull};
 use core::task::{Context, Poll, Waker};
 
 use crate::buf::Buf;
 use crate::packet::Packet;
 use crate::pool::BufferPool;
-use crate::sync::{Arc, AtomicU64, Mutex, MutexGuard, Ordering};
+use crate::sync::{Arc, AtomicPtr, AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
 
 /// A [`Writer`] and its [`Flusher`] over `pool`: the writer puts messages into the pool's
 /// buffers, the flusher takes them in batches. Allocates the bookkeeping for every buffer of
 /// the pool, once (see [*Memory*](self#guarantees)).
+///
+/// # Panics
+/// If the pool's buffers have more than `u32::MAX` bytes each.
 pub fn channel(pool: &BufferPool) -> (Writer, Flusher) {
     let count = pool.capacity();
-    let words = pool.buffer_size().div_ceil(64);
+    let size = pool.buffer_size();
+    assert!(
+        u32::try_from(size).is_ok(),
+        "writer::channel: buffers of {size} bytes, more than u32::MAX"
+    );
+    let words = size.div_ceil(64);
     let slots = (0..count)
         .map(|_| Slot {
             packet: None,
-            base: NonNull::dangling(),
-            reserved: 0,
             flushed: 0,
-            sealed: false,
             has_holes: false,
             holes: alloc::vec![0; words].into_boxed_slice(),
         })
         .collect();
     let shared = Arc::new(Shared {
         pool: pool.clone(),
-        size: pool.buffer_size(),
-        open: (0..count).map(|_| AtomicU64::new(0)).collect(),
+        size,
+        // Free slots take no reservation.
+        words: (0..count).map(|_| AtomicU64::new(SEALED)).collect(),
+        bases: (0..count)
+            .map(|_| AtomicPtr::new(ptr::null_mut()))
+            .collect(),
+        current: AtomicU32::new(NONE),
         state: Mutex::new(State {
             slots,
             free: (0..count as u32).rev().collect(),
             queue: VecDeque::with_capacity(count),
-            current: None,
             flush_requested: false,
             writers: 1,
             closed: false,
@@ -178,21 +196,42 @@ impl core::error::Error for ReserveError {}
 struct Shared {
     pool: BufferPool,
     size: usize,
-    /// Per slot, read and changed without the lock: how many reservations are open in it
-    /// ([`OPEN`]), and whether it is [`SEALED`] or [`CLOSED`]. A commit counts down here
-    /// alone; the reservation that takes the count to 0 in a sealed or closed slot takes the
-    /// lock, to wake the flusher or give the buffer back.
-    open: Box<[AtomicU64]>,
+    /// Per slot, read and changed without the lock: how many bytes it handed out
+    /// ([`offset`]), how many reservations are open in it ([`OPEN`]), and whether it takes
+    /// no more ([`SEALED`]: full, asked to flush, or free) or its flusher is gone
+    /// ([`CLOSED`]). A reservation is a CAS here alone, a commit a subtraction here alone;
+    /// the end that takes the count to 0 in a sealed or closed slot takes the lock, to wake
+    /// the flusher or give the buffer back.
+    words: Box<[AtomicU64]>,
+    /// Per slot, the first byte of its buffer, writable (taken from its `Buf` before it was
+    /// frozen); stored before the slot opens.
+    bases: Box<[AtomicPtr<u8>]>,
+    /// The slot taking reservations, or [`NONE`]. Changed under the lock only.
+    current: AtomicU32,
     state: Mutex<State>,
 }
 
-/// The slot takes no more reservations (its `Slot::sealed`, for a commit to read).
+/// No slot.
+const NONE: u32 = u32::MAX;
+/// The slot takes no more reservations.
 const SEALED: u64 = 1 << 63;
-/// The flusher was dropped while reservations were open in the slot: the last one to end
-/// gives the buffer back.
+/// The flusher was dropped while the slot held a buffer: the last reservation to end gives
+/// the buffer back.
 const CLOSED: u64 = 1 << 62;
+/// Where a slot's word keeps how many bytes it handed out (32 bits).
+const OFFSET_SHIFT: u32 = 30;
 /// The count of open reservations.
-const OPEN: u64 = CLOSED - 1;
+const OPEN: u64 = (1 << OFFSET_SHIFT) - 1;
+
+/// How many bytes a slot whose word is `word` handed out.
+fn offset(word: u64) -> usize {
+    ((word >> OFFSET_SHIFT) & u64::from(u32::MAX)) as usize
+}
+
+/// The word of a slot just opened with one reservation of `len` bytes.
+fn opened(len: usize) -> u64 {
+    ((len as u64) << OFFSET_SHIFT) | 1
+}
 
 struct State {
     /// One per buffer of the pool: more than the writer can ever hold at once.
@@ -201,8 +240,6 @@ struct State {
     free: Vec<u32>,
     /// The slots holding a buffer, in the order they were opened.
     queue: VecDeque<u32>,
-    /// The slot taking reservations (the back of `queue`), if any.
-    current: Option<u32>,
     /// A flush of the current slot was asked for.
     flush_requested: bool,
     /// How many `Writer` handles live.
@@ -213,24 +250,12 @@ struct State {
     flusher: Option<Waker>,
 }
 
-// SAFETY: the only field that is not `Send` by itself is each slot's `base`, a pointer into
-// the buffer that the slot's packet keeps out of the pool; it is only written through by the
-// one reservation of each range, on whatever thread, and the lock orders those writes before
-// any read (see the module's *How it works*).
-unsafe impl Send for State {}
-
-/// One buffer of the writer, while it holds it.
+/// One buffer of the writer, while it holds it: what only lock holders touch.
 struct Slot {
     /// The packet of all the buffer's bytes; `None` while the slot is free.
     packet: Option<Packet>,
-    /// The buffer's first byte, writable (taken from its `Buf` before it was frozen).
-    base: NonNull<u8>,
-    /// How many bytes were handed out to reservations.
-    reserved: usize,
     /// How many bytes were handed to the flusher.
     flushed: usize,
-    /// No more reservations: it is full, or a flush was asked for with a reservation open.
-    sealed: bool,
     /// Whether any bit of `holes` is set.
     has_holes: bool,
     /// One bit per byte: set for the room of an abandoned reservation.
@@ -261,10 +286,9 @@ impl Slot {
         end
     }
 
-    /// Moves the runs of committed bytes not flushed yet into `out`, as packets; `false` if
-    /// `out` filled up first.
-    fn emit(&mut self, out: &mut Vec<Packet>) -> bool {
-        let end = self.reserved;
+    /// Moves the runs of committed bytes not flushed yet, up to `end`, into `out`, as
+    /// packets; `false` if `out` filled up first.
+    fn emit(&mut self, end: usize, out: &mut Vec<Packet>) -> bool {
         let packet = self.packet.as_ref().expect("a queued slot holds a buffer");
         while self.flushed < end {
             if out.len() == out.capacity() {
@@ -291,10 +315,7 @@ impl Slot {
             self.holes.fill(0);
             self.has_holes = false;
         }
-        self.reserved = 0;
         self.flushed = 0;
-        self.sealed = false;
-        self.base = NonNull::dangling();
         self.packet.take()
     }
 }
@@ -312,17 +333,77 @@ impl Shared {
         return self.state.lock();
     }
 
-    /// Reserves `len` bytes in the current slot, if it has room. Otherwise seals it and returns
-    /// `None`: the caller gets a buffer.
-    fn reserve_current(&self, len: usize) -> Result<Option<Room>, ReserveError> {
+    /// Reserves `len` bytes in the current slot, if it has room, without the lock: one CAS
+    /// of its word. `None` if there is no current slot, or it is sealed, closed or full.
+    #[inline]
+    fn reserve_in_current(&self, len: usize) -> Option<Room> {
+        // Acquire pairs with the Release store that made the slot current: its word and base
+        // were stored before.
+        let index = self.current.load(Ordering::Acquire);
+        let word = self.words.get(index as usize)?;
+        let mut before = word.load(Ordering::Relaxed);
+        loop {
+            if before & (SEALED | CLOSED) != 0 {
+                return None;
+            }
+            let offset = offset(before);
+            if self.size - offset < len {
+                return None;
+            }
+            if before & OPEN == OPEN {
+                pinfold_arena::unwind::abort();
+            }
+            // Acquire pairs with the Release store of the word that opened this slot (the
+            // base, and the zeroed buffer, happen before the bytes are written): the CAS
+            // reads it, or a later read-modify-write of the same word. If the slot was
+            // sealed, flushed and opened again since `current` was read, the CAS still
+            // reserves in whatever buffer the slot holds when it lands, and the base is read
+            // after it.
+            match word.compare_exchange_weak(
+                before,
+                before + ((len as u64) << OFFSET_SHIFT) + 1,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    let base = self.bases[index as usize].load(Ordering::Relaxed);
+                    // SAFETY: `offset + len <= size`: the pointer stays within the buffer
+                    // the slot holds, or one past it.
+                    let bytes = unsafe { base.add(offset) };
+                    return Some(Room {
+                        slot: index,
+                        offset,
+                        len,
+                        bytes: NonNull::new(bytes).expect("an open slot has a buffer"),
+                    });
+                }
+                Err(now) => before = now,
+            }
+        }
+    }
+
+    /// Reserves `len` bytes in the current slot, if it has room. Otherwise seals it and
+    /// returns `None`: the caller gets a buffer.
+    #[inline]
+    fn reserve(&self, len: usize) -> Result<Option<Room>, ReserveError> {
+        match self.reserve_in_current(len) {
+            Some(room) => Ok(Some(room)),
+            None => self.reserve_slow(len),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn reserve_slow(&self, len: usize) -> Result<Option<Room>, ReserveError> {
         let mut state = self.lock();
         if state.closed {
             return Err(ReserveError::Closed);
         }
-        if let Some(room) = state.reserve_in_current(len, self.size, &self.open) {
+        // Another writer may have opened a new slot meanwhile.
+        if let Some(room) = self.reserve_in_current(len) {
             return Ok(Some(room));
         }
-        let wake = state.seal_current(&self.open);
+        let wake = self.seal_current(&mut state);
         drop(state);
         if let Some(waker) = wake {
             waker.wake();
@@ -340,72 +421,119 @@ impl Shared {
             drop(packet);
             return Err(ReserveError::Closed);
         }
-        if let Some(room) = state.reserve_in_current(len, self.size, &self.open) {
+        if let Some(room) = self.reserve_in_current(len) {
             drop(state);
             drop(packet);
             return Ok(room);
         }
-        let wake = state.seal_current(&self.open);
+        let wake = self.seal_current(&mut state);
         let index = state
             .free
             .pop()
             .expect("the writer holds fewer buffers than the pool has");
-        let slot = &mut state.slots[index as usize];
-        slot.packet = Some(packet);
-        slot.base = base;
+        state.slots[index as usize].packet = Some(packet);
         state.queue.push_back(index);
-        state.current = Some(index);
-        let room = state
-            .reserve_in_current(len, self.size, &self.open)
-            .expect("a new buffer has room for a message that fits in a buffer");
+        self.bases[index as usize].store(base.as_ptr(), Ordering::Relaxed);
+        // Release pairs with the Acquire of the reservations' CAS: the base, and the zeroed
+        // buffer, happen before their writes. The word holds this writer's reservation.
+        self.words[index as usize].store(opened(len), Ordering::Release);
+        // Release pairs with the reservations' Acquire load of `current`.
+        self.current.store(index, Ordering::Release);
         drop(state);
         if let Some(waker) = wake {
             waker.wake();
         }
-        Ok(room)
+        Ok(Room {
+            slot: index,
+            offset: 0,
+            len,
+            bytes: base,
+        })
+    }
+
+    /// With the lock held: the current slot takes no more reservations; the flusher's
+    /// waker, to wake if the slot is ready for it.
+    fn seal_current(&self, state: &mut State) -> Option<Waker> {
+        let index = self.current.load(Ordering::Relaxed);
+        if index == NONE {
+            return None;
+        }
+        // Relaxed: only lock holders change `current`, and a reservation that read the old
+        // value finds the slot sealed (or, reopened, current again).
+        self.current.store(NONE, Ordering::Relaxed);
+        // Relaxed: whichever of this and the last reservation's end comes second sees the
+        // other (one variable) and wakes the flusher, which then takes the lock.
+        let before = self.words[index as usize].fetch_or(SEALED, Ordering::Relaxed);
+        if before & OPEN == 0 {
+            state.flusher.take()
+        } else {
+            None
+        }
     }
 
     /// Commits `room` without the lock, unless it is the last open reservation of a sealed
     /// or closed slot.
     fn commit(&self, room: &Room) {
-        // Release pairs with the flusher's Acquire load of the count (in `State::take`) and
-        // with the Flusher's drop: the bytes written happen before they are read, and before
-        // the buffer goes back.
-        let before = self.open[room.slot as usize].fetch_sub(1, Ordering::Release);
+        // Release pairs with the flusher's Acquire load of the word (in `take`) and with the
+        // Flusher's drop: the bytes written happen before they are read, and before the
+        // buffer goes back.
+        let before = self.words[room.slot as usize].fetch_sub(1, Ordering::Release);
         if before & OPEN == 1 && before & (SEALED | CLOSED) != 0 {
             self.last_ended(room.slot, before, None);
         }
     }
 
-    /// Ends the reservation of `room` under the lock: abandoned (its room skipped), or, with
-    /// `keep`, committed and kept as a packet, which is returned.
+    /// Ends the reservation of `room` under the lock: abandoned (its room skipped, or handed
+    /// out again if it is the last handed out), or, with `keep`, committed and kept as a
+    /// packet, which is returned.
     fn end_locked(&self, room: &Room, keep: bool) -> Option<Packet> {
         let mut guard = self.lock();
-        let state = &mut *guard;
-        let current = state.current == Some(room.slot);
-        let slot = &mut state.slots[room.slot as usize];
+        let slot = &mut guard.slots[room.slot as usize];
+        let word = &self.words[room.slot as usize];
         let end = room.offset + room.len;
-        let kept = if keep {
-            slot.packet
+        let (kept, before) = if keep {
+            let kept = slot
+                .packet
                 .as_ref()
-                .map(|packet| packet.slice(room.offset..end))
+                .map(|packet| packet.slice(room.offset..end));
+            // Release as in `commit`.
+            (kept, word.fetch_sub(1, Ordering::Release))
         } else {
-            if current && slot.reserved == end {
-                // The last room handed out: hand it out again instead.
-                slot.reserved = room.offset;
-            } else {
-                slot.mark_hole(room.offset, end);
-            }
-            None
+            (None, Self::abandon(slot, word, room))
         };
-        // Release as in `commit`.
-        let before = self.open[room.slot as usize].fetch_sub(1, Ordering::Release);
         if before & OPEN == 1 && before & (SEALED | CLOSED) != 0 {
             self.last_ended(room.slot, before, Some(guard));
         } else {
             drop(guard);
         }
         kept
+    }
+
+    /// With the lock held: ends abandoned `room`, whose slot's word is `word`, and returns
+    /// the word before. If nothing was handed out after it and the slot takes reservations,
+    /// the room goes back (a CAS of the offset and the count together); otherwise it is
+    /// marked as a hole, which the flusher skips.
+    fn abandon(slot: &mut Slot, word: &AtomicU64, room: &Room) -> u64 {
+        let end = room.offset + room.len;
+        let mut before = word.load(Ordering::Relaxed);
+        while before & (SEALED | CLOSED) == 0 && offset(before) == end {
+            // Release as in `commit` (the room's bytes are not flushed, but the count is
+            // what the flusher reads).
+            match word.compare_exchange_weak(
+                before,
+                before - ((room.len as u64) << OFFSET_SHIFT) - 1,
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return before,
+                Err(now) => before = now,
+            }
+        }
+        // Marked before the count goes down: the flusher reads the holes under the lock,
+        // held here.
+        slot.mark_hole(room.offset, end);
+        // Release as in `commit`.
+        word.fetch_sub(1, Ordering::Release)
     }
 
     /// The last open reservation of slot `index` ended, `before` being the count it took to
@@ -435,6 +563,56 @@ impl Shared {
             waker.wake();
         }
     }
+
+    /// With the lock held: moves every run of committed bytes that may be flushed now into
+    /// `out` (while it has room) and the packets of slots done with into `spent`.
+    fn take(&self, state: &mut State, out: &mut Vec<Packet>, spent: &mut Vec<Packet>) {
+        while let Some(&index) = state.queue.front() {
+            let requested = state.flush_requested;
+            let word = &self.words[index as usize];
+            // Acquire pairs with the Release of every reservation's end: the bytes of the
+            // rooms committed happen before they are read.
+            let mut now = word.load(Ordering::Acquire);
+            if now & OPEN > 0 {
+                if !requested || now & SEALED != 0 {
+                    return;
+                }
+                // Flushed once its open reservations end; later ones go to a new buffer.
+                if self.current.load(Ordering::Relaxed) == index {
+                    self.current.store(NONE, Ordering::Relaxed);
+                }
+                state.flush_requested = false;
+                // Acquire as above, if the last one ended meanwhile: then flush it now.
+                now = word.fetch_or(SEALED, Ordering::Acquire) | SEALED;
+                if now & OPEN > 0 {
+                    return;
+                }
+            }
+            let sealed = now & SEALED != 0;
+            if !sealed && !requested {
+                return;
+            }
+            let slot = &mut state.slots[index as usize];
+            // No reservation is open below `offset(now)`: every room there ended.
+            if !slot.emit(offset(now), out) {
+                return;
+            }
+            if !sealed {
+                // The current slot, flushed as asked: it takes reservations on.
+                state.flush_requested = false;
+                return;
+            }
+            if let Some(packet) = slot.reset() {
+                spent.push(packet);
+            }
+            // Relaxed: no reservation is open, and the slot opens again under the lock. Free,
+            // it takes none.
+            word.store(SEALED, Ordering::Relaxed);
+            state.queue.pop_front();
+            state.free.push(index);
+        }
+        state.flush_requested = false;
+    }
 }
 
 /// Zeroes `buf` (so that every byte of it is initialized) and freezes it whole: the packet
@@ -455,90 +633,6 @@ struct Room {
     offset: usize,
     len: usize,
     bytes: NonNull<u8>,
-}
-
-impl State {
-    fn reserve_in_current(&mut self, len: usize, size: usize, open: &[AtomicU64]) -> Option<Room> {
-        let index = self.current?;
-        let slot = &mut self.slots[index as usize];
-        if size - slot.reserved < len {
-            return None;
-        }
-        let offset = slot.reserved;
-        slot.reserved += len;
-        // Relaxed: the count is only read to decide what to do next, under the lock or by the
-        // read-modify-writes of the reservations' ends; the bytes are published by those.
-        let before = open[index as usize].fetch_add(1, Ordering::Relaxed);
-        if before & OPEN == OPEN {
-            pinfold_arena::unwind::abort();
-        }
-        // SAFETY: `offset + len <= size`: the pointer stays within the buffer or one past it.
-        let bytes = unsafe { slot.base.add(offset) };
-        Some(Room {
-            slot: index,
-            offset,
-            len,
-            bytes,
-        })
-    }
-
-    /// Takes no more reservations in the current slot; the flusher's waker, to wake if the
-    /// slot is ready for it.
-    fn seal_current(&mut self, open: &[AtomicU64]) -> Option<Waker> {
-        let index = self.current.take()?;
-        self.slots[index as usize].sealed = true;
-        // Relaxed: whichever of this and the last reservation's end comes second sees the
-        // other (one variable) and wakes the flusher, which then takes the lock.
-        let before = open[index as usize].fetch_or(SEALED, Ordering::Relaxed);
-        if before & OPEN == 0 {
-            self.flusher.take()
-        } else {
-            None
-        }
-    }
-
-    /// Moves every run of committed bytes that may be flushed now into `out` (while it has
-    /// room) and the packets of slots done with into `spent`.
-    fn take(&mut self, out: &mut Vec<Packet>, spent: &mut Vec<Packet>, open: &[AtomicU64]) {
-        while let Some(&index) = self.queue.front() {
-            let requested = self.flush_requested;
-            let slot = &mut self.slots[index as usize];
-            // Acquire pairs with the Release of every reservation's end: the bytes of the
-            // rooms committed happen before they are read.
-            if open[index as usize].load(Ordering::Acquire) & OPEN > 0 {
-                if !requested || slot.sealed {
-                    return;
-                }
-                // Flushed once its open reservations end; later ones go to a new buffer.
-                slot.sealed = true;
-                self.current = None;
-                self.flush_requested = false;
-                // Acquire as above, if the last one ended meanwhile: then flush it now.
-                if open[index as usize].fetch_or(SEALED, Ordering::Acquire) & OPEN > 0 {
-                    return;
-                }
-            }
-            if !slot.sealed && !requested {
-                return;
-            }
-            if !slot.emit(out) {
-                return;
-            }
-            if !slot.sealed {
-                // The current slot, flushed as asked: it takes reservations on.
-                self.flush_requested = false;
-                return;
-            }
-            if let Some(packet) = slot.reset() {
-                spent.push(packet);
-            }
-            // Relaxed: no reservation is open, and the next is made under the lock.
-            open[index as usize].store(0, Ordering::Relaxed);
-            self.queue.pop_front();
-            self.free.push(index);
-        }
-        self.flush_requested = false;
-    }
 }
 
 /// A handle that writes messages into the pool's buffers, for its [`Flusher`]. Made by
@@ -580,7 +674,7 @@ impl Writer {
     /// ```
     pub async fn reserve(&mut self, len: usize) -> Result<Reservation<'_>, ReserveError> {
         self.check(len)?;
-        let room = match self.shared.reserve_current(len)? {
+        let room = match self.shared.reserve(len)? {
             Some(room) => room,
             None => {
                 let buf = self.shared.pool.acquire().await;
@@ -594,7 +688,7 @@ impl Writer {
     /// buffer being filled has no room and the pool has no free buffer.
     pub fn try_reserve(&mut self, len: usize) -> Result<Reservation<'_>, ReserveError> {
         self.check(len)?;
-        let room = match self.shared.reserve_current(len)? {
+        let room = match self.shared.reserve(len)? {
             Some(room) => room,
             None => {
                 let buf = self
@@ -642,8 +736,8 @@ impl Drop for Writer {
         let mut state = self.shared.lock();
         state.writers -= 1;
         let wake = if state.writers == 0 {
-            state
-                .seal_current(&self.shared.open)
+            self.shared
+                .seal_current(&mut state)
                 .or_else(|| state.flusher.take())
         } else {
             None
@@ -778,7 +872,7 @@ impl Flusher {
         let mut fresh: Option<Waker> = None;
         let result = loop {
             let mut state = self.shared.lock();
-            state.take(&mut self.out, &mut self.spent, &self.shared.open);
+            self.shared.take(&mut state, &mut self.out, &mut self.spent);
             if !self.out.is_empty() {
                 break Poll::Ready(true);
             }
@@ -818,13 +912,14 @@ impl Drop for Flusher {
         let mut guard = self.shared.lock();
         let state = &mut *guard;
         state.closed = true;
-        state.current = None;
+        // Relaxed: reservations that read the old value find its slot closed.
+        self.shared.current.store(NONE, Ordering::Relaxed);
         let waker = state.flusher.take();
         while let Some(index) = state.queue.pop_front() {
             // Acquire pairs with the Release of the reservations' ends: their writes happen
             // before the buffer goes back. Whichever of this and the last end comes second
             // gives it back.
-            let before = self.shared.open[index as usize].fetch_or(CLOSED, Ordering::Acquire);
+            let before = self.shared.words[index as usize].fetch_or(CLOSED, Ordering::Acquire);
             if before & OPEN == 0 {
                 if let Some(packet) = state.slots[index as usize].reset() {
                     self.spent.push(packet);
