@@ -473,6 +473,7 @@ impl Shared {
 
     /// Commits `room` without the lock, unless it is the last open reservation of a sealed
     /// or closed slot.
+    #[inline]
     fn commit(&self, room: &Room) {
         // Release pairs with the flusher's Acquire load of the word (in `take`) and with the
         // Flusher's drop: the bytes written happen before they are read, and before the
@@ -539,6 +540,8 @@ impl Shared {
     /// The last open reservation of slot `index` ended, `before` being the count it took to
     /// 0: gives the buffer back if the slot was closed (the count was above 0, so the slot
     /// was not reused since), or else (it was sealed) wakes the flusher.
+    #[cold]
+    #[inline(never)]
     fn last_ended(&self, index: u32, before: u64, locked: Option<MutexGuard<'_, State>>) {
         let mut state = locked.unwrap_or_else(|| self.lock());
         let (spent, wake) = if before & CLOSED != 0 {
@@ -686,6 +689,7 @@ impl Writer {
 
     /// As [`reserve`](Writer::reserve), without waiting: [`ReserveError::WouldWait`] if the
     /// buffer being filled has no room and the pool has no free buffer.
+    #[inline]
     pub fn try_reserve(&mut self, len: usize) -> Result<Reservation<'_>, ReserveError> {
         self.check(len)?;
         let room = match self.shared.reserve(len)? {
@@ -709,6 +713,7 @@ impl Writer {
         self.shared.request_flush();
     }
 
+    #[inline]
     fn check(&self, len: usize) -> Result<(), ReserveError> {
         if len > self.shared.size {
             return Err(ReserveError::TooLarge {
@@ -778,6 +783,7 @@ impl<'a> Reservation<'a> {
 
     /// Delivers the message: the flusher gets it, after every message this handle committed
     /// before it.
+    #[inline]
     pub fn commit(self) {
         let this = core::mem::ManuallyDrop::new(self);
         this.writer.shared.commit(&this.room);
@@ -797,6 +803,7 @@ impl<'a> Reservation<'a> {
 impl Deref for Reservation<'_> {
     type Target = [u8];
 
+    #[inline]
     fn deref(&self) -> &[u8] {
         // SAFETY: the range was zeroed when its buffer was opened and is only written through
         // this reservation; the slot's packet keeps the buffer alive while it is open.
@@ -805,6 +812,7 @@ impl Deref for Reservation<'_> {
 }
 
 impl DerefMut for Reservation<'_> {
+    #[inline]
     fn deref_mut(&mut self) -> &mut [u8] {
         // SAFETY: as in `deref`, and `&mut self` makes this the only access.
         unsafe { core::slice::from_raw_parts_mut(self.room.bytes.as_ptr(), self.room.len) }
