@@ -47,9 +47,11 @@ pub struct Buf {
     /// The first byte of this `Buf`'s part of the buffer (the buffer's first byte until a
     /// [`split_to`](Buf::split_to)), kept here so that a write touches nothing but this `Buf`.
     start: NonNull<u8>,
-    /// How many bytes from `start` to the buffer's end.
-    capacity: usize,
-    len: usize,
+    /// One past the last byte written: a write checks it against `end`, copies there and
+    /// moves it, and touches no other field.
+    written: NonNull<u8>,
+    /// One past the buffer's last byte.
+    end: NonNull<u8>,
     /// Whether this `Buf` holds one of the buffer's packet counts (once it has split off a
     /// packet): then its drop gives the buffer back only if it drops the last count.
     shared: bool,
@@ -66,13 +68,14 @@ impl Buf {
     /// A `Buf` of buffer `index`, which holds a count of `inner` that passes to the `Buf`.
     pub(crate) fn new(inner: InnerRef, index: u32) -> Self {
         let start = inner.block.bytes(index).cast::<u8>();
-        let capacity = inner.block.size();
+        // SAFETY: the buffer's bytes run from `start` for `size` bytes, in one allocation.
+        let end = unsafe { start.add(inner.block.size()) };
         Self {
             inner,
             index,
             start,
-            capacity,
-            len: 0,
+            written: start,
+            end,
             shared: false,
         }
     }
@@ -81,47 +84,47 @@ impl Buf {
     /// [`split_to`](Buf::split_to) split off.
     #[inline]
     pub fn capacity(&self) -> usize {
-        self.capacity
+        self.end.addr().get() - self.start.addr().get()
     }
 
     /// How many bytes were written.
     #[inline]
     pub fn len(&self) -> usize {
-        self.len
+        self.written.addr().get() - self.start.addr().get()
     }
 
     /// Whether nothing was written.
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.written == self.start
     }
 
     /// How many more bytes fit.
     #[inline]
     pub fn remaining(&self) -> usize {
-        self.capacity() - self.len
+        self.end.addr().get() - self.written.addr().get()
     }
 
     /// Forgets what was written: the buffer is empty again.
     #[inline]
     pub fn clear(&mut self) {
-        self.len = 0;
+        self.written = self.start;
     }
 
     /// Appends `bytes` if they fit; `false` (and nothing written) if not.
     #[inline]
     pub fn try_extend_from_slice(&mut self, bytes: &[u8]) -> bool {
-        let len = self.len;
-        if bytes.len() > self.capacity - len {
+        let at = self.written;
+        if bytes.len() > self.end.addr().get() - at.addr().get() {
             return false;
         }
-        // SAFETY: this `Buf` owns the buffer, so nothing else touches its bytes; `len +
-        // bytes.len() <= capacity`, so the copy stays inside it; `bytes` cannot overlap it
-        // (nothing else may borrow the buffer while `&mut self` is held).
+        // SAFETY: this `Buf` owns the buffer from `start` on, so nothing else touches those
+        // bytes; `at + bytes.len() <= end`, so the copy stays inside it; `bytes` cannot
+        // overlap it (nothing else may borrow the buffer while `&mut self` is held).
         unsafe {
-            ptr::copy_nonoverlapping(bytes.as_ptr(), self.start.as_ptr().add(len), bytes.len());
+            ptr::copy_nonoverlapping(bytes.as_ptr(), at.as_ptr(), bytes.len());
+            self.written = at.add(bytes.len());
         }
-        self.len = len + bytes.len();
         true
     }
 
@@ -155,7 +158,7 @@ impl Buf {
         }
         // A shared `Buf` already holds a count, which passes to the packet (and so does the
         // buffer's count of the pool's state: `this` is never dropped).
-        Packet::new(this.inner, this.index, this.offset(), this.len)
+        Packet::new(this.inner, this.index, this.offset(), this.len())
     }
 
     /// Splits the first `at` bytes written off as a read-only [`Packet`]; this `Buf` keeps
@@ -190,9 +193,9 @@ impl Buf {
     /// ```
     pub fn split_to(&mut self, at: usize) -> Packet {
         assert!(
-            at <= self.len,
+            at <= self.len(),
             "Buf::split_to: at {at} is past the {} bytes written",
-            self.len
+            self.len()
         );
         if self.shared {
             // Relaxed: this `Buf` holds a count, so it cannot reach 0 meanwhile (as
@@ -209,10 +212,8 @@ impl Buf {
         }
         // The packets and this `Buf` share the buffer's one count of the pool's state.
         let packet = Packet::new(self.inner, self.index, self.offset(), at);
-        // SAFETY: `at <= len <= capacity`: the pointer stays inside the buffer or one past it.
+        // SAFETY: `at <= len`: the pointer stays at or before `written`, inside the buffer.
         self.start = unsafe { self.start.add(at) };
-        self.capacity -= at;
-        self.len -= at;
         packet
     }
 
@@ -237,13 +238,13 @@ impl Buf {
     /// ```
     #[inline]
     pub fn spare_capacity_mut(&mut self) -> &mut [MaybeUninit<u8>] {
-        // SAFETY: `start + len .. start + capacity` is inside the buffer, which this `Buf`
-        // owns from `start` on (packets split off lie before `start`), so nothing else
-        // touches those bytes while `&mut self` is held; `MaybeUninit` asks nothing of them.
+        // SAFETY: `written..end` is inside the buffer, which this `Buf` owns from `start` on
+        // (packets split off lie before `start`), so nothing else touches those bytes while
+        // `&mut self` is held; `MaybeUninit` asks nothing of them.
         unsafe {
             core::slice::from_raw_parts_mut(
-                self.start.as_ptr().add(self.len).cast::<MaybeUninit<u8>>(),
-                self.capacity - self.len,
+                self.written.as_ptr().cast::<MaybeUninit<u8>>(),
+                self.remaining(),
             )
         }
     }
@@ -256,19 +257,18 @@ impl Buf {
     /// `len()` were, and any above it were written through `spare_capacity_mut` since.
     #[inline]
     pub unsafe fn set_len(&mut self, new_len: usize) {
-        debug_assert!(new_len <= self.capacity);
-        self.len = new_len;
+        debug_assert!(new_len <= self.capacity());
+        // SAFETY: `new_len <= capacity` (the caller's promise): inside the buffer or one past.
+        self.written = unsafe { self.start.add(new_len) };
     }
 
     /// Drops the first `n` bytes written: this `Buf` starts after them from now on (as a
     /// [`split_to`](Buf::split_to) whose packet is dropped at once, without touching the
     /// count).
     pub(crate) fn discard(&mut self, n: usize) {
-        assert!(n <= self.len, "Buf::discard: past the bytes written");
-        // SAFETY: `n <= len <= capacity`: the pointer stays inside the buffer or one past it.
+        assert!(n <= self.len(), "Buf::discard: past the bytes written");
+        // SAFETY: `n <= len`: the pointer stays at or before `written`, inside the buffer.
         self.start = unsafe { self.start.add(n) };
-        self.capacity -= n;
-        self.len -= n;
     }
 
     /// The buffer's packet count.
@@ -278,7 +278,7 @@ impl Buf {
 
     /// Where this `Buf`'s bytes start in the buffer: how many were split off.
     fn offset(&self) -> usize {
-        self.inner.block.size() - self.capacity
+        self.inner.block.size() - self.capacity()
     }
 }
 
@@ -288,7 +288,7 @@ impl Deref for Buf {
     #[inline]
     fn deref(&self) -> &[u8] {
         // SAFETY: this `Buf` owns the buffer, and its first `len` bytes were written by it.
-        unsafe { core::slice::from_raw_parts(self.start.as_ptr(), self.len) }
+        unsafe { core::slice::from_raw_parts(self.start.as_ptr(), self.len()) }
     }
 }
 
@@ -296,7 +296,7 @@ impl DerefMut for Buf {
     #[inline]
     fn deref_mut(&mut self) -> &mut [u8] {
         // SAFETY: as in `deref`, and `&mut self` makes this the only access.
-        unsafe { core::slice::from_raw_parts_mut(self.start.as_ptr(), self.len) }
+        unsafe { core::slice::from_raw_parts_mut(self.start.as_ptr(), self.len()) }
     }
 }
 
@@ -369,7 +369,7 @@ impl Drop for Buf {
 impl fmt::Debug for Buf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Buf")
-            .field("len", &self.len)
+            .field("len", &self.len())
             .field("capacity", &self.capacity())
             .finish_non_exhaustive()
     }
