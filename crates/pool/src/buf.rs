@@ -43,7 +43,9 @@ use crate::sync::{AtomicU32, Ordering};
 pub struct Buf {
     /// The pool; this `Buf` holds its buffer's count of the pool's state.
     inner: InnerRef,
-    index: u32,
+    /// The buffer's index, widened: a `Buf` is moved by whole words, and a 4-byte field
+    /// beside padding makes each move read a word that was written in two parts.
+    index: usize,
     /// The first byte of this `Buf`'s part of the buffer (the buffer's first byte until a
     /// [`split_to`](Buf::split_to)), kept here so that a write touches nothing but this `Buf`.
     start: NonNull<u8>,
@@ -52,9 +54,6 @@ pub struct Buf {
     written: NonNull<u8>,
     /// One past the buffer's last byte.
     end: NonNull<u8>,
-    /// Whether this `Buf` holds one of the buffer's packet counts (once it has split off a
-    /// packet): then its drop gives the buffer back only if it drops the last count.
-    shared: bool,
 }
 
 // SAFETY: a `Buf` owns its buffer: nothing else reads or writes those bytes while it lives, so
@@ -72,11 +71,10 @@ impl Buf {
         let end = unsafe { start.add(inner.block.size()) };
         Self {
             inner,
-            index,
+            index: index as usize,
             start,
             written: start,
             end,
-            shared: false,
         }
     }
 
@@ -152,13 +150,13 @@ impl Buf {
     /// dropped.
     pub fn freeze(self) -> Packet {
         let this = ManuallyDrop::new(self);
-        if !this.shared {
+        if !this.shared() {
             // Relaxed: no packet of this buffer exists, so nothing else reads the count.
             this.packets().store(1, Ordering::Relaxed);
         }
         // A shared `Buf` already holds a count, which passes to the packet (and so does the
         // buffer's count of the pool's state: `this` is never dropped).
-        Packet::new(this.inner, this.index, this.offset(), this.len())
+        Packet::new(this.inner, this.index(), this.offset(), this.len())
     }
 
     /// Splits the first `at` bytes written off as a read-only [`Packet`]; this `Buf` keeps
@@ -197,7 +195,7 @@ impl Buf {
             "Buf::split_to: at {at} is past the {} bytes written",
             self.len()
         );
-        if self.shared {
+        if self.shared() {
             // Relaxed: this `Buf` holds a count, so it cannot reach 0 meanwhile (as
             // `Arc::clone`).
             let before = self.packets().fetch_add(1, Ordering::Relaxed);
@@ -208,10 +206,9 @@ impl Buf {
             // One count for the packet, one for this `Buf`. Relaxed: no packet of this
             // buffer exists, so nothing else reads the count.
             self.packets().store(2, Ordering::Relaxed);
-            self.shared = true;
         }
         // The packets and this `Buf` share the buffer's one count of the pool's state.
-        let packet = Packet::new(self.inner, self.index, self.offset(), at);
+        let packet = Packet::new(self.inner, self.index(), self.offset(), at);
         // SAFETY: `at <= len`: the pointer stays at or before `written`, inside the buffer.
         self.start = unsafe { self.start.add(at) };
         packet
@@ -271,9 +268,26 @@ impl Buf {
         self.start = unsafe { self.start.add(n) };
     }
 
+    /// The buffer's index in the pool.
+    fn index(&self) -> u32 {
+        self.index as u32
+    }
+
+    /// Whether this `Buf` holds one of the buffer's packet counts (once it has split off a
+    /// packet): then its drop gives the buffer back only if it drops the last count. The
+    /// count is 0 while a `Buf` that never split owns the buffer (the last packet of its
+    /// previous owner took it to 0 before the buffer went back, and the acquire that handed
+    /// it over reads after that), and at least this `Buf`'s 1 once it split.
+    #[inline]
+    fn shared(&self) -> bool {
+        // Relaxed: this thread wrote the count last if it is this `Buf`'s, or read the 0
+        // through the acquire.
+        self.packets().load(Ordering::Relaxed) != 0
+    }
+
     /// The buffer's packet count.
     fn packets(&self) -> &AtomicU32 {
-        &self.inner.block.meta(self.index).packets
+        &self.inner.block.meta(self.index()).packets
     }
 
     /// Where this `Buf`'s bytes start in the buffer: how many were split off.
@@ -354,7 +368,7 @@ fn full() -> io::Error {
 
 impl Drop for Buf {
     fn drop(&mut self) {
-        if self.shared {
+        if self.shared() {
             // Release and Acquire as in a packet's drop (see `Packet::drop`): this `Buf`'s
             // writes and every packet's reads happen before the buffer goes back.
             if self.packets().fetch_sub(1, Ordering::Release) != 1 {
@@ -362,7 +376,7 @@ impl Drop for Buf {
             }
             self.packets().load(Ordering::Acquire);
         }
-        Inner::release(self.inner, self.index);
+        Inner::release(self.inner, self.index());
     }
 }
 

@@ -34,7 +34,8 @@ use crate::sync::Ordering;
 pub struct Packet {
     /// The pool; the packets of a buffer share its one count of the pool's state.
     inner: InnerRef,
-    index: u32,
+    /// The buffer's index, widened as in a `Buf`: a packet is moved by whole words.
+    index: usize,
     start: usize,
     len: usize,
 }
@@ -48,7 +49,7 @@ impl Packet {
     pub(crate) fn new(inner: InnerRef, index: u32, start: usize, len: usize) -> Self {
         Self {
             inner,
-            index,
+            index: index as usize,
             start,
             len,
         }
@@ -128,7 +129,7 @@ impl Clone for Packet {
         let before = self
             .inner
             .block
-            .meta(self.index)
+            .meta(self.index as u32)
             .packets
             .fetch_add(1, Ordering::Relaxed);
         if before > MAX_PACKETS {
@@ -148,7 +149,12 @@ impl Deref for Packet {
 
     #[inline]
     fn deref(&self) -> &[u8] {
-        let start = self.inner.block.bytes(self.index).as_ptr().cast::<u8>();
+        let start = self
+            .inner
+            .block
+            .bytes(self.index as u32)
+            .as_ptr()
+            .cast::<u8>();
         // SAFETY: the buffer stays out of the pool while a packet of it lives, and nothing
         // writes it once frozen; `start + len` is within the bytes its `Buf` wrote.
         unsafe { core::slice::from_raw_parts(start.add(self.start), self.len) }
@@ -158,7 +164,7 @@ impl Deref for Packet {
 impl Drop for Packet {
     #[inline]
     fn drop(&mut self) {
-        let packets = &self.inner.block.meta(self.index).packets;
+        let packets = &self.inner.block.meta(self.index as u32).packets;
         // Release pairs with the Acquire load of the last packet's drop: every packet's reads
         // of the bytes happen before the buffer goes back (and is written by its next owner).
         if packets.fetch_sub(1, Ordering::Release) != 1 {
@@ -167,7 +173,7 @@ impl Drop for Packet {
         // An Acquire load rather than a fence (as `Arc` under ThreadSanitizer, which does not
         // model fences): it reads the last decrement, so it synchronizes with every Release.
         packets.load(Ordering::Acquire);
-        Inner::release(self.inner, self.index);
+        Inner::release(self.inner, self.index as u32);
     }
 }
 
