@@ -396,7 +396,7 @@ pub const POOL_WORKLOADS: &[(&str, &str)] = &[
     ),
     (
         "pool_acquire_release/pinfold-async",
-        "the same with pinfold's acquire() future, polled once with a no-op waker",
+        "the same with pinfold's acquire() future, pinned in place and polled once with a no-op waker",
     ),
     (
         "pool_4_threads_16",

@@ -5,6 +5,7 @@
 use core::fmt;
 use core::future::Future;
 use core::marker::PhantomPinned;
+use core::mem::MaybeUninit;
 use core::pin::Pin;
 use core::ptr::NonNull;
 use core::task::{Context, Poll, Waker};
@@ -114,12 +115,14 @@ impl Waiters {
 /// Where an [`Acquire`] stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
-    /// Not polled yet, or polled and not queued.
+    /// Not polled yet, or polled and not queued: its node is not written yet.
     Start,
     /// Queued: its node is in the waiter list, or was handed a buffer.
     Waiting,
-    /// Returned its buffer.
+    /// Returned its buffer without queueing: its node was never written.
     Done,
+    /// Returned the buffer it was handed: its node is written, out of the list.
+    Served,
 }
 
 /// The future of [`BufferPool::acquire`]: a [`Buf`] as soon as one is free and every task that
@@ -165,10 +168,15 @@ enum Stage {
 /// assert!(second.as_mut().poll(&mut cx).is_ready());
 /// ```
 #[must_use = "futures do nothing unless you `.await` or poll them"]
+// `C`: the pool and the stage first, the node after them, so that a new future is two
+// fields written side by side, and a move of it (into an executor, or a `block_on`) reads
+// the node's bytes without waiting on any write of them.
+#[repr(C)]
 pub struct Acquire<'a> {
     pool: &'a BufferPool,
-    node: UnsafeCell<Node>,
     stage: Stage,
+    /// Written when the future queues: a future served at once never touches it.
+    node: UnsafeCell<MaybeUninit<Node>>,
     _pinned: PhantomPinned,
 }
 
@@ -182,13 +190,7 @@ impl<'a> Acquire<'a> {
     pub(crate) fn new(pool: &'a BufferPool) -> Self {
         Self {
             pool,
-            node: UnsafeCell::new(Node {
-                prev: None,
-                next: None,
-                waker: None,
-                buffer: NIL,
-                queued: false,
-            }),
+            node: UnsafeCell::new(MaybeUninit::uninit()),
             stage: Stage::Start,
             _pinned: PhantomPinned,
         }
@@ -234,11 +236,19 @@ impl Acquire<'_> {
                     this.stage = Stage::Done;
                     return Poll::Ready(buf);
                 }
-                this.node.with_mut(|node| {
+                this.node.with_mut(|slot| {
+                    let node = slot.cast::<Node>();
                     // SAFETY: the future is pinned, so the node stays at this address until the
-                    // future's drop unlinks it; it is only touched under the lock, held here.
+                    // future's drop unlinks it; it is only touched under the lock, held here,
+                    // and written first (it was not, in `Start`).
                     unsafe {
-                        (*node).waker = Some(waker);
+                        node.write(Node {
+                            prev: None,
+                            next: None,
+                            waker: Some(waker),
+                            buffer: NIL,
+                            queued: false,
+                        });
                         waiters.push_back(NonNull::new_unchecked(node));
                     }
                 });
@@ -250,9 +260,10 @@ impl Acquire<'_> {
                 let mut fresh: Option<Waker> = None;
                 loop {
                     let waiters = inner.lock();
-                    let (handed, replaced, up_to_date) = this.node.with_mut(|node| {
-                        // SAFETY: the node is only touched under the lock, held here.
-                        let node = unsafe { &mut *node };
+                    let (handed, replaced, up_to_date) = this.node.with_mut(|slot| {
+                        // SAFETY: the node was written when the future queued, and is only
+                        // touched under the lock, held here.
+                        let node = unsafe { &mut *slot.cast::<Node>() };
                         if node.buffer != NIL {
                             if fresh.is_some() {
                                 // The clone is dropped first, with the buffer still in the
@@ -269,7 +280,7 @@ impl Acquire<'_> {
                     });
                     drop(waiters);
                     if let Some(index) = handed {
-                        this.stage = Stage::Done;
+                        this.stage = Stage::Served;
                         return Poll::Ready(Buf::new(this.pool.inner, index));
                     }
                     // Wakers are cloned and dropped with the lock released: their code may
@@ -286,7 +297,7 @@ impl Acquire<'_> {
                     fresh = Some(cx.waker().clone());
                 }
             }
-            Stage::Done => panic!("Acquire polled after it returned its buffer"),
+            Stage::Done | Stage::Served => panic!("Acquire polled after it returned its buffer"),
         }
     }
 }
@@ -294,8 +305,15 @@ impl Acquire<'_> {
 impl Drop for Acquire<'_> {
     #[inline]
     fn drop(&mut self) {
-        if self.stage == Stage::Waiting {
-            self.give_up_place();
+        match self.stage {
+            Stage::Waiting => self.give_up_place(),
+            Stage::Served => self.node.with_mut(|slot| {
+                // SAFETY: the node was written when the future queued, and is out of the
+                // list (the hand-off unlinked it); it is dropped once, here. Its waker was
+                // taken by the hand-off, so this runs no user code.
+                unsafe { slot.cast::<Node>().drop_in_place() }
+            }),
+            Stage::Start | Stage::Done => {}
         }
     }
 }
@@ -306,9 +324,10 @@ impl Acquire<'_> {
     fn give_up_place(&mut self) {
         let inner: &Inner = &self.pool.inner;
         let mut waiters = inner.lock();
-        let (handed, waker) = self.node.with_mut(|node| {
-            // SAFETY: the node is only touched under the lock, held here; no reference to it
-            // is alive while `unlink` takes its own.
+        let (handed, waker) = self.node.with_mut(|slot| {
+            let node = slot.cast::<Node>();
+            // SAFETY: the node was written when the future queued, and is only touched under
+            // the lock, held here; no reference to it is alive while `unlink` takes its own.
             if unsafe { (*node).queued } {
                 // SAFETY: the node is alive and in this pool's list, and the lock is held.
                 unsafe { waiters.unlink(NonNull::new_unchecked(node)) };
