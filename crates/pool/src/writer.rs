@@ -43,20 +43,26 @@
 //!   [`Reservation`] is dropped without a commit is in none, and its room is skipped: the
 //!   messages around it are delivered as usual, and nothing waits for it.
 //! - **Order.** The messages of one `Writer` handle come out in the order they were committed.
-//!   A handle holds at most one reservation at a time ([`reserve`](Writer::reserve) takes
-//!   `&mut self`), so commit order is reservation order; clone the handle to write from
-//!   several tasks. Messages of different handles interleave in reservation order.
+//!   A handle holds at most one reservation at a time ([`reserve`](Writer::reserve) takes `&mut
+//!   self`), so commit order is reservation order; clone the handle to write from several
+//!   tasks. Messages of different handles come in no set order between them: a writer over a
+//!   pool of 16 buffers or more has lanes (one per 8 buffers, up to 8), each with a buffer of
+//!   its own being filled, and a clone takes the next lane in turn, so that handles on threads
+//!   running side by side do not share a buffer; handles of one lane interleave in reservation
+//!   order.
 //! - **Batches.** The flusher gets a buffer when it is full, when a writer or the flusher asks
-//!   for a flush ([`Writer::flush`], [`Flusher::flush_open`]), and when the last `Writer`
-//!   handle is dropped. A buffer with a reservation still open is never flushed before that
-//!   reservation ends; asked for a flush meanwhile, it takes no more reservations (the rest
-//!   of it goes unused), and is flushed as soon as its last reservation ends. A batch holds
-//!   at most 64 packets, or twice the pool's buffers if that is more; the rest come in the
-//!   next.
+//!   for a flush ([`Writer::flush`], [`Flusher::flush_open`]: every lane's buffer being
+//!   filled), and when the last `Writer` handle is dropped. A buffer with a reservation still
+//!   open is never flushed before that reservation ends, and holds back the later buffers of
+//!   its lane only; asked for a flush meanwhile, it takes no more reservations (the rest of it
+//!   goes unused), and is flushed as soon as its last reservation ends. A batch holds at most
+//!   64 packets, or twice the pool's buffers if that is more; the rest come in the next.
 //! - **Waiting.** A writer that needs a new buffer waits for one in the pool's
 //!   [`acquire`](BufferPool::acquire) (first come, first served, no spinning): it waits while
 //!   the pool is exhausted, which is also how a flusher that falls behind holds writers back.
-//!   A writer and flusher hold at most every buffer of the pool.
+//!   Before it waits, it seals the other lanes' buffers being filled, so that no buffer stays
+//!   out of the flusher's reach while it waits. A writer and flusher hold at most every buffer
+//!   of the pool.
 //! - **Errors.** A message larger than a buffer is refused with [`ReserveError::TooLarge`].
 //!   Once the flusher is dropped, reservations fail with [`ReserveError::Closed`] (a writer
 //!   waiting for a buffer gets it once the flusher's buffers are back, then fails).
@@ -73,27 +79,28 @@
 //!
 //! A reservation takes no lock: each slot (a buffer the writer holds) has one atomic word
 //! holding how many bytes it handed out, how many reservations are open in it, and whether it
-//! is sealed (full, asked to flush, or free) or its flusher gone; another word says which slot
-//! is current. A reservation loads the current slot (`Acquire`) and CASes its word from what it
-//! read to that plus the message's bytes and one open reservation (`Acquire`), and fails over
-//! to the lock if the slot is sealed or has no room. The slot's base pointer is read after the
-//! CAS, so a reservation that read a slot which was sealed, flushed and reopened meanwhile
-//! either finds it sealed or reserves in the buffer it holds now. A commit only counts down the
-//! word (`Release`), and takes the lock only if it ends the last open reservation of a sealed
-//! buffer, to wake the flusher; the seal and the last commit are read-modify-writes of the same
-//! word, so whichever comes second wakes it. So a message costs two read-modify-writes of one
-//! word, and the lock is taken once per buffer.
+//! is sealed (full, asked to flush, or free) or its flusher gone; another word per lane says
+//! which slot is the lane's current one. A reservation loads its lane's current slot
+//! (`Acquire`) and CASes its word from what it read to that plus the message's bytes and one
+//! open reservation (`Acquire`), and fails over to the lock if the slot is sealed or has no
+//! room. The slot's base pointer is read after the CAS, so a reservation that read a slot which
+//! was sealed, flushed and reopened meanwhile either finds it sealed or reserves in the buffer
+//! it holds now. A commit only counts down the word (`Release`), and takes the lock only if it
+//! ends the last open reservation of a sealed buffer, to wake the flusher; the seal and the
+//! last commit are read-modify-writes of the same word, so whichever comes second wakes it. So
+//! a message costs two read-modify-writes of one word, shared only by the handles of its lane,
+//! and the lock is taken once per buffer.
 //!
 //! The lock guards the rest, held for a few word operations and never while user code runs (a
 //! waker is woken or dropped after it is released): opening a slot on a new buffer (zeroed and
 //! frozen into one packet of all its bytes, which the writer keeps; its base is stored, then
-//! its word with the opener's reservation, with `Release`, then it is made current), sealing
-//! the current one (a full buffer is handed over by that, in O(1)), an abandoned reservation
-//! (its room goes back if nothing was handed out after it, by a CAS of the word, or else is
-//! marked as a hole), and the flusher's walk: it goes through the buffers in the order they
-//! were opened, stops at the first whose count (loaded with `Acquire`, which pairs with the
-//! commits' `Release`) is not 0, and gives each run of committed bytes up to the word's offset
-//! as a slice of the buffer's packet.
+//! its word with the opener's reservation, with `Release`, then it is made its lane's current
+//! one), sealing a current one (a full buffer is handed over by that, in O(1)), an abandoned
+//! reservation (its room goes back if nothing was handed out after it, by a CAS of the word, or
+//! else is marked as a hole), and the flusher's walk: it goes through the buffers in the order
+//! they were opened, skips the rest of a lane from its first buffer whose count (loaded with
+//! `Acquire`, which pairs with the commits' `Release`) is not 0, and gives each run of
+//! committed bytes up to the word's offset as a slice of the buffer's packet.
 
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -108,7 +115,7 @@ use core::task::{Context, Poll, Waker};
 use crate::buf::Buf;
 use crate::packet::Packet;
 use crate::pool::BufferPool;
-use crate::sync::{Arc, AtomicPtr, AtomicU32, AtomicU64, Mutex, MutexGuard, Ordering};
+use crate::sync::{Arc, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering};
 
 /// A [`Writer`] and its [`Flusher`] over `pool`: the writer puts messages into the pool's
 /// buffers, the flusher takes them in batches. Allocates the bookkeeping for every buffer of
@@ -127,6 +134,7 @@ pub fn channel(pool: &BufferPool) -> (Writer, Flusher) {
     let slots = (0..count)
         .map(|_| Slot {
             packet: None,
+            lane: 0,
             flushed: 0,
             has_holes: false,
             holes: alloc::vec![0; words].into_boxed_slice(),
@@ -140,7 +148,8 @@ pub fn channel(pool: &BufferPool) -> (Writer, Flusher) {
         bases: (0..count)
             .map(|_| AtomicPtr::new(ptr::null_mut()))
             .collect(),
-        current: AtomicU32::new(NONE),
+        currents: (0..lanes(count)).map(|_| AtomicU32::new(NONE)).collect(),
+        next_lane: AtomicUsize::new(1),
         state: Mutex::new(State {
             slots,
             free: (0..count as u32).rev().collect(),
@@ -157,7 +166,7 @@ pub fn channel(pool: &BufferPool) -> (Writer, Flusher) {
         out: Vec::with_capacity(batch),
         spent: Vec::with_capacity(count),
     };
-    (Writer { shared }, flusher)
+    (Writer { shared, lane: 0 }, flusher)
 }
 
 /// Why a reservation failed.
@@ -206,13 +215,30 @@ struct Shared {
     /// Per slot, the first byte of its buffer, writable (taken from its `Buf` before it was
     /// frozen); stored before the slot opens.
     bases: Box<[AtomicPtr<u8>]>,
-    /// The slot taking reservations, or [`NONE`]. Changed under the lock only.
-    current: AtomicU32,
+    /// Per lane, the slot taking its reservations, or [`NONE`]. Changed under the lock only.
+    currents: Box<[AtomicU32]>,
+    /// The lane of the next `Writer` handle made, modulo the lanes.
+    next_lane: AtomicUsize,
     state: Mutex<State>,
 }
 
 /// No slot.
 const NONE: u32 = u32::MAX;
+
+/// How many buffers of the pool each lane stands for: a pool of fewer than twice this has one
+/// lane, so that every writer shares the buffer being filled. Two under loom, so that small
+/// models have lanes.
+#[cfg(not(all(pinfold_loom, feature = "loom")))]
+const BUFFERS_PER_LANE: usize = 8;
+#[cfg(all(pinfold_loom, feature = "loom"))]
+const BUFFERS_PER_LANE: usize = 2;
+/// The most lanes a writer has (at most 64: the flusher keeps one bit per lane).
+const MAX_LANES: usize = 8;
+
+/// How many lanes a writer over a pool of `count` buffers has.
+fn lanes(count: usize) -> usize {
+    (count / BUFFERS_PER_LANE).clamp(1, MAX_LANES)
+}
 /// The slot takes no more reservations.
 const SEALED: u64 = 1 << 63;
 /// The flusher was dropped while the slot held a buffer: the last reservation to end gives
@@ -254,6 +280,8 @@ struct State {
 struct Slot {
     /// The packet of all the buffer's bytes; `None` while the slot is free.
     packet: Option<Packet>,
+    /// The lane it was opened for.
+    lane: u32,
     /// How many bytes were handed to the flusher.
     flushed: usize,
     /// Whether any bit of `holes` is set.
@@ -333,13 +361,14 @@ impl Shared {
         return self.state.lock();
     }
 
-    /// Reserves `len` bytes in the current slot, if it has room, without the lock: one CAS
-    /// of its word. `None` if there is no current slot, or it is sealed, closed or full.
+    /// Reserves `len` bytes in the current slot of `lane`, if it has room, without the lock:
+    /// one CAS of its word. `None` if there is no current slot, or it is sealed, closed or
+    /// full.
     #[inline]
-    fn reserve_in_current(&self, len: usize) -> Option<Room> {
+    fn reserve_in_current(&self, lane: usize, len: usize) -> Option<Room> {
         // Acquire pairs with the Release store that made the slot current: its word and base
         // were stored before.
-        let index = self.current.load(Ordering::Acquire);
+        let index = self.currents[lane].load(Ordering::Acquire);
         let word = self.words.get(index as usize)?;
         let mut before = word.load(Ordering::Relaxed);
         loop {
@@ -382,28 +411,28 @@ impl Shared {
         }
     }
 
-    /// Reserves `len` bytes in the current slot, if it has room. Otherwise seals it and
-    /// returns `None`: the caller gets a buffer.
+    /// Reserves `len` bytes in the current slot of `lane`, if it has room. Otherwise seals it
+    /// and returns `None`: the caller gets a buffer.
     #[inline]
-    fn reserve(&self, len: usize) -> Result<Option<Room>, ReserveError> {
-        match self.reserve_in_current(len) {
+    fn reserve(&self, lane: usize, len: usize) -> Result<Option<Room>, ReserveError> {
+        match self.reserve_in_current(lane, len) {
             Some(room) => Ok(Some(room)),
-            None => self.reserve_slow(len),
+            None => self.reserve_slow(lane, len),
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn reserve_slow(&self, len: usize) -> Result<Option<Room>, ReserveError> {
+    fn reserve_slow(&self, lane: usize, len: usize) -> Result<Option<Room>, ReserveError> {
         let mut state = self.lock();
         if state.closed {
             return Err(ReserveError::Closed);
         }
         // Another writer may have opened a new slot meanwhile.
-        if let Some(room) = self.reserve_in_current(len) {
+        if let Some(room) = self.reserve_in_current(lane, len) {
             return Ok(Some(room));
         }
-        let wake = self.seal_current(&mut state);
+        let wake = self.seal_current(lane, &mut state);
         drop(state);
         if let Some(waker) = wake {
             waker.wake();
@@ -411,9 +440,36 @@ impl Shared {
         Ok(None)
     }
 
-    /// Opens a slot on `buf` (unless another writer opened one with room meanwhile) and
-    /// reserves `len` bytes in it.
-    fn reserve_new(&self, buf: Buf, len: usize) -> Result<Room, ReserveError> {
+    /// A buffer for a writer of `lane` whose current slot is full: at once if the pool has
+    /// one free, or else once it has, after sealing the other lanes' current slots (so that
+    /// buffers no lane would fill for a while reach the flusher, and come back).
+    async fn buffer_for(&self, lane: usize) -> Buf {
+        if let Some(buf) = self.pool.try_acquire() {
+            return buf;
+        }
+        self.seal_others(lane);
+        self.pool.acquire().await
+    }
+
+    /// Seals the current slot of every lane but `lane`.
+    fn seal_others(&self, lane: usize) {
+        if self.currents.len() == 1 {
+            return;
+        }
+        let mut state = self.lock();
+        let mut wake = None;
+        for other in (0..self.currents.len()).filter(|&other| other != lane) {
+            wake = self.seal_current(other, &mut state).or(wake);
+        }
+        drop(state);
+        if let Some(waker) = wake {
+            waker.wake();
+        }
+    }
+
+    /// Opens a slot of `lane` on `buf` (unless another writer opened one with room meanwhile)
+    /// and reserves `len` bytes in it.
+    fn reserve_new(&self, lane: usize, buf: Buf, len: usize) -> Result<Room, ReserveError> {
         let (packet, base) = prepare(buf);
         let mut state = self.lock();
         if state.closed {
@@ -421,24 +477,26 @@ impl Shared {
             drop(packet);
             return Err(ReserveError::Closed);
         }
-        if let Some(room) = self.reserve_in_current(len) {
+        if let Some(room) = self.reserve_in_current(lane, len) {
             drop(state);
             drop(packet);
             return Ok(room);
         }
-        let wake = self.seal_current(&mut state);
+        let wake = self.seal_current(lane, &mut state);
         let index = state
             .free
             .pop()
             .expect("the writer holds fewer buffers than the pool has");
-        state.slots[index as usize].packet = Some(packet);
+        let slot = &mut state.slots[index as usize];
+        slot.packet = Some(packet);
+        slot.lane = lane as u32;
         state.queue.push_back(index);
         self.bases[index as usize].store(base.as_ptr(), Ordering::Relaxed);
         // Release pairs with the Acquire of the reservations' CAS: the base, and the zeroed
         // buffer, happen before their writes. The word holds this writer's reservation.
         self.words[index as usize].store(opened(len), Ordering::Release);
-        // Release pairs with the reservations' Acquire load of `current`.
-        self.current.store(index, Ordering::Release);
+        // Release pairs with the reservations' Acquire load of `currents`.
+        self.currents[lane].store(index, Ordering::Release);
         drop(state);
         if let Some(waker) = wake {
             waker.wake();
@@ -451,16 +509,16 @@ impl Shared {
         })
     }
 
-    /// With the lock held: the current slot takes no more reservations; the flusher's
-    /// waker, to wake if the slot is ready for it.
-    fn seal_current(&self, state: &mut State) -> Option<Waker> {
-        let index = self.current.load(Ordering::Relaxed);
+    /// With the lock held: the current slot of `lane` takes no more reservations; the
+    /// flusher's waker, to wake if the slot is ready for it.
+    fn seal_current(&self, lane: usize, state: &mut State) -> Option<Waker> {
+        let index = self.currents[lane].load(Ordering::Relaxed);
         if index == NONE {
             return None;
         }
-        // Relaxed: only lock holders change `current`, and a reservation that read the old
+        // Relaxed: only lock holders change `currents`, and a reservation that read the old
         // value finds the slot sealed (or, reopened, current again).
-        self.current.store(NONE, Ordering::Relaxed);
+        self.currents[lane].store(NONE, Ordering::Relaxed);
         // Relaxed: whichever of this and the last reservation's end comes second sees the
         // other (one variable) and wakes the flusher, which then takes the lock.
         let before = self.words[index as usize].fetch_or(SEALED, Ordering::Relaxed);
@@ -556,7 +614,7 @@ impl Shared {
         }
     }
 
-    /// Asks for the current slot's committed bytes to be flushed.
+    /// Asks for the committed bytes of every lane's current slot to be flushed.
     fn request_flush(&self) {
         let mut state = self.lock();
         state.flush_requested = true;
@@ -568,42 +626,49 @@ impl Shared {
     }
 
     /// With the lock held: moves every run of committed bytes that may be flushed now into
-    /// `out` (while it has room) and the packets of slots done with into `spent`.
+    /// `out` (while it has room) and the packets of slots done with into `spent`. The slots
+    /// go in the order they were opened, each lane's after the earlier ones of that lane: a
+    /// slot that cannot be flushed yet holds back the later slots of its lane only.
     fn take(&self, state: &mut State, out: &mut Vec<Packet>, spent: &mut Vec<Packet>) {
-        while let Some(&index) = state.queue.front() {
-            let requested = state.flush_requested;
+        let requested = state.flush_requested;
+        // One bit per lane held back.
+        let mut held: u64 = 0;
+        let mut at = 0;
+        while let Some(&index) = state.queue.get(at) {
+            let lane = state.slots[index as usize].lane as usize;
+            if held & (1 << lane) != 0 {
+                at += 1;
+                continue;
+            }
             let word = &self.words[index as usize];
             // Acquire pairs with the Release of every reservation's end: the bytes of the
             // rooms committed happen before they are read.
             let mut now = word.load(Ordering::Acquire);
-            if now & OPEN > 0 {
-                if !requested || now & SEALED != 0 {
-                    return;
-                }
+            if now & OPEN > 0 && requested && now & SEALED == 0 {
                 // Flushed once its open reservations end; later ones go to a new buffer.
-                if self.current.load(Ordering::Relaxed) == index {
-                    self.current.store(NONE, Ordering::Relaxed);
+                if self.currents[lane].load(Ordering::Relaxed) == index {
+                    self.currents[lane].store(NONE, Ordering::Relaxed);
                 }
-                state.flush_requested = false;
                 // Acquire as above, if the last one ended meanwhile: then flush it now.
                 now = word.fetch_or(SEALED, Ordering::Acquire) | SEALED;
-                if now & OPEN > 0 {
-                    return;
-                }
             }
             let sealed = now & SEALED != 0;
-            if !sealed && !requested {
-                return;
+            if now & OPEN > 0 || (!sealed && !requested) {
+                held |= 1 << lane;
+                at += 1;
+                continue;
             }
             let slot = &mut state.slots[index as usize];
             // No reservation is open below `offset(now)`: every room there ended.
             if !slot.emit(offset(now), out) {
+                // `out` is full: the rest next time, the flush still asked for.
                 return;
             }
             if !sealed {
-                // The current slot, flushed as asked: it takes reservations on.
-                state.flush_requested = false;
-                return;
+                // Its lane's current slot, flushed as asked: it takes reservations on.
+                held |= 1 << lane;
+                at += 1;
+                continue;
             }
             if let Some(packet) = slot.reset() {
                 spent.push(packet);
@@ -611,7 +676,7 @@ impl Shared {
             // Relaxed: no reservation is open, and the slot opens again under the lock. Free,
             // it takes none.
             word.store(SEALED, Ordering::Relaxed);
-            state.queue.pop_front();
+            state.queue.remove(at);
             state.free.push(index);
         }
         state.flush_requested = false;
@@ -643,6 +708,8 @@ struct Room {
 /// [module](self) for what is guaranteed.
 pub struct Writer {
     shared: Arc<Shared>,
+    /// Which of the writer's lanes (each with a buffer being filled) this handle writes in.
+    lane: usize,
 }
 
 impl Writer {
@@ -677,11 +744,11 @@ impl Writer {
     /// ```
     pub async fn reserve(&mut self, len: usize) -> Result<Reservation<'_>, ReserveError> {
         self.check(len)?;
-        let room = match self.shared.reserve(len)? {
+        let room = match self.shared.reserve(self.lane, len)? {
             Some(room) => room,
             None => {
-                let buf = self.shared.pool.acquire().await;
-                self.shared.reserve_new(buf, len)?
+                let buf = self.shared.buffer_for(self.lane).await;
+                self.shared.reserve_new(self.lane, buf, len)?
             }
         };
         Ok(Reservation::new(self, room))
@@ -692,15 +759,15 @@ impl Writer {
     #[inline]
     pub fn try_reserve(&mut self, len: usize) -> Result<Reservation<'_>, ReserveError> {
         self.check(len)?;
-        let room = match self.shared.reserve(len)? {
+        let room = match self.shared.reserve(self.lane, len)? {
             Some(room) => room,
             None => {
-                let buf = self
-                    .shared
-                    .pool
-                    .try_acquire()
-                    .ok_or(ReserveError::WouldWait)?;
-                self.shared.reserve_new(buf, len)?
+                let Some(buf) = self.shared.pool.try_acquire() else {
+                    // As `reserve` does before it waits.
+                    self.shared.seal_others(self.lane);
+                    return Err(ReserveError::WouldWait);
+                };
+                self.shared.reserve_new(self.lane, buf, len)?
             }
         };
         Ok(Reservation::new(self, room))
@@ -726,24 +793,31 @@ impl Writer {
 }
 
 impl Clone for Writer {
+    /// Another handle, in the next lane (see [*Order*](self#guarantees)).
     fn clone(&self) -> Self {
         self.shared.lock().writers += 1;
+        // Relaxed: the counter only spreads the handles over the lanes.
+        let lane =
+            self.shared.next_lane.fetch_add(1, Ordering::Relaxed) % self.shared.currents.len();
         Self {
             shared: self.shared.clone(),
+            lane,
         }
     }
 }
 
 impl Drop for Writer {
-    /// The last handle's drop seals the buffer being filled and wakes the flusher: no more
+    /// The last handle's drop seals the buffers being filled and wakes the flusher: no more
     /// writes are coming.
     fn drop(&mut self) {
         let mut state = self.shared.lock();
         state.writers -= 1;
         let wake = if state.writers == 0 {
-            self.shared
-                .seal_current(&mut state)
-                .or_else(|| state.flusher.take())
+            let mut wake = None;
+            for lane in 0..self.shared.currents.len() {
+                wake = self.shared.seal_current(lane, &mut state).or(wake);
+            }
+            wake.or_else(|| state.flusher.take())
         } else {
             None
         };
@@ -920,8 +994,10 @@ impl Drop for Flusher {
         let mut guard = self.shared.lock();
         let state = &mut *guard;
         state.closed = true;
-        // Relaxed: reservations that read the old value find its slot closed.
-        self.shared.current.store(NONE, Ordering::Relaxed);
+        // Relaxed: reservations that read the old values find their slots closed.
+        for current in &self.shared.currents {
+            current.store(NONE, Ordering::Relaxed);
+        }
         let waker = state.flusher.take();
         while let Some(index) = state.queue.pop_front() {
             // Acquire pairs with the Release of the reservations' ends: their writes happen

@@ -66,9 +66,22 @@ fn parse(mut stream: &[u8]) -> Vec<(u8, u32)> {
 
 #[test]
 fn many_writers_on_many_threads_deliver_every_message_once_in_order() {
+    // One lane: every handle writes in the same buffer.
+    many_writers_on_many_threads(4);
+}
+
+#[test]
+fn many_writers_in_lanes_of_their_own_deliver_every_message_once_in_order() {
+    // Eight lanes: the four handles write in buffers of their own.
+    many_writers_on_many_threads(64);
+}
+
+/// Four handles on four threads each write numbered messages through one writer over a pool of
+/// `buffers` buffers of 128 bytes; the flusher gets each once, each handle's in order.
+fn many_writers_on_many_threads(buffers: usize) {
     let writers = 4;
     let per_writer: u32 = if cfg!(miri) { 40 } else { 5_000 };
-    let pool = BufferPool::new(4, 128);
+    let pool = BufferPool::new(buffers, 128);
     let (writer, mut flusher) = writer::channel(&pool);
     let handles: Vec<_> = (0..writers)
         .map(|id| {
@@ -257,6 +270,58 @@ fn a_flushed_buffer_that_is_not_full_takes_more_messages() {
     drop(writer);
     assert!(drain(&mut flusher).is_empty());
     assert_eq!(pool.available(), 1);
+}
+
+#[test]
+fn clones_take_lanes_in_turn_and_a_lane_keeps_its_own_buffer() {
+    // 16 buffers: two lanes.
+    let pool = BufferPool::new(16, 8);
+    let (mut first, mut flusher) = writer::channel(&pool);
+    let mut second = first.clone();
+    let mut third = first.clone();
+    put(&mut first, b"a");
+    put(&mut second, b"b");
+    assert_eq!(
+        pool.available(),
+        14,
+        "the second handle writes in a lane of its own"
+    );
+    put(&mut third, b"c");
+    assert_eq!(
+        pool.available(),
+        14,
+        "the third shares the first one's lane"
+    );
+    first.flush();
+    let sent = ready(&mut flusher);
+    assert_eq!(sent.len(), 3);
+    let at = |byte: u8| sent.iter().position(|&b| b == byte).unwrap();
+    assert!(
+        at(b'a') < at(b'c'),
+        "one lane's messages in order: {sent:?}"
+    );
+}
+
+#[test]
+fn a_writer_short_of_buffers_seals_the_other_lanes_buffers() {
+    // 16 buffers of 4 bytes: two lanes. The first handle's buffer is half full; the second
+    // fills the other 15; its next reservation finds the pool exhausted.
+    let pool = BufferPool::new(16, 4);
+    let (mut first, mut flusher) = writer::channel(&pool);
+    let mut second = first.clone();
+    put(&mut first, b"aa");
+    for _ in 0..15 {
+        put(&mut second, b"bbbb");
+    }
+    assert_eq!(second.try_reserve(4).unwrap_err(), ReserveError::WouldWait);
+    let sent = ready(&mut flusher);
+    assert!(
+        sent.starts_with(b"aa"),
+        "the half-full buffer was sealed for the flusher: {sent:?}"
+    );
+    assert_eq!(sent.len(), 2 + 15 * 4, "every buffer was sealed");
+    assert!(pool.available() > 0, "flushed buffers are back");
+    put(&mut second, b"cccc");
 }
 
 #[test]
