@@ -106,7 +106,7 @@ use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::fmt;
-use core::future::poll_fn;
+use core::future::{Future, poll_fn};
 use core::mem::MaybeUninit;
 use core::ops::{Deref, DerefMut};
 use core::ptr::{self, NonNull};
@@ -441,14 +441,21 @@ impl Shared {
     }
 
     /// A buffer for a writer of `lane` whose current slot is full: at once if the pool has
-    /// one free, or else once it has, after sealing the other lanes' current slots (so that
-    /// buffers no lane would fill for a while reach the flusher, and come back).
+    /// one free, or else once it has; if it waits, it first seals the other lanes' current
+    /// slots (so that buffers no lane would fill for a while reach the flusher, and come
+    /// back).
     async fn buffer_for(&self, lane: usize) -> Buf {
-        if let Some(buf) = self.pool.try_acquire() {
-            return buf;
-        }
-        self.seal_others(lane);
-        self.pool.acquire().await
+        let mut acquire = core::pin::pin!(self.pool.acquire());
+        let mut sealed = false;
+        poll_fn(|cx| {
+            let poll = acquire.as_mut().poll(cx);
+            if poll.is_pending() && !sealed {
+                sealed = true;
+                self.seal_others(lane);
+            }
+            poll
+        })
+        .await
     }
 
     /// Seals the current slot of every lane but `lane`.
