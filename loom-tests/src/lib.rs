@@ -24,6 +24,7 @@
 //!   counts its polls and drops.
 //! - `drive` polls a set to the end the way an executor would, and fails the model on a lost
 //!   wake: a `Pending` after which every worker finished and the parent was never woken.
+//! - `write`, `drain` and `assert_delivered` are the writer models' handle, flusher and check.
 #![forbid(unsafe_code)]
 
 #[cfg(pinfold_loom)]
@@ -36,6 +37,8 @@ mod leaf;
 mod parent;
 #[cfg(pinfold_loom)]
 mod workers;
+#[cfg(pinfold_loom)]
+mod writing;
 
 #[cfg(pinfold_loom)]
 pub use check::{check, check_with_branches};
@@ -47,3 +50,5 @@ pub use leaf::{Leaf, Probe, poll_arena, poll_leaf};
 pub use parent::Parent;
 #[cfg(pinfold_loom)]
 pub use workers::Workers;
+#[cfg(pinfold_loom)]
+pub use writing::{assert_delivered, drain, write};

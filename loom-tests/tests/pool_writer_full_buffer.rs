@@ -10,16 +10,9 @@
 //! the order it committed them, and both buffers are back in the pool at the end.
 #![cfg(pinfold_loom)]
 
-use loom::future::block_on;
 use loom::thread;
-use loom_tests::check;
-use pinfold_pool::{BufferPool, Writer, writer};
-
-fn write(writer: &mut Writer, message: &[u8]) {
-    let mut room = block_on(writer.reserve(message.len())).expect("the flusher lives");
-    room.copy_from_slice(message);
-    room.commit();
-}
+use loom_tests::{check, drain, write};
+use pinfold_pool::{BufferPool, writer};
 
 #[test]
 fn pool_writer_full_buffer() {
@@ -33,12 +26,7 @@ fn pool_writer_full_buffer() {
         });
         let b = thread::spawn(move || write(&mut second, b"x"));
 
-        let mut sent = Vec::new();
-        while let Some(batch) = block_on(flusher.next_batch()) {
-            for packet in batch.iter() {
-                sent.extend_from_slice(packet);
-            }
-        }
+        let sent = drain(&mut flusher);
         a.join().unwrap();
         b.join().unwrap();
 

@@ -15,16 +15,9 @@
 //! buffer is back in the pool at the end.
 #![cfg(pinfold_loom)]
 
-use loom::future::block_on;
 use loom::thread;
-use loom_tests::check;
+use loom_tests::{assert_delivered, check, drain, write};
 use pinfold_pool::{BufferPool, writer};
-
-fn write(writer: &mut writer::Writer, message: &[u8]) {
-    let mut room = block_on(writer.reserve(message.len())).expect("room");
-    room.copy_from_slice(message);
-    room.commit();
-}
 
 #[test]
 fn pool_writer_lanes() {
@@ -43,32 +36,14 @@ fn pool_writer_lanes() {
         main.flush();
         drop(main);
 
-        let mut sent = Vec::new();
-        while let Some(batch) = block_on(flusher.next_batch()) {
-            for packet in batch.iter() {
-                sent.extend_from_slice(packet);
-            }
-        }
+        let sent = drain(&mut flusher);
         worker.join().unwrap();
         sharer.join().unwrap();
 
-        assert_eq!(sent.len(), 11, "every byte once: {sent:?}");
-        let at = |byte: u8| sent.iter().position(|&b| b == byte).unwrap();
-        for message in [&b"ab"[..], b"cd", b"xyz", b"uvw"] {
-            let start = at(message[0]);
-            assert_eq!(
-                &sent[start..start + message.len()],
-                message,
-                "whole: {sent:?}"
-            );
-        }
-        assert!(
-            at(b'a') < at(b'c'),
-            "one handle's messages in order: {sent:?}"
-        );
-        assert!(
-            at(b'x') < at(b'u'),
-            "one handle's messages in order: {sent:?}"
+        assert_delivered(
+            &sent,
+            &[b"ab", b"cd", b"xyz", b"uvw", b"q"],
+            &[(b'a', b'c'), (b'x', b'u')],
         );
         drop(flusher);
         assert_eq!(pool.available(), 4);

@@ -14,16 +14,9 @@
 //! `fg`, the flusher finishes, and both buffers are back in the pool at the end.
 #![cfg(pinfold_loom)]
 
-use loom::future::block_on;
 use loom::thread;
-use loom_tests::check;
+use loom_tests::{assert_delivered, check, drain, write};
 use pinfold_pool::{BufferPool, writer};
-
-fn write(writer: &mut writer::Writer, message: &[u8]) {
-    let mut room = block_on(writer.reserve(message.len())).expect("room");
-    room.copy_from_slice(message);
-    room.commit();
-}
 
 #[test]
 fn pool_writer_reserve_races_reopen() {
@@ -41,32 +34,14 @@ fn pool_writer_reserve_races_reopen() {
         });
         let two = thread::spawn(move || write(&mut second, b"q"));
 
-        let mut sent = Vec::new();
-        while let Some(batch) = block_on(flusher.next_batch()) {
-            for packet in batch.iter() {
-                sent.extend_from_slice(packet);
-            }
-        }
+        let sent = drain(&mut flusher);
         one.join().unwrap();
         two.join().unwrap();
 
-        assert_eq!(sent.len(), 11, "every byte once: {sent:?}");
-        let at = |byte: u8| sent.iter().position(|&b| b == byte).unwrap();
-        for message in [&b"abc"[..], b"fg", b"de", b"xyz"] {
-            let start = at(message[0]);
-            assert_eq!(
-                &sent[start..start + message.len()],
-                message,
-                "whole: {sent:?}"
-            );
-        }
-        assert!(
-            at(b'a') < at(b'f'),
-            "one handle's messages in order: {sent:?}"
-        );
-        assert!(
-            at(b'd') < at(b'x'),
-            "one handle's messages in order: {sent:?}"
+        assert_delivered(
+            &sent,
+            &[b"abc", b"fg", b"de", b"xyz", b"q"],
+            &[(b'a', b'f'), (b'd', b'x')],
         );
         drop(flusher);
         assert_eq!(pool.available(), 2);
