@@ -1,5 +1,5 @@
 //! Floors under the speed targets pinfold misses (see `benches/README.md`, *Targets* and
-//! *Floors*), in seven sections: what no set with these rules could beat, timed side by side
+//! *Floors*), in eight sections: what no set with these rules could beat, timed side by side
 //! with the peers on the machine it runs on. Section 4 also times what the waking threads cost
 //! alone, which turns out not to be a floor, and what pinfold's merge costs with no keys, a
 //! floor under any map built on it; sections 5 and 6 time what pinfold's arena costs with no
@@ -53,6 +53,13 @@
 //!    indexes pushed to a `Vec` and read back, with no stream, no waker and no poll at all;
 //!    side by side with tokio-stream's `StreamMap` and pinfold's `MergeBounded` on the same
 //!    batches, timed as the bench times them (the batches only, setup left out).
+//! 8. `pool_acquire_release` (the pool's target is 1.0x bab): a pool that keeps every free
+//!    buffer within reach of every thread (an acquire on one thread finds a buffer released
+//!    on another, and waits only when none is free anywhere) must change a shared word to
+//!    take a buffer and again to give one back, each change a read-modify-write that another
+//!    thread's could race: timed here as two uncontended CASes of one word per cycle, side by
+//!    side with bab's `try_acquire` and `release` (a thread-local stock that no other thread
+//!    can take from: no atomic operation) and pinfold's `try_acquire` and drop.
 //!
 //! Timings are the best of several runs (a floor, on a shared machine); the ratios are what
 //! to compare with the targets. Sections 5 and 6 run on one thread, so their wall time is the
@@ -687,5 +694,46 @@ fn main() {
         merge_bounded / 1e6,
         no_wakers / stream_map,
         merge_bounded / stream_map
+    );
+
+    // 8. pool_acquire_release: one buffer acquired and released, one thread.
+    const CYCLES: u32 = 1_000_000;
+    let list = AtomicU64::new(0);
+    let two_cas = best(9, CYCLES, || {
+        for _ in 0..CYCLES {
+            // A pop and a push: each loads the word and CASes it, as a lock-free list does.
+            for _ in 0..2 {
+                let now = list.load(Ordering::Acquire);
+                let _ = std::hint::black_box(list.compare_exchange_weak(
+                    now,
+                    now.wrapping_add(1),
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ));
+            }
+        }
+    });
+    let bab = bab::HeapBufferPool::new(1033, 8, 8);
+    let bab_cycle = best(9, CYCLES, || {
+        for _ in 0..CYCLES {
+            let buffer = bab.try_acquire().expect("a free buffer");
+            // SAFETY: `buffer` was just acquired from `bab`, on this thread, and is released
+            // once.
+            unsafe { bab.release(std::hint::black_box(buffer)) };
+        }
+    });
+    let pool = pinfold_pool::BufferPool::new(64, 1033);
+    let pinfold_cycle = best(9, CYCLES, || {
+        for _ in 0..CYCLES {
+            drop(std::hint::black_box(
+                pool.try_acquire().expect("a free buffer"),
+            ));
+        }
+    });
+    println!("pool_acquire_release");
+    println!(
+        "  two uncontended CASes of one word: {two_cas:.1} ns; bab: {bab_cycle:.1} ns; pinfold: {pinfold_cycle:.1} ns; floor / bab = {:.2}, pinfold / bab = {:.2} (target for pinfold 1.0)",
+        two_cas / bab_cycle,
+        pinfold_cycle / bab_cycle
     );
 }
