@@ -121,6 +121,13 @@ impl Packet {
     }
 }
 
+impl Packet {
+    /// The buffer's index in the pool.
+    fn index(&self) -> u32 {
+        self.index as u32
+    }
+}
+
 impl Clone for Packet {
     #[inline]
     fn clone(&self) -> Self {
@@ -129,7 +136,7 @@ impl Clone for Packet {
         let before = self
             .inner
             .block
-            .meta(self.index as u32)
+            .meta(self.index())
             .packets
             .fetch_add(1, Ordering::Relaxed);
         if before > MAX_PACKETS {
@@ -149,12 +156,7 @@ impl Deref for Packet {
 
     #[inline]
     fn deref(&self) -> &[u8] {
-        let start = self
-            .inner
-            .block
-            .bytes(self.index as u32)
-            .as_ptr()
-            .cast::<u8>();
+        let start = self.inner.block.bytes(self.index()).as_ptr().cast::<u8>();
         // SAFETY: the buffer stays out of the pool while a packet of it lives, and nothing
         // writes it once frozen; `start + len` is within the bytes its `Buf` wrote.
         unsafe { core::slice::from_raw_parts(start.add(self.start), self.len) }
@@ -164,7 +166,7 @@ impl Deref for Packet {
 impl Drop for Packet {
     #[inline]
     fn drop(&mut self) {
-        let packets = &self.inner.block.meta(self.index as u32).packets;
+        let packets = &self.inner.block.meta(self.index()).packets;
         // Release pairs with the Acquire load of the last packet's drop: every packet's reads
         // of the bytes happen before the buffer goes back (and is written by its next owner).
         if packets.fetch_sub(1, Ordering::Release) != 1 {
@@ -173,7 +175,7 @@ impl Drop for Packet {
         // An Acquire load rather than a fence (as `Arc` under ThreadSanitizer, which does not
         // model fences): it reads the last decrement, so it synchronizes with every Release.
         packets.load(Ordering::Acquire);
-        Inner::release(self.inner, self.index as u32);
+        Inner::release(self.inner, self.index());
     }
 }
 

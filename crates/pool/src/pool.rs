@@ -323,7 +323,7 @@ impl Inner {
         let metas = self.block.metas();
         for (at, list) in self.lists().enumerate() {
             if let Some(index) = list.pop(metas) {
-                self.counted(at, index);
+                self.count_if_shared(at);
                 return Some(index);
             }
         }
@@ -332,20 +332,19 @@ impl Inner {
                 // A release pushed a buffer here after the first pass: take it, and unflag
                 // the lists flagged so far (nobody waits: this task is not queued yet).
                 self.lists().take(flagged).for_each(FreeList::clear_waiters);
-                self.counted(flagged, index);
+                self.count_if_shared(flagged);
                 return Some(index);
             }
         }
         None
     }
 
-    /// Buffer `index`, popped from list `at` of [`lists`](Inner::lists), counted if that was
-    /// the shared list.
-    fn counted(&self, at: usize, index: u32) -> u32 {
+    /// Counts a buffer popped from list `at` of [`lists`](Inner::lists) if that was the
+    /// shared list.
+    fn count_if_shared(&self, at: usize) {
         if at == 0 {
             self.count_out(1);
         }
-        index
     }
 
     /// Gives buffer `index` back, with the count it holds: to the calling thread's cache (or,

@@ -464,14 +464,21 @@ impl Shared {
             return;
         }
         let mut state = self.lock();
-        let mut wake = None;
-        for other in (0..self.currents.len()).filter(|&other| other != lane) {
-            wake = self.seal_current(other, &mut state).or(wake);
-        }
+        let wake = self.seal_lanes(&mut state, Some(lane));
         drop(state);
         if let Some(waker) = wake {
             waker.wake();
         }
+    }
+
+    /// With the lock held: seals the current slot of every lane but `keep`; the flusher's
+    /// waker, to wake if one of them is ready for it.
+    fn seal_lanes(&self, state: &mut State, keep: Option<usize>) -> Option<Waker> {
+        let mut wake = None;
+        for lane in (0..self.currents.len()).filter(|&lane| Some(lane) != keep) {
+            wake = self.seal_current(lane, state).or(wake);
+        }
+        wake
     }
 
     /// Opens a slot of `lane` on `buf` (unless another writer opened one with room meanwhile)
@@ -820,11 +827,9 @@ impl Drop for Writer {
         let mut state = self.shared.lock();
         state.writers -= 1;
         let wake = if state.writers == 0 {
-            let mut wake = None;
-            for lane in 0..self.shared.currents.len() {
-                wake = self.shared.seal_current(lane, &mut state).or(wake);
-            }
-            wake.or_else(|| state.flusher.take())
+            self.shared
+                .seal_lanes(&mut state, None)
+                .or_else(|| state.flusher.take())
         } else {
             None
         };
