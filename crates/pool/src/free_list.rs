@@ -321,8 +321,8 @@ pub(crate) enum Refused {
     Closed,
 }
 
-/// A `T` on a cache line of its own, so that the caches of threads running side by side do
-/// not share one (guarded by `pool_4_threads_16`).
+/// A `T` on a cache line of its own, so that what threads running side by side change does
+/// not share one: the pool's caches (guarded by `pool_4_threads_16`), the writer's slots.
 #[repr(align(128))]
 pub(crate) struct Padded<T>(pub(crate) T);
 

@@ -67,7 +67,8 @@
 //!   Once the flusher is dropped, reservations fail with [`ReserveError::Closed`] (a writer
 //!   waiting for a buffer gets it once the flusher's buffers are back, then fails).
 //! - **Memory.** [`channel`] allocates its bookkeeping once (a record per buffer of the pool,
-//!   with one bit per byte to mark the room of abandoned reservations); nothing is allocated
+//!   with one bit per byte to mark the room of abandoned reservations, and a cache line of 128
+//!   bytes for its word and base pointer); nothing is allocated
 //!   after it, by writers or by the flusher, beyond what a task's waker allocates when it is
 //!   cloned.
 //!
@@ -88,8 +89,9 @@
 //! it holds now. A commit only counts down the word (`Release`), and takes the lock only if it
 //! ends the last open reservation of a sealed buffer, to wake the flusher; the seal and the
 //! last commit are read-modify-writes of the same word, so whichever comes second wakes it. So
-//! a message costs two read-modify-writes of one word, shared only by the handles of its lane,
-//! and the lock is taken once per buffer.
+//! a message costs two read-modify-writes of one word, shared only by the handles of its lane
+//! (each slot's word and base sit on a cache line of their own, so lanes filling slots side by
+//! side do not pass a line between them), and the lock is taken once per buffer.
 //!
 //! The lock guards the rest, held for a few word operations and never while user code runs (a
 //! waker is woken or dropped after it is released): opening a slot on a new buffer (zeroed and
@@ -113,6 +115,7 @@ use core::ptr::{self, NonNull};
 use core::task::{Context, Poll, Waker};
 
 use crate::buf::Buf;
+use crate::free_list::Padded;
 use crate::packet::Packet;
 use crate::pool::BufferPool;
 use crate::sync::{Arc, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Mutex, MutexGuard, Ordering};
@@ -144,13 +147,17 @@ pub fn channel(pool: &BufferPool) -> (Writer, Flusher) {
         pool: pool.clone(),
         size,
         // Free slots take no reservation.
-        words: (0..count).map(|_| AtomicU64::new(SEALED)).collect(),
-        bases: (0..count)
-            .map(|_| AtomicPtr::new(ptr::null_mut()))
+        open: (0..count)
+            .map(|_| {
+                Padded(Open {
+                    word: AtomicU64::new(SEALED),
+                    base: AtomicPtr::new(ptr::null_mut()),
+                })
+            })
             .collect(),
         currents: (0..lanes(count)).map(|_| AtomicU32::new(NONE)).collect(),
         next_lane: AtomicUsize::new(1),
-        state: Mutex::new(State {
+        state: Padded(Mutex::new(State {
             slots,
             free: (0..count as u32).rev().collect(),
             queue: VecDeque::with_capacity(count),
@@ -158,7 +165,7 @@ pub fn channel(pool: &BufferPool) -> (Writer, Flusher) {
             writers: 1,
             closed: false,
             flusher: None,
-        }),
+        })),
     });
     let batch = count.saturating_mul(2).max(64);
     let flusher = Flusher {
@@ -205,21 +212,29 @@ impl core::error::Error for ReserveError {}
 struct Shared {
     pool: BufferPool,
     size: usize,
-    /// Per slot, read and changed without the lock: how many bytes it handed out
-    /// ([`offset`]), how many reservations are open in it ([`OPEN`]), and whether it takes
-    /// no more ([`SEALED`]: full, asked to flush, or free) or its flusher is gone
-    /// ([`CLOSED`]). A reservation is a CAS here alone, a commit a subtraction here alone;
-    /// the end that takes the count to 0 in a sealed or closed slot takes the lock, to wake
-    /// the flusher or give the buffer back.
-    words: Box<[AtomicU64]>,
-    /// Per slot, the first byte of its buffer, writable (taken from its `Buf` before it was
-    /// frozen); stored before the slot opens.
-    bases: Box<[AtomicPtr<u8>]>,
+    /// Per slot, what reservations and commits touch without the lock, each slot's on a
+    /// cache line of its own: the writers of different lanes fill different slots side by
+    /// side (guarded by `writer_4x1000`).
+    open: Box<[Padded<Open>]>,
     /// Per lane, the slot taking its reservations, or [`NONE`]. Changed under the lock only.
     currents: Box<[AtomicU32]>,
     /// The lane of the next `Writer` handle made, modulo the lanes.
     next_lane: AtomicUsize,
-    state: Mutex<State>,
+    /// Apart from the fields above, which every reservation reads.
+    state: Padded<Mutex<State>>,
+}
+
+/// A slot's part of [`Shared::open`].
+struct Open {
+    /// How many bytes the slot handed out ([`offset`]), how many reservations are open in it
+    /// ([`OPEN`]), and whether it takes no more ([`SEALED`]: full, asked to flush, or free)
+    /// or its flusher is gone ([`CLOSED`]). A reservation is a CAS here alone, a commit a
+    /// subtraction here alone; the end that takes the count to 0 in a sealed or closed slot
+    /// takes the lock, to wake the flusher or give the buffer back.
+    word: AtomicU64,
+    /// The first byte of the slot's buffer, writable (taken from its `Buf` before it was
+    /// frozen); stored before the slot opens.
+    base: AtomicPtr<u8>,
 }
 
 /// No slot.
@@ -369,7 +384,8 @@ impl Shared {
         // Acquire pairs with the Release store that made the slot current: its word and base
         // were stored before.
         let index = self.currents[lane].load(Ordering::Acquire);
-        let word = self.words.get(index as usize)?;
+        let open = self.open.get(index as usize)?;
+        let word = &open.word;
         let mut before = word.load(Ordering::Relaxed);
         loop {
             if before & (SEALED | CLOSED) != 0 {
@@ -395,7 +411,7 @@ impl Shared {
                 Ordering::Relaxed,
             ) {
                 Ok(_) => {
-                    let base = self.bases[index as usize].load(Ordering::Relaxed);
+                    let base = open.base.load(Ordering::Relaxed);
                     // SAFETY: `offset + len <= size`: the pointer stays within the buffer
                     // the slot holds, or one past it.
                     let bytes = unsafe { base.add(offset) };
@@ -505,10 +521,11 @@ impl Shared {
         slot.packet = Some(packet);
         slot.lane = lane as u32;
         state.queue.push_back(index);
-        self.bases[index as usize].store(base.as_ptr(), Ordering::Relaxed);
+        let open = &self.open[index as usize];
+        open.base.store(base.as_ptr(), Ordering::Relaxed);
         // Release pairs with the Acquire of the reservations' CAS: the base, and the zeroed
         // buffer, happen before their writes. The word holds this writer's reservation.
-        self.words[index as usize].store(opened(len), Ordering::Release);
+        open.word.store(opened(len), Ordering::Release);
         // Release pairs with the reservations' Acquire load of `currents`.
         self.currents[lane].store(index, Ordering::Release);
         drop(state);
@@ -535,7 +552,9 @@ impl Shared {
         self.currents[lane].store(NONE, Ordering::Relaxed);
         // Relaxed: whichever of this and the last reservation's end comes second sees the
         // other (one variable) and wakes the flusher, which then takes the lock.
-        let before = self.words[index as usize].fetch_or(SEALED, Ordering::Relaxed);
+        let before = self.open[index as usize]
+            .word
+            .fetch_or(SEALED, Ordering::Relaxed);
         if before & OPEN == 0 {
             state.flusher.take()
         } else {
@@ -550,7 +569,9 @@ impl Shared {
         // Release pairs with the flusher's Acquire load of the word (in `take`) and with the
         // Flusher's drop: the bytes written happen before they are read, and before the
         // buffer goes back.
-        let before = self.words[room.slot as usize].fetch_sub(1, Ordering::Release);
+        let before = self.open[room.slot as usize]
+            .word
+            .fetch_sub(1, Ordering::Release);
         if before & OPEN == 1 && before & (SEALED | CLOSED) != 0 {
             self.last_ended(room.slot, before, None);
         }
@@ -562,7 +583,7 @@ impl Shared {
     fn end_locked(&self, room: &Room, keep: bool) -> Option<Packet> {
         let mut guard = self.lock();
         let slot = &mut guard.slots[room.slot as usize];
-        let word = &self.words[room.slot as usize];
+        let word = &self.open[room.slot as usize].word;
         let end = room.offset + room.len;
         let (kept, before) = if keep {
             let kept = slot
@@ -654,7 +675,7 @@ impl Shared {
                 at += 1;
                 continue;
             }
-            let word = &self.words[index as usize];
+            let word = &self.open[index as usize].word;
             // Acquire pairs with the Release of every reservation's end: the bytes of the
             // rooms committed happen before they are read.
             let mut now = word.load(Ordering::Acquire);
@@ -1015,7 +1036,9 @@ impl Drop for Flusher {
             // Acquire pairs with the Release of the reservations' ends: their writes happen
             // before the buffer goes back. Whichever of this and the last end comes second
             // gives it back.
-            let before = self.shared.words[index as usize].fetch_or(CLOSED, Ordering::Acquire);
+            let before = self.shared.open[index as usize]
+                .word
+                .fetch_or(CLOSED, Ordering::Acquire);
             if before & OPEN == 0 {
                 if let Some(packet) = state.slots[index as usize].reset() {
                     self.spent.push(packet);
