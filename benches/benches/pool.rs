@@ -37,9 +37,10 @@ const SIZE: usize = 1033;
 /// One buffer acquired and released on one thread, the pool never short of buffers: pinfold's
 /// `try_acquire()` (`pinfold`) and its `acquire()` future pinned in place and polled once with
 /// a no-op waker (`pinfold-async`; a `block_on` that takes the future by value adds a move of
-/// it and of its output, about 13 ns here), from a pool of 64; bab's `try_acquire()` and `release()` on a pool of 8
-/// batches of 8 (after the first acquire, a thread-local stock: no atomics); a permit of a
-/// `tokio::sync::Semaphore` of 64 plus a `Vec::with_capacity(1033)`; and the `Vec` alone.
+/// it and of its output, about 13 ns here), from a pool of 64; bab's `try_acquire()` and
+/// `release()` on a pool of 8 batches of 8 (after the first acquire, a thread-local stock: no
+/// atomics); a permit of a `tokio::sync::Semaphore` of 64 plus a `Vec::with_capacity(1033)`;
+/// and the `Vec` alone.
 fn pool_acquire_release(c: &mut Criterion) {
     const COUNT: usize = 64;
     let mut group = Group::new(c, "pool_acquire_release", Tuning::FAST);

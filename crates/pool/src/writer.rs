@@ -68,9 +68,8 @@
 //!   waiting for a buffer gets it once the flusher's buffers are back, then fails).
 //! - **Memory.** [`channel`] allocates its bookkeeping once (a record per buffer of the pool,
 //!   with one bit per byte to mark the room of abandoned reservations, and a cache line of 128
-//!   bytes for its word and base pointer); nothing is allocated
-//!   after it, by writers or by the flusher, beyond what a task's waker allocates when it is
-//!   cloned.
+//!   bytes for its word and base pointer); nothing is allocated after it, by writers or by the
+//!   flusher, beyond what a task's waker allocates when it is cloned.
 //!
 //! A reservation keeps its buffer from the flusher: awaiting anything while holding one (on
 //! another handle, say) delays that buffer's batch, and can wait forever if the pool is
