@@ -15,8 +15,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use futures_core::Stream;
 use pinfold_benches::{
     CpuTime, Driver, FUTURES_BUFFERED, FUTURES_UTIL, FireOrder, Group, PINFOLD, RoundTimes, Signal,
-    Tuning, WakerThreads, YieldK, block_on_parking, criterion, keep_full_async, measure_warm,
-    poll_next,
+    Tuning, WakerThreads, YieldK, block_on_parking, criterion, keep_full_async, poll_next,
 };
 
 #[global_allocator]
@@ -201,27 +200,12 @@ fn wakes<M: Measurement<Value = Duration> + 'static>(
     let workers = WakerThreads::new(THREADS, PER_THREAD, order);
     let mut group = Group::new(c, name, Tuning::MEDIUM);
 
-    let rounds = |iters: u64, round: &dyn Fn() -> RoundTimes| -> Duration {
-        (0..iters).map(|_| time(round())).sum()
-    };
     let pinfold = || wake_round(&workers, || Pinfold::new(TOTAL), |s, f| s.push(f));
-    group.bench_with(
-        PINFOLD,
-        || (measure_warm(pinfold).0, None),
-        |b| b.iter_custom(|iters| rounds(iters, &pinfold)),
-    );
+    group.bench_rounds(PINFOLD, move || time(pinfold()));
     let buffered = || wake_round(&workers, || Buffered::new(TOTAL), |s, f| s.push(f));
-    group.bench_with(
-        FUTURES_BUFFERED,
-        || (measure_warm(buffered).0, None),
-        |b| b.iter_custom(|iters| rounds(iters, &buffered)),
-    );
+    group.bench_rounds(FUTURES_BUFFERED, move || time(buffered()));
     let util = || wake_round(&workers, Util::new, |s, f| s.push(f));
-    group.bench_with(
-        FUTURES_UTIL,
-        || (measure_warm(util).0, None),
-        |b| b.iter_custom(|iters| rounds(iters, &util)),
-    );
+    group.bench_rounds(FUTURES_UTIL, move || time(util()));
     group.finish();
     black_box(workers);
 }

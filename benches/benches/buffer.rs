@@ -56,14 +56,21 @@ fn run<S: Stream<Item = u64>>(runtime: &Runtime, buffered: S) -> (Vec<u64>, Dura
 /// Times one implementation: `make` builds its buffer over the source stream. The untimed
 /// run checks the outputs (in input order if `ordered`, else all of them in any order) and
 /// records the allocations and the virtual time.
-fn bench_buffer<S, F>(group: &mut Group<'_>, id: &str, runtime: &Runtime, ordered: bool, make: F)
-where
+fn bench_buffer<'r, S, F>(
+    group: &mut Group<'_, 'r>,
+    id: &str,
+    runtime: &'r Runtime,
+    ordered: bool,
+    make: F,
+) where
     S: Stream<Item = u64>,
-    F: Fn() -> S,
+    F: Fn() -> S + Clone + 'r,
 {
-    let name = group.name().to_string();
-    let count = || {
-        let (allocs, (mut out, elapsed)) = measure_warm(|| run(runtime, make()));
+    let (name, id_owned) = (group.name().to_string(), id.to_string());
+    let make_counted = make.clone();
+    let count = move || {
+        let id = id_owned;
+        let (allocs, (mut out, elapsed)) = measure_warm(|| run(runtime, make_counted()));
         if !ordered {
             out.sort_unstable();
         }
@@ -72,10 +79,10 @@ where
             "{name}/{id}: every output once{}",
             if ordered { ", in input order" } else { "" }
         );
-        record_virtual(&name, id, elapsed);
+        record_virtual(&name, &id, elapsed);
         (allocs, None)
     };
-    group.bench_with(id, count, |b| b.iter(|| run(runtime, make()).0.len()));
+    group.bench_with(id, count, move || run(runtime, make()).0.len());
 }
 
 fn ordered(c: &mut Criterion) {
@@ -166,14 +173,15 @@ fn selfwake_source(wakes: &[u32]) -> impl Stream<Item = YieldK<u64>> + '_ {
 /// Times one implementation of a self-waking workload: `make` builds its buffer over
 /// [`selfwake_source`], which runs to its end under futures-executor's `block_on`. Every run
 /// checks the outputs: each index once (count and sum), and in input order if `ordered`.
-fn bench_selfwake<S, F>(group: &mut Group<'_>, id: &str, ordered: bool, make: F)
+fn bench_selfwake<'r, S, F>(group: &mut Group<'_, 'r>, id: &str, ordered: bool, make: F)
 where
     S: Stream<Item = u64>,
-    F: Fn() -> S,
+    F: Fn() -> S + 'r,
 {
-    let name = group.name().to_string();
+    let (name, id_owned) = (group.name().to_string(), id.to_string());
     let expected = Tally::indexes(SELFWAKE_TOTAL);
-    group.bench(id, || {
+    group.bench(id, move || {
+        let id = &id_owned;
         let tally = tally_block_on(make());
         assert_eq!(
             (tally.count, tally.sum),

@@ -15,7 +15,6 @@ use futures_util::FutureExt;
 use pinfold_benches::{
     ChurnFuture, ChurnTally, FUTURES_CONCURRENCY, FireOrder, Group, PINFOLD, SignalStream,
     TOKIO_STREAM, TOKIO_UTIL, Tuning, WakerThreads, criterion, keyed_churn, keyed_churn_block_on,
-    measure_warm,
 };
 
 #[global_allocator]
@@ -100,7 +99,7 @@ fn map_churn_100k(c: &mut Criterion) {
         .build()
         .expect("a current-thread runtime");
     let aborted = ChurnTally::expected(TOTAL, true);
-    group.bench(TOKIO_UTIL, || {
+    group.bench(TOKIO_UTIL, move || {
         let mut map = JoinMapStream(tokio_util::task::JoinMap::new());
         let mut next = 0u64;
         let tally = runtime.block_on(keyed_churn(
@@ -206,28 +205,21 @@ impl<'w> KeyedStreamGroup<'w> {
 fn map_streams_10k(c: &mut Criterion) {
     let workers = WakerThreads::new(4, KEYS * ITEMS / 4, FireOrder::Shuffled(0x3A9_5EED));
     let mut group = Group::new(c, "map_streams_10k", Tuning::MEDIUM);
-    let mut bench = |id: &str, round: &dyn Fn() -> std::time::Duration| {
-        group.bench_with(
-            id,
-            || (measure_warm(round).0, None),
-            |b| b.iter_custom(|iters| (0..iters).map(|_| round()).sum()),
-        );
-    };
-    bench(PINFOLD, &|| {
+    group.bench_rounds(PINFOLD, || {
         let map = PinfoldStreamMap::new();
         let round = workers.keyed_round(ITEMS, REPLACE_EVERY, map, |m, key, s| {
             m.insert(key, s);
         });
         round.wall
     });
-    bench(TOKIO_STREAM, &|| {
+    group.bench_rounds(TOKIO_STREAM, || {
         let map = TokioStreamMap::new();
         let round = workers.keyed_round(ITEMS, REPLACE_EVERY, map, |m, key, s| {
             m.insert(key, s);
         });
         round.wall
     });
-    bench(FUTURES_CONCURRENCY, &|| {
+    group.bench_rounds(FUTURES_CONCURRENCY, || {
         let map = KeyedStreamGroup {
             group: StreamGroup::new(),
             keys: HashMap::new(),

@@ -19,7 +19,7 @@ use futures_util::stream::{self, Iter};
 use pinfold_benches::{
     CpuTime, FUTURES_BUFFERED, FUTURES_CONCURRENCY, FUTURES_UTIL, FireOrder, Group, PINFOLD,
     PINFOLD_GROWABLE, RoundTimes, SignalStream, SparseWakes, TOKIO_STREAM, Tuning, WakerThreads,
-    criterion, measure_warm, tally_block_on,
+    criterion, tally_block_on,
 };
 
 #[global_allocator]
@@ -145,45 +145,35 @@ fn wakes<M: Measurement<Value = Duration> + 'static>(
         FireOrder::Shuffled(0x3E_A6E5),
     );
     let mut group = Group::new(c, name, Tuning::MEDIUM);
-    let rounds = |iters: u64, round: &dyn Fn() -> RoundTimes| -> Duration {
-        (0..iters).map(|_| time(round())).sum()
-    };
-    let mut bench = |id: &str, round: &dyn Fn() -> RoundTimes| {
-        group.bench_with(
-            id,
-            || (measure_warm(round).0, None),
-            |b| b.iter_custom(|iters| rounds(iters, round)),
-        );
-    };
-    bench(PINFOLD, &|| {
-        workers.merge_round(WAKE_ITEMS, |w| {
+    group.bench_rounds(PINFOLD, || {
+        time(workers.merge_round(WAKE_ITEMS, |w| {
             let mut merged = Bounded::new(WAKE_STREAMS);
             streams(w).for_each(|s| merged.push(s));
             merged
-        })
+        }))
     });
     if growable {
-        bench(PINFOLD_GROWABLE, &|| {
-            workers.merge_round(WAKE_ITEMS, |w| streams(w).collect::<Growable<_>>())
+        group.bench_rounds(PINFOLD_GROWABLE, || {
+            time(workers.merge_round(WAKE_ITEMS, |w| streams(w).collect::<Growable<_>>()))
         });
     }
-    bench(FUTURES_BUFFERED, &|| {
-        workers.merge_round(WAKE_ITEMS, |w| streams(w).collect::<Buffered<_>>())
+    group.bench_rounds(FUTURES_BUFFERED, || {
+        time(workers.merge_round(WAKE_ITEMS, |w| streams(w).collect::<Buffered<_>>()))
     });
-    bench(FUTURES_UTIL, &|| {
-        workers.merge_round(WAKE_ITEMS, |w| futures_util::stream::select_all(streams(w)))
+    group.bench_rounds(FUTURES_UTIL, || {
+        time(workers.merge_round(WAKE_ITEMS, |w| futures_util::stream::select_all(streams(w))))
     });
-    bench(FUTURES_CONCURRENCY, &|| {
-        workers.merge_round(WAKE_ITEMS, |w| streams(w).collect::<StreamGroup<_>>())
+    group.bench_rounds(FUTURES_CONCURRENCY, || {
+        time(workers.merge_round(WAKE_ITEMS, |w| streams(w).collect::<StreamGroup<_>>()))
     });
-    bench(TOKIO_STREAM, &|| {
-        workers.merge_round(WAKE_ITEMS, |w| {
+    group.bench_rounds(TOKIO_STREAM, || {
+        time(workers.merge_round(WAKE_ITEMS, |w| {
             let mut merged = StreamMap::new();
             for (j, stream) in streams(w).enumerate() {
                 merged.insert(j, stream);
             }
             merged.map(|(_, item)| item)
-        })
+        }))
     });
     group.finish();
     black_box(workers);

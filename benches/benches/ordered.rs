@@ -70,7 +70,7 @@ macro_rules! sleep_group {
                     assert_eq!(count, SLEEPERS);
                     (allocs, None)
                 },
-                |b| b.iter(&work),
+                work,
             );
         )+
         group.finish();

@@ -22,7 +22,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use futures_executor::block_on;
 use pinfold_benches::{
     BAB, BYTES_MUT, CURSOR_SLICE, CURSOR_VEC, Crew, Group, PINFOLD, PINFOLD_ASYNC, SLICE,
-    TOKIO_SEMAPHORE, Tuning, VEC, criterion, measure_warm,
+    TOKIO_SEMAPHORE, Tuning, VEC, criterion,
 };
 use pinfold_pool::BufferPool;
 use serde::Serialize;
@@ -43,9 +43,11 @@ const SIZE: usize = 1033;
 /// and the `Vec` alone.
 fn pool_acquire_release(c: &mut Criterion) {
     const COUNT: usize = 64;
-    let mut group = Group::new(c, "pool_acquire_release", Tuning::FAST);
-
     let pool = BufferPool::new(COUNT, SIZE);
+    let bab = bab::HeapBufferPool::new(SIZE, 8, 8);
+    assert_eq!(bab.total_buffer_count(), COUNT);
+    let semaphore = Semaphore::new(COUNT);
+    let mut group = Group::new(c, "pool_acquire_release", Tuning::FAST);
     group.bench(PINFOLD, || {
         let buf = pool.try_acquire().expect("a free buffer");
         drop(black_box(buf));
@@ -61,17 +63,12 @@ fn pool_acquire_release(c: &mut Criterion) {
         };
         drop(black_box(buf));
     });
-    assert_eq!(pool.available(), COUNT, "every buffer back");
-
-    let bab = bab::HeapBufferPool::new(SIZE, 8, 8);
-    assert_eq!(bab.total_buffer_count(), COUNT);
     group.bench(BAB, || {
         let buffer = bab.try_acquire().expect("a free buffer");
         // SAFETY: `buffer` was just acquired from `bab`, on this thread, and is released once.
         unsafe { bab.release(black_box(buffer)) };
     });
 
-    let semaphore = Semaphore::new(COUNT);
     group.bench(TOKIO_SEMAPHORE, || {
         let permit = semaphore.try_acquire().expect("a free permit");
         let buf = Vec::<u8>::with_capacity(SIZE);
@@ -79,6 +76,7 @@ fn pool_acquire_release(c: &mut Criterion) {
     });
     group.bench(VEC, || drop(black_box(Vec::<u8>::with_capacity(SIZE))));
     group.finish();
+    assert_eq!(pool.available(), COUNT, "every buffer back");
 }
 
 /// `threads` threads that each acquire and release one buffer 16,384 times, sharing a pool of
@@ -101,16 +99,16 @@ fn pool_acquire_release(c: &mut Criterion) {
 fn threads_sharing(c: &mut Criterion, name: &str, threads: usize, count: usize) {
     const CYCLES: usize = 16_384;
     let mut group = Group::new(c, name, Tuning::MEDIUM);
-    let mut bench = |id: &str, crew: Crew, check: &dyn Fn()| {
-        group.bench_with(
-            id,
-            || {
-                let (allocs, _) = measure_warm(|| crew.round());
+    let mut bench = |id: &str, crew: Crew, check: Box<dyn Fn()>| {
+        let mut checked = false;
+        group.bench_rounds(id, move || {
+            let took = crew.round();
+            if !checked {
+                checked = true;
                 check();
-                (allocs, None)
-            },
-            |b| b.iter_custom(|iters| (0..iters).map(|_| crew.round()).sum()),
-        );
+            }
+            took
+        });
     };
 
     let pool = BufferPool::new(count, SIZE);
@@ -123,9 +121,11 @@ fn threads_sharing(c: &mut Criterion, name: &str, threads: usize, count: usize) 
             }
         });
     });
-    bench(PINFOLD, crew, &|| {
-        assert_eq!(pool.available(), count, "every buffer back");
-    });
+    bench(
+        PINFOLD,
+        crew,
+        Box::new(move || assert_eq!(pool.available(), count, "every buffer back")),
+    );
 
     let bab = bab::HeapBufferPool::new(SIZE, threads, count / threads);
     let crew = Crew::new(threads, move || {
@@ -138,7 +138,7 @@ fn threads_sharing(c: &mut Criterion, name: &str, threads: usize, count: usize) 
             }
         });
     });
-    bench(BAB, crew, &|| {});
+    bench(BAB, crew, Box::new(|| {}));
 
     let semaphore = Arc::new(Semaphore::new(count));
     let shared = semaphore.clone();
@@ -154,16 +154,20 @@ fn threads_sharing(c: &mut Criterion, name: &str, threads: usize, count: usize) 
             }
         });
     });
-    bench(TOKIO_SEMAPHORE, crew, &|| {
-        assert_eq!(semaphore.available_permits(), count, "every permit back");
-    });
+    bench(
+        TOKIO_SEMAPHORE,
+        crew,
+        Box::new(move || {
+            assert_eq!(semaphore.available_permits(), count, "every permit back");
+        }),
+    );
 
     let crew = Crew::new(threads, || {
         for _ in 0..CYCLES {
             drop(black_box(Vec::<u8>::with_capacity(SIZE)));
         }
     });
-    bench(VEC, crew, &|| {});
+    bench(VEC, crew, Box::new(|| {}));
     group.finish();
 }
 
@@ -292,16 +296,24 @@ fn pool_cursor_2048x16(c: &mut Criterion) {
 
     let records = &records[..];
     let mut group = Group::new(c, "pool_cursor_2048x16", Tuning::FAST);
-    group.bench(PINFOLD, || writers.pinfold(black_box(records), consume));
-    group.bench(CURSOR_VEC, || {
-        writers.cursor_vec(black_box(records), consume)
+    // Each benchmark owns its writers: the group times them after this function has queued
+    // them all, in an order of its own.
+    let w = Writers::new();
+    group.bench(PINFOLD, move || w.pinfold(black_box(records), consume));
+    let w = Writers::new();
+    group.bench(CURSOR_VEC, move || {
+        w.cursor_vec(black_box(records), consume)
     });
-    group.bench(CURSOR_SLICE, || {
-        writers.cursor_slice(black_box(records), consume)
+    let mut w = Writers::new();
+    group.bench(CURSOR_SLICE, move || {
+        w.cursor_slice(black_box(records), consume)
     });
-    group.bench(BYTES_MUT, || writers.bytes_mut(black_box(records), consume));
-    group.bench(VEC, || writers.vec(black_box(records), consume));
-    group.bench(SLICE, || writers.slice(black_box(records), consume));
+    let w = Writers::new();
+    group.bench(BYTES_MUT, move || w.bytes_mut(black_box(records), consume));
+    let w = Writers::new();
+    group.bench(VEC, move || w.vec(black_box(records), consume));
+    let mut w = Writers::new();
+    group.bench(SLICE, move || w.slice(black_box(records), consume));
     group.finish();
 }
 

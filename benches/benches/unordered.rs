@@ -110,11 +110,11 @@ fn burst_100k(c: &mut Criterion) {
             (allocs, Some(held.max(0) as u64))
         };
         let pinfold = || burst(driver, Pinfold::new(), |s, f| s.push(f), Pinfold::len);
-        group.bench_with(PINFOLD, || count(&pinfold), |b| b.iter(pinfold));
+        group.bench_with(PINFOLD, move || count(&pinfold), pinfold);
         let buffered = || burst(driver, Buffered::new(), |s, f| s.push(f), Buffered::len);
-        group.bench_with(FUTURES_BUFFERED, || count(&buffered), |b| b.iter(buffered));
+        group.bench_with(FUTURES_BUFFERED, move || count(&buffered), buffered);
         let util = || burst(driver, Util::new(), |s, f| s.push(f), Util::len);
-        group.bench_with(FUTURES_UTIL, || count(&util), |b| b.iter(util));
+        group.bench_with(FUTURES_UTIL, move || count(&util), util);
         group.finish();
     }
 }

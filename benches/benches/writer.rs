@@ -11,12 +11,11 @@
 
 use std::hint::black_box;
 use std::io::{BufWriter, Sink, Write, sink};
-use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_executor::block_on;
-use pinfold_benches::{BAB, Crew, Group, PINFOLD, TOKIO_MPSC, Tuning, criterion, measure_warm};
+use pinfold_benches::{BAB, Crew, Group, PINFOLD, TOKIO_MPSC, Tuning, criterion, timed};
 use pinfold_pool::{BufferPool, Flusher, writer};
 use tokio::sync::mpsc;
 
@@ -88,18 +87,16 @@ fn writer_1x1000(c: &mut Criterion) {
 
     let pool = BufferPool::new(BUFFERS, BUFFER);
     let (mut writer, mut flusher) = writer::channel(&pool);
-    group.bench(PINFOLD, || {
+    group.bench(PINFOLD, move || {
         write_pinfold(&mut writer, &message);
         assert_eq!(drain(&mut flusher), BATCH * MESSAGE);
     });
-    drop(writer);
-    drop(flusher);
 
     let bab = bab::HeapBufferPool::new(BUFFER, 16, 16);
     let _registered = bab.register_thread();
     let (sender, mut receiver) = bab::new_writer_flusher();
     let writer = bab::Writer::new_local_flush(bab.clone(), 0, sender, 0);
-    group.bench(BAB, || {
+    group.bench(BAB, move || {
         block_on(async {
             for _ in 0..BATCH {
                 let mut room = writer.reserve(MESSAGE).await;
@@ -117,7 +114,7 @@ fn writer_1x1000(c: &mut Criterion) {
 
     let (sender, mut receiver) = mpsc::channel(BATCH);
     let mut out = BufWriter::with_capacity(BUFFER, sink());
-    group.bench(TOKIO_MPSC, || {
+    group.bench(TOKIO_MPSC, move || {
         send_mpsc(&sender, &message);
         receive_mpsc(&mut receiver, &mut out, BATCH);
     });
@@ -134,19 +131,8 @@ fn writer_4x1000(c: &mut Criterion) {
     const THREADS: usize = 4;
     let message = payload();
     let mut group = Group::new(c, "writer_4x1000", Tuning::MEDIUM);
-    let mut bench = |id: &str, crew: Crew, drain: &mut dyn FnMut()| {
-        let mut round = || {
-            let wrote = crew.round();
-            let began = Instant::now();
-            drain();
-            wrote + began.elapsed()
-        };
-        let (allocs, _) = measure_warm(&mut round);
-        group.bench_with(
-            id,
-            || (allocs, None),
-            |b| b.iter_custom(|iters| (0..iters).map(|_| round()).sum::<Duration>()),
-        );
+    let mut bench = |id: &str, crew: Crew, mut drain: Box<dyn FnMut()>| {
+        group.bench_rounds(id, move || crew.round() + timed(&mut *drain).0);
     };
 
     let pool = BufferPool::new(BUFFERS, BUFFER);
@@ -155,9 +141,13 @@ fn writer_4x1000(c: &mut Criterion) {
         let mut writer = writer.clone();
         write_pinfold(&mut writer, &message);
     });
-    bench(PINFOLD, crew, &mut || {
-        assert_eq!(drain(&mut flusher), THREADS * BATCH * MESSAGE);
-    });
+    bench(
+        PINFOLD,
+        crew,
+        Box::new(move || {
+            assert_eq!(drain(&mut flusher), THREADS * BATCH * MESSAGE);
+        }),
+    );
 
     let bab = bab::HeapBufferPool::new(BUFFER, 16, 16);
     let (sender, receiver) = bab::new_writer_flusher();
@@ -176,23 +166,29 @@ fn writer_4x1000(c: &mut Criterion) {
     });
     let _registered = bab.register_thread();
     let mut receiver = receiver;
-    bench(BAB, crew, &mut || {
-        let mut bytes = 0;
-        while bytes < THREADS * BATCH * MESSAGE {
-            block_on(async {
-                for flush in receiver.flush().await {
-                    bytes += black_box(&flush[..]).len();
-                }
-            });
-        }
-    });
+    bench(
+        BAB,
+        crew,
+        Box::new(move || {
+            let mut bytes = 0;
+            while bytes < THREADS * BATCH * MESSAGE {
+                block_on(async {
+                    for flush in receiver.flush().await {
+                        bytes += black_box(&flush[..]).len();
+                    }
+                });
+            }
+        }),
+    );
 
     let (sender, mut receiver) = mpsc::channel(THREADS * BATCH);
     let crew = Crew::new(THREADS, move || send_mpsc(&sender, &message));
     let mut out = BufWriter::with_capacity(BUFFER, sink());
-    bench(TOKIO_MPSC, crew, &mut || {
-        receive_mpsc(&mut receiver, &mut out, THREADS * BATCH);
-    });
+    bench(
+        TOKIO_MPSC,
+        crew,
+        Box::new(move || receive_mpsc(&mut receiver, &mut out, THREADS * BATCH)),
+    );
     group.finish();
 }
 

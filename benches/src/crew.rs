@@ -31,7 +31,7 @@ impl Crew {
                         if stop.load(Ordering::Acquire) {
                             return;
                         }
-                        job();
+                        crate::timed(&*job);
                         done.wait();
                     }
                 })

@@ -3,11 +3,15 @@
 
 use std::time::Duration;
 
+use std::hint::black_box;
+
 use criterion::measurement::{Measurement, WallTime};
 use criterion::{Bencher, BenchmarkGroup, Criterion, SamplingMode};
 
 use crate::alloc::{Allocs, measure_warm};
+use crate::instructions::{Regions, count_if_selected, selected};
 use crate::results::{criterion_dir, record_allocs};
+use crate::xorshift::Xorshift;
 
 /// Whether `PINFOLD_BENCH_QUICK=1` (what `cargo xtask bench` sets unless given `--full`): every
 /// group then takes 10 samples (criterion's minimum), with at most 0.1 s of warm-up and 0.4 s
@@ -90,20 +94,37 @@ impl Tuning {
 /// timed: the allocations go to `allocs.tsv` under the group's name and the implementation's
 /// id. The count runs only for benchmarks criterion actually runs (it honours filters), and
 /// also in test mode (`cargo test --benches`), so it cannot rot.
-pub struct Group<'a, M: Measurement = WallTime> {
+///
+/// The implementations are timed when the group [finishes](Group::finish), in an order drawn
+/// afresh for each run (from `PINFOLD_BENCH_SEED` if set, else from the clock): no
+/// implementation always runs first after the rows before it, on their heap and caches.
+///
+/// In the instruction-counting mode (`PINFOLD_INSTRUCTIONS`, see
+/// [`count_if_selected`](crate::count_if_selected)) a group times nothing: the one benchmark
+/// selected is counted and the process ends.
+pub struct Group<'a, 'r, M: Measurement = WallTime> {
     name: String,
+    /// What a run of the group's workload handles (its row's
+    /// [`items`](crate::Workload::items)), for the counting mode.
+    items: u64,
     inner: BenchmarkGroup<'a, M>,
+    /// The implementations to time at [`finish`](Group::finish): id and routine.
+    pending: Vec<(String, Routine<'r, M>)>,
 }
 
-impl<M: Measurement> std::fmt::Debug for Group<'_, M> {
+type Routine<'r, M> = Box<dyn FnMut(&mut Bencher<'_, M>) + 'r>;
+type Count<'r> = Box<dyn FnOnce() -> (Allocs, Option<u64>) + 'r>;
+
+impl<M: Measurement> std::fmt::Debug for Group<'_, '_, M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Group")
             .field("name", &self.name)
+            .field("pending", &self.pending.len())
             .finish_non_exhaustive()
     }
 }
 
-impl<'a, M: Measurement> Group<'a, M> {
+impl<'a, 'r, M: Measurement + 'static> Group<'a, 'r, M> {
     /// A group named `name` (the workload), sampled as `tuning` says; pins `malloc`'s
     /// thresholds first ([`pin_malloc_thresholds`](crate::pin_malloc_thresholds)).
     pub fn new(criterion: &'a mut Criterion<M>, name: &str, tuning: Tuning) -> Self {
@@ -119,7 +140,9 @@ impl<'a, M: Measurement> Group<'a, M> {
         }
         Self {
             name: name.to_string(),
+            items: crate::workload(name).map_or(1, |workload| workload.items),
             inner,
+            pending: Vec::new(),
         }
     }
 
@@ -131,41 +154,106 @@ impl<'a, M: Measurement> Group<'a, M> {
     /// Counts one run of `run` (after an uncounted one, see
     /// [`measure_warm`](crate::measure_warm)), then times it with `Bencher::iter`: everything `run` does is
     /// timed, so it must not build a runtime.
-    pub fn bench<R>(&mut self, id: &str, mut run: impl FnMut() -> R) {
-        let mut counted = false;
-        let name = self.name.clone();
-        self.inner.bench_function(id, |b| {
-            if !counted {
-                counted = true;
-                let (allocs, _) = measure_warm(&mut run);
-                record_allocs(&name, id, &allocs, None);
+    pub fn bench<R>(&mut self, id: &str, run: impl FnMut() -> R + 'r) {
+        self.iterate(id, None, run);
+    }
+
+    /// As [`bench`](Self::bench), with the allocations `count` gives (from one untimed run
+    /// it makes; and, for a workload that keeps its set, the bytes still held at the end) in
+    /// place of a count of `run`.
+    pub fn bench_with<R>(
+        &mut self,
+        id: &str,
+        count: impl FnOnce() -> (Allocs, Option<u64>) + 'r,
+        run: impl FnMut() -> R + 'r,
+    ) {
+        self.iterate(id, Some(Box::new(count)), run);
+    }
+
+    fn iterate<R>(&mut self, id: &str, count: Option<Count<'r>>, mut run: impl FnMut() -> R + 'r) {
+        count_if_selected(&self.name, id, self.items, Regions::Whole, || {
+            drop(black_box(run()));
+        });
+        if selected().is_some() {
+            return;
+        }
+        let mut count = Some(count);
+        let (name, owned_id) = (self.name.clone(), id.to_string());
+        self.queue(id, move |b| {
+            if let Some(count) = count.take() {
+                let (allocs, retained) = match count {
+                    Some(count) => count(),
+                    None => (measure_warm(&mut run).0, None),
+                };
+                record_allocs(&name, &owned_id, &allocs, retained);
             }
             b.iter(&mut run);
         });
     }
 
-    /// The general form: `count` runs the workload once, untimed, and gives what it counted
-    /// (and, for a workload that keeps its set, the bytes still held at the end); `routine`
-    /// then does the timing with whichever `Bencher` method fits.
-    pub fn bench_with(
-        &mut self,
-        id: &str,
-        count: impl FnOnce() -> (Allocs, Option<u64>),
-        mut routine: impl FnMut(&mut Bencher<'_, M>),
-    ) {
-        let mut count = Some(count);
-        let name = self.name.clone();
-        self.inner.bench_function(id, |b| {
-            if let Some(count) = count.take() {
-                let (allocs, retained) = count();
-                record_allocs(&name, id, &allocs, retained);
-            }
-            routine(b);
-        });
+    fn queue(&mut self, id: &str, routine: impl FnMut(&mut Bencher<'_, M>) + 'r) {
+        self.pending.push((id.to_string(), Box::new(routine)));
     }
 
-    /// Ends the group.
-    pub fn finish(self) {
+    /// Times the implementations, in an order drawn for this run, and ends the group.
+    pub fn finish(mut self) {
+        let mut pending = std::mem::take(&mut self.pending);
+        shuffle(&mut pending, &mut run_order_rng());
+        for (id, mut routine) in pending {
+            self.inner.bench_function(id.as_str(), |b| routine(b));
+        }
         self.inner.finish();
+    }
+}
+
+impl<'r, M: Measurement<Value = Duration> + 'static> Group<'_, 'r, M> {
+    /// A benchmark timed by rounds: `round` runs one and gives the time of its timed part
+    /// (what it marks with [`timed`](crate::timed); its setup and checks are not timed).
+    /// Counted once for its allocations first (after an uncounted round), as
+    /// [`bench`](Self::bench).
+    pub fn bench_rounds(&mut self, id: &str, mut round: impl FnMut() -> Duration + 'r) {
+        count_if_selected(&self.name, id, self.items, Regions::Marked, || {
+            round();
+        });
+        if selected().is_some() {
+            return;
+        }
+        let mut counted = false;
+        let (name, owned_id) = (self.name.clone(), id.to_string());
+        self.queue(id, move |b| {
+            if !counted {
+                counted = true;
+                let (allocs, _) = measure_warm(&mut round);
+                record_allocs(&name, &owned_id, &allocs, None);
+            }
+            b.iter_custom(|iters| (0..iters).map(|_| round()).sum());
+        });
+    }
+}
+
+/// The generator of the run's order: seeded by `PINFOLD_BENCH_SEED` if set (to repeat a
+/// run's order), else by the clock; one per process, advanced by every group.
+fn run_order_rng() -> std::sync::MutexGuard<'static, Xorshift> {
+    static RNG: std::sync::OnceLock<std::sync::Mutex<Xorshift>> = std::sync::OnceLock::new();
+    RNG.get_or_init(|| {
+        let seed = std::env::var("PINFOLD_BENCH_SEED")
+            .ok()
+            .and_then(|seed| seed.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(1, |since| since.as_nanos() as u64)
+            });
+        std::sync::Mutex::new(Xorshift::new(seed))
+    })
+    .lock()
+    .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Fisher-Yates.
+fn shuffle<T>(items: &mut [T], rng: &mut Xorshift) {
+    for i in (1..items.len()).rev() {
+        let j = rng.up_to(i as u64) as usize;
+        items.swap(i, j);
     }
 }

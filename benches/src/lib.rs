@@ -33,6 +33,7 @@ mod drive;
 pub mod format;
 mod futures;
 mod group;
+mod instructions;
 mod local_signal;
 mod results;
 mod sparse;
@@ -53,6 +54,10 @@ pub use futures::{
     ChurnFuture, Signal, SignalCell, SignalStream, YieldK, join_inputs, try_join_inputs,
 };
 pub use group::{Group, Tuning, criterion, quick};
+pub use instructions::{
+    MEASURED_FUNCTION, REPORT_PREFIX, RUNS_VARIABLE, Regions, SELECT_VARIABLE, count_if_selected,
+    measured, selected, timed,
+};
 pub use local_signal::{LocalSignal, LocalSignalCell, LocalSignalStream};
 pub use results::{
     ALLOCS_FILE, AllocRow, VIRTUAL_FILE, VirtualRow, criterion_dir, read_allocs, read_virtual,
@@ -147,240 +152,340 @@ pub const IMPLEMENTATIONS: [&str; 7] = [
     TOKIO_UTIL,
 ];
 
+/// One row of a table: a criterion group (or `group/id`, see [`WORKLOADS`]), how many items
+/// one run of it handles, and what it measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Workload {
+    /// The criterion group, or `group/id` for a second pinfold implementation in the group.
+    pub name: &'static str,
+    /// What a run's instruction count is divided by: the items, polls or operations one run of
+    /// the workload handles (one `Bencher::iter` iteration, or one custom round).
+    pub items: u64,
+    /// What the row measures.
+    pub description: &'static str,
+}
+
+impl Workload {
+    /// The row `name`: `items` per run, measuring `description`.
+    pub const fn new(name: &'static str, items: u64, description: &'static str) -> Self {
+        Self {
+            name,
+            items,
+            description,
+        }
+    }
+
+    /// The criterion group the row's results come from.
+    pub fn group(&self) -> &'static str {
+        self.name
+            .split_once('/')
+            .map_or(self.name, |(group, _)| group)
+    }
+}
+
+/// The workload whose criterion group is `group`, in any of [`TABLES`].
+pub fn workload(group: &str) -> Option<&'static Workload> {
+    TABLES
+        .iter()
+        .flat_map(|table| table.workloads)
+        .find(|workload| workload.group() == group)
+}
+
 /// The rows of the table, in order: the criterion group, with what it measures. A group that
 /// has no results yet (its crate has not landed, or it was filtered out) is left out of the
 /// table. A row named `group/id` is a second row of `group` in which the benchmark `id` (a
 /// second pinfold implementation, e.g. [`PINFOLD_GROWABLE`]) stands in pinfold's column,
 /// against the same peers.
-pub const WORKLOADS: &[(&str, &str)] = &[
-    (
+pub const WORKLOADS: &[Workload] = &[
+    Workload::new(
         "ready_512k",
+        512_000,
         "512,000 ready futures through a bounded set of 256",
     ),
-    (
+    Workload::new(
         "ready_512k_block_on",
+        512_000,
         "the same under futures-executor block_on (a real waker)",
     ),
-    (
+    Workload::new(
         "sleep_65k_wall",
+        65_536,
         "65,536 × sleep(100 µs), 256 at a time, 1-thread tokio: wall time",
     ),
-    (
+    Workload::new(
         "sleep_65k_cpu",
+        65_536,
         "65,536 × sleep(100 µs), 256 at a time, 1-thread tokio: process CPU time",
     ),
-    (
+    Workload::new(
         "yield_16",
+        4_352,
         "256 futures that each wake themselves 16 times, set of 256",
     ),
-    (
+    Workload::new(
         "yield_16_block_on",
+        4_352,
         "the same under futures-executor block_on (a real waker)",
     ),
-    (
+    Workload::new(
         "wakes_4_threads",
+        16_384,
         "16,384 futures woken by 4 threads in random order; owner parks: release to last output",
     ),
-    (
+    Workload::new(
         "wakes_4_threads_cpu",
+        16_384,
         "the same: CPU time of the 4 threads' fire loops plus the owner's drain",
     ),
-    (
+    Workload::new(
         "wakes_4_threads_adjacent",
+        16_384,
         "as above, thread t firing slots t, t+4, t+8, ... (all 4 threads on the same ready words)",
     ),
-    (
+    Workload::new(
         "wakes_4_threads_adjacent_cpu",
+        16_384,
         "the same: CPU time of the 4 threads' fire loops plus the owner's drain",
     ),
-    (
+    Workload::new(
         "unordered_ready_512k",
+        512_000,
         "512,000 ready futures, 256 at a time, growable set",
     ),
-    (
+    Workload::new(
         "unordered_ready_512k_block_on",
+        512_000,
         "the same under futures-executor block_on (a real waker)",
     ),
-    (
+    Workload::new(
         "burst_100k",
+        100_000,
         "growable set: burst to 100,000 pending futures, drain to 100",
     ),
-    (
+    Workload::new(
         "burst_100k_block_on",
+        100_000,
         "the same under futures-executor block_on (a real waker)",
     ),
-    (
+    Workload::new(
         "unordered_sparse_10k",
+        10_000,
         "10,000 pending futures, woken 10 at a time (random order, each once) on the owner's thread, drained after each batch; block_on; setup untimed (pinfold: bounded set)",
     ),
-    (
+    Workload::new(
         "unordered_sparse_10k/pinfold-growable",
+        10_000,
         "the same with pinfold's growable FuturesUnordered",
     ),
-    (
+    Workload::new(
         "keyed_churn_100k",
+        100_000,
         "set of 1,024 kept full, 100,000 inserts, every other one removed by key before it finishes (pinfold: bounded set; futures-util: Abortable); block_on",
     ),
-    (
+    Workload::new(
         "keyed_churn_100k/pinfold-growable",
+        100_000,
         "the same with pinfold's growable FuturesUnordered",
     ),
-    (
+    Workload::new(
         "join_all_ready_2_block_on",
+        2,
         "join_all of 2 ready futures, under block_on",
     ),
-    (
+    Workload::new(
         "join_all_ready_10_block_on",
+        10,
         "join_all of 10 ready futures, under block_on",
     ),
-    (
+    Workload::new(
         "join_all_ready_30_block_on",
+        30,
         "join_all of 30 ready futures, under block_on",
     ),
-    ("join_all_10", "join_all of 10 futures that yield once"),
-    (
+    Workload::new("join_all_10", 10, "join_all of 10 futures that yield once"),
+    Workload::new(
         "join_all_10_block_on",
+        10,
         "the same under futures-executor block_on (a real waker)",
     ),
-    ("join_all_1k", "join_all of 1,000 futures that yield once"),
-    (
+    Workload::new(
+        "join_all_1k",
+        1_000,
+        "join_all of 1,000 futures that yield once",
+    ),
+    Workload::new(
         "join_all_1k_block_on",
+        1_000,
         "the same under futures-executor block_on (a real waker)",
     ),
-    (
+    Workload::new(
         "join_all_100k",
+        100_000,
         "join_all of 100,000 futures that yield once",
     ),
-    (
+    Workload::new(
         "join_all_100k_block_on",
+        100_000,
         "the same under futures-executor block_on (a real waker)",
     ),
-    (
+    Workload::new(
         "try_join_all_ready_2_block_on",
+        2,
         "try_join_all of 2 ready futures (Ok), under block_on",
     ),
-    (
+    Workload::new(
         "try_join_all_ready_10_block_on",
+        10,
         "try_join_all of 10 ready futures (Ok), under block_on",
     ),
-    (
+    Workload::new(
         "try_join_all_ready_30_block_on",
+        30,
         "try_join_all of 30 ready futures (Ok), under block_on",
     ),
-    (
+    Workload::new(
         "try_join_all_10",
+        10,
         "try_join_all of 10 futures that yield once",
     ),
-    (
+    Workload::new(
         "try_join_all_10_block_on",
+        10,
         "the same under futures-executor block_on (a real waker)",
     ),
-    (
+    Workload::new(
         "try_join_all_1k",
+        1_000,
         "try_join_all of 1,000 futures that yield once",
     ),
-    (
+    Workload::new(
         "try_join_all_1k_block_on",
+        1_000,
         "the same under futures-executor block_on (a real waker)",
     ),
-    (
+    Workload::new(
         "try_join_all_100k",
+        100_000,
         "try_join_all of 100,000 futures that yield once",
     ),
-    (
+    Workload::new(
         "try_join_all_100k_block_on",
+        100_000,
         "the same under futures-executor block_on (a real waker)",
     ),
-    (
+    Workload::new(
         "ordered_10k_c50",
+        10_000,
         "ordered buffer: 10k futures, random 0–7 ms delays, concurrency 50 (paused clock)",
     ),
-    (
+    Workload::new(
         "ordered_1k_c10",
+        1_000,
         "ordered buffer: 1k futures, random 0–7 ms delays, concurrency 10 (paused clock)",
     ),
-    (
+    Workload::new(
         "ordered_window_10k_c50",
+        10_000,
         "ordered, bounded: 10k futures, 0–7 ms, concurrency 50; pinfold with window(50), buffered's contract",
     ),
-    (
+    Workload::new(
         "ordered_window_1k_c10",
+        1_000,
         "ordered, bounded: 1k futures, 0–7 ms, concurrency 10; pinfold with window(10), buffered's contract",
     ),
-    (
+    Workload::new(
         "unordered_10k_c50",
+        10_000,
         "unordered buffer: 10k futures, random 0–7 ms delays, concurrency 50 (paused clock)",
     ),
-    (
+    Workload::new(
         "unordered_1k_c10",
+        1_000,
         "unordered buffer: 1k futures, random 0–7 ms delays, concurrency 10 (paused clock)",
     ),
-    (
+    Workload::new(
         "ordered_selfwake_100k_c64",
+        100_000,
         "ordered buffer: 100k futures that wake themselves 0–4 times, concurrency 64; block_on",
     ),
-    (
+    Workload::new(
         "unordered_selfwake_100k_c64",
+        100_000,
         "unordered buffer: 100k futures that wake themselves 0–4 times, concurrency 64; block_on",
     ),
-    (
+    Workload::new(
         "futures_ordered_sleep_100k",
+        100_000,
         "FuturesOrdered: 100,000 futures of random 0–7 ms sleeps, all pushed, drained in order (paused clock); CPU time",
     ),
-    (
+    Workload::new(
         "futures_ordered_bounded_sleep_100k",
+        100_000,
         "the same, bounded sets of 100,000 (futures-util: its FuturesOrdered); CPU time",
     ),
-    (
+    Workload::new(
         "futures_ordered_ready_512k",
+        512_000,
         "FuturesOrdered: 512,000 ready futures, 256 at a time; block_on; CPU time",
     ),
-    (
+    Workload::new(
         "futures_ordered_bounded_ready_512k",
+        512_000,
         "the same, bounded sets of 256 (futures-util: its FuturesOrdered); CPU time",
     ),
-    (
+    Workload::new(
         "merge_ready_1k",
+        100_000,
         "merge of 1,000 streams of 100 ready items (pinfold: MergeBounded); block_on",
     ),
-    (
+    Workload::new(
         "merge_ready_1k/pinfold-growable",
+        100_000,
         "the same with pinfold's growable Merge",
     ),
-    (
+    Workload::new(
         "merge_wakes_10k",
+        100_000,
         "merge of 10,000 streams of 10 items, each item woken by one of 4 threads in random order; owner parks: release to last item",
     ),
-    (
+    Workload::new(
         "merge_wakes_10k/pinfold-growable",
+        100_000,
         "the same with pinfold's growable Merge",
     ),
-    (
+    Workload::new(
         "merge_wakes_10k_cpu",
+        100_000,
         "the same: CPU time of the 4 threads' fire loops plus the owner's drain",
     ),
-    (
+    Workload::new(
         "merge_hot_16",
+        1_000_000,
         "merge of 16 always-ready streams, 1,000,000 items in all; block_on",
     ),
-    (
+    Workload::new(
         "merge_hot_16/pinfold-growable",
+        1_000_000,
         "the same with pinfold's growable Merge",
     ),
-    (
+    Workload::new(
         "merge_sparse_10k",
+        10_000,
         "merge of 10,000 pending streams; 1,000 batches of 10 random streams fired on the owner's thread, drained after each; block_on; setup untimed (pinfold: MergeBounded)",
     ),
-    (
+    Workload::new(
         "merge_sparse_10k/pinfold-growable",
+        10_000,
         "the same with pinfold's growable Merge",
     ),
-    (
+    Workload::new(
         "map_streams_10k",
+        100_000,
         "StreamMap of 10,000 keys, 10 items each woken by one of 4 threads in random order; 1,000 keys replaced half-way; owner parks: release to last item",
     ),
-    (
+    Workload::new(
         "map_churn_100k",
+        100_000,
         "FutureMap of 1,024 keys kept full, 100,000 inserts, every other one removed by key before it finishes (tokio-util: JoinMap on a current-thread runtime)",
     ),
 ];
@@ -389,21 +494,25 @@ pub const WORKLOADS: &[(&str, &str)] = &[
 pub const POOL_IMPLEMENTATIONS: [&str; 4] = [PINFOLD, BAB, TOKIO_SEMAPHORE, VEC];
 
 /// The buffer pools' rows (`pool.rs`), as in [`WORKLOADS`].
-pub const POOL_WORKLOADS: &[(&str, &str)] = &[
-    (
+pub const POOL_WORKLOADS: &[Workload] = &[
+    Workload::new(
         "pool_acquire_release",
+        1,
         "one buffer of 1,033 bytes acquired and released, one thread, pools of 64 (pinfold, bab: try_acquire; tokio-semaphore: try_acquire plus a Vec; vec: the Vec alone)",
     ),
-    (
+    Workload::new(
         "pool_acquire_release/pinfold-async",
+        1,
         "the same with pinfold's acquire() future, pinned in place and polled once with a no-op waker",
     ),
-    (
+    Workload::new(
         "pool_4_threads_16",
+        65_536,
         "4 threads × 16,384 acquire/release cycles of one buffer of 1,033 bytes, pool of 16, under block_on: release of the threads to the last one done",
     ),
-    (
+    Workload::new(
         "pool_16_threads_64",
+        262_144,
         "16 threads × 16,384 acquire/release cycles of one buffer of 1,033 bytes, pool of 64, under block_on: release of the threads to the last one done",
     ),
 ];
@@ -414,8 +523,9 @@ pub const CURSOR_IMPLEMENTATIONS: [&str; 6] =
     [PINFOLD, CURSOR_VEC, CURSOR_SLICE, BYTES_MUT, VEC, SLICE];
 
 /// The writers' rows (`pool.rs`), as in [`WORKLOADS`].
-pub const CURSOR_WORKLOADS: &[(&str, &str)] = &[(
+pub const CURSOR_WORKLOADS: &[Workload] = &[Workload::new(
     "pool_cursor_2048x16",
+    2_048,
     "2,048 records of 16 bytes serialized one by one with bincode into a 32 KiB buffer (pinfold: a Buf acquired from a pool, vecs and BytesMut allocated, slices borrowed, inside the timed part)",
 )];
 
@@ -423,13 +533,15 @@ pub const CURSOR_WORKLOADS: &[(&str, &str)] = &[(
 pub const WRITER_IMPLEMENTATIONS: [&str; 3] = [PINFOLD, BAB, TOKIO_MPSC];
 
 /// The batching writers' rows (`writer.rs`), as in [`WORKLOADS`].
-pub const WRITER_WORKLOADS: &[(&str, &str)] = &[
-    (
+pub const WRITER_WORKLOADS: &[Workload] = &[
+    Workload::new(
         "writer_1x1000",
+        1_000,
         "1,000 messages of 32 bytes written, a flush asked for, the batches drained, one thread, 8 KiB buffers (tokio-mpsc: a Vec per message, received into a BufWriter)",
     ),
-    (
+    Workload::new(
         "writer_4x1000",
+        4_000,
         "4 threads × 1,000 messages of 32 bytes and a flush each, then the main thread drains: release of the threads to the end of the drain",
     ),
 ];
@@ -444,7 +556,7 @@ pub struct Table {
     pub implementations: &'static [&'static str],
     /// The rows, in order: a criterion group (or `group/id`, see [`WORKLOADS`]), with what it
     /// measures.
-    pub workloads: &'static [(&'static str, &'static str)],
+    pub workloads: &'static [Workload],
 }
 
 /// The tables `bench-table` prints, in order; a table none of whose rows has results is left

@@ -3,11 +3,10 @@
 
 use core::future::poll_fn;
 use core::task::Poll;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_core::Stream;
 
-use crate::alloc::measure_warm;
 use crate::drive::poll_next;
 use crate::group::Group;
 use crate::local_signal::{LocalSignal, LocalSignalCell, LocalSignalStream};
@@ -137,7 +136,7 @@ impl SparseWakes {
             cell.reset();
         }
         let mut set = make(self);
-        let (took, tally) = futures_executor::block_on(async {
+        futures_executor::block_on(async {
             poll_fn(|cx| {
                 let mut registered = self.registered();
                 while registered < self.len() {
@@ -152,25 +151,30 @@ impl SparseWakes {
                 Poll::Ready(())
             })
             .await;
-            let start = Instant::now();
-            let (mut count, mut sum) = (0u64, 0u64);
-            for batch in self.batches() {
-                let mut due = 0;
-                for &i in batch {
-                    self.cells[i].fire();
-                    due += i as u64;
+        });
+        // A second `block_on` on the same thread: its waker wakes the same thread as the
+        // wakers registered above.
+        let (took, tally) = crate::timed(|| {
+            futures_executor::block_on(async {
+                let (mut count, mut sum) = (0u64, 0u64);
+                for batch in self.batches() {
+                    let mut due = 0;
+                    for &i in batch {
+                        self.cells[i].fire();
+                        due += i as u64;
+                    }
+                    for _ in batch {
+                        let item = poll_fn(|cx| poll_next(&mut set, cx))
+                            .await
+                            .expect("the stream ends only after every future finished");
+                        due = due.wrapping_sub(item);
+                        count += 1;
+                        sum += item;
+                    }
+                    assert_eq!(due, 0, "a batch gives its cells' items");
                 }
-                for _ in batch {
-                    let item = poll_fn(|cx| poll_next(&mut set, cx))
-                        .await
-                        .expect("the stream ends only after every future finished");
-                    due = due.wrapping_sub(item);
-                    count += 1;
-                    sum += item;
-                }
-                assert_eq!(due, 0, "a batch gives its cells' items");
-            }
-            (start.elapsed(), (count, sum))
+                (count, sum)
+            })
         });
         assert_eq!(tally, self.expected(), "every fire's item once");
         took
@@ -179,16 +183,15 @@ impl SparseWakes {
     /// Benchmarks `make`'s stream in `group` under `id`: one untimed [`round`](Self::round)
     /// counted for its allocations (after an uncounted one), then criterion's iterations, each
     /// a round of which only the timed part is summed.
-    pub fn bench<'a, S>(&'a self, group: &mut Group<'_>, id: &str, make: impl Fn(&'a Self) -> S)
-    where
+    pub fn bench<'a, S>(
+        &'a self,
+        group: &mut Group<'_, 'a>,
+        id: &str,
+        make: impl Fn(&'a Self) -> S + 'a,
+    ) where
         S: Stream<Item = u64> + Unpin,
     {
-        let round = || self.round(&make);
-        group.bench_with(
-            id,
-            || (measure_warm(round).0, None),
-            |b| b.iter_custom(|iters| (0..iters).map(|_| round()).sum()),
-        );
+        group.bench_rounds(id, move || self.round(&make));
     }
 
     /// How many cells have a waker registered.

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
 use std::task::{Context, Waker};
 use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use futures_core::Stream;
 
@@ -88,9 +88,11 @@ impl WakerThreads {
                                 return;
                             }
                             let cpu = thread_cpu_time();
-                            for &i in &share {
-                                cells[i].fire();
-                            }
+                            crate::timed(|| {
+                                for &i in &share {
+                                    cells[i].fire();
+                                }
+                            });
                             let spent = thread_cpu_time().saturating_sub(cpu);
                             fire_cpu_ns.fetch_add(spent.as_nanos() as u64, Ordering::Relaxed);
                             end.wait();
@@ -181,11 +183,11 @@ impl WakerThreads {
         let state = prepare();
         self.fire_cpu_ns.store(0, Ordering::Relaxed);
         self.start.wait();
-        let started = Instant::now();
-        let owner_cpu = thread_cpu_time();
-        let out = drive(state);
-        let owner_cpu = thread_cpu_time().saturating_sub(owner_cpu);
-        let wall = started.elapsed();
+        let (wall, (out, owner_cpu)) = crate::timed(|| {
+            let owner_cpu = thread_cpu_time();
+            let out = drive(state);
+            (out, thread_cpu_time().saturating_sub(owner_cpu))
+        });
         // The end barrier orders the threads' `fetch_add`s before this load.
         self.end.wait();
         let fire_cpu = Duration::from_nanos(self.fire_cpu_ns.load(Ordering::Relaxed));

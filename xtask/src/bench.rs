@@ -5,7 +5,8 @@ use std::env;
 use std::fs;
 use std::path::PathBuf;
 
-use crate::outcome::Failure;
+use crate::instructions::{self, InstructionOptions};
+use crate::outcome::{Failure, Outcome, print_skip_banner};
 use crate::usage::{self, CommandUsage};
 use crate::workspace::Workspace;
 
@@ -15,9 +16,11 @@ pub(crate) const USAGE: CommandUsage = CommandUsage {
             and print their tables; by default a quick run\n\
             (PINFOLD_BENCH_QUICK=1: 10 samples a benchmark, about 2.5\n\
             minutes on 2 cores after the build); --full for the precise\n\
-            one (about 16 minutes), which also rewrites\n\
-            benches/RESULTS.md, benches/ratios.svg and the README's\n\
-            summary; --quick is the default's old name",
+            one (about 16 minutes, then every row's instructions\n\
+            under callgrind), which also writes this CPU's file in\n\
+            benches/results/ and rewrites benches/RESULTS.md,\n\
+            benches/ratios.svg and the README's summary from all of\n\
+            them; --quick is the default's old name",
 };
 
 /// How long the benchmarks run.
@@ -47,7 +50,7 @@ pub(crate) fn bench(workspace: &Workspace, args: &[String]) -> Result<(), Failur
         println!("bench: no benches crate yet");
         return Ok(());
     }
-    // Each run starts its allocation and virtual-time records afresh.
+    // Each run starts its allocation, virtual-time and instruction records afresh.
     let records = env::var_os("CARGO_TARGET_DIR")
         .map_or_else(|| workspace.target_dir(""), PathBuf::from)
         .join("pinfold-bench");
@@ -71,6 +74,13 @@ pub(crate) fn bench(workspace: &Workspace, args: &[String]) -> Result<(), Failur
         .cargo(&["bench", "-p", "pinfold-benches"])
         .env("PINFOLD_BENCH_QUICK", quick)
         .run()?;
+    // A full run records every row's instructions per item beside its times.
+    if length == Length::Full {
+        let counted = instructions::instructions(workspace, &InstructionOptions::all())?;
+        if let Outcome::Skipped(reason) = counted {
+            print_skip_banner(&reason);
+        }
+    }
     // The markdown tables: each implementation's median, pinfold's ratios, allocations. Built
     // with the bench profile, so it reuses the dependencies `cargo bench` just built.
     workspace.cargo(&table_command(&length)).run()

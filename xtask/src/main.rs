@@ -11,6 +11,7 @@
 
 mod bench;
 mod ci;
+mod instructions;
 mod invocation;
 mod loom;
 mod miri;
@@ -27,6 +28,7 @@ mod workspace;
 use std::env;
 use std::process;
 
+use crate::instructions::InstructionOptions;
 use crate::loom::LoomOptions;
 use crate::outcome::{Failure, Outcome, print_skip_banner};
 use crate::valgrind::ValgrindOptions;
@@ -63,6 +65,9 @@ fn main() {
             .and_then(|options| valgrind::valgrind(&workspace, &options))
             .map(announce_skip),
         Some("bench") => bench::bench(&workspace, &args[1..]),
+        Some("instructions") => InstructionOptions::parse(&args[1..])
+            .and_then(|options| instructions::instructions(&workspace, &options))
+            .map(announce_skip),
         Some("help" | "-h" | "--help") => {
             println!("{}", usage::text());
             Ok(())

@@ -164,7 +164,7 @@ impl Results {
         let all_rows: Vec<Row> = table
             .workloads
             .iter()
-            .map(|&(name, description)| Row::new(name, description))
+            .map(|workload| Row::new(workload.name, workload.description))
             .collect();
         let medians: HashMap<(String, String), f64> = all_rows
             .iter()
