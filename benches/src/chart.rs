@@ -1,6 +1,7 @@
-//! `benches/ratios.svg`: a horizontal bar chart of pinfold's ratio to the fastest peer, one bar
-//! per row of the tables, on a log scale around a 1.0x line. Written by hand as SVG text, so
-//! the report needs no plotting library.
+//! `benches/ratios.svg`: a horizontal bar chart of pinfold's ratio to the fastest peer, per row
+//! of the tables a bar for its time on each CPU recorded and one for its instructions per item
+//! (against the peer that runs the fewest), on a log scale around a 1.0x line. Written by hand
+//! as SVG text, so the report needs no plotting library.
 
 use std::fmt::Write as _;
 
@@ -14,13 +15,15 @@ const HIGHEST: f64 = 25.0;
 /// The ratios marked on the scale.
 const TICKS: [f64; 9] = [0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0];
 
-const WIDTH: f64 = 980.0;
+const WIDTH: f64 = 1080.0;
 /// Where the bars' area starts and ends: the rows' names to its left, the ratios to its right.
 const PLOT_LEFT: f64 = 300.0;
 const PLOT_RIGHT: f64 = 780.0;
 const TOP: f64 = 52.0;
-const ROW_HEIGHT: f64 = 18.0;
+const ROW_HEIGHT: f64 = 14.0;
 const BAR_HEIGHT: f64 = 12.0;
+/// The space between two rows' bars.
+const ROW_GAP: f64 = 6.0;
 const FASTER: &str = "#2b8a3e";
 const SLOWER: &str = "#c92a2a";
 
@@ -39,9 +42,43 @@ fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The chart of `rows`, in their order, as an SVG document: one `<rect class="bar">` per row.
+/// One bar: its label (a CPU's short name, or `instructions`), the ratio and the peer.
+struct Bar<'a> {
+    series: &'a str,
+    ratio: f64,
+    peer: &'a str,
+    /// A bar of instructions, drawn lighter.
+    instructions: bool,
+}
+
+/// The bars of `row`: its time on each CPU, then its instructions.
+fn bars(row: &Standing) -> Vec<Bar<'_>> {
+    let mut bars: Vec<Bar<'_>> = row
+        .times
+        .iter()
+        .map(|time| Bar {
+            series: &time.cpu,
+            ratio: time.ratio(),
+            peer: &time.peer,
+            instructions: false,
+        })
+        .collect();
+    if let Some((ours, peer, theirs)) = &row.instructions {
+        bars.push(Bar {
+            series: "instructions",
+            ratio: ours / theirs,
+            peer,
+            instructions: true,
+        });
+    }
+    bars
+}
+
+/// The chart of `rows`, in their order, as an SVG document: one `<rect class="bar">` per bar
+/// (per row, one per CPU that timed it and one for its instructions).
 pub fn ratio_chart(rows: &[Standing]) -> String {
-    let height = TOP + ROW_HEIGHT * rows.len() as f64 + 16.0;
+    let bar_count: usize = rows.iter().map(|row| bars(row).len().max(1)).sum();
+    let height = TOP + ROW_HEIGHT * bar_count as f64 + ROW_GAP * rows.len() as f64 + 16.0;
     let one = x(1.0);
     let mut svg = String::new();
     let _ = writeln!(
@@ -51,7 +88,7 @@ pub fn ratio_chart(rows: &[Standing]) -> String {
     let _ = writeln!(svg, r#"<rect width="100%" height="100%" fill="white"/>"#);
     let _ = writeln!(
         svg,
-        r#"<text x="{PLOT_LEFT}" y="16" font-size="12">pinfold's median / the fastest peer's (log scale; left of 1.0x pinfold is faster)</text>"#
+        r#"<text x="8" y="16" font-size="12">pinfold / the fastest peer: time on each CPU (solid), instructions per item (light); log scale, left of 1.0x pinfold is ahead</text>"#
     );
     let bottom = height - 12.0;
     for tick in TICKS {
@@ -72,15 +109,8 @@ pub fn ratio_chart(rows: &[Standing]) -> String {
             TOP - 14.0
         );
     }
-    for (i, row) in rows.iter().enumerate() {
-        let y = TOP + ROW_HEIGHT * i as f64;
-        let ratio = row.ratio();
-        let end = x(ratio);
-        let (left, width, fill) = if ratio < 1.0 {
-            (end, one - end, FASTER)
-        } else {
-            (one, end - one, SLOWER)
-        };
+    let mut y = TOP;
+    for row in rows {
         let name = escape(&match row.name.split_once('/') {
             Some((group, id)) => format!("{group} ({id})"),
             None => row.name.clone(),
@@ -91,21 +121,31 @@ pub fn ratio_chart(rows: &[Standing]) -> String {
             PLOT_LEFT - 8.0,
             y + BAR_HEIGHT - 2.0
         );
-        let _ = writeln!(
-            svg,
-            r#"<rect class="bar" x="{left:.1}" y="{y:.1}" width="{:.1}" height="{BAR_HEIGHT}" fill="{fill}"><title>{name}: {} of {}</title></rect>"#,
-            width.max(1.0),
-            format::ratio(ratio),
-            escape(&row.peer)
-        );
-        let _ = writeln!(
-            svg,
-            r#"<text x="{}" y="{:.1}">{} {}</text>"#,
-            PLOT_RIGHT + 8.0,
-            y + BAR_HEIGHT - 2.0,
-            format::ratio(ratio),
-            escape(&row.peer)
-        );
+        for bar in bars(row) {
+            let end = x(bar.ratio);
+            let (left, width, fill) = if bar.ratio < 1.0 {
+                (end, one - end, FASTER)
+            } else {
+                (one, end - one, SLOWER)
+            };
+            let opacity = if bar.instructions { 0.4 } else { 1.0 };
+            let series = escape(bar.series);
+            let peer = escape(bar.peer);
+            let ratio = format::ratio(bar.ratio);
+            let _ = writeln!(
+                svg,
+                r#"<rect class="bar" x="{left:.1}" y="{y:.1}" width="{:.1}" height="{BAR_HEIGHT}" fill="{fill}" fill-opacity="{opacity}"><title>{name}, {series}: {ratio} of {peer}</title></rect>"#,
+                width.max(1.0),
+            );
+            let _ = writeln!(
+                svg,
+                r#"<text x="{}" y="{:.1}">{ratio} {peer} ({series})</text>"#,
+                PLOT_RIGHT + 8.0,
+                y + BAR_HEIGHT - 2.0,
+            );
+            y += ROW_HEIGHT;
+        }
+        y += ROW_GAP;
     }
     svg.push_str("</svg>\n");
     svg

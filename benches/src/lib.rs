@@ -14,11 +14,13 @@
 //! [`FAST_ORDERED_BUFFER`], [`FUTURES_CONCURRENCY`]) and, before timing an implementation,
 //! runs its workload untimed under [`measure_warm`] and appends the allocation counts to
 //! `<target>/pinfold-bench/allocs.tsv`. The `bench-table` binary joins those rows with
-//! criterion's medians into markdown tables ([`TABLES`]): the sets of futures and the rest, one
-//! row per entry of [`WORKLOADS`]; the buffer pools ([`POOL_WORKLOADS`]); and the writers a
-//! message is serialized into ([`CURSOR_WORKLOADS`]), each with its own columns. With
-//! `--write` it also writes `benches/RESULTS.md`, the chart of pinfold's ratios
-//! ([`ratio_chart`]) and the README's summary of them ([`summary_rows`], [`replace_summary`]).
+//! criterion's medians and the instructions per item `cargo xtask instructions` counted (in
+//! the bench binaries' counting mode, [`count_if_selected`]) into markdown tables, one per
+//! primitive ([`TABLES`]), each with the columns of its own peers. With `--write` it records
+//! the run under its CPU ([`Cpu`], [`Record`]: `benches/results/<cpu>.tsv` and `.md`), then
+//! writes `benches/RESULTS.md`, the chart of pinfold's ratios ([`ratio_chart`]) and the
+//! README's summary of them ([`summary_rows`], [`claims`], [`replace_summary`]) from every
+//! CPU's record.
 //!
 //! The workloads that poll with a no-op waker run a second time under futures-executor's
 //! `block_on`, a real waker (groups `<name>_block_on`, see [`Driver`]).
@@ -27,6 +29,7 @@
 
 mod alloc;
 mod chart;
+mod cpu;
 mod cpu_time;
 mod crew;
 mod drive;
@@ -35,6 +38,8 @@ mod futures;
 mod group;
 mod instructions;
 mod local_signal;
+mod record;
+mod report;
 mod results;
 mod sparse;
 mod summary;
@@ -43,6 +48,7 @@ mod xorshift;
 
 pub use alloc::{Allocs, CountingAlloc, live_bytes, measure, measure_warm, pin_malloc_thresholds};
 pub use chart::ratio_chart;
+pub use cpu::Cpu;
 pub use cpu_time::{CpuTime, process_cpu_time, thread_cpu_time};
 pub use crew::Crew;
 pub use drive::{
@@ -59,14 +65,16 @@ pub use instructions::{
     measured, selected, timed,
 };
 pub use local_signal::{LocalSignal, LocalSignalCell, LocalSignalStream};
+pub use record::{Measured, Record};
+pub use report::{BASELINES, cpu_table, index_table, peer_rows, provenance, standings};
 pub use results::{
     ALLOCS_FILE, AllocRow, VIRTUAL_FILE, VirtualRow, criterion_dir, read_allocs, read_virtual,
     record_allocs, record_virtual, results_dir, target_dir,
 };
 pub use sparse::{SPARSE_BATCH, SPARSE_BATCHES, SPARSE_LEN, SparseWakes};
 pub use summary::{
-    SUMMARY_END, SUMMARY_MAX_ROWS, SUMMARY_START, SUMMARY_WORKLOADS, Standing, replace_summary,
-    spelled_out, summary_rows, summary_table,
+    CpuRatio, PeerRow, SLOWER_BY, SUMMARY_END, SUMMARY_MAX_ROWS, SUMMARY_START, SUMMARY_WORKLOADS,
+    Standing, claims, replace_summary, spelled_out, summary_rows, summary_table,
 };
 pub use workers::{FireOrder, RoundTimes, WakerThreads};
 pub use xorshift::{Xorshift, random_delays};
@@ -107,7 +115,7 @@ pub const TOKIO_UTIL: &str = "tokio-util";
 
 /// The `BenchmarkId` of pinfold's growable `FuturesUnordered` in a group whose [`PINFOLD`] is
 /// the bounded set (`keyed_churn_100k`): the table shows it as a row of its own, against the
-/// same peers' results (`keyed_churn_100k/pinfold-growable` in [`WORKLOADS`]).
+/// same peers' results (`keyed_churn_100k/pinfold-growable` in [`SET_WORKLOADS`]).
 pub const PINFOLD_GROWABLE: &str = "pinfold-growable";
 
 /// The `BenchmarkId` of pinfold-pool's `acquire()` future, polled once with a no-op waker, in a
@@ -141,18 +149,31 @@ pub const BYTES_MUT: &str = "bytesmut";
 /// The `BenchmarkId` of a `&mut [u8]` writer.
 pub const SLICE: &str = "slice";
 
-/// Every implementation, in the table's column order.
-pub const IMPLEMENTATIONS: [&str; 7] = [
+/// The sets' implementations, in the column order of their table.
+pub const SET_IMPLEMENTATIONS: [&str; 4] =
+    [PINFOLD, FUTURES_BUFFERED, FUTURES_UTIL, FUTURES_CONCURRENCY];
+
+/// The joins' implementations.
+pub const JOIN_IMPLEMENTATIONS: [&str; 3] = [PINFOLD, FUTURES_BUFFERED, FUTURES_UTIL];
+
+/// The stream buffers' implementations.
+pub const BUFFER_IMPLEMENTATIONS: [&str; 4] =
+    [PINFOLD, FUTURES_BUFFERED, FUTURES_UTIL, FAST_ORDERED_BUFFER];
+
+/// The merges' implementations.
+pub const MERGE_IMPLEMENTATIONS: [&str; 5] = [
     PINFOLD,
     FUTURES_BUFFERED,
     FUTURES_UTIL,
-    FAST_ORDERED_BUFFER,
     FUTURES_CONCURRENCY,
     TOKIO_STREAM,
-    TOKIO_UTIL,
 ];
 
-/// One row of a table: a criterion group (or `group/id`, see [`WORKLOADS`]), how many items
+/// The keyed maps' implementations.
+pub const MAP_IMPLEMENTATIONS: [&str; 4] = [PINFOLD, FUTURES_CONCURRENCY, TOKIO_STREAM, TOKIO_UTIL];
+
+/// One row of a table: a criterion group (or `group/id`: a second row of `group` in which
+/// the benchmark `id`, a second pinfold implementation, stands in pinfold's column), how many items
 /// one run of it handles, and what it measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Workload {
@@ -191,12 +212,9 @@ pub fn workload(group: &str) -> Option<&'static Workload> {
         .find(|workload| workload.group() == group)
 }
 
-/// The rows of the table, in order: the criterion group, with what it measures. A group that
-/// has no results yet (its crate has not landed, or it was filtered out) is left out of the
-/// table. A row named `group/id` is a second row of `group` in which the benchmark `id` (a
-/// second pinfold implementation, e.g. [`PINFOLD_GROWABLE`]) stands in pinfold's column,
-/// against the same peers.
-pub const WORKLOADS: &[Workload] = &[
+/// The rows of the sets of futures (`pinfold-unordered`), in order: a criterion group (or `group/id`, see
+/// [`Workload`]), with its items per run and what it measures.
+pub const SET_WORKLOADS: &[Workload] = &[
     Workload::new(
         "ready_512k",
         512_000,
@@ -287,6 +305,11 @@ pub const WORKLOADS: &[Workload] = &[
         100_000,
         "the same with pinfold's growable FuturesUnordered",
     ),
+];
+
+/// The rows of the joins (`pinfold-join`), in order: a criterion group (or `group/id`, see
+/// [`Workload`]), with its items per run and what it measures.
+pub const JOIN_WORKLOADS: &[Workload] = &[
     Workload::new(
         "join_all_ready_2_block_on",
         2,
@@ -373,6 +396,11 @@ pub const WORKLOADS: &[Workload] = &[
         100_000,
         "the same under futures-executor block_on (a real waker)",
     ),
+];
+
+/// The rows of the stream buffers (`pinfold-buffer`), in order: a criterion group (or `group/id`, see
+/// [`Workload`]), with its items per run and what it measures.
+pub const BUFFER_WORKLOADS: &[Workload] = &[
     Workload::new(
         "ordered_10k_c50",
         10_000,
@@ -413,6 +441,11 @@ pub const WORKLOADS: &[Workload] = &[
         100_000,
         "unordered buffer: 100k futures that wake themselves 0–4 times, concurrency 64; block_on",
     ),
+];
+
+/// The rows of the ordered sets (`pinfold-buffer`'s `FuturesOrdered`), in order: a criterion group (or `group/id`, see
+/// [`Workload`]), with its items per run and what it measures.
+pub const ORDERED_SET_WORKLOADS: &[Workload] = &[
     Workload::new(
         "futures_ordered_sleep_100k",
         100_000,
@@ -433,6 +466,11 @@ pub const WORKLOADS: &[Workload] = &[
         512_000,
         "the same, bounded sets of 256 (futures-util: its FuturesOrdered); CPU time",
     ),
+];
+
+/// The rows of the merges (`pinfold-merge`), in order: a criterion group (or `group/id`, see
+/// [`Workload`]), with its items per run and what it measures.
+pub const MERGE_WORKLOADS: &[Workload] = &[
     Workload::new(
         "merge_ready_1k",
         100_000,
@@ -478,6 +516,11 @@ pub const WORKLOADS: &[Workload] = &[
         10_000,
         "the same with pinfold's growable Merge",
     ),
+];
+
+/// The rows of the keyed maps (`pinfold-map`), in order: a criterion group (or `group/id`, see
+/// [`Workload`]), with its items per run and what it measures.
+pub const MAP_WORKLOADS: &[Workload] = &[
     Workload::new(
         "map_streams_10k",
         100_000,
@@ -493,7 +536,7 @@ pub const WORKLOADS: &[Workload] = &[
 /// The buffer pools' implementations, in the column order of their table (the second one).
 pub const POOL_IMPLEMENTATIONS: [&str; 4] = [PINFOLD, BAB, TOKIO_SEMAPHORE, VEC];
 
-/// The buffer pools' rows (`pool.rs`), as in [`WORKLOADS`].
+/// The buffer pools' rows (`pool.rs`), as in [`SET_WORKLOADS`].
 pub const POOL_WORKLOADS: &[Workload] = &[
     Workload::new(
         "pool_acquire_release",
@@ -522,7 +565,7 @@ pub const POOL_WORKLOADS: &[Workload] = &[
 pub const CURSOR_IMPLEMENTATIONS: [&str; 6] =
     [PINFOLD, CURSOR_VEC, CURSOR_SLICE, BYTES_MUT, VEC, SLICE];
 
-/// The writers' rows (`pool.rs`), as in [`WORKLOADS`].
+/// The writers' rows (`pool.rs`), as in [`SET_WORKLOADS`].
 pub const CURSOR_WORKLOADS: &[Workload] = &[Workload::new(
     "pool_cursor_2048x16",
     2_048,
@@ -532,7 +575,7 @@ pub const CURSOR_WORKLOADS: &[Workload] = &[Workload::new(
 /// The batching writers, in the column order of their table (the fourth one).
 pub const WRITER_IMPLEMENTATIONS: [&str; 3] = [PINFOLD, BAB, TOKIO_MPSC];
 
-/// The batching writers' rows (`writer.rs`), as in [`WORKLOADS`].
+/// The batching writers' rows (`writer.rs`), as in [`SET_WORKLOADS`].
 pub const WRITER_WORKLOADS: &[Workload] = &[
     Workload::new(
         "writer_1x1000",
@@ -554,18 +597,43 @@ pub struct Table {
     pub title: &'static str,
     /// The columns, in order; pinfold's ([`PINFOLD`]) first.
     pub implementations: &'static [&'static str],
-    /// The rows, in order: a criterion group (or `group/id`, see [`WORKLOADS`]), with what it
+    /// The rows, in order: a criterion group (or `group/id`, see [`Workload`]), with what it
     /// measures.
     pub workloads: &'static [Workload],
 }
 
-/// The tables `bench-table` prints, in order; a table none of whose rows has results is left
-/// out.
-pub const TABLES: [Table; 4] = [
+/// The tables `bench-table` prints, in order, one per primitive, each with only the peers
+/// that run its rows; a table none of whose rows has results is left out.
+pub const TABLES: [Table; 9] = [
     Table {
-        title: "Sets of futures, joins, ordered buffers, merges and maps",
-        implementations: &IMPLEMENTATIONS,
-        workloads: WORKLOADS,
+        title: "Sets of futures",
+        implementations: &SET_IMPLEMENTATIONS,
+        workloads: SET_WORKLOADS,
+    },
+    Table {
+        title: "Joins",
+        implementations: &JOIN_IMPLEMENTATIONS,
+        workloads: JOIN_WORKLOADS,
+    },
+    Table {
+        title: "Stream buffers",
+        implementations: &BUFFER_IMPLEMENTATIONS,
+        workloads: BUFFER_WORKLOADS,
+    },
+    Table {
+        title: "Ordered sets",
+        implementations: &JOIN_IMPLEMENTATIONS,
+        workloads: ORDERED_SET_WORKLOADS,
+    },
+    Table {
+        title: "Merges",
+        implementations: &MERGE_IMPLEMENTATIONS,
+        workloads: MERGE_WORKLOADS,
+    },
+    Table {
+        title: "Keyed maps",
+        implementations: &MAP_IMPLEMENTATIONS,
+        workloads: MAP_WORKLOADS,
     },
     Table {
         title: "Buffer pools: acquire and release",

@@ -6,26 +6,67 @@ use std::fmt::Write as _;
 
 use crate::format;
 
-/// pinfold's median in one row against its fastest peer's there.
+/// pinfold's time in one row on one CPU against the fastest peer's there.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Standing {
-    /// The row as the tables name it: a criterion group, or `group/id` for a second pinfold
-    /// implementation against the same peers (see [`WORKLOADS`](crate::WORKLOADS)).
-    pub name: String,
-    /// What the row measures.
-    pub description: String,
+pub struct CpuRatio {
+    /// The CPU's short name ([`Cpu::short`](crate::Cpu::short)).
+    pub cpu: String,
     /// pinfold's median, in nanoseconds.
     pub pinfold_ns: f64,
-    /// The fastest peer of the row (the lowest median): its `BenchmarkId`.
+    /// The fastest peer of the row on that CPU (the lowest median): its `BenchmarkId`.
     pub peer: String,
     /// The fastest peer's median, in nanoseconds.
     pub peer_ns: f64,
 }
 
-impl Standing {
+impl CpuRatio {
     /// pinfold's median over the fastest peer's: below 1.0, pinfold is faster.
     pub fn ratio(&self) -> f64 {
         self.pinfold_ns / self.peer_ns
+    }
+}
+
+/// pinfold's standing in one row: against the fastest peer on each CPU recorded, and in
+/// instructions per item against the peer that runs the fewest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Standing {
+    /// The row as the tables name it: a criterion group, or `group/id` for a second pinfold
+    /// implementation against the same peers (see [`Workload`](crate::Workload)).
+    pub name: String,
+    /// What the row measures.
+    pub description: String,
+    /// One entry per CPU that timed the row, in the order of the records.
+    pub times: Vec<CpuRatio>,
+    /// pinfold's instructions per item, the peer with the fewest, and that peer's.
+    pub instructions: Option<(f64, String, f64)>,
+}
+
+impl Standing {
+    /// The highest of pinfold's time ratios over the CPUs (the instruction ratio if no CPU
+    /// timed the row): the figure a claim about the row must hold at.
+    pub fn worst(&self) -> f64 {
+        self.times
+            .iter()
+            .map(CpuRatio::ratio)
+            .reduce(f64::max)
+            .or_else(|| self.instruction_ratio())
+            .unwrap_or(1.0)
+    }
+
+    /// The lowest of pinfold's time ratios over the CPUs.
+    pub fn best(&self) -> f64 {
+        self.times
+            .iter()
+            .map(CpuRatio::ratio)
+            .reduce(f64::min)
+            .unwrap_or_else(|| self.worst())
+    }
+
+    /// pinfold's instructions per item over the fewest any peer runs.
+    pub fn instruction_ratio(&self) -> Option<f64> {
+        self.instructions
+            .as_ref()
+            .map(|(ours, _, theirs)| ours / theirs)
     }
 
     /// The row's name as the tables print it: `` `group` `` or `` `group` (id) ``.
@@ -69,7 +110,8 @@ pub const SUMMARY_MAX_ROWS: usize = 10;
 /// The rows of the summary. The rule: the rows of `named` that have results (at most
 /// [`SUMMARY_MAX_ROWS`] - 2 of them, in their order), then, of the other rows, the one where
 /// pinfold's ratio is lowest (where it is fastest) and the one where it is highest (where it
-/// is slowest); all sorted by ratio, lowest first. So the summary has at most
+/// is slowest); all sorted by ratio, lowest first. A row's ratio is its
+/// [`worst`](Standing::worst) over the CPUs. So the summary has at most
 /// [`SUMMARY_MAX_ROWS`] rows, and always shows pinfold's best and worst row.
 pub fn summary_rows<'a>(standings: &'a [Standing], named: &[&str]) -> Vec<&'a Standing> {
     let mut rows: Vec<&Standing> = named
@@ -77,7 +119,7 @@ pub fn summary_rows<'a>(standings: &'a [Standing], named: &[&str]) -> Vec<&'a St
         .filter_map(|&name| standings.iter().find(|row| row.name == name))
         .take(SUMMARY_MAX_ROWS - 2)
         .collect();
-    let by_ratio = |a: &&Standing, b: &&Standing| a.ratio().total_cmp(&b.ratio());
+    let by_ratio = |a: &&Standing, b: &&Standing| a.worst().total_cmp(&b.worst());
     let others: Vec<&Standing> = standings
         .iter()
         .filter(|row| !rows.iter().any(|chosen| chosen.name == row.name))
@@ -91,25 +133,111 @@ pub fn summary_rows<'a>(standings: &'a [Standing], named: &[&str]) -> Vec<&'a St
     rows
 }
 
-/// The summary in markdown: `provenance` (one line on the run it comes from), then a table of
-/// `rows` with pinfold's median, the fastest peer's and the ratio of the two.
-pub fn summary_table(rows: &[&Standing], provenance: &str) -> String {
+/// The summary in markdown: `provenance` (one line on the records it comes from), then a
+/// table of `rows`: pinfold's time over the fastest peer's on each of `cpus` (short names),
+/// and its instructions per item over the fewest of any peer.
+pub fn summary_table(rows: &[&Standing], cpus: &[String], provenance: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{provenance}");
     let _ = writeln!(out);
-    let _ = writeln!(out, "| workload | pinfold | fastest peer | ratio |");
-    let _ = writeln!(out, "|---|---:|---|---:|");
+    let mut head = String::from("| workload |");
+    let mut rule = String::from("|---|");
+    for cpu in cpus {
+        let _ = write!(head, " time, {cpu} |");
+        rule.push_str("---|");
+    }
+    head.push_str(" instructions |");
+    rule.push_str("---|");
+    let _ = writeln!(out, "{head}");
+    let _ = writeln!(out, "{rule}");
     for row in rows {
-        let _ = writeln!(
-            out,
-            "| {}: {} | {} | {} {} | {} |",
-            row.label(),
-            row.description,
-            format::time(row.pinfold_ns),
-            row.peer,
-            format::time(row.peer_ns),
-            format::ratio(row.ratio()),
+        let _ = write!(out, "| {}: {} |", row.label(), row.description);
+        for cpu in cpus {
+            match row.times.iter().find(|time| &time.cpu == cpu) {
+                Some(time) => {
+                    let _ = write!(out, " {} {} |", format::ratio(time.ratio()), time.peer);
+                }
+                None => out.push_str(" — |"),
+            }
+        }
+        match &row.instructions {
+            Some((ours, peer, theirs)) => {
+                let _ = writeln!(out, " {} {peer} |", format::ratio(ours / theirs));
+            }
+            None => out.push_str(" — |\n"),
+        }
+    }
+    out
+}
+
+/// How pinfold compares with one peer in one row: its time over the peer's on each CPU that
+/// timed both, and its instructions per item over the peer's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PeerRow {
+    /// The row's name.
+    pub row: String,
+    /// pinfold's time over the peer's, one per CPU that timed both.
+    pub times: Vec<f64>,
+    /// pinfold's instructions per item over the peer's.
+    pub instructions: Option<f64>,
+}
+
+/// A peer is "faster" in a row where pinfold's time is more than this over its.
+pub const SLOWER_BY: f64 = 1.05;
+
+/// What holds on every CPU recorded, one line per peer (`peers`: each peer's `BenchmarkId`
+/// and its rows): in how many of its rows pinfold took less time on every CPU, in which rows
+/// the peer was more than 5% faster on some CPU, and in how many pinfold ran fewer
+/// instructions per item. `cpus` names the CPUs.
+pub fn claims(cpus: &[String], peers: &[(String, Vec<PeerRow>)]) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Against each peer, in the rows where both run, on every CPU recorded ({}):",
+        cpus.join(", ")
+    );
+    let _ = writeln!(out);
+    for (peer, rows) in peers {
+        let timed: Vec<&PeerRow> = rows.iter().filter(|row| !row.times.is_empty()).collect();
+        let faster = timed
+            .iter()
+            .filter(|row| row.times.iter().all(|&ratio| ratio < 1.0))
+            .count();
+        let behind: Vec<String> = timed
+            .iter()
+            .filter(|row| row.times.iter().any(|&ratio| ratio > SLOWER_BY))
+            .map(|row| format!("`{}`", row.row))
+            .collect();
+        let counted: Vec<f64> = rows.iter().filter_map(|row| row.instructions).collect();
+        let fewer = counted.iter().filter(|&&ratio| ratio < 1.0).count();
+        let mut line = format!(
+            "- **{peer}**: pinfold took less time in {faster} of {} rows",
+            timed.len()
         );
+        if behind.is_empty() {
+            line.push_str(", and was never more than 5% slower");
+        } else if behind.len() <= 6 {
+            let _ = write!(
+                line,
+                "; {peer} was more than 5% faster in {}",
+                behind.join(", ")
+            );
+        } else {
+            let _ = write!(
+                line,
+                "; {peer} was more than 5% faster in {} rows",
+                behind.len()
+            );
+        }
+        if !counted.is_empty() {
+            let _ = write!(
+                line,
+                "; pinfold ran fewer instructions per item in {fewer} of {}",
+                counted.len()
+            );
+        }
+        line.push('.');
+        let _ = writeln!(out, "{line}");
     }
     out
 }

@@ -1,21 +1,27 @@
 //! The report `bench-table --write` makes: the README summary's choice of rows, the chart's
-//! bars, the replacement of the README's summary between its markers, and the date.
+//! bars, the replacement of the README's summary between its markers, the date, the CPU's
+//! name, the records of each CPU and what is made from several of them.
 
 use std::time::{Duration, UNIX_EPOCH};
 
 use pinfold_benches::{
-    SUMMARY_END, SUMMARY_MAX_ROWS, SUMMARY_START, Standing, format, ratio_chart, replace_summary,
-    spelled_out, summary_rows, summary_table,
+    Allocs, Cpu, CpuRatio, Measured, PeerRow, Record, SUMMARY_END, SUMMARY_MAX_ROWS, SUMMARY_START,
+    Standing, TABLES, claims, cpu_table, format, index_table, peer_rows, ratio_chart,
+    replace_summary, spelled_out, standings, summary_rows, summary_table,
 };
 
-/// A row where pinfold takes `ratio` times the fastest peer's 100 ns.
+/// A row where pinfold takes `ratio` times the fastest peer's 100 ns on one CPU.
 fn standing(name: &str, ratio: f64) -> Standing {
     Standing {
         name: name.to_string(),
         description: format!("what {name} measures"),
-        pinfold_ns: 100.0 * ratio,
-        peer: "futures-util".to_string(),
-        peer_ns: 100.0,
+        times: vec![CpuRatio {
+            cpu: "Zen 5".to_string(),
+            pinfold_ns: 100.0 * ratio,
+            peer: "futures-util".to_string(),
+            peer_ns: 100.0,
+        }],
+        instructions: None,
     }
 }
 
@@ -58,16 +64,39 @@ fn summary_skips_named_rows_without_results_and_counts_a_lone_other_row_once() {
 }
 
 #[test]
-fn summary_table_has_a_line_per_row_with_its_ratio() {
-    let rows = [standing("keyed_churn_100k/pinfold-growable", 0.42)];
+fn summary_table_has_a_line_per_row_with_its_ratio_on_each_cpu_and_in_instructions() {
+    let mut row = standing("keyed_churn_100k/pinfold-growable", 0.42);
+    row.instructions = Some((50.0, "futures-util".to_string(), 200.0));
+    let rows = [row];
     let chosen: Vec<&Standing> = rows.iter().collect();
-    let table = summary_table(&chosen, "From a run.");
-    assert!(table.starts_with("From a run.\n\n| workload |"));
-    assert!(table.contains(
-        "| `keyed_churn_100k` (pinfold-growable): what keyed_churn_100k/pinfold-growable \
-         measures | 42.0 ns | futures-util 100 ns | 0.42x |"
-    ));
+    let cpus = ["Zen 5".to_string(), "Zen 3".to_string()];
+    let table = summary_table(&chosen, &cpus, "From a run.");
+    assert!(
+        table.starts_with("From a run.\n\n| workload | time, Zen 5 | time, Zen 3 | instructions |")
+    );
+    assert!(
+        table.contains(
+            "| `keyed_churn_100k` (pinfold-growable): what keyed_churn_100k/pinfold-growable \
+             measures | 0.42x futures-util | — | 0.25x futures-util |"
+        ),
+        "{table}"
+    );
     assert_eq!(table.lines().count(), 2 + 2 + rows.len());
+}
+
+#[test]
+fn a_rows_summary_ratio_is_its_worst_cpu() {
+    let mut row = standing("a", 0.5);
+    row.times.push(CpuRatio {
+        cpu: "Zen 3".to_string(),
+        pinfold_ns: 120.0,
+        peer: "futures-buffered".to_string(),
+        peer_ns: 100.0,
+    });
+    assert_eq!(row.worst(), 1.2);
+    assert_eq!(row.best(), 0.5);
+    let rows = [row, standing("b", 1.0)];
+    assert_eq!(names(&summary_rows(&rows, &["a", "b"])), ["b", "a"]);
 }
 
 #[test]
@@ -88,18 +117,20 @@ fn a_description_that_refers_to_the_row_above_is_spelled_out() {
 }
 
 #[test]
-fn chart_has_one_bar_per_row() {
-    let rows: Vec<Standing> = [0.01, 0.3, 1.0, 1.7, 40.0]
+fn chart_has_a_bar_per_cpu_and_one_for_instructions() {
+    let mut rows: Vec<Standing> = [0.01, 0.3, 1.0, 1.7, 40.0]
         .iter()
         .enumerate()
         .map(|(i, &ratio)| standing(&format!("row{i}"), ratio))
         .collect();
+    rows[1].instructions = Some((3.0, "futures-buffered".to_string(), 2.0));
     let svg = ratio_chart(&rows);
     assert!(svg.starts_with("<svg "));
     assert!(svg.trim_end().ends_with("</svg>"));
-    assert_eq!(svg.matches(r#"class="bar""#).count(), rows.len());
+    assert_eq!(svg.matches(r#"class="bar""#).count(), rows.len() + 1);
     // A ratio past the scale is drawn to its end and still printed.
-    assert!(svg.contains("40.00x futures-util"));
+    assert!(svg.contains("40.00x futures-util (Zen 5)"));
+    assert!(svg.contains("1.50x futures-buffered (instructions)"));
     assert!(ratio_chart(&[]).matches(r#"class="bar""#).next().is_none());
 }
 
@@ -146,4 +177,186 @@ fn dates_are_the_utc_calendar_day() {
     assert_eq!(day(11_017, 0), "2000-03-01");
     assert_eq!(day(19_722, 0), "2023-12-31");
     assert_eq!(day(20_416, 0), "2025-11-24");
+}
+
+#[test]
+fn cpus_are_named_by_vendor_microarchitecture_family_and_model() {
+    let cpuinfo = |family: u32, model: u32| {
+        format!(
+            "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: {family}\n\
+             model\t\t: {model}\nmodel name\t: AMD EPYC\nprocessor\t: 1\n"
+        )
+    };
+    let zen5 = Cpu::from_cpuinfo(&cpuinfo(26, 2)).unwrap();
+    assert_eq!(zen5.slug(), "amd-zen5-family26-model2");
+    assert_eq!(zen5.short(), "Zen 5");
+    assert_eq!(
+        zen5.label(),
+        "AMD EPYC (Zen 5; AuthenticAMD family 26, model 2)"
+    );
+    assert_eq!(Cpu::from_cpuinfo(&cpuinfo(25, 1)).unwrap().short(), "Zen 3");
+    assert_eq!(
+        Cpu::from_cpuinfo(&cpuinfo(25, 0x21)).unwrap().short(),
+        "Zen 3"
+    );
+    assert_eq!(
+        Cpu::from_cpuinfo(&cpuinfo(25, 0x11)).unwrap().short(),
+        "Zen 4"
+    );
+    assert_eq!(
+        Cpu::from_cpuinfo(&cpuinfo(25, 0x61)).unwrap().short(),
+        "Zen 4"
+    );
+    let intel = Cpu::from_cpuinfo(
+        "vendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\nmodel name\t: Xeon\n",
+    )
+    .unwrap();
+    assert_eq!(intel.slug(), "intel-family6-model143");
+    assert_eq!(intel.short(), "intel 6/143");
+    assert!(Cpu::from_cpuinfo("vendor_id : AuthenticAMD\n").is_none());
+}
+
+/// A record of `short` with `ready_512k` timed at `pinfold_ns` against futures-buffered's 100
+/// ns and futures-util's 400 ns, and counted at `instructions` per item against 100.
+fn record(short: &str, date: &str, pinfold_ns: f64, instructions: Option<f64>) -> Record {
+    let mut record = Record {
+        slug: format!("amd-{short}"),
+        short: short.to_string(),
+        cpu: format!("AMD EPYC ({short})"),
+        cpus: 2,
+        date: date.to_string(),
+        commit: "`abc1234`".to_string(),
+        toolchain: "rustc 1.95.0".to_string(),
+        run: "a full run".to_string(),
+        ..Record::default()
+    };
+    let mut put = |id: &str, ns: f64, count: Option<f64>| {
+        record.results.insert(
+            ("ready_512k".to_string(), id.to_string()),
+            Measured {
+                median_ns: Some(ns),
+                instructions: count,
+                allocs: Some(Allocs {
+                    allocs: 2,
+                    bytes: 20_800,
+                    peak_bytes: 0,
+                }),
+                retained_bytes: None,
+                virtual_ns: None,
+            },
+        );
+    };
+    put("pinfold", pinfold_ns, instructions);
+    put("futures-buffered", 100.0, instructions.map(|_| 100.0));
+    put("futures-util", 400.0, instructions.map(|_| 400.0));
+    record
+}
+
+#[test]
+fn a_record_reads_back_as_it_was_written() {
+    let mut written = record("Zen 5", "2026-11-27", 28.0, Some(109.5));
+    written.results.insert(
+        ("burst_100k".to_string(), "pinfold".to_string()),
+        Measured {
+            median_ns: None,
+            instructions: None,
+            allocs: Some(Allocs {
+                allocs: 30,
+                bytes: 11 << 20,
+                peak_bytes: 11 << 20,
+            }),
+            retained_bytes: Some(25_000),
+            virtual_ns: Some(701_000_000),
+        },
+    );
+    let read = Record::from_tsv(&written.slug, &written.to_tsv()).unwrap();
+    assert_eq!(read, written);
+    assert!(Record::from_tsv("x", "# cpu\tA\nnot the columns\n").is_err());
+}
+
+#[test]
+fn one_cpus_tables_show_times_instructions_and_both_ratios() {
+    let zen5 = record("Zen 5", "2026-11-27", 28.0, Some(109.5));
+    let sets = &TABLES[0];
+    let table = cpu_table(&zen5, sets).unwrap();
+    assert!(table.starts_with("### Sets of futures\n"));
+    assert!(
+        table.contains("| pinfold / futures-buffered: time, instructions |"),
+        "{table}"
+    );
+    assert!(table.contains("| 0.28x, 1.09x | 0.07x, 0.27x |"), "{table}");
+    // No column for a peer without a figure in the table's rows.
+    assert!(!table.contains("futures-concurrency"), "{table}");
+    // A table none of whose rows has a figure is left out.
+    assert!(cpu_table(&zen5, &TABLES[1]).is_none());
+}
+
+#[test]
+fn the_index_has_a_column_per_cpu_and_one_for_instructions() {
+    let zen3 = record("Zen 3", "2026-11-20", 85.0, Some(120.0));
+    let zen5 = record("Zen 5", "2026-11-27", 28.0, Some(109.5));
+    let table = index_table(&[&zen3, &zen5], &TABLES[0]).unwrap();
+    assert!(
+        table.contains(
+            "| workload | / futures-buffered: time, Zen 3 | / futures-buffered: time, Zen 5 \
+             | / futures-buffered: instructions |"
+        ),
+        "{table}"
+    );
+    // Instructions from the newest record.
+    assert!(table.contains("| 0.85x | 0.28x | 1.09x |"), "{table}");
+}
+
+#[test]
+fn standings_and_claims_hold_on_every_cpu() {
+    let zen3 = record("Zen 3", "2026-11-20", 110.0, None);
+    let zen5 = record("Zen 5", "2026-11-27", 28.0, Some(90.0));
+    let records = [&zen3, &zen5];
+    let rows = standings(&records);
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].times.len(), 2);
+    assert_eq!(rows[0].worst(), 1.1);
+    assert_eq!(rows[0].instruction_ratio(), Some(0.9));
+    let peers = peer_rows(&records);
+    let names: Vec<&str> = peers.iter().map(|(peer, _)| peer.as_str()).collect();
+    assert_eq!(names, ["futures-buffered", "futures-util"]);
+    let text = claims(&["Zen 3".to_string(), "Zen 5".to_string()], &peers);
+    assert!(
+        text.contains(
+            "- **futures-buffered**: pinfold took less time in 0 of 1 rows; futures-buffered was \
+         more than 5% faster in `ready_512k`; pinfold ran fewer instructions per item in 1 of 1."
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "- **futures-util**: pinfold took less time in 1 of 1 rows, and was never more than 5% \
+         slower; pinfold ran fewer instructions per item in 1 of 1."
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn claims_count_only_rows_where_every_cpu_agrees() {
+    let rows = vec![
+        PeerRow {
+            row: "both".to_string(),
+            times: vec![0.5, 0.9],
+            instructions: Some(0.8),
+        },
+        PeerRow {
+            row: "split".to_string(),
+            times: vec![0.5, 1.02],
+            instructions: Some(1.2),
+        },
+    ];
+    let text = claims(&["A".to_string()], &[("peer".to_string(), rows)]);
+    assert!(
+        text.contains(
+            "- **peer**: pinfold took less time in 1 of 2 rows, and was never more than 5% slower; \
+         pinfold ran fewer instructions per item in 1 of 2."
+        ),
+        "{text}"
+    );
 }

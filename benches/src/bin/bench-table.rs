@@ -1,31 +1,32 @@
-//! Prints the last benchmark run as markdown tables, one per entry of `TABLES` (the sets of
-//! futures and the rest; the buffer pools; the writers a message is serialized into), each
-//! with its own columns: for each workload, each implementation's median time, pinfold's ratio
-//! to each peer, and each implementation's allocations. A table none of whose rows has results
-//! is left out.
-//!
-//! A row named `group/id` in a table's workloads is a second row of `group`, in which the
-//! benchmark `id` (a second pinfold implementation) stands in pinfold's column against the same
-//! peers.
+//! Prints the last benchmark run as markdown tables, one per entry of `TABLES` (one per
+//! primitive, each with the columns of its own peers): for each workload, each
+//! implementation's median time and instructions per item, pinfold's ratios to each peer in
+//! both, and each implementation's allocations. A table none of whose rows has results is
+//! left out.
 //!
 //! It reads criterion's estimates (`<target>/criterion/<group>/<id>/new/estimates.json`, the
-//! median's point estimate, in nanoseconds) and the suite's own `allocs.tsv` and `virtual.tsv`
-//! (`<target>/pinfold-bench/`). Run it after `cargo bench -p pinfold-benches`:
+//! median's point estimate, in nanoseconds), the suite's own `allocs.tsv` and `virtual.tsv`,
+//! and the counts of `cargo xtask instructions` (`instructions.tsv`), all under
+//! `<target>/pinfold-bench/`. Run it after `cargo bench -p pinfold-benches`:
 //!
 //! ```text
 //! cargo run -p pinfold-benches --bin bench-table [-- --write]
 //! ```
 //!
-//! With `--write` (what `cargo xtask bench --full` passes) it also writes, from the same
-//! results:
+//! With `--write` (what `cargo xtask bench --full` passes) it records the run under the CPU it
+//! ran on, then rewrites what is made from every CPU's record:
 //!
-//! - `benches/RESULTS.md`: the date, the commit, the machine, the toolchain and how the run
-//!   was made (its sample counts), then the tables;
-//! - `benches/ratios.svg`: pinfold's median over the fastest peer's in each row that has both,
-//!   one bar per row ([`ratio_chart`]);
+//! - `benches/results/<cpu>.tsv` (the figures) and `<cpu>.md` (this CPU's tables): the CPU is
+//!   named by vendor, micro-architecture where known, family and model; other CPUs' files
+//!   are kept;
+//! - `benches/RESULTS.md`: the index, per row pinfold's ratio to each peer on each CPU and in
+//!   instructions;
+//! - `benches/ratios.svg`: pinfold's ratio to the fastest peer in each row, a bar per CPU and
+//!   one for instructions ([`ratio_chart`]);
 //! - the summary in the top-level `README.md`, between its `<!-- bench-summary:start -->` and
 //!   `<!-- bench-summary:end -->` lines ([`replace_summary`]): the rows chosen by
-//!   [`summary_rows`]'s rule, so the README cannot drift from `RESULTS.md`. It also prints it.
+//!   [`summary_rows`]'s rule with their range over the CPUs, and what holds against each peer
+//!   on every CPU ([`claims`]), so the README cannot state what the files do not show.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -35,10 +36,13 @@ use std::process::{Command, ExitCode};
 use std::time::SystemTime;
 
 use pinfold_benches::{
-    AllocRow, PINFOLD, SUMMARY_WORKLOADS, Standing, TABLES, Table, VirtualRow, criterion_dir,
-    format, ratio_chart, read_allocs, read_virtual, replace_summary, results_dir, spelled_out,
-    summary_rows, summary_table,
+    Cpu, Measured, PINFOLD, Record, SUMMARY_WORKLOADS, TABLES, claims, cpu_table, criterion_dir,
+    format, index_table, peer_rows, provenance, ratio_chart, read_allocs, read_virtual,
+    replace_summary, results_dir, standings, summary_rows, summary_table,
 };
+
+/// The file of `cargo xtask instructions`' counts, under [`results_dir`].
+const INSTRUCTIONS_FILE: &str = "instructions.tsv";
 
 /// The median of one benchmark, in nanoseconds (of wall or CPU time, as the group measures).
 fn median_ns(criterion: &Path, group: &str, id: &str) -> Option<f64> {
@@ -52,237 +56,29 @@ fn median_ns(criterion: &Path, group: &str, id: &str) -> Option<f64> {
     json["median"]["point_estimate"].as_f64()
 }
 
-fn time_cell(median: Option<f64>, virtual_time: Option<&VirtualRow>) -> String {
-    match (median, virtual_time) {
-        (Some(ns), Some(v)) => format!(
-            "{} (virtual {})",
-            format::time(ns),
-            format::time(v.elapsed.as_nanos() as f64)
-        ),
-        (Some(ns), None) => format::time(ns),
-        (None, _) => "—".to_string(),
-    }
-}
-
-fn alloc_cell(row: Option<&AllocRow>) -> String {
-    let Some(row) = row else {
-        return "—".to_string();
+/// `instructions.tsv`: `(group, id)` → instructions per item.
+fn read_instructions() -> HashMap<(String, String), f64> {
+    let Ok(text) = fs::read_to_string(results_dir().join(INSTRUCTIONS_FILE)) else {
+        return HashMap::new();
     };
-    let mut cell = format!(
-        "{} ({})",
-        format::count(row.allocs.allocs),
-        format::bytes(row.allocs.bytes)
-    );
-    if let Some(held) = row.retained_bytes {
-        let _ = write!(
-            cell,
-            ", peak {}, {} held after",
-            format::bytes(row.allocs.peak_bytes),
-            format::bytes(held)
-        );
-    }
-    cell
-}
-
-/// The machine, for the line above the table: CPU model and how many CPUs the OS offers.
-fn machine() -> String {
-    let model = fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|line| line.starts_with("model name"))
-                .and_then(|line| line.split_once(':'))
-                .map(|(_, model)| model.trim().to_string())
+    text.lines()
+        .skip(1)
+        .filter_map(|line| {
+            let mut fields = line.split('\t');
+            let (group, id, count) = (fields.next()?, fields.next()?, fields.next()?);
+            Some(((group.to_string(), id.to_string()), count.parse().ok()?))
         })
-        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
-    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
-    format!("{model}, {cpus} CPUs, {}", std::env::consts::OS)
+        .collect()
 }
 
-/// One row of a table: an entry of its workloads, `group` or `group/id`.
-struct Row {
-    /// The entry: `group` or `group/id`.
-    name: &'static str,
-    description: &'static str,
-    /// The criterion group the row's results come from.
-    group: &'static str,
-    /// The benchmark in pinfold's column: [`PINFOLD`], or the `id` of `group/id`.
-    ours: &'static str,
-}
-
-impl Row {
-    /// The row of the workload `name` (`group` or `group/id`).
-    fn new(name: &'static str, description: &'static str) -> Self {
-        let (group, ours) = name.split_once('/').unwrap_or((name, PINFOLD));
-        Row {
-            name,
-            description,
-            group,
-            ours,
-        }
-    }
-
-    /// The benchmark shown in column `id`.
-    fn column(&self, id: &'static str) -> &'static str {
-        if id == PINFOLD { self.ours } else { id }
-    }
-}
-
-/// The peers' benchmarks of `table`: every implementation but pinfold.
-fn peers(table: &Table) -> impl Iterator<Item = &'static str> + use<> {
-    table
-        .implementations
-        .iter()
-        .copied()
-        .filter(|&id| id != PINFOLD)
-}
-
-/// What the tables are made from: criterion's medians and the suite's own records.
-struct Results {
-    criterion: PathBuf,
-    allocs: HashMap<(String, String), AllocRow>,
-    virtual_times: HashMap<(String, String), VirtualRow>,
-}
-
-fn key(group: &str, id: &str) -> (String, String) {
-    (group.to_string(), id.to_string())
-}
-
-impl Results {
-    fn read() -> Self {
-        Self {
-            criterion: criterion_dir(),
-            allocs: read_allocs(),
-            virtual_times: read_virtual(),
-        }
-    }
-
-    /// `table` in markdown, its title above it, and pinfold's standing in each of its rows
-    /// that has both pinfold's result and a peer's; `None` if none of its rows has results
-    /// (its crate has not landed, or its groups were filtered out).
-    fn table(&self, table: &Table) -> Option<(String, Vec<Standing>)> {
-        let all_rows: Vec<Row> = table
-            .workloads
-            .iter()
-            .map(|workload| Row::new(workload.name, workload.description))
-            .collect();
-        let medians: HashMap<(String, String), f64> = all_rows
-            .iter()
-            .flat_map(|row| {
-                std::iter::once(row.ours)
-                    .chain(peers(table))
-                    .map(move |id| (row.group, id))
-            })
-            .filter_map(|(group, id)| {
-                Some((key(group, id), median_ns(&self.criterion, group, id)?))
-            })
-            .collect();
-        let rows: Vec<&Row> = all_rows
-            .iter()
-            .filter(|row| {
-                medians.contains_key(&key(row.group, row.ours))
-                    || peers(table).any(|id| medians.contains_key(&key(row.group, id)))
-            })
-            .collect();
-        if rows.is_empty() {
-            return None;
-        }
-        // Only the implementations that appear in some row get columns.
-        let columns: Vec<&'static str> = table
-            .implementations
-            .iter()
-            .copied()
-            .filter(|&id| {
-                rows.iter()
-                    .any(|row| medians.contains_key(&key(row.group, row.column(id))))
-            })
-            .collect();
-        let peers: Vec<&str> = columns
-            .iter()
-            .copied()
-            .filter(|&id| id != PINFOLD)
-            .collect();
-
-        let mut header = vec!["workload".to_string()];
-        header.extend(columns.iter().map(|id| format!("{id} median")));
-        header.extend(peers.iter().map(|id| format!("pinfold / {id}")));
-        header.extend(columns.iter().map(|id| format!("{id} allocs (bytes)")));
-
-        let mut out = String::new();
-        let _ = writeln!(out, "**{}**", table.title);
-        let _ = writeln!(out);
-        let _ = writeln!(out, "| {} |", header.join(" | "));
-        let _ = writeln!(
-            out,
-            "|{}",
-            header
-                .iter()
-                .enumerate()
-                .map(|(i, _)| if i == 0 { "---|" } else { "---:|" })
-                .collect::<String>()
-        );
-        // Each row's description on its own, for the summary, which shows rows apart from the
-        // ones above them.
-        let mut above = "";
-        let descriptions: HashMap<&str, String> = all_rows
-            .iter()
-            .map(|row| {
-                let description = spelled_out(above, row.description);
-                if description == row.description {
-                    above = row.description;
-                }
-                (row.name, description)
-            })
-            .collect();
-        let mut standings = Vec::new();
-        for row in rows {
-            let group = row.group;
-            let label = if row.ours == PINFOLD {
-                format!("`{group}`")
-            } else {
-                format!("`{group}` ({})", row.ours)
-            };
-            let mut cells = vec![format!("{label}: {}", row.description)];
-            for &id in &columns {
-                let id = row.column(id);
-                cells.push(time_cell(
-                    medians.get(&key(group, id)).copied(),
-                    self.virtual_times.get(&key(group, id)),
-                ));
-            }
-            let ours = medians.get(&key(group, row.ours)).copied();
-            let fastest_peer = peers
-                .iter()
-                .filter_map(|&id| Some((id, *medians.get(&key(group, id))?)))
-                .filter(|&(_, ns)| ns > 0.0)
-                .min_by(|a, b| a.1.total_cmp(&b.1));
-            if let (Some(pinfold_ns), Some((peer, peer_ns))) = (ours, fastest_peer) {
-                standings.push(Standing {
-                    name: row.name.to_string(),
-                    description: descriptions[row.name].clone(),
-                    pinfold_ns,
-                    peer: peer.to_string(),
-                    peer_ns,
-                });
-            }
-            for id in &peers {
-                cells.push(match (ours, medians.get(&key(group, id))) {
-                    (Some(ours), Some(&theirs)) if theirs > 0.0 => format::ratio(ours / theirs),
-                    _ => "—".to_string(),
-                });
-            }
-            for &id in &columns {
-                cells.push(alloc_cell(self.allocs.get(&key(group, row.column(id)))));
-            }
-            let _ = writeln!(out, "| {} |", cells.join(" | "));
-        }
-        Some((out, standings))
-    }
-}
-
-/// The directory of this package, `benches/`, where `--write` puts `RESULTS.md` and the chart.
+/// The directory of this package, `benches/`.
 fn benches_dir() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Where each CPU's record is kept.
+fn records_dir() -> PathBuf {
+    benches_dir().join("results")
 }
 
 /// The first line `program args` prints, if it runs and succeeds.
@@ -333,7 +129,7 @@ fn sample_counts(criterion: &Path) -> Option<(usize, usize)> {
     Some((*counts.iter().min()?, *counts.iter().max()?))
 }
 
-/// How the run was made, for `RESULTS.md`: full or quick, by its sample counts.
+/// How the run was made, by its sample counts.
 fn how_run(criterion: &Path) -> String {
     match sample_counts(criterion) {
         Some((_, most)) if most <= 10 => "a quick run (`cargo xtask bench`: 10 samples a \
@@ -341,77 +137,193 @@ fn how_run(criterion: &Path) -> String {
             .to_string(),
         Some((fewest, most)) => format!(
             "`cargo xtask bench --full`: {fewest} to {most} samples a benchmark, every \
-             implementation in the same run"
+             implementation in the same run, in an order drawn per run; instructions per item \
+             under callgrind"
         ),
         None => "`cargo xtask bench --full` (sample counts not recorded)".to_string(),
     }
 }
 
-/// `benches/RESULTS.md`: where and how the run was made, the chart, and `tables`.
-fn results_document(results: &Results, date: &str, commit: &str, tables: &[String]) -> String {
-    let rustc = first_line_of("rustc", &["--version"]).unwrap_or_else(|| "unknown".to_string());
-    let mut out = String::new();
-    let _ = writeln!(out, "# Benchmark results");
-    let _ = writeln!(out);
+/// The last run, as this CPU's record: every benchmark of the tables that has a median, a
+/// count of instructions, allocations or a virtual time.
+fn this_run(cpu: &Cpu) -> Record {
+    let criterion = criterion_dir();
+    let allocs = read_allocs();
+    let virtual_times = read_virtual();
+    let instructions = read_instructions();
+    let mut record = Record {
+        slug: cpu.slug(),
+        short: cpu.short(),
+        cpu: cpu.label(),
+        cpus: std::thread::available_parallelism().map_or(0, usize::from),
+        date: format::utc_date(SystemTime::now()),
+        commit: commit(),
+        toolchain: first_line_of("rustc", &["--version"]).unwrap_or_else(|| "unknown".into()),
+        run: how_run(&criterion),
+        results: Default::default(),
+    };
+    for table in &TABLES {
+        for workload in table.workloads {
+            let (group, ours) = workload
+                .name
+                .split_once('/')
+                .unwrap_or((workload.name, PINFOLD));
+            for &column in table.implementations {
+                let id = if column == PINFOLD { ours } else { column };
+                let key = (group.to_string(), id.to_string());
+                let alloc_row = allocs.get(&key);
+                let measured = Measured {
+                    median_ns: median_ns(&criterion, group, id),
+                    instructions: instructions.get(&key).copied(),
+                    allocs: alloc_row.map(|row| row.allocs),
+                    retained_bytes: alloc_row.and_then(|row| row.retained_bytes),
+                    virtual_ns: virtual_times
+                        .get(&key)
+                        .map(|row| row.elapsed.as_nanos() as u64),
+                };
+                if measured != Measured::default() {
+                    record.results.insert(key, measured);
+                }
+            }
+        }
+    }
+    record
+}
+
+/// One CPU's tables, after a line on the run.
+fn cpu_document(record: &Record) -> String {
+    let mut out = format!("# Benchmark results: {}\n\n", record.short);
     let _ = writeln!(
         out,
         "<!-- Written by `bench-table --write`, which `cargo xtask bench --full` runs: the next \
-         full run rewrites this file, `ratios.svg` and the summary in the README. -->"
+         full run on this CPU rewrites this file and `{}.tsv`. -->\n",
+        record.slug
     );
-    let _ = writeln!(out);
-    let _ = writeln!(out, "| | |");
-    let _ = writeln!(out, "|---|---|");
-    let _ = writeln!(out, "| date | {date} |");
-    let _ = writeln!(out, "| commit | {commit} |");
-    let _ = writeln!(out, "| machine | {} |", machine());
-    let _ = writeln!(out, "| toolchain | {rustc} |");
-    let _ = writeln!(out, "| run | {} |", how_run(&results.criterion));
-    let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "Each time is the median of criterion's samples (wall time, or CPU time where the \
-         workload says so). Ratio = pinfold's median / the peer's: below 1.00x pinfold is \
-         faster. Allocations: one untimed run with a counting allocator, count (bytes \
-         requested). What each workload does, and how to read a single ratio, is in \
-         [README.md](README.md)."
-    );
+    let _ = writeln!(out, "| | |\n|---|---|");
+    let _ = writeln!(out, "| CPU | {}, {} CPUs |", record.cpu, record.cpus);
+    let _ = writeln!(out, "| date | {} |", record.date);
+    let _ = writeln!(out, "| commit | {} |", record.commit);
+    let _ = writeln!(out, "| toolchain | {} |", record.toolchain);
+    let _ = writeln!(out, "| run | {} |", record.run);
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "![pinfold's median over the fastest peer's, one bar per row](ratios.svg)"
+        "Time: the median of criterion's samples (wall time, or CPU time where the workload \
+         says so). Instructions: per item (or per operation) under callgrind, in the regions \
+         the benchmark times, on every thread that runs one (`cargo xtask instructions`). \
+         Ratio = pinfold's over the peer's: below 1.00x pinfold is ahead. Allocations: one \
+         untimed run with a counting allocator, count (bytes requested). What each workload \
+         does is in [../README.md](../README.md); the ratios on every CPU are in \
+         [../RESULTS.md](../RESULTS.md)."
     );
-    for table in tables {
-        let _ = writeln!(out);
-        out.push_str(table);
+    for table in &TABLES {
+        if let Some(text) = cpu_table(record, table) {
+            let _ = writeln!(out);
+            out.push_str(&text);
+        }
     }
     out
 }
 
-/// Writes `benches/RESULTS.md`, `benches/ratios.svg` and the README's summary; gives the
-/// summary.
-fn write_report(
-    results: &Results,
-    tables: &[String],
-    standings: &[Standing],
-) -> Result<String, String> {
-    let date = format::utc_date(SystemTime::now());
-    let commit = commit();
+/// `benches/RESULTS.md`: the records it is made from, the chart, then the index tables.
+fn index_document(records: &[&Record]) -> String {
+    let mut out = String::from("# Benchmark results\n\n");
+    let _ = writeln!(
+        out,
+        "<!-- Written by `bench-table --write`, which `cargo xtask bench --full` runs, from \
+         every file in `results/`: a full run on a CPU rewrites that CPU's files, then this \
+         one, `ratios.svg` and the summary in the README. -->\n"
+    );
+    let _ = writeln!(
+        out,
+        "pinfold's figure over each peer's, from the full run recorded for each CPU (below \
+         1.00x pinfold is ahead): its time on each CPU, and its instructions per item under \
+         callgrind, which do not depend on the CPU (from the newest run). Each CPU's times, \
+         instructions and allocations are in its own file:\n"
+    );
+    out.push_str(&provenance(records, "results/"));
+    let _ = writeln!(
+        out,
+        "\nHow each workload is run and how to read a ratio: [README.md](README.md).\n"
+    );
+    let _ = writeln!(
+        out,
+        "![pinfold over the fastest peer: time on each CPU, instructions per item](ratios.svg)"
+    );
+    for table in &TABLES {
+        if let Some(text) = index_table(records, table) {
+            let _ = writeln!(out);
+            out.push_str(&text);
+        }
+    }
+    out
+}
+
+/// Every CPU's record in `benches/results/`, by file name.
+fn read_records() -> Result<Vec<Record>, String> {
+    let dir = records_dir();
+    let mut paths: Vec<PathBuf> = fs::read_dir(&dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "tsv"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|path| {
+            let slug = path
+                .file_stem()
+                .map_or(String::new(), |s| s.to_string_lossy().into());
+            let text = fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            Record::from_tsv(&slug, &text)
+        })
+        .collect()
+}
+
+/// Writes this CPU's files, then the index, the chart and the README's summary from every
+/// record; gives the summary.
+fn write_report(record: &Record) -> Result<String, String> {
     let write = |path: &Path, text: &str| {
         fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
     };
-    let benches = benches_dir();
+    let dir = records_dir();
+    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    write(&dir.join(format!("{}.tsv", record.slug)), &record.to_tsv())?;
     write(
-        &benches.join("RESULTS.md"),
-        &results_document(results, &date, &commit, tables),
+        &dir.join(format!("{}.md", record.slug)),
+        &cpu_document(record),
     )?;
-    write(&benches.join("ratios.svg"), &ratio_chart(standings))?;
 
-    let provenance = format!(
-        "`cargo xtask bench --full` at {commit} on {date} ({}); every row, with allocations, \
-         in [benches/RESULTS.md](benches/RESULTS.md).",
-        machine()
+    let records = read_records()?;
+    let records: Vec<&Record> = records.iter().collect();
+    let benches = benches_dir();
+    write(&benches.join("RESULTS.md"), &index_document(&records))?;
+    let standings = standings(&records);
+    write(&benches.join("ratios.svg"), &ratio_chart(&standings))?;
+
+    let cpus: Vec<String> = records.iter().map(|r| r.short.clone()).collect();
+    let mut summary = format!(
+        "`cargo xtask bench --full` on {} CPU{} ({}); every row, with allocations, in \
+         [benches/RESULTS.md](benches/RESULTS.md). Time: pinfold's median over the fastest \
+         peer's on each CPU; instructions: pinfold's per item over the fewest of any peer \
+         (callgrind, the same on every CPU).\n",
+        records.len(),
+        if records.len() == 1 { "" } else { "s" },
+        records
+            .iter()
+            .map(|r| format!("{}: {} at {}", r.short, r.date, r.commit))
+            .collect::<Vec<_>>()
+            .join("; ")
     );
-    let summary = summary_table(&summary_rows(standings, &SUMMARY_WORKLOADS), &provenance);
+    summary = summary_table(
+        &summary_rows(&standings, &SUMMARY_WORKLOADS),
+        &cpus,
+        &summary,
+    );
+    summary.push('\n');
+    summary.push_str(&claims(&cpus, &peer_rows(&records)));
     let readme_path = benches
         .parent()
         .expect("benches/ lives directly under the workspace root")
@@ -434,42 +346,25 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let results = Results::read();
-    let (tables, standings): (Vec<String>, Vec<Vec<Standing>>) = TABLES
-        .iter()
-        .filter_map(|table| results.table(table))
-        .unzip();
-    let standings: Vec<Standing> = standings.into_iter().flatten().collect();
-    if tables.is_empty() {
+    let cpu = Cpu::detect();
+    let record = this_run(&cpu);
+    if record.results.values().all(|m| m.median_ns.is_none()) {
         eprintln!(
             "bench-table: no criterion results under {}; run `cargo bench -p pinfold-benches` first",
-            results.criterion.display()
+            criterion_dir().display()
         );
         return ExitCode::FAILURE;
     }
-
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "Medians of criterion's samples on {}. Ratio = pinfold's median / the peer's (below \
-         1.00x, pinfold is faster). Allocations: one untimed run, count (bytes requested); \
-         from {}.",
-        machine(),
-        results_dir().join(pinfold_benches::ALLOCS_FILE).display()
-    );
-    for table in &tables {
-        let _ = writeln!(out);
-        out.push_str(table);
-    }
-    print!("{out}");
+    print!("{}", cpu_document(&record));
 
     if write {
-        match write_report(&results, &tables, &standings) {
+        match write_report(&record) {
             Ok(summary) => {
                 println!();
                 println!(
-                    "bench-table: wrote benches/RESULTS.md, benches/ratios.svg and the README's \
-                     summary:"
+                    "bench-table: wrote benches/results/{}.tsv and .md, benches/RESULTS.md, \
+                     benches/ratios.svg and the README's summary:",
+                    record.slug
                 );
                 println!();
                 print!("{summary}");

@@ -1,0 +1,354 @@
+//! The documents made from [`Record`]s: one CPU's tables (`benches/results/<cpu>.md`), the
+//! index over every CPU (`benches/RESULTS.md`), pinfold's standing in each row (for the chart
+//! and the README's summary) and what holds against each peer on every CPU.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+use crate::format;
+use crate::record::{Measured, Record};
+use crate::summary::{CpuRatio, PeerRow, Standing, spelled_out};
+use crate::{BYTES_MUT, CURSOR_SLICE, CURSOR_VEC, PINFOLD, SLICE, TABLES, Table, VEC, Workload};
+
+/// The implementations that are not a peer doing the same job but a floor under it (a plain
+/// allocation, the writers a message is serialized into): in the tables and the standings,
+/// left out of [`peer_rows`], the claims made against each peer.
+pub const BASELINES: [&str; 5] = [VEC, CURSOR_VEC, CURSOR_SLICE, BYTES_MUT, SLICE];
+
+/// One row of a table: an entry of its workloads.
+#[derive(Debug, Clone, Copy)]
+struct Row {
+    workload: &'static Workload,
+    /// The benchmark in pinfold's column: [`PINFOLD`], or the `id` of `group/id`.
+    ours: &'static str,
+}
+
+impl Row {
+    fn new(workload: &'static Workload) -> Self {
+        let ours = workload.name.split_once('/').map_or(PINFOLD, |(_, id)| id);
+        Row { workload, ours }
+    }
+
+    fn group(&self) -> &'static str {
+        self.workload.group()
+    }
+
+    /// The benchmark shown in column `id`.
+    fn column(&self, id: &'static str) -> &'static str {
+        if id == PINFOLD { self.ours } else { id }
+    }
+
+    fn label(&self) -> String {
+        if self.ours == PINFOLD {
+            format!("`{}`", self.group())
+        } else {
+            format!("`{}` ({})", self.group(), self.ours)
+        }
+    }
+}
+
+/// The peers of `table`: every implementation but pinfold.
+fn peers(table: &Table) -> impl Iterator<Item = &'static str> + use<> {
+    table
+        .implementations
+        .iter()
+        .copied()
+        .filter(|&id| id != PINFOLD)
+}
+
+/// The rows of `table` that some record has a figure of, and the columns (implementations)
+/// that some of those rows have.
+fn present(table: &Table, records: &[&Record]) -> (Vec<Row>, Vec<&'static str>) {
+    let has = |group: &str, id: &str| records.iter().any(|r| r.get(group, id).is_some());
+    let rows: Vec<Row> = table
+        .workloads
+        .iter()
+        .map(Row::new)
+        .filter(|row| has(row.group(), row.ours) || peers(table).any(|id| has(row.group(), id)))
+        .collect();
+    let columns = table
+        .implementations
+        .iter()
+        .copied()
+        .filter(|&id| rows.iter().any(|row| has(row.group(), row.column(id))))
+        .collect();
+    (rows, columns)
+}
+
+/// Each row's description on its own (one that refers to the row above it spelled out).
+fn description(table: &Table, name: &str) -> String {
+    let mut above = "";
+    for workload in table.workloads {
+        let spelled = spelled_out(above, workload.description);
+        if workload.name == name {
+            return spelled;
+        }
+        if spelled == workload.description {
+            above = workload.description;
+        }
+    }
+    String::new()
+}
+
+fn ratio_of(ours: Option<f64>, theirs: Option<f64>) -> Option<f64> {
+    match (ours, theirs) {
+        (Some(ours), Some(theirs)) if theirs > 0.0 => Some(ours / theirs),
+        _ => None,
+    }
+}
+
+fn ratio_cell(ratio: Option<f64>) -> String {
+    ratio.map_or_else(|| "—".to_string(), format::ratio)
+}
+
+fn time_cell(measured: Option<&Measured>) -> String {
+    let Some(m) = measured else {
+        return "—".to_string();
+    };
+    let mut cell = m.median_ns.map_or_else(|| "—".to_string(), format::time);
+    if let Some(virtual_ns) = m.virtual_ns {
+        let _ = write!(cell, " (virtual {})", format::time(virtual_ns as f64));
+    }
+    cell
+}
+
+fn instructions_cell(measured: Option<&Measured>) -> String {
+    measured
+        .and_then(|m| m.instructions)
+        .map_or_else(|| "—".to_string(), |n| format!("{n:.0}"))
+}
+
+fn alloc_cell(measured: Option<&Measured>) -> String {
+    let Some(allocs) = measured.and_then(|m| m.allocs) else {
+        return "—".to_string();
+    };
+    let mut cell = format!(
+        "{} ({})",
+        format::count(allocs.allocs),
+        format::bytes(allocs.bytes)
+    );
+    if let Some(held) = measured.and_then(|m| m.retained_bytes) {
+        let _ = write!(
+            cell,
+            ", peak {}, {} held after",
+            format::bytes(allocs.peak_bytes),
+            format::bytes(held)
+        );
+    }
+    cell
+}
+
+fn header(out: &mut String, cells: &[String]) {
+    let _ = writeln!(out, "| {} |", cells.join(" | "));
+    let rule: String = (0..cells.len())
+        .map(|i| if i == 0 { "|---" } else { "|---:" })
+        .collect();
+    let _ = writeln!(out, "{rule}|");
+}
+
+/// `table` as one CPU measured it: each implementation's median time and instructions per
+/// item, pinfold's ratios to each peer in both, and the allocations. `None` if the record has
+/// none of its rows.
+pub fn cpu_table(record: &Record, table: &Table) -> Option<String> {
+    let (rows, columns) = present(table, &[record]);
+    if rows.is_empty() {
+        return None;
+    }
+    let peers: Vec<&str> = columns
+        .iter()
+        .copied()
+        .filter(|&id| id != PINFOLD)
+        .collect();
+    let mut cells = vec!["workload".to_string()];
+    cells.extend(columns.iter().map(|id| format!("{id} time")));
+    cells.extend(columns.iter().map(|id| format!("{id} instructions")));
+    cells.extend(
+        peers
+            .iter()
+            .map(|id| format!("pinfold / {id}: time, instructions")),
+    );
+    cells.extend(columns.iter().map(|id| format!("{id} allocs (bytes)")));
+    let mut out = format!("### {}\n\n", table.title);
+    header(&mut out, &cells);
+    for row in &rows {
+        let group = row.group();
+        let get = |id: &'static str| record.get(group, row.column(id));
+        let ours = record.get(group, row.ours);
+        let mut cells = vec![format!("{}: {}", row.label(), row.workload.description)];
+        cells.extend(columns.iter().map(|&id| time_cell(get(id))));
+        cells.extend(columns.iter().map(|&id| instructions_cell(get(id))));
+        for &id in &peers {
+            let theirs = get(id);
+            let time = ratio_of(
+                ours.and_then(|m| m.median_ns),
+                theirs.and_then(|m| m.median_ns),
+            );
+            let instructions = ratio_of(
+                ours.and_then(|m| m.instructions),
+                theirs.and_then(|m| m.instructions),
+            );
+            cells.push(format!(
+                "{}, {}",
+                ratio_cell(time),
+                ratio_cell(instructions)
+            ));
+        }
+        cells.extend(columns.iter().map(|&id| alloc_cell(get(id))));
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    Some(out)
+}
+
+/// The newest record (by date, the last of equal dates) that counted `group/id`'s
+/// instructions.
+fn instructions_of(records: &[&Record], group: &str, id: &str) -> Option<f64> {
+    records
+        .iter()
+        .filter_map(|r| Some((r.date.as_str(), r.get(group, id)?.instructions?)))
+        .max_by(|a, b| a.0.cmp(b.0))
+        .map(|(_, n)| n)
+}
+
+/// `table` over every record: per row and peer, pinfold's time over the peer's on each CPU,
+/// and its instructions per item over the peer's. `None` if no record has its rows.
+pub fn index_table(records: &[&Record], table: &Table) -> Option<String> {
+    let (rows, columns) = present(table, records);
+    if rows.is_empty() {
+        return None;
+    }
+    let peers: Vec<&str> = columns
+        .iter()
+        .copied()
+        .filter(|&id| id != PINFOLD)
+        .collect();
+    let mut cells = vec!["workload".to_string()];
+    for peer in &peers {
+        for record in records {
+            cells.push(format!("/ {peer}: time, {}", record.short));
+        }
+        cells.push(format!("/ {peer}: instructions"));
+    }
+    let mut out = format!("### {}\n\n", table.title);
+    header(&mut out, &cells);
+    for row in &rows {
+        let group = row.group();
+        let mut cells = vec![format!("{}: {}", row.label(), row.workload.description)];
+        for &peer in &peers {
+            for record in records {
+                cells.push(ratio_cell(ratio_of(
+                    record.get(group, row.ours).and_then(|m| m.median_ns),
+                    record.get(group, peer).and_then(|m| m.median_ns),
+                )));
+            }
+            cells.push(ratio_cell(ratio_of(
+                instructions_of(records, group, row.ours),
+                instructions_of(records, group, peer),
+            )));
+        }
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    Some(out)
+}
+
+/// pinfold's standing in every row some record has both pinfold's and a peer's figure of.
+pub fn standings(records: &[&Record]) -> Vec<Standing> {
+    let mut standings = Vec::new();
+    for table in &TABLES {
+        for row in table.workloads.iter().map(Row::new) {
+            let group = row.group();
+            let times: Vec<CpuRatio> = records
+                .iter()
+                .filter_map(|record| {
+                    let pinfold_ns = record.get(group, row.ours)?.median_ns?;
+                    let (peer, peer_ns) = peers(table)
+                        .filter_map(|peer| Some((peer, record.get(group, peer)?.median_ns?)))
+                        .filter(|&(_, ns)| ns > 0.0)
+                        .min_by(|a, b| a.1.total_cmp(&b.1))?;
+                    Some(CpuRatio {
+                        cpu: record.short.clone(),
+                        pinfold_ns,
+                        peer: peer.to_string(),
+                        peer_ns,
+                    })
+                })
+                .collect();
+            let instructions = instructions_of(records, group, row.ours).and_then(|ours| {
+                let (peer, theirs) = peers(table)
+                    .filter_map(|peer| Some((peer, instructions_of(records, group, peer)?)))
+                    .filter(|&(_, n)| n > 0.0)
+                    .min_by(|a, b| a.1.total_cmp(&b.1))?;
+                Some((ours, peer.to_string(), theirs))
+            });
+            if !times.is_empty() || instructions.is_some() {
+                standings.push(Standing {
+                    name: row.workload.name.to_string(),
+                    description: description(table, row.workload.name),
+                    times,
+                    instructions,
+                });
+            }
+        }
+    }
+    standings
+}
+
+/// Each peer (not a baseline) and its rows: pinfold's time over its on each CPU that timed
+/// both, and its instructions per item over its; the input of [`claims`](crate::claims).
+pub fn peer_rows(records: &[&Record]) -> Vec<(String, Vec<PeerRow>)> {
+    let names: BTreeSet<&str> = TABLES
+        .iter()
+        .flat_map(peers)
+        .filter(|peer| !BASELINES.contains(peer))
+        .collect();
+    names
+        .into_iter()
+        .filter_map(|peer| {
+            let rows: Vec<PeerRow> = TABLES
+                .iter()
+                .filter(|table| table.implementations.contains(&peer))
+                .flat_map(|table| table.workloads.iter().map(Row::new))
+                .filter_map(|row| {
+                    let group = row.group();
+                    let times: Vec<f64> = records
+                        .iter()
+                        .filter_map(|record| {
+                            ratio_of(
+                                record.get(group, row.ours)?.median_ns,
+                                record.get(group, peer)?.median_ns,
+                            )
+                        })
+                        .collect();
+                    let instructions = ratio_of(
+                        instructions_of(records, group, row.ours),
+                        instructions_of(records, group, peer),
+                    );
+                    (!times.is_empty() || instructions.is_some()).then(|| PeerRow {
+                        row: row.workload.name.to_string(),
+                        times,
+                        instructions,
+                    })
+                })
+                .collect();
+            (!rows.is_empty()).then(|| (peer.to_string(), rows))
+        })
+        .collect()
+}
+
+/// The lines that say where each record comes from: its CPU, file, date, commit and run.
+pub fn provenance(records: &[&Record], link_prefix: &str) -> String {
+    let mut out = String::new();
+    for record in records {
+        let _ = writeln!(
+            out,
+            "- **{}**: {}, {} CPUs; {} at {}, {} ([{slug}.md]({link_prefix}{slug}.md))",
+            record.short,
+            record.cpu,
+            record.cpus,
+            record.date,
+            record.commit,
+            record.toolchain,
+            slug = record.slug,
+        );
+    }
+    out
+}
