@@ -224,9 +224,9 @@ pub fn index_table(records: &[&Record], table: &Table) -> Option<String> {
     let mut cells = vec!["workload".to_string()];
     for peer in &peers {
         for record in records {
-            cells.push(format!("/ {peer}: time, {}", record.short));
+            cells.push(format!("pinfold / {peer}, time on {}", record.short));
         }
-        cells.push(format!("/ {peer}: instructions"));
+        cells.push(format!("pinfold / {peer}, instructions"));
     }
     let mut out = format!("### {}\n\n", table.title);
     header(&mut out, &cells);

@@ -134,8 +134,9 @@ pub fn summary_rows<'a>(standings: &'a [Standing], named: &[&str]) -> Vec<&'a St
 }
 
 /// The summary in markdown: `provenance` (one line on the records it comes from), then a
-/// table of `rows`: pinfold's time over the fastest peer's on each of `cpus` (short names),
-/// and its instructions per item over the fewest of any peer.
+/// table of `rows` (by name: `RESULTS.md` says what each measures): pinfold's time over the
+/// fastest peer's on each of `cpus` (short names), and its instructions per item over the
+/// fewest of any peer.
 pub fn summary_table(rows: &[&Standing], cpus: &[String], provenance: &str) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{provenance}");
@@ -151,7 +152,7 @@ pub fn summary_table(rows: &[&Standing], cpus: &[String], provenance: &str) -> S
     let _ = writeln!(out, "{head}");
     let _ = writeln!(out, "{rule}");
     for row in rows {
-        let _ = write!(out, "| {}: {} |", row.label(), row.description);
+        let _ = write!(out, "| {} |", row.label());
         for cpu in cpus {
             match row.times.iter().find(|time| &time.cpu == cpu) {
                 Some(time) => {
@@ -193,7 +194,9 @@ pub fn claims(cpus: &[String], peers: &[(String, Vec<PeerRow>)]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Against each peer, in the rows where both run, on every CPU recorded ({}):",
+        "Against each peer, in its rows, on every CPU recorded ({}): in how many pinfold took \
+         less time, where the peer was more than 5% faster, and in how many pinfold ran fewer \
+         instructions per item.",
         cpus.join(", ")
     );
     let _ = writeln!(out);
@@ -210,31 +213,16 @@ pub fn claims(cpus: &[String], peers: &[(String, Vec<PeerRow>)]) -> String {
             .collect();
         let counted: Vec<f64> = rows.iter().filter_map(|row| row.instructions).collect();
         let fewer = counted.iter().filter(|&&ratio| ratio < 1.0).count();
-        let mut line = format!(
-            "- **{peer}**: pinfold took less time in {faster} of {} rows",
-            timed.len()
-        );
+        let mut line = format!("- **{peer}**: less time in {faster} of {}", timed.len());
         if behind.is_empty() {
-            line.push_str(", and was never more than 5% slower");
+            line.push_str(", never 5% slower");
         } else if behind.len() <= 6 {
-            let _ = write!(
-                line,
-                "; {peer} was more than 5% faster in {}",
-                behind.join(", ")
-            );
+            let _ = write!(line, "; {peer} faster in {}", behind.join(", "));
         } else {
-            let _ = write!(
-                line,
-                "; {peer} was more than 5% faster in {} rows",
-                behind.len()
-            );
+            let _ = write!(line, "; {peer} faster in {} rows", behind.len());
         }
         if !counted.is_empty() {
-            let _ = write!(
-                line,
-                "; pinfold ran fewer instructions per item in {fewer} of {}",
-                counted.len()
-            );
+            let _ = write!(line, "; fewer instructions in {fewer} of {}", counted.len());
         }
         line.push('.');
         let _ = writeln!(out, "{line}");

@@ -70,6 +70,8 @@ pub(crate) fn bench(workspace: &Workspace, args: &[String]) -> Result<(), Failur
         }
         Length::Full => "0",
     };
+    // The run's commit and date, noted before anything is built.
+    workspace.cargo(&table_command(&["--stamp"])).run()?;
     workspace
         .cargo(&["bench", "-p", "pinfold-benches"])
         .env("PINFOLD_BENCH_QUICK", quick)
@@ -83,13 +85,19 @@ pub(crate) fn bench(workspace: &Workspace, args: &[String]) -> Result<(), Failur
     }
     // The markdown tables: each implementation's median, pinfold's ratios, allocations. Built
     // with the bench profile, so it reuses the dependencies `cargo bench` just built.
-    workspace.cargo(&table_command(&length)).run()
+    let write: &[&str] = if length == Length::Full {
+        &["--write"]
+    } else {
+        &[]
+    };
+    workspace.cargo(&table_command(write)).run()
 }
 
-/// The `cargo` arguments that print the tables; after a full run they also write
-/// `benches/RESULTS.md`, the chart and the README's summary (a quick run's ratios move too
-/// much to publish).
-fn table_command(length: &Length) -> Vec<&'static str> {
+/// The `cargo` arguments that run `bench-table` with `flags`: none prints the tables;
+/// `--write`, after a full run, also writes this CPU's record, `benches/RESULTS.md`, the chart
+/// and the README's summary (a quick run's ratios move too much to publish); `--stamp` notes
+/// the run's commit and date before it starts.
+fn table_command<'a>(flags: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
         "run",
         "--quiet",
@@ -100,8 +108,9 @@ fn table_command(length: &Length) -> Vec<&'static str> {
         "--bin",
         "bench-table",
     ];
-    if *length == Length::Full {
-        args.extend(["--", "--write"]);
+    if !flags.is_empty() {
+        args.push("--");
+        args.extend(flags);
     }
     args
 }
@@ -124,8 +133,8 @@ mod tests {
     }
 
     #[test]
-    fn only_a_full_run_writes_the_results() {
-        assert!(table_command(&Length::Full).ends_with(&["--", "--write"]));
-        assert!(!table_command(&Length::Quick).contains(&"--write"));
+    fn the_table_command_passes_its_flags_to_bench_table() {
+        assert!(table_command(&["--write"]).ends_with(&["bench-table", "--", "--write"]));
+        assert!(table_command(&[]).ends_with(&["--bin", "bench-table"]));
     }
 }

@@ -13,6 +13,9 @@
 //! cargo run -p pinfold-benches --bin bench-table [-- --write]
 //! ```
 //!
+//! `--stamp`, which `cargo xtask bench` runs first, notes the commit the run is built from and
+//! the day it starts, so that the record names them even if the tables are written later.
+//!
 //! With `--write` (what `cargo xtask bench --full` passes) it records the run under the CPU it
 //! ran on, then rewrites what is made from every CPU's record:
 //!
@@ -95,8 +98,35 @@ fn first_line_of(program: &str, args: &[&str]) -> Option<String> {
     Some(text.lines().next().unwrap_or("").trim().to_string())
 }
 
-/// The commit the benchmarks were built from (`git rev-parse --short HEAD`), and whether the
-/// tracked files differed from it.
+/// The file `--stamp` writes when a run starts, under [`results_dir`]: the commit and the date
+/// the run's record gives, whenever its tables are written.
+const STAMP_FILE: &str = "run.tsv";
+
+/// The commit and date of the run: as stamped when it started, else as they are now.
+fn commit_and_date() -> (String, String) {
+    let stamped = fs::read_to_string(results_dir().join(STAMP_FILE)).ok();
+    match stamped
+        .as_deref()
+        .and_then(|text| text.trim_end().split_once('\t'))
+    {
+        Some((commit, date)) => (commit.to_string(), date.to_string()),
+        None => (commit(), format::utc_date(SystemTime::now())),
+    }
+}
+
+/// Records the commit the benchmarks are built from and today's date, for the run about to
+/// start (what `cargo xtask bench` does first).
+fn stamp() -> Result<(), String> {
+    let dir = results_dir();
+    let path = dir.join(STAMP_FILE);
+    let text = format!("{}\t{}\n", commit(), format::utc_date(SystemTime::now()));
+    fs::create_dir_all(&dir)
+        .and_then(|()| fs::write(&path, text))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// The commit the benchmarks are built from (`git rev-parse --short HEAD`), and whether the
+/// tracked files differ from it.
 fn commit() -> String {
     let Some(head) = first_line_of("git", &["rev-parse", "--short", "HEAD"]) else {
         return "unknown (not a git checkout)".to_string();
@@ -151,13 +181,14 @@ fn this_run(cpu: &Cpu) -> Record {
     let allocs = read_allocs();
     let virtual_times = read_virtual();
     let instructions = read_instructions();
+    let (commit, date) = commit_and_date();
     let mut record = Record {
         slug: cpu.slug(),
         short: cpu.short(),
         cpu: cpu.label(),
         cpus: std::thread::available_parallelism().map_or(0, usize::from),
-        date: format::utc_date(SystemTime::now()),
-        commit: commit(),
+        date,
+        commit,
         toolchain: first_line_of("rustc", &["--version"]).unwrap_or_else(|| "unknown".into()),
         run: how_run(&criterion),
         results: Default::default(),
@@ -304,23 +335,19 @@ fn write_report(record: &Record) -> Result<String, String> {
     write(&benches.join("ratios.svg"), &ratio_chart(&standings))?;
 
     let cpus: Vec<String> = records.iter().map(|r| r.short.clone()).collect();
-    let mut summary = format!(
-        "`cargo xtask bench --full` on {} CPU{} ({}); every row, with allocations, in \
-         [benches/RESULTS.md](benches/RESULTS.md). Time: pinfold's median over the fastest \
-         peer's on each CPU; instructions: pinfold's per item over the fewest of any peer \
-         (callgrind, the same on every CPU).\n",
-        records.len(),
-        if records.len() == 1 { "" } else { "s" },
+    let provenance = format!(
+        "`cargo xtask bench --full` on {}; every row, what it measures and its allocations in \
+         [benches/RESULTS.md](benches/RESULTS.md).",
         records
             .iter()
-            .map(|r| format!("{}: {} at {}", r.short, r.date, r.commit))
+            .map(|r| format!("{} ({} at {})", r.short, r.date, r.commit))
             .collect::<Vec<_>>()
-            .join("; ")
+            .join(", ")
     );
-    summary = summary_table(
+    let mut summary = summary_table(
         &summary_rows(&standings, &SUMMARY_WORKLOADS),
         &cpus,
-        &summary,
+        &provenance,
     );
     summary.push('\n');
     summary.push_str(&claims(&cpus, &peer_rows(&records)));
@@ -341,8 +368,17 @@ fn main() -> ExitCode {
     let write = match args.as_slice() {
         [] => false,
         [flag] if flag == "--write" => true,
+        [flag] if flag == "--stamp" => {
+            return match stamp() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("bench-table: {error}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         _ => {
-            eprintln!("usage: bench-table [--write]");
+            eprintln!("usage: bench-table [--write | --stamp]");
             return ExitCode::FAILURE;
         }
     };
