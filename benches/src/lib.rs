@@ -68,8 +68,8 @@ pub use local_signal::{LocalSignal, LocalSignalCell, LocalSignalStream};
 pub use record::{Measured, Record};
 pub use report::{BASELINES, cpu_table, index_table, peer_rows, provenance, standings};
 pub use results::{
-    ALLOCS_FILE, AllocRow, VIRTUAL_FILE, VirtualRow, criterion_dir, read_allocs, read_virtual,
-    record_allocs, record_virtual, results_dir, target_dir,
+    ALLOCS_FILE, AllocRow, INSTRUCTIONS_FILE, VIRTUAL_FILE, VirtualRow, criterion_dir, read_allocs,
+    read_instructions, read_virtual, record_allocs, record_virtual, results_dir, target_dir,
 };
 pub use sparse::{SPARSE_BATCH, SPARSE_BATCHES, SPARSE_LEN, SparseWakes};
 pub use summary::{

@@ -56,9 +56,9 @@ fn peers(table: &Table) -> impl Iterator<Item = &'static str> + use<> {
         .filter(|&id| id != PINFOLD)
 }
 
-/// The rows of `table` that some record has a figure of, and the columns (implementations)
-/// that some of those rows have.
-fn present(table: &Table, records: &[&Record]) -> (Vec<Row>, Vec<&'static str>) {
+/// The rows of `table` that some record has a figure of, the columns (implementations) that
+/// some of those rows have, and those columns but pinfold's.
+fn present(table: &Table, records: &[&Record]) -> (Vec<Row>, Vec<&'static str>, Vec<&'static str>) {
     let has = |group: &str, id: &str| records.iter().any(|r| r.get(group, id).is_some());
     let rows: Vec<Row> = table
         .workloads
@@ -66,13 +66,18 @@ fn present(table: &Table, records: &[&Record]) -> (Vec<Row>, Vec<&'static str>) 
         .map(Row::new)
         .filter(|row| has(row.group(), row.ours) || peers(table).any(|id| has(row.group(), id)))
         .collect();
-    let columns = table
+    let columns: Vec<&'static str> = table
         .implementations
         .iter()
         .copied()
         .filter(|&id| rows.iter().any(|row| has(row.group(), row.column(id))))
         .collect();
-    (rows, columns)
+    let peers = columns
+        .iter()
+        .copied()
+        .filter(|&id| id != PINFOLD)
+        .collect();
+    (rows, columns, peers)
 }
 
 /// Each row's description on its own (one that refers to the row above it spelled out).
@@ -150,15 +155,10 @@ fn header(out: &mut String, cells: &[String]) {
 /// item, pinfold's ratios to each peer in both, and the allocations. `None` if the record has
 /// none of its rows.
 pub fn cpu_table(record: &Record, table: &Table) -> Option<String> {
-    let (rows, columns) = present(table, &[record]);
+    let (rows, columns, peers) = present(table, &[record]);
     if rows.is_empty() {
         return None;
     }
-    let peers: Vec<&str> = columns
-        .iter()
-        .copied()
-        .filter(|&id| id != PINFOLD)
-        .collect();
     let mut cells = vec!["workload".to_string()];
     cells.extend(columns.iter().map(|id| format!("{id} time")));
     cells.extend(columns.iter().map(|id| format!("{id} instructions")));
@@ -212,15 +212,10 @@ fn instructions_of(records: &[&Record], group: &str, id: &str) -> Option<f64> {
 /// `table` over every record: per row and peer, pinfold's time over the peer's on each CPU,
 /// and its instructions per item over the peer's. `None` if no record has its rows.
 pub fn index_table(records: &[&Record], table: &Table) -> Option<String> {
-    let (rows, columns) = present(table, records);
+    let (rows, _, peers) = present(table, records);
     if rows.is_empty() {
         return None;
     }
-    let peers: Vec<&str> = columns
-        .iter()
-        .copied()
-        .filter(|&id| id != PINFOLD)
-        .collect();
     let mut cells = vec!["workload".to_string()];
     for peer in &peers {
         for record in records {

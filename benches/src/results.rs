@@ -18,6 +18,9 @@ use crate::alloc::Allocs;
 pub const ALLOCS_FILE: &str = "allocs.tsv";
 /// The virtual-time table's file name, in [`results_dir`].
 pub const VIRTUAL_FILE: &str = "virtual.tsv";
+/// The file `cargo xtask instructions` appends its counts to, in [`results_dir`]: `group id
+/// instructions_per_item`.
+pub const INSTRUCTIONS_FILE: &str = "instructions.tsv";
 
 const ALLOCS_HEADER: &str = "group\tid\tallocs\tbytes\tpeak_bytes\tretained_bytes";
 const VIRTUAL_HEADER: &str = "group\tid\tvirtual_ns";
@@ -157,5 +160,13 @@ pub fn read_virtual() -> HashMap<(String, String), VirtualRow> {
             };
             Some(((group, id), row))
         })
+        .collect()
+}
+
+/// `instructions.tsv`, the last count of each `(group, id)`: instructions per item.
+pub fn read_instructions() -> HashMap<(String, String), f64> {
+    read_rows(INSTRUCTIONS_FILE)
+        .into_iter()
+        .filter_map(|(key, fields)| Some((key, fields.first()?.parse().ok()?)))
         .collect()
 }

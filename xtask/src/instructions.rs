@@ -11,6 +11,7 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -19,6 +20,7 @@ use std::time::Instant;
 
 use crate::outcome::{Failure, Outcome, Seconds};
 use crate::usage::CommandUsage;
+use crate::valgrind;
 use crate::workspace::Workspace;
 
 pub(crate) const USAGE: CommandUsage = CommandUsage {
@@ -120,11 +122,7 @@ pub(crate) fn instructions(
     workspace: &Workspace,
     options: &InstructionOptions,
 ) -> Result<Outcome, Failure> {
-    let available = Command::new("valgrind")
-        .arg("--version")
-        .output()
-        .is_ok_and(|out| out.status.success());
-    if !available {
+    if !valgrind::available() {
         return Ok(Outcome::Skipped(SKIPPED.to_string()));
     }
     let began = Instant::now();
@@ -347,33 +345,28 @@ fn report(stderr: &str) -> Option<(u64, u64)> {
     Some((field("runs")?, field("items")?)).filter(|&(runs, items)| runs * items > 0)
 }
 
+/// Appends the counts to the file (a reader keeps the last row of each `(group, id)`, as of
+/// the suite's other tables), its header first if it is new.
 fn write_counts(target: &Path, counts: &Counts) -> Result<(), Failure> {
     let dir = target.join("pinfold-bench");
     let path = dir.join(FILE);
-    // Keep the counts of rows not counted this time.
-    let mut all = read_counts(&path);
-    all.extend(counts.iter().map(|(key, &value)| (key.clone(), value)));
-    let mut text = format!("{HEADER}\n");
-    for ((group, id), per_item) in &all {
-        text.push_str(&format!("{group}\t{id}\t{per_item:.2}\n"));
-    }
-    fs::create_dir_all(&dir)
-        .and_then(|()| fs::write(&path, text))
-        .map_err(|e| format!("instructions: cannot write {}: {e}", path.display()))
-}
-
-fn read_counts(path: &Path) -> Counts {
-    let Ok(text) = fs::read_to_string(path) else {
-        return Counts::new();
+    let append = || -> std::io::Result<()> {
+        fs::create_dir_all(&dir)?;
+        let mut out = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)?;
+        let mut text = String::new();
+        if out.metadata()?.len() == 0 {
+            text.push_str(HEADER);
+            text.push('\n');
+        }
+        for ((group, id), per_item) in counts {
+            text.push_str(&format!("{group}\t{id}\t{per_item:.2}\n"));
+        }
+        out.write_all(text.as_bytes())
     };
-    text.lines()
-        .skip(1)
-        .filter_map(|line| {
-            let mut fields = line.split('\t');
-            let (group, id, value) = (fields.next()?, fields.next()?, fields.next()?);
-            Some(((group.to_string(), id.to_string()), value.parse().ok()?))
-        })
-        .collect()
+    append().map_err(|e| format!("instructions: cannot write {}: {e}", path.display()))
 }
 
 /// pinfold's benchmarks among `jobs` counted at `rev`: built from a worktree of it into the

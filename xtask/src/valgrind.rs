@@ -73,6 +73,14 @@ fn valgrind_runs(deep: bool) -> [(&'static str, Vec<(&'static str, &'static str)
     ]
 }
 
+/// Whether `valgrind` runs here.
+pub(crate) fn available() -> bool {
+    Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|output| output.status.success())
+}
+
 pub(crate) fn valgrind(
     workspace: &Workspace,
     options: &ValgrindOptions,
@@ -82,11 +90,7 @@ pub(crate) fn valgrind(
             "valgrind: SKIPPED — no reliability crate yet".to_string(),
         ));
     }
-    let available = Command::new("valgrind")
-        .arg("--version")
-        .output()
-        .is_ok_and(|output| output.status.success());
-    if !available {
+    if !available() {
         return Ok(Outcome::Skipped(VALGRIND_SKIPPED.to_string()));
     }
     println!("valgrind: building the reliability tests");

@@ -31,7 +31,6 @@
 //!   [`summary_rows`]'s rule with their range over the CPUs, and what holds against each peer
 //!   on every CPU ([`claims`]), so the README cannot state what the files do not show.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -40,12 +39,9 @@ use std::time::SystemTime;
 
 use pinfold_benches::{
     Cpu, Measured, PINFOLD, Record, SUMMARY_WORKLOADS, TABLES, claims, cpu_table, criterion_dir,
-    format, index_table, peer_rows, provenance, ratio_chart, read_allocs, read_virtual,
-    replace_summary, results_dir, standings, summary_rows, summary_table,
+    format, index_table, peer_rows, provenance, ratio_chart, read_allocs, read_instructions,
+    read_virtual, replace_summary, results_dir, standings, summary_rows, summary_table,
 };
-
-/// The file of `cargo xtask instructions`' counts, under [`results_dir`].
-const INSTRUCTIONS_FILE: &str = "instructions.tsv";
 
 /// The median of one benchmark, in nanoseconds (of wall or CPU time, as the group measures).
 fn median_ns(criterion: &Path, group: &str, id: &str) -> Option<f64> {
@@ -57,21 +53,6 @@ fn median_ns(criterion: &Path, group: &str, id: &str) -> Option<f64> {
     let text = fs::read_to_string(path).ok()?;
     let json: serde_json::Value = serde_json::from_str(&text).ok()?;
     json["median"]["point_estimate"].as_f64()
-}
-
-/// `instructions.tsv`: `(group, id)` → instructions per item.
-fn read_instructions() -> HashMap<(String, String), f64> {
-    let Ok(text) = fs::read_to_string(results_dir().join(INSTRUCTIONS_FILE)) else {
-        return HashMap::new();
-    };
-    text.lines()
-        .skip(1)
-        .filter_map(|line| {
-            let mut fields = line.split('\t');
-            let (group, id, count) = (fields.next()?, fields.next()?, fields.next()?);
-            Some(((group.to_string(), id.to_string()), count.parse().ok()?))
-        })
-        .collect()
 }
 
 /// The directory of this package, `benches/`.
