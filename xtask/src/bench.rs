@@ -16,8 +16,8 @@ pub(crate) const USAGE: CommandUsage = CommandUsage {
             and print their tables; by default a quick run\n\
             (PINFOLD_BENCH_QUICK=1: 10 samples a benchmark, about 2.5\n\
             minutes on 2 cores after the build); --full for the precise\n\
-            one (about 16 minutes, then every row's instructions\n\
-            under callgrind), which also writes this CPU's file in\n\
+            one, then every row's instructions under callgrind (about\n\
+            21 minutes in all), which also writes this CPU's file in\n\
             benches/results/ and rewrites benches/RESULTS.md,\n\
             benches/ratios.svg and the README's summary from all of\n\
             them; --quick is the default's old name",

@@ -23,7 +23,8 @@ fn one_poll_polls_each_future_at_most_once_across_groups() {
     let mut set: FuturesUnordered<Spinner> = spinners.into_iter().collect();
     assert_eq!(set.capacity(), 256);
     let (waker, counter) = counting_waker();
-    let calls = if cfg!(miri) { 150 } else { 600 };
+    // Under Miri a few calls cover every group's turn: each call polls all 200 futures.
+    let calls = if cfg!(miri) { 6 } else { 600 };
     for call in 0..calls {
         let before: Vec<usize> = polls
             .iter()
