@@ -381,7 +381,16 @@ impl<T> Arena<T> {
     #[inline]
     pub fn budget(&mut self) -> Budget {
         self.round = round::next_round(self.round);
-        if self.has_deferred() {
+        self.start_round_with_wakes(false);
+        Budget::new(self.round, self.len)
+    }
+
+    /// Queues what round `self.round` starts with: the values woken since the last round if
+    /// values wait for this one (or, `queued_repeat`, if the values still queued may be
+    /// streams queued again after an item), then those.
+    #[inline]
+    fn start_round_with_wakes(&mut self, queued_repeat: bool) {
+        if queued_repeat || self.has_deferred() {
             // Streams queued again after an item (`Step::Repoll`) would keep this round's queue
             // from ever running empty, and the round collects wakes only when it does: collect
             // them first, so that woken values are polled before those streams.
@@ -389,7 +398,6 @@ impl<T> Arena<T> {
             self.collect(self.round, Drain::KeepBusy);
         }
         self.start_round();
-        Budget::new(self.round, self.len)
     }
 
     /// Polls the arena as a stream: the next output of any woken value, fairly.
@@ -419,42 +427,64 @@ impl<T> Arena<T> {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
-        let mut budget = self.budget();
+        self.round = round::next_round(self.round);
+        let mut budget = Budget::new(self.round, self.len);
         // Not busy: `poll_round` marks the owner busy before it polls.
-        if self.busy {
-            if let Some(first) = self.poll_first_some(&mut budget, &mut f) {
-                return Poll::Ready(Some(first));
+        let first = if self.busy {
+            self.poll_first_rotating(&mut budget, &mut f)
+        } else {
+            First::NotTaken
+        };
+        match first {
+            First::Rotated(key, out) | First::Polled(Some((key, out))) => {
+                return Poll::Ready(Some((key, out)));
             }
+            First::Polled(None) => {}
+            // Streams that gave an item went to the tail of the queue, not to the next round:
+            // wakes are collected ahead of them as of those (see `start_round_with_wakes`).
+            First::NotTaken => self.start_round_with_wakes(self.has_ready()),
         }
         self.poll_rest_some(cx, &mut budget, &mut f)
     }
 
-    /// The common call of a merge of busy streams, inline: the first value queued for the
-    /// round is polled here, and if it gives an item that is the call's output. Anything else
-    /// (nothing queued, no item) goes on in the rest of the round, out of line
-    /// ([`poll_rest_some`](Self::poll_rest_some)), so that this path stays small enough to
-    /// inline into the caller's loop. The owner is busy already. Guarded by `merge_hot_16`
-    /// (instructions).
+    /// The common call of a merge of busy streams, inline. When the owner is busy from an
+    /// earlier call (the caller knows) and nothing was woken since, the round starts with
+    /// nothing to collect: the head of the queue is polled here, and if it gives an item, it
+    /// goes straight to the tail of the queue (it had its turn; this call ends with its item,
+    /// and the next round polls it after the others) and the item is the call's output.
+    /// Guarded by `merge_hot_16` (instructions).
     #[inline(always)]
-    pub(crate) fn poll_first_some<R, F>(
-        &mut self,
-        budget: &mut Budget,
-        f: &mut F,
-    ) -> Option<(Key, R)>
+    pub(crate) fn poll_first_rotating<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> First<R>
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
-        if !self.has_queued() {
-            return None;
+        if self.table.top_word().load(Ordering::Relaxed) & !ready_set::BUSY != 0 {
+            return First::NotTaken;
         }
-        let (turn, step) = self.poll_front(budget.round, false, |key, value, cx| {
+        // Nothing woken: the streams that gave an item in the last round go behind those
+        // still queued, and the round starts.
+        self.start_round();
+        if !self.has_queued() {
+            return First::NotTaken;
+        }
+        let Some((turn, step)) = self.poll_front(budget.round, false, |key, value, cx| {
             budget.polled();
             f(key, value, cx)
-        })?;
-        match round::settle(self, turn, step, budget) {
-            Some((key, Some(out))) => Some((key, out)),
-            // The value left without an output, or gave none: the round goes on.
-            Some((_, None)) | None => None,
+        }) else {
+            // The slot's value had left: the round goes on.
+            return First::Polled(None);
+        };
+        match step {
+            Step::Repoll(Some(out)) => {
+                self.slots[turn.index].repoll = true;
+                self.ready.push(&mut *self.slots, turn.index);
+                First::Rotated(turn.key, out)
+            }
+            step => First::Polled(match round::settle(self, turn, step, budget) {
+                Some((key, Some(out))) => Some((key, out)),
+                // The value left without an output, or gave none: the round goes on.
+                Some((_, None)) | None => None,
+            }),
         }
     }
 
@@ -694,6 +724,18 @@ impl<T> Arena<T> {
             round::poll_queue::<false, T, R, Self, F>(self, budget, f)
         }
     }
+}
+
+/// What [`Arena::poll_first_rotating`] came to.
+pub(crate) enum First<R> {
+    /// The owner was not busy, a value was woken, or nothing was queued: nothing was polled,
+    /// and the round starts in full.
+    NotTaken,
+    /// The first queued stream gave an item and went to the tail of the queue.
+    Rotated(Key, R),
+    /// The first queued value was polled and came to this (an output, or none: the round goes
+    /// on from there).
+    Polled(Option<(Key, R)>),
 }
 
 impl<T> SlotQueue<T> for Arena<T> {

@@ -4,7 +4,7 @@ use core::fmt;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
-use crate::arena::{self, Arena, slots_far};
+use crate::arena::{self, Arena, First, slots_far};
 use crate::hub::Hub;
 use crate::key::Key;
 use crate::ready_set::Drain;
@@ -315,16 +315,26 @@ impl<T> GrowableArena<T> {
     pub fn budget(&mut self) -> Budget {
         self.settle();
         self.round = round::next_round(self.round);
-        if self.deferred != 0 {
-            if self
+        self.start_round_with_wakes(false);
+        Budget::new(self.round, self.len)
+    }
+
+    /// Queues what round `self.round` starts with, as [`Arena`]'s: the values woken since the
+    /// last round if values wait for this one (or, `queued_repeat`, if the values still queued
+    /// may be streams queued again after an item), then those.
+    #[inline]
+    fn start_round_with_wakes(&mut self, queued_repeat: bool) {
+        if (self.deferred != 0 || queued_repeat && self.queued != 0)
+            && self
                 .hub
                 .as_ref()
                 .is_some_and(|OwnerHub(hub)| hub.has_ready())
-            {
-                // As in `Arena::budget`: wakes first, then the values deferred by the last round.
-                self.begin();
-                self.collect(self.round, Drain::KeepBusy);
-            }
+        {
+            // As in `Arena::budget`: wakes first, then the values deferred by the last round.
+            self.begin();
+            self.collect(self.round, Drain::KeepBusy);
+        }
+        if self.deferred != 0 {
             if let [arena] = self.groups.as_mut_slice() {
                 if arena.start_round() {
                     self.queued = 1;
@@ -341,7 +351,6 @@ impl<T> GrowableArena<T> {
             }
             self.deferred = 0;
         }
-        Budget::new(self.round, self.len)
     }
 
     /// Polls the arena as a stream: the next output of any woken value, fairly. As
@@ -364,34 +373,66 @@ impl<T> GrowableArena<T> {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
-        let mut budget = self.budget();
-        if let Some(first) = self.poll_first_some(&mut budget, &mut f) {
-            return Poll::Ready(Some(first));
-        }
+        let mut budget = match self.one_group_busy() {
+            Some(mut budget) => match self.poll_first_rotating(&mut budget, &mut f) {
+                First::Rotated(key, out) | First::Polled(Some((key, out))) => {
+                    return Poll::Ready(Some((key, out)));
+                }
+                First::Polled(None) => budget,
+                First::NotTaken => self.start_round_some(),
+            },
+            None => self.start_round_some(),
+        };
+        // One call of the round's loop, so that it is inlined here once.
         round::poll_round_some(self, cx, &mut budget, &mut f)
     }
 
-    /// As [`Arena::poll_next_some`]'s first poll, inline, for a growable arena of one group
-    /// whose owner is busy already: the group's first queued value, and its item if it gives
-    /// one. The masks are kept as [`poll_queued`](Rounds::poll_queued) keeps them, so the rest
-    /// of the round goes on from there. Guarded by
-    /// `merge_hot_16` (instructions).
+    /// Starts a round of [`poll_next_some`](Self::poll_next_some) in full.
+    #[inline]
+    fn start_round_some(&mut self) -> Budget {
+        self.settle();
+        self.round = round::next_round(self.round);
+        // Streams that gave an item went to the tail of their group's queue, not to the next
+        // round: wakes are collected ahead of them as of those.
+        self.start_round_with_wakes(true);
+        Budget::new(self.round, self.len)
+    }
+
+    /// A budget for the next round if the arena has one group and is busy from an earlier
+    /// call: then the group's own first poll of a merge
+    /// may take the round ([`Arena::poll_first_rotating`]).
     #[inline(always)]
-    fn poll_first_some<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> Option<(Key, R)>
+    fn one_group_busy(&mut self) -> Option<Budget> {
+        if self.groups.len() != 1 || !self.busy || self.unsettled {
+            return None;
+        }
+        self.round = round::next_round(self.round);
+        Some(Budget::new(self.round, self.len))
+    }
+
+    /// As [`Arena::poll_first_rotating`], for a growable arena of one group (see
+    /// [`one_group_busy`](Self::one_group_busy)); the masks are kept as
+    /// [`poll_queued`](Rounds::poll_queued) keeps them, so the rest of the round goes on from
+    /// there. Guarded by `merge_hot_16` (instructions).
+    #[inline(always)]
+    fn poll_first_rotating<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> First<R>
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
-        let [arena] = self.groups.as_mut_slice() else {
-            return None;
-        };
-        if !self.busy || self.queued == 0 {
-            return None;
-        }
+        let arena = &mut self.groups[0];
         let before = arena.len();
         // As in `poll_queued`: if the poll unwinds, the next call recounts (`settle`).
         self.unsettled = true;
-        let first = arena.poll_first_some(budget, f);
+        let first = arena.poll_first_rotating(budget, f);
         self.unsettled = false;
+        if let First::Rotated(..) = first {
+            if self.deferred == 0 {
+                // The common case, a stream's item: it went to the tail of the group's queue,
+                // which was not empty and is not; nothing left; nothing is deferred.
+                return first;
+            }
+        }
+        // The group may have started its round (its deferred values queued) without a poll.
         self.deferred = u64::from(arena.has_deferred());
         self.queued = u64::from(arena.has_ready());
         if arena.len() < before {

@@ -257,7 +257,10 @@ impl WakeTable {
     /// The top word of the ready set (where `BUSY` lives).
     #[inline]
     pub(crate) fn top_word(&self) -> &AtomicU64 {
-        &self.words()[self.top as usize]
+        // SAFETY: `top` is below `words_len`, both fixed at construction, so the word is one of
+        // the table's initialised words; we hold a reference, so the table is alive. Read on
+        // every call of a busy merge: no bounds check.
+        unsafe { &*self.words.as_ptr().add(self.top as usize) }
     }
 
     /// Whether the parent is the task that polls the arena (not a hub).
