@@ -373,17 +373,19 @@ impl<T> GrowableArena<T> {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
-        let mut budget = match self.one_group_busy() {
-            Some(mut budget) => match self.poll_first_rotating(&mut budget, &mut f) {
-                First::Rotated(key, out) | First::Polled(Some((key, out))) => {
-                    return Poll::Ready(Some((key, out)));
+        let mut budget = 'started: {
+            if let Some(mut budget) = self.one_group_busy() {
+                match self.poll_first_rotating(&mut budget, &mut f) {
+                    First::Rotated(key, out) | First::Polled(Some((key, out))) => {
+                        return Poll::Ready(Some((key, out)));
+                    }
+                    First::Polled(None) => break 'started budget,
+                    First::NotTaken => {}
                 }
-                First::Polled(None) => budget,
-                First::NotTaken => self.start_round_some(),
-            },
-            None => self.start_round_some(),
+            }
+            self.start_round_some()
         };
-        // One call of the round's loop, so that it is inlined here once.
+        // One call of each, so that they are inlined here once.
         round::poll_round_some(self, cx, &mut budget, &mut f)
     }
 
