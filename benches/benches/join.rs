@@ -3,13 +3,14 @@
 //! futures-buffered's, at 10, 1,000 and 100,000 futures that are each ready after one yield,
 //! polled with a no-op waker, and under futures-executor's `block_on` (`*_block_on`); and at
 //! 2, 10 and 30 futures that are ready at once (`*_ready_<n>_block_on`), the handful most
-//! calls join.
+//! calls join; and at 2, 10 and 30 `std::future::ready` values polled in place with a no-op
+//! waker (`join_all_std_ready_<n>`), the join's own cost with no executor around it.
 
 use criterion::measurement::WallTime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use pinfold_benches::{
     Driver, FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD, Tuning, criterion, join_inputs,
-    try_join_inputs,
+    spin_on, try_join_inputs,
 };
 
 #[global_allocator]
@@ -88,6 +89,26 @@ fn join_all(c: &mut Criterion) {
     }
 }
 
+/// `join_all` of 2, 10 and 30 `std::future::ready` values, polled in place with a no-op waker
+/// (`join_all_std_ready_<n>`): what a join of values that are there already costs, with
+/// nothing of an executor around it.
+fn join_all_std_ready(c: &mut Criterion) {
+    for n in READY_SIZES {
+        let inputs = move || (0..n as u64).map(core::future::ready);
+        let mut group = Group::new(c, &format!("join_all_std_ready_{n}"), Tuning::FAST);
+        group.bench(PINFOLD, move || {
+            check(&spin_on(pinfold_join::join_all(inputs())), n)
+        });
+        group.bench(FUTURES_BUFFERED, move || {
+            check(&spin_on(futures_buffered::join_all(inputs())), n)
+        });
+        group.bench(FUTURES_UTIL, move || {
+            check(&spin_on(futures_util::future::join_all(inputs())), n)
+        });
+        group.finish();
+    }
+}
+
 /// `try_join_all` of the [`workloads`], every future giving `Ok`.
 fn try_join_all(c: &mut Criterion) {
     for (name, n, yields, driver, tuning) in workloads("try_join_all") {
@@ -113,6 +134,6 @@ fn try_join_all(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = criterion(WallTime);
-    targets = join_all, try_join_all
+    targets = join_all, join_all_std_ready, try_join_all
 }
 criterion_main!(benches);

@@ -325,6 +325,21 @@ pub const JOIN_WORKLOADS: &[Workload] = &[
         30,
         "join_all of 30 ready futures, under block_on",
     ),
+    Workload::new(
+        "join_all_std_ready_2",
+        2,
+        "join_all of 2 std::future::ready values, polled in place",
+    ),
+    Workload::new(
+        "join_all_std_ready_10",
+        10,
+        "join_all of 10 std::future::ready values, polled in place",
+    ),
+    Workload::new(
+        "join_all_std_ready_30",
+        30,
+        "join_all of 30 std::future::ready values, polled in place",
+    ),
     Workload::new("join_all_10", 10, "join_all of 10 futures that yield once"),
     Workload::new(
         "join_all_10_block_on",
