@@ -428,22 +428,24 @@ impl<T> Arena<T> {
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
         self.round = round::next_round(self.round);
-        let mut budget = Budget::new(self.round, self.len);
         // Not busy: `poll_round` marks the owner busy before it polls.
         let first = if self.busy {
-            self.poll_first_rotating(&mut budget, &mut f)
+            self.poll_first_rotating(self.round, &mut f)
         } else {
             First::NotTaken
         };
-        match first {
-            First::Rotated(key, out) | First::Polled(Some((key, out))) => {
+        let mut budget = match first {
+            First::Rotated(key, out) | First::Polled(Some((key, out)), _) => {
                 return Poll::Ready(Some((key, out)));
             }
-            First::Polled(None) => {}
+            First::Polled(None, budget) => budget,
             // Streams that gave an item went to the tail of the queue, not to the next round:
             // wakes are collected ahead of them as of those (see `start_round_with_wakes`).
-            First::NotTaken => self.start_round_with_wakes(self.has_ready()),
-        }
+            First::NotTaken => {
+                self.start_round_with_wakes(self.has_ready());
+                Budget::new(self.round, self.len)
+            }
+        };
         self.poll_rest_some(cx, &mut budget, &mut f)
     }
 
@@ -454,7 +456,7 @@ impl<T> Arena<T> {
     /// and the next round polls it after the others) and the item is the call's output.
     /// Guarded by `merge_hot_16` (instructions).
     #[inline(always)]
-    pub(crate) fn poll_first_rotating<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> First<R>
+    pub(crate) fn poll_first_rotating<R, F>(&mut self, round: u32, f: &mut F) -> First<R>
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
@@ -467,12 +469,14 @@ impl<T> Arena<T> {
         if !self.has_queued() {
             return First::NotTaken;
         }
-        let Some((turn, step)) = self.poll_front(budget.round, false, |key, value, cx| {
-            budget.polled();
-            f(key, value, cx)
-        }) else {
+        let held = self.len;
+        let polled = self.poll_front(round, false, f);
+        // The round's budget is made only if the round goes on.
+        let mut budget = Budget::new(round, held);
+        budget.polled();
+        let Some((turn, step)) = polled else {
             // The slot's value had left: the round goes on.
-            return First::Polled(None);
+            return First::Polled(None, budget);
         };
         match step {
             Step::Repoll(Some(out)) => {
@@ -480,11 +484,14 @@ impl<T> Arena<T> {
                 self.ready.push(&mut *self.slots, turn.index);
                 First::Rotated(turn.key, out)
             }
-            step => First::Polled(match round::settle(self, turn, step, budget) {
-                Some((key, Some(out))) => Some((key, out)),
-                // The value left without an output, or gave none: the round goes on.
-                Some((_, None)) | None => None,
-            }),
+            step => {
+                let out = match round::settle(self, turn, step, &mut budget) {
+                    Some((key, Some(out))) => Some((key, out)),
+                    // The value left without an output, or gave none: the round goes on.
+                    Some((_, None)) | None => None,
+                };
+                First::Polled(out, budget)
+            }
         }
     }
 
@@ -734,8 +741,8 @@ pub(crate) enum First<R> {
     /// The first queued stream gave an item and went to the tail of the queue.
     Rotated(Key, R),
     /// The first queued value was polled and came to this (an output, or none: the round goes
-    /// on from there).
-    Polled(Option<(Key, R)>),
+    /// on from there, with this budget).
+    Polled(Option<(Key, R)>, Budget),
 }
 
 impl<T> SlotQueue<T> for Arena<T> {

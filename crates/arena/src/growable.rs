@@ -374,12 +374,12 @@ impl<T> GrowableArena<T> {
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
         let mut budget = 'started: {
-            if let Some(mut budget) = self.one_group_busy() {
-                match self.poll_first_rotating(&mut budget, &mut f) {
-                    First::Rotated(key, out) | First::Polled(Some((key, out))) => {
+            if let Some(round) = self.one_group_busy() {
+                match self.poll_first_rotating(round, &mut f) {
+                    First::Rotated(key, out) | First::Polled(Some((key, out)), _) => {
                         return Poll::Ready(Some((key, out)));
                     }
-                    First::Polled(None) => break 'started budget,
+                    First::Polled(None, budget) => break 'started budget,
                     First::NotTaken => {}
                 }
             }
@@ -400,16 +400,16 @@ impl<T> GrowableArena<T> {
         Budget::new(self.round, self.len)
     }
 
-    /// A budget for the next round if the arena has one group and is busy from an earlier
-    /// call: then the group's own first poll of a merge
+    /// The next round's number if the arena has one group and is busy from an earlier call:
+    /// then the group's own first poll of a merge
     /// may take the round ([`Arena::poll_first_rotating`]).
     #[inline(always)]
-    fn one_group_busy(&mut self) -> Option<Budget> {
+    fn one_group_busy(&mut self) -> Option<u32> {
         if self.groups.len() != 1 || !self.busy || self.unsettled {
             return None;
         }
         self.round = round::next_round(self.round);
-        Some(Budget::new(self.round, self.len))
+        Some(self.round)
     }
 
     /// As [`Arena::poll_first_rotating`], for a growable arena of one group (see
@@ -417,7 +417,7 @@ impl<T> GrowableArena<T> {
     /// [`poll_queued`](Rounds::poll_queued) keeps them, so the rest of the round goes on from
     /// there. Guarded by `merge_hot_16` (instructions).
     #[inline(always)]
-    fn poll_first_rotating<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> First<R>
+    fn poll_first_rotating<R, F>(&mut self, round: u32, f: &mut F) -> First<R>
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
@@ -425,7 +425,7 @@ impl<T> GrowableArena<T> {
         let before = arena.len();
         // As in `poll_queued`: if the poll unwinds, the next call recounts (`settle`).
         self.unsettled = true;
-        let first = arena.poll_first_rotating(budget, f);
+        let first = arena.poll_first_rotating(round, f);
         self.unsettled = false;
         if let First::Rotated(..) = first {
             if self.deferred == 0 {

@@ -69,8 +69,9 @@ impl Queue {
         (self.head != NIL).then_some(self.head as usize)
     }
 
-    /// Appends slot `index` unless it is in a queue already.
-    #[inline]
+    /// Appends slot `index` unless it is in a queue already. Always inlined: a busy merge
+    /// appends on every call (guarded by `merge_hot_16`, instructions).
+    #[inline(always)]
     pub(crate) fn push(&mut self, links: &mut (impl Links + ?Sized), index: usize) {
         if links.is_queued(index) {
             return;
