@@ -469,30 +469,46 @@ impl<T> Arena<T> {
         if !self.has_queued() {
             return First::NotTaken;
         }
+        let index = self.ready.head_unchecked();
+        let slot = &mut self.slots[index];
+        // Through `as_mut`, as in `poll_front`.
+        if slot.value.get_mut().as_mut().is_none() {
+            // A value that left: the round in full skips it.
+            return First::NotTaken;
+        }
+        let key = Key::new(self.base + index as u32, slot.generation);
+        let entry = slot.entry as usize;
         let held = self.len;
-        let polled = self.poll_front(round, false, f);
-        // The round's budget is made only if the round goes on.
+        // Polled in place at the head of the queue: nothing else touches the queue meanwhile,
+        // and a value that panics is dropped and its slot skipped when met, as any removed one.
+        let step = self.poll_value(index, entry, |value, cx| f(key, value, cx));
+        if let Step::Repoll(Some(out)) = step {
+            // Its next poll is needed anyway, never vain; its round mark matters only to a
+            // value out of the queue.
+            self.slots[index].repoll = true;
+            self.ready.rotate(&mut *self.slots);
+            return First::Rotated(key, out);
+        }
+        // Anything else: as if the round had taken it out of the queue to poll it.
+        self.ready.pop(&mut *self.slots);
+        let slot = &mut self.slots[index];
+        let counts_as_vain = slot.round != 0 && !slot.repoll;
+        slot.repoll = false;
+        slot.round = round;
+        let turn = Turn {
+            index,
+            key,
+            entry,
+            counts_as_vain,
+        };
         let mut budget = Budget::new(round, held);
         budget.polled();
-        let Some((turn, step)) = polled else {
-            // The slot's value had left: the round goes on.
-            return First::Polled(None, budget);
+        let out = match round::settle(self, turn, step, &mut budget) {
+            Some((key, Some(out))) => Some((key, out)),
+            // The value left without an output, or gave none: the round goes on.
+            Some((_, None)) | None => None,
         };
-        match step {
-            Step::Repoll(Some(out)) => {
-                self.slots[turn.index].repoll = true;
-                self.ready.push(&mut *self.slots, turn.index);
-                First::Rotated(turn.key, out)
-            }
-            step => {
-                let out = match round::settle(self, turn, step, &mut budget) {
-                    Some((key, Some(out))) => Some((key, out)),
-                    // The value left without an output, or gave none: the round goes on.
-                    Some((_, None)) | None => None,
-                };
-                First::Polled(out, budget)
-            }
-        }
+        First::Polled(out, budget)
     }
 
     /// The rest of a [`poll_next_some`](Arena::poll_next_some) round, after its first poll.

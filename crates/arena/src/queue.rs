@@ -63,6 +63,13 @@ impl Queue {
         self.tail == NIL
     }
 
+    /// The first slot; the queue is not empty.
+    #[inline]
+    pub(crate) fn head_unchecked(&self) -> usize {
+        debug_assert!(!self.is_empty());
+        self.head as usize
+    }
+
     /// The first slot, if any.
     #[inline]
     pub(crate) fn front(&self) -> Option<usize> {
@@ -95,6 +102,22 @@ impl Queue {
             self.tail = NIL;
         }
         index
+    }
+
+    /// Moves the first slot to the end (the queue is not empty): what a pop and a push of the
+    /// same slot do, with only the links that change written. Guarded by `merge_hot_16`
+    /// (instructions).
+    #[inline(always)]
+    pub(crate) fn rotate(&mut self, links: &mut (impl Links + ?Sized)) {
+        let head = self.head;
+        if head == self.tail {
+            return;
+        }
+        let next = links.next(head as usize);
+        links.set_next(self.tail as usize, head);
+        links.set_next(head as usize, NIL);
+        self.tail = head;
+        self.head = next;
     }
 
     /// Appends every slot of `other`, which is left empty.
