@@ -427,21 +427,21 @@ impl<T> Arena<T> {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
-        self.round = round::next_round(self.round);
-        // Not busy: `poll_round` marks the owner busy before it polls.
-        let first = if self.busy {
-            self.poll_first_rotating(self.round, &mut f)
-        } else {
-            First::NotTaken
-        };
-        let mut budget = match first {
-            First::Rotated(key, out) | First::Polled(Some((key, out)), _) => {
-                return Poll::Ready(Some((key, out)));
+        // The owner is busy (from an earlier call) exactly when `BUSY` is set in the top word:
+        // nothing else sets it.
+        let mut budget = match self.poll_first_rotating(self.round, ready_set::BUSY, &mut f) {
+            First::Rotated(key, out) => return Poll::Ready(Some((key, out))),
+            First::Polled(out, budget) => {
+                self.round = budget.round;
+                match out {
+                    Some(out) => return Poll::Ready(Some(out)),
+                    None => budget,
+                }
             }
-            First::Polled(None, budget) => budget,
             // Streams that gave an item went to the tail of the queue, not to the next round:
             // wakes are collected ahead of them as of those (see `start_round_with_wakes`).
             First::NotTaken => {
+                self.round = round::next_round(self.round);
                 self.start_round_with_wakes(self.has_ready());
                 Budget::new(self.round, self.len)
             }
@@ -449,18 +449,24 @@ impl<T> Arena<T> {
         self.poll_rest_some(cx, &mut budget, &mut f)
     }
 
-    /// The common call of a merge of busy streams, inline. When the owner is busy from an
-    /// earlier call (the caller knows) and nothing was woken since, the round starts with
+    /// The common call of a merge of busy streams, inline. When the top word of the ready set
+    /// is `idle_top` (the owner is busy from an earlier call and nothing was woken since; the
+    /// caller knows what that word is then), the round after `last_round` starts with
     /// nothing to collect: the head of the queue is polled here, and if it gives an item, it
     /// goes straight to the tail of the queue (it had its turn; this call ends with its item,
     /// and the next round polls it after the others) and the item is the call's output.
     /// Guarded by `merge_hot_16` (instructions).
     #[inline(always)]
-    pub(crate) fn poll_first_rotating<R, F>(&mut self, round: u32, f: &mut F) -> First<R>
+    pub(crate) fn poll_first_rotating<R, F>(
+        &mut self,
+        last_round: u32,
+        idle_top: u64,
+        f: &mut F,
+    ) -> First<R>
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
-        if self.table.top_word().load(Ordering::Relaxed) & !ready_set::BUSY != 0 {
+        if self.table.top_word().load(Ordering::Relaxed) != idle_top {
             return First::NotTaken;
         }
         // Nothing woken: the streams that gave an item in the last round go behind those
@@ -489,7 +495,9 @@ impl<T> Arena<T> {
             self.ready.rotate(&mut *self.slots);
             return First::Rotated(key, out);
         }
-        // Anything else: as if the round had taken it out of the queue to poll it.
+        // Anything else: as if the round had taken it out of the queue to poll it. A rotation
+        // leaves no mark of its round, so only this path numbers one.
+        let round = round::next_round(last_round);
         self.ready.pop(&mut *self.slots);
         let slot = &mut self.slots[index];
         let counts_as_vain = slot.round != 0 && !slot.repoll;
@@ -969,6 +977,11 @@ impl<T> Links for [Slot<T>] {
     #[inline]
     fn unqueue(&mut self, index: usize) {
         self[index].queued = false;
+    }
+
+    #[inline(always)]
+    fn relink(&mut self, index: usize, next: u32) {
+        self[index].next_queued = next;
     }
 }
 

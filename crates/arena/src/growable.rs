@@ -374,12 +374,16 @@ impl<T> GrowableArena<T> {
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
         let mut budget = 'started: {
-            if let Some(round) = self.one_group_busy() {
-                match self.poll_first_rotating(round, &mut f) {
-                    First::Rotated(key, out) | First::Polled(Some((key, out)), _) => {
-                        return Poll::Ready(Some((key, out)));
+            if self.one_group_busy() {
+                match self.poll_first_rotating(&mut f) {
+                    First::Rotated(key, out) => return Poll::Ready(Some((key, out))),
+                    First::Polled(out, budget) => {
+                        self.round = budget.round;
+                        match out {
+                            Some(out) => return Poll::Ready(Some(out)),
+                            None => break 'started budget,
+                        }
                     }
-                    First::Polled(None, budget) => break 'started budget,
                     First::NotTaken => {}
                 }
             }
@@ -400,16 +404,11 @@ impl<T> GrowableArena<T> {
         Budget::new(self.round, self.len)
     }
 
-    /// The next round's number if the arena has one group and is busy from an earlier call:
-    /// then the group's own first poll of a merge
+    /// Whether the arena has one group and is busy from an earlier call: then the group's own first poll of a merge
     /// may take the round ([`Arena::poll_first_rotating`]).
     #[inline(always)]
-    fn one_group_busy(&mut self) -> Option<u32> {
-        if self.groups.len() != 1 || !self.busy || self.unsettled {
-            return None;
-        }
-        self.round = round::next_round(self.round);
-        Some(self.round)
+    fn one_group_busy(&self) -> bool {
+        self.groups.len() == 1 && self.busy && !self.unsettled
     }
 
     /// As [`Arena::poll_first_rotating`], for a growable arena of one group (see
@@ -417,7 +416,7 @@ impl<T> GrowableArena<T> {
     /// [`poll_queued`](Rounds::poll_queued) keeps them, so the rest of the round goes on from
     /// there. Guarded by `merge_hot_16` (instructions).
     #[inline(always)]
-    fn poll_first_rotating<R, F>(&mut self, round: u32, f: &mut F) -> First<R>
+    fn poll_first_rotating<R, F>(&mut self, f: &mut F) -> First<R>
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
@@ -425,7 +424,8 @@ impl<T> GrowableArena<T> {
         let before = arena.len();
         // As in `poll_queued`: if the poll unwinds, the next call recounts (`settle`).
         self.unsettled = true;
-        let first = arena.poll_first_rotating(round, f);
+        // A group's top word has no `BUSY` (the hub has it): nothing woken is all zero.
+        let first = arena.poll_first_rotating(self.round, 0, f);
         self.unsettled = false;
         if let First::Rotated(..) = first {
             if self.deferred == 0 {

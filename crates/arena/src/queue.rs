@@ -14,6 +14,11 @@ pub(crate) trait Links {
     fn set_next(&mut self, index: usize, next: u32);
     /// Takes slot `index` out of its queue.
     fn unqueue(&mut self, index: usize);
+    /// Changes the link of slot `index`, which stays in its queue.
+    #[inline(always)]
+    fn relink(&mut self, index: usize, next: u32) {
+        self.set_next(index, next);
+    }
 }
 
 /// Asks the CPU to bring `value`'s first and last bytes (so all of it, up to two cache lines)
@@ -114,8 +119,8 @@ impl Queue {
             return;
         }
         let next = links.next(head as usize);
-        links.set_next(self.tail as usize, head);
-        links.set_next(head as usize, NIL);
+        links.relink(self.tail as usize, head);
+        links.relink(head as usize, NIL);
         self.tail = head;
         self.head = next;
     }
