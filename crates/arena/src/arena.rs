@@ -429,7 +429,7 @@ impl<T> Arena<T> {
     {
         // The owner is busy (from an earlier call) exactly when `BUSY` is set in the top word:
         // nothing else sets it.
-        let mut budget = match self.poll_first_rotating(self.round, ready_set::BUSY, &mut f) {
+        let mut budget = match self.poll_first_rotating(self.round, ready_set::BUSY, self.len, &mut f) {
             First::Rotated(key, out) => return Poll::Ready(Some((key, out))),
             First::Polled(out, budget) => {
                 self.round = budget.round;
@@ -451,7 +451,8 @@ impl<T> Arena<T> {
 
     /// The common call of a merge of busy streams, inline. When the top word of the ready set
     /// is `idle_top` (the owner is busy from an earlier call and nothing was woken since; the
-    /// caller knows what that word is then), the round after `last_round` starts with
+    /// caller knows what that word is then), the round after `last_round` (of an arena holding
+    /// `held` values) starts with
     /// nothing to collect: the head of the queue is polled here, and if it gives an item, it
     /// goes straight to the tail of the queue (it had its turn; this call ends with its item,
     /// and the next round polls it after the others) and the item is the call's output.
@@ -461,6 +462,7 @@ impl<T> Arena<T> {
         &mut self,
         last_round: u32,
         idle_top: u64,
+        held: usize,
         f: &mut F,
     ) -> First<R>
     where
@@ -484,7 +486,6 @@ impl<T> Arena<T> {
         }
         let key = Key::new(self.base + index as u32, slot.generation);
         let entry = slot.entry as usize;
-        let held = self.len;
         // Polled in place at the head of the queue: nothing else touches the queue meanwhile,
         // and a value that panics is dropped and its slot skipped when met, as any removed one.
         let step = self.poll_value(index, entry, |value, cx| f(key, value, cx));

@@ -335,22 +335,29 @@ impl<T> GrowableArena<T> {
             self.collect(self.round, Drain::KeepBusy);
         }
         if self.deferred != 0 {
-            if let [arena] = self.groups.as_mut_slice() {
-                if arena.start_round() {
-                    self.queued = 1;
-                }
-            } else {
-                let mut deferred = self.deferred;
-                while deferred != 0 {
-                    let group = deferred.trailing_zeros() as usize;
-                    deferred &= deferred - 1;
-                    if self.groups[group].start_round() {
-                        self.queued |= bit(group);
-                    }
+            self.start_deferred();
+        }
+    }
+
+    /// Queues the values deferred by the last round (in the groups `deferred` names) for this
+    /// one.
+    #[inline]
+    fn start_deferred(&mut self) {
+        if let [arena] = self.groups.as_mut_slice() {
+            if arena.start_round() {
+                self.queued = 1;
+            }
+        } else {
+            let mut deferred = self.deferred;
+            while deferred != 0 {
+                let group = deferred.trailing_zeros() as usize;
+                deferred &= deferred - 1;
+                if self.groups[group].start_round() {
+                    self.queued |= bit(group);
                 }
             }
-            self.deferred = 0;
         }
+        self.deferred = 0;
     }
 
     /// Polls the arena as a stream: the next output of any woken value, fairly. As
@@ -373,24 +380,41 @@ impl<T> GrowableArena<T> {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
-        let mut budget = 'started: {
-            if self.one_group_busy() {
-                match self.poll_first_rotating(&mut f) {
-                    First::Rotated(key, out) => return Poll::Ready(Some((key, out))),
-                    First::Polled(out, budget) => {
-                        self.round = budget.round;
-                        match out {
-                            Some(out) => return Poll::Ready(Some(out)),
-                            None => break 'started budget,
-                        }
+        let budget = if self.busy && !self.unsettled {
+            match self.poll_first_rotating(&mut f) {
+                First::Rotated(key, out) => return Poll::Ready(Some((key, out))),
+                First::Polled(out, budget) => {
+                    self.round = budget.round;
+                    match out {
+                        Some(out) => return Poll::Ready(Some(out)),
+                        None => Some(budget),
                     }
-                    First::NotTaken => {}
                 }
+                First::NotTaken => None,
             }
-            self.start_round_some()
+        } else {
+            None
         };
-        // One call of each, so that they are inlined here once.
-        round::poll_round_some(self, cx, &mut budget, &mut f)
+        self.poll_rest_some(cx, budget, &mut f)
+    }
+
+    /// The rest of a [`poll_next_some`](Self::poll_next_some) round after its first poll (with
+    /// `budget`), or all of it (`None`): out of line, so that the first poll stays small.
+    #[inline(never)]
+    fn poll_rest_some<R, F>(
+        &mut self,
+        cx: &mut Context<'_>,
+        budget: Option<Budget>,
+        f: &mut F,
+    ) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
+    {
+        let mut budget = match budget {
+            Some(budget) => budget,
+            None => self.start_round_some(),
+        };
+        round::poll_round_some(self, cx, &mut budget, f)
     }
 
     /// Starts a round of [`poll_next_some`](Self::poll_next_some) in full.
@@ -404,41 +428,62 @@ impl<T> GrowableArena<T> {
         Budget::new(self.round, self.len)
     }
 
-    /// Whether the arena has one group and is busy from an earlier call: then the group's own first poll of a merge
-    /// may take the round ([`Arena::poll_first_rotating`]).
-    #[inline(always)]
-    fn one_group_busy(&self) -> bool {
-        self.groups.len() == 1 && self.busy && !self.unsettled
-    }
-
-    /// As [`Arena::poll_first_rotating`], for a growable arena of one group (see
-    /// [`one_group_busy`](Self::one_group_busy)); the masks are kept as
-    /// [`poll_queued`](Rounds::poll_queued) keeps them, so the rest of the round goes on from
-    /// there. Guarded by `merge_hot_16` (instructions).
+    /// As [`Arena::poll_first_rotating`], in the group whose turn it is, for an arena busy
+    /// from an earlier call whose counts are settled: if nothing was woken since, the values
+    /// deferred by the last round are queued, and the first value queued in the group whose
+    /// turn it is (the one [`poll_queued`](Rounds::poll_queued) would poll) is polled in
+    /// place. The masks and the turn are kept as `poll_queued` keeps them, so the rest of the
+    /// round goes on from there. Guarded by `merge_hot_16` and `merge_ready_1k`
+    /// (instructions).
     #[inline(always)]
     fn poll_first_rotating<R, F>(&mut self, f: &mut F) -> First<R>
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
-        let arena = &mut self.groups[0];
+        if self
+            .hub
+            .as_ref()
+            .is_none_or(|OwnerHub(hub)| hub.has_ready())
+        {
+            return First::NotTaken;
+        }
+        if self.deferred != 0 {
+            self.start_deferred();
+        }
+        if self.queued == 0 {
+            return First::NotTaken;
+        }
+        let group = first_from(self.queued, self.cursor);
+        let held = self.len;
+        let arena = &mut self.groups[group];
         let before = arena.len();
         // As in `poll_queued`: if the poll unwinds, the next call recounts (`settle`).
         self.unsettled = true;
         // A group's top word has no `BUSY` (the hub has it): nothing woken is all zero.
-        let first = arena.poll_first_rotating(self.round, 0, f);
+        let first = arena.poll_first_rotating(self.round, 0, held, f);
         self.unsettled = false;
-        if let First::Rotated(..) = first {
-            if self.deferred == 0 {
+        match &first {
+            First::Rotated(..) => {
                 // The common case, a stream's item: it went to the tail of the group's queue,
                 // which was not empty and is not; nothing left; nothing is deferred.
+                self.take_turn(group);
                 return first;
             }
+            First::Polled(out, _) => {
+                if out.is_some() {
+                    self.take_turn(group);
+                }
+            }
+            First::NotTaken => {}
         }
-        // The group may have started its round (its deferred values queued) without a poll.
-        self.deferred = u64::from(arena.has_deferred());
-        self.queued = u64::from(arena.has_ready());
-        if arena.len() < before {
-            self.left(0);
+        if !self.groups[group].has_ready() {
+            self.queued &= !bit(group);
+        }
+        if self.groups[group].has_deferred() {
+            self.deferred |= bit(group);
+        }
+        if self.groups[group].len() < before {
+            self.left(group);
         }
         first
     }
