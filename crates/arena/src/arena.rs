@@ -429,23 +429,24 @@ impl<T> Arena<T> {
     {
         // The owner is busy (from an earlier call) exactly when `BUSY` is set in the top word:
         // nothing else sets it.
-        let mut budget = match self.poll_first_rotating(self.round, ready_set::BUSY, self.len, &mut f) {
-            First::Rotated(key, out) => return Poll::Ready(Some((key, out))),
-            First::Polled(out, budget) => {
-                self.round = budget.round;
-                match out {
-                    Some(out) => return Poll::Ready(Some(out)),
-                    None => budget,
+        let mut budget =
+            match self.poll_first_rotating(self.round, ready_set::BUSY, self.len, &mut f) {
+                First::Rotated(key, out) => return Poll::Ready(Some((key, out))),
+                First::Polled(out, budget) => {
+                    self.round = budget.round;
+                    match out {
+                        Some(out) => return Poll::Ready(Some(out)),
+                        None => budget,
+                    }
                 }
-            }
-            // Streams that gave an item went to the tail of the queue, not to the next round:
-            // wakes are collected ahead of them as of those (see `start_round_with_wakes`).
-            First::NotTaken => {
-                self.round = round::next_round(self.round);
-                self.start_round_with_wakes(self.has_ready());
-                Budget::new(self.round, self.len)
-            }
-        };
+                // Streams that gave an item went to the tail of the queue, not to the next round:
+                // wakes are collected ahead of them as of those (see `start_round_with_wakes`).
+                First::NotTaken => {
+                    self.round = round::next_round(self.round);
+                    self.start_round_with_wakes(self.has_ready());
+                    Budget::new(self.round, self.len)
+                }
+            };
         self.poll_rest_some(cx, &mut budget, &mut f)
     }
 

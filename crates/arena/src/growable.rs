@@ -399,8 +399,9 @@ impl<T> GrowableArena<T> {
     }
 
     /// The rest of a [`poll_next_some`](Self::poll_next_some) round after its first poll (with
-    /// `budget`), or all of it (`None`): out of line, so that the first poll stays small.
-    #[inline(never)]
+    /// `budget`), or all of it (`None`). Inlined: out of line, a merge of hot streams takes
+    /// fewer instructions, and one of sparse wakes more (`merge_hot_16`, `merge_sparse_10k`).
+    #[inline]
     fn poll_rest_some<R, F>(
         &mut self,
         cx: &mut Context<'_>,
