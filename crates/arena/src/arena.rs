@@ -513,6 +513,11 @@ impl<T> Arena<T> {
         };
         let mut budget = Budget::new(round, held);
         budget.polled();
+        if let Step::Done(out) = step {
+            // A stream's end: out of line (`remove_at`), so that this path stays small.
+            self.remove_at(index);
+            return First::Polled(out.map(|out| (key, out)), budget);
+        }
         let out = match round::settle(self, turn, step, &mut budget) {
             Some((key, Some(out))) => Some((key, out)),
             // The value left without an output, or gave none: the round goes on.
@@ -579,6 +584,12 @@ impl<T> Arena<T> {
     /// it can stay parked with the slot.
     #[inline]
     fn vacate(&mut self, index: usize) {
+        self.vacate_inline(index);
+    }
+
+    /// [`vacate`](Self::vacate), always inlined: for [`remove_done`](Self::remove_done).
+    #[inline(always)]
+    fn vacate_inline(&mut self, index: usize) {
         self.slots[index].occupied = false;
         if self.slots[index].generation != RETIRED_GENERATION {
             self.slots[index].next_free = self.free_head;
@@ -586,6 +597,25 @@ impl<T> Arena<T> {
         }
         self.len -= 1;
         self.release_entry(index);
+    }
+
+    /// [`remove_at`](Self::remove_at), always inlined: for a value that finished in the poll
+    /// loop, where the call would cost every output of a set more than the code it runs.
+    /// Guarded by `ready_512k` (instructions).
+    #[inline(always)]
+    fn remove_done(&mut self, index: usize) {
+        // The bookkeeping is done first, so a panicking `Drop` leaves the arena consistent.
+        self.vacate_inline(index);
+        // Assignment drops in place and writes `None` even if that drop unwinds.
+        *self.slots[index].value.get_mut() = None;
+    }
+
+    /// [`remove_at`](Self::remove_at) for a value whose poll panicked: out of line, so that
+    /// the poll loop it unwinds from stays small.
+    #[cold]
+    #[inline(never)]
+    fn remove_unwound(&mut self, index: usize) {
+        self.remove_at(index);
     }
 
     /// Drops the value of slot `index` in place and frees the slot.
@@ -626,7 +656,8 @@ impl<T> Arena<T> {
     /// alive, no wake can come through it any more: it stays *parked* with the slot, its ready
     /// bit cleared, and the slot's next value uses it (no waker of this value can reach that
     /// one). Otherwise it is unbound and retired until its wakers are all gone.
-    #[inline]
+    /// Always inlined: it is part of [`remove_done`](Self::remove_done).
+    #[inline(always)]
     fn release_entry(&mut self, index: usize) {
         let entry = self.slots[index].entry;
         let state = self.table.entry_state(entry as usize);
@@ -836,7 +867,7 @@ impl<T> SlotQueue<T> for Arena<T> {
 
     #[inline(always)]
     fn done(&mut self, index: usize) {
-        self.remove_at(index);
+        self.remove_done(index);
     }
 }
 
@@ -862,7 +893,7 @@ impl<T> Arena<T> {
             })) {
                 Ok(out) => out,
                 Err(panic) => {
-                    self.remove_at(index);
+                    self.remove_unwound(index);
                     resume_unwind(panic);
                 }
             }
@@ -874,7 +905,7 @@ impl<T> Arena<T> {
                 let (value, waker) = arena.value_and_waker(index, entry);
                 poll(value, &mut Context::from_waker(&waker))
             },
-            |arena| arena.remove_at(index),
+            |arena| arena.remove_unwound(index),
         )
     }
 
