@@ -53,8 +53,9 @@ pub struct GrowableArena<T> {
     deferred: u64,
     /// The group whose turn it is: a round looks at it first.
     cursor: u32,
-    /// How many outputs the group at `cursor` has given in its turn so far.
-    streak: u32,
+    /// How many outputs the group at `cursor` may still give in its turn (0: its turn is over
+    /// or has not started).
+    turn_left: u32,
     /// The number of the round in progress or last run.
     round: u32,
     /// When to add and release groups.
@@ -65,6 +66,12 @@ pub struct GrowableArena<T> {
     generation_floor: u64,
     /// Whether the owner has left `BUSY` set in the hub.
     busy: bool,
+    /// Set by a call of [`poll_next_some`](Self::poll_next_some) that ended with a stream of the
+    /// group at `cursor` giving an item and moving to the tail of its queue, while that group's
+    /// turn goes on; cleared by anything else that changes the groups or starts a round. While
+    /// it is set, the next call polls that group's first queued value with nothing else to
+    /// check but the hub ([`poll_first_rotating`](Self::poll_first_rotating)).
+    hot: bool,
     /// Set while a group polls a value: still set after that poll unwound, when `len` and the
     /// masks may be stale until [`settle`](Self::settle).
     unsettled: bool,
@@ -95,11 +102,12 @@ impl<T> GrowableArena<T> {
             queued: 0,
             deferred: 0,
             cursor: 0,
-            streak: 0,
+            turn_left: 0,
             round: 0,
             sizing: Sizing::new(),
             generation_floor: 0,
             busy: false,
+            hot: false,
             unsettled: false,
             bases: [0; Hub::MAX_ARENAS],
         }
@@ -313,6 +321,7 @@ impl<T> GrowableArena<T> {
     /// [`poll_with_budget`](GrowableArena::poll_with_budget).
     #[inline]
     pub fn budget(&mut self) -> Budget {
+        self.hot = false;
         self.settle();
         self.round = round::next_round(self.round);
         self.start_round_with_wakes(false);
@@ -380,7 +389,7 @@ impl<T> GrowableArena<T> {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
-        let budget = if self.busy && !self.unsettled {
+        let budget = if self.hot || self.busy && !self.unsettled {
             match self.poll_first_rotating(&mut f) {
                 First::Rotated(key, out) => return Poll::Ready(Some((key, out))),
                 First::Polled(out, budget) => {
@@ -421,6 +430,7 @@ impl<T> GrowableArena<T> {
     /// Starts a round of [`poll_next_some`](Self::poll_next_some) in full.
     #[inline]
     fn start_round_some(&mut self) -> Budget {
+        self.hot = false;
         self.settle();
         self.round = round::next_round(self.round);
         // Streams that gave an item went to the tail of their group's queue, not to the next
@@ -446,15 +456,22 @@ impl<T> GrowableArena<T> {
             .as_ref()
             .is_none_or(|OwnerHub(hub)| hub.has_ready())
         {
+            self.hot = false;
             return First::NotTaken;
         }
-        if self.deferred != 0 {
-            self.start_deferred();
-        }
-        if self.queued == 0 {
-            return First::NotTaken;
-        }
-        let group = first_from(self.queued, self.cursor);
+        let group = if self.hot {
+            // The group at the cursor, mid-turn, queued, nothing deferred (see `hot`).
+            self.hot = false;
+            self.cursor as usize
+        } else {
+            if self.deferred != 0 {
+                self.start_deferred();
+            }
+            if self.queued == 0 {
+                return First::NotTaken;
+            }
+            first_from(self.queued, self.cursor)
+        };
         let held = self.len;
         let arena = &mut self.groups[group];
         let before = arena.len();
@@ -468,6 +485,7 @@ impl<T> GrowableArena<T> {
                 // The common case, a stream's item: it went to the tail of the group's queue,
                 // which was not empty and is not; nothing left; nothing is deferred.
                 self.take_turn(group);
+                self.hot = self.turn_left != 0;
                 return first;
             }
             First::Polled(out, _) => {
@@ -501,6 +519,7 @@ impl<T> GrowableArena<T> {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
+        self.hot = false;
         self.settle();
         round::poll_round(self, cx, budget, f)
     }
@@ -542,6 +561,7 @@ impl<T> GrowableArena<T> {
 
     /// Releases the top group while it holds no value and the memory policy allows it.
     fn release_empty_groups(&mut self) {
+        self.hot = false;
         while let [_, .., top] = self.groups.as_slice() {
             if !top.is_empty() {
                 return;
@@ -585,6 +605,7 @@ impl<T> GrowableArena<T> {
 
     /// Recomputes the length and the masks from the groups.
     fn resync(&mut self) {
+        self.hot = false;
         self.len = 0;
         self.not_full = 0;
         self.queued = 0;
@@ -607,15 +628,15 @@ impl<T> GrowableArena<T> {
     /// once it has given as many outputs as it has slots.
     #[inline]
     fn take_turn(&mut self, group: usize) {
-        if group as u32 != self.cursor {
-            // The group at the cursor had nothing queued: this group's turn starts now.
+        if group as u32 != self.cursor || self.turn_left == 0 {
+            // The group at the cursor had nothing queued, or its turn is over: this group's
+            // turn starts now. (A group has fewer than `u32::MAX` slots.)
             self.cursor = group as u32;
-            self.streak = 0;
+            self.turn_left = self.groups[group].capacity() as u32;
         }
-        self.streak += 1;
-        if self.streak as usize >= self.groups[group].capacity() {
+        self.turn_left -= 1;
+        if self.turn_left == 0 {
             self.cursor = (group as u32 + 1) % u64::BITS;
-            self.streak = 0;
         }
     }
 
