@@ -83,8 +83,47 @@
 //! from earlier rounds and of the deferred ones: a value woken while always-ready streams run is
 //! polled in the next call, however many of them there are.
 //!
+//! A merge's call takes one item and ends, so its common case is shorter
+//! (`Arena::poll_first_rotating`): when the top word of the ready set says nothing was woken
+//! since the last call (it holds `BUSY` and no mark), the deferred slots are appended and the
+//! slot at the head of the queue is polled in place; if it gives an item, it moves to the tail
+//! of the queue (two links rewritten, no round numbered, no budget made) and the item is the
+//! call's output. That is what deferring it and appending it at the next call would have
+//! done, since nothing woken waits to go ahead of it. Anything else (a wake to collect, a
+//! value that is `Pending` or ends) goes on as the round above, from that first poll. A
+//! growable arena does the same in the group whose turn it is, and while that group's turn
+//! goes on, its next call checks only the hub before polling it.
+//!
 //! The loop is written once (`round::poll_round`) over what an arena and a growable
 //! arena both provide.
+//!
+//! # Walks
+//!
+//! One output, from the user's call down to the value's `poll` and back, file by file, as the
+//! code stands:
+//!
+//! - **A merge of busy streams** (`MergeBounded`): `stream_merge.rs` (`poll_next`,
+//!   `poll_next_keyed`) → `coop.rs` (`poll_output`) → `arena.rs` (`poll_next_some`,
+//!   `poll_first_rotating`: the top word through `wake_table.rs`, `queue.rs` `append`, the
+//!   value's waker through `wake_table.rs`, the merge's closure and `step.rs` `of_stream`,
+//!   `queue.rs` `rotate`) → back with the item.
+//! - **A bounded set** (`FuturesUnorderedBounded`): `set.rs` → `coop.rs` → `arena.rs`
+//!   (`poll_next`, `budget`: the wakes drained through `ready_set.rs` into the queues) →
+//!   `round.rs` (`poll_round`) → `arena.rs` (`Rounds::poll_queued`, `poll_ready`) → `round.rs`
+//!   (`poll_queue`) → `arena.rs` (`SlotQueue::poll_front`: `queue.rs` `pop`, `poll_value`,
+//!   `wake_table.rs` `borrowed_waker`, the set's closure and `step.rs`) → `round.rs` (`settle`)
+//!   → `arena.rs` (`done`, `remove_done`: the slot and its entry freed, `ready_set.rs`
+//!   `unmark`) → back with the output.
+//! - **A growable set** (`FuturesUnordered`): as the bounded set, with `growable.rs` between
+//!   `round.rs` and each group's `arena.rs` (`budget`: the hub's wakes through `hub.rs`;
+//!   `Rounds::poll_queued`: the group whose turn it is, then `take_turn`, and `left` with
+//!   `sizing.rs` when a value leaves).
+//! - **`join_all`** of futures ready at once: `join_all.rs` → `join.rs` (`drive`,
+//!   `poll_every_input`) → `join_arena.rs` (`fill_in_place`: each value polled through
+//!   `join.rs` `poll_input` and `slot.rs`, its output written over it) → back with the `Vec`.
+//!   Once armed: `join.rs` → `join_arena.rs` (`budget`, `poll_with_budget`) → `round.rs`
+//!   (`poll_round`) → `join_arena.rs` (`Rounds`) → `round.rs` (`poll_queue`) →
+//!   `join_arena.rs` (`SlotQueue` of `ArmedQueue`) → `round.rs` (`settle`).
 //!
 //! # Growable arenas
 //!
