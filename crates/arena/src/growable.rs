@@ -561,7 +561,6 @@ impl<T> GrowableArena<T> {
 
     /// Releases the top group while it holds no value and the memory policy allows it.
     fn release_empty_groups(&mut self) {
-        self.hot = false;
         while let [_, .., top] = self.groups.as_slice() {
             if !top.is_empty() {
                 return;
@@ -577,6 +576,8 @@ impl<T> GrowableArena<T> {
             // do. Their wakes set this group's hub bit: ignored while no group has it, and
             // costing a look that finds nothing at the group that takes the bit later.
             self.groups.pop();
+            // The group at the cursor may be gone.
+            self.hot = false;
             self.not_full &= !bit(group);
             self.queued &= !bit(group);
             self.deferred &= !bit(group);
