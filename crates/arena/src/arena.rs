@@ -453,11 +453,10 @@ impl<T> Arena<T> {
     /// The common call of a merge of busy streams, inline. When the top word of the ready set
     /// is `idle_top` (the owner is busy from an earlier call and nothing was woken since; the
     /// caller knows what that word is then), the round after `last_round` (of an arena holding
-    /// `held` values) starts with
-    /// nothing to collect: the head of the queue is polled here, and if it gives an item, it
-    /// goes straight to the tail of the queue (it had its turn; this call ends with its item,
-    /// and the next round polls it after the others) and the item is the call's output.
-    /// Guarded by `merge_hot_16` (instructions).
+    /// `held` values) starts with nothing to collect: the head of the queue is polled here, and
+    /// if it gives an item, it goes straight to the tail of the queue (it had its turn; this
+    /// call ends with its item, and the next round polls it after the others) and the item is
+    /// the call's output. Guarded by `merge_hot_16` (instructions).
     #[inline(always)]
     pub(crate) fn poll_first_rotating<R, F>(
         &mut self,
@@ -501,6 +500,13 @@ impl<T> Arena<T> {
         // leaves no mark of its round, so only this path numbers one.
         let round = round::next_round(last_round);
         self.ready.pop(&mut *self.slots);
+        let mut budget = Budget::new(round, held);
+        budget.polled();
+        if let Step::Done(out) = step {
+            // A stream's end: out of line (`remove_at`), so that this path stays small.
+            self.remove_at(index);
+            return First::Polled(out.map(|out| (key, out)), budget);
+        }
         let slot = &mut self.slots[index];
         let counts_as_vain = slot.round != 0 && !slot.repoll;
         slot.repoll = false;
@@ -511,13 +517,6 @@ impl<T> Arena<T> {
             entry,
             counts_as_vain,
         };
-        let mut budget = Budget::new(round, held);
-        budget.polled();
-        if let Step::Done(out) = step {
-            // A stream's end: out of line (`remove_at`), so that this path stays small.
-            self.remove_at(index);
-            return First::Polled(out.map(|out| (key, out)), budget);
-        }
         let out = match round::settle(self, turn, step, &mut budget) {
             Some((key, Some(out))) => Some((key, out)),
             // The value left without an output, or gave none: the round goes on.
@@ -621,6 +620,9 @@ impl<T> Arena<T> {
     /// Drops the value of slot `index` in place and frees the slot.
     #[inline]
     fn remove_at(&mut self, index: usize) {
+        // As `remove_done`, but left to the compiler to inline or not: always inlined here, a
+        // merge's first poll (which removes an ended stream) grows and costs its hot path
+        // (`merge_hot_16`, instructions).
         // The bookkeeping is done first, so a panicking `Drop` leaves the arena consistent.
         self.vacate(index);
         // Assignment drops in place and writes `None` even if that drop unwinds.
@@ -792,8 +794,8 @@ impl<T> Arena<T> {
 
 /// What [`Arena::poll_first_rotating`] came to.
 pub(crate) enum First<R> {
-    /// The owner was not busy, a value was woken, or nothing was queued: nothing was polled,
-    /// and the round starts in full.
+    /// The owner was not busy, a value was woken, nothing was queued, or the first queued
+    /// slot's value had left: nothing was polled, and the round starts in full.
     NotTaken,
     /// The first queued stream gave an item and went to the tail of the queue.
     Rotated(Key, R),
