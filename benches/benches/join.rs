@@ -4,12 +4,15 @@
 //! polled with a no-op waker, and under futures-executor's `block_on` (`*_block_on`); and at
 //! 2, 10 and 30 futures that are ready at once (`*_ready_<n>_block_on`), the handful most
 //! calls join; and at 2, 10 and 30 `std::future::ready` values polled in place with a no-op
-//! waker (`join_all_std_ready_<n>`), the join's own cost with no executor around it.
+//! waker (`join_all_std_ready_<n>`), the join's own cost with no executor around it, beside
+//! the floor under any join of them (`vec`: the values collected into a `Vec`).
+
+use core::future::Ready;
 
 use criterion::measurement::WallTime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use pinfold_benches::{
-    Driver, FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD, Tuning, criterion, join_inputs,
+    Driver, FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD, Tuning, VEC, criterion, join_inputs,
     spin_on, try_join_inputs,
 };
 
@@ -104,6 +107,14 @@ fn join_all_std_ready(c: &mut Criterion) {
         });
         group.bench(FUTURES_UTIL, move || {
             check(&spin_on(futures_util::future::join_all(inputs())), n)
+        });
+        // The floor under any join of them: the values collected into a `Vec` of outputs, one
+        // allocation and one read each, nothing polled.
+        group.bench(VEC, move || {
+            check(
+                &spin_on(async { inputs().map(Ready::into_inner).collect::<Vec<_>>() }),
+                n,
+            )
         });
         group.finish();
     }

@@ -133,8 +133,9 @@ pub const TOKIO_MPSC: &str = "tokio-mpsc";
 /// The `BenchmarkId` of a `tokio::sync::Semaphore` permit plus a `Vec` per buffer.
 pub const TOKIO_SEMAPHORE: &str = "tokio-semaphore";
 
-/// The `BenchmarkId` of a plain `Vec<u8>`: allocated per buffer in the pool groups, the writer
-/// itself in the cursor group.
+/// The `BenchmarkId` of a plain `Vec`: a `Vec<u8>` allocated per buffer in the pool groups, the
+/// writer itself in the cursor group; in `join_all_std_ready_<n>`, the ready values collected
+/// into a `Vec` of outputs, the floor under any join of them.
 pub const VEC: &str = "vec";
 
 /// The `BenchmarkId` of a `std::io::Cursor<Vec<u8>>` writer.
@@ -155,6 +156,10 @@ pub const SET_IMPLEMENTATIONS: [&str; 4] =
 
 /// The joins' implementations.
 pub const JOIN_IMPLEMENTATIONS: [&str; 3] = [PINFOLD, FUTURES_BUFFERED, FUTURES_UTIL];
+
+/// The joins' columns: [`JOIN_IMPLEMENTATIONS`] and the floor of the joins of ready values
+/// ([`VEC`]).
+pub const JOIN_TABLE_IMPLEMENTATIONS: [&str; 4] = [PINFOLD, FUTURES_BUFFERED, FUTURES_UTIL, VEC];
 
 /// The stream buffers' implementations.
 pub const BUFFER_IMPLEMENTATIONS: [&str; 4] =
@@ -627,7 +632,7 @@ pub const TABLES: [Table; 9] = [
     },
     Table {
         title: "Joins",
-        implementations: &JOIN_IMPLEMENTATIONS,
+        implementations: &JOIN_TABLE_IMPLEMENTATIONS,
         workloads: JOIN_WORKLOADS,
     },
     Table {

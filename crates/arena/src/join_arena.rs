@@ -316,7 +316,8 @@ impl<T> JoinArena<T> {
         };
         // The wake table, if any, goes too (as in `take_vec_with`), once the outputs are a
         // `Vec`: if dropping the task's waker it holds panics, they are dropped with it.
-        drop(self.armed.take());
+        // Dropped in place, not moved out first.
+        self.armed = None;
         Filled::All(outputs)
     }
 
@@ -420,6 +421,16 @@ struct Filling<'r, T, U, R: FnMut(U) -> T> {
 
 impl<T, U, R: FnMut(U) -> T> Drop for Filling<'_, T, U, R> {
     fn drop(&mut self) {
+        self.put_back();
+    }
+}
+
+impl<T, U, R: FnMut(U) -> T> Filling<'_, T, U, R> {
+    /// Puts every output back in its value's place. Out of line: the pass's loop then keeps
+    /// nothing for it in registers (guarded by `join_all_std_ready_30`).
+    #[cold]
+    #[inline(never)]
+    fn put_back(&mut self) {
         let base = self.base.as_ptr();
         if let Some(output) = self.held.take() {
             // SAFETY: value `taken` was dropped (its `Drop` panicked); its bytes overlap no
