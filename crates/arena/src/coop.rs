@@ -47,15 +47,17 @@ pub fn poll_output<T>(
 /// other tasks had their turn). Spends nothing: [`spend`] does, once the output is made.
 /// Without the `tokio-coop` feature, always `true`.
 ///
-/// For a future that makes many outputs in one poll (a join, one per future it completes),
-/// checked before each: unlike [`poll_output`], nothing of the budget is held across the
-/// values' own polls, so what they spend stays spent.
+/// For a future that makes many outputs in one poll (a join, one per future it completes):
+/// checked once when the poll starts, then [`spend`] after each output. Unlike
+/// [`poll_output`], nothing of the budget is held across the values' own polls, so what they
+/// spend stays spent.
 #[inline(always)]
 pub fn may_proceed(cx: &mut Context<'_>) -> bool {
     #[cfg(feature = "tokio-coop")]
     {
-        // The unit taken here is given back at once, when the guard drops unspent.
-        tokio::task::coop::poll_proceed(cx).is_ready()
+        // One thread-local read while the budget lasts; once it is spent, `poll_proceed`
+        // has tokio wake the task (the unit it would take is none).
+        tokio::task::coop::has_budget_remaining() || tokio::task::coop::poll_proceed(cx).is_ready()
     }
     #[cfg(not(feature = "tokio-coop"))]
     {
@@ -64,17 +66,27 @@ pub fn may_proceed(cx: &mut Context<'_>) -> bool {
     }
 }
 
-/// Spends a unit of the task's tokio budget on an output just made, if any is left (a value
-/// may have spent the last one itself; the next [`may_proceed`] then says so). Without the
-/// `tokio-coop` feature, nothing.
+/// Spends a unit of the task's tokio budget on an output just made. `false` if none was left
+/// (the values polled since [`may_proceed`] may have spent the last ones themselves): tokio
+/// then wakes the task, and the caller keeps the output and returns `Pending` before it polls
+/// anything more. One thread-local read and write. Without the `tokio-coop` feature, nothing,
+/// and `true`.
 #[inline(always)]
-pub fn spend(cx: &mut Context<'_>) {
+#[must_use = "`false` means the caller stops: the task's budget is spent"]
+pub fn spend(cx: &mut Context<'_>) -> bool {
     #[cfg(feature = "tokio-coop")]
-    if tokio::task::coop::has_budget_remaining() {
-        if let Poll::Ready(progress) = tokio::task::coop::poll_proceed(cx) {
-            progress.made_progress();
+    {
+        match tokio::task::coop::poll_proceed(cx) {
+            Poll::Ready(progress) => {
+                progress.made_progress();
+                true
+            }
+            Poll::Pending => false,
         }
     }
     #[cfg(not(feature = "tokio-coop"))]
-    let _ = cx;
+    {
+        let _ = cx;
+        true
+    }
 }

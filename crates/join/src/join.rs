@@ -279,9 +279,10 @@ impl<F, T, E> Join<F, T, E> {
     /// the next arms the inputs' own wakers and polls every running future once with its own;
     /// after that, only woken futures are polled, fairly (at most once each per poll, yielding
     /// after as many polls as futures run, or after 32 vain repolls; a future that woke itself
-    /// is polled again in the next poll). Each future completed spends a unit of tokio's budget
-    /// (with the `tokio-coop` feature); once it is spent, the poll stops there and returns
-    /// `Pending` (tokio wakes the task).
+    /// is polled again in the next poll). With the `tokio-coop` feature, a poll that finds
+    /// tokio's budget spent returns `Pending` at once, and each future completed spends a unit:
+    /// the first that finds none left stops the poll there (its output kept), which returns
+    /// `Pending`; tokio wakes the task in both cases.
     #[inline(always)]
     fn drive<P>(
         &mut self,
@@ -299,6 +300,9 @@ impl<F, T, E> Join<F, T, E> {
         let running = self.progress.running();
         if running == 0 {
             return Poll::Ready(Ok(None));
+        }
+        if !coop::may_proceed(cx) {
+            return Poll::Pending;
         }
         let len = self.inputs.len();
         let task_passes = if len <= SMALL { 2 } else { 1 };
@@ -321,9 +325,6 @@ impl<F, T, E> Join<F, T, E> {
         loop {
             if progress.running() == 0 {
                 return Poll::Ready(Ok(None));
-            }
-            if !coop::may_proceed(cx) {
-                return Poll::Pending;
             }
             // Counts a finished input as it finishes (see `poll_input`): a panic later in the
             // round (a future's drop, the task's waker) leaves the count true.
@@ -349,7 +350,11 @@ impl<F, T, E> Join<F, T, E> {
                     Polled::Failed => Step::Keep(Err(())),
                 };
             match inputs.poll_with_budget(cx, &mut budget, &mut poll_slot) {
-                Poll::Ready(Some((_, Ok(())))) => coop::spend(cx),
+                Poll::Ready(Some((_, Ok(())))) => {
+                    if !coop::spend(cx) && progress.running() != 0 {
+                        return Poll::Pending;
+                    }
+                }
                 Poll::Ready(Some((_, Err(())))) => return Poll::Ready(Err(())),
                 Poll::Ready(None) => unreachable!("a join arena never ends"),
                 Poll::Pending => return Poll::Pending,
@@ -374,16 +379,18 @@ impl<F, T, E> Join<F, T, E> {
         let Self {
             inputs, progress, ..
         } = self;
+        // Set once an output finds tokio's budget spent: the pass stops before the next input.
+        let mut spent = false;
         // A future's drop that panics here finds the outputs taken so far put back in their
         // slots, its own in its slot, and each counted already: the join stays consistent.
         let filled = inputs.fill_in_place(
             |slot| {
-                if !coop::may_proceed(cx) {
+                if spent {
                     return Err(Halt::Spent);
                 }
                 match poll_input(slot, cx, poll, progress, in_future) {
                     Polled::Output(out) => {
-                        coop::spend(cx);
+                        spent = !coop::spend(cx);
                         Ok(out)
                     }
                     Polled::Pending => Err(Halt::Pending),
@@ -444,16 +451,15 @@ impl<F, T, E> Join<F, T, E> {
                 if !slot.as_mut().is_running() {
                     continue;
                 }
-                if !coop::may_proceed(cx) {
-                    // The futures not polled yet are polled by the next poll, which tokio's
-                    // wake brings.
-                    return Poll::Pending;
-                }
                 match poll_input(slot.as_mut(), cx, poll, progress, in_future) {
                     Polled::Pending => {}
                     Polled::Output(out) => {
-                        coop::spend(cx);
                         slot.finish(out);
+                        if !coop::spend(cx) {
+                            // The futures not polled yet are polled by the next poll, which
+                            // tokio's wake brings.
+                            break;
+                        }
                     }
                     Polled::Failed => return Poll::Ready(Err(())),
                 }

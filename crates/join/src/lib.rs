@@ -100,12 +100,14 @@
 //! budget is spent and tokio's futures return `Pending` until the next poll, the polls of a
 //! join stay linear in its number of futures.
 //!
-//! With the `tokio-coop` feature, each future a join completes (with an output, or with the
-//! error of [`try_join_all`]) spends a unit of the task's tokio budget, as each output of the
-//! sets does; once the budget is spent, the poll stops before the next future, and the join
-//! returns `Pending` with the task woken by tokio, so a join of many ready futures lets the
-//! runtime's other tasks run. The futures that poll did not reach are polled by the next one.
-//! Nothing is spent on futures that stay pending: what they spend themselves stays spent.
+//! With the `tokio-coop` feature, each future a join completes with an output spends a unit of
+//! the task's tokio budget, as each output of the sets does (an error of [`try_join_all`] ends
+//! the join instead). A poll that finds the budget spent returns `Pending` at once; a future completed
+//! when none is left (the futures themselves may spend it) is kept, and the poll stops there.
+//! Either way the join returns `Pending` with the task woken by tokio, so a join of many ready
+//! futures lets the runtime's other tasks run, and the futures that poll did not reach are
+//! polled by the next one. Nothing is spent on futures that stay pending: what they spend
+//! themselves stays spent.
 //!
 //! # Memory
 //!

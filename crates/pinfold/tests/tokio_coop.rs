@@ -216,3 +216,32 @@ fn one_join_of_many_ready_futures_yields_as_it_completes_them() {
     });
     assert_yielded("one try_join_all", ticks, n);
 }
+
+#[test]
+fn a_join_stops_at_the_first_future_that_finds_the_budget_spent() {
+    // Each future counts its poll and is ready at once. The join's first poll completes
+    // `BUDGET` of them, a unit each, then one more that finds no unit left: that one is kept,
+    // and the poll stops there. Every future is polled once, and the outputs keep their order.
+    let n = 3 * BUDGET;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let polled = Arc::new(AtomicUsize::new(0));
+        let mut join = join_all((0..n).map(|i| {
+            let polled = polled.clone();
+            std::future::poll_fn(move |_| {
+                polled.fetch_add(1, Ordering::Relaxed);
+                std::task::Poll::Ready(i)
+            })
+        }));
+        let first = std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(std::pin::Pin::new(&mut join).poll(cx))
+        })
+        .await;
+        assert!(first.is_pending(), "the budget stops the first poll");
+        assert_eq!(polled.load(Ordering::Relaxed), BUDGET + 1);
+        assert_eq!(join.await, (0..n).collect::<Vec<_>>());
+        assert_eq!(polled.load(Ordering::Relaxed), n);
+    });
+}
