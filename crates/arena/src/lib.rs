@@ -18,23 +18,11 @@
 //!   dropped.
 //! - Inserting gives a [`Key`]: slot plus generation. A key of a value that is gone is refused
 //!   by every keyed method, also after its slot was reused.
-//! - Wakers are `Send + Sync` and may be cloned, woken and dropped anywhere, at any time, also
-//!   after their value is gone or the arena is dropped: then a wake does nothing, and the wake
-//!   table is freed with the last waker. A waker that outlives its value does not poll the
-//!   value that takes its slot next.
-//! - The wake path is a few atomic `fetch_or`s, no lock, no allocation. Wakes coalesce: a value
-//!   woken many times before it is polled is polled once, and a burst of wakes wakes the parent
-//!   task once. A value waking itself while the arena polls wakes no task.
-//! - Polling is fair: one call (a *round*) polls each value at most once and yields (wakes its
-//!   task and returns `Pending`) once it has polled as many values as the arena held when it
-//!   started, or once [`MAX_VAIN_REPOLLS`] (32) values polled before were woken and `Pending`
-//!   again without waking themselves (tokio's futures once the task's coop budget is spent). A
-//!   value that wakes itself during its poll waits for the next call, which the round wakes its
-//!   task for. Wakes that arrive during
-//!   the round are collected in it: no call returns `Pending` while a woken value it has not
-//!   polled waits.
-//! - A panic in a value's poll drops that value in place, frees its slot and resumes the panic;
-//!   a panic in the task's waker leaves the arena consistent; the arena stays usable.
+//! - The wake path is a few atomic `fetch_or`s, no lock, no allocation.
+//! - Wakes, fairness, panics and memory follow the rules of [`contract`], which every pinfold
+//!   primitive on the arena keeps: one round per call, each value polled at most once in it,
+//!   wakes coalesced and never lost, a panic that leaves everything consistent. Each crate
+//!   states only what is its own, and links there.
 //!
 //! How it works is in [`implementation`].
 //!
@@ -80,6 +68,7 @@ extern crate std;
 
 mod arena;
 mod atomic_waker;
+pub mod contract;
 pub mod coop;
 mod growable;
 mod hub;

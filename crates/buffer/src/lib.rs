@@ -90,35 +90,25 @@
 //!
 //! # Wakes
 //!
-//! Each running future has a waker of its own. A future is polled when it is pulled from the
-//! source (or pushed into a set), then only after its waker fired: a `poll_next` polls the
-//! woken futures, not all of them. Any number of wakes between two polls wake the task once.
-//! No wake is lost: a wake that comes while the adapter or set is being polled gets its
-//! future polled in that poll, or wakes the task for the next one; one that comes after wakes
-//! the task, from any thread. The source is polled with the task's waker, when a slot is
-//! free (and the window has room).
+//! Each running future has a waker of its own, and the rules of
+//! [*Wakes*](pinfold_arena::contract#wakes) hold: a future is polled when it is pulled from
+//! the source (or pushed into a set), then only after its waker fired; any number of wakes
+//! between two polls wake the task once; no wake is lost. The source is polled with the task's
+//! waker, when a slot is free (and the window has room).
 //!
 //! # Fairness
 //!
-//! One `poll_next` is one round of the arena's [`Budget`](pinfold_arena::Budget): it polls
-//! each running future at most once, and yields (wakes its task and returns `Pending`) once
-//! it has polled as many futures as were running when it started, or once
-//! [`MAX_VAIN_REPOLLS`](pinfold_arena::MAX_VAIN_REPOLLS) futures polled in an earlier round
-//! were woken and `Pending` again without waking themselves. A future that wakes itself during
-//! its poll is polled again in the next call, which it wakes the task for. So a future that
-//! always wakes itself cannot starve the executor, and under tokio, once the task's coop budget is
-//! spent and tokio's futures return `Pending` until the next poll, a poll stays linear in the
-//! number of running futures. A head that wakes itself does not starve the futures behind
-//! it, nor they the head.
-//!
-//! With the `tokio-coop` feature, each output spends a unit of the task's tokio budget; once
-//! the budget is spent, `poll_next` returns `Pending` with the task woken by tokio, so a
-//! buffer of ready futures lets the runtime's other tasks run.
+//! One `poll_next` is one round of the arena, under the rule every pinfold primitive keeps
+//! ([*Fairness*](pinfold_arena::contract#fairness)): it polls each running future at most once
+//! and yields once it has polled as many futures as were running when it started, or after
+//! [`MAX_VAIN_REPOLLS`](pinfold_arena::MAX_VAIN_REPOLLS) vain repolls. A head that wakes itself
+//! does not starve the futures behind it, nor they the head.
 //!
 //! # Panics
 //!
 //! A panic in a future's poll or `Drop`, or in the task's waker, propagates out of the call
-//! that ran it, and the adapter or set stays usable:
+//! that ran it, and the adapter or set stays usable, as
+//! [*Panics*](pinfold_arena::contract#panics) says; what the order adds:
 //!
 //! - **A future's poll**: the future is dropped in place and the panic propagates out of
 //!   `poll_next`. The ordered adapters and sets skip its place: every other output still
@@ -137,13 +127,9 @@
 //!
 //! # Features
 //!
-//! - `std` (default): a panic in a value's poll or `Drop` is caught with `catch_unwind` and
-//!   resumed once the buffer is consistent. Without it the crate is `#![no_std]` + `alloc` and
-//!   stays consistent with drop guards while the panic unwinds (see
-//!   [`pinfold_arena::unwind`]).
-//! - `tokio-coop`: each output spends a unit of tokio's cooperative budget, and the buffer or
-//!   set yields once the budget is spent (see [*Fairness*](#fairness) and
-//!   [`pinfold_arena::coop`]).
+//! `std` (default) and `tokio-coop` (each output spends a unit of tokio's cooperative budget,
+//! and the buffer or set yields once it is spent), as
+//! [*Features*](pinfold_arena::contract#features) states.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // The README's examples, compiled and run as doctests.
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]

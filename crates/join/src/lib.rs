@@ -90,15 +90,13 @@
 //! # Fairness
 //!
 //! One poll of a join polls each future at most once. The polls with the task's waker poll
-//! every future still running; after them, a poll is a round of the arena's
-//! [`Budget`](pinfold_arena::Budget): it yields (wakes its task and returns `Pending`) once it
-//! has polled as many futures as are running, or once
-//! [`MAX_VAIN_REPOLLS`](pinfold_arena::MAX_VAIN_REPOLLS) futures polled in an earlier poll were
-//! woken and `Pending` again without waking themselves. A future that wakes itself during its
-//! poll is polled again in the next poll, which it wakes the task for. So a future that always
-//! wakes itself cannot starve the executor, and under tokio, once the task's coop
-//! budget is spent and tokio's futures return `Pending` until the next poll, the polls of a
-//! join stay linear in its number of futures.
+//! every future still running; after them, a poll is a round of the arena, under the rule
+//! every pinfold primitive keeps ([*Fairness*](pinfold_arena::contract#fairness)): it yields
+//! once it has polled as many futures as are running, or after
+//! [`MAX_VAIN_REPOLLS`](pinfold_arena::MAX_VAIN_REPOLLS) vain repolls, and a future that wakes
+//! itself is polled again in the next poll. So a future that always wakes itself cannot starve
+//! the executor, and under tokio, once the task's coop budget is spent, the polls of a join
+//! stay linear in its number of futures.
 //!
 //! With the `tokio-coop` feature, each future a join completes with an output spends a unit of
 //! the task's tokio budget, as each output of the sets does (an error of [`try_join_all`] ends
@@ -182,13 +180,9 @@
 //!
 //! # Features
 //!
-//! - `std` (default): a panic in a value's poll or `Drop` is caught with `catch_unwind` and
-//!   resumed once the join is consistent. Without it the crate is `#![no_std]` + `alloc` and
-//!   stays consistent with drop guards while the panic unwinds (see
-//!   [`pinfold_arena::unwind`]).
-//! - `tokio-coop`: each future a join completes spends a unit of tokio's cooperative budget;
-//!   a join whose budget runs out yields (see [*Fairness*](#fairness) and
-//!   [`pinfold_arena::coop`]).
+//! `std` (default) and `tokio-coop`, as [*Features*](pinfold_arena::contract#features) states;
+//! with `tokio-coop`, each future a join completes spends a unit of tokio's cooperative
+//! budget, and a join whose budget runs out yields (see [*Fairness*](#fairness)).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![no_std]

@@ -76,67 +76,37 @@
 //! # Fairness
 //!
 //! One call of `poll_next` is a *round* of the arena, with one
-//! [`Budget`](pinfold_arena::Budget) for the whole map:
-//!
-//! - It polls each value at most once, so it takes at most one item from each stream.
-//! - It polls only the values that were woken, the streams that gave an item in an earlier
-//!   call, and the values inserted and not polled yet; no other (see *Wakes*).
-//! - It yields (wakes its task and returns `Pending`) while values are still queued once it
-//!   has polled as many values as the map held when it started, or once its strikes reach
-//!   [`MAX_VAIN_REPOLLS`](pinfold_arena::MAX_VAIN_REPOLLS) (32): a value polled in an earlier
-//!   call, woken, and `Pending` again without waking itself is one strike (under tokio, once
-//!   the task's coop budget is spent, tokio's own futures and streams do that until the next
-//!   poll of the task). A value that wakes itself during its own poll, or a stream polled
-//!   again because it gave an item, is never a strike: it is polled again in the next call,
-//!   which the call wakes its task for. A value that is always ready, or always wakes itself,
-//!   starves neither the executor nor the other values.
-//! - Otherwise it returns `Pending` only when no woken value is left that it has not polled:
-//!   wakes that arrive during the call are collected in it, and the values they woke are
-//!   polled in it. A value polled in the call and woken again (or a stream that gave an item)
-//!   waits for the next call, and the call wakes its task for it before it returns.
-//!
-//! The rule bounds one call. A task that loops over the outputs of values that are always
-//! ready is not made to yield by the map, unless the `tokio-coop` feature is on (see
-//! *Features*).
+//! [`Budget`](pinfold_arena::Budget) for the whole map: it polls each value at most once, so it
+//! takes at most one item from each stream, and only the values that were woken, the streams
+//! that gave an item in an earlier call, and the values inserted and not polled yet. The whole
+//! rule: [*Fairness*](pinfold_arena::contract#fairness).
 //!
 //! # Wakes
 //!
-//! Each value has a waker of its own; waking it queues that value alone. A call that returns
-//! `Pending` has registered its task's waker (the latest call's replaces the one before), and a
-//! wake that comes after the call's last collection of wakes wakes that task: no wake is lost.
-//! Wakes coalesce: a value woken many times before it is polled is polled once, and a burst of
-//! wakes, into one value or many, wakes the task once. A value that wakes itself, or another
-//! value of the map, while the map polls wakes no task: the call collects that wake itself.
-//!
-//! Wakers are `Send + Sync` and may be cloned, woken and dropped on any thread at any time,
-//! also after their value left (finished, ended, removed or replaced) and after the map is
-//! dropped: then waking does nothing. A waker of a value that left never causes a poll of the
-//! value that takes its slot (unless more wakers of departed values are alive at once than a
-//! group of the map has slots: then one may cause a spurious poll). Dropping the map forgets
-//! the registered task.
+//! Each value has a waker of its own; waking it queues that value alone, a burst of wakes
+//! wakes the task once, and no wake is lost. A waker of a value that left (finished, ended,
+//! removed or replaced) never causes a poll of the value that takes its slot, but as
+//! [*Wakes*](pinfold_arena::contract#wakes) says.
 //!
 //! # Panics
 //!
 //! A panic in user code (a value's poll or `Drop`; a key's `Clone`, `Hash`, `Eq` or `Drop`;
 //! the task's waker) reaches the caller of the method that ran it, and leaves the map
 //! consistent and usable: `len`, `keys`, `iter`, `get` and `contains_key` agree, every value
-//! and key it no longer holds was dropped exactly once, and a key that left is refused.
+//! and key it no longer holds was dropped exactly once, and a key that left is refused. A
+//! value's poll and `Drop` and the task's waker are as
+//! [*Panics*](pinfold_arena::contract#panics) says (a value that panics while polled has its
+//! key removed). What the keys add:
 //!
-//! - If a value panics while polled, it is dropped in place and its key removed, and the panic
-//!   propagates out of `poll_next`; the map goes on with the other values. So it is if the
-//!   key's `Clone` panics while a stream's item is handed out (the item is dropped).
+//! - If the key's `Clone` panics while a stream's item is handed out, the stream is dropped
+//!   and its key removed, as if the stream had panicked (the item is dropped).
 //! - If the key's `Clone`, `Hash` or `Eq` panics in a method given a key (`insert`, `remove`,
 //!   `contains_key`, ...), nothing has changed (a value being inserted is dropped). Handing out
 //!   outputs never runs a key's `Hash` or `Eq`.
 //! - If the `Drop` of a value or of a key panics (in `insert`, `remove`, `clear`, `poll_next`,
 //!   or while dropping the map), the value and its key are gone all the same, then the panic
 //!   propagates: `insert` has put the new value in the map, and `clear` and the map's drop have
-//!   dropped every other value and key (without `std`, a second panic while the first unwinds
-//!   aborts, see *Features*).
-//! - A panic in the task waker's `clone` (when a call registers it) or in the `drop` of the
-//!   waker it replaces propagates out of `poll_next`. A panic in its `wake` propagates to
-//!   whoever woke the value's waker, or out of `poll_next` if the map woke its own task. No
-//!   value is blamed: none is dropped for it, and later wakes reach the task.
+//!   dropped every other value and key.
 //!
 //! # Memory
 //!
@@ -149,25 +119,18 @@
 //!   while it is at most half full): values and keys then go through the map without any
 //!   allocation as long as it holds at most `n` at once (and they allocate nothing
 //!   themselves). Replacing a key's value frees the old one's slot first, so it needs no room.
-//! - Beyond that, the values' arena is a [`GrowableArena`]: it grows a group at a time, each
-//!   group as large as all the groups below it, and gives the empty groups back after a burst,
-//!   as its page says (and as `FuturesUnordered` of pinfold-unordered does). The index grows
-//!   as a `hashbrown` table does and keeps its room, also through `clear`.
+//! - Beyond that, the values' arena is a [`GrowableArena`]: it grows a group at a time and
+//!   gives the empty groups back after a burst, as
+//!   [*Memory*](pinfold_arena::contract#memory) states. The index grows as a `hashbrown` table
+//!   does and keeps its room, also through `clear`.
 //!
 //! # Features
 //!
-//! - `std` (default): a panic in a value's poll or `Drop` is caught with `catch_unwind` and
-//!   resumed once the map is consistent. Without it the crate is `#![no_std]` + `alloc` and
-//!   stays consistent with drop guards while the panic unwinds; a second panic during that
-//!   unwinding aborts the process, as it does for a `Vec` (see [`pinfold_arena::unwind`]). It
-//!   also sets the [`DefaultHashBuilder`]: with `std`, SipHash randomly keyed
-//!   (`std::hash::RandomState`, as `HashMap`); without it, foldhash
-//!   (`foldhash::fast::RandomState`: fast, not resistant to keys chosen to collide). No other
-//!   crate's features change it.
-//! - `tokio-coop`: each output spends a unit of the task's tokio cooperative budget; once it is
-//!   spent, `poll_next` returns `Pending` (tokio has woken the task), so a task that takes
-//!   outputs in a loop lets the other tasks run. Without it, nothing of tokio is compiled in
-//!   (see [`pinfold_arena::coop`]).
+//! `std` (default) and `tokio-coop`, as [*Features*](pinfold_arena::contract#features) states.
+//! `std` also sets the [`DefaultHashBuilder`]: with it, SipHash randomly keyed
+//! (`std::hash::RandomState`, as `HashMap`); without it, foldhash
+//! (`foldhash::fast::RandomState`: fast, not resistant to keys chosen to collide). No other
+//! crate's features change it.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // The README's examples, compiled and run as doctests.
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]

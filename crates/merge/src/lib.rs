@@ -62,92 +62,39 @@
 //! # Fairness
 //!
 //! One call of `poll_next` (or `poll_next_keyed`) is a *round* of the arena, with one
-//! [`Budget`](pinfold_arena::Budget):
-//!
-//! - It polls each stream at most once, so it takes at most one item from each.
-//! - It polls only the streams that were woken, that gave an item in an earlier call, or that
-//!   were added and not polled yet; no other (see *Wakes*).
-//! - It yields (wakes its task and returns `Pending`) while streams are still queued once it
-//!   has polled as many streams as the merge held when it started, or once its strikes reach
-//!   [`MAX_VAIN_REPOLLS`](pinfold_arena::MAX_VAIN_REPOLLS) (32): a stream polled in an earlier
-//!   call, woken, and `Pending` again without waking itself is one strike (under tokio, once
-//!   the task's coop budget is spent, tokio's own streams do that until the next poll of the
-//!   task). A stream that wakes itself during its own poll, or is polled again because it gave
-//!   an item, is never a strike: it is polled again in the next call, which the call wakes its
-//!   task for. A stream that is always ready, or always wakes itself, starves neither the
-//!   executor nor the other streams.
-//! - Otherwise it returns `Pending` only when no woken stream is left that it has not polled:
-//!   wakes that arrive during the call are collected in it, and the streams they woke are
-//!   polled in it. A stream polled in the call and woken again (or that gave an item) waits for
-//!   the next call, and the call wakes its task for it before it returns.
-//!
-//! The rule bounds one call. A task that loops over the items of streams that are always ready
-//! is not made to yield by the merge, unless the `tokio-coop` feature is on (see *Features*).
+//! [`Budget`](pinfold_arena::Budget): it polls each stream at most once, so it takes at most
+//! one item from each, and only the streams that were woken, that gave an item in an earlier
+//! call, or that were added and not polled yet. A stream polled again because it gave an item
+//! is never a strike, so streams that are always ready starve neither the executor nor the
+//! other streams. The whole rule: [*Fairness*](pinfold_arena::contract#fairness).
 //!
 //! # Wakes
 //!
-//! Each stream has a waker of its own; waking it queues that stream alone. A call that returns
-//! `Pending` has registered its task's waker (the latest call's replaces the one before), and a
-//! wake that comes after the call's last collection of wakes wakes that task: no wake is lost.
-//! Wakes coalesce: a stream woken many times before it is polled is polled once, and a burst of
-//! wakes, into one stream or many, wakes the task once. A stream that wakes itself, or another
-//! stream of the merge, while the merge polls wakes no task: the call collects that wake
-//! itself.
-//!
-//! Wakers are `Send + Sync` and may be cloned, woken and dropped on any thread at any time,
-//! also after their stream ended or was removed, and after the merge is dropped: then waking
-//! does nothing. A waker outliving its stream does not cause a poll of the stream that takes
-//! its slot next (unless more wakers of departed streams are alive at once than the merge, or
-//! one of its groups, has slots: then one may cause a spurious poll). Dropping the merge
-//! forgets the registered task.
+//! Each stream has a waker of its own; waking it queues that stream alone, a burst of wakes
+//! wakes the task once, and no wake is lost. Wakers outlive their stream and the merge safely.
+//! The rules: [*Wakes*](pinfold_arena::contract#wakes).
 //!
 //! # Panics
 //!
-//! A panic in user code (a stream's `poll_next` or `Drop`, the task's waker) reaches the caller
-//! of the method that ran it, and leaves the merge consistent and usable: `len`, `iter` and
-//! the keyed methods agree, every stream it no longer holds was dropped exactly once, and
-//! nothing leaks.
-//!
-//! - A stream whose `poll_next` panics is dropped in place and its key refused; the panic
-//!   propagates out of `poll_next`. The other streams are untouched and give all their items.
-//! - A stream whose `Drop` panics (when it ends, in `remove`, `clear`, or when the merge is
-//!   dropped) is gone all the same, then the panic propagates; `clear` and the merge's drop
-//!   drop the other streams all the same before the first panic propagates (without `std`, a
-//!   second panic while the first unwinds aborts, see *Features*).
-//! - A panic in the task waker's `clone` (when a call registers it) or in the `drop` of the
-//!   waker it replaces propagates out of `poll_next`. A panic in its `wake` propagates to
-//!   whoever woke the stream's waker (another thread, or the code that called `wake_by_ref`),
-//!   or out of `poll_next` if the merge woke its own task (when it yields). No stream is
-//!   blamed: none is dropped for it, and later wakes reach the task.
+//! A panic in a stream's `poll_next` or `Drop`, or in the task's waker, reaches the caller and
+//! leaves the merge consistent and usable, as [*Panics*](pinfold_arena::contract#panics) says:
+//! a stream whose `poll_next` panics is dropped in place and its key refused, and the other
+//! streams give all their items; a stream whose `Drop` panics (as it ends, in `remove`, in
+//! `clear`, or with the merge) is gone all the same.
 //!
 //! # Memory
 //!
-//! Keys, wakers, wakes and items allocate nothing: a merge allocates only its storage.
-//!
-//! - [`MergeBounded::new`] allocates its storage (two allocations: the slots, and the wake
-//!   table the wakers share) and nothing after that: adding, polling, waking, ending and
-//!   removing streams allocate nothing. Its `from_iter` collects the streams into a `Vec`
-//!   first, to know their number.
-//! - A [`Merge`] is a [`GrowableArena`](pinfold_arena::GrowableArena), and grows and gives
-//!   memory back as its page says (and as `FuturesUnordered` of pinfold-unordered does):
-//!   [`Merge::new`] allocates nothing; slots come a group at a time (two allocations each),
-//!   each group as large as all the groups below it, so the capacity doubles: 32, 64, 128, ...
-//!   slots; a stream goes into the smallest group with a free slot; and once the largest group
-//!   is empty and the streams left fill at most half of the others, it is given back (unless
-//!   the merge retains that capacity because it cycles between large and small). So a merge
-//!   that stays within its capacity allocates nothing, and one drained after a burst gives its
-//!   memory back. [`merge`] builds a [`Merge`] by pushing each stream.
+//! Keys, wakers, wakes and items allocate nothing. [`MergeBounded::new`] allocates its storage
+//! (two allocations) and nothing after that: adding, polling, waking, ending and removing
+//! streams allocate nothing. A [`Merge`] allocates nothing until the first stream, then grows
+//! a group at a time and gives empty groups back after a burst, as `FuturesUnordered` of
+//! pinfold-unordered does; [`merge`] builds one by pushing each stream. Both as
+//! [*Memory*](pinfold_arena::contract#memory) states, with the bounds.
 //!
 //! # Features
 //!
-//! - `std` (default): a panic in a stream's poll or `Drop` is caught with `catch_unwind` and
-//!   resumed once the merge is consistent. Without it the crate is `#![no_std]` + `alloc` and
-//!   stays consistent with drop guards while the panic unwinds; a second panic during that
-//!   unwinding aborts the process, as it does for a `Vec` (see [`pinfold_arena::unwind`]).
-//! - `tokio-coop`: each item spends a unit of the task's tokio cooperative budget; once it is
-//!   spent, `poll_next` returns `Pending` (tokio has woken the task), so a task that takes
-//!   items in a loop lets the other tasks run. Without it, nothing of tokio is compiled in (see
-//!   [`pinfold_arena::coop`]).
+//! `std` (default) and `tokio-coop` (each item spends a unit of tokio's cooperative budget),
+//! as [*Features*](pinfold_arena::contract#features) states.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // The README's examples, compiled and run as doctests.
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
