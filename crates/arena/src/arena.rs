@@ -254,12 +254,12 @@ impl<T> Arena<T> {
             return Err(value);
         }
         let index = self.free_head as usize;
-        let entry = match self.slots[index].entry {
+        let entry = match slot_at(&self.slots, index).entry {
             // The last value's entry stayed with the slot: no waker of it is alive.
             NIL => self.bind_entry(index),
             parked => parked,
         };
-        let slot = &mut self.slots[index];
+        let slot = slot_at_mut(&mut self.slots, index);
         self.free_head = slot.next_free;
         *slot.value.get_mut() = Some(value);
         slot.occupied = true;
@@ -478,7 +478,7 @@ impl<T> Arena<T> {
             return First::NotTaken;
         }
         let index = self.ready.head_unchecked();
-        let slot = &mut self.slots[index];
+        let slot = slot_at_mut(&mut self.slots, index);
         // Through `as_mut`, as in `poll_front`.
         if slot.value.get_mut().as_mut().is_none() {
             // A value that left: the round in full skips it.
@@ -492,7 +492,7 @@ impl<T> Arena<T> {
         if let Step::Repoll(Some(out)) = step {
             // Its next poll is needed anyway, never vain; its round mark matters only to a
             // value out of the queue.
-            self.slots[index].repoll = true;
+            slot_at_mut(&mut self.slots, index).repoll = true;
             self.ready.rotate(&mut *self.slots);
             return First::Rotated(key, out);
         }
@@ -507,7 +507,7 @@ impl<T> Arena<T> {
             self.remove_at(index);
             return First::Polled(out.map(|out| (key, out)), budget);
         }
-        let slot = &mut self.slots[index];
+        let slot = slot_at_mut(&mut self.slots, index);
         let counts_as_vain = slot.round != 0 && !slot.repoll;
         slot.repoll = false;
         slot.round = round;
@@ -589,9 +589,10 @@ impl<T> Arena<T> {
     /// [`vacate`](Self::vacate), always inlined: for [`remove_done`](Self::remove_done).
     #[inline(always)]
     fn vacate_inline(&mut self, index: usize) {
-        self.slots[index].occupied = false;
-        if self.slots[index].generation != RETIRED_GENERATION {
-            self.slots[index].next_free = self.free_head;
+        let slot = slot_at_mut(&mut self.slots, index);
+        slot.occupied = false;
+        if slot.generation != RETIRED_GENERATION {
+            slot.next_free = self.free_head;
             self.free_head = index as u32;
         }
         self.len -= 1;
@@ -606,7 +607,7 @@ impl<T> Arena<T> {
         // The bookkeeping is done first, so a panicking `Drop` leaves the arena consistent.
         self.vacate_inline(index);
         // Assignment drops in place and writes `None` even if that drop unwinds.
-        *self.slots[index].value.get_mut() = None;
+        *slot_at_mut(&mut self.slots, index).value.get_mut() = None;
     }
 
     /// [`remove_at`](Self::remove_at) for a value whose poll panicked: out of line, so that
@@ -626,7 +627,7 @@ impl<T> Arena<T> {
         // The bookkeeping is done first, so a panicking `Drop` leaves the arena consistent.
         self.vacate(index);
         // Assignment drops in place and writes `None` even if that drop unwinds.
-        *self.slots[index].value.get_mut() = None;
+        *slot_at_mut(&mut self.slots, index).value.get_mut() = None;
     }
 
     /// Binds an entry to the value about to be stored in slot `index`.
@@ -661,8 +662,10 @@ impl<T> Arena<T> {
     /// Always inlined: it is part of [`remove_done`](Self::remove_done).
     #[inline(always)]
     fn release_entry(&mut self, index: usize) {
-        let entry = self.slots[index].entry;
-        let state = self.table.entry_state(entry as usize);
+        let entry = slot_at(&self.slots, index).entry;
+        // SAFETY: `entry` is the one bound to the leaving value: the arena binds only entries
+        // of its table.
+        let state = unsafe { self.table.entry_state_unchecked(entry as usize) };
         // Acquire pairs with the Release decrement in the wakers' drop: their marks in the ready
         // set happen before we look at (and clear) the entry's bit.
         let parked = state.load(Ordering::Acquire) == 0 || {
@@ -676,9 +679,10 @@ impl<T> Arena<T> {
             parked
         };
         if parked {
-            ready_set::unmark(self.table.words(), entry as usize);
+            // SAFETY: the entry is one of the table's, and the ready set has a bit for each.
+            unsafe { ready_set::unmark_unchecked(self.table.words(), entry as usize) };
         } else {
-            self.slots[index].entry = NIL;
+            slot_at_mut(&mut self.slots, index).entry = NIL;
             let link = link_mut(&mut self.slots, entry);
             link.slot = NIL;
             link.next = self.retired_entries;
@@ -749,11 +753,12 @@ impl<T> Arena<T> {
                     return;
                 }
                 let index = index as usize;
-                if !slots[index].occupied {
+                let slot = slot_at(slots, index);
+                if !slot.occupied {
                     // A parked entry: its wakers were gone when its value left.
                     return;
                 }
-                if slots[index].round == round {
+                if slot.round == round {
                     deferred.push(&mut **slots, index);
                 } else {
                     ready.push(&mut **slots, index);
@@ -822,10 +827,10 @@ impl<T> SlotQueue<T> for Arena<T> {
             if let Some(next) = self.ready.front() {
                 // The next slot is read right after this one's poll: in a large arena whose
                 // woken slots are scattered, it is most likely out of this core's caches.
-                crate::queue::prefetch(&self.slots[next]);
+                crate::queue::prefetch(slot_at(&self.slots, next));
             }
         }
-        let slot = &mut self.slots[index];
+        let slot = slot_at_mut(&mut self.slots, index);
         // Through `as_mut`, not `is_none` on the `Option<T>`: a shared reference to a
         // (possibly self-referential) value would invalidate its borrows of itself under
         // Stacked Borrows (`a_future_borrowing_itself_across_pending_keeps_its_borrow`).
@@ -863,7 +868,7 @@ impl<T> SlotQueue<T> for Arena<T> {
 
     #[inline(always)]
     fn queue_repoll(&mut self, index: usize) {
-        self.slots[index].repoll = true;
+        slot_at_mut(&mut self.slots, index).repoll = true;
         self.deferred.push(&mut *self.slots, index);
     }
 
@@ -918,12 +923,14 @@ impl<T> Arena<T> {
         index: usize,
         entry: usize,
     ) -> (Pin<&mut T>, ManuallyDrop<Waker>) {
-        let Some(value) = self.slots[index].value.get_mut().as_mut() else {
+        let Some(value) = slot_at_mut(&mut self.slots, index).value.get_mut().as_mut() else {
             unreachable!("the slot polled is empty")
         };
         // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
         let value = unsafe { Pin::new_unchecked(value) };
-        (value, self.table.borrowed_waker(entry))
+        // SAFETY: `entry` is the one bound to the value: the arena binds only entries of its
+        // table.
+        (value, unsafe { self.table.borrowed_waker_unchecked(entry) })
     }
 }
 
@@ -982,41 +989,62 @@ impl<T> Rounds<T> for Arena<T> {
     }
 }
 
+/// Slot `index`, not bounds-checked again. For the indexes the arena keeps itself (the free
+/// list, the queues, a bound entry's slot, a key's slot once `live` found it): each is below
+/// the slots' number, fixed when the arena is made. Used on the paths every output takes,
+/// where the checks cost a set's output more than the code they guard (guarded by
+/// `ready_512k`, instructions). A debug build checks.
+#[inline(always)]
+fn slot_at<T>(slots: &[Slot<T>], index: usize) -> &Slot<T> {
+    debug_assert!(index < slots.len(), "slot {index} of {}", slots.len());
+    // SAFETY: `index` is one the arena keeps, below `slots.len()` (above).
+    unsafe { slots.get_unchecked(index) }
+}
+
+/// [`slot_at`], mutable.
+#[inline(always)]
+fn slot_at_mut<T>(slots: &mut [Slot<T>], index: usize) -> &mut Slot<T> {
+    debug_assert!(index < slots.len(), "slot {index} of {}", slots.len());
+    // SAFETY: as in `slot_at`.
+    unsafe { slots.get_unchecked_mut(index) }
+}
+
 /// The owner's link of entry `entry`.
 fn link<T>(slots: &[Slot<T>], entry: u32) -> &EntryLink {
-    &slots[entry as usize / 2].links[entry as usize % 2]
+    // An entry the arena keeps is below twice the slots' number: its slot is one of them.
+    &slot_at(slots, entry as usize / 2).links[entry as usize % 2]
 }
 
 fn link_mut<T>(slots: &mut [Slot<T>], entry: u32) -> &mut EntryLink {
-    &mut slots[entry as usize / 2].links[entry as usize % 2]
+    &mut slot_at_mut(slots, entry as usize / 2).links[entry as usize % 2]
 }
 
 impl<T> Links for [Slot<T>] {
     #[inline]
     fn is_queued(&self, index: usize) -> bool {
-        self[index].queued
+        slot_at(self, index).queued
     }
 
     #[inline]
     fn next(&self, index: usize) -> u32 {
-        self[index].next_queued
+        slot_at(self, index).next_queued
     }
 
     #[inline]
     fn set_next(&mut self, index: usize, next: u32) {
-        let slot = &mut self[index];
+        let slot = slot_at_mut(self, index);
         slot.queued = true;
         slot.next_queued = next;
     }
 
     #[inline]
     fn unqueue(&mut self, index: usize) {
-        self[index].queued = false;
+        slot_at_mut(self, index).queued = false;
     }
 
     #[inline(always)]
     fn relink(&mut self, index: usize, next: u32) {
-        self[index].next_queued = next;
+        slot_at_mut(self, index).next_queued = next;
     }
 }
 

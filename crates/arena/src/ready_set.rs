@@ -154,8 +154,25 @@ pub(crate) fn set_busy(top: &AtomicU64) {
 /// nothing, which is harmless.
 #[inline]
 pub(crate) fn unmark(words: &[AtomicU64], index: usize) {
+    unmark_in(&words[index / 64], index);
+}
+
+/// [`unmark`] without the bound check, for the entry of a value that leaves (guarded by
+/// `ready_512k`, instructions).
+///
+/// # Safety
+/// Bit `index` is in `words` (`index / 64 < words.len()`).
+#[inline(always)]
+pub(crate) unsafe fn unmark_unchecked(words: &[AtomicU64], index: usize) {
+    debug_assert!(index / 64 < words.len(), "bit {index} is not in the set");
+    // SAFETY: the caller's bound.
+    unmark_in(unsafe { words.get_unchecked(index / 64) }, index);
+}
+
+/// Unmarks bit `index`'s place in its word `word`.
+#[inline(always)]
+fn unmark_in(word: &AtomicU64, index: usize) {
     let bit = 1u64 << (index % 64);
-    let word = &words[index / 64];
     if word.load(Ordering::Relaxed) & bit != 0 {
         // Relaxed: no waker of this entry is left to synchronise with (the caller acquired
         // their last reference count decrement).

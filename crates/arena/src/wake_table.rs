@@ -240,9 +240,32 @@ impl WakeTable {
     /// Cloning it makes an owned waker.
     #[inline]
     pub(crate) fn borrowed_waker(&self, index: usize) -> ManuallyDrop<Waker> {
-        let raw = RawWaker::new(self.entry(index).cast(), &VTABLE);
+        let entry = self.entry(index);
+        // SAFETY: `entry` checked the bound.
+        unsafe { Self::waker_of(entry) }
+    }
+
+    /// [`borrowed_waker`](Self::borrowed_waker) without the bound check, for the entry of a
+    /// value being polled (guarded by `ready_512k`, instructions).
+    ///
+    /// # Safety
+    /// `index` is below the table's number of entries.
+    #[inline(always)]
+    pub(crate) unsafe fn borrowed_waker_unchecked(&self, index: usize) -> ManuallyDrop<Waker> {
+        // SAFETY: the caller's bound.
+        unsafe { Self::waker_of(self.entry_unchecked(index)) }
+    }
+
+    /// The borrowed waker of the entry at `entry`.
+    ///
+    /// # Safety
+    /// `entry` points at an entry of this table.
+    #[inline(always)]
+    unsafe fn waker_of(entry: *const Entry) -> ManuallyDrop<Waker> {
+        let raw = RawWaker::new(entry.cast(), &VTABLE);
         // SAFETY: the vtable's contract holds for an entry of a live table (see the functions
-        // below); `ManuallyDrop` keeps `drop` from releasing the arena's own reference.
+        // below), which the caller's entry is; `ManuallyDrop` keeps `drop` from releasing the
+        // arena's own reference.
         ManuallyDrop::new(unsafe { Waker::from_raw(raw) })
     }
 
@@ -282,10 +305,34 @@ impl WakeTable {
         unsafe { &(*self.entry(index)).state }
     }
 
+    /// [`entry_state`](Self::entry_state) without the bound check, for the entry bound to a
+    /// value that leaves (guarded by `ready_512k`, instructions).
+    ///
+    /// # Safety
+    /// `index` is below the table's number of entries.
+    #[inline(always)]
+    pub(crate) unsafe fn entry_state_unchecked(&self, index: usize) -> &AtomicU32 {
+        // SAFETY: the entry is in the block (the caller's bound) and initialised; we hold a
+        // reference, so it lives as long as `self`.
+        unsafe { &(*self.entry_unchecked(index)).state }
+    }
+
     #[inline]
     fn entry(&self, index: usize) -> *const Entry {
         assert!(index < self.entries as usize, "entry index out of bounds");
-        // SAFETY: `index` is below the capacity, so the entry is inside the block.
+        // SAFETY: checked just above.
+        unsafe { self.entry_unchecked(index) }
+    }
+
+    /// Entry `index`.
+    ///
+    /// # Safety
+    /// `index` is below the table's number of entries.
+    #[inline(always)]
+    unsafe fn entry_unchecked(&self, index: usize) -> *const Entry {
+        debug_assert!(index < self.entries as usize, "entry index out of bounds");
+        // SAFETY: `index` is below the capacity (the caller's bound), so the entry is inside
+        // the block.
         unsafe {
             self.header
                 .as_ptr()
