@@ -92,7 +92,8 @@ impl Queue {
         if self.tail == NIL {
             self.head = index as u32;
         } else {
-            links.set_next(self.tail as usize, index as u32);
+            // The tail is queued already: only its link changes.
+            links.relink(self.tail as usize, index as u32);
         }
         self.tail = index as u32;
     }
@@ -135,7 +136,7 @@ impl Queue {
         if self.is_empty() {
             *self = tail;
         } else {
-            links.set_next(self.tail as usize, tail.head);
+            links.relink(self.tail as usize, tail.head);
             self.tail = tail.tail;
         }
     }
