@@ -459,7 +459,8 @@ impl<T> GrowableArena<T> {
             self.hot = false;
             return First::NotTaken;
         }
-        let group = if self.hot {
+        let mid_turn = self.hot;
+        let group = if mid_turn {
             // The group at the cursor, mid-turn, queued, nothing deferred (see `hot`).
             self.hot = false;
             self.cursor as usize
@@ -473,7 +474,10 @@ impl<T> GrowableArena<T> {
             first_from(self.queued, self.cursor)
         };
         let held = self.len;
-        let arena = &mut self.groups[group];
+        debug_assert!(group < self.groups.len(), "group {group} is not there");
+        // SAFETY: `group` is a live group: the cursor while `hot` (cleared whenever a group
+        // goes), or a bit of `queued`, which has bits of live groups only.
+        let arena = unsafe { self.groups.get_unchecked_mut(group) };
         let before = arena.len();
         // As in `poll_queued`: if the poll unwinds, the next call recounts (`settle`).
         self.unsettled = true;
@@ -484,7 +488,12 @@ impl<T> GrowableArena<T> {
             First::Rotated(..) => {
                 // The common case, a stream's item: it went to the tail of the group's queue,
                 // which was not empty and is not; nothing left; nothing is deferred.
-                self.take_turn(group);
+                if mid_turn {
+                    // The turn at the cursor goes on (it had a poll left, or `hot` was clear).
+                    self.spend_turn(group);
+                } else {
+                    self.take_turn(group);
+                }
                 self.hot = self.turn_left != 0;
                 return first;
             }
@@ -635,6 +644,13 @@ impl<T> GrowableArena<T> {
             self.cursor = group as u32;
             self.turn_left = self.groups[group].capacity() as u32;
         }
+        self.spend_turn(group);
+    }
+
+    /// A poll of `group`, the cursor's, within its turn: the turn ends with its last poll.
+    #[inline(always)]
+    fn spend_turn(&mut self, group: usize) {
+        debug_assert!(group as u32 == self.cursor && self.turn_left != 0);
         self.turn_left -= 1;
         if self.turn_left == 0 {
             self.cursor = (group as u32 + 1) % u64::BITS;
