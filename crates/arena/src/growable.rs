@@ -185,7 +185,7 @@ impl<T> GrowableArena<T> {
         } else {
             self.not_full.trailing_zeros() as usize
         };
-        let arena = &mut self.groups[group];
+        let arena = live_group_mut(&mut self.groups, group);
         let key = match arena.insert(value) {
             Ok(key) => key,
             // The group's last free slot was retired when its value left (see `Key`).
@@ -474,10 +474,7 @@ impl<T> GrowableArena<T> {
             first_from(self.queued, self.cursor)
         };
         let held = self.len;
-        debug_assert!(group < self.groups.len(), "group {group} is not there");
-        // SAFETY: `group` is a live group: the cursor while `hot` (cleared whenever a group
-        // goes), or a bit of `queued`, which has bits of live groups only.
-        let arena = unsafe { self.groups.get_unchecked_mut(group) };
+        let arena = live_group_mut(&mut self.groups, group);
         let before = arena.len();
         // As in `poll_queued`: if the poll unwinds, the next call recounts (`settle`).
         self.unsettled = true;
@@ -702,13 +699,13 @@ impl<T> Rounds<T> for GrowableArena<T> {
         let far = slots_far::<T>(self.capacity);
         while self.queued != 0 {
             let group = first_from(self.queued, self.cursor);
-            let before = self.groups[group].len();
+            let before = live_group(&self.groups, group).len();
             // If the poll unwinds (a value panicked; the group dropped it), the length and
             // masks are recounted by the next call (`settle`); `len` counts the groups till then.
             self.unsettled = true;
-            let polled = self.groups[group].poll_ready(budget, f, far);
+            let polled = live_group_mut(&mut self.groups, group).poll_ready(budget, f, far);
             self.unsettled = false;
-            let arena = &self.groups[group];
+            let arena = live_group(&self.groups, group);
             if arena.has_deferred() {
                 self.deferred |= bit(group);
             }
@@ -1027,4 +1024,23 @@ mod tests {
         assert_eq!(first_from(1 << 62, 5), 62);
         assert_eq!(first_from(1, 62), 0);
     }
+}
+
+/// Group `group` of `groups`, one that exists: a bit of `queued`, `deferred` or `not_full` (each
+/// has bits of live groups only, and a group's bits go with it), or the cursor while `hot`
+/// (cleared whenever a group goes). Not bounds-checked again on the paths every output takes
+/// (guarded by `unordered_ready_512k` and `merge_hot_16`, instructions); a debug build checks.
+#[inline(always)]
+fn live_group<T>(groups: &[Arena<T>], group: usize) -> &Arena<T> {
+    debug_assert!(group < groups.len(), "group {group} is not there");
+    // SAFETY: `group` is below `groups.len()` (above).
+    unsafe { groups.get_unchecked(group) }
+}
+
+/// [`live_group`], mutable.
+#[inline(always)]
+fn live_group_mut<T>(groups: &mut [Arena<T>], group: usize) -> &mut Arena<T> {
+    debug_assert!(group < groups.len(), "group {group} is not there");
+    // SAFETY: as in `live_group`.
+    unsafe { groups.get_unchecked_mut(group) }
 }
