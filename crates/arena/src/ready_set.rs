@@ -104,13 +104,29 @@ impl ReadyLayout {
 }
 
 /// Marks slot `index` as woken. Lock-free: one `fetch_or` per level climbed, usually one.
-pub(crate) fn mark(words: &[AtomicU64], layout: &ReadyLayout, index: usize) -> Marked {
+/// Every waker's wake runs it: the words are reached without bounds checks (guarded by
+/// `yield_16`, instructions); a debug build checks.
+///
+/// # Safety
+/// `words` holds the [`words`](ReadyLayout::words) of a set laid out by `layout`, and `index`
+/// is below the number of bits the layout was made for.
+#[inline]
+pub(crate) unsafe fn mark(words: &[AtomicU64], layout: &ReadyLayout, index: usize) -> Marked {
+    debug_assert!(words.len() >= layout.words(), "the words are not the layout's");
     let mut index = index;
     for level in 0..layout.levels as usize {
         let bit = 1u64 << (index % 64);
+        debug_assert!(level < MAX_LEVELS + 1 && layout.word(level, index / 64) < words.len());
+        // SAFETY: `level` is below `levels`, at most `MAX_LEVELS`, so `start[level]` is one of
+        // the layout's starts; the level's word of a bit below the layout's count is one of
+        // its words, all in `words` (the caller's promise).
+        let word = unsafe {
+            let start = *layout.start.get_unchecked(level) as usize;
+            words.get_unchecked(start + index / 64)
+        };
         // AcqRel: Release publishes whatever the waker did before waking (a channel's value)
         // to the owner's Acquire `swap` in `drain`; Acquire orders the climb after it.
-        let prev = words[layout.word(level, index / 64)].fetch_or(bit, Ordering::AcqRel);
+        let prev = word.fetch_or(bit, Ordering::AcqRel);
         if level == 0 && prev & bit != 0 {
             return Marked::Already;
         }
@@ -237,6 +253,14 @@ mod tests {
     use super::*;
     use std::vec;
     use std::vec::Vec;
+
+    /// [`super::mark`], for a bit of the set `set` made.
+    fn mark(words: &[AtomicU64], layout: &ReadyLayout, index: usize) -> Marked {
+        assert_eq!(words.len(), layout.words());
+        assert!(index / 64 < layout.start[1] as usize, "bit {index} is not in the set");
+        // SAFETY: the words are the layout's, and the bit is one of its first level's.
+        unsafe { super::mark(words, layout, index) }
+    }
 
     fn set(capacity: usize) -> (Vec<AtomicU64>, ReadyLayout) {
         let layout = ReadyLayout::new(capacity);

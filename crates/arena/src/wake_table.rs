@@ -400,13 +400,15 @@ unsafe fn words_of<'a>(header: *const Header) -> &'a [AtomicU64] {
 /// empty.
 ///
 /// # Safety
-/// As for [`words_of`].
+/// As for [`words_of`]; and `index` is one of the table's entries.
 unsafe fn wake_slot(header: *const Header, index: usize) {
     // SAFETY: as the caller promises.
     let words = unsafe { words_of(header) };
     // SAFETY: the header is alive; this reference covers the header's bytes only.
     let header = unsafe { &*header };
-    if ready_set::mark(words, &header.ready, index) == Marked::Raised {
+    // SAFETY: the words are the table's, laid out by its layout, and `index` is one of its
+    // entries (the caller's promise), each of which has a bit.
+    if unsafe { ready_set::mark(words, &header.ready, index) } == Marked::Raised {
         header.parent.notify();
     }
 }
@@ -508,7 +510,8 @@ unsafe fn wake_by_ref(data: *const ()) {
     // SAFETY: see above.
     let index = unsafe { (*data.cast::<Entry>()).index } as usize;
     // SAFETY: see above; `header_of` derives the header from the entry pointer, which carries
-    // the whole block's provenance.
+    // the whole block's provenance; an entry's index, written when the table was made, is
+    // its own.
     unsafe { wake_slot(header_of(data), index) };
 }
 
