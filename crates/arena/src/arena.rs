@@ -1068,101 +1068,11 @@ impl<T> Storage<T> for Arena<T> {
     }
 
     #[inline]
-    fn remove(&mut self, key: Key) -> bool {
-        Arena::remove(self, key)
-    }
-
-    #[inline]
-    fn contains_key(&self, key: Key) -> bool {
-        Arena::contains_key(self, key)
-    }
-
-    #[inline]
-    fn get(&self, key: Key) -> Option<&T> {
-        Arena::get(self, key)
-    }
-
-    #[inline]
-    fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut T>> {
-        Arena::get_pin_mut(self, key)
-    }
-
-    #[inline]
-    fn len(&self) -> usize {
-        Arena::len(self)
-    }
-
-    #[inline]
-    fn is_empty(&self) -> bool {
-        Arena::is_empty(self)
-    }
-
-    #[inline]
-    fn capacity(&self) -> usize {
-        Arena::capacity(self)
-    }
-
-    #[inline]
     fn is_full(&self) -> bool {
         Arena::is_full(self)
     }
 
-    #[inline]
-    fn clear(&mut self) {
-        Arena::clear(self);
-    }
-
-    #[inline]
-    fn iter(&self) -> Iter<'_, T> {
-        Arena::iter(self)
-    }
-
-    #[inline]
-    fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
-        Arena::iter_pin_mut(self)
-    }
-
-    #[inline]
-    fn into_values(self) -> IntoValues<T>
-    where
-        T: Unpin,
-    {
-        Arena::into_values(self)
-    }
-
-    #[inline]
-    fn budget(&mut self) -> Budget {
-        Arena::budget(self)
-    }
-
-    #[inline]
-    fn poll_next<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-    {
-        Arena::poll_next(self, cx, f)
-    }
-
-    #[inline]
-    fn poll_next_some<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
-    {
-        Arena::poll_next_some(self, cx, f)
-    }
-
-    #[inline]
-    fn poll_with_budget<R, F>(
-        &mut self,
-        cx: &mut Context<'_>,
-        budget: &mut Budget,
-        f: &mut F,
-    ) -> Poll<Option<(Key, R)>>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-    {
-        Arena::poll_with_budget(self, cx, budget, f)
-    }
+    crate::storage::forward_to_inherent!(Arena);
 }
 
 impl<T> fmt::Debug for Arena<T> {

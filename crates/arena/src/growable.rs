@@ -806,101 +806,11 @@ impl<T> Storage<T> for GrowableArena<T> {
     }
 
     #[inline]
-    fn remove(&mut self, key: Key) -> bool {
-        GrowableArena::remove(self, key)
-    }
-
-    #[inline]
-    fn contains_key(&self, key: Key) -> bool {
-        GrowableArena::contains_key(self, key)
-    }
-
-    #[inline]
-    fn get(&self, key: Key) -> Option<&T> {
-        GrowableArena::get(self, key)
-    }
-
-    #[inline]
-    fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut T>> {
-        GrowableArena::get_pin_mut(self, key)
-    }
-
-    #[inline]
-    fn len(&self) -> usize {
-        GrowableArena::len(self)
-    }
-
-    #[inline]
-    fn is_empty(&self) -> bool {
-        GrowableArena::is_empty(self)
-    }
-
-    #[inline]
-    fn capacity(&self) -> usize {
-        GrowableArena::capacity(self)
-    }
-
-    #[inline]
     fn is_full(&self) -> bool {
         false
     }
 
-    #[inline]
-    fn clear(&mut self) {
-        GrowableArena::clear(self);
-    }
-
-    #[inline]
-    fn iter(&self) -> Iter<'_, T> {
-        GrowableArena::iter(self)
-    }
-
-    #[inline]
-    fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
-        GrowableArena::iter_pin_mut(self)
-    }
-
-    #[inline]
-    fn into_values(self) -> IntoValues<T>
-    where
-        T: Unpin,
-    {
-        GrowableArena::into_values(self)
-    }
-
-    #[inline]
-    fn budget(&mut self) -> Budget {
-        GrowableArena::budget(self)
-    }
-
-    #[inline]
-    fn poll_next<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-    {
-        GrowableArena::poll_next(self, cx, f)
-    }
-
-    #[inline]
-    fn poll_next_some<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
-    {
-        GrowableArena::poll_next_some(self, cx, f)
-    }
-
-    #[inline]
-    fn poll_with_budget<R, F>(
-        &mut self,
-        cx: &mut Context<'_>,
-        budget: &mut Budget,
-        f: &mut F,
-    ) -> Poll<Option<(Key, R)>>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-    {
-        GrowableArena::poll_with_budget(self, cx, budget, f)
-    }
+    crate::storage::forward_to_inherent!(GrowableArena);
 }
 
 impl<T> Default for GrowableArena<T> {
@@ -1011,21 +921,6 @@ impl<T> fmt::Debug for IntoValues<T> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn first_from_wraps_around() {
-        assert_eq!(first_from(0b1010, 0), 1);
-        assert_eq!(first_from(0b1010, 1), 1);
-        assert_eq!(first_from(0b1010, 2), 3);
-        assert_eq!(first_from(0b1010, 4), 1);
-        assert_eq!(first_from(1 << 62, 5), 62);
-        assert_eq!(first_from(1, 62), 0);
-    }
-}
-
 /// Group `group` of `groups`, one that exists: a bit of `queued`, `deferred` or `not_full` (each
 /// has bits of live groups only, and a group's bits go with it), or the cursor while `hot`
 /// (cleared whenever a group goes). Not bounds-checked again on the paths every output takes
@@ -1043,4 +938,19 @@ fn live_group_mut<T>(groups: &mut [Arena<T>], group: usize) -> &mut Arena<T> {
     debug_assert!(group < groups.len(), "group {group} is not there");
     // SAFETY: as in `live_group`.
     unsafe { groups.get_unchecked_mut(group) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_from_wraps_around() {
+        assert_eq!(first_from(0b1010, 0), 1);
+        assert_eq!(first_from(0b1010, 1), 1);
+        assert_eq!(first_from(0b1010, 2), 3);
+        assert_eq!(first_from(0b1010, 4), 1);
+        assert_eq!(first_from(1 << 62, 5), 62);
+        assert_eq!(first_from(1, 62), 0);
+    }
 }

@@ -112,7 +112,10 @@ impl ReadyLayout {
 /// is below the number of bits the layout was made for.
 #[inline]
 pub(crate) unsafe fn mark(words: &[AtomicU64], layout: &ReadyLayout, index: usize) -> Marked {
-    debug_assert!(words.len() >= layout.words(), "the words are not the layout's");
+    debug_assert!(
+        words.len() >= layout.words(),
+        "the words are not the layout's"
+    );
     let mut index = index;
     for level in 0..layout.levels as usize {
         let bit = 1u64 << (index % 64);
@@ -257,7 +260,10 @@ mod tests {
     /// [`super::mark`], for a bit of the set `set` made.
     fn mark(words: &[AtomicU64], layout: &ReadyLayout, index: usize) -> Marked {
         assert_eq!(words.len(), layout.words());
-        assert!(index / 64 < layout.start[1] as usize, "bit {index} is not in the set");
+        assert!(
+            index / 64 < layout.start[1] as usize,
+            "bit {index} is not in the set"
+        );
         // SAFETY: the words are the layout's, and the bit is one of its first level's.
         unsafe { super::mark(words, layout, index) }
     }

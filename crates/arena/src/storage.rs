@@ -114,3 +114,103 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>;
 }
+
+/// The [`Storage`] methods that an arena kind has as inherent methods of the same name and
+/// signature, forwarded to them: written once for both kinds. Every method but `insert` and
+/// `is_full`, which differ.
+macro_rules! forward_to_inherent {
+    ($arena:ident) => {
+        #[inline]
+        fn remove(&mut self, key: Key) -> bool {
+            $arena::remove(self, key)
+        }
+
+        #[inline]
+        fn contains_key(&self, key: Key) -> bool {
+            $arena::contains_key(self, key)
+        }
+
+        #[inline]
+        fn get(&self, key: Key) -> Option<&T> {
+            $arena::get(self, key)
+        }
+
+        #[inline]
+        fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut T>> {
+            $arena::get_pin_mut(self, key)
+        }
+
+        #[inline]
+        fn len(&self) -> usize {
+            $arena::len(self)
+        }
+
+        #[inline]
+        fn is_empty(&self) -> bool {
+            $arena::is_empty(self)
+        }
+
+        #[inline]
+        fn capacity(&self) -> usize {
+            $arena::capacity(self)
+        }
+
+        #[inline]
+        fn clear(&mut self) {
+            $arena::clear(self);
+        }
+
+        #[inline]
+        fn iter(&self) -> Iter<'_, T> {
+            $arena::iter(self)
+        }
+
+        #[inline]
+        fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
+            $arena::iter_pin_mut(self)
+        }
+
+        #[inline]
+        fn into_values(self) -> IntoValues<T>
+        where
+            T: Unpin,
+        {
+            $arena::into_values(self)
+        }
+
+        #[inline]
+        fn budget(&mut self) -> Budget {
+            $arena::budget(self)
+        }
+
+        #[inline]
+        fn poll_next<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
+        where
+            F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+        {
+            $arena::poll_next(self, cx, f)
+        }
+
+        #[inline]
+        fn poll_next_some<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
+        where
+            F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
+        {
+            $arena::poll_next_some(self, cx, f)
+        }
+
+        #[inline]
+        fn poll_with_budget<R, F>(
+            &mut self,
+            cx: &mut Context<'_>,
+            budget: &mut Budget,
+            f: &mut F,
+        ) -> Poll<Option<(Key, R)>>
+        where
+            F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+        {
+            $arena::poll_with_budget(self, cx, budget, f)
+        }
+    };
+}
+pub(crate) use forward_to_inherent;
