@@ -102,12 +102,14 @@
 //! One output, from the user's call down to the value's `poll` and back, file by file, as the
 //! code stands:
 //!
-//! - **A merge of busy streams** (`MergeBounded`): `stream_merge.rs` (`poll_next`,
-//!   `poll_next_keyed`) → `coop.rs` (`poll_output`) → `arena.rs` (`poll_next_some`,
+//! - **A merge of busy streams** (`MergeBounded`): `keyed_set.rs` (`poll_next`,
+//!   `poll_next_keyed`, `Streams::poll_next`) → `coop.rs` (`poll_output`) → `arena.rs`
+//!   (`poll_next_some`,
 //!   `poll_first_rotating`: the top word through `wake_table.rs`, `queue.rs` `append`, the
 //!   value's waker through `wake_table.rs`, the merge's closure and `step.rs` `of_stream`,
 //!   `queue.rs` `rotate`) → back with the item.
-//! - **A bounded set** (`FuturesUnorderedBounded`): `set.rs` → `coop.rs` → `arena.rs`
+//! - **A bounded set** (`FuturesUnorderedBounded`): `keyed_set.rs` (the same type as a merge's,
+//!   over `Futures`) → `coop.rs` → `arena.rs`
 //!   (`poll_next`, `budget`: the wakes drained through `ready_set.rs` into the queues) →
 //!   `round.rs` (`poll_round`) → `arena.rs` (`Rounds::poll_queued`, `poll_ready`) → `round.rs`
 //!   (`poll_queue`) → `arena.rs` (`SlotQueue::poll_front`: `queue.rs` `pop`, `poll_value`,

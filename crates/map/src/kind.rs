@@ -5,6 +5,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use futures_core::Stream;
+pub use pinfold_arena::{Futures, Streams};
 
 /// What polling a value gave.
 #[derive(Debug)]
@@ -34,16 +35,6 @@ pub trait ValueKind<V> {
     where
         V: 'a;
 }
-
-/// The values of a [`FutureMap`](crate::FutureMap) are futures: each gives one output and
-/// leaves.
-#[derive(Debug)]
-pub enum Futures {}
-
-/// The values of a [`StreamMap`](crate::StreamMap) are streams: each gives items until it
-/// ends.
-#[derive(Debug)]
-pub enum Streams {}
 
 impl<F: Future> ValueKind<F> for Futures {
     type Output = F::Output;

@@ -1,7 +1,5 @@
 //! [`Merge`]: the merge on a [`GrowableArena`].
 
-use core::fmt;
-
 use pinfold_arena::GrowableArena;
 
 use crate::StreamMerge;
@@ -31,73 +29,3 @@ use crate::StreamMerge;
 /// # });
 /// ```
 pub type Merge<S> = StreamMerge<S, GrowableArena<S>>;
-
-impl<S> StreamMerge<S, GrowableArena<S>> {
-    /// An empty merge. Allocates nothing: the first push allocates the first group.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use futures_util::stream;
-    /// use pinfold_merge::Merge;
-    ///
-    /// let mut merged = Merge::new();
-    /// assert_eq!(merged.capacity(), 0);
-    /// merged.push(stream::iter(vec![1]));
-    /// assert_eq!(merged.capacity(), 32); // the first group
-    /// ```
-    pub const fn new() -> Self {
-        Self::with_arena(GrowableArena::new())
-    }
-
-    /// An empty merge whose first group has `capacity` slots, allocated now and kept as long
-    /// as the merge. `with_capacity(0)` is [`new`](Self::new) and allocates nothing.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use futures_util::stream;
-    /// use pinfold_merge::Merge;
-    ///
-    /// let mut merged = Merge::with_capacity(10);
-    /// merged.extend((0..10).map(|n| stream::iter(vec![n]))); // no allocation
-    /// assert_eq!(merged.capacity(), 10);
-    /// ```
-    pub fn with_capacity(capacity: usize) -> Self {
-        Self::with_arena(GrowableArena::with_capacity(capacity))
-    }
-}
-
-impl<S> Default for StreamMerge<S, GrowableArena<S>> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<S> FromIterator<S> for StreamMerge<S, GrowableArena<S>> {
-    /// A merge of every stream of the iterator, grown group by group as by `push`.
-    fn from_iter<I: IntoIterator<Item = S>>(iter: I) -> Self {
-        let mut merged = Self::new();
-        merged.extend(iter);
-        merged
-    }
-}
-
-impl<S> Extend<S> for StreamMerge<S, GrowableArena<S>> {
-    fn extend<I: IntoIterator<Item = S>>(&mut self, iter: I) {
-        for stream in iter {
-            self.push(stream);
-        }
-    }
-}
-
-impl<S> fmt::Debug for StreamMerge<S, GrowableArena<S>> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Merge")
-            .field("len", &self.len())
-            .field("capacity", &self.capacity())
-            .field("groups", &self.arena.groups())
-            .field("terminated", &self.terminated)
-            .finish_non_exhaustive()
-    }
-}

@@ -101,7 +101,6 @@
 #![forbid(unsafe_code)]
 #![no_std]
 
-extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 

@@ -114,7 +114,6 @@
 #![forbid(unsafe_code)]
 #![no_std]
 
-extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
