@@ -254,12 +254,12 @@ impl<T> Arena<T> {
             return Err(value);
         }
         let index = self.free_head as usize;
-        let entry = match slot_at(&self.slots, index).entry {
+        let entry = match kept(&self.slots, index).entry {
             // The last value's entry stayed with the slot: no waker of it is alive.
             NIL => self.bind_entry(index),
             parked => parked,
         };
-        let slot = slot_at_mut(&mut self.slots, index);
+        let slot = kept_mut(&mut self.slots, index);
         self.free_head = slot.next_free;
         *slot.value.get_mut() = Some(value);
         slot.occupied = true;
@@ -478,7 +478,7 @@ impl<T> Arena<T> {
             return First::NotTaken;
         }
         let index = self.ready.head_unchecked();
-        let slot = slot_at_mut(&mut self.slots, index);
+        let slot = kept_mut(&mut self.slots, index);
         // Through `as_mut`, as in `poll_front`.
         if slot.value.get_mut().as_mut().is_none() {
             // A value that left: the round in full skips it.
@@ -492,7 +492,7 @@ impl<T> Arena<T> {
         if let Step::Repoll(Some(out)) = step {
             // Its next poll is needed anyway, never vain; its round mark matters only to a
             // value out of the queue.
-            slot_at_mut(&mut self.slots, index).repoll = true;
+            kept_mut(&mut self.slots, index).repoll = true;
             self.ready.rotate(&mut *self.slots);
             return First::Rotated(key, out);
         }
@@ -507,7 +507,7 @@ impl<T> Arena<T> {
             self.remove_at(index);
             return First::Polled(out.map(|out| (key, out)), budget);
         }
-        let slot = slot_at_mut(&mut self.slots, index);
+        let slot = kept_mut(&mut self.slots, index);
         let counts_as_vain = slot.round != 0 && !slot.repoll;
         slot.repoll = false;
         slot.round = round;
@@ -589,7 +589,7 @@ impl<T> Arena<T> {
     /// [`vacate`](Self::vacate), always inlined: for [`remove_done`](Self::remove_done).
     #[inline(always)]
     fn vacate_inline(&mut self, index: usize) {
-        let slot = slot_at_mut(&mut self.slots, index);
+        let slot = kept_mut(&mut self.slots, index);
         slot.occupied = false;
         if slot.generation != RETIRED_GENERATION {
             slot.next_free = self.free_head;
@@ -607,7 +607,7 @@ impl<T> Arena<T> {
         // The bookkeeping is done first, so a panicking `Drop` leaves the arena consistent.
         self.vacate_inline(index);
         // Assignment drops in place and writes `None` even if that drop unwinds.
-        *slot_at_mut(&mut self.slots, index).value.get_mut() = None;
+        *kept_mut(&mut self.slots, index).value.get_mut() = None;
     }
 
     /// [`remove_at`](Self::remove_at) for a value whose poll panicked: out of line, so that
@@ -627,7 +627,7 @@ impl<T> Arena<T> {
         // The bookkeeping is done first, so a panicking `Drop` leaves the arena consistent.
         self.vacate(index);
         // Assignment drops in place and writes `None` even if that drop unwinds.
-        *slot_at_mut(&mut self.slots, index).value.get_mut() = None;
+        *kept_mut(&mut self.slots, index).value.get_mut() = None;
     }
 
     /// Binds an entry to the value about to be stored in slot `index`.
@@ -662,7 +662,7 @@ impl<T> Arena<T> {
     /// Always inlined: it is part of [`remove_done`](Self::remove_done).
     #[inline(always)]
     fn release_entry(&mut self, index: usize) {
-        let entry = slot_at(&self.slots, index).entry;
+        let entry = kept(&self.slots, index).entry;
         // SAFETY: `entry` is the one bound to the leaving value: the arena binds only entries
         // of its table.
         let state = unsafe { self.table.entry_state_unchecked(entry as usize) };
@@ -682,7 +682,7 @@ impl<T> Arena<T> {
             // SAFETY: the entry is one of the table's, and the ready set has a bit for each.
             unsafe { ready_set::unmark_unchecked(self.table.words(), entry as usize) };
         } else {
-            slot_at_mut(&mut self.slots, index).entry = NIL;
+            kept_mut(&mut self.slots, index).entry = NIL;
             let link = link_mut(&mut self.slots, entry);
             link.slot = NIL;
             link.next = self.retired_entries;
@@ -753,7 +753,7 @@ impl<T> Arena<T> {
                     return;
                 }
                 let index = index as usize;
-                let slot = slot_at(slots, index);
+                let slot = kept(slots, index);
                 if !slot.occupied {
                     // A parked entry: its wakers were gone when its value left.
                     return;
@@ -827,10 +827,10 @@ impl<T> SlotQueue<T> for Arena<T> {
             if let Some(next) = self.ready.front() {
                 // The next slot is read right after this one's poll: in a large arena whose
                 // woken slots are scattered, it is most likely out of this core's caches.
-                crate::queue::prefetch(slot_at(&self.slots, next));
+                crate::queue::prefetch(kept(&self.slots, next));
             }
         }
-        let slot = slot_at_mut(&mut self.slots, index);
+        let slot = kept_mut(&mut self.slots, index);
         // Through `as_mut`, not `is_none` on the `Option<T>`: a shared reference to a
         // (possibly self-referential) value would invalidate its borrows of itself under
         // Stacked Borrows (`a_future_borrowing_itself_across_pending_keeps_its_borrow`).
@@ -868,7 +868,7 @@ impl<T> SlotQueue<T> for Arena<T> {
 
     #[inline(always)]
     fn queue_repoll(&mut self, index: usize) {
-        slot_at_mut(&mut self.slots, index).repoll = true;
+        kept_mut(&mut self.slots, index).repoll = true;
         self.deferred.push(&mut *self.slots, index);
     }
 
@@ -923,7 +923,7 @@ impl<T> Arena<T> {
         index: usize,
         entry: usize,
     ) -> (Pin<&mut T>, ManuallyDrop<Waker>) {
-        let Some(value) = slot_at_mut(&mut self.slots, index).value.get_mut().as_mut() else {
+        let Some(value) = kept_mut(&mut self.slots, index).value.get_mut().as_mut() else {
             unreachable!("the slot polled is empty")
         };
         // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
@@ -989,73 +989,74 @@ impl<T> Rounds<T> for Arena<T> {
     }
 }
 
-/// Slot `index`, not bounds-checked again. For the indexes the arena keeps itself (the free
-/// list, the queues, a bound entry's slot, a key's slot once `live` found it): each is below
-/// the slots' number, fixed when the arena is made. Used on the paths every output takes,
-/// where the checks cost a set's output more than the code they guard (guarded by
-/// `ready_512k`, instructions). A debug build checks (`get_unchecked`'s own precondition).
+/// Element `index` of `items`, not bounds-checked again: for the indexes the arena keeps
+/// itself, each below the length, fixed when the storage is made (a slot from the free list,
+/// a queue or a bound entry's link; a group named by a growable arena's masks). Used on the
+/// paths every output takes, where the checks cost a set's output more than the code they
+/// guard (guarded by `ready_512k`, instructions). A debug build checks (`get_unchecked`'s own
+/// precondition).
 ///
-/// Under Miri the index is checked as by `slots[index]`: a broken invariant panics there too,
+/// Under Miri the index is checked as by `items[index]`: a broken invariant panics there too,
 /// and Miri runs the sets' tests 10-15% faster than through `get_unchecked`.
 #[inline(always)]
-fn slot_at<T>(slots: &[Slot<T>], index: usize) -> &Slot<T> {
+pub(crate) fn kept<E>(items: &[E], index: usize) -> &E {
     #[cfg(miri)]
-    return &slots[index];
-    // SAFETY: `index` is one the arena keeps, below `slots.len()` (above).
+    return &items[index];
+    // SAFETY: `index` is one the arena keeps, below `items.len()` (above).
     #[cfg(not(miri))]
     unsafe {
-        slots.get_unchecked(index)
+        items.get_unchecked(index)
     }
 }
 
-/// [`slot_at`], mutable.
+/// [`kept`], mutable.
 #[inline(always)]
-fn slot_at_mut<T>(slots: &mut [Slot<T>], index: usize) -> &mut Slot<T> {
+pub(crate) fn kept_mut<E>(items: &mut [E], index: usize) -> &mut E {
     #[cfg(miri)]
-    return &mut slots[index];
-    // SAFETY: as in `slot_at`.
+    return &mut items[index];
+    // SAFETY: as in `kept`.
     #[cfg(not(miri))]
     unsafe {
-        slots.get_unchecked_mut(index)
+        items.get_unchecked_mut(index)
     }
 }
 
 /// The owner's link of entry `entry`.
 fn link<T>(slots: &[Slot<T>], entry: u32) -> &EntryLink {
     // An entry the arena keeps is below twice the slots' number: its slot is one of them.
-    &slot_at(slots, entry as usize / 2).links[entry as usize % 2]
+    &kept(slots, entry as usize / 2).links[entry as usize % 2]
 }
 
 fn link_mut<T>(slots: &mut [Slot<T>], entry: u32) -> &mut EntryLink {
-    &mut slot_at_mut(slots, entry as usize / 2).links[entry as usize % 2]
+    &mut kept_mut(slots, entry as usize / 2).links[entry as usize % 2]
 }
 
 impl<T> Links for [Slot<T>] {
     #[inline]
     fn is_queued(&self, index: usize) -> bool {
-        slot_at(self, index).queued
+        kept(self, index).queued
     }
 
     #[inline]
     fn next(&self, index: usize) -> u32 {
-        slot_at(self, index).next_queued
+        kept(self, index).next_queued
     }
 
     #[inline]
     fn set_next(&mut self, index: usize, next: u32) {
-        let slot = slot_at_mut(self, index);
+        let slot = kept_mut(self, index);
         slot.queued = true;
         slot.next_queued = next;
     }
 
     #[inline]
     fn unqueue(&mut self, index: usize) {
-        slot_at_mut(self, index).queued = false;
+        kept_mut(self, index).queued = false;
     }
 
     #[inline(always)]
     fn relink(&mut self, index: usize, next: u32) {
-        slot_at_mut(self, index).next_queued = next;
+        kept_mut(self, index).next_queued = next;
     }
 }
 

@@ -4,7 +4,7 @@ use core::fmt;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
-use crate::arena::{self, Arena, First, slots_far};
+use crate::arena::{self, Arena, First, kept, kept_mut, slots_far};
 use crate::hub::Hub;
 use crate::key::Key;
 use crate::ready_set::Drain;
@@ -185,7 +185,7 @@ impl<T> GrowableArena<T> {
         } else {
             self.not_full.trailing_zeros() as usize
         };
-        let arena = live_group_mut(&mut self.groups, group);
+        let arena = kept_mut(&mut self.groups, group);
         let key = match arena.insert(value) {
             Ok(key) => key,
             // The group's last free slot was retired when its value left (see `Key`).
@@ -474,7 +474,9 @@ impl<T> GrowableArena<T> {
             first_from(self.queued, self.cursor)
         };
         let held = self.len;
-        let arena = live_group_mut(&mut self.groups, group);
+        // A live group: the cursor while `hot` (cleared whenever a group goes), or a bit of
+        // `queued` (bits of live groups only).
+        let arena = kept_mut(&mut self.groups, group);
         let before = arena.len();
         // As in `poll_queued`: if the poll unwinds, the next call recounts (`settle`).
         self.unsettled = true;
@@ -699,13 +701,13 @@ impl<T> Rounds<T> for GrowableArena<T> {
         let far = slots_far::<T>(self.capacity);
         while self.queued != 0 {
             let group = first_from(self.queued, self.cursor);
-            let before = live_group(&self.groups, group).len();
+            let before = kept(&self.groups, group).len();
             // If the poll unwinds (a value panicked; the group dropped it), the length and
             // masks are recounted by the next call (`settle`); `len` counts the groups till then.
             self.unsettled = true;
-            let polled = live_group_mut(&mut self.groups, group).poll_ready(budget, f, far);
+            let polled = kept_mut(&mut self.groups, group).poll_ready(budget, f, far);
             self.unsettled = false;
-            let arena = live_group(&self.groups, group);
+            let arena = kept(&self.groups, group);
             if arena.has_deferred() {
                 self.deferred |= bit(group);
             }
@@ -918,35 +920,6 @@ impl<T> fmt::Debug for IntoValues<T> {
         f.debug_struct("IntoValues")
             .field("len", &self.left)
             .finish_non_exhaustive()
-    }
-}
-
-/// Group `group` of `groups`, one that exists: a bit of `queued`, `deferred` or `not_full` (each
-/// has bits of live groups only, and a group's bits go with it), or the cursor while `hot`
-/// (cleared whenever a group goes). Not bounds-checked again on the paths every output takes
-/// (guarded by `unordered_ready_512k` and `merge_hot_16`, instructions); a debug build checks
-/// (`get_unchecked`'s own precondition).
-#[inline(always)]
-fn live_group<T>(groups: &[Arena<T>], group: usize) -> &Arena<T> {
-    // Under Miri, checked: as the arena's `slot_at`.
-    #[cfg(miri)]
-    return &groups[group];
-    // SAFETY: `group` is below `groups.len()` (above).
-    #[cfg(not(miri))]
-    unsafe {
-        groups.get_unchecked(group)
-    }
-}
-
-/// [`live_group`], mutable.
-#[inline(always)]
-fn live_group_mut<T>(groups: &mut [Arena<T>], group: usize) -> &mut Arena<T> {
-    #[cfg(miri)]
-    return &mut groups[group];
-    // SAFETY: as in `live_group`.
-    #[cfg(not(miri))]
-    unsafe {
-        groups.get_unchecked_mut(group)
     }
 }
 
