@@ -73,8 +73,8 @@ pub struct GrowableArena<T> {
     /// check but the hub ([`poll_first_rotating`](Self::poll_first_rotating)).
     hot: bool,
     /// Set while a group polls a value: still set after that poll unwound, when `len` and the
-    /// masks may be stale until [`settle`](Self::settle).
-    unsettled: bool,
+    /// masks may be stale until [`recount`](Self::recount).
+    stale: bool,
     /// The number of the first slot of group `i`, for keys: the capacity of the groups below.
     bases: [u32; Hub::MAX_ARENAS],
 }
@@ -108,7 +108,7 @@ impl<T> GrowableArena<T> {
             generation_floor: 0,
             busy: false,
             hot: false,
-            unsettled: false,
+            stale: false,
             bases: [0; Hub::MAX_ARENAS],
         }
     }
@@ -140,7 +140,7 @@ impl<T> GrowableArena<T> {
 
     /// How many values the arena holds.
     pub fn len(&self) -> usize {
-        if self.unsettled {
+        if self.stale {
             self.groups.iter().map(Arena::len).sum()
         } else {
             self.len
@@ -149,10 +149,10 @@ impl<T> GrowableArena<T> {
 
     /// Recounts the length and the masks if a value's poll unwound since the last call.
     #[inline]
-    fn settle(&mut self) {
-        if self.unsettled {
-            self.resync();
-            self.unsettled = false;
+    fn recount(&mut self) {
+        if self.stale {
+            self.recount_all();
+            self.stale = false;
         }
     }
 
@@ -178,7 +178,7 @@ impl<T> GrowableArena<T> {
     /// If every one of the 63 groups is full (more values than memory can hold).
     #[inline]
     pub fn insert(&mut self, value: T) -> Key {
-        self.settle();
+        self.recount();
         let group = if self.not_full == 0 {
             let size = self.sizing.grow(self.capacity);
             self.add_group(size)
@@ -242,7 +242,7 @@ impl<T> GrowableArena<T> {
     ///
     /// If the value's `Drop` panics, the slot is free all the same and the panic propagates.
     pub fn remove(&mut self, key: Key) -> bool {
-        self.settle();
+        self.recount();
         let Some(group) = self.group_of(key) else {
             return false;
         };
@@ -259,7 +259,7 @@ impl<T> GrowableArena<T> {
     where
         T: Unpin,
     {
-        self.settle();
+        self.recount();
         let group = self.group_of(key)?;
         let value = self.groups[group].take(key)?;
         self.left(group);
@@ -272,7 +272,7 @@ impl<T> GrowableArena<T> {
     where
         T: Unpin,
     {
-        self.settle();
+        self.recount();
         let left = self.len;
         let GrowableArena { groups, hub, .. } = self;
         IntoValues {
@@ -288,13 +288,13 @@ impl<T> GrowableArena<T> {
     /// If a value's `Drop` panics, the other values are dropped all the same, and then the
     /// first panic propagates; the arena stays consistent.
     pub fn clear(&mut self) {
-        self.settle();
+        self.recount();
         self.repairing(|arena| {
             if let Err(panic) = unwind::each_despite_panics(&mut arena.groups, Arena::clear) {
                 unwind::resume(panic);
             }
         });
-        self.resync();
+        self.recount_all();
         self.release_empty_groups();
     }
 
@@ -309,7 +309,7 @@ impl<T> GrowableArena<T> {
 
     /// The values, pinned, with their keys, group by group.
     pub fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
-        self.settle();
+        self.recount();
         IterPinMut {
             groups: self.groups.iter_mut(),
             current: None,
@@ -322,7 +322,7 @@ impl<T> GrowableArena<T> {
     #[inline]
     pub fn budget(&mut self) -> Budget {
         self.hot = false;
-        self.settle();
+        self.recount();
         self.round = round::next_round(self.round);
         self.start_round_with_wakes(false);
         Budget::new(self.round, self.len)
@@ -389,7 +389,7 @@ impl<T> GrowableArena<T> {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
-        let budget = if self.hot || self.busy && !self.unsettled {
+        let budget = if self.hot || self.busy && !self.stale {
             match self.poll_first_rotating(&mut f) {
                 First::Rotated(key, out) => return Poll::Ready(Some((key, out))),
                 First::Polled(out, budget) => {
@@ -431,7 +431,7 @@ impl<T> GrowableArena<T> {
     #[inline]
     fn start_round_some(&mut self) -> Budget {
         self.hot = false;
-        self.settle();
+        self.recount();
         self.round = round::next_round(self.round);
         // Streams that gave an item went to the tail of their group's queue, not to the next
         // round: wakes are collected ahead of them as of those.
@@ -440,7 +440,7 @@ impl<T> GrowableArena<T> {
     }
 
     /// As [`Arena::poll_first_rotating`], in the group whose turn it is, for an arena busy
-    /// from an earlier call whose counts are settled: if nothing was woken since, the values
+    /// from an earlier call whose counts are current: if nothing was woken since, the values
     /// deferred by the last round are queued, and the first value queued in the group whose
     /// turn it is (the one [`poll_queued`](Rounds::poll_queued) would poll) is polled in
     /// place. The masks and the turn are kept as `poll_queued` keeps them, so the rest of the
@@ -478,11 +478,11 @@ impl<T> GrowableArena<T> {
         // `queued` (bits of live groups only).
         let arena = kept_mut(&mut self.groups, group);
         let before = arena.len();
-        // As in `poll_queued`: if the poll unwinds, the next call recounts (`settle`).
-        self.unsettled = true;
+        // As in `poll_queued`: if the poll unwinds, the next call recounts (`recount`).
+        self.stale = true;
         // A group's top word has no `BUSY` (the hub has it): nothing woken is all zero.
         let first = arena.poll_first_rotating(self.round, 0, held, f);
-        self.unsettled = false;
+        self.stale = false;
         match &first {
             First::Rotated(..) => {
                 // The common case, a stream's item: it went to the tail of the group's queue,
@@ -528,7 +528,7 @@ impl<T> GrowableArena<T> {
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
         self.hot = false;
-        self.settle();
+        self.recount();
         round::poll_round(self, cx, budget, f)
     }
 
@@ -609,11 +609,11 @@ impl<T> GrowableArena<T> {
     /// Runs `f`; if it panics (a value's `poll` or `Drop` did), recounts what the groups hold
     /// before the panic goes on, so that the arena stays consistent.
     fn repairing<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
-        unwind::repair_on_unwind(self, f, Self::resync)
+        unwind::repair_on_unwind(self, f, Self::recount_all)
     }
 
     /// Recomputes the length and the masks from the groups.
-    fn resync(&mut self) {
+    fn recount_all(&mut self) {
         self.hot = false;
         self.len = 0;
         self.not_full = 0;
@@ -679,9 +679,9 @@ impl<T> Rounds<T> for GrowableArena<T> {
                 return Queued::Empty;
             }
             let before = arena.len();
-            self.unsettled = true;
+            self.stale = true;
             let polled = arena.poll_ready(budget, f, slots_far::<T>(self.capacity));
-            self.unsettled = false;
+            self.stale = false;
             self.deferred = u64::from(arena.has_deferred());
             return match polled {
                 Queued::Ready(out) => {
@@ -703,10 +703,10 @@ impl<T> Rounds<T> for GrowableArena<T> {
             let group = first_from(self.queued, self.cursor);
             let before = kept(&self.groups, group).len();
             // If the poll unwinds (a value panicked; the group dropped it), the length and
-            // masks are recounted by the next call (`settle`); `len` counts the groups till then.
-            self.unsettled = true;
+            // masks are recounted by the next call (`recount`); `len` counts the groups till then.
+            self.stale = true;
             let polled = kept_mut(&mut self.groups, group).poll_ready(budget, f, far);
-            self.unsettled = false;
+            self.stale = false;
             let arena = kept(&self.groups, group);
             if arena.has_deferred() {
                 self.deferred |= bit(group);

@@ -376,7 +376,7 @@ pub fn into_iter_after_a_future_panicked_gives_the_others<S: SetUnderTest>(
         1,
         "the panicking future was dropped"
     );
-    // The set may be left unsettled by the panic (its length recounted on the next use).
+    // The set may be left with stale counts by the panic (its length recounted on the next use).
     assert_eq!(S::len(&set), n - 1);
     assert_eq!(S::iter_mut(&mut set).len(), n - 1);
     assert_eq!(S::iter_mut(&mut set).count(), n - 1);
