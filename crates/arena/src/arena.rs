@@ -952,14 +952,7 @@ impl<T> Rounds<T> for Arena<T> {
 
     #[inline]
     fn collect(&mut self, round: u32, mode: Drain) -> bool {
-        let top = self.table.top_word().load(Ordering::Relaxed);
-        let nothing = match mode {
-            // Nothing marked: leave the top word as it is (busy or not); a plain load.
-            Drain::KeepBusy => top & !ready_set::BUSY == 0,
-            // Arming must clear BUSY; only an all-zero top word needs no swap.
-            Drain::Arm => top == 0,
-        };
-        if nothing {
+        if ready_set::drain_is_idle(self.table.top_word(), mode) {
             return false;
         }
         if self.table.own_task() {

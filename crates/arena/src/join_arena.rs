@@ -586,12 +586,7 @@ impl<T> Rounds<T> for JoinArena<T> {
             busy,
             ..
         } = self.armed_mut();
-        let top = table.top_word().load(Ordering::Relaxed);
-        let nothing = match mode {
-            Drain::KeepBusy => top & !ready_set::BUSY == 0,
-            Drain::Arm => top == 0,
-        };
-        if nothing {
+        if ready_set::drain_is_idle(table.top_word(), mode) {
             return false;
         }
         *busy = (mode == Drain::KeepBusy) as u8;

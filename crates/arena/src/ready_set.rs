@@ -160,6 +160,18 @@ pub(crate) fn is_clear(words: &[AtomicU64], layout: &ReadyLayout) -> bool {
     words[layout.word(layout.top(), 0)].load(Ordering::Relaxed) == 0
 }
 
+/// Whether a drain in `mode` of the set whose top word is `top` would take nothing and change
+/// nothing, read with one plain load: nothing is marked and, for an arming drain, `BUSY` is
+/// clear too (arming must clear it).
+#[inline]
+pub(crate) fn drain_is_idle(top: &AtomicU64, mode: Drain) -> bool {
+    let top = top.load(Ordering::Relaxed);
+    match mode {
+        Drain::KeepBusy => top & !BUSY == 0,
+        Drain::Arm => top == 0,
+    }
+}
+
 /// Sets [`BUSY`] in the top word `top`: the owner starts polling.
 #[inline]
 pub(crate) fn set_busy(top: &AtomicU64) {
