@@ -1,21 +1,24 @@
-//! The growable arena: a stack of doubling arenas on one hub, polled in one round.
+//! The growable arena: a stack of doubling stores on one hub, polled as one arena, by one loop
+//! over one queue.
 
 use core::fmt;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
-use crate::arena::{self, Arena, First, kept, kept_mut, slots_far};
 use crate::hub::Hub;
 use crate::key::Key;
+use crate::queue::{Mark, Marks, Queue};
 use crate::ready_set::Drain;
-use crate::round::{self, Budget, Queued, Rounds};
+use crate::round::{Budget, Rounds, Slots};
 use crate::sizing::{MAX_GROUP, Sizing};
 use crate::step::Step;
 use crate::storage::{Storage, sealed::Sealed};
+use crate::store::{self, GROUP_SHIFT, Store, kept, kept_mut, slots_far};
 use crate::unwind;
 use alloc::vec::Vec;
 
-/// A growable arena: a stack of [`Arena`]s (its *groups*), smallest first, sharing one parent
+
+/// A growable arena: a stack of fixed stores (its *groups*), smallest first, sharing one parent
 /// registration, polled as one arena with one fairness budget.
 ///
 /// The first insert allocates the first group, of 32 slots (or the capacity given to
@@ -30,15 +33,20 @@ use alloc::vec::Vec;
 /// grows back into instead of reallocating every cycle; it forgets this once it has stayed
 /// small for as many outputs as it was large). A growable arena has at most 63 groups.
 ///
-/// Groups are visited round-robin, each for a *turn*: a group with queued values gives outputs
-/// in a row until its queue is empty or it has given as many as it has slots, and then the
-/// next group with queued values takes its turn. So a queued value waits behind at most as many
-/// outputs as the arena has slots, as in one arena of that capacity, and values pushed in order
-/// into a group come out in that order while the others wait their turn. Keys of a released
-/// group are refused by the group that takes its place.
+/// The groups share one poll loop and one queue: a woken value is polled in the order it was
+/// woken, whatever its group, exactly as in one [`Arena`](crate::Arena) of the same capacity.
+/// Keys of a released group are refused by the group that takes its place.
 pub struct GrowableArena<T> {
-    /// The groups, smallest first. Group `i` has bit `i` in the hub and in the masks below.
-    groups: Vec<Arena<T>>,
+    groups: Groups<T>,
+    rounds: Rounds,
+}
+
+/// The groups of a [`GrowableArena`]: its storage, as the poll loop reaches it. A slot's id in
+/// the queues is its group's number shifted by [`GROUP_SHIFT`], or'd with its index in the
+/// group.
+struct Groups<T> {
+    /// The groups, smallest first. Group `i` has bit `i` in the hub and in `not_full`.
+    stores: Vec<Store<T>>,
     /// The one parent of every group; made with the first group.
     hub: Option<OwnerHub>,
     /// How many values the groups hold.
@@ -47,36 +55,18 @@ pub struct GrowableArena<T> {
     capacity: usize,
     /// Groups with a free slot.
     not_full: u64,
-    /// Groups with slots queued for this round.
-    queued: u64,
-    /// Groups with slots queued for the next round.
-    deferred: u64,
-    /// The group whose turn it is: a round looks at it first.
-    cursor: u32,
-    /// How many outputs the group at `cursor` may still give in its turn (0: its turn is over
-    /// or has not started).
-    turn_left: u32,
-    /// The number of the round in progress or last run.
-    round: u32,
     /// When to add and release groups.
     sizing: Sizing,
     /// The generation the slots of a new group start at: past every generation of every group
     /// released so far. Keys number slots across the groups, and a group added after releases
     /// may cover the slot numbers of several released groups, so one floor serves them all.
     generation_floor: u64,
-    /// Whether the owner has left `BUSY` set in the hub.
-    busy: bool,
-    /// Set by a call of [`poll_next_some`](Self::poll_next_some) that ended with a stream of the
-    /// group at `cursor` giving an item and moving to the tail of its queue, while that group's
-    /// turn goes on; cleared by anything else that changes the groups or starts a round. While
-    /// it is set, the next call polls that group's first queued value with nothing else to
-    /// check but the hub ([`poll_first_rotating`](Self::poll_first_rotating)).
-    hot: bool,
-    /// Set while a group polls a value: still set after that poll unwound, when `len` and the
-    /// masks may be stale until [`recount`](Self::recount).
-    stale: bool,
     /// The number of the first slot of group `i`, for keys: the capacity of the groups below.
     bases: [u32; Hub::MAX_ARENAS],
+    /// Set when a value leaves and the top group (of two or more) holds no other: the owner
+    /// then releases what the memory policy allows, once the poll loop is done with the
+    /// queues (a released group's slots are taken out of them first).
+    release_due: bool,
 }
 
 /// The hub, as its owner holds it: dropping the arena forgets the registered task, so stale
@@ -90,451 +80,36 @@ impl Drop for OwnerHub {
     }
 }
 
-impl<T> GrowableArena<T> {
-    /// An empty arena. Allocates nothing: the first insert allocates the first group.
-    pub const fn new() -> Self {
-        Self {
-            groups: Vec::new(),
-            hub: None,
-            len: 0,
-            capacity: 0,
-            not_full: 0,
-            queued: 0,
-            deferred: 0,
-            cursor: 0,
-            turn_left: 0,
-            round: 0,
-            sizing: Sizing::new(),
-            generation_floor: 0,
-            busy: false,
-            hot: false,
-            stale: false,
-            bases: [0; Hub::MAX_ARENAS],
-        }
-    }
+/// The slots of a group hold at most this many: ids keep a slot's index in the low bits.
+const INDEX_MASK: u32 = (1 << GROUP_SHIFT) - 1;
 
-    /// An empty arena with at least `capacity` slots, allocated now; its first group holds
-    /// `capacity` slots and is kept as long as the arena. `with_capacity(0)` is
-    /// [`new`](Self::new).
-    pub fn with_capacity(capacity: usize) -> Self {
-        let mut arena = Self::new();
-        if capacity > 0 {
-            arena.add_group(capacity.min(MAX_GROUP));
-            while arena.capacity < capacity {
-                let size = arena.sizing.grow(arena.capacity);
-                arena.add_group(size);
-            }
-        }
-        arena
-    }
+/// The group and the index in it of the slot with id `id`.
+#[inline(always)]
+fn split(id: u32) -> (usize, usize) {
+    ((id >> GROUP_SHIFT) as usize, (id & INDEX_MASK) as usize)
+}
 
-    /// [`with_capacity`](Self::with_capacity) with the slots' generations starting at
-    /// `generation`, to reach the generations' end in tests.
-    #[cfg(test)]
-    pub(crate) fn starting_at_generation(capacity: usize, generation: u64) -> Self {
-        let mut arena = Self::new();
-        arena.generation_floor = generation;
-        arena.add_group(capacity);
-        arena
-    }
+/// The mask bit of group `group`.
+fn bit(group: usize) -> u64 {
+    1 << group
+}
 
-    /// How many values the arena holds.
-    pub fn len(&self) -> usize {
-        if self.stale {
-            self.groups.iter().map(Arena::len).sum()
-        } else {
-            self.len
-        }
-    }
-
-    /// Recounts the length and the masks if a value's poll unwound since the last call.
-    #[inline]
-    fn recount(&mut self) {
-        if self.stale {
-            self.recount_all();
-            self.stale = false;
-        }
-    }
-
-    /// Whether the arena holds no value.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// How many slots the arena has allocated now: the sum of its groups' capacities.
-    pub fn capacity(&self) -> usize {
-        self.capacity
-    }
-
-    /// How many groups the arena has now.
-    pub fn groups(&self) -> usize {
-        self.groups.len()
-    }
-
-    /// Stores `value` in a free slot of the smallest group that has one (adding a group if
-    /// none has), queues it to be polled, and returns its key.
-    ///
-    /// # Panics
-    /// If every one of the 63 groups is full (more values than memory can hold).
-    #[inline]
-    pub fn insert(&mut self, value: T) -> Key {
-        self.recount();
-        let group = if self.not_full == 0 {
-            let size = self.sizing.grow(self.capacity);
-            self.add_group(size)
-        } else {
-            self.not_full.trailing_zeros() as usize
-        };
-        let arena = kept_mut(&mut self.groups, group);
-        let key = match arena.insert(value) {
-            Ok(key) => key,
-            // The group's last free slot was retired when its value left (see `Key`).
-            Err(value) => return self.insert_retired(group, value),
-        };
-        if arena.is_full() {
-            self.not_full &= !bit(group);
-        }
-        self.queued |= bit(group);
-        self.len += 1;
-        key
-    }
-
-    /// [`insert`](Self::insert) after group `group`, marked as having a free slot, had none
-    /// (its last one was retired).
-    #[cold]
-    fn insert_retired(&mut self, group: usize, value: T) -> Key {
-        self.not_full &= !bit(group);
-        self.insert(value)
-    }
-
-    /// The group of `key`'s slot, if it is one of ours: the last group whose first slot is at
-    /// or before it (slots are counted across the groups, smallest first).
-    pub(crate) fn group_of(&self, key: Key) -> Option<usize> {
-        let index = key.index();
-        (index < self.capacity).then(|| {
-            self.bases[..self.groups.len()].partition_point(|&base| base as usize <= index) - 1
-        })
-    }
-
-    /// Whether `key`'s value is still in the arena.
-    pub fn contains_key(&self, key: Key) -> bool {
-        self.group_of(key)
-            .is_some_and(|group| self.groups[group].contains_key(key))
-    }
-
-    /// `key`'s value, if it is still in the arena.
-    pub fn get(&self, key: Key) -> Option<&T> {
-        self.groups[self.group_of(key)?].get(key)
-    }
-
-    /// `key`'s value, pinned, if it is still in the arena.
-    pub fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut T>> {
-        let group = self.group_of(key)?;
-        self.groups[group].get_pin_mut(key)
-    }
-
-    /// An owned waker of `key`'s value, if it is still in the arena.
-    pub fn waker(&self, key: Key) -> Option<Waker> {
-        self.groups[self.group_of(key)?].waker(key)
-    }
-
-    /// Drops `key`'s value in place now and frees its slot; `false` if it was gone already.
-    ///
-    /// If the value's `Drop` panics, the slot is free all the same and the panic propagates.
-    pub fn remove(&mut self, key: Key) -> bool {
-        self.recount();
-        let Some(group) = self.group_of(key) else {
-            return false;
-        };
-        if !self.groups[group].contains_key(key) {
-            return false;
-        }
-        let removed = self.repairing(|arena| arena.groups[group].remove(key));
-        self.left(group);
-        removed
-    }
-
-    /// Moves `key`'s value out and frees its slot.
-    pub fn take(&mut self, key: Key) -> Option<T>
-    where
-        T: Unpin,
-    {
-        self.recount();
-        let group = self.group_of(key)?;
-        let value = self.groups[group].take(key)?;
-        self.left(group);
-        Some(value)
-    }
-
-    /// Moves the values out, group by group, for `T: Unpin`. The values the iterator has not
-    /// given when it is dropped are dropped with their groups.
-    pub fn into_values(mut self) -> IntoValues<T>
-    where
-        T: Unpin,
-    {
-        self.recount();
-        let left = self.len;
-        let GrowableArena { groups, hub, .. } = self;
-        IntoValues {
-            groups: groups.into_iter(),
-            current: None,
-            left,
-            _hub: hub,
-        }
-    }
-
-    /// Drops every value in place, then releases empty groups as after an output.
-    ///
-    /// If a value's `Drop` panics, the other values are dropped all the same, and then the
-    /// first panic propagates; the arena stays consistent.
-    pub fn clear(&mut self) {
-        self.recount();
-        self.repairing(|arena| {
-            if let Err(panic) = unwind::each_despite_panics(&mut arena.groups, Arena::clear) {
-                unwind::resume(panic);
-            }
-        });
-        self.recount_all();
-        self.release_empty_groups();
-    }
-
-    /// The values with their keys, group by group.
-    pub fn iter(&self) -> Iter<'_, T> {
-        Iter {
-            groups: self.groups.iter(),
-            current: None,
-            left: self.len(),
-        }
-    }
-
-    /// The values, pinned, with their keys, group by group.
-    pub fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
-        self.recount();
-        IterPinMut {
-            groups: self.groups.iter_mut(),
-            current: None,
-            left: self.len,
-        }
-    }
-
-    /// Starts a poll round: the fairness budget for
-    /// [`poll_with_budget`](GrowableArena::poll_with_budget).
-    #[inline]
-    pub fn budget(&mut self) -> Budget {
-        self.hot = false;
-        self.recount();
-        self.round = round::next_round(self.round);
-        self.start_round_with_wakes(false);
-        Budget::new(self.round, self.len)
-    }
-
-    /// Queues what round `self.round` starts with, as [`Arena`]'s: the values woken since the
-    /// last round if values wait for this one (or, `queued_repeat`, if the values still queued
-    /// may be streams queued again after an item), then those.
-    #[inline]
-    fn start_round_with_wakes(&mut self, queued_repeat: bool) {
-        if (self.deferred != 0 || queued_repeat && self.queued != 0)
-            && self
-                .hub
-                .as_ref()
-                .is_some_and(|OwnerHub(hub)| hub.has_ready())
-        {
-            // As in `Arena::budget`: wakes first, then the values deferred by the last round.
-            self.begin();
-            self.collect(self.round, Drain::KeepBusy);
-        }
-        if self.deferred != 0 {
-            self.start_deferred();
-        }
-    }
-
-    /// Queues the values deferred by the last round (in the groups `deferred` names) for this
-    /// one.
-    #[inline]
-    fn start_deferred(&mut self) {
-        if let [arena] = self.groups.as_mut_slice() {
-            if arena.start_round() {
-                self.queued = 1;
-            }
-        } else {
-            let mut deferred = self.deferred;
-            while deferred != 0 {
-                let group = deferred.trailing_zeros() as usize;
-                deferred &= deferred - 1;
-                if self.groups[group].start_round() {
-                    self.queued |= bit(group);
-                }
-            }
-        }
-        self.deferred = 0;
-    }
-
-    /// Polls the arena as a stream: the next output of any woken value, fairly. As
-    /// [`Arena::poll_next`], across every group with one budget.
-    #[inline]
-    pub fn poll_next<R, F>(&mut self, cx: &mut Context<'_>, mut f: F) -> Poll<Option<(Key, R)>>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-    {
-        let mut budget = self.budget();
-        self.poll_with_budget(cx, &mut budget, &mut f)
-    }
-
-    /// [`poll_next`](GrowableArena::poll_next) for values that may leave without an output, such as
-    /// streams (`Step::of_stream`): an output of `None` (a stream's end: `Step::Done(None)` drops the
-    /// value) is not returned; the round goes on to the next value, within the same budget.
-    /// `Ready(None)` when the arena holds nothing.
-    #[inline]
-    pub fn poll_next_some<R, F>(&mut self, cx: &mut Context<'_>, mut f: F) -> Poll<Option<(Key, R)>>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
-    {
-        let budget = if self.hot || self.busy && !self.stale {
-            match self.poll_first_rotating(&mut f) {
-                First::Rotated(key, out) => return Poll::Ready(Some((key, out))),
-                First::Polled(out, budget) => {
-                    self.round = budget.round;
-                    match out {
-                        Some(out) => return Poll::Ready(Some(out)),
-                        None => Some(budget),
-                    }
-                }
-                First::NotTaken => None,
-            }
-        } else {
-            None
-        };
-        self.poll_rest_some(cx, budget, &mut f)
-    }
-
-    /// The rest of a [`poll_next_some`](Self::poll_next_some) round after its first poll (with
-    /// `budget`), or all of it (`None`). Inlined: out of line, a merge of hot streams takes
-    /// fewer instructions, and one of sparse wakes more (`merge_hot_16`, `merge_sparse_10k`).
-    #[inline]
-    fn poll_rest_some<R, F>(
-        &mut self,
-        cx: &mut Context<'_>,
-        budget: Option<Budget>,
-        f: &mut F,
-    ) -> Poll<Option<(Key, R)>>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
-    {
-        let mut budget = match budget {
-            Some(budget) => budget,
-            None => self.start_round_some(),
-        };
-        round::poll_round_some(self, cx, &mut budget, f)
-    }
-
-    /// Starts a round of [`poll_next_some`](Self::poll_next_some) in full.
-    #[inline]
-    fn start_round_some(&mut self) -> Budget {
-        self.hot = false;
-        self.recount();
-        self.round = round::next_round(self.round);
-        // Streams that gave an item went to the tail of their group's queue, not to the next
-        // round: wakes are collected ahead of them as of those.
-        self.start_round_with_wakes(true);
-        Budget::new(self.round, self.len)
-    }
-
-    /// As [`Arena::poll_first_rotating`], in the group whose turn it is, for an arena busy
-    /// from an earlier call whose counts are current: if nothing was woken since, the values
-    /// deferred by the last round are queued, and the first value queued in the group whose
-    /// turn it is (the one [`poll_queued`](Rounds::poll_queued) would poll) is polled in
-    /// place. The masks and the turn are kept as `poll_queued` keeps them, so the rest of the
-    /// round goes on from there. Guarded by `merge_hot_16` and `merge_ready_1k`
-    /// (instructions).
-    #[inline(always)]
-    fn poll_first_rotating<R, F>(&mut self, f: &mut F) -> First<R>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
-    {
-        if self
-            .hub
-            .as_ref()
-            .is_none_or(|OwnerHub(hub)| hub.has_ready())
-        {
-            self.hot = false;
-            return First::NotTaken;
-        }
-        let mid_turn = self.hot;
-        let group = if mid_turn {
-            // The group at the cursor, mid-turn, queued, nothing deferred (see `hot`).
-            self.hot = false;
-            self.cursor as usize
-        } else {
-            if self.deferred != 0 {
-                self.start_deferred();
-            }
-            if self.queued == 0 {
-                return First::NotTaken;
-            }
-            first_from(self.queued, self.cursor)
-        };
-        let held = self.len;
-        // A live group: the cursor while `hot` (cleared whenever a group goes), or a bit of
-        // `queued` (bits of live groups only).
-        let arena = kept_mut(&mut self.groups, group);
-        let before = arena.len();
-        // As in `poll_queued`: if the poll unwinds, the next call recounts (`recount`).
-        self.stale = true;
-        // A group's top word has no `BUSY` (the hub has it): nothing woken is all zero.
-        let first = arena.poll_first_rotating(self.round, 0, held, f);
-        self.stale = false;
-        match &first {
-            First::Rotated(..) => {
-                // The common case, a stream's item: it went to the tail of the group's queue,
-                // which was not empty and is not; nothing left; nothing is deferred.
-                if mid_turn {
-                    // The turn at the cursor goes on (it had a poll left, or `hot` was clear).
-                    self.spend_turn(group);
-                } else {
-                    self.take_turn(group);
-                }
-                self.hot = self.turn_left != 0;
-                return first;
-            }
-            First::Polled(out, _) => {
-                if out.is_some() {
-                    self.take_turn(group);
-                }
-            }
-            First::NotTaken => {}
-        }
-        if !self.groups[group].has_ready() {
-            self.queued &= !bit(group);
-        }
-        if self.groups[group].has_deferred() {
-            self.deferred |= bit(group);
-        }
-        if self.groups[group].len() < before {
-            self.left(group);
-        }
-        first
-    }
-
-    /// [`poll_next`](GrowableArena::poll_next) within a round the caller started with
-    /// [`budget`](GrowableArena::budget), as [`Arena::poll_with_budget`].
-    #[inline]
-    pub fn poll_with_budget<R, F>(
-        &mut self,
-        cx: &mut Context<'_>,
-        budget: &mut Budget,
-        f: &mut F,
-    ) -> Poll<Option<(Key, R)>>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-    {
-        self.hot = false;
-        self.recount();
-        round::poll_round(self, cx, budget, f)
-    }
+impl<T> Groups<T> {
+    const NEW: Self = Self {
+        stores: Vec::new(),
+        hub: None,
+        len: 0,
+        capacity: 0,
+        not_full: 0,
+        sizing: Sizing::new(),
+        generation_floor: 0,
+        bases: [0; Hub::MAX_ARENAS],
+        release_due: false,
+    };
 
     /// Adds a group of `size` slots on top; returns its index.
-    fn add_group(&mut self, size: usize) -> usize {
-        let group = self.groups.len();
+    fn add(&mut self, size: usize) -> usize {
+        let group = self.stores.len();
         assert!(
             group < Hub::MAX_ARENAS,
             "growable arena is full: {} groups, {} values",
@@ -555,7 +130,7 @@ impl<T> GrowableArena<T> {
             });
         let hub = &self.hub.get_or_insert_with(|| OwnerHub(Hub::new())).0;
         self.bases[group] = base;
-        self.groups.push(Arena::with_hub(
+        self.stores.push(Store::with_hub(
             size,
             hub,
             group,
@@ -567,194 +142,89 @@ impl<T> GrowableArena<T> {
         group
     }
 
-    /// Releases the top group while it holds no value and the memory policy allows it.
-    fn release_empty_groups(&mut self) {
-        while let [_, .., top] = self.groups.as_slice() {
-            if !top.is_empty() {
-                return;
-            }
-            let below = self.capacity - top.capacity();
-            if !self.sizing.may_release(self.len, below) {
-                return;
-            }
-            self.sizing.released(self.capacity);
-            let group = self.groups.len() - 1;
-            self.generation_floor = self.generation_floor.max(top.next_generation());
-            // Dropping the arena frees its slots; its wake table lives on while stale wakers
-            // do. Their wakes set this group's hub bit: ignored while no group has it, and
-            // costing a look that finds nothing at the group that takes the bit later.
-            self.groups.pop();
-            // The group at the cursor may be gone.
-            self.hot = false;
-            self.not_full &= !bit(group);
-            self.queued &= !bit(group);
-            self.deferred &= !bit(group);
-            self.capacity = below;
-        }
+    /// The group of `key`'s slot, if it is one of ours: the last group whose first slot is at
+    /// or before it (slots are counted across the groups, smallest first).
+    fn group_of(&self, key: Key) -> Option<usize> {
+        let index = key.index();
+        (index < self.capacity).then(|| {
+            self.bases[..self.stores.len()].partition_point(|&base| base as usize <= index) - 1
+        })
     }
 
-    /// Bookkeeping after a value of group `group` left.
-    #[inline]
-    fn left(&mut self, group: usize) {
+    /// Bookkeeping for a value of group `group` about to leave (done first, so that a
+    /// panicking `Drop` leaves the counts right).
+    #[inline(always)]
+    fn leaving(&mut self, group: usize) {
         self.len -= 1;
         self.not_full |= bit(group);
         self.sizing.output(self.len);
-        if let [_, .., top] = self.groups.as_slice() {
-            if top.is_empty() {
-                self.release_empty_groups();
-            }
+        // Whether the top group (of two or more) holds no value once this one has left: the
+        // memory policy may release it now (it may have refused before this output).
+        if let [_, .., top] = self.stores.as_slice() {
+            let top_len = if group + 1 == self.stores.len() { 1 } else { 0 };
+            self.release_due |= top.len() == top_len;
         }
     }
 
-    /// Runs `f`; if it panics (a value's `poll` or `Drop` did), recounts what the groups hold
-    /// before the panic goes on, so that the arena stays consistent.
-    fn repairing<R>(&mut self, f: impl FnOnce(&mut Self) -> R) -> R {
-        unwind::repair_on_unwind(self, f, Self::recount_all)
-    }
-
-    /// Recomputes the length and the masks from the groups.
-    fn recount_all(&mut self) {
-        self.hot = false;
-        self.len = 0;
+    /// Recounts the length and the free groups from the groups.
+    fn recount(&mut self) {
+        self.len = self.stores.iter().map(Store::len).sum();
         self.not_full = 0;
-        self.queued = 0;
-        self.deferred = 0;
-        for (group, arena) in self.groups.iter().enumerate() {
-            self.len += arena.len();
-            if !arena.is_full() {
+        for (group, store) in self.stores.iter().enumerate() {
+            if !store.is_full() {
                 self.not_full |= bit(group);
             }
-            if arena.has_ready() {
-                self.queued |= bit(group);
-            }
-            if arena.has_deferred() {
-                self.deferred |= bit(group);
-            }
         }
-    }
-
-    /// Counts an output of `group` against its turn, and passes the turn on to the next group
-    /// once it has given as many outputs as it has slots.
-    #[inline]
-    fn take_turn(&mut self, group: usize) {
-        if group as u32 != self.cursor || self.turn_left == 0 {
-            // The group at the cursor had nothing queued, or its turn is over: this group's
-            // turn starts now. (A group has fewer than `u32::MAX` slots.)
-            self.cursor = group as u32;
-            self.turn_left = self.groups[group].capacity() as u32;
-        }
-        self.spend_turn(group);
-    }
-
-    /// A poll of `group`, the cursor's, within its turn: the turn ends with its last poll.
-    #[inline(always)]
-    fn spend_turn(&mut self, group: usize) {
-        debug_assert!(group as u32 == self.cursor && self.turn_left != 0);
-        self.turn_left -= 1;
-        if self.turn_left == 0 {
-            self.cursor = (group as u32 + 1) % u64::BITS;
-        }
-    }
-
-    /// One bit per group that exists.
-    fn live_groups(&self) -> u64 {
-        bit(self.groups.len()) - 1
     }
 }
 
-impl<T> Rounds<T> for GrowableArena<T> {
+impl<T> Marks for Groups<T> {
+    #[inline(always)]
+    fn mark(&mut self, id: u32) -> &mut Mark {
+        let (group, index) = split(id);
+        // A slot id in the queues names a live group: a group's ids are taken out of them
+        // before it is released.
+        kept_mut(&mut self.stores, group).mark_at(index)
+    }
+}
+
+/// The storage of a [`GrowableArena`], as its poll loop reaches it.
+impl<T> Slots<T> for Groups<T> {
+    const MAY_WAIT_UNBOUND: bool = false;
+
+    #[inline(always)]
     fn held(&self) -> usize {
         self.len
     }
 
-    #[inline]
-    fn poll_queued<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> Queued<(Key, R)>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-    {
-        if let [arena] = self.groups.as_mut_slice() {
-            // One group (a set that never outgrew its first): no group to choose, no turn to
-            // pass on; the masks are kept as the loop below keeps them.
-            if self.queued == 0 {
-                return Queued::Empty;
-            }
-            let before = arena.len();
-            self.stale = true;
-            let polled = arena.poll_ready(budget, f, slots_far::<T>(self.capacity));
-            self.stale = false;
-            self.deferred = u64::from(arena.has_deferred());
-            return match polled {
-                Queued::Ready(out) => {
-                    self.queued = u64::from(arena.has_ready());
-                    if arena.len() < before {
-                        self.left(0);
-                    }
-                    Queued::Ready(out)
-                }
-                Queued::Empty => {
-                    self.queued = 0;
-                    Queued::Empty
-                }
-                Queued::Yield => Queued::Yield,
-            };
-        }
-        let far = slots_far::<T>(self.capacity);
-        while self.queued != 0 {
-            let group = first_from(self.queued, self.cursor);
-            let before = kept(&self.groups, group).len();
-            // If the poll unwinds (a value panicked; the group dropped it), the length and
-            // masks are recounted by the next call (`recount`); `len` counts the groups till then.
-            self.stale = true;
-            let polled = kept_mut(&mut self.groups, group).poll_ready(budget, f, far);
-            self.stale = false;
-            let arena = kept(&self.groups, group);
-            if arena.has_deferred() {
-                self.deferred |= bit(group);
-            }
-            match polled {
-                Queued::Ready(out) => {
-                    if !arena.has_ready() {
-                        self.queued &= !bit(group);
-                    }
-                    let left = arena.len() < before;
-                    self.take_turn(group);
-                    if left {
-                        self.left(group);
-                    }
-                    return Queued::Ready(out);
-                }
-                Queued::Empty => self.queued &= !bit(group),
-                Queued::Yield => return Queued::Yield,
-            }
-        }
-        Queued::Empty
+    #[inline(always)]
+    fn far(&self) -> bool {
+        slots_far::<T>(self.capacity)
     }
 
-    fn collect(&mut self, round: u32, mode: Drain) -> bool {
-        let Some(OwnerHub(hub)) = &self.hub else {
-            return false;
-        };
-        if mode == Drain::KeepBusy && !hub.has_ready() {
-            return false;
+    #[inline(always)]
+    fn prefetch(&self, id: u32) {
+        let (group, index) = split(id);
+        kept(&self.stores, group).prefetch(index);
+    }
+
+    #[inline(always)]
+    fn is_idle(&self) -> bool {
+        self.hub.as_ref().is_some_and(|OwnerHub(hub)| hub.is_idle())
+    }
+
+    #[inline(always)]
+    fn has_wakes(&self, mode: Drain) -> bool {
+        self.hub
+            .as_ref()
+            .is_some_and(|OwnerHub(hub)| hub.has_wakes(mode))
+    }
+
+    #[inline(always)]
+    fn set_busy(&self) {
+        if let Some(OwnerHub(hub)) = &self.hub {
+            hub.set_busy();
         }
-        // A group's bit is set when its ready set goes from empty to non-empty, so every group
-        // whose bit is taken is collected now.
-        let mut woken = hub.take_ready(mode) & self.live_groups();
-        self.busy = mode == Drain::KeepBusy;
-        let mut got = false;
-        while woken != 0 {
-            let group = woken.trailing_zeros() as usize;
-            woken &= woken - 1;
-            let arena = &mut self.groups[group];
-            if arena.collect_group(round) {
-                self.queued |= bit(group);
-                got = true;
-            }
-            if arena.has_deferred() {
-                self.deferred |= bit(group);
-            }
-        }
-        got
     }
 
     fn register(&self, waker: &Waker) {
@@ -763,29 +233,361 @@ impl<T> Rounds<T> for GrowableArena<T> {
         }
     }
 
-    fn has_deferred(&self) -> bool {
-        self.deferred != 0
+    fn drain(&mut self, mode: Drain, round: u32, ready: &mut Queue, deferred: &mut Queue) -> bool {
+        let Some(OwnerHub(hub)) = &self.hub else {
+            return false;
+        };
+        // A group's bit is set when its ready set goes from empty to non-empty, so every group
+        // whose bit is taken is collected now.
+        let mut woken = hub.take_ready(mode) & (bit(self.stores.len()) - 1);
+        let mut got = false;
+        while woken != 0 {
+            let group = woken.trailing_zeros() as usize;
+            woken &= woken - 1;
+            // Each group files its woken slots into queues of its own, linked through its own
+            // marks, which then go to the ends of the arena's.
+            let (mut woken_ready, mut woken_deferred) = (Queue::EMPTY, Queue::EMPTY);
+            got |= kept_mut(&mut self.stores, group).drain::<true>(
+                Drain::Arm,
+                round,
+                &mut woken_ready,
+                &mut woken_deferred,
+            );
+            ready.append(self, &mut woken_ready);
+            deferred.append(self, &mut woken_deferred);
+        }
+        got
     }
 
-    #[inline]
-    fn begin(&mut self) {
-        if !self.busy {
-            if let Some(OwnerHub(hub)) = &self.hub {
-                hub.set_busy();
-                self.busy = true;
-            }
+    #[inline(always)]
+    fn poll_slot<R>(
+        &mut self,
+        id: u32,
+        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
+    ) -> Option<(Key, u32, R)> {
+        let (group, index) = split(id);
+        let Self {
+            stores,
+            len,
+            not_full,
+            release_due,
+            ..
+        } = self;
+        let top = stores.len() - 1;
+        kept_mut(stores, group).poll_at(index, poll, || {
+            // The group dropped the value that panicked.
+            *len -= 1;
+            *not_full |= bit(group);
+            *release_due |= group != 0 && group == top;
+        })
+    }
+
+    #[inline(always)]
+    fn is_woken(&self, id: u32, entry: u32) -> bool {
+        kept(&self.stores, split(id).0).is_marked(entry)
+    }
+
+    #[inline(always)]
+    fn holds_no_waker(&self, _id: u32, _entry: u32) -> bool {
+        false
+    }
+
+    #[inline(always)]
+    fn remove(&mut self, id: u32) {
+        let (group, index) = split(id);
+        self.leaving(group);
+        kept_mut(&mut self.stores, group).remove_done(index);
+    }
+}
+
+impl<T> GrowableArena<T> {
+    /// An empty arena. Allocates nothing: the first insert allocates the first group.
+    pub const fn new() -> Self {
+        Self {
+            groups: Groups::NEW,
+            rounds: Rounds::NEW,
         }
     }
-}
 
-/// The mask bit of group `group`.
-fn bit(group: usize) -> u64 {
-    1 << group
-}
+    /// An empty arena with at least `capacity` slots, allocated now; its first group holds
+    /// `capacity` slots and is kept as long as the arena. `with_capacity(0)` is
+    /// [`new`](Self::new).
+    pub fn with_capacity(capacity: usize) -> Self {
+        let mut arena = Self::new();
+        if capacity > 0 {
+            let groups = &mut arena.groups;
+            groups.add(capacity.min(MAX_GROUP));
+            while groups.capacity < capacity {
+                let size = groups.sizing.grow(groups.capacity);
+                groups.add(size);
+            }
+        }
+        arena
+    }
 
-/// The first group in `mask` at or after `from`, wrapping around. `mask` is not empty.
-fn first_from(mask: u64, from: u32) -> usize {
-    ((mask.rotate_right(from).trailing_zeros() + from) % u64::BITS) as usize
+    /// [`with_capacity`](Self::with_capacity) with the slots' generations starting at
+    /// `generation`, to reach the generations' end in tests.
+    #[cfg(test)]
+    pub(crate) fn starting_at_generation(capacity: usize, generation: u64) -> Self {
+        let mut arena = Self::new();
+        arena.groups.generation_floor = generation;
+        arena.groups.add(capacity);
+        arena
+    }
+
+    /// How many values the arena holds.
+    pub fn len(&self) -> usize {
+        self.groups.len
+    }
+
+    /// Whether the arena holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// How many slots the arena has allocated now: the sum of its groups' capacities.
+    pub fn capacity(&self) -> usize {
+        self.groups.capacity
+    }
+
+    /// How many groups the arena has now.
+    pub fn groups(&self) -> usize {
+        self.groups.stores.len()
+    }
+
+    /// Stores `value` in a free slot of the smallest group that has one (adding a group if
+    /// none has), queues it to be polled, and returns its key.
+    ///
+    /// # Panics
+    /// If every one of the 63 groups is full (more values than memory can hold).
+    #[inline]
+    pub fn insert(&mut self, value: T) -> Key {
+        let groups = &mut self.groups;
+        let group = if groups.not_full == 0 {
+            let size = groups.sizing.grow(groups.capacity);
+            groups.add(size)
+        } else {
+            groups.not_full.trailing_zeros() as usize
+        };
+        let store = kept_mut(&mut groups.stores, group);
+        let (key, id) = match store.insert(value) {
+            Ok(inserted) => inserted,
+            // The group's last free slot was retired when its value left (see `Key`).
+            Err(value) => return self.insert_retired(group, value),
+        };
+        if store.is_full() {
+            groups.not_full &= !bit(group);
+        }
+        groups.len += 1;
+        self.rounds.ready.push(groups, id);
+        key
+    }
+
+    /// [`insert`](Self::insert) after group `group`, marked as having a free slot, had none
+    /// (its last one was retired).
+    #[cold]
+    fn insert_retired(&mut self, group: usize, value: T) -> Key {
+        self.groups.not_full &= !bit(group);
+        self.insert(value)
+    }
+
+    /// The group of `key`'s slot, if it is one of ours.
+    #[cfg(test)]
+    pub(crate) fn group_of(&self, key: Key) -> Option<usize> {
+        self.groups.group_of(key)
+    }
+
+    /// The group holding `key`'s value, if it is still in the arena.
+    fn live_group(&self, key: Key) -> Option<usize> {
+        let group = self.groups.group_of(key)?;
+        self.groups.stores[group]
+            .contains_key(key)
+            .then_some(group)
+    }
+
+    /// Whether `key`'s value is still in the arena.
+    pub fn contains_key(&self, key: Key) -> bool {
+        self.live_group(key).is_some()
+    }
+
+    /// `key`'s value, if it is still in the arena.
+    pub fn get(&self, key: Key) -> Option<&T> {
+        self.groups.stores[self.groups.group_of(key)?].get(key)
+    }
+
+    /// `key`'s value, pinned, if it is still in the arena.
+    pub fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut T>> {
+        let group = self.groups.group_of(key)?;
+        self.groups.stores[group].get_pin_mut(key)
+    }
+
+    /// An owned waker of `key`'s value, if it is still in the arena.
+    pub fn waker(&self, key: Key) -> Option<Waker> {
+        self.groups.stores[self.groups.group_of(key)?].waker(key)
+    }
+
+    /// Drops `key`'s value in place now and frees its slot; `false` if it was gone already.
+    ///
+    /// If the value's `Drop` panics, the slot is free all the same and the panic propagates.
+    pub fn remove(&mut self, key: Key) -> bool {
+        let Some(group) = self.live_group(key) else {
+            return false;
+        };
+        self.groups.leaving(group);
+        self.groups.stores[group].remove(key);
+        self.release_empty_groups();
+        true
+    }
+
+    /// Moves `key`'s value out and frees its slot.
+    pub fn take(&mut self, key: Key) -> Option<T>
+    where
+        T: Unpin,
+    {
+        let group = self.live_group(key)?;
+        self.groups.leaving(group);
+        let value = self.groups.stores[group].take(key);
+        self.release_empty_groups();
+        value
+    }
+
+    /// Moves the values out, group by group, for `T: Unpin`. The values the iterator has not
+    /// given when it is dropped are dropped with their groups.
+    pub fn into_values(self) -> IntoValues<T>
+    where
+        T: Unpin,
+    {
+        let Groups {
+            stores, hub, len, ..
+        } = self.groups;
+        IntoValues {
+            groups: stores.into_iter(),
+            current: None,
+            left: len,
+            _hub: hub,
+        }
+    }
+
+    /// Drops every value in place, then releases empty groups as after an output.
+    ///
+    /// If a value's `Drop` panics, the other values are dropped all the same, and then the
+    /// first panic propagates; the arena stays consistent.
+    pub fn clear(&mut self) {
+        let cleared = unwind::each_despite_panics(&mut self.groups.stores, Store::clear);
+        self.groups.recount();
+        self.groups.release_due = true;
+        self.release_empty_groups();
+        if let Err(panic) = cleared {
+            unwind::resume(panic);
+        }
+    }
+
+    /// The values with their keys, group by group.
+    pub fn iter(&self) -> Iter<'_, T> {
+        Iter {
+            groups: self.groups.stores.iter(),
+            current: None,
+            left: self.len(),
+        }
+    }
+
+    /// The values, pinned, with their keys, group by group.
+    pub fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
+        IterPinMut {
+            left: self.groups.len,
+            groups: self.groups.stores.iter_mut(),
+            current: None,
+        }
+    }
+
+    /// Starts a poll round: the fairness budget for
+    /// [`poll_with_budget`](GrowableArena::poll_with_budget).
+    #[inline]
+    pub fn budget(&mut self) -> Budget {
+        self.rounds.budget(&mut self.groups)
+    }
+
+    /// Polls the arena as a stream: the next output of any woken value, fairly. As
+    /// [`Arena::poll_next`](crate::Arena::poll_next), across every group with one budget.
+    #[inline]
+    pub fn poll_next<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        let polled = self.rounds.poll_next(&mut self.groups, cx, f);
+        self.release_if_due();
+        polled
+    }
+
+    /// [`poll_next`](GrowableArena::poll_next) for values that may leave without an output, such as
+    /// streams (`Step::of_stream`): an output of `None` (a stream's end: `Step::Done(None)` drops the
+    /// value) is not returned; the round goes on to the next value, within the same budget.
+    /// `Ready(None)` when the arena holds nothing.
+    #[inline]
+    pub fn poll_next_some<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
+    {
+        let polled = self.rounds.poll_next_some(&mut self.groups, cx, f);
+        self.release_if_due();
+        polled
+    }
+
+    /// [`poll_next`](GrowableArena::poll_next) within a round the caller started with
+    /// [`budget`](GrowableArena::budget), as
+    /// [`Arena::poll_with_budget`](crate::Arena::poll_with_budget).
+    #[inline]
+    pub fn poll_with_budget<R, F>(
+        &mut self,
+        cx: &mut Context<'_>,
+        budget: &mut Budget,
+        f: &mut F,
+    ) -> Poll<Option<(Key, R)>>
+    where
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        let polled = self.rounds.poll(&mut self.groups, cx, budget, f);
+        self.release_if_due();
+        polled
+    }
+
+    /// Releases what the memory policy allows if a value of the top group left.
+    #[inline(always)]
+    fn release_if_due(&mut self) {
+        if self.groups.release_due {
+            self.release_empty_groups();
+        }
+    }
+
+    /// Releases the top group while it holds no value and the memory policy allows it, its
+    /// slots taken out of the queues first.
+    #[cold]
+    #[inline(never)]
+    fn release_empty_groups(&mut self) {
+        let groups = &mut self.groups;
+        groups.release_due = false;
+        while let [_, .., top] = groups.stores.as_slice() {
+            if !top.is_empty() {
+                return;
+            }
+            let below = groups.capacity - top.capacity();
+            if !groups.sizing.may_release(groups.len, below) {
+                return;
+            }
+            groups.sizing.released(groups.capacity);
+            let group = groups.stores.len() - 1;
+            groups.generation_floor = groups.generation_floor.max(top.next_generation());
+            // Its slots may still be queued (a value that left is skipped when met).
+            self.rounds
+                .retain(groups, |id| split(id).0 != group);
+            // Dropping the store frees its slots; its wake table lives on while stale wakers
+            // do. Their wakes set this group's hub bit: ignored while no group has it, and
+            // costing a look that finds nothing at the group that takes the bit later.
+            groups.stores.pop();
+            groups.not_full &= !bit(group);
+            groups.capacity = below;
+        }
+    }
 }
 
 impl<T> Sealed for GrowableArena<T> {}
@@ -825,18 +627,18 @@ impl<T> fmt::Debug for GrowableArena<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("GrowableArena")
             .field("len", &self.len())
-            .field("capacity", &self.capacity)
-            .field("groups", &self.groups.len())
+            .field("capacity", &self.capacity())
+            .field("groups", &self.groups())
             .finish_non_exhaustive()
     }
 }
 
-crate::arena::counted_iterator!(Iter, IterPinMut);
+crate::store::counted_iterator!(Iter, IterPinMut);
 
 /// The values of a [`GrowableArena`] with their keys: [`GrowableArena::iter`].
 pub struct Iter<'a, T> {
-    groups: core::slice::Iter<'a, Arena<T>>,
-    current: Option<arena::Iter<'a, T>>,
+    groups: core::slice::Iter<'a, Store<T>>,
+    current: Option<store::Iter<'a, T>>,
     left: usize,
 }
 
@@ -860,8 +662,8 @@ impl<'a, T> Iterator for Iter<'a, T> {
 
 /// The values of a [`GrowableArena`], pinned, with their keys: [`GrowableArena::iter_pin_mut`].
 pub struct IterPinMut<'a, T> {
-    groups: core::slice::IterMut<'a, Arena<T>>,
-    current: Option<arena::IterPinMut<'a, T>>,
+    groups: core::slice::IterMut<'a, Store<T>>,
+    current: Option<store::IterPinMut<'a, T>>,
     left: usize,
 }
 
@@ -886,8 +688,8 @@ impl<'a, T> Iterator for IterPinMut<'a, T> {
 /// The values of a [`GrowableArena`], moved out: [`GrowableArena::into_values`]. Dropping it
 /// drops the values it has not given yet, once each.
 pub struct IntoValues<T> {
-    groups: alloc::vec::IntoIter<Arena<T>>,
-    current: Option<arena::IntoValues<T>>,
+    groups: alloc::vec::IntoIter<Store<T>>,
+    current: Option<store::IntoValues<T>>,
     left: usize,
     /// Kept until the groups are gone, as the arena keeps it.
     _hub: Option<OwnerHub>,
@@ -923,17 +725,3 @@ impl<T> fmt::Debug for IntoValues<T> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn first_from_wraps_around() {
-        assert_eq!(first_from(0b1010, 0), 1);
-        assert_eq!(first_from(0b1010, 1), 1);
-        assert_eq!(first_from(0b1010, 2), 3);
-        assert_eq!(first_from(0b1010, 4), 1);
-        assert_eq!(first_from(1 << 62, 5), 62);
-        assert_eq!(first_from(1, 62), 0);
-    }
-}

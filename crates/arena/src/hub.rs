@@ -49,12 +49,6 @@ impl Hub {
         self.inner.waker.register(waker);
     }
 
-    /// Whether an arena may have woken slots. A hint: a wake may land right after.
-    #[inline]
-    pub(crate) fn has_ready(&self) -> bool {
-        self.inner.ready.load(Ordering::Relaxed) & !BUSY != 0
-    }
-
     /// Takes the set of arenas (bit `i` for the arena made with bit `i`) that have had slots
     /// woken since the last call, leaving [`BUSY`] as `mode` says.
     ///
@@ -68,6 +62,24 @@ impl Hub {
         };
         // AcqRel: Acquire pairs with the Release in `notify`.
         self.inner.ready.swap(fill, Ordering::AcqRel) & !BUSY
+    }
+
+    /// Whether the owner is busy (from an earlier call) and no group was woken since: the word
+    /// holds `BUSY` and nothing else.
+    #[inline]
+    pub(crate) fn is_idle(&self) -> bool {
+        self.inner.ready.load(Ordering::Relaxed) == BUSY
+    }
+
+    /// Whether a [`take_ready`](Self::take_ready) in `mode` has anything to take or change: a
+    /// group's bit, or (arming) `BUSY` to clear.
+    #[inline]
+    pub(crate) fn has_wakes(&self, mode: Drain) -> bool {
+        let word = self.inner.ready.load(Ordering::Relaxed);
+        match mode {
+            Drain::KeepBusy => word & !BUSY != 0,
+            Drain::Arm => word != 0,
+        }
     }
 
     /// Sets [`BUSY`]: the owner starts polling. A plain load when it is set already.

@@ -10,9 +10,9 @@ use core::task::{Context, Poll, Waker};
 
 use crate::atomic_waker::AtomicWaker;
 use crate::key::Key;
-use crate::queue::{Links, Queue};
+use crate::queue::{IDLE, Mark, Marks, Queue};
 use crate::ready_set::{self, Drain};
-use crate::round::{self, Budget, Queued, Rounds, SlotQueue, Turn};
+use crate::round::{self, Budget, Rounds, Slots};
 use crate::step::Step;
 use crate::sync::Ordering;
 use crate::wake_table::{Parent, WakeTable};
@@ -21,30 +21,6 @@ use alloc::vec::Vec;
 /// The largest storage [`JoinArena::take_vec_with`] hands over as a `Vec` whatever the spare
 /// capacity: small enough that the spare room costs less than the allocation it saves.
 const MAX_SPARE: usize = 2048;
-
-/// A value's link word in the wake table's owner words: the last round that polled it (high
-/// half; 0: none) and the next value in its queue (low half: `NIL` at the end of a queue,
-/// `IDLE` when in no queue).
-type Link = u64;
-
-/// The low half of a link of a value in no queue.
-const IDLE: u32 = u32::MAX - 1;
-
-fn next_of(link: Link) -> u32 {
-    link as u32
-}
-
-fn round_of(link: Link) -> u32 {
-    (link >> 32) as u32
-}
-
-fn with_next(link: Link, next: u32) -> Link {
-    (link & !(u32::MAX as u64)) | next as u64
-}
-
-fn with_round(link: Link, round: u32) -> Link {
-    (link & u32::MAX as u64) | (round as u64) << 32
-}
 
 /// A fixed sequence of pinned values, value `i` at index `i`, in one allocation; each value
 /// gets a waker of its own once the owner [`arm`](JoinArena::arm)s it (the wake table is the second
@@ -67,18 +43,11 @@ pub struct JoinArena<T> {
     armed: Option<Armed>,
 }
 
-/// The wake table of an armed [`JoinArena`] and the queues its rounds poll.
+/// The wake table of an armed [`JoinArena`] (one owner word per value: its [`Mark`]) and the
+/// poll loop's state.
 struct Armed {
     table: WakeTable,
-    ready: Queue,
-    deferred: Queue,
-    /// Values that returned `Pending` holding no waker of their own: polled again by every
-    /// round (see [`poll_with_budget`](JoinArena::poll_with_budget)).
-    unbound: Queue,
-    round: u32,
-    /// Whether the owner has left `BUSY` set in the top word: 1 or 0 (a byte, not a `bool`,
-    /// for the reason `WakeTable`'s `own_task` is one).
-    busy: u8,
+    rounds: Rounds,
 }
 
 // The values live in a heap block that never moves: moving a `JoinArena` moves none of them.
@@ -162,26 +131,19 @@ impl<T> JoinArena<T> {
     /// covering a pending future that borrows itself would take that borrow's permission away.
     pub fn arm(&mut self, mut queue: impl FnMut(Pin<&mut T>) -> bool) {
         let len = self.cells.len();
-        let armed = self.armed.get_or_insert_with(|| {
-            let idle = with_next(0, IDLE);
-            Armed {
-                table: WakeTable::with_owner_words(
-                    len,
-                    Parent::Task(AtomicWaker::new()),
-                    len,
-                    idle,
-                ),
-                ready: Queue::EMPTY,
-                deferred: Queue::EMPTY,
-                unbound: Queue::EMPTY,
-                round: 0,
-                busy: 0,
-            }
+        let armed = self.armed.get_or_insert_with(|| Armed {
+            table: WakeTable::with_owner_words(
+                len,
+                Parent::Task(AtomicWaker::new()),
+                len,
+                Mark::NEW.to_word(),
+            ),
+            rounds: Rounds::NEW,
         });
-        let links = armed.table.owner_words();
+        let marks = marks(armed.table.owner_words());
         for index in 0..len {
             if queue(pinned(&mut self.cells, index)) {
-                armed.ready.push(links, index);
+                armed.rounds.ready.push(marks, index as u32);
             }
         }
     }
@@ -193,12 +155,8 @@ impl<T> JoinArena<T> {
     /// If the arena is not armed.
     #[inline]
     pub fn budget(&mut self) -> Budget {
-        let armed = self.armed_mut();
-        armed.round = round::next_round(armed.round);
-        let links = armed.table.owner_words();
-        armed.ready.append(links, &mut armed.deferred);
-        armed.ready.append(links, &mut armed.unbound);
-        Budget::new(armed.round, self.cells.len())
+        let (rounds, mut slots) = self.armed_slots();
+        rounds.budget(&mut slots)
     }
 
     /// Polls the woken values, as [`Arena::poll_with_budget`](crate::Arena::poll_with_budget)
@@ -227,8 +185,8 @@ impl<T> JoinArena<T> {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
-        self.armed_mut();
-        round::poll_round(self, cx, budget, f)
+        let (rounds, mut slots) = self.armed_slots();
+        rounds.poll(&mut slots, cx, budget, f)
     }
 
     /// Visits the values in order with `visit` until one stops the pass, turning each value's
@@ -523,21 +481,17 @@ impl<C> Drop for FreeBlock<C> {
 }
 
 impl<T> JoinArena<T> {
-    /// The armed state.
+    /// The poll loop's state and the values with their wake table, as the loop reaches them.
     ///
     /// # Panics
     /// If the arena is not armed, with the message "JoinArena polled before it was armed".
-    fn armed(&self) -> &Armed {
-        self.armed
-            .as_ref()
-            .expect("JoinArena polled before it was armed")
-    }
-
-    /// The armed state, mutable; panics as [`armed`](JoinArena::armed).
-    fn armed_mut(&mut self) -> &mut Armed {
-        self.armed
+    #[inline]
+    fn armed_slots(&mut self) -> (&mut Rounds, ArmedSlots<'_, T>) {
+        let Self { cells, armed } = self;
+        let Armed { table, rounds } = armed
             .as_mut()
-            .expect("JoinArena polled before it was armed")
+            .expect("JoinArena polled before it was armed");
+        (rounds, ArmedSlots { cells, table })
     }
 }
 
@@ -561,162 +515,112 @@ fn pinned<T>(cells: &mut Vec<T>, index: usize) -> Pin<&mut T> {
     unsafe { Pin::new_unchecked(&mut *cells.as_mut_ptr().add(index)) }
 }
 
-impl<T> Rounds<T> for JoinArena<T> {
+/// The owner words of a join arena's wake table as the values' marks.
+#[inline(always)]
+fn marks(words: &mut [u64]) -> &mut [Mark] {
+    // SAFETY: `Mark` is `repr(C, align(8))`, two `u32`s: eight bytes with no padding, valid
+    // for any bits, aligned as a `u64`; so the words are as many marks, borrowed as long.
+    unsafe { core::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<Mark>(), words.len()) }
+}
+
+/// The values of an armed [`JoinArena`] with its wake table: its storage, as the poll loop
+/// reaches it. A value's id is its index, and its entry too.
+struct ArmedSlots<'a, T> {
+    cells: &'a mut Vec<T>,
+    table: &'a mut WakeTable,
+}
+
+impl<T> Marks for ArmedSlots<'_, T> {
+    #[inline(always)]
+    fn mark(&mut self, id: u32) -> &mut Mark {
+        marks(self.table.owner_words()).mark(id)
+    }
+}
+
+impl<T> Slots<T> for ArmedSlots<'_, T> {
+    /// A value polled before the arena was armed was given the caller's waker, not its own.
+    const MAY_WAIT_UNBOUND: bool = true;
+
+    #[inline(always)]
     fn held(&self) -> usize {
         self.cells.len()
     }
 
-    fn poll_queued<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> Queued<(Key, R)>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-    {
-        let Self { cells, armed } = self;
-        let armed = armed
-            .as_mut()
-            .expect("JoinArena polled before it was armed");
-        let mut queue = ArmedQueue { cells, armed };
-        round::poll_queue::<false, T, R, _, F>(&mut queue, budget, f)
+    #[inline(always)]
+    fn far(&self) -> bool {
+        false
     }
 
-    fn collect(&mut self, round: u32, mode: Drain) -> bool {
-        let Armed {
-            table,
-            ready,
-            deferred,
-            busy,
-            ..
-        } = self.armed_mut();
-        if ready_set::drain_is_idle(table.top_word(), mode) {
-            return false;
-        }
-        *busy = (mode == Drain::KeepBusy) as u8;
-        let mut got = false;
-        let (words, layout, links) = table.ready_and_owner_words();
-        ready_set::drain(words, layout, mode, &mut |index| {
-            if round_of(links[index]) == round {
-                deferred.push(links, index);
-            } else {
-                ready.push(links, index);
-                got = true;
-            }
-        });
-        got
+    #[inline(always)]
+    fn prefetch(&self, _id: u32) {}
+
+    #[inline(always)]
+    fn is_idle(&self) -> bool {
+        self.table.top_word().load(Ordering::Relaxed) == ready_set::BUSY
+    }
+
+    #[inline(always)]
+    fn has_wakes(&self, mode: Drain) -> bool {
+        !ready_set::drain_is_idle(self.table.top_word(), mode)
+    }
+
+    #[inline(always)]
+    fn set_busy(&self) {
+        ready_set::set_busy(self.table.top_word());
     }
 
     fn register(&self, waker: &Waker) {
-        if let Parent::Task(parent) = self.armed().table.header().parent() {
+        if let Parent::Task(parent) = self.table.header().parent() {
             parent.register(waker);
         }
     }
 
-    fn has_deferred(&self) -> bool {
-        !self.armed().deferred.is_empty()
-    }
-
-    fn begin(&mut self) {
-        let armed = self.armed_mut();
-        if armed.busy == 0 {
-            ready_set::set_busy(armed.table.top_word());
-            armed.busy = 1;
-        }
-    }
-}
-
-/// The values of an armed [`JoinArena`] with its queues, as the poll loop drives them.
-struct ArmedQueue<'a, T> {
-    cells: &'a mut Vec<T>,
-    armed: &'a mut Armed,
-}
-
-impl<T> SlotQueue<T> for ArmedQueue<'_, T> {
-    #[inline(always)]
-    fn has_queued(&self) -> bool {
-        !self.armed.ready.is_empty()
+    fn drain(&mut self, mode: Drain, round: u32, ready: &mut Queue, deferred: &mut Queue) -> bool {
+        let (words, layout, owner) = self.table.ready_and_owner_words();
+        let marks = marks(owner);
+        let mut got = false;
+        ready_set::drain(words, layout, mode, &mut |index| {
+            got |= round::file(marks, index as u32, round, ready, deferred);
+        });
+        got
     }
 
     #[inline(always)]
-    fn poll_front<R>(
+    fn poll_slot<R>(
         &mut self,
-        round: u32,
-        _prefetch: bool,
+        id: u32,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
-    ) -> Option<(Turn, R)> {
-        let Armed { table, ready, .. } = &mut *self.armed;
-        let links = table.owner_words();
-        let index = ready.pop(links);
-        // Round 0 marks a value no round has polled yet (its polls before arming are not
-        // rounds): its first round poll is needed anyway, and never counts as vain.
-        let counts_as_vain = round_of(links[index]) != 0;
-        links[index] = with_round(links[index], round);
-        let key = Key::new(index as u32, 0);
-        let waker = table.borrowed_waker(index);
+    ) -> Option<(Key, u32, R)> {
+        let key = Key::new(id, 0);
+        let waker = self.table.borrowed_waker(id as usize);
+        // A panic goes on to the owner, a join, which drops every value.
         let out = poll(
             key,
-            pinned(self.cells, index),
+            pinned(self.cells, id as usize),
             &mut Context::from_waker(&waker),
         );
-        let turn = Turn {
-            index,
-            key,
-            entry: index,
-            counts_as_vain,
-        };
-        Some((turn, out))
+        Some((key, id, out))
     }
 
     #[inline(always)]
-    fn waits_for_an_earlier_waker(&self, entry: usize) -> bool {
+    fn is_woken(&self, _id: u32, entry: u32) -> bool {
+        ready_set::is_marked(self.table.words(), entry as usize)
+    }
+
+    #[inline(always)]
+    fn holds_no_waker(&self, _id: u32, entry: u32) -> bool {
         // Whether no waker of this value's is alive, read before its mark: Acquire pairs with
         // the Release of a waker's drop, so a wake through a waker that is gone is marked by
-        // then, and seen by `is_marked`.
-        self.armed.table.entry_state(entry).load(Ordering::Acquire) == 0
+        // then, and seen by `is_woken`.
+        self.table
+            .entry_state(entry as usize)
+            .load(Ordering::Acquire)
+            == 0
     }
 
     #[inline(always)]
-    fn is_marked(&self, entry: usize) -> bool {
-        ready_set::is_marked(self.armed.table.words(), entry)
-    }
-
-    #[inline(always)]
-    fn queue_unbound(&mut self, index: usize) {
-        // See `poll_with_budget`.
-        let Armed { table, unbound, .. } = &mut *self.armed;
-        unbound.push(table.owner_words(), index);
-    }
-
-    #[inline(always)]
-    fn queue_repoll(&mut self, index: usize) {
-        let Armed {
-            table, deferred, ..
-        } = &mut *self.armed;
-        deferred.push(table.owner_words(), index);
-    }
-
-    #[inline(always)]
-    fn done(&mut self, _index: usize) {
+    fn remove(&mut self, _id: u32) {
         // The value stays in place, its output with it.
-    }
-}
-
-impl Links for [Link] {
-    #[inline]
-    fn is_queued(&self, index: usize) -> bool {
-        next_of(self[index]) != IDLE
-    }
-
-    #[inline]
-    fn next(&self, index: usize) -> u32 {
-        next_of(self[index])
-    }
-
-    #[inline]
-    fn set_next(&mut self, index: usize, next: u32) {
-        self[index] = with_next(self[index], next);
-    }
-
-    #[inline]
-    fn unqueue(&mut self, index: usize) {
-        self[index] = with_next(self[index], IDLE);
     }
 }
 

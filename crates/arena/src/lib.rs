@@ -83,6 +83,7 @@ mod round;
 mod sizing;
 mod step;
 mod storage;
+mod store;
 mod sync;
 pub mod unwind;
 mod wake_table;

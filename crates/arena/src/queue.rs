@@ -1,23 +1,51 @@
-//! The owner's intrusive FIFO of slots, written once for every arena: the links live in the
-//! arena's own storage (a slot's fields, or a word per value), behind [`Links`].
+//! The owner's intrusive FIFO of slots, written once for every arena kind: each slot carries a
+//! [`Mark`] (its link, and the round that last polled it), reached through [`Marks`].
 
 /// "No slot": the end of a queue.
 pub(crate) const NIL: u32 = u32::MAX;
 
-/// Where a queue's links live: one per slot, and whether the slot is in a queue.
-pub(crate) trait Links {
-    /// Whether slot `index` is in a queue.
-    fn is_queued(&self, index: usize) -> bool;
-    /// The slot after `index` in its queue (`NIL` at the end).
-    fn next(&self, index: usize) -> u32;
-    /// Puts slot `index` in a queue, before `next`.
-    fn set_next(&mut self, index: usize, next: u32);
-    /// Takes slot `index` out of its queue.
-    fn unqueue(&mut self, index: usize);
-    /// Changes the link of slot `index`, which stays in its queue.
+/// The link of a slot in no queue.
+pub(crate) const IDLE: u32 = u32::MAX - 1;
+
+/// What the poll loop keeps on each slot: its link in a queue, and the round that last polled
+/// it. Eight bytes, so that a join arena keeps one per value in a word of its wake table.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, align(8))]
+pub(crate) struct Mark {
+    /// The next slot in its queue (`NIL` at the end), or `IDLE` when in no queue.
+    pub(crate) next: u32,
+    /// The last round that polled the slot's value and saw it stay (`Pending`, or an output
+    /// kept in place); 0 for none since it came, or since it was queued again for an item
+    /// (its next poll is needed anyway, so it is never counted as a vain one).
+    pub(crate) round: u32,
+}
+
+impl Mark {
+    /// The mark of a slot that no round has polled and no queue holds.
+    pub(crate) const NEW: Self = Self {
+        next: IDLE,
+        round: 0,
+    };
+
+    /// The mark's bytes as a word, for storage kept in `u64`s (a join arena's owner words).
+    pub(crate) fn to_word(self) -> u64 {
+        let mut bytes = [0; 8];
+        bytes[..4].copy_from_slice(&self.next.to_ne_bytes());
+        bytes[4..].copy_from_slice(&self.round.to_ne_bytes());
+        u64::from_ne_bytes(bytes)
+    }
+}
+
+/// Where the marks of an arena kind's slots live, by slot id.
+pub(crate) trait Marks {
+    /// The mark of slot `id`, which is one of the kind's.
+    fn mark(&mut self, id: u32) -> &mut Mark;
+}
+
+impl Marks for [Mark] {
     #[inline(always)]
-    fn relink(&mut self, index: usize, next: u32) {
-        self.set_next(index, next);
+    fn mark(&mut self, id: u32) -> &mut Mark {
+        crate::store::kept_mut(self, id as usize)
     }
 }
 
@@ -44,7 +72,7 @@ pub(crate) fn prefetch<T>(value: &T) {
 }
 
 /// An intrusive FIFO of slots.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Queue {
     head: u32,
     tail: u32,
@@ -56,79 +84,80 @@ impl Queue {
         tail: NIL,
     };
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn is_empty(&self) -> bool {
         self.head == NIL
     }
 
     /// [`is_empty`](Self::is_empty) for a caller that pops next: tests `tail` (`NIL` exactly
     /// when `head` is), so that `head` is read once, in `pop`. Guarded by `ready_512k`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn is_empty_before_pop(&self) -> bool {
         self.tail == NIL
     }
 
     /// The first slot; the queue is not empty.
-    #[inline]
-    pub(crate) fn head_unchecked(&self) -> usize {
+    #[inline(always)]
+    pub(crate) fn head_unchecked(&self) -> u32 {
         debug_assert!(!self.is_empty());
-        self.head as usize
+        self.head
     }
 
     /// The first slot, if any.
-    #[inline]
-    pub(crate) fn front(&self) -> Option<usize> {
-        (self.head != NIL).then_some(self.head as usize)
+    #[inline(always)]
+    pub(crate) fn front(&self) -> Option<u32> {
+        (self.head != NIL).then_some(self.head)
     }
 
-    /// Appends slot `index` unless it is in a queue already. Always inlined: a busy merge
+    /// Appends slot `id` unless it is in a queue already. Always inlined: a busy merge
     /// appends on every call (guarded by `merge_hot_16`, instructions).
     #[inline(always)]
-    pub(crate) fn push(&mut self, links: &mut (impl Links + ?Sized), index: usize) {
-        if links.is_queued(index) {
+    pub(crate) fn push(&mut self, marks: &mut (impl Marks + ?Sized), id: u32) {
+        let mark = marks.mark(id);
+        if mark.next != IDLE {
             return;
         }
-        links.set_next(index, NIL);
+        mark.next = NIL;
         if self.tail == NIL {
-            self.head = index as u32;
+            self.head = id;
         } else {
-            // The tail is queued already: only its link changes.
-            links.relink(self.tail as usize, index as u32);
+            marks.mark(self.tail).next = id;
         }
-        self.tail = index as u32;
+        self.tail = id;
     }
 
     /// Takes the first slot out; the queue is not empty.
-    #[inline]
-    pub(crate) fn pop(&mut self, links: &mut (impl Links + ?Sized)) -> usize {
-        let index = self.head as usize;
-        self.head = links.next(index);
-        links.unqueue(index);
+    #[inline(always)]
+    pub(crate) fn pop(&mut self, marks: &mut (impl Marks + ?Sized)) -> u32 {
+        let id = self.head;
+        let mark = marks.mark(id);
+        self.head = mark.next;
+        mark.next = IDLE;
         if self.head == NIL {
             self.tail = NIL;
         }
-        index
+        id
     }
 
     /// Moves the first slot to the end (the queue is not empty): what a pop and a push of the
     /// same slot do, with only the links that change written. Guarded by `merge_hot_16`
     /// (instructions).
     #[inline(always)]
-    pub(crate) fn rotate(&mut self, links: &mut (impl Links + ?Sized)) {
+    pub(crate) fn rotate(&mut self, marks: &mut (impl Marks + ?Sized)) {
         let head = self.head;
         if head == self.tail {
             return;
         }
-        let next = links.next(head as usize);
-        links.relink(self.tail as usize, head);
-        links.relink(head as usize, NIL);
+        let next = marks.mark(head).next;
+        marks.mark(self.tail).next = head;
+        marks.mark(head).next = NIL;
         self.tail = head;
         self.head = next;
     }
 
     /// Appends every slot of `other`, which is left empty.
     #[inline]
-    pub(crate) fn append(&mut self, links: &mut (impl Links + ?Sized), other: &mut Queue) {
+    pub(crate) fn append(&mut self, marks: &mut (impl Marks + ?Sized), other: &mut Queue) {
         if other.is_empty() {
             return;
         }
@@ -136,8 +165,31 @@ impl Queue {
         if self.is_empty() {
             *self = tail;
         } else {
-            links.relink(self.tail as usize, tail.head);
+            marks.mark(self.tail).next = tail.head;
             self.tail = tail.tail;
         }
+    }
+
+    /// Takes out every slot for which `keep` says `false` (their marks are left alone: the
+    /// caller is about to free them), keeping the others in order.
+    pub(crate) fn retain(&mut self, marks: &mut (impl Marks + ?Sized), keep: impl Fn(u32) -> bool) {
+        let mut kept = Queue::EMPTY;
+        let mut id = self.head;
+        while id != NIL {
+            let next = marks.mark(id).next;
+            if keep(id) {
+                if kept.tail == NIL {
+                    kept.head = id;
+                } else {
+                    marks.mark(kept.tail).next = id;
+                }
+                kept.tail = id;
+            }
+            id = next;
+        }
+        if kept.tail != NIL {
+            marks.mark(kept.tail).next = NIL;
+        }
+        *self = kept;
     }
 }

@@ -1,12 +1,13 @@
-//! The poll round: the one loop, shared by [`Arena`](crate::Arena),
-//! [`GrowableArena`](crate::GrowableArena) and [`JoinArena`](crate::JoinArena), that polls woken
-//! values fairly and decides when a call returns `Pending`; and, below it, the one loop that
-//! polls an arena's queued slots ([`poll_queue`]), shared by `Arena` and `JoinArena`.
+//! The poll loop, written once for every arena kind: [`Rounds`] owns the queues of slots to
+//! poll, numbers the rounds and keeps the budget, and polls woken values fairly until one gives
+//! an output or the call must return `Pending`. An arena kind supplies only its storage
+//! ([`Slots`]): a slot by id and its waker, its wake table's marks, and its parent's wake.
 
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
 use crate::key::Key;
+use crate::queue::{Marks, Queue};
 use crate::ready_set::Drain;
 use crate::step::Step;
 
@@ -94,242 +95,478 @@ pub(crate) enum Queued<R> {
     Yield,
 }
 
-/// What the round loop needs of an arena or a stack of arenas.
-pub(crate) trait Rounds<T> {
+
+/// What the poll loop needs of an arena kind: storage. A slot is named by an id (`u32`, below
+/// [`IDLE`](crate::queue::IDLE)) that the kind chooses; [`Marks`] gives each slot's mark.
+///
+/// The loop never holds a value or a waker across these calls: each is a lookup, a poll of
+/// one value in a context of its own waker, or a look at the wake table. Every method is
+/// always inlined where the loop calls it, so that the loop's body sees the storage's fields
+/// (the compiler then keeps their addresses in registers across a round; guarded by
+/// `ready_512k` and `merge_hot_16`, instructions).
+pub(crate) trait Slots<T>: Marks {
+    /// Whether a value may return `Pending` holding no waker of its own, waiting for a waker
+    /// it was given before the kind lent it one (a join's values, polled first with the
+    /// task's waker): such a value is queued for every later round (see
+    /// [`JoinArena::poll_with_budget`](crate::JoinArena::poll_with_budget)).
+    const MAY_WAIT_UNBOUND: bool;
+
     /// How many values are held.
     fn held(&self) -> usize;
 
-    /// Polls the values queued for this round, each at most once, until one gives an output,
-    /// none is left, or `budget` is spent.
-    fn poll_queued<R, F>(&mut self, budget: &mut Budget, f: &mut F) -> Queued<(Key, R)>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>;
+    /// Whether a round prefetches the next queued slot while it polls one (see
+    /// [`slots_far`](crate::store::slots_far)).
+    fn far(&self) -> bool;
 
-    /// Moves the values woken since the last collection into the queues: those not yet polled
-    /// in round `round` into this round's queue, the others into the next round's. `true` if
-    /// this round's queue got any.
-    fn collect(&mut self, round: u32, mode: Drain) -> bool;
+    /// Asks the CPU for slot `id`'s storage (see [`prefetch`](crate::queue::prefetch)).
+    fn prefetch(&self, id: u32);
 
-    /// Registers the task to wake at the next wake after an [`Drain::Arm`] collection.
+    /// Whether the owner's parent word (the wake table's top word, or a hub's) says the owner
+    /// is busy and nothing was woken since it last collected.
+    fn is_idle(&self) -> bool;
+
+    /// Whether a collection in `mode` has anything to take or change (see
+    /// [`drain_is_idle`](crate::ready_set::drain_is_idle)).
+    fn has_wakes(&self, mode: Drain) -> bool;
+
+    /// Sets `BUSY` in the parent word: wakes from now on notify nobody.
+    fn set_busy(&self);
+
+    /// Registers the task to wake at the next wake after an arming collection.
     fn register(&self, waker: &Waker);
 
-    /// Whether values wait for the next round.
-    fn has_deferred(&self) -> bool;
+    /// Drains the wakes in `mode`, filing each woken slot that holds a value with [`file`]
+    /// for round `round`. `true` if `ready` got any.
+    fn drain(&mut self, mode: Drain, round: u32, ready: &mut Queue, deferred: &mut Queue) -> bool;
+
+    /// Polls slot `id`'s value, if it holds one, with `poll` (given its key), in a context of
+    /// its own waker; its key and the wake table entry whose waker it lent come back with
+    /// what `poll` returned. `None` if the slot holds no value (it left while queued). If
+    /// `poll` panics, the kind does what its panics rule says (an arena drops the value and
+    /// frees its slot) and the panic goes on.
+    fn poll_slot<R>(
+        &mut self,
+        id: u32,
+        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
+    ) -> Option<(Key, u32, R)>;
+
+    /// Whether entry `entry` (of slot `id`) was woken since its value's poll began.
+    fn is_woken(&self, id: u32, entry: u32) -> bool;
+
+    /// Whether no waker of entry `entry` (of slot `id`) is alive; read before its mark (see
+    /// [`MAY_WAIT_UNBOUND`](Self::MAY_WAIT_UNBOUND)). Only called when that is `true`.
+    fn holds_no_waker(&self, id: u32, entry: u32) -> bool;
+
+    /// Slot `id`'s value gave its last output ([`Step::Done`]): an arena drops it and frees
+    /// the slot; a join keeps it.
+    fn remove(&mut self, id: u32);
+}
+
+/// Files woken slot `id` for round `round`: in `deferred` if that round polled it already
+/// (a value is polled at most once a round), in `ready` otherwise; `true` in that case.
+#[inline(always)]
+pub(crate) fn file(
+    marks: &mut (impl Marks + ?Sized),
+    id: u32,
+    round: u32,
+    ready: &mut Queue,
+    deferred: &mut Queue,
+) -> bool {
+    if marks.mark(id).round == round {
+        deferred.push(marks, id);
+        false
+    } else {
+        ready.push(marks, id);
+        true
+    }
+}
+
+/// What [`Rounds::poll_first`] came to.
+enum First<R> {
+    /// Something was woken since the last call, nothing was queued, or the first queued
+    /// slot's value had left: nothing was polled, and the round starts in full.
+    NotTaken,
+    /// The first queued stream gave an item and went to the tail of the queue.
+    Rotated(Key, R),
+    /// The first queued value was polled and came to this (an output, or none: the round goes
+    /// on from there, with this budget).
+    Polled(Option<(Key, R)>, Budget),
+}
+
+/// The poll loop's state: the queues of slots to poll, the round number, and whether the owner
+/// has left `BUSY` set. One per arena (a growable arena's groups share their owner's).
+#[derive(Debug)]
+pub(crate) struct Rounds {
+    /// Slots to poll in this round.
+    pub(crate) ready: Queue,
+    /// Slots polled in this round and woken again (or queued again for an item): polled in
+    /// the next.
+    deferred: Queue,
+    /// Values that wait for a waker they were given before they had their own (see
+    /// [`Slots::MAY_WAIT_UNBOUND`]): polled again by every round.
+    unbound: Queue,
+    /// The number of the round in progress or last run.
+    round: u32,
+    /// Whether the owner has left `BUSY` set in its parent word (1 or 0): from one round to the
+    /// next, until a round arms it. Only the owner sets or clears it, so it knows without
+    /// looking. A byte, not a `bool`: a `bool`'s invalid values are where an `Option` of a join
+    /// arena's armed state would keep its `None`, written as one byte that the first move of a
+    /// fresh join reads back inside a wider load, which stalls; without them, `None` is the
+    /// wake table's null pointer, a whole word.
+    busy: u8,
+}
+
+impl Rounds {
+    pub(crate) const NEW: Self = Self {
+        ready: Queue::EMPTY,
+        deferred: Queue::EMPTY,
+        unbound: Queue::EMPTY,
+        round: 0,
+        busy: 0,
+    };
+
+    /// Whether slots are queued for this round, and for the next.
+    #[cfg(test)]
+    pub(crate) fn queued(&self) -> (bool, bool) {
+        (!self.ready.is_empty(), !self.deferred.is_empty())
+    }
+
+    /// Takes every slot for which `keep` says `false` out of the queues (slots about to be
+    /// freed with their storage).
+    pub(crate) fn retain(&mut self, marks: &mut (impl Marks + ?Sized), keep: impl Fn(u32) -> bool) {
+        self.ready.retain(marks, &keep);
+        self.deferred.retain(marks, &keep);
+        self.unbound.retain(marks, &keep);
+    }
 
     /// Marks the owner busy for the round: wakes from now on notify nobody until the round's
     /// arming collection.
-    fn begin(&mut self);
-}
-
-/// [`poll_round`] for values that may leave without an output (a stream that ends gives
-/// `Step::Done(None)`): such a `None` is skipped and the round goes on, within the same budget.
-#[inline]
-pub(crate) fn poll_round_some<T, R, A, F>(
-    arena: &mut A,
-    cx: &mut Context<'_>,
-    budget: &mut Budget,
-    f: &mut F,
-) -> Poll<Option<(Key, R)>>
-where
-    A: Rounds<T>,
-    F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
-{
-    loop {
-        match poll_round(arena, cx, budget, f) {
-            Poll::Ready(Some((key, Some(out)))) => return Poll::Ready(Some((key, out))),
-            // The value left (the arena dropped it) without an output.
-            Poll::Ready(Some((_, None))) => {}
-            Poll::Ready(None) => return Poll::Ready(None),
-            Poll::Pending => return Poll::Pending,
+    #[inline]
+    fn begin<T, S: Slots<T>>(&mut self, slots: &S) {
+        if self.busy == 0 {
+            slots.set_busy();
+            self.busy = 1;
         }
     }
-}
 
-/// One poll round over `arena`: the next output of any woken value, fairly.
-///
-/// Returns `Ready(None)` when nothing is held, `Ready(Some)` at an output, and `Pending` when
-/// the round is over: every woken value not yet polled in it was polled (the task is woken by
-/// the next wake, or at once if values polled in this round were woken again), or the budget
-/// is spent (the task has been woken already). Wakes that arrive during the round are
-/// collected in it, so no call returns `Pending` while it could still poll something it has
-/// not polled.
-#[inline(always)]
-pub(crate) fn poll_round<T, R, A, F>(
-    arena: &mut A,
-    cx: &mut Context<'_>,
-    budget: &mut Budget,
-    f: &mut F,
-) -> Poll<Option<(Key, R)>>
-where
-    A: Rounds<T>,
-    F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-{
-    if arena.held() == 0 {
-        return Poll::Ready(None);
+    /// Moves the values woken since the last collection into the queues: those not yet polled
+    /// in this round into its queue, ahead of any still queued from earlier rounds, the others
+    /// into the next round's. `true` if this round's queue got any.
+    #[inline]
+    fn collect<T, S: Slots<T>>(&mut self, slots: &mut S, mode: Drain) -> bool {
+        if !slots.has_wakes(mode) {
+            return false;
+        }
+        self.busy = u8::from(mode == Drain::KeepBusy);
+        // Slots still queued from an earlier round (the round ended at an output before it
+        // reached them; always-ready streams, say) go behind the ones woken since: a woken
+        // value is polled in the next call however many such streams wait. Within a round the
+        // queue is empty when it collects, so this costs nothing there.
+        let mut behind = core::mem::replace(&mut self.ready, Queue::EMPTY);
+        let got = slots.drain(mode, self.round, &mut self.ready, &mut self.deferred);
+        self.ready.append(slots, &mut behind);
+        got
     }
-    arena.begin();
-    loop {
-        match arena.poll_queued(budget, f) {
-            Queued::Ready(out) => return Poll::Ready(Some(out)),
-            Queued::Yield => {
-                cx.waker().wake_by_ref();
-                return Poll::Pending;
-            }
-            Queued::Empty => {}
-        }
-        // Wakes that came while we polled: collect them, staying busy (wakes meanwhile do not
-        // wake the task, which is running).
-        if arena.collect(budget.round, Drain::KeepBusy) {
-            continue;
-        }
-        // Nothing left to poll. Register first, so that a wake after the collection below
-        // wakes the task; that collection arms the wake.
-        arena.register(cx.waker());
-        if arena.collect(budget.round, Drain::Arm) {
-            continue;
-        }
-        if arena.has_deferred() {
-            // Values polled in this round were woken again: the next round polls them.
-            cx.waker().wake_by_ref();
-        }
-        return Poll::Pending;
+
+    /// Starts a poll round: the fairness budget for [`poll`](Self::poll). Values woken again
+    /// in the last round are queued for this one, after the values woken since it (collected
+    /// first when any wait: they go ahead).
+    #[inline]
+    pub(crate) fn budget<T, S: Slots<T>>(&mut self, slots: &mut S) -> Budget {
+        self.start(slots, false)
     }
-}
 
-/// A slot the poll loop polled: see [`SlotQueue::poll_front`].
-pub(crate) struct Turn {
-    /// The slot.
-    pub(crate) index: usize,
-    /// The key handed to the poll and returned with an output.
-    pub(crate) key: Key,
-    /// The wake table entry whose waker the poll lent.
-    pub(crate) entry: usize,
-    /// Whether a `Pending` of this poll is a vain one (see [`MAX_VAIN_REPOLLS`]): the value was
-    /// polled in an earlier round, and was not queued again because it gave an item.
-    pub(crate) counts_as_vain: bool,
-}
+    /// [`budget`](Self::budget); `queued_repeat` if the values still queued may be streams
+    /// queued again after an item, which wakes collected now must go ahead of too.
+    #[inline]
+    fn start<T, S: Slots<T>>(&mut self, slots: &mut S, queued_repeat: bool) -> Budget {
+        self.round = next_round(self.round);
+        if !self.deferred.is_empty() || queued_repeat && !self.ready.is_empty() {
+            // Streams queued again after an item (`Step::Repoll`) would keep this round's queue
+            // from ever running empty, and the round collects wakes only when it does: collect
+            // them first, so that woken values are polled before those streams.
+            self.begin(slots);
+            self.collect(slots, Drain::KeepBusy);
+        }
+        self.ready.append(slots, &mut self.deferred);
+        if S::MAY_WAIT_UNBOUND {
+            self.ready.append(slots, &mut self.unbound);
+        }
+        Budget::new(self.round, slots.held())
+    }
 
-/// An arena's queues of slots, as [`poll_queue`] drives them: what differs between an
-/// [`Arena`](crate::Arena) and a [`JoinArena`](crate::JoinArena) (where a slot's queue links,
-/// round and value live, how its key is made, what a value that leaves or stays `Pending` does
-/// to the queues), so that the rules of a round's polls are written once.
-///
-/// Taking a slot out of the queue, marking it and polling it are one method: its writes to
-/// the slot and its reads of the arena's storage stay in one inlined body, where the compiler
-/// sees that they do not overlap and keeps the storage's address in a register (with a method
-/// for each step, every poll would read it again). Guarded by `ready_512k`.
-pub(crate) trait SlotQueue<T> {
-    /// Whether a slot is queued for this round.
-    fn has_queued(&self) -> bool;
-
-    /// Takes the first slot queued for this round out of its queue (there is one), prefetching
-    /// the slot queued after it if `prefetch`. If the slot holds a value, marks it as polled in
-    /// round `round` and polls the value with `poll` (given its key), in a context of its own
-    /// waker; `None` (the slot is skipped) if it holds none.
-    fn poll_front<R>(
+    /// One poll round: the next output of any woken value, fairly.
+    ///
+    /// Returns `Ready(None)` when nothing is held, `Ready(Some)` at an output, and `Pending`
+    /// when the round is over: every woken value not yet polled in it was polled (the task is
+    /// woken by the next wake, or at once if values polled in this round were woken again), or
+    /// the budget is spent (the task has been woken already). Wakes that arrive during the
+    /// round are collected in it, so no call returns `Pending` while it could still poll
+    /// something it has not polled.
+    #[inline(always)]
+    pub(crate) fn poll<T, S, R, F>(
         &mut self,
-        round: u32,
-        prefetch: bool,
-        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
-    ) -> Option<(Turn, R)>;
-
-    /// Whether the value of entry `entry`, just `Pending`, holds no waker of its own where that
-    /// means it waits for a waker it was given before it had one (see
-    /// [`JoinArena::poll_with_budget`](crate::JoinArena::poll_with_budget)); read before the
-    /// entry's ready mark. Always `false` in an arena that lends each value its own waker from
-    /// its first poll on.
-    fn waits_for_an_earlier_waker(&self, entry: usize) -> bool;
-
-    /// Whether entry `entry` was woken since its value's poll began.
-    fn is_marked(&self, entry: usize) -> bool;
-
-    /// Queues slot `index`, `Pending` and not woken, for every later round, as
-    /// [`waits_for_an_earlier_waker`](Self::waits_for_an_earlier_waker) said it must be.
-    fn queue_unbound(&mut self, index: usize);
-
-    /// Queues slot `index` for the next round: it gave an item and has more
-    /// ([`Step::Repoll`]).
-    fn queue_repoll(&mut self, index: usize);
-
-    /// Slot `index`'s value gave its last output ([`Step::Done`]).
-    fn done(&mut self, index: usize);
-}
-
-/// Polls the slots queued for this round until one gives an output, none is left, or `budget`
-/// is spent, prefetching the next queued slot while it polls one if `PREFETCH`: the loop under
-/// [`Rounds::poll_queued`] of an [`Arena`](crate::Arena) and a [`JoinArena`](crate::JoinArena).
-/// Each queued slot is polled once, marked with the round, counted against the budget; a
-/// `Pending` value polled again in vain strikes the round.
-#[inline(always)]
-pub(crate) fn poll_queue<const PREFETCH: bool, T, R, Q, F>(
-    queue: &mut Q,
-    budget: &mut Budget,
-    f: &mut F,
-) -> Queued<(Key, R)>
-where
-    Q: SlotQueue<T>,
-    F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-{
-    loop {
-        if !queue.has_queued() {
-            return Queued::Empty;
+        slots: &mut S,
+        cx: &mut Context<'_>,
+        budget: &mut Budget,
+        f: &mut F,
+    ) -> Poll<Option<(Key, R)>>
+    where
+        S: Slots<T>,
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        if slots.held() == 0 {
+            return Poll::Ready(None);
         }
-        if budget.is_spent() {
-            return Queued::Yield;
-        }
-        let round = budget.round;
-        let polled = queue.poll_front(round, PREFETCH, |key, value, cx| {
-            budget.polled();
-            f(key, value, cx)
-        });
-        let Some((turn, step)) = polled else {
-            continue;
-        };
-        if let Some(out) = settle(queue, turn, step, budget) {
-            return Queued::Ready(out);
+        self.begin(slots);
+        // A small arena's slots stay in a core's caches from one poll to the next: its loop
+        // tests nothing for the prefetch (guarded by `merge_hot_16`).
+        let far = slots.far();
+        loop {
+            let queued = if far {
+                self.poll_queued::<true, T, S, R, F>(slots, budget, f)
+            } else {
+                self.poll_queued::<false, T, S, R, F>(slots, budget, f)
+            };
+            match queued {
+                Queued::Ready(out) => return Poll::Ready(Some(out)),
+                Queued::Yield => {
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                Queued::Empty => {}
+            }
+            // Wakes that came while we polled: collect them, staying busy (wakes meanwhile do
+            // not wake the task, which is running).
+            if self.collect(slots, Drain::KeepBusy) {
+                continue;
+            }
+            // Nothing left to poll. Register first, so that a wake after the collection below
+            // wakes the task; that collection arms the wake.
+            slots.register(cx.waker());
+            if self.collect(slots, Drain::Arm) {
+                continue;
+            }
+            if !self.deferred.is_empty() {
+                // Values polled in this round were woken again: the next round polls them.
+                cx.waker().wake_by_ref();
+            }
+            return Poll::Pending;
         }
     }
-}
 
-/// What a poll of a queued slot (`turn`) came to, applied to the queues and the budget: the
-/// output to hand on, or `None` if the round goes on to the next queued slot.
-#[inline(always)]
-pub(crate) fn settle<T, R, Q: SlotQueue<T>>(
-    queue: &mut Q,
-    turn: Turn,
-    step: Step<R>,
-    budget: &mut Budget,
-) -> Option<(Key, R)> {
-    let Turn {
-        index,
-        key,
-        entry,
-        counts_as_vain,
-    } = turn;
-    match step {
-        Step::Pending => {
-            let unbound = queue.waits_for_an_earlier_waker(entry);
-            // A value that woke itself costs the round nothing beyond its poll: it is polled
-            // once a round, and the round polls at most as many values as the arena held.
-            if !queue.is_marked(entry) {
-                if counts_as_vain {
-                    budget.vain();
-                }
-                if unbound {
-                    queue.queue_unbound(index);
+    /// Polls the slots queued for this round until one gives an output, none is left, or
+    /// `budget` is spent, prefetching the next queued slot while it polls one if `PREFETCH`.
+    /// Each queued slot is polled once and counted against the budget; a `Pending` value
+    /// polled again in vain strikes the round.
+    #[inline(always)]
+    fn poll_queued<const PREFETCH: bool, T, S, R, F>(
+        &mut self,
+        slots: &mut S,
+        budget: &mut Budget,
+        f: &mut F,
+    ) -> Queued<(Key, R)>
+    where
+        S: Slots<T>,
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        loop {
+            if self.ready.is_empty_before_pop() {
+                return Queued::Empty;
+            }
+            if budget.is_spent() {
+                return Queued::Yield;
+            }
+            let id = self.ready.pop(slots);
+            if PREFETCH {
+                if let Some(next) = self.ready.front() {
+                    // The next slot is read right after this one's poll: in a large arena
+                    // whose woken slots are scattered, it is most likely out of this core's
+                    // caches.
+                    slots.prefetch(next);
                 }
             }
-            None
+            let polled = slots.poll_slot(id, |key, value, cx| {
+                budget.polled();
+                f(key, value, cx)
+            });
+            // A slot whose value left while it was queued is skipped.
+            let Some((key, entry, step)) = polled else {
+                continue;
+            };
+            if let Some(out) = self.settle(slots, id, key, entry, step, budget) {
+                return Queued::Ready(out);
+            }
         }
-        Step::Keep(out) => Some((key, out)),
-        Step::Settled => None,
-        Step::Repoll(out) => {
-            queue.queue_repoll(index);
-            Some((key, out))
+    }
+
+    /// What the poll of slot `id` came to, applied to its mark, the queues and the budget: the
+    /// output to hand on, or `None` if the round goes on to the next queued slot.
+    #[inline(always)]
+    fn settle<T, S: Slots<T>, R>(
+        &mut self,
+        slots: &mut S,
+        id: u32,
+        key: Key,
+        entry: u32,
+        step: Step<R>,
+        budget: &mut Budget,
+    ) -> Option<(Key, R)> {
+        match step {
+            Step::Pending => {
+                let unbound = S::MAY_WAIT_UNBOUND && slots.holds_no_waker(id, entry);
+                let mark = slots.mark(id);
+                let polled_before = mark.round != 0;
+                mark.round = budget.round;
+                // A value that woke itself costs the round nothing beyond its poll: it is
+                // polled once a round, and the round polls at most as many values as the
+                // arena held.
+                if !slots.is_woken(id, entry) {
+                    if polled_before {
+                        budget.vain();
+                    }
+                    if unbound {
+                        self.unbound.push(slots, id);
+                    }
+                }
+                None
+            }
+            Step::Keep(out) => {
+                slots.mark(id).round = budget.round;
+                Some((key, out))
+            }
+            Step::Settled => {
+                slots.mark(id).round = budget.round;
+                None
+            }
+            Step::Repoll(out) => {
+                // Its next poll is needed anyway: never a vain one.
+                slots.mark(id).round = 0;
+                self.deferred.push(slots, id);
+                Some((key, out))
+            }
+            Step::Done(out) => {
+                slots.remove(id);
+                Some((key, out))
+            }
         }
-        Step::Done(out) => {
-            queue.done(index);
-            Some((key, out))
+    }
+
+    /// One call of a set's `poll_next`: a round of its own.
+    #[inline(always)]
+    pub(crate) fn poll_next<T, S, R, F>(
+        &mut self,
+        slots: &mut S,
+        cx: &mut Context<'_>,
+        mut f: F,
+    ) -> Poll<Option<(Key, R)>>
+    where
+        S: Slots<T>,
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        let mut budget = self.budget(slots);
+        self.poll(slots, cx, &mut budget, &mut f)
+    }
+
+    /// One call of a merge's `poll_next`, for values that may leave without an output
+    /// (`Step::of_stream`): an output of `None` (a stream's end) is not returned; the round
+    /// goes on to the next value, within the same budget. Its common case, a merge of busy
+    /// streams, is [`poll_first`](Self::poll_first).
+    #[inline(always)]
+    pub(crate) fn poll_next_some<T, S, R, F>(
+        &mut self,
+        slots: &mut S,
+        cx: &mut Context<'_>,
+        mut f: F,
+    ) -> Poll<Option<(Key, R)>>
+    where
+        S: Slots<T>,
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
+    {
+        let mut budget = match self.poll_first(slots, &mut f) {
+            First::Rotated(key, out) => return Poll::Ready(Some((key, out))),
+            First::Polled(Some(out), _) => return Poll::Ready(Some(out)),
+            First::Polled(None, budget) => budget,
+            // Streams that gave an item went to the tail of the queue, not to the next round:
+            // wakes are collected ahead of them as of those.
+            First::NotTaken => self.start(slots, true),
+        };
+        self.poll_rest_some(slots, cx, &mut budget, &mut f)
+    }
+
+    /// The rest of a [`poll_next_some`](Self::poll_next_some) round, after its first poll.
+    #[inline(never)]
+    fn poll_rest_some<T, S, R, F>(
+        &mut self,
+        slots: &mut S,
+        cx: &mut Context<'_>,
+        budget: &mut Budget,
+        f: &mut F,
+    ) -> Poll<Option<(Key, R)>>
+    where
+        S: Slots<T>,
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
+    {
+        loop {
+            match self.poll(slots, cx, budget, f) {
+                Poll::Ready(Some((key, Some(out)))) => return Poll::Ready(Some((key, out))),
+                // The value left (the arena dropped it) without an output.
+                Poll::Ready(Some((_, None))) => {}
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
+            }
         }
+    }
+
+    /// The common call of a merge of busy streams, a branch of the round: when the parent
+    /// word says the owner is busy from an earlier call and nothing was woken since, the
+    /// round starts with nothing to collect, so the head of the queue is polled here, and if
+    /// it gives an item it goes straight to the tail of the queue (it had its turn; this call
+    /// ends with its item, and the next round polls it after the others) and the item is the
+    /// call's output, with no round numbered and no budget made. Anything else goes on as the
+    /// round in full, from that first poll. Guarded by `merge_hot_16` (instructions).
+    #[inline(always)]
+    fn poll_first<T, S, R, F>(&mut self, slots: &mut S, f: &mut F) -> First<R>
+    where
+        S: Slots<T>,
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
+    {
+        if !slots.is_idle() {
+            return First::NotTaken;
+        }
+        // Nothing woken: the streams that gave an item in the last round go behind those
+        // still queued, and the round starts.
+        self.ready.append(slots, &mut self.deferred);
+        if self.ready.is_empty() {
+            return First::NotTaken;
+        }
+        let id = self.ready.head_unchecked();
+        let held = slots.held();
+        // Polled in place at the head of the queue: nothing else touches the queue meanwhile,
+        // and a value that panics is dropped and its slot skipped when met, as any removed one.
+        let Some((key, entry, step)) = slots.poll_slot(id, |key, value, cx| f(key, value, cx))
+        else {
+            // A value that left: the round in full skips it.
+            return First::NotTaken;
+        };
+        if let Step::Repoll(Some(out)) = step {
+            // Its next poll is needed anyway, never vain; its round mark matters only to a
+            // value out of the queue.
+            slots.mark(id).round = 0;
+            self.ready.rotate(slots);
+            return First::Rotated(key, out);
+        }
+        // Anything else: as if the round had taken it out of the queue to poll it. A rotation
+        // leaves no mark of its round, so only this path numbers one.
+        self.round = next_round(self.round);
+        self.ready.pop(slots);
+        let mut budget = Budget::new(self.round, held);
+        budget.polled();
+        let out = match self.settle(slots, id, key, entry, step, &mut budget) {
+            Some((key, Some(out))) => Some((key, out)),
+            // The value left without an output, or gave none: the round goes on.
+            Some((_, None)) | None => None,
+        };
+        First::Polled(out, budget)
     }
 }

@@ -1025,7 +1025,7 @@ fn a_growable_arena_past_the_prefetch_size_gives_every_woken_value_once() {
             polled: false,
         });
     }
-    assert!(crate::arena::slots_far::<Parked>(arena.capacity()));
+    assert!(crate::store::slots_far::<Parked>(arena.capacity()));
     let (task, woken) = counting_waker();
     assert!(next_growable(&mut arena, &task).is_pending());
     // Wake them scattered across the groups, a few at a time, taking what is ready between.

@@ -105,11 +105,6 @@ pub(crate) struct WakeTable {
     /// The owner's own words at the end of the block (see
     /// [`with_owner_words`](WakeTable::with_owner_words)).
     owner: NonNull<u64>,
-    /// Whether the parent is a task of its own (not a hub): 1 or 0. A byte, not a `bool`: a
-    /// `bool`'s invalid values are where an `Option` of a table (a join arena's) would keep
-    /// its `None`, written as one byte that the first move of a fresh join reads back inside a
-    /// wider load, which stalls; without them, `None` is a null `header`, a whole word.
-    own_task: u8,
 }
 
 // SAFETY: everything in the table reachable through `&Header` is atomic or synchronised by
@@ -190,8 +185,6 @@ impl WakeTable {
         }
         // SAFETY: the words start at `words_offset` inside the block (see the layout above).
         let words = unsafe { base.byte_add(words_offset).cast::<AtomicU64>() };
-        // SAFETY: the header was initialised above and nothing else refers to it yet.
-        let own_task = matches!(unsafe { &(*header.as_ptr()).parent }, Parent::Task(_));
         // `entries` is below `u32::MAX`, so are the counts of words derived from it; the owner's
         // words are as many as the entries at most (the arenas' bookkeeping).
         let count = |n: usize| u32::try_from(n).expect("a wake table's counts fit in u32");
@@ -203,7 +196,6 @@ impl WakeTable {
             top: count(ready.top_word()),
             owner_len: count(owner_words),
             owner,
-            own_task: own_task as u8,
         }
     }
 
@@ -284,12 +276,6 @@ impl WakeTable {
         // the table's initialised words; we hold a reference, so the table is alive. Read on
         // every call of a busy merge: no bounds check.
         unsafe { &*self.words.as_ptr().add(self.top as usize) }
-    }
-
-    /// Whether the parent is the task that polls the arena (not a hub).
-    #[inline]
-    pub(crate) fn own_task(&self) -> bool {
-        self.own_task != 0
     }
 
     /// An owned waker for entry `index`.

@@ -1,0 +1,940 @@
+//! The storage of an arena: fixed slots for pinned values, the entries their wakers point at,
+//! and the wake table shared with the wakers. A [`Store`] is an [`Arena`](crate::Arena)'s
+//! storage, and each group of a [`GrowableArena`](crate::GrowableArena); the poll loop
+//! (`round.rs`) reaches its slots through [`Slots`].
+
+use core::cell::UnsafeCell;
+use core::fmt;
+use core::mem::ManuallyDrop;
+use core::pin::Pin;
+use core::task::{Context, Waker};
+
+use crate::atomic_waker::AtomicWaker;
+use crate::hub::Hub;
+use crate::key::Key;
+use crate::queue::{self, Mark, Marks, NIL, Queue};
+use crate::ready_set::{self, Drain};
+use crate::round::{self, Slots};
+use crate::sync::Ordering;
+use crate::unwind;
+use crate::wake_table::{Parent, RETIRED, WakeTable};
+use alloc::boxed::Box;
+
+/// The largest capacity: an arena has two entries per slot, indexed by `u32` below `NIL`.
+const MAX_CAPACITY: usize = (u32::MAX as usize - 1) / 2;
+
+/// The generation after which a slot takes no value: its next value would repeat a key.
+const RETIRED_GENERATION: u64 = u64::MAX;
+
+/// From how many bytes of slots on (all of a growable arena's groups together),
+/// a round prefetches the next queued slot while it polls one: about where the
+/// slots, and what their values point at, stop staying in a core's cache from one poll of a
+/// slot to the next. Below it the prefetch costs more than it saves, since the slots stay
+/// cached. Guarded by `map_streams_10k` (above it) and `merge_hot_16` (below).
+const FAR_SLOTS_BYTES: usize = 256 * 1024;
+
+/// Whether an arena (or growable arena) of `capacity` slots of `T` is past
+/// [`FAR_SLOTS_BYTES`].
+#[inline]
+pub(crate) fn slots_far<T>(capacity: usize) -> bool {
+    capacity >= FAR_SLOTS_BYTES / size_of::<Slot<T>>().max(1)
+}
+pub(crate) struct Slot<T> {
+    /// The value, in an `UnsafeCell` so that the owner's shared borrows of the slots (its
+    /// queues and entry lists go through `&[Slot<T>]`) never assert that the value's bytes are
+    /// frozen: a pinned future may keep a `&mut` into itself across `Pending` (`read(&mut
+    /// buf).await`), and a shared reference covering it would take that borrow's permission
+    /// away (Stacked and Tree Borrows). Only the owner, through `&mut Slot`, touches it.
+    value: UnsafeCell<Option<T>>,
+    /// Whether `value` holds a value; read instead of the value's own bytes.
+    occupied: bool,
+    /// How many values this slot has held (counted from the arena's starting generation); the
+    /// current value's key carries it. A slot that reaches `u64::MAX` is retired: it never
+    /// takes another value, so a generation never repeats.
+    generation: u64,
+    /// The entry bound to the current value, while there is one.
+    entry: u32,
+    /// Next free slot while this one is free.
+    next_free: u32,
+    /// The poll loop's mark: the slot's link in a queue, and the round that last polled it.
+    mark: Mark,
+    /// The owner's side of entries `2 i` and `2 i + 1`. Entries are not tied to slots: they
+    /// live here only so that the arena needs no third allocation.
+    links: [EntryLink; 2],
+}
+
+impl<T> Slot<T> {
+    /// The value, for the owner (who holds `&mut`).
+    #[inline]
+    fn value_mut(&mut self) -> Option<&mut T> {
+        self.value.get_mut().as_mut()
+    }
+
+    /// The value, shared: only for the user's own shared access (`get`, `iter`).
+    fn value_ref(&self) -> Option<&T> {
+        if !self.occupied {
+            return None;
+        }
+        // SAFETY: the value is written only through `&mut Slot` (the owner's `&mut Arena`);
+        // while this `&Slot` lives nobody holds one, so nothing writes the value.
+        unsafe { (*self.value.get()).as_ref() }
+    }
+}
+
+/// The owner's bookkeeping for one entry.
+#[derive(Clone, Copy)]
+struct EntryLink {
+    /// The slot whose value the entry is bound to, or `NIL`.
+    slot: u32,
+    /// Next entry in the free or the retired list.
+    next: u32,
+}
+
+/// Fixed storage for pinned values, each with its own waker: an [`Arena`](crate::Arena)'s, or
+/// one group of a [`GrowableArena`](crate::GrowableArena)'s. See the
+/// [crate documentation](crate) for the design.
+pub(crate) struct Store<T> {
+    slots: Box<[Slot<T>]>,
+    table: WakeTable,
+    len: usize,
+    free_head: u32,
+    /// Entries bound to nothing, with no owned waker: ready to bind.
+    free_entries: u32,
+    /// Entries unbound while owned wakers of them were alive.
+    retired_entries: u32,
+    /// The number of slots before this store's in a growable arena (0 on its own): its keys
+    /// count slots from there.
+    base: u32,
+    /// The id of slot 0 in the poll loop's queues: the group's number shifted past the slot's
+    /// index in a growable arena (see [`GROUP_SHIFT`]), 0 on its own.
+    ids: u32,
+}
+
+/// How far a slot id in a growable arena's queues shifts its group's number: a group holds at
+/// most `1 << GROUP_SHIFT` slots (see [`MAX_GROUP`](crate::sizing::MAX_GROUP)), and 63 groups
+/// leave the ids below [`IDLE`](crate::queue::IDLE).
+pub(crate) const GROUP_SHIFT: u32 = 26;
+
+// SAFETY: the `UnsafeCell` around each value only keeps the owner's shared borrows of the
+// slots from covering the values (see `Slot::value`); through `&Store` a value is only ever
+// read (`get`, `iter`), never written, so sharing a store across threads shares `&T`: it is
+// sound exactly when `T: Sync`, as it was with the values held directly.
+unsafe impl<T: Sync> Sync for Store<T> {}
+
+impl<T> Store<T> {
+    /// A store of `capacity` slots whose wakes notify the task that polls it. Allocates twice
+    /// (the slots, and the wake table the wakers share), and never again.
+    ///
+    /// # Panics
+    /// If `capacity` is more than `(u32::MAX - 1) / 2`.
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self::with_parent(capacity, Parent::Task(AtomicWaker::new()), 0, 0, 0)
+    }
+
+    /// [`new`](Self::new) with every slot's generation starting at `generation`, to reach the
+    /// generations' end in tests.
+    #[cfg(test)]
+    pub(crate) fn starting_at_generation(capacity: usize, generation: u64) -> Self {
+        Self::with_parent(capacity, Parent::Task(AtomicWaker::new()), 0, generation, 0)
+    }
+
+    /// Group `bit` of a growable arena, whose wakes set bit `bit` of `hub`, whose keys count
+    /// slots from `base`, and whose slots' generations start at `generation`.
+    pub(crate) fn with_hub(
+        capacity: usize,
+        hub: &Hub,
+        bit: usize,
+        base: u32,
+        generation: u64,
+    ) -> Self {
+        debug_assert!(bit < Hub::MAX_ARENAS);
+        debug_assert!(capacity <= 1 << GROUP_SHIFT);
+        let parent = Parent::Hub {
+            hub: hub.clone(),
+            bit: bit as u32,
+        };
+        Self::with_parent(capacity, parent, base, generation, (bit as u32) << GROUP_SHIFT)
+    }
+
+    fn with_parent(capacity: usize, parent: Parent, base: u32, generation: u64, ids: u32) -> Self {
+        assert!(
+            capacity <= MAX_CAPACITY,
+            "arena capacity {capacity} is too large (at most {MAX_CAPACITY})"
+        );
+        let entries = 2 * capacity;
+        let table = WakeTable::new(entries, parent);
+        // Slot `i` starts with entry `2 i` parked with it; the odd entries are free, in a list.
+        let slots = (0..capacity)
+            .map(|i| Slot {
+                value: UnsafeCell::new(None),
+                occupied: false,
+                generation,
+                entry: (2 * i) as u32,
+                next_free: if i + 1 < capacity {
+                    (i + 1) as u32
+                } else {
+                    NIL
+                },
+                mark: Mark::NEW,
+                links: [
+                    EntryLink {
+                        slot: i as u32,
+                        next: NIL,
+                    },
+                    EntryLink {
+                        slot: NIL,
+                        next: if i + 1 < capacity {
+                            (2 * i + 3) as u32
+                        } else {
+                            NIL
+                        },
+                    },
+                ],
+            })
+            .collect::<Box<[_]>>();
+        // Slots whose generation has run out take no value (see `Slot::generation`).
+        let head = if capacity > 0 && generation < RETIRED_GENERATION {
+            0
+        } else {
+            NIL
+        };
+        Self {
+            slots,
+            table,
+            len: 0,
+            free_head: head,
+            free_entries: if capacity > 0 { 1 } else { NIL },
+            retired_entries: NIL,
+            base,
+            ids,
+        }
+    }
+
+    /// How many values the store can hold.
+    pub(crate) fn capacity(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// How many values the store holds.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the store holds no value.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Whether every slot holds a value.
+    pub(crate) fn is_full(&self) -> bool {
+        self.free_head == NIL
+    }
+
+    /// Stores `value` in a free slot and returns its key and its slot's id, for the caller to
+    /// queue it; gives `value` back if the store is full.
+    #[inline]
+    pub(crate) fn insert(&mut self, value: T) -> Result<(Key, u32), T> {
+        if self.free_head == NIL {
+            return Err(value);
+        }
+        let index = self.free_head as usize;
+        let entry = match kept(&self.slots, index).entry {
+            // The last value's entry stayed with the slot: no waker of it is alive.
+            NIL => self.bind_entry(index),
+            parked => parked,
+        };
+        let slot = kept_mut(&mut self.slots, index);
+        self.free_head = slot.next_free;
+        *slot.value.get_mut() = Some(value);
+        slot.occupied = true;
+        slot.generation = slot.generation.wrapping_add(1);
+        slot.entry = entry;
+        slot.mark.round = 0;
+        let key = Key::new(self.base + index as u32, slot.generation);
+        self.len += 1;
+        Ok((key, self.ids | index as u32))
+    }
+
+    /// The slot of `key`'s value, if it is still here.
+    fn live(&self, key: Key) -> Option<usize> {
+        let index = key.index().checked_sub(self.base as usize)?;
+        let slot = self.slots.get(index)?;
+        (slot.generation == key.generation() && slot.occupied).then_some(index)
+    }
+
+    /// Whether `key`'s value is still in the store.
+    pub(crate) fn contains_key(&self, key: Key) -> bool {
+        self.live(key).is_some()
+    }
+
+    /// `key`'s value, if it is still in the store.
+    pub(crate) fn get(&self, key: Key) -> Option<&T> {
+        self.slots[self.live(key)?].value_ref()
+    }
+
+    /// `key`'s value, pinned, if it is still in the store.
+    pub(crate) fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut T>> {
+        let index = self.live(key)?;
+        let value = self.slots[index].value_mut()?;
+        // SAFETY: the slots live in a boxed slice that is never reallocated, and a value is only
+        // ever dropped in place (never moved out) unless `T: Unpin`; so it stays pinned.
+        Some(unsafe { Pin::new_unchecked(value) })
+    }
+
+    /// An owned waker of `key`'s value, if it is still in the store: waking it queues the value
+    /// as the waker lent to its `poll` does.
+    pub(crate) fn waker(&self, key: Key) -> Option<Waker> {
+        let index = self.live(key)?;
+        Some(self.table.waker(self.slots[index].entry as usize))
+    }
+
+    /// Drops `key`'s value in place now and frees its slot; `false` if it was gone already.
+    ///
+    /// If the value's `Drop` panics, the slot is free all the same and the panic propagates.
+    pub(crate) fn remove(&mut self, key: Key) -> bool {
+        match self.live(key) {
+            Some(index) => {
+                self.remove_at(index);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Moves `key`'s value out and frees its slot.
+    pub(crate) fn take(&mut self, key: Key) -> Option<T>
+    where
+        T: Unpin,
+    {
+        let index = self.live(key)?;
+        let value = self.slots[index].value.get_mut().take();
+        self.vacate(index);
+        value
+    }
+
+    /// Moves the values out, in slot order, for `T: Unpin`. The values the iterator has not
+    /// given when it is dropped are dropped with the arena.
+    pub(crate) fn into_values(self) -> IntoValues<T>
+    where
+        T: Unpin,
+    {
+        IntoValues {
+            store: self,
+            next: 0,
+        }
+    }
+
+    /// Drops every value in place. Storage is kept; nothing is allocated or freed.
+    ///
+    /// If a value's `Drop` panics, the other values are dropped all the same, and then the
+    /// first panic propagates.
+    pub(crate) fn clear(&mut self) {
+        let cleared = unwind::each_despite_panics(0..self.slots.len(), |index| {
+            if self.slots[index].occupied {
+                self.remove_at(index);
+            }
+        });
+        if let Err(panic) = cleared {
+            unwind::resume(panic);
+        }
+    }
+
+    /// The values with their keys, in slot order.
+    pub(crate) fn iter(&self) -> Iter<'_, T> {
+        Iter {
+            slots: self.slots.iter().enumerate(),
+            base: self.base,
+            left: self.len,
+        }
+    }
+
+    /// The values, pinned, with their keys, in slot order.
+    pub(crate) fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
+        IterPinMut {
+            slots: self.slots.iter_mut().enumerate(),
+            base: self.base,
+            left: self.len,
+        }
+    }
+    /// The generation the slots of an arena that replaces this one in its group start at, so
+    /// that no key of this arena names a value of that one.
+    pub(crate) fn next_generation(&self) -> u64 {
+        let highest = self.slots.iter().map(|slot| slot.generation).max();
+        highest.unwrap_or(0).saturating_add(1)
+    }
+
+    /// Bookkeeping for the value of slot `index` leaving: frees the slot, and its entry unless
+    /// it can stay parked with the slot.
+    #[inline]
+    fn vacate(&mut self, index: usize) {
+        self.vacate_inline(index);
+    }
+
+    /// [`vacate`](Self::vacate), always inlined: for [`remove_done`](Self::remove_done).
+    #[inline(always)]
+    fn vacate_inline(&mut self, index: usize) {
+        let slot = kept_mut(&mut self.slots, index);
+        slot.occupied = false;
+        if slot.generation != RETIRED_GENERATION {
+            slot.next_free = self.free_head;
+            self.free_head = index as u32;
+        }
+        self.len -= 1;
+        self.release_entry(index);
+    }
+
+    /// [`remove_at`](Self::remove_at), always inlined: for a value that finished in the poll
+    /// loop, where the call would cost every output of a set more than the code it runs.
+    /// Guarded by `ready_512k` (instructions).
+    #[inline(always)]
+    pub(crate) fn remove_done(&mut self, index: usize) {
+        // The bookkeeping is done first, so a panicking `Drop` leaves the arena consistent.
+        self.vacate_inline(index);
+        // Assignment drops in place and writes `None` even if that drop unwinds.
+        *kept_mut(&mut self.slots, index).value.get_mut() = None;
+    }
+
+    /// [`remove_at`](Self::remove_at) for a value whose poll panicked: out of line, so that
+    /// the poll loop it unwinds from stays small.
+    #[cold]
+    #[inline(never)]
+    fn remove_unwound(&mut self, index: usize) {
+        self.remove_at(index);
+    }
+
+    /// Drops the value of slot `index` in place and frees the slot.
+    #[inline]
+    fn remove_at(&mut self, index: usize) {
+        // As `remove_done`, but left to the compiler to inline or not: always inlined here, a
+        // merge's first poll (which removes an ended stream) grows and costs its hot path
+        // (`merge_hot_16`, instructions).
+        // The bookkeeping is done first, so a panicking `Drop` leaves the arena consistent.
+        self.vacate(index);
+        // Assignment drops in place and writes `None` even if that drop unwinds.
+        *kept_mut(&mut self.slots, index).value.get_mut() = None;
+    }
+
+    /// Binds an entry to the value about to be stored in slot `index`.
+    fn bind_entry(&mut self, index: usize) -> u32 {
+        if self.free_entries == NIL {
+            self.reclaim_entries();
+        }
+        let entry = if self.free_entries != NIL {
+            let entry = self.free_entries;
+            self.free_entries = link(&self.slots, entry).next;
+            entry
+        } else {
+            // More wakers of departed values are alive than the arena has slots: share an entry
+            // with some of them (one of them may cause a spurious poll of the new value).
+            let entry = self.retired_entries;
+            debug_assert_ne!(entry, NIL, "a free slot leaves an entry free or retired");
+            self.retired_entries = link(&self.slots, entry).next;
+            // Relaxed: the entry's wakers may wake the new value from now on; that is all.
+            self.table
+                .entry_state(entry as usize)
+                .fetch_and(!RETIRED, Ordering::Relaxed);
+            entry
+        };
+        link_mut(&mut self.slots, entry).slot = index as u32;
+        entry
+    }
+
+    /// Releases the entry of slot `index`, whose value is leaving. If no owned waker of it is
+    /// alive, no wake can come through it any more: it stays *parked* with the slot, its ready
+    /// bit cleared, and the slot's next value uses it (no waker of this value can reach that
+    /// one). Otherwise it is unbound and retired until its wakers are all gone.
+    /// Always inlined: it is part of [`remove_done`](Self::remove_done).
+    #[inline(always)]
+    fn release_entry(&mut self, index: usize) {
+        let entry = kept(&self.slots, index).entry;
+        // SAFETY: `entry` is the one bound to the leaving value: the arena binds only entries
+        // of its table.
+        let state = unsafe { self.table.entry_state_unchecked(entry as usize) };
+        // Acquire pairs with the Release decrement in the wakers' drop: their marks in the ready
+        // set happen before we look at (and clear) the entry's bit.
+        let parked = state.load(Ordering::Acquire) == 0 || {
+            // AcqRel: Acquire as above, if the last waker went meanwhile; Release so that a
+            // waker dropped later sees RETIRED after our unbinding.
+            let parked = state.fetch_or(RETIRED, Ordering::AcqRel) == 0;
+            if parked {
+                // Relaxed: no waker is left to see it.
+                state.store(0, Ordering::Relaxed);
+            }
+            parked
+        };
+        if parked {
+            // SAFETY: the entry is one of the table's, and the ready set has a bit for each.
+            unsafe { ready_set::unmark_unchecked(self.table.words(), entry as usize) };
+        } else {
+            kept_mut(&mut self.slots, index).entry = NIL;
+            let link = link_mut(&mut self.slots, entry);
+            link.slot = NIL;
+            link.next = self.retired_entries;
+            self.retired_entries = entry;
+        }
+    }
+
+    /// Puts `entry`, retired and with no waker left, on the free list, its ready bit cleared.
+    fn free_entry(&mut self, entry: u32) {
+        // Relaxed: no waker is left to see it.
+        self.table
+            .entry_state(entry as usize)
+            .store(0, Ordering::Relaxed);
+        ready_set::unmark(self.table.words(), entry as usize);
+        link_mut(&mut self.slots, entry).next = self.free_entries;
+        self.free_entries = entry;
+    }
+
+    /// Moves the retired entries whose wakers are all gone to the free list.
+    fn reclaim_entries(&mut self) {
+        let mut previous = NIL;
+        let mut entry = self.retired_entries;
+        while entry != NIL {
+            let next = link(&self.slots, entry).next;
+            // Acquire: as in `release_entry`.
+            let state = self
+                .table
+                .entry_state(entry as usize)
+                .load(Ordering::Acquire);
+            if state == RETIRED {
+                if previous == NIL {
+                    self.retired_entries = next;
+                } else {
+                    link_mut(&mut self.slots, previous).next = next;
+                }
+                self.free_entry(entry);
+            } else {
+                previous = entry;
+            }
+            entry = next;
+        }
+    }
+
+    /// Drains the ready set in `mode`, filing each woken slot that holds a value for round
+    /// `round` ([`round::file`]) by its id (its index if not `GROUP`; a growable arena's
+    /// group's id for it if `GROUP`); `true` if `ready` got any.
+    #[inline]
+    pub(crate) fn drain<const GROUP: bool>(
+        &mut self,
+        mode: Drain,
+        round: u32,
+        ready: &mut Queue,
+        deferred: &mut Queue,
+    ) -> bool {
+        let Self {
+            slots, table, ids, ..
+        } = self;
+        let ids = *ids;
+        debug_assert!(GROUP || ids == 0);
+        let mut got = false;
+        ready_set::drain(
+            table.words(),
+            table.header().ready_layout(),
+            mode,
+            &mut |entry| {
+                let index = link(slots, entry as u32).slot;
+                if index == NIL {
+                    // A waker of a departed value: it names no slot.
+                    return;
+                }
+                if !kept(slots, index as usize).occupied {
+                    // A parked entry: its wakers were gone when its value left.
+                    return;
+                }
+                got |= if GROUP {
+                    let mut marks = Local {
+                        slots: &mut **slots,
+                        ids,
+                    };
+                    round::file(&mut marks, ids | index, round, ready, deferred)
+                } else {
+                    round::file(&mut **slots, index, round, ready, deferred)
+                };
+            },
+        );
+        got
+    }
+
+    /// Polls the value of slot `index`, if it holds one, with `poll` (given its key), in a
+    /// context of its own waker; its key and entry come back with what `poll` returned. If
+    /// `poll` panics, `unwound` runs, the value is dropped in place and its slot freed, and the
+    /// panic goes on.
+    #[inline(always)]
+    pub(crate) fn poll_at<R>(
+        &mut self,
+        index: usize,
+        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
+        unwound: impl FnOnce(),
+    ) -> Option<(Key, u32, R)> {
+        let slot = kept_mut(&mut self.slots, index);
+        // Through `as_mut`, not `is_none` on the `Option<T>`: a shared reference to a
+        // (possibly self-referential) value would invalidate its borrows of itself under
+        // Stacked Borrows (`a_future_borrowing_itself_across_pending_keeps_its_borrow`).
+        slot.value.get_mut().as_mut()?;
+        let key = Key::new(self.base + index as u32, slot.generation);
+        let entry = slot.entry;
+        let out = self.poll_value(index, entry as usize, unwound, |value, cx| {
+            poll(key, value, cx)
+        });
+        Some((key, entry, out))
+    }
+
+    /// Whether entry `entry` was woken since its value's poll began.
+    #[inline(always)]
+    pub(crate) fn is_marked(&self, entry: u32) -> bool {
+        ready_set::is_marked(self.table.words(), entry as usize)
+    }
+
+    /// Asks the CPU for slot `index` (see [`queue::prefetch`]).
+    #[inline(always)]
+    pub(crate) fn prefetch(&self, index: usize) {
+        queue::prefetch(kept(&self.slots, index));
+    }
+
+    /// The top word of the ready set: the store's parent word when it has a task of its own.
+    #[inline(always)]
+    fn top_word(&self) -> &crate::sync::AtomicU64 {
+        self.table.top_word()
+    }
+
+    /// The mark of slot `index`.
+    #[inline(always)]
+    pub(crate) fn mark_at(&mut self, index: usize) -> &mut Mark {
+        &mut kept_mut(&mut self.slots, index).mark
+    }
+
+    /// Polls the value at `index` (there is one) with `poll`, in a context of the waker of
+    /// wake table entry `entry`. If `poll` panics, `unwound` runs and the value is dropped and
+    /// its slot freed before the panic goes on.
+    #[inline(always)]
+    fn poll_value<R>(
+        &mut self,
+        index: usize,
+        entry: usize,
+        unwound: impl FnOnce(),
+        poll: impl FnOnce(Pin<&mut T>, &mut Context<'_>) -> R,
+    ) -> R {
+        #[cfg(feature = "std")]
+        {
+            use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+            let (value, waker) = self.value_and_waker(index, entry);
+            // Only the poll is wrapped: `unwind::repair_on_unwind` would take the slot lookup
+            // and the waker in too, a cost on every poll. Guarded by `ready_512k`.
+            match catch_unwind(AssertUnwindSafe(|| {
+                poll(value, &mut Context::from_waker(&waker))
+            })) {
+                Ok(out) => out,
+                Err(panic) => {
+                    // The caller's bookkeeping first: the value's `Drop` may panic too.
+                    unwound();
+                    self.remove_unwound(index);
+                    resume_unwind(panic);
+                }
+            }
+        }
+        #[cfg(not(feature = "std"))]
+        unwind::repair_on_unwind(
+            self,
+            |store| {
+                let (value, waker) = store.value_and_waker(index, entry);
+                poll(value, &mut Context::from_waker(&waker))
+            },
+            |store| {
+                unwound();
+                store.remove_unwound(index);
+            },
+        )
+    }
+    /// The value at `index` (there is one), pinned, and the waker of wake table entry `entry`.
+    #[inline(always)]
+    fn value_and_waker(
+        &mut self,
+        index: usize,
+        entry: usize,
+    ) -> (Pin<&mut T>, ManuallyDrop<Waker>) {
+        let Some(value) = kept_mut(&mut self.slots, index).value.get_mut().as_mut() else {
+            unreachable!("the slot polled is empty")
+        };
+        // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
+        let value = unsafe { Pin::new_unchecked(value) };
+        // SAFETY: `entry` is the one bound to the value: the arena binds only entries of its
+        // table.
+        (value, unsafe { self.table.borrowed_waker_unchecked(entry) })
+    }
+}
+
+/// A store's marks by the ids of its slots in a growable arena's queues.
+struct Local<'a, T> {
+    slots: &'a mut [Slot<T>],
+    ids: u32,
+}
+
+impl<T> Marks for Local<'_, T> {
+    #[inline(always)]
+    fn mark(&mut self, id: u32) -> &mut Mark {
+        &mut kept_mut(self.slots, (id - self.ids) as usize).mark
+    }
+}
+
+/// Slots named by their index.
+impl<T> Marks for [Slot<T>] {
+    #[inline(always)]
+    fn mark(&mut self, id: u32) -> &mut Mark {
+        &mut kept_mut(self, id as usize).mark
+    }
+}
+
+/// A store polled on its own (an arena's) names its slots by their index.
+impl<T> Marks for Store<T> {
+    #[inline(always)]
+    fn mark(&mut self, id: u32) -> &mut Mark {
+        debug_assert_eq!(self.ids, 0, "a group's slots are named by their group's ids");
+        self.mark_at(id as usize)
+    }
+}
+
+/// The storage of an [`Arena`](crate::Arena), as its poll loop reaches it.
+impl<T> Slots<T> for Store<T> {
+    const MAY_WAIT_UNBOUND: bool = false;
+
+    #[inline(always)]
+    fn held(&self) -> usize {
+        self.len
+    }
+
+    #[inline(always)]
+    fn far(&self) -> bool {
+        // A bounded arena does not prefetch: telling a large one from a small one on each call
+        // costs every output more than the prefetch saves. Guarded by `ready_512k`.
+        false
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, id: u32) {
+        Store::prefetch(self, id as usize);
+    }
+
+    #[inline(always)]
+    fn is_idle(&self) -> bool {
+        self.top_word().load(Ordering::Relaxed) == ready_set::BUSY
+    }
+
+    #[inline(always)]
+    fn has_wakes(&self, mode: Drain) -> bool {
+        !ready_set::drain_is_idle(self.top_word(), mode)
+    }
+
+    #[inline(always)]
+    fn set_busy(&self) {
+        ready_set::set_busy(self.top_word());
+    }
+
+    fn register(&self, waker: &Waker) {
+        if let Parent::Task(parent) = self.table.header().parent() {
+            parent.register(waker);
+        }
+    }
+
+    #[inline]
+    fn drain(&mut self, mode: Drain, round: u32, ready: &mut Queue, deferred: &mut Queue) -> bool {
+        Store::drain::<false>(self, mode, round, ready, deferred)
+    }
+
+    #[inline(always)]
+    fn poll_slot<R>(
+        &mut self,
+        id: u32,
+        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
+    ) -> Option<(Key, u32, R)> {
+        self.poll_at(id as usize, poll, || {})
+    }
+
+    #[inline(always)]
+    fn is_woken(&self, _id: u32, entry: u32) -> bool {
+        self.is_marked(entry)
+    }
+
+    #[inline(always)]
+    fn holds_no_waker(&self, _id: u32, _entry: u32) -> bool {
+        // Every value is polled with its own waker from its first poll on.
+        false
+    }
+
+    #[inline(always)]
+    fn remove(&mut self, id: u32) {
+        self.remove_done(id as usize);
+    }
+}
+
+/// Element `index` of `items`, not bounds-checked again: for the indexes the arena keeps
+/// itself, each below the length, fixed when the storage is made (a slot from the free list,
+/// a queue or a bound entry's link; a group named by a growable arena's masks). Used on the
+/// paths every output takes, where the checks cost a set's output more than the code they
+/// guard (guarded by `ready_512k`, instructions). A debug build checks (`get_unchecked`'s own
+/// precondition).
+///
+/// Under Miri the index is checked as by `items[index]`: a broken invariant panics there too,
+/// and Miri runs the sets' tests 10-15% faster than through `get_unchecked`.
+#[inline(always)]
+pub(crate) fn kept<E>(items: &[E], index: usize) -> &E {
+    #[cfg(miri)]
+    return &items[index];
+    // SAFETY: `index` is one the arena keeps, below `items.len()` (above).
+    #[cfg(not(miri))]
+    unsafe {
+        items.get_unchecked(index)
+    }
+}
+
+/// [`kept`], mutable.
+#[inline(always)]
+pub(crate) fn kept_mut<E>(items: &mut [E], index: usize) -> &mut E {
+    #[cfg(miri)]
+    return &mut items[index];
+    // SAFETY: as in `kept`.
+    #[cfg(not(miri))]
+    unsafe {
+        items.get_unchecked_mut(index)
+    }
+}
+
+/// The owner's link of entry `entry`.
+fn link<T>(slots: &[Slot<T>], entry: u32) -> &EntryLink {
+    // An entry the arena keeps is below twice the slots' number: its slot is one of them.
+    &kept(slots, entry as usize / 2).links[entry as usize % 2]
+}
+
+fn link_mut<T>(slots: &mut [Slot<T>], entry: u32) -> &mut EntryLink {
+    &mut kept_mut(slots, entry as usize / 2).links[entry as usize % 2]
+}
+
+impl<T> fmt::Debug for Store<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Store")
+            .field("len", &self.len)
+            .field("capacity", &self.capacity())
+            .finish_non_exhaustive()
+    }
+}
+
+/// and fused, and its `Debug` shows that count.
+macro_rules! counted_iterator {
+    ($($name:ident),+) => {$(
+        impl<T> ExactSizeIterator for $name<'_, T> {}
+        impl<T> core::iter::FusedIterator for $name<'_, T> {}
+
+        impl<T> core::fmt::Debug for $name<'_, T> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.debug_struct(stringify!($name))
+                    .field("left", &self.left)
+                    .finish()
+            }
+        }
+    )+};
+}
+pub(crate) use counted_iterator;
+
+counted_iterator!(Iter, IterPinMut);
+
+/// The values of an [`Arena`](crate::Arena) with their keys: [`Arena::iter`](crate::Arena::iter).
+pub struct Iter<'a, T> {
+    slots: core::iter::Enumerate<core::slice::Iter<'a, Slot<T>>>,
+    base: u32,
+    left: usize,
+}
+
+impl<'a, T> Iterator for Iter<'a, T> {
+    type Item = (Key, &'a T);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        for (index, slot) in self.slots.by_ref() {
+            if let Some(value) = slot.value_ref() {
+                self.left -= 1;
+                return Some((Key::new(self.base + index as u32, slot.generation), value));
+            }
+        }
+        None
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+/// The values of an [`Arena`](crate::Arena), pinned, with their keys:
+/// [`Arena::iter_pin_mut`](crate::Arena::iter_pin_mut).
+pub struct IterPinMut<'a, T> {
+    slots: core::iter::Enumerate<core::slice::IterMut<'a, Slot<T>>>,
+    base: u32,
+    left: usize,
+}
+
+impl<'a, T> Iterator for IterPinMut<'a, T> {
+    type Item = (Key, Pin<&'a mut T>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        for (index, slot) in self.slots.by_ref() {
+            let generation = slot.generation;
+            if let Some(value) = slot.value_mut() {
+                self.left -= 1;
+                // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
+                let value = unsafe { Pin::new_unchecked(value) };
+                return Some((Key::new(self.base + index as u32, generation), value));
+            }
+        }
+        None
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+/// The values of an [`Arena`](crate::Arena), moved out:
+/// [`Arena::into_values`](crate::Arena::into_values). Dropping it drops the values
+/// it has not given yet, once each.
+pub struct IntoValues<T> {
+    store: Store<T>,
+    /// The first slot not yet looked at.
+    next: usize,
+}
+
+impl<T: Unpin> Iterator for IntoValues<T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        while self.store.len > 0 && self.next < self.store.slots.len() {
+            let index = self.next;
+            self.next += 1;
+            if self.store.slots[index].occupied {
+                let value = self.store.slots[index].value.get_mut().take();
+                self.store.vacate(index);
+                return value;
+            }
+        }
+        None
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.store.len, Some(self.store.len))
+    }
+}
+
+impl<T: Unpin> ExactSizeIterator for IntoValues<T> {}
+
+impl<T: Unpin> core::iter::FusedIterator for IntoValues<T> {}
+
+impl<T> fmt::Debug for IntoValues<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IntoValues")
+            .field("len", &self.store.len)
+            .finish_non_exhaustive()
+    }
+}
+
