@@ -9,8 +9,8 @@ use crate::key::Key;
 use crate::round::{Budget, Rounds};
 use crate::step::Step;
 use crate::storage::{Storage, sealed::Sealed};
-pub use crate::store::{IntoValues, Iter, IterPinMut};
 use crate::store::Store;
+pub use crate::store::{IntoValues, Iter, IterPinMut};
 
 /// A fixed-capacity arena of pinned values, each with its own waker. See the
 /// [crate documentation](crate) for the design.

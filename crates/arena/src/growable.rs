@@ -17,7 +17,6 @@ use crate::store::{self, GROUP_SHIFT, Store, kept, kept_mut, slots_far};
 use crate::unwind;
 use alloc::vec::Vec;
 
-
 /// A growable arena: a stack of fixed stores (its *groups*), smallest first, sharing one parent
 /// registration, polled as one arena with one fairness budget.
 ///
@@ -63,9 +62,9 @@ struct Groups<T> {
     generation_floor: u64,
     /// The number of the first slot of group `i`, for keys: the capacity of the groups below.
     bases: [u32; Hub::MAX_ARENAS],
-    /// Set when a value leaves and the top group (of two or more) holds no other: the owner
-    /// then releases what the memory policy allows, once the poll loop is done with the
-    /// queues (a released group's slots are taken out of them first).
+    /// Set when a value leaves and the top group (of two or more) holds no other: the memory
+    /// policy may release it. Acted on at once (a released group's slots are taken out of the
+    /// queues first), or, after a poll that unwound, at the next call.
     release_due: bool,
 }
 
@@ -163,6 +162,34 @@ impl<T> Groups<T> {
         if let [_, .., top] = self.stores.as_slice() {
             let top_len = if group + 1 == self.stores.len() { 1 } else { 0 };
             self.release_due |= top.len() == top_len;
+        }
+    }
+
+    /// Releases the top group while it holds no value and the memory policy allows it, its
+    /// slots taken out of `rounds`' queues first.
+    #[cold]
+    #[inline(never)]
+    fn release_empty(&mut self, rounds: &mut Rounds) {
+        self.release_due = false;
+        while let [_, .., top] = self.stores.as_slice() {
+            if !top.is_empty() {
+                return;
+            }
+            let below = self.capacity - top.capacity();
+            if !self.sizing.may_release(self.len, below) {
+                return;
+            }
+            self.sizing.released(self.capacity);
+            let group = self.stores.len() - 1;
+            self.generation_floor = self.generation_floor.max(top.next_generation());
+            // Its slots may still be queued (a value that left is skipped when met).
+            rounds.retain(self, |id| split(id).0 != group);
+            // Dropping the store frees its slots; its wake table lives on while stale wakers
+            // do. Their wakes set this group's hub bit: ignored while no group has it, and
+            // costing a look that finds nothing at the group that takes the bit later.
+            self.stores.pop();
+            self.not_full &= !bit(group);
+            self.capacity = below;
         }
     }
 
@@ -293,10 +320,13 @@ impl<T> Slots<T> for Groups<T> {
     }
 
     #[inline(always)]
-    fn remove(&mut self, id: u32) {
+    fn remove(&mut self, id: u32, rounds: &mut Rounds) {
         let (group, index) = split(id);
         self.leaving(group);
         kept_mut(&mut self.stores, group).remove_done(index);
+        if self.release_due {
+            self.release_empty(rounds);
+        }
     }
 }
 
@@ -400,9 +430,7 @@ impl<T> GrowableArena<T> {
     /// The group holding `key`'s value, if it is still in the arena.
     fn live_group(&self, key: Key) -> Option<usize> {
         let group = self.groups.group_of(key)?;
-        self.groups.stores[group]
-            .contains_key(key)
-            .then_some(group)
+        self.groups.stores[group].contains_key(key).then_some(group)
     }
 
     /// Whether `key`'s value is still in the arena.
@@ -435,7 +463,7 @@ impl<T> GrowableArena<T> {
         };
         self.groups.leaving(group);
         self.groups.stores[group].remove(key);
-        self.release_empty_groups();
+        self.groups.release_empty(&mut self.rounds);
         true
     }
 
@@ -447,7 +475,7 @@ impl<T> GrowableArena<T> {
         let group = self.live_group(key)?;
         self.groups.leaving(group);
         let value = self.groups.stores[group].take(key);
-        self.release_empty_groups();
+        self.groups.release_empty(&mut self.rounds);
         value
     }
 
@@ -476,7 +504,7 @@ impl<T> GrowableArena<T> {
         let cleared = unwind::each_despite_panics(&mut self.groups.stores, Store::clear);
         self.groups.recount();
         self.groups.release_due = true;
-        self.release_empty_groups();
+        self.groups.release_empty(&mut self.rounds);
         if let Err(panic) = cleared {
             unwind::resume(panic);
         }
@@ -514,9 +542,8 @@ impl<T> GrowableArena<T> {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
-        let polled = self.rounds.poll_next(&mut self.groups, cx, f);
         self.release_if_due();
-        polled
+        self.rounds.poll_next(&mut self.groups, cx, f)
     }
 
     /// [`poll_next`](GrowableArena::poll_next) for values that may leave without an output, such as
@@ -528,9 +555,8 @@ impl<T> GrowableArena<T> {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
-        let polled = self.rounds.poll_next_some(&mut self.groups, cx, f);
         self.release_if_due();
-        polled
+        self.rounds.poll_next_some(&mut self.groups, cx, f)
     }
 
     /// [`poll_next`](GrowableArena::poll_next) within a round the caller started with
@@ -546,46 +572,16 @@ impl<T> GrowableArena<T> {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
-        let polled = self.rounds.poll(&mut self.groups, cx, budget, f);
         self.release_if_due();
-        polled
+        self.rounds.poll(&mut self.groups, cx, budget, f)
     }
 
-    /// Releases what the memory policy allows if a value of the top group left.
+    /// Releases what the memory policy allows if a value left the top group while a poll
+    /// unwound (any other output releases at once).
     #[inline(always)]
     fn release_if_due(&mut self) {
         if self.groups.release_due {
-            self.release_empty_groups();
-        }
-    }
-
-    /// Releases the top group while it holds no value and the memory policy allows it, its
-    /// slots taken out of the queues first.
-    #[cold]
-    #[inline(never)]
-    fn release_empty_groups(&mut self) {
-        let groups = &mut self.groups;
-        groups.release_due = false;
-        while let [_, .., top] = groups.stores.as_slice() {
-            if !top.is_empty() {
-                return;
-            }
-            let below = groups.capacity - top.capacity();
-            if !groups.sizing.may_release(groups.len, below) {
-                return;
-            }
-            groups.sizing.released(groups.capacity);
-            let group = groups.stores.len() - 1;
-            groups.generation_floor = groups.generation_floor.max(top.next_generation());
-            // Its slots may still be queued (a value that left is skipped when met).
-            self.rounds
-                .retain(groups, |id| split(id).0 != group);
-            // Dropping the store frees its slots; its wake table lives on while stale wakers
-            // do. Their wakes set this group's hub bit: ignored while no group has it, and
-            // costing a look that finds nothing at the group that takes the bit later.
-            groups.stores.pop();
-            groups.not_full &= !bit(group);
-            groups.capacity = below;
+            self.groups.release_empty(&mut self.rounds);
         }
     }
 }
@@ -724,4 +720,3 @@ impl<T> fmt::Debug for IntoValues<T> {
             .finish_non_exhaustive()
     }
 }
-

@@ -619,7 +619,7 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
     }
 
     #[inline(always)]
-    fn remove(&mut self, _id: u32) {
+    fn remove(&mut self, _id: u32, _: &mut Rounds) {
         // The value stays in place, its output with it.
     }
 }

@@ -139,18 +139,24 @@ impl Queue {
         id
     }
 
-    /// Moves the first slot to the end (the queue is not empty): what a pop and a push of the
-    /// same slot do, with only the links that change written. Guarded by `merge_hot_16`
-    /// (instructions).
+    /// Moves the first slot to the end (the queue is not empty), applying `first` to its mark:
+    /// what a pop and a push of the same slot do, with only the links that change written,
+    /// and each mark looked up once. Guarded by `merge_hot_16` (instructions).
     #[inline(always)]
-    pub(crate) fn rotate(&mut self, marks: &mut (impl Marks + ?Sized)) {
+    pub(crate) fn rotate(
+        &mut self,
+        marks: &mut (impl Marks + ?Sized),
+        first: impl FnOnce(&mut Mark),
+    ) {
         let head = self.head;
+        let mark = marks.mark(head);
+        first(mark);
         if head == self.tail {
             return;
         }
-        let next = marks.mark(head).next;
+        let next = mark.next;
+        mark.next = NIL;
         marks.mark(self.tail).next = head;
-        marks.mark(head).next = NIL;
         self.tail = head;
         self.head = next;
     }

@@ -95,7 +95,6 @@ pub(crate) enum Queued<R> {
     Yield,
 }
 
-
 /// What the poll loop needs of an arena kind: storage. A slot is named by an id (`u32`, below
 /// [`IDLE`](crate::queue::IDLE)) that the kind chooses; [`Marks`] gives each slot's mark.
 ///
@@ -158,8 +157,9 @@ pub(crate) trait Slots<T>: Marks {
     fn holds_no_waker(&self, id: u32, entry: u32) -> bool;
 
     /// Slot `id`'s value gave its last output ([`Step::Done`]): an arena drops it and frees
-    /// the slot; a join keeps it.
-    fn remove(&mut self, id: u32);
+    /// the slot; a join keeps it. A growable arena may release a group then, taking its slots
+    /// out of `rounds`' queues (the slot polled is out of them already).
+    fn remove(&mut self, id: u32, rounds: &mut Rounds);
 }
 
 /// Files woken slot `id` for round `round`: in `deferred` if that round polled it already
@@ -446,7 +446,7 @@ impl Rounds {
                 Some((key, out))
             }
             Step::Done(out) => {
-                slots.remove(id);
+                slots.remove(id, self);
                 Some((key, out))
             }
         }
@@ -552,8 +552,7 @@ impl Rounds {
         if let Step::Repoll(Some(out)) = step {
             // Its next poll is needed anyway, never vain; its round mark matters only to a
             // value out of the queue.
-            slots.mark(id).round = 0;
-            self.ready.rotate(slots);
+            self.ready.rotate(slots, |mark| mark.round = 0);
             return First::Rotated(key, out);
         }
         // Anything else: as if the round had taken it out of the queue to poll it. A rotation

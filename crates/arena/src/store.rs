@@ -153,7 +153,13 @@ impl<T> Store<T> {
             hub: hub.clone(),
             bit: bit as u32,
         };
-        Self::with_parent(capacity, parent, base, generation, (bit as u32) << GROUP_SHIFT)
+        Self::with_parent(
+            capacity,
+            parent,
+            base,
+            generation,
+            (bit as u32) << GROUP_SHIFT,
+        )
     }
 
     fn with_parent(capacity: usize, parent: Parent, base: u32, generation: u64, ids: u32) -> Self {
@@ -688,7 +694,10 @@ impl<T> Marks for [Slot<T>] {
 impl<T> Marks for Store<T> {
     #[inline(always)]
     fn mark(&mut self, id: u32) -> &mut Mark {
-        debug_assert_eq!(self.ids, 0, "a group's slots are named by their group's ids");
+        debug_assert_eq!(
+            self.ids, 0,
+            "a group's slots are named by their group's ids"
+        );
         self.mark_at(id as usize)
     }
 }
@@ -761,7 +770,7 @@ impl<T> Slots<T> for Store<T> {
     }
 
     #[inline(always)]
-    fn remove(&mut self, id: u32) {
+    fn remove(&mut self, id: u32, _: &mut round::Rounds) {
         self.remove_done(id as usize);
     }
 }
@@ -937,4 +946,3 @@ impl<T> fmt::Debug for IntoValues<T> {
             .finish_non_exhaustive()
     }
 }
-
