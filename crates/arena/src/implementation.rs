@@ -83,55 +83,59 @@
 //! from earlier rounds and of the deferred ones: a value woken while always-ready streams run is
 //! polled in the next call, however many of them there are.
 //!
-//! A merge's call takes one item and ends, so its common case is shorter
-//! (`Arena::poll_first_rotating`): when the top word of the ready set says nothing was woken
+//! A merge's call takes one item and ends, so its common case is shorter, a branch of the
+//! same loop (`Rounds::poll_first`): when the top word of the ready set says nothing was woken
 //! since the last call (it holds `BUSY` and no mark), the deferred slots are appended and the
 //! slot at the head of the queue is polled in place; if it gives an item, it moves to the tail
 //! of the queue (two links rewritten, no round numbered, no budget made) and the item is the
 //! call's output. That is what deferring it and appending it at the next call would have
 //! done, since nothing woken waits to go ahead of it. Anything else (a wake to collect, a
 //! value that is `Pending` or ends) goes on as the round above, from that first poll. A
-//! growable arena does the same in the group whose turn it is, and while that group's turn
-//! goes on, its next call checks only the hub before polling it.
+//! growable arena does the same, with the hub's word for the top word.
 //!
-//! The loop is written once (`round::poll_round`) over what an arena and a growable
-//! arena both provide.
+//! The loop is written once, in `round.rs`: `Rounds` owns the queues, the
+//! round number, the budget and the owner's `BUSY`, and reaches each kind's storage through
+//! one trait of lookups (`Slots`: a slot by id polled with its own waker, its mark, the wake
+//! table and the parent's word), implemented by an arena's store (`store.rs`), a growable
+//! arena's groups (`growable.rs`) and an armed join arena's values (`join_arena.rs`).
 //!
 //! # Walks
 //!
 //! One output, from the user's call down to the value's `poll` and back, file by file, as the
-//! code stands:
+//! code stands (the queue's operations in `queue.rs` are leaves the loop calls on the way):
 //!
 //! - **A merge of busy streams** (`MergeBounded`): `keyed_set.rs` (`poll_next`,
 //!   `poll_next_keyed`, `Streams::poll_next`) → `coop.rs` (`poll_output`) → `arena.rs`
-//!   (`poll_next_some`,
-//!   `poll_first_rotating`: the top word through `wake_table.rs`, `queue.rs` `append`, the
-//!   value's waker through `wake_table.rs`, the merge's closure and `step.rs` `of_stream`,
-//!   `queue.rs` `rotate`) → back with the item.
+//!   (`poll_next_some`) → `round.rs` (`Rounds::poll_next_some`, `poll_first`: the top word
+//!   through `Slots::is_idle`, the queue's `append`) → `store.rs` (`poll_at`: the slot, its
+//!   waker through `wake_table.rs`, the merge's closure and `step.rs` `of_stream`) → back in
+//!   `round.rs`, the queue's `rotate` → back with the item.
 //! - **A bounded set** (`FuturesUnorderedBounded`): `keyed_set.rs` (the same type as a merge's,
-//!   over `Futures`) → `coop.rs` → `arena.rs`
-//!   (`poll_next`, `budget`: the wakes drained through `ready_set.rs` into the queues) →
-//!   `round.rs` (`poll_round`) → `arena.rs` (`Rounds::poll_queued`, `poll_ready`) → `round.rs`
-//!   (`poll_queue`) → `arena.rs` (`SlotQueue::poll_front`: `queue.rs` `pop`, `poll_value`,
-//!   `wake_table.rs` `borrowed_waker`, the set's closure and `step.rs`) → `round.rs` (`settle`)
-//!   → `arena.rs` (`done`, `remove_done`: the slot and its entry freed, `ready_set.rs`
-//!   `unmark`) → back with the output.
-//! - **A growable set** (`FuturesUnordered`): as the bounded set, with `growable.rs` between
-//!   `round.rs` and each group's `arena.rs` (`budget`: the hub's wakes through `hub.rs`;
-//!   `Rounds::poll_queued`: the group whose turn it is, then `take_turn`, and `left` with
-//!   `sizing.rs` when a value leaves).
+//!   over `Futures`) → `coop.rs` → `arena.rs` (`poll_next`) → `round.rs` (`Rounds::poll_next`:
+//!   `budget`, `poll`, the wakes collected through `Slots::drain`; `poll_queued`: the queue's
+//!   `pop`) → `store.rs` (`poll_at`: `wake_table.rs` `borrowed_waker`, the set's closure and
+//!   `step.rs`) → back in `round.rs` (`settle`) → `store.rs` (`remove_done`: the slot and its
+//!   entry freed, `ready_set.rs` `unmark`) → back with the output.
+//! - **A growable set** (`FuturesUnordered`): as the bounded set, with `growable.rs` (`Groups`)
+//!   where the loop reaches a slot: the slot's id names its group, whose store is polled; a
+//!   value that leaves is counted there, and the top group released if the memory policy
+//!   (`sizing.rs`) allows.
 //! - **`join_all`** of futures ready at once: `join_all.rs` → `join.rs` (`drive`,
 //!   `poll_every_input`) → `join_arena.rs` (`fill_in_place`: each value polled through
 //!   `join.rs` `poll_input` and `slot.rs`, its output written over it) → back with the `Vec`.
-//!   Once armed: `join.rs` → `join_arena.rs` (`budget`, `poll_with_budget`) → `round.rs`
-//!   (`poll_round`) → `join_arena.rs` (`Rounds`) → `round.rs` (`poll_queue`) →
-//!   `join_arena.rs` (`SlotQueue` of `ArmedQueue`) → `round.rs` (`settle`).
+//!   Once armed: `join.rs` → `join_arena.rs` (`budget`, `poll_with_budget`) → `round.rs` (the
+//!   same loop) → `join_arena.rs` (`ArmedSlots`: a value by index and its waker) → back.
 //!
 //! # Growable arenas
 //!
-//! A [`GrowableArena`](crate::GrowableArena) is a stack of arenas (groups) whose parent is a bit
+//! A [`GrowableArena`](crate::GrowableArena) is a stack of stores (groups) whose parent is a bit
 //! in one hub: the task registers once, with the hub, and learns from the hub which groups have
-//! woken slots. The hub's word has its own `BUSY` bit, with the same meaning. Groups are made
+//! woken slots. The hub's word has its own `BUSY` bit, with the same meaning. The groups share
+//! one poll loop and one queue, so a growable arena polls as one arena of its capacity does: a
+//! slot's id in the queue is its group's number above its index in the group (a group holds at
+//! most 2^26 slots), and a group's woken slots are filed into queues linked through that
+//! group's own marks, then appended to the arena's. A group about to be released has its slots
+//! taken out of the queues first. Groups are made
 //! with generations past those of every group released before (one floor for all: a group
 //! added while the arena grows back may cover the slot numbers of several released groups), so
 //! keys stay unique.

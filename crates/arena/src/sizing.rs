@@ -9,8 +9,9 @@
 /// group added after the first.
 pub(crate) const FIRST_GROUP: usize = 32;
 
-/// The largest group made (an arena holds at most `(u32::MAX - 1) / 2` slots).
-pub(crate) const MAX_GROUP: usize = 1 << 30;
+/// The largest group made: a slot's id in the arena's queues keeps its index in a group in
+/// [`GROUP_SHIFT`](crate::store::GROUP_SHIFT) bits.
+pub(crate) const MAX_GROUP: usize = 1 << crate::store::GROUP_SHIFT;
 
 /// How much a group added while the set grows back may hold, as a multiple of the capacity the
 /// set has then: a regular group doubles the capacity, a grow-back group at most quadruples it.

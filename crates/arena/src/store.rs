@@ -549,7 +549,7 @@ impl<T> Store<T> {
                 }
                 got |= if GROUP {
                     let mut marks = Local {
-                        slots: &mut **slots,
+                        slots,
                         ids,
                     };
                     round::file(&mut marks, ids | index, round, ready, deferred)

@@ -133,9 +133,9 @@ fn a_future_that_always_wakes_itself_starves_no_other() {
 }
 
 #[test]
-fn groups_take_turns_giving_outputs() {
-    // Groups of 32 (ids 0..32), 32 (32..64) and 64 (64..128), every future ready: each group
-    // gives as many outputs in a row as it has slots, so the outputs come in push order.
+fn outputs_come_in_push_order_across_groups() {
+    // Groups of 32 (ids 0..32), 32 (32..64) and 64 (64..128), every future ready: the groups
+    // share one queue, so the outputs come in push order, whatever the group.
     let mut set: FuturesUnordered<Ready<usize>> = (0..128).map(ready).collect();
     assert_eq!(set.capacity(), 128);
     let mut outputs = Vec::new();
@@ -149,7 +149,7 @@ fn groups_take_turns_giving_outputs() {
 fn a_group_refilled_as_it_gives_outputs_does_not_starve_the_next() {
     // Two groups of 32, every future ready. Each output of the first group is replaced at once
     // by a new ready future, which goes into the slot just freed: the first group always has
-    // queued futures, and its turn still ends after 32 outputs.
+    // queued futures, but each new one is queued behind the second group's, which come first.
     let mut set: FuturesUnordered<Ready<usize>> = (0..64).map(ready).collect();
     assert_eq!(set.capacity(), 64);
     let mut outputs = Vec::new();
