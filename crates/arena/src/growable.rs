@@ -463,7 +463,7 @@ impl<T> GrowableArena<T> {
         };
         self.groups.leaving(group);
         self.groups.stores[group].remove(key);
-        self.groups.release_empty(&mut self.rounds);
+        self.release_if_due();
         true
     }
 
@@ -475,7 +475,7 @@ impl<T> GrowableArena<T> {
         let group = self.live_group(key)?;
         self.groups.leaving(group);
         let value = self.groups.stores[group].take(key);
-        self.groups.release_empty(&mut self.rounds);
+        self.release_if_due();
         value
     }
 

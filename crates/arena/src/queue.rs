@@ -118,6 +118,13 @@ impl Queue {
             return;
         }
         mark.next = NIL;
+        self.link_last(marks, id);
+    }
+
+    /// Appends slot `id`, whose mark was in no queue and now ends one (`next` is `NIL`): the
+    /// second half of [`push`](Self::push), for a caller that has looked at the mark already.
+    #[inline(always)]
+    pub(crate) fn link_last(&mut self, marks: &mut (impl Marks + ?Sized), id: u32) {
         if self.tail == NIL {
             self.head = id;
         } else {

@@ -7,7 +7,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
 use crate::key::Key;
-use crate::queue::{Marks, Queue};
+use crate::queue::{IDLE, Marks, NIL, Queue};
 use crate::ready_set::Drain;
 use crate::step::Step;
 
@@ -172,13 +172,15 @@ pub(crate) fn file(
     ready: &mut Queue,
     deferred: &mut Queue,
 ) -> bool {
-    if marks.mark(id).round == round {
-        deferred.push(marks, id);
-        false
-    } else {
-        ready.push(marks, id);
-        true
+    let mark = marks.mark(id);
+    let this_round = mark.round != round;
+    // A slot in a queue already stays where it is.
+    if mark.next == IDLE {
+        mark.next = NIL;
+        let queue = if this_round { ready } else { deferred };
+        queue.link_last(marks, id);
     }
+    this_round
 }
 
 /// What [`Rounds::poll_first`] came to.
