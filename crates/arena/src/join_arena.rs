@@ -556,23 +556,21 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
 
     #[inline(always)]
     fn is_idle(&self) -> bool {
-        self.table.top_word().load(Ordering::Relaxed) == ready_set::BUSY
+        self.table.is_idle()
     }
 
     #[inline(always)]
     fn has_wakes(&self, mode: Drain) -> bool {
-        !ready_set::drain_is_idle(self.table.top_word(), mode)
+        self.table.has_wakes(mode)
     }
 
     #[inline(always)]
     fn set_busy(&self) {
-        ready_set::set_busy(self.table.top_word());
+        self.table.set_busy();
     }
 
     fn register(&self, waker: &Waker) {
-        if let Parent::Task(parent) = self.table.header().parent() {
-            parent.register(waker);
-        }
+        self.table.register(waker);
     }
 
     fn drain(&mut self, mode: Drain, round: u32, ready: &mut Queue, deferred: &mut Queue) -> bool {

@@ -548,10 +548,7 @@ impl<T> Store<T> {
                     return;
                 }
                 got |= if GROUP {
-                    let mut marks = Local {
-                        slots,
-                        ids,
-                    };
+                    let mut marks = Local { slots, ids };
                     round::file(&mut marks, ids | index, round, ready, deferred)
                 } else {
                     round::file(&mut **slots, index, round, ready, deferred)
@@ -595,12 +592,6 @@ impl<T> Store<T> {
     #[inline(always)]
     pub(crate) fn prefetch(&self, index: usize) {
         queue::prefetch(kept(&self.slots, index));
-    }
-
-    /// The top word of the ready set: the store's parent word when it has a task of its own.
-    #[inline(always)]
-    fn top_word(&self) -> &crate::sync::AtomicU64 {
-        self.table.top_word()
     }
 
     /// The mark of slot `index`.
@@ -725,23 +716,21 @@ impl<T> Slots<T> for Store<T> {
 
     #[inline(always)]
     fn is_idle(&self) -> bool {
-        self.top_word().load(Ordering::Relaxed) == ready_set::BUSY
+        self.table.is_idle()
     }
 
     #[inline(always)]
     fn has_wakes(&self, mode: Drain) -> bool {
-        !ready_set::drain_is_idle(self.top_word(), mode)
+        self.table.has_wakes(mode)
     }
 
     #[inline(always)]
     fn set_busy(&self) {
-        ready_set::set_busy(self.top_word());
+        self.table.set_busy();
     }
 
     fn register(&self, waker: &Waker) {
-        if let Parent::Task(parent) = self.table.header().parent() {
-            parent.register(waker);
-        }
+        self.table.register(waker);
     }
 
     #[inline]

@@ -278,6 +278,35 @@ impl WakeTable {
         unsafe { &*self.words.as_ptr().add(self.top as usize) }
     }
 
+    /// Whether the owner is busy (from an earlier call) and nothing was woken since: the top
+    /// word holds `BUSY` and nothing else.
+    #[inline(always)]
+    pub(crate) fn is_idle(&self) -> bool {
+        self.top_word().load(Ordering::Relaxed) == ready_set::BUSY
+    }
+
+    /// Whether a drain in `mode` has anything to take or change (see
+    /// [`drain_is_idle`](ready_set::drain_is_idle)).
+    #[inline(always)]
+    pub(crate) fn has_wakes(&self, mode: ready_set::Drain) -> bool {
+        !ready_set::drain_is_idle(self.top_word(), mode)
+    }
+
+    /// Sets `BUSY` in the top word: wakes from now on notify nobody.
+    #[inline(always)]
+    pub(crate) fn set_busy(&self) {
+        ready_set::set_busy(self.top_word());
+    }
+
+    /// Registers `waker` with the parent, if it is a task of the owner's own (a hub's owner
+    /// registers with the hub).
+    #[inline]
+    pub(crate) fn register(&self, waker: &Waker) {
+        if let Parent::Task(parent) = self.header().parent() {
+            parent.register(waker);
+        }
+    }
+
     /// An owned waker for entry `index`.
     pub(crate) fn waker(&self, index: usize) -> Waker {
         (*self.borrowed_waker(index)).clone()
