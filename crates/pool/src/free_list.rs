@@ -1,9 +1,9 @@
-//! A free list: a lock-free stack of free buffer indices in one atomic word, with a flag that
-//! sends everyone to the waiter queue while tasks wait. The pool has one shared list and a
-//! cache list per shard of threads (see `caches`).
+//! The pool's shared free list: a lock-free stack of free buffer indices in one atomic word,
+//! with a flag that sends everyone to the waiter queue while tasks wait. The threads' own
+//! stocks are in `stocks`.
 //!
 //! The word holds the index of the first free buffer (or [`NIL`]) in its low 32 bits, a tag
-//! in the next 30 bits, [`CLOSED`] in bit 62 and [`WAITERS`] in the top bit. Each buffer's next link, and its
+//! in the next 31 bits and [`WAITERS`] in the top bit. Each buffer's next link, and its
 //! depth (how many buffers the list holds from it on, so a list's length is its head's
 //! depth), live in its [`Meta`](crate::block::Meta). Every change of the head bumps the tag, so a pop that read a
 //! head and its link cannot succeed after that buffer was popped and pushed back meanwhile
@@ -20,12 +20,8 @@ pub(crate) const NIL: u32 = u32::MAX;
 /// acquires queue behind the waiters. Only changed with the waiter lock held.
 pub(crate) const WAITERS: u64 = 1 << 63;
 
-/// Set on a cache once no handle of the pool is left (so no acquire can come): the cache is
-/// then empty for good, and a release that finds the flag drops its buffer's count instead.
-pub(crate) const CLOSED: u64 = 1 << 62;
-
 const TAG_ONE: u64 = 1 << 32;
-const TAG_MASK: u64 = !WAITERS & !CLOSED & !(u32::MAX as u64);
+const TAG_MASK: u64 = !WAITERS & !(u32::MAX as u64);
 
 /// The head index of `state`.
 #[inline]
@@ -39,9 +35,9 @@ pub(crate) fn with_head(state: u64, head: u32) -> u64 {
     (state.wrapping_add(TAG_ONE) & TAG_MASK) | head as u64
 }
 
-/// A free list of a block's buffers: the pool's shared list, or one of its caches. Nothing but
-/// its atomic word, so that a `&FreeList` is a reference to an atomic only (see
-/// [`Metas`]); the pool keeps each on a cache line of its own ([`Padded`]).
+/// A free list of a block's buffers. Nothing but its atomic word, so that a `&FreeList` is a
+/// reference to an atomic only (see [`Metas`]); the pool keeps it on a cache line of its own
+/// ([`Padded`]).
 pub(crate) struct FreeList {
     pub(crate) state: AtomicU64,
 }
@@ -51,11 +47,29 @@ pub(crate) struct FreeList {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Chain {
     pub(crate) first: u32,
-    last: u32,
+    pub(crate) last: u32,
     pub(crate) len: u32,
 }
 
 impl Chain {
+    /// The chain from `first` to `last`, `len` buffers (linked already).
+    pub(crate) fn new(first: u32, last: u32, len: u32) -> Self {
+        Self { first, last, len }
+    }
+
+    /// This chain, then `other`.
+    pub(crate) fn append(self, metas: Metas<'_>, other: Chain) -> Self {
+        metas
+            .get(self.last)
+            .next
+            .store(other.first, Ordering::Relaxed);
+        Self {
+            first: self.first,
+            last: other.last,
+            len: self.len + other.len,
+        }
+    }
+
     /// The chain of buffer `index` alone.
     pub(crate) fn single(index: u32) -> Self {
         Self {
@@ -97,11 +111,6 @@ impl FreeList {
         Self {
             state: AtomicU64::new(head as u64),
         }
-    }
-
-    /// An empty list.
-    pub(crate) fn empty() -> Self {
-        Self::new(0)
     }
 
     /// Pops a free buffer, if there is one and no task waits.
@@ -162,55 +171,15 @@ impl FreeList {
         }
     }
 
-    /// Pushes buffer `index`, unless the list holds `high` buffers or more already, or is
-    /// flagged: then `Err`, and the caller takes another way.
-    ///
-    /// Once the CAS lands, the buffer (and the count of the pool's state it holds) belongs to
-    /// the list: nothing is touched after it, as the state may be freed from then on.
-    #[inline]
-    pub(crate) fn push(&self, metas: Metas<'_>, index: u32, high: u32) -> Result<(), Refused> {
-        // Acquire pairs with the Release of the push that put the head there, whose depth is
-        // read: a push whose CAS succeeds read the depth its head was pushed with.
-        let mut state = self.state.load(Ordering::Acquire);
-        loop {
-            if state & (WAITERS | CLOSED) != 0 {
-                return Err(if state & WAITERS != 0 {
-                    Refused::Waiters
-                } else {
-                    Refused::Closed
-                });
-            }
-            let below = self.depth_below(metas, state);
-            if below >= high {
-                return Err(Refused::Full);
-            }
-            let meta = metas.get(index);
-            meta.next.store(head(state), Ordering::Relaxed);
-            meta.depth.store(below + 1, Ordering::Relaxed);
-            // Release pairs with the Acquire of the pop that takes this buffer: this owner's
-            // use of it, and the link and depth just written, happen before. Acquire on
-            // failure as above.
-            match self.state.compare_exchange_weak(
-                state,
-                with_head(state, index),
-                Ordering::Release,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return Ok(()),
-                Err(now) => state = now,
-            }
-        }
-    }
-
     /// Pushes a chain of buffers at once (one CAS of the head, after a walk that sets their
-    /// depths), unless the list is flagged: then `Err(chain)`, and the caller hands them over
-    /// (only the shared list and caches of a pool with handles get chains, so the flag is
-    /// [`WAITERS`]).
+    /// depths), unless the list is flagged ([`WAITERS`]): then `Err(chain)`, and the caller
+    /// hands them over.
     pub(crate) fn push_chain(&self, metas: Metas<'_>, chain: Chain) -> Result<(), Chain> {
-        // Acquire as in `push`.
+        // Acquire pairs with the Release of the push that put the head there, whose depth is
+        // read.
         let mut state = self.state.load(Ordering::Acquire);
         loop {
-            if state & (WAITERS | CLOSED) != 0 {
+            if state & WAITERS != 0 {
                 return Err(chain);
             }
             let mut depth = self.depth_below(metas, state) + chain.len;
@@ -225,7 +194,9 @@ impl FreeList {
                 index = meta.next.load(Ordering::Relaxed);
                 depth -= 1;
             }
-            // Release and Acquire as in `push`, for every buffer of the chain.
+            // Release pairs with the Acquire of the pop that takes each buffer: this owner's
+            // use of it, and the links and depths just written, happen before. Acquire on
+            // failure as above.
             match self.state.compare_exchange_weak(
                 state,
                 with_head(state, chain.first),
@@ -273,20 +244,6 @@ impl FreeList {
         }
     }
 
-    /// Once no handle of the pool is left: takes every buffer of this cache and sets
-    /// [`CLOSED`], so that no push lands here again. Returns how many buffers it took.
-    pub(crate) fn close(&self, metas: Metas<'_>) -> u32 {
-        // Acquire as in `push`: the head's depth was written before it was pushed. No task
-        // waits (an `Acquire` borrows a handle), so the word holds no `WAITERS`.
-        let state = self.state.swap(CLOSED | NIL as u64, Ordering::Acquire);
-        debug_assert_eq!(
-            state & (WAITERS | CLOSED),
-            0,
-            "a cache closed twice, or waited on"
-        );
-        self.depth_below(metas, state)
-    }
-
     /// Whether [`WAITERS`] is set.
     pub(crate) fn flagged(&self) -> bool {
         self.state.load(Ordering::Relaxed) & WAITERS != 0
@@ -305,24 +262,14 @@ impl FreeList {
     /// How many buffers the list holds now: exact when nothing acquires or releases
     /// meanwhile, a snapshot otherwise.
     pub(crate) fn len(&self, metas: Metas<'_>) -> usize {
-        // Acquire as in `push`: the head's depth was written before it was pushed.
+        // Acquire as in `push_chain`: the head's depth was written before it was pushed.
         self.depth_below(metas, self.state.load(Ordering::Acquire)) as usize
     }
 }
 
-/// Why a [`push`](FreeList::push) did not land.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Refused {
-    /// The list holds its high-water mark already.
-    Full,
-    /// Tasks wait ([`WAITERS`]).
-    Waiters,
-    /// No handle of the pool is left ([`CLOSED`]).
-    Closed,
-}
-
 /// A `T` on a cache line of its own, so that what threads running side by side change does
-/// not share one: the pool's caches (guarded by `pool_4_threads_16`), the writer's slots.
+/// not share one: the pool's shared list and stocks (guarded by `pool_4_threads_16`), the
+/// writer's slots.
 #[repr(align(128))]
 pub(crate) struct Padded<T>(pub(crate) T);
 
@@ -347,12 +294,7 @@ mod tests {
         let top = TAG_MASK | 5;
         let wrapped = with_head(top, 9);
         assert_eq!(head(wrapped), 9);
-        assert_eq!(
-            wrapped & (WAITERS | CLOSED),
-            0,
-            "the tag never spills into the flags"
-        );
+        assert_eq!(wrapped & WAITERS, 0, "the tag never spills into the flag");
         assert_eq!(with_head(WAITERS | 3, NIL) & WAITERS, 0);
-        assert_eq!(with_head(CLOSED | 3, 4) & CLOSED, 0);
     }
 }

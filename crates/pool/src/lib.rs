@@ -256,11 +256,11 @@ mod block;
 mod buf;
 #[cfg(feature = "bytes")]
 mod buf_mut;
-mod caches;
 mod framer;
 mod free_list;
 mod packet;
 mod pool;
+mod stocks;
 mod sync;
 mod waiters;
 pub mod writer;

@@ -8,9 +8,9 @@ use core::task::Waker;
 
 use crate::block::Block;
 use crate::buf::Buf;
-use crate::caches::{self, CACHES, MAX_BATCH};
-use crate::free_list::{Chain, FreeList, NIL, Padded, Refused};
-use crate::sync::{AtomicUsize, Mutex, MutexGuard, Ordering};
+use crate::free_list::{Chain, FreeList, NIL, Padded};
+use crate::stocks::{self, CLOSED, MAX_BATCH, STOCKS, Stock, WAITING, barrier};
+use crate::sync::{AtomicU32, AtomicUsize, Mutex, MutexGuard, Ordering};
 use crate::waiters::{Acquire, Waiters};
 
 /// A fixed set of equal buffers, allocated once, handed out as [`Buf`]s.
@@ -50,21 +50,27 @@ impl Deref for InnerRef {
 /// What the handles, buffers and packets of one pool share.
 pub(crate) struct Inner {
     pub(crate) block: Block,
-    /// The shared free list.
-    free: FreeList,
-    /// The threads' caches (see `caches`).
-    caches: [Padded<FreeList>; CACHES],
-    /// How many buffers move between a cache and `free` at once.
+    /// [`WAITING`] and [`CLOSED`] (see `stocks`): read by every stock operation, so beside
+    /// what only changes when the pool is made; set and cleared with the waiter lock held
+    /// (`CLOSED` by the last handle's drop).
+    flags: AtomicU32,
+    /// Whether the stocks' heavy barrier is `membarrier` (see [`barrier`]).
+    asymmetric: bool,
+    /// How many buffers move between a stock and `free` at once.
     batch: u32,
+    /// The shared free list.
+    free: Padded<FreeList>,
+    /// The threads' stocks (see `stocks`).
+    stocks: [Padded<Stock>; STOCKS],
     waiters: Mutex<Waiters>,
     /// The counts that keep this state alive: one for the handles together (while one
-    /// lives), and one per buffer outside `free` (a `Buf`'s or its packets', a cache's, or on
+    /// lives), and one per buffer outside `free` (a `Buf`'s or its packets', a stock's, or on
     /// its way between lists or to a waiter). It changes once per batch that moves between
-    /// `free` and a cache, not per acquire or release, so threads that acquire and release
-    /// on their own caches share no count.
+    /// `free` and a stock, not per acquire or release, so threads that acquire and release
+    /// on their own stocks share no count.
     refs: Padded<AtomicUsize>,
-    /// How many [`BufferPool`] handles live. The last one's drop closes the caches (see
-    /// [`FreeList::close`]) and gives up the handles' count.
+    /// How many [`BufferPool`] handles live. The last one's drop closes the stocks (see
+    /// [`Inner::close`]) and gives up the handles' count.
     handles: AtomicUsize,
 }
 
@@ -105,13 +111,15 @@ impl BufferPool {
             };
             (next, count as u32 - index)
         });
-        let free = FreeList::new(block.count());
-        let batch = caches::batch(block.count());
+        let free = Padded(FreeList::new(block.count()));
+        let batch = stocks::batch(block.count());
         let inner = Box::new(Inner {
             block,
-            free,
-            caches: core::array::from_fn(|_| Padded(FreeList::empty())),
+            flags: AtomicU32::new(0),
+            asymmetric: barrier::asymmetric(),
             batch,
+            free,
+            stocks: core::array::from_fn(|_| Padded(Stock::new())),
             waiters: Mutex::new(Waiters::new()),
             refs: Padded(AtomicUsize::new(1)),
             handles: AtomicUsize::new(1),
@@ -131,19 +139,19 @@ impl BufferPool {
         self.inner.block.size()
     }
 
-    /// How many buffers are free now, in the pool's shared list and in its threads' caches.
+    /// How many buffers are free now, in the pool's shared list and in its threads' stocks.
     /// Exact when no buffer is acquired or released meanwhile; otherwise a snapshot that may
-    /// already be out of date. Reads one word and one buffer record per list, whatever the
+    /// already be out of date. Reads one word per list and one buffer record, whatever the
     /// number of buffers.
     pub fn available(&self) -> usize {
         let inner = &self.inner;
-        let metas = inner.block.metas();
-        inner.lists().map(|list| list.len(metas)).sum()
+        let stocked: usize = inner.stocks.iter().map(|stock| stock.len() as usize).sum();
+        inner.free.len(inner.block.metas()) + stocked
     }
 
     /// A free buffer, if one is free now and no task waits for one (waiting tasks are served
-    /// first). Never waits, and allocates nothing. Looks in the calling thread's cache first,
-    /// then takes a batch from the pool's shared list, then looks in the other threads' caches
+    /// first). Never waits, and allocates nothing. Looks in the calling thread's stock first,
+    /// then takes a batch from the pool's shared list, then gathers the other threads' stocks
     /// (see [*How it works*](crate#how-it-works)).
     ///
     /// # Example
@@ -159,11 +167,9 @@ impl BufferPool {
     /// ```
     #[inline]
     pub fn try_acquire(&self) -> Option<Buf> {
-        let inner = &self.inner;
-        // A buffer in a cache already holds its count: it passes to the `Buf`.
-        match inner.cache().pop(inner.block.metas()) {
-            Some(index) => Some(Buf::new(self.inner, index)),
-            None => Inner::refill(self.inner),
+        match Inner::take(self.inner) {
+            Some(buf) => Some(buf),
+            None => Inner::gather(self.inner),
         }
     }
 
@@ -214,21 +220,15 @@ impl Drop for BufferPool {
     fn drop(&mut self) {
         let handles = &self.inner.handles;
         // Release and Acquire as for an `Arc`: every handle's use of the pool happens before
-        // the last one closes the caches.
+        // the last one closes the stocks.
         if handles.fetch_sub(1, Ordering::Release) != 1 {
             return;
         }
         handles.load(Ordering::Acquire);
-        // No acquire can come now: the buffers in the caches give their counts up, and so
-        // does every buffer released from now on (see `Inner::release`).
-        let metas = self.inner.block.metas();
-        let cached: usize = self
-            .inner
-            .caches
-            .iter()
-            .map(|cache| cache.close(metas) as usize)
-            .sum();
-        Inner::unref(self.inner, cached + 1);
+        // No acquire can come now: the buffers in the stocks give their counts up, and so
+        // does every buffer released into one from now on (see `Inner::release`).
+        let stocked = self.inner.close();
+        Inner::unref(self.inner, stocked + 1);
     }
 }
 
@@ -256,16 +256,31 @@ impl Inner {
         return self.waiters.lock();
     }
 
-    /// The calling thread's cache.
+    /// The calling thread's stock, if it owns one.
     #[inline]
-    fn cache(&self) -> &FreeList {
+    fn stock(&self) -> Option<&Stock> {
         // `%` of a power of two, which also spares the bounds check.
-        &self.caches[caches::home() % CACHES]
+        stocks::slot().map(|slot| &*self.stocks[slot % STOCKS])
     }
 
-    /// The shared list, then the caches.
-    fn lists(&self) -> impl Iterator<Item = &FreeList> {
-        core::iter::once(&self.free).chain(self.caches.iter().map(|cache| &**cache))
+    /// Every stock's buffers, once a flag is set and the heavy barrier passed (see `stocks`),
+    /// as one chain; each holds its count.
+    fn sweep(&self) -> Option<Chain> {
+        let metas = self.block.metas();
+        self.stocks
+            .iter()
+            .filter_map(|stock| stock.sweep(metas))
+            .reduce(|chain, more| chain.append(metas, more))
+    }
+
+    /// The last handle's drop: sets [`CLOSED`] and takes every stock's buffers, so that no
+    /// buffer stays where no acquire will come. Returns how many it took (their counts are
+    /// the caller's to give up).
+    fn close(&self) -> usize {
+        // No handle is left, so no task waits and nobody holds the lock to change the flags.
+        self.flags.fetch_or(CLOSED, Ordering::Relaxed);
+        barrier::heavy(self.asymmetric);
+        self.sweep().map_or(0, |chain| chain.len as usize)
     }
 
     /// Counts `n` buffers that left the shared list. Only called with a count held (a handle
@@ -291,111 +306,162 @@ impl Inner {
         drop(unsafe { Box::from_raw(this.0.as_ptr()) });
     }
 
-    /// For an acquire whose cache is empty: takes a batch from the shared list (one buffer
-    /// for the caller, the rest into its cache), or else a buffer from another cache. `None`
-    /// if every list is empty, or tasks wait. Called through a handle.
-    #[cold]
-    #[inline(never)]
-    fn refill(this: InnerRef) -> Option<Buf> {
+    /// A buffer from the calling thread's stock, or else a batch from the shared list (one
+    /// buffer for the caller, the rest into its stock). `None` if both are empty, or tasks
+    /// wait. Called through a handle.
+    #[inline]
+    pub(crate) fn take(this: InnerRef) -> Option<Buf> {
         let inner: &Inner = &this;
-        let metas = inner.block.metas();
-        if let Some(chain) = inner.free.pop_chain(metas, inner.batch) {
-            inner.count_out(chain.len);
-            let (index, rest) = chain.split_first(metas);
-            // Owned by a `Buf` before a waker runs: if one panics, unwinding gives it back.
-            let buf = Buf::new(this, index);
-            if let Some(rest) = rest {
-                if let Err(rest) = inner.cache().push_chain(metas, rest) {
-                    // A task started waiting since the batch was taken: the rest is its.
-                    Inner::release_chain(this, rest);
+        let stock = inner.stock();
+        if let Some(stock) = stock {
+            if stock.enter(&inner.flags, inner.asymmetric) {
+                let popped = stock.pop(inner.block.metas());
+                stock.leave();
+                // A buffer in a stock already holds its count: it passes to the `Buf`.
+                if let Some(index) = popped {
+                    return Some(Buf::new(this, index));
                 }
             }
-            return Some(buf);
         }
-        let index = inner.caches.iter().find_map(|other| other.pop(metas))?;
-        Some(Buf::new(this, index))
+        Inner::refill(this, stock)
     }
 
-    /// With the lock held: pops a free buffer from any list, or, if there is none, sets
-    /// [`WAITERS`](crate::free_list::WAITERS) on every list, so that the next release comes to
-    /// the lock (and returns `None`: the caller queues).
-    pub(crate) fn pop_or_flag_waiters(&self, _locked: &MutexGuard<'_, Waiters>) -> Option<u32> {
+    /// A batch from the shared list for a thread whose stock is empty: one buffer for the
+    /// caller, the rest into `stock` (a thread without a stock takes one buffer).
+    #[cold]
+    #[inline(never)]
+    fn refill(this: InnerRef, stock: Option<&Stock>) -> Option<Buf> {
+        let inner: &Inner = &this;
+        let metas = inner.block.metas();
+        let max = if stock.is_some() { inner.batch } else { 1 };
+        let chain = inner.free.pop_chain(metas, max)?;
+        inner.count_out(chain.len);
+        let (index, rest) = chain.split_first(metas);
+        // Owned by a `Buf` before a waker runs: if one panics, unwinding gives it back.
+        let buf = Buf::new(this, index);
+        if let (Some(rest), Some(stock)) = (rest, stock) {
+            if stock.enter(&inner.flags, inner.asymmetric) {
+                stock.put(metas, rest);
+                stock.leave();
+            } else {
+                // A task started waiting since the batch was taken: the rest is its.
+                Inner::release_chain(this, rest);
+            }
+        }
+        Some(buf)
+    }
+
+    /// For a [`try_acquire`](BufferPool::try_acquire) that found its stock and the shared
+    /// list empty: gathers the other threads' stocks, if any looks to hold a buffer and no
+    /// task waits.
+    #[cold]
+    #[inline(never)]
+    fn gather(this: InnerRef) -> Option<Buf> {
+        let inner: &Inner = &this;
+        // A snapshot: a buffer whose release has not landed yet is not looked for (as in a
+        // try_acquire just before that release).
+        if inner.stocks.iter().all(|stock| stock.len() == 0) {
+            return None;
+        }
+        let waiters = inner.lock();
+        if !waiters.is_empty() {
+            return None;
+        }
+        let found = inner.pop_or_flag_waiters(&waiters);
+        inner.clear_waiters_if_none(&waiters);
+        drop(waiters);
+        Some(Buf::new(this, found?))
+    }
+
+    /// With the lock held: pops a free buffer from the shared list, or, if there is none,
+    /// sets the waiters flags (that of the shared list, and [`WAITING`]), so that the next
+    /// release comes to the lock. If they were not set, it then sweeps every stock: it takes
+    /// one buffer for the caller, puts the rest in the shared list and clears the flags
+    /// again. `None`: every list was empty, and the flags stay set for the caller to queue
+    /// (or to clear, with [`clear_waiters_if_none`](Inner::clear_waiters_if_none)).
+    pub(crate) fn pop_or_flag_waiters(&self, waiters: &MutexGuard<'_, Waiters>) -> Option<u32> {
         let metas = self.block.metas();
-        for (at, list) in self.lists().enumerate() {
-            if let Some(index) = list.pop(metas) {
-                self.count_if_shared(at);
-                return Some(index);
-            }
-        }
-        for (flagged, list) in self.lists().enumerate() {
-            if let Some(index) = list.pop_or_flag_waiters(metas) {
-                // A release pushed a buffer here after the first pass: take it, and unflag
-                // the lists flagged so far (nobody waits: this task is not queued yet).
-                self.lists().take(flagged).for_each(FreeList::clear_waiters);
-                self.count_if_shared(flagged);
-                return Some(index);
-            }
-        }
-        None
-    }
-
-    /// Counts a buffer popped from list `at` of [`lists`](Inner::lists) if that was the
-    /// shared list.
-    fn count_if_shared(&self, at: usize) {
-        if at == 0 {
+        if let Some(index) = self.free.pop_or_flag_waiters(metas) {
             self.count_out(1);
+            return Some(index);
         }
+        if self.flags.load(Ordering::Relaxed) & WAITING != 0 {
+            // Tasks wait already: the stocks are empty.
+            return None;
+        }
+        self.flags.store(WAITING, Ordering::Relaxed);
+        barrier::heavy(self.asymmetric);
+        let (index, rest) = self.sweep()?.split_first(metas);
+        // Nobody waits (the flags were clear), so the rest goes to the shared list.
+        self.clear_waiters_if_none(waiters);
+        if let Some(rest) = rest {
+            if self.free.push_chain(metas, rest).is_err() {
+                unreachable!("nobody waits and the flag is only set under the lock");
+            }
+            // Never the last count: the caller borrows a handle.
+            self.refs.fetch_sub(rest.len as usize, Ordering::Relaxed);
+        }
+        Some(index)
     }
 
-    /// Gives buffer `index` back, with the count it holds: to the calling thread's cache (or,
-    /// if the cache holds two batches, with a batch from there to the shared list), or to the
-    /// first waiter, woken here. Once the buffer is in a cache the count is the cache's, and
-    /// the state may be freed by another thread (the last handle's drop, see `close`), so
-    /// `this` is a copied pointer and nothing is touched after the push.
+    /// Gives buffer `index` back, with the count it holds: to the calling thread's stock (or,
+    /// if the stock holds two batches, with a batch from there to the shared list), or to the
+    /// first waiter, woken here. Once the buffer is in a stock and the owner has left it, the
+    /// count is the stock's, and the state may be freed by another thread (the last handle's
+    /// drop, see `close`), so `this` is a copied pointer and nothing is touched after
+    /// [`Stock::leave`].
     #[inline]
     pub(crate) fn release(this: InnerRef, index: u32) {
         let inner: &Inner = &this;
-        let high = 2 * inner.batch;
-        match inner.cache().push(inner.block.metas(), index, high) {
-            Ok(()) => {}
-            Err(refused) => Inner::release_slow(this, index, refused),
-        }
-    }
-
-    /// A release whose cache push was refused.
-    #[cold]
-    #[inline(never)]
-    fn release_slow(this: InnerRef, index: u32, refused: Refused) {
-        match refused {
-            Refused::Full => Inner::return_batch(this, index),
-            Refused::Closed => Inner::unref(this, 1),
-            Refused::Waiters => {
-                let inner: &Inner = &this;
-                let mut waiters = inner.lock();
-                let released = inner.release_locked(&mut waiters, index);
-                drop(waiters);
-                match released {
-                    Released::Handed(Some(waker)) => waker.wake(),
-                    Released::Handed(None) => {}
-                    Released::Freed => Inner::unref(this, 1),
+        match inner.stock() {
+            Some(stock) if stock.enter(&inner.flags, inner.asymmetric) => {
+                let metas = inner.block.metas();
+                if stock.push(metas, index, 2 * inner.batch) {
+                    stock.leave();
+                } else {
+                    let batch = stock.take(metas, inner.batch);
+                    stock.leave();
+                    Inner::return_batch(this, batch, index);
                 }
             }
+            Some(_) => Inner::release_flagged(this, index),
+            None => Inner::return_batch(this, None, index),
         }
     }
 
-    /// Buffer `index` and a batch from the calling thread's full cache go to the shared list
-    /// together (or to waiters), and give up their counts.
-    fn return_batch(this: InnerRef, index: u32) {
+    /// A release by a stock's owner that found a flag set.
+    #[cold]
+    #[inline(never)]
+    fn release_flagged(this: InnerRef, index: u32) {
+        let inner: &Inner = &this;
+        // Relaxed: `CLOSED` is set for good, and `WAITING` is read again under the lock.
+        if inner.flags.load(Ordering::Relaxed) & CLOSED != 0 {
+            return Inner::unref(this, 1);
+        }
+        let mut waiters = inner.lock();
+        let released = inner.release_locked(&mut waiters, index);
+        drop(waiters);
+        match released {
+            Released::Handed(Some(waker)) => waker.wake(),
+            Released::Handed(None) => {}
+            Released::Freed => Inner::unref(this, 1),
+        }
+    }
+
+    /// Buffer `index` and `batch` (taken from the calling thread's full stock, if any) go to
+    /// the shared list together (or to waiters), and give up their counts.
+    #[cold]
+    #[inline(never)]
+    fn return_batch(this: InnerRef, batch: Option<Chain>, index: u32) {
         let inner: &Inner = &this;
         let metas = inner.block.metas();
-        let chain = match inner.cache().pop_chain(metas, inner.batch) {
+        let chain = match batch {
             Some(batch) => batch.prepend(metas, index),
-            // Emptied by a thread sharing the cache meanwhile.
             None => Chain::single(index),
         };
         match inner.free.push_chain(metas, chain) {
             Ok(()) => Inner::unref(this, chain.len as usize),
-            // A task started waiting since the cache was found full.
+            // Tasks wait.
             Err(chain) => Inner::release_chain(this, chain),
         }
     }
@@ -463,11 +529,14 @@ impl Inner {
         }
     }
 
-    /// With the lock held: clears every list's waiters flag once the queue is empty.
+    /// With the lock held: clears the waiters flags once the queue is empty.
     pub(crate) fn clear_waiters_if_none(&self, waiters: &Waiters) {
-        // The lists are flagged and unflagged together, under the lock.
+        // The flags are set and cleared together, under the lock.
         if waiters.is_empty() && self.free.flagged() {
-            self.lists().for_each(FreeList::clear_waiters);
+            self.free.clear_waiters();
+            // Release pairs with the owners' Acquire in `Stock::enter`: the sweep's changes
+            // to their stocks happen before they use them again.
+            self.flags.store(0, Ordering::Release);
         }
     }
 }

@@ -8,7 +8,7 @@ pub(crate) use loom::{
     alloc::{alloc, dealloc},
     cell::UnsafeCell,
     hint::spin_loop,
-    sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering},
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence},
     sync::{Arc, Mutex, MutexGuard},
 };
 
@@ -20,7 +20,7 @@ pub(crate) use alloc::{
 #[cfg(not(all(pinfold_loom, feature = "loom")))]
 pub(crate) use core::{
     hint::spin_loop,
-    sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering},
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence},
 };
 #[cfg(all(not(all(pinfold_loom, feature = "loom")), feature = "std"))]
 pub(crate) use std::sync::{Mutex, MutexGuard};

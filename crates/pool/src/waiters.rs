@@ -204,9 +204,10 @@ impl Future for Acquire<'_> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Buf> {
         // SAFETY: nothing is moved out of the future; the node stays where it is.
         let this = unsafe { self.get_unchecked_mut() };
-        // The fast path: `try_acquire`'s, before any waiter machinery.
+        // The fast path: the thread's stock, or a batch from the shared list, before any
+        // waiter machinery (whose first step sweeps the other stocks).
         if this.stage == Stage::Start {
-            if let Some(buf) = this.pool.try_acquire() {
+            if let Some(buf) = Inner::take(this.pool.inner) {
                 this.stage = Stage::Done;
                 return Poll::Ready(buf);
             }

@@ -1,0 +1,414 @@
+//! The threads' stocks of free buffers: a fixed number of short lists per pool, each owned by
+//! one thread at a time, which acquires from and releases into it with plain loads and stores
+//! (no locked instruction), so that threads running side by side touch only their own.
+//!
+//! A stock is reached by others only while the pool's flags are set ([`WAITING`]: a task is
+//! about to wait, or a [`try_acquire`](crate::BufferPool::try_acquire) looks everywhere;
+//! [`CLOSED`]: the last handle is gone). Its owner brackets each operation with its `busy`
+//! flag: it stores `busy`, passes a [light barrier](barrier::light), loads the flags, and
+//! touches the stock only if none is set. The one who sets a flag (with the waiter lock held,
+//! or as the last handle) passes a [heavy barrier](barrier::heavy) after it, then for each
+//! stock waits while its owner is busy and takes what it holds. The two barriers order each
+//! side's store before its load, so either the owner sees the flag (and leaves its stock
+//! alone), or the sweeper sees the owner busy (and waits for it to finish); a stock is never
+//! used by two at once, and no buffer stays in one while a task waits.
+//!
+//! Which stock a thread owns is [`slot`]: with `std`, a thread claims a free one at its first
+//! use of any pool, for every pool, and gives it back when it exits (its stocks stay, for the
+//! next owner or a sweep). Threads beyond the number of stocks, and every thread without
+//! `std` (no thread-locals, so no owner), use the pool's shared list only.
+
+use crate::block::Metas;
+use crate::free_list::{Chain, NIL};
+use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Ordering, spin_loop};
+
+/// How many stocks a pool has, and so how many threads own one at a time.
+#[cfg(not(all(pinfold_loom, feature = "loom")))]
+pub(crate) const STOCKS: usize = 16;
+/// Two under loom: with the main thread and two workers, the models see threads that own a
+/// stock and a thread that uses the shared list.
+#[cfg(all(pinfold_loom, feature = "loom"))]
+pub(crate) const STOCKS: usize = 2;
+
+/// The most buffers moved between a stock and the shared list at once.
+pub(crate) const MAX_BATCH: u32 = 16;
+
+/// A pool's flag: tasks wait (or a sweep is under way). Stocks are empty and untouched by
+/// their owners while it is set.
+pub(crate) const WAITING: u32 = 1;
+/// A pool's flag: no handle is left. Stocks are empty for good; a release gives up its
+/// buffer's count instead.
+pub(crate) const CLOSED: u32 = 2;
+
+/// How many buffers a pool of `count` moves between a stock and the shared list at once: a
+/// share of the pool small enough that the stocks together hold at most half of it at their
+/// high-water mark (twice a batch each).
+pub(crate) fn batch(count: u32) -> u32 {
+    (count / (4 * STOCKS as u32)).clamp(1, MAX_BATCH)
+}
+
+/// One thread's free buffers in one pool: a list linked through the buffers' metas, and the
+/// owner's `busy` flag, on a cache line of their own.
+pub(crate) struct Stock {
+    /// Set by the owner while it uses the stock.
+    busy: AtomicBool,
+    /// The first buffer (low 32 bits, [`NIL`] if none) and how many (high 32 bits). Written
+    /// by the owner while busy and no flag is set, or by a sweep while a flag is set and the
+    /// owner is not busy: never by two at once, so plain loads and stores.
+    list: AtomicU64,
+}
+
+const EMPTY: u64 = NIL as u64;
+
+fn first(list: u64) -> u32 {
+    list as u32
+}
+
+fn len(list: u64) -> u32 {
+    (list >> 32) as u32
+}
+
+fn list(first: u32, len: u32) -> u64 {
+    (len as u64) << 32 | first as u64
+}
+
+impl Stock {
+    pub(crate) fn new() -> Self {
+        Self {
+            busy: AtomicBool::new(false),
+            list: AtomicU64::new(EMPTY),
+        }
+    }
+
+    /// The owner starts an operation: `true` if no flag is set, and the stock is its own until
+    /// [`leave`](Self::leave); `false` (and not busy) if one is.
+    #[inline]
+    pub(crate) fn enter(&self, flags: &AtomicU32, asymmetric: bool) -> bool {
+        self.busy.store(true, Ordering::Relaxed);
+        barrier::light(asymmetric);
+        // Acquire pairs with the Release store that cleared the flags after a sweep: what the
+        // sweep wrote to this stock happens before the owner uses it again.
+        if flags.load(Ordering::Acquire) == 0 {
+            return true;
+        }
+        self.leave();
+        false
+    }
+
+    /// The owner ends an operation. Nothing of the pool is touched after it: a sweep by the
+    /// last handle's drop may free the pool once it sees the owner not busy.
+    #[inline]
+    pub(crate) fn leave(&self) {
+        // Release pairs with the Acquire load of a sweep: the owner's use of the stock (and of
+        // the buffers it put there) happens before the sweep takes them.
+        self.busy.store(false, Ordering::Release);
+    }
+
+    /// Pops a buffer. The owner, between `enter` and `leave`.
+    #[inline]
+    pub(crate) fn pop(&self, metas: Metas<'_>) -> Option<u32> {
+        let now = self.list.load(Ordering::Relaxed);
+        let index = first(now);
+        if index == NIL {
+            return None;
+        }
+        let next = metas.get(index).next.load(Ordering::Relaxed);
+        self.list.store(list(next, len(now) - 1), Ordering::Relaxed);
+        Some(index)
+    }
+
+    /// Pushes buffer `index`, unless the stock holds `high` already (`false`). The owner,
+    /// between `enter` and `leave`.
+    #[inline]
+    pub(crate) fn push(&self, metas: Metas<'_>, index: u32, high: u32) -> bool {
+        let now = self.list.load(Ordering::Relaxed);
+        if len(now) >= high {
+            return false;
+        }
+        metas.get(index).next.store(first(now), Ordering::Relaxed);
+        self.list
+            .store(list(index, len(now) + 1), Ordering::Relaxed);
+        true
+    }
+
+    /// Takes up to `max` (at least 1) buffers from the top, as a chain. The owner between
+    /// `enter` and `leave`, or a sweep.
+    pub(crate) fn take(&self, metas: Metas<'_>, max: u32) -> Option<Chain> {
+        let now = self.list.load(Ordering::Relaxed);
+        let head = first(now);
+        if head == NIL {
+            return None;
+        }
+        let (mut last, mut taken) = (head, 1);
+        while taken < max.min(len(now)) {
+            last = metas.get(last).next.load(Ordering::Relaxed);
+            taken += 1;
+        }
+        let rest = if taken == len(now) {
+            NIL
+        } else {
+            metas.get(last).next.load(Ordering::Relaxed)
+        };
+        self.list
+            .store(list(rest, len(now) - taken), Ordering::Relaxed);
+        Some(Chain::new(head, last, taken))
+    }
+
+    /// Puts `chain` on top. The owner, between `enter` and `leave`.
+    pub(crate) fn put(&self, metas: Metas<'_>, chain: Chain) {
+        let now = self.list.load(Ordering::Relaxed);
+        metas
+            .get(chain.last)
+            .next
+            .store(first(now), Ordering::Relaxed);
+        self.list
+            .store(list(chain.first, len(now) + chain.len), Ordering::Relaxed);
+    }
+
+    /// Takes every buffer, once the owner is not busy. Only after a flag was set and the heavy
+    /// barrier passed (so the owner's next `enter` sees the flag): the owner is inside at most
+    /// the few instructions of one operation (no user code runs there), which this waits out.
+    pub(crate) fn sweep(&self, metas: Metas<'_>) -> Option<Chain> {
+        // Acquire as in `leave`.
+        let mut spins = 0_u32;
+        while self.busy.load(Ordering::Acquire) {
+            spins += 1;
+            backoff(spins);
+        }
+        self.take(metas, u32::MAX)
+    }
+
+    /// How many buffers the stock holds: a snapshot, exact when nobody uses it meanwhile.
+    pub(crate) fn len(&self) -> u32 {
+        len(self.list.load(Ordering::Relaxed))
+    }
+}
+
+/// Waits a little for a busy owner: spins at first, then lets other threads run (the owner
+/// may have been preempted inside its operation).
+fn backoff(spins: u32) {
+    #[cfg(all(feature = "std", not(all(pinfold_loom, feature = "loom"))))]
+    if spins > 64 {
+        std::thread::yield_now();
+        return;
+    }
+    let _ = spins;
+    spin_loop();
+}
+
+/// The calling thread's stock, `0..STOCKS`, if it owns one: with `std`, claimed at the first
+/// call (the first free one, for good: a thread that finds none uses the shared list from then
+/// on) and given back when the thread exits.
+#[cfg(all(feature = "std", not(all(pinfold_loom, feature = "loom"))))]
+#[inline]
+pub(crate) fn slot() -> Option<usize> {
+    owner::slot()
+}
+
+/// Without `std` there are no thread-locals, so no thread owns a stock.
+#[cfg(all(not(feature = "std"), not(all(pinfold_loom, feature = "loom"))))]
+#[inline]
+pub(crate) fn slot() -> Option<usize> {
+    None
+}
+
+/// The calling thread's stock under loom: handed out in turn from a counter that starts over
+/// with each execution, so every execution maps threads alike; threads past [`STOCKS`] own
+/// none.
+#[cfg(all(pinfold_loom, feature = "loom"))]
+pub(crate) fn slot() -> Option<usize> {
+    use loom::sync::atomic::AtomicUsize;
+
+    loom::lazy_static! {
+        static ref NEXT: AtomicUsize = AtomicUsize::new(0);
+    }
+    loom::thread_local! {
+        static SLOT: usize = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    SLOT.with(|slot| (*slot < STOCKS).then_some(*slot))
+}
+
+#[cfg(all(feature = "std", not(all(pinfold_loom, feature = "loom"))))]
+mod owner {
+    use core::cell::Cell;
+    use core::sync::atomic::{AtomicBool, Ordering};
+
+    use super::STOCKS;
+
+    /// Which stocks threads own, process-wide (a thread's stock is the same index in every
+    /// pool).
+    static CLAIMED: [AtomicBool; STOCKS] = [const { AtomicBool::new(false) }; STOCKS];
+
+    /// Not claimed yet.
+    const UNCLAIMED: u8 = u8::MAX;
+    /// None: every stock was owned at the first call, or the thread is exiting.
+    const NONE: u8 = u8::MAX - 1;
+
+    std::thread_local! {
+        /// The thread's stock, [`UNCLAIMED`] or [`NONE`]. No destructor, so it can be read
+        /// while the thread's other thread-locals are destroyed (a buffer dropped by one).
+        static SLOT: Cell<u8> = const { Cell::new(UNCLAIMED) };
+        /// Gives the thread's stock back when the thread exits.
+        static GIVE_BACK: GiveBack = const { GiveBack };
+    }
+
+    struct GiveBack;
+
+    impl Drop for GiveBack {
+        fn drop(&mut self) {
+            let slot = SLOT.with(|slot| slot.replace(NONE));
+            if usize::from(slot) < STOCKS {
+                // Release pairs with the Acquire of the next claim: this thread's use of its
+                // stocks happens before the next owner's.
+                CLAIMED[usize::from(slot)].store(false, Ordering::Release);
+            }
+        }
+    }
+
+    #[inline]
+    pub(super) fn slot() -> Option<usize> {
+        let slot = SLOT.with(Cell::get);
+        if usize::from(slot) < STOCKS {
+            Some(usize::from(slot))
+        } else if slot == UNCLAIMED {
+            claim()
+        } else {
+            None
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn claim() -> Option<usize> {
+        SLOT.with(|slot| slot.set(NONE));
+        // Registers the destructor that gives the stock back; a thread already exiting gets
+        // none.
+        GIVE_BACK.try_with(|_| {}).ok()?;
+        let index = CLAIMED.iter().position(|claimed| {
+            // Acquire as in `GiveBack::drop`.
+            claimed
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+        })?;
+        SLOT.with(|slot| slot.set(index as u8));
+        Some(index)
+    }
+}
+
+/// The two barriers of the stocks' protocol. Each orders its thread's store before its load
+/// (a StoreLoad barrier); the light one is paid by every stock operation, the heavy one once
+/// per sweep.
+///
+/// On Linux with `std`, the light barrier is a compiler fence only, and the heavy one is the
+/// `membarrier` system call (`MEMBARRIER_CMD_PRIVATE_EXPEDITED`), which runs a full barrier on
+/// every CPU running a thread of the process (a thread not running passed one when it was
+/// switched out): an owner's store and load, with no barrier between them on its CPU, are
+/// ordered around the sweeper's. Elsewhere (other systems, no `std`, Miri, loom, or a kernel
+/// that refuses the registration) both are `fence(SeqCst)`, which orders the same stores and
+/// loads at the price of a full barrier in every operation.
+pub(crate) mod barrier {
+    use core::sync::atomic::{Ordering, compiler_fence};
+
+    use crate::sync::fence;
+
+    /// Whether this process uses `membarrier`: registers it, once per process, on the first
+    /// call. Asked when a pool is made; every pool keeps the answer.
+    pub(crate) fn asymmetric() -> bool {
+        #[cfg(all(
+            target_os = "linux",
+            feature = "std",
+            not(miri),
+            not(all(pinfold_loom, feature = "loom"))
+        ))]
+        return membarrier::registered();
+        #[cfg(not(all(
+            target_os = "linux",
+            feature = "std",
+            not(miri),
+            not(all(pinfold_loom, feature = "loom"))
+        )))]
+        return false;
+    }
+
+    /// An owner's barrier, between its `busy` store and its load of the flags.
+    #[inline]
+    pub(crate) fn light(asymmetric: bool) {
+        if asymmetric {
+            compiler_fence(Ordering::SeqCst);
+        } else {
+            fence(Ordering::SeqCst);
+        }
+    }
+
+    /// A sweeper's barrier, between its store of a flag and its loads of the owners' `busy`.
+    pub(crate) fn heavy(asymmetric: bool) {
+        #[cfg(all(
+            target_os = "linux",
+            feature = "std",
+            not(miri),
+            not(all(pinfold_loom, feature = "loom"))
+        ))]
+        if asymmetric {
+            membarrier::expedited();
+            return;
+        }
+        debug_assert!(!asymmetric);
+        fence(Ordering::SeqCst);
+    }
+
+    #[cfg(all(
+        target_os = "linux",
+        feature = "std",
+        not(miri),
+        not(all(pinfold_loom, feature = "loom"))
+    ))]
+    mod membarrier {
+        use core::sync::atomic::{AtomicU8, Ordering};
+
+        const PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
+        const REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
+
+        /// 0: not asked yet; 1: registered; 2: refused.
+        static STATE: AtomicU8 = AtomicU8::new(0);
+
+        fn call(command: libc::c_int) -> bool {
+            // SAFETY: `membarrier(cmd, flags, cpu_id)` reads no memory of the caller; an
+            // unknown command or a refused one returns -1 and changes nothing.
+            unsafe { libc::syscall(libc::SYS_membarrier, command, 0 as libc::c_uint, 0) == 0 }
+        }
+
+        pub(super) fn registered() -> bool {
+            // Relaxed: the answer is the kernel's; registering twice is harmless.
+            match STATE.load(Ordering::Relaxed) {
+                1 => true,
+                2 => false,
+                _ => {
+                    let registered = call(REGISTER_PRIVATE_EXPEDITED);
+                    STATE.store(if registered { 1 } else { 2 }, Ordering::Relaxed);
+                    registered
+                }
+            }
+        }
+
+        pub(super) fn expedited() {
+            // Registered before any pool that uses it was made, so it cannot fail; if it did,
+            // the owners' compiler fences would order nothing, and going on could hand one
+            // buffer to two owners.
+            if !call(PRIVATE_EXPEDITED) {
+                pinfold_arena::unwind::abort();
+            }
+        }
+    }
+}
+
+#[cfg(all(test, not(all(pinfold_loom, feature = "loom"))))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_word_holds_its_first_buffer_and_length() {
+        let word = list(7, 3);
+        assert_eq!((first(word), len(word)), (7, 3));
+        assert_eq!((first(EMPTY), len(EMPTY)), (NIL, 0));
+    }
+}
