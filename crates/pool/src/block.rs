@@ -43,6 +43,16 @@ pub(crate) struct Metas<'a> {
 }
 
 impl<'a> Metas<'a> {
+    /// Buffer `index`'s meta, or `None` if `index` is not a buffer's (such as `NIL`).
+    #[inline]
+    pub(crate) fn try_get(self, index: u32) -> Option<&'a Meta> {
+        if index >= self.count {
+            return None;
+        }
+        // SAFETY: as in `get`.
+        Some(unsafe { self.base.add(index as usize).as_ref() })
+    }
+
     /// Buffer `index`'s meta.
     ///
     /// # Panics

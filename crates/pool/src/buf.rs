@@ -43,9 +43,10 @@ use crate::sync::{AtomicU32, Ordering};
 pub struct Buf {
     /// The pool; this `Buf` holds its buffer's count of the pool's state.
     inner: InnerRef,
-    /// The buffer's index, widened: a `Buf` is moved by whole words, and a 4-byte field
-    /// beside padding makes each move read a word that was written in two parts.
-    index: usize,
+    /// The buffer's index (low 32 bits), and [`SHARED`] once this `Buf` split a packet off:
+    /// one 8-byte field, as a `Buf` is moved by whole words, and a 4-byte field beside
+    /// padding makes each move read a word that was written in two parts.
+    tag: u64,
     /// The first byte of this `Buf`'s part of the buffer (the buffer's first byte until a
     /// [`split_to`](Buf::split_to)), kept here so that a write touches nothing but this `Buf`.
     start: NonNull<u8>,
@@ -62,6 +63,9 @@ unsafe impl Send for Buf {}
 // SAFETY: `&Buf` only reads the bytes written so far, which nothing else writes.
 unsafe impl Sync for Buf {}
 
+/// [`Buf`]'s tag bit: it split a packet off, and holds one of the buffer's packet counts.
+const SHARED: u64 = 1 << 32;
+
 impl Buf {
     #[inline]
     /// A `Buf` of buffer `index`, which holds a count of `inner` that passes to the `Buf`.
@@ -71,7 +75,7 @@ impl Buf {
         let end = unsafe { start.add(inner.block.size()) };
         Self {
             inner,
-            index: index as usize,
+            tag: u64::from(index),
             start,
             written: start,
             end,
@@ -207,6 +211,7 @@ impl Buf {
             // buffer exists, so nothing else reads the count.
             self.packets().store(2, Ordering::Relaxed);
         }
+        self.tag |= SHARED;
         // The packets and this `Buf` share the buffer's one count of the pool's state.
         let packet = Packet::new(self.inner, self.index(), self.offset(), at);
         // SAFETY: `at <= len`: the pointer stays at or before `written`, inside the buffer.
@@ -270,19 +275,18 @@ impl Buf {
 
     /// The buffer's index in the pool.
     fn index(&self) -> u32 {
-        self.index as u32
+        self.tag as u32
     }
 
     /// Whether this `Buf` holds one of the buffer's packet counts (once it has split off a
     /// packet): then its drop gives the buffer back only if it drops the last count. The
     /// count is 0 while a `Buf` that never split owns the buffer (the last packet of its
     /// previous owner took it to 0 before the buffer went back, and the acquire that handed
-    /// it over reads after that), and at least this `Buf`'s 1 once it split.
+    /// it over reads after that), and at least this `Buf`'s 1 once it split; the `Buf` keeps
+    /// which in itself, so that dropping one that never split reads nothing of the buffer's.
     #[inline]
     fn shared(&self) -> bool {
-        // Relaxed: this thread wrote the count last if it is this `Buf`'s, or read the 0
-        // through the acquire.
-        self.packets().load(Ordering::Relaxed) != 0
+        self.tag & SHARED != 0
     }
 
     /// The buffer's packet count.

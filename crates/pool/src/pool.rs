@@ -54,10 +54,10 @@ pub(crate) struct Inner {
     /// what only changes when the pool is made; set and cleared with the waiter lock held
     /// (`CLOSED` by the last handle's drop).
     flags: AtomicU32,
-    /// Whether the stocks' heavy barrier is `membarrier` (see [`barrier`]).
-    asymmetric: bool,
     /// How many buffers move between a stock and `free` at once.
     batch: u32,
+    /// How many buffers a stock holds at most: two batches.
+    high: u32,
     /// The shared free list.
     free: Padded<FreeList>,
     /// The threads' stocks (see `stocks`).
@@ -116,8 +116,8 @@ impl BufferPool {
         let inner = Box::new(Inner {
             block,
             flags: AtomicU32::new(0),
-            asymmetric: barrier::asymmetric(),
             batch,
+            high: 2 * batch,
             free,
             stocks: core::array::from_fn(|_| Padded(Stock::new())),
             waiters: Mutex::new(Waiters::new()),
@@ -167,10 +167,10 @@ impl BufferPool {
     /// ```
     #[inline]
     pub fn try_acquire(&self) -> Option<Buf> {
-        match Inner::take(self.inner) {
-            Some(buf) => Some(buf),
-            None => Inner::gather(self.inner),
+        if let Some(index) = self.inner.pop_stock() {
+            return Some(Buf::new(self.inner, index));
         }
+        Inner::refill(self.inner).or_else(|| Inner::gather(self.inner))
     }
 
     /// A buffer, as soon as one is free: tasks are served in the order they started waiting
@@ -279,7 +279,7 @@ impl Inner {
     fn close(&self) -> usize {
         // No handle is left, so no task waits and nobody holds the lock to change the flags.
         self.flags.fetch_or(CLOSED, Ordering::Relaxed);
-        barrier::heavy(self.asymmetric);
+        barrier::heavy();
         self.sweep().map_or(0, |chain| chain.len as usize)
     }
 
@@ -306,33 +306,28 @@ impl Inner {
         drop(unsafe { Box::from_raw(this.0.as_ptr()) });
     }
 
-    /// A buffer from the calling thread's stock, or else a batch from the shared list (one
-    /// buffer for the caller, the rest into its stock). `None` if both are empty, or tasks
-    /// wait. Called through a handle.
+    /// A buffer from the calling thread's stock, if it owns one, holding its count. `None` if
+    /// the stock is empty, or tasks wait.
     #[inline]
-    pub(crate) fn take(this: InnerRef) -> Option<Buf> {
-        let inner: &Inner = &this;
-        let stock = inner.stock();
-        if let Some(stock) = stock {
-            if stock.enter(&inner.flags, inner.asymmetric) {
-                let popped = stock.pop(inner.block.metas());
-                stock.leave();
-                // A buffer in a stock already holds its count: it passes to the `Buf`.
-                if let Some(index) = popped {
-                    return Some(Buf::new(this, index));
-                }
-            }
+    pub(crate) fn pop_stock(&self) -> Option<u32> {
+        let stock = self.stock()?;
+        if !stock.enter(&self.flags) {
+            return None;
         }
-        Inner::refill(this, stock)
+        let popped = stock.pop(self.block.metas());
+        stock.leave();
+        popped
     }
 
-    /// A batch from the shared list for a thread whose stock is empty: one buffer for the
-    /// caller, the rest into `stock` (a thread without a stock takes one buffer).
+    /// For an acquire whose stock is empty: a batch from the shared list, one buffer for the
+    /// caller and the rest into its stock (a thread without a stock takes one buffer). `None`
+    /// if the shared list is empty, or tasks wait.
     #[cold]
     #[inline(never)]
-    fn refill(this: InnerRef, stock: Option<&Stock>) -> Option<Buf> {
+    pub(crate) fn refill(this: InnerRef) -> Option<Buf> {
         let inner: &Inner = &this;
         let metas = inner.block.metas();
+        let stock = inner.stock();
         let max = if stock.is_some() { inner.batch } else { 1 };
         let chain = inner.free.pop_chain(metas, max)?;
         inner.count_out(chain.len);
@@ -340,7 +335,7 @@ impl Inner {
         // Owned by a `Buf` before a waker runs: if one panics, unwinding gives it back.
         let buf = Buf::new(this, index);
         if let (Some(rest), Some(stock)) = (rest, stock) {
-            if stock.enter(&inner.flags, inner.asymmetric) {
+            if stock.enter(&inner.flags) {
                 stock.put(metas, rest);
                 stock.leave();
             } else {
@@ -390,7 +385,7 @@ impl Inner {
             return None;
         }
         self.flags.store(WAITING, Ordering::Relaxed);
-        barrier::heavy(self.asymmetric);
+        barrier::heavy();
         let (index, rest) = self.sweep()?.split_first(metas);
         // Nobody waits (the flags were clear), so the rest goes to the shared list.
         self.clear_waiters_if_none(waiters);
@@ -414,19 +409,26 @@ impl Inner {
     pub(crate) fn release(this: InnerRef, index: u32) {
         let inner: &Inner = &this;
         match inner.stock() {
-            Some(stock) if stock.enter(&inner.flags, inner.asymmetric) => {
-                let metas = inner.block.metas();
-                if stock.push(metas, index, 2 * inner.batch) {
+            Some(stock) if stock.enter(&inner.flags) => {
+                if stock.push(inner.block.metas(), index, inner.high) {
                     stock.leave();
                 } else {
-                    let batch = stock.take(metas, inner.batch);
-                    stock.leave();
-                    Inner::return_batch(this, batch, index);
+                    Inner::release_full(this, stock, index);
                 }
             }
             Some(_) => Inner::release_flagged(this, index),
             None => Inner::return_batch(this, None, index),
         }
+    }
+
+    /// A release by a stock's owner whose stock is full (between `enter` and `leave`): the
+    /// buffer and a batch from the stock go to the shared list.
+    #[cold]
+    #[inline(never)]
+    fn release_full(this: InnerRef, stock: &Stock, index: u32) {
+        let batch = stock.take(this.block.metas(), this.batch);
+        stock.leave();
+        Inner::return_batch(this, batch, index);
     }
 
     /// A release by a stock's owner that found a flag set.

@@ -83,9 +83,9 @@ impl Stock {
     /// The owner starts an operation: `true` if no flag is set, and the stock is its own until
     /// [`leave`](Self::leave); `false` (and not busy) if one is.
     #[inline]
-    pub(crate) fn enter(&self, flags: &AtomicU32, asymmetric: bool) -> bool {
+    pub(crate) fn enter(&self, flags: &AtomicU32) -> bool {
         self.busy.store(true, Ordering::Relaxed);
-        barrier::light(asymmetric);
+        barrier::light();
         // Acquire pairs with the Release store that cleared the flags after a sweep: what the
         // sweep wrote to this stock happens before the owner uses it again.
         if flags.load(Ordering::Acquire) == 0 {
@@ -109,10 +109,8 @@ impl Stock {
     pub(crate) fn pop(&self, metas: Metas<'_>) -> Option<u32> {
         let now = self.list.load(Ordering::Relaxed);
         let index = first(now);
-        if index == NIL {
-            return None;
-        }
-        let next = metas.get(index).next.load(Ordering::Relaxed);
+        // `None` at `NIL`: the stock is empty.
+        let next = metas.try_get(index)?.next.load(Ordering::Relaxed);
         self.list.store(list(next, len(now) - 1), Ordering::Relaxed);
         Some(index)
     }
@@ -281,6 +279,11 @@ mod owner {
     #[inline(never)]
     fn claim() -> Option<usize> {
         SLOT.with(|slot| slot.set(NONE));
+        // No owner without the heavy barrier (a kernel that refuses `membarrier`): its light
+        // one orders nothing then.
+        if !super::barrier::ready() {
+            return None;
+        }
         // Registers the destructor that gives the stock back; a thread already exiting gets
         // none.
         GIVE_BACK.try_with(|_| {}).ok()?;
@@ -303,101 +306,105 @@ mod owner {
 /// `membarrier` system call (`MEMBARRIER_CMD_PRIVATE_EXPEDITED`), which runs a full barrier on
 /// every CPU running a thread of the process (a thread not running passed one when it was
 /// switched out): an owner's store and load, with no barrier between them on its CPU, are
-/// ordered around the sweeper's. Elsewhere (other systems, no `std`, Miri, loom, or a kernel
-/// that refuses the registration) both are `fence(SeqCst)`, which orders the same stores and
-/// loads at the price of a full barrier in every operation.
-pub(crate) mod barrier {
-    use core::sync::atomic::{Ordering, compiler_fence};
+/// ordered around the sweeper's. It is registered before the first thread owns a stock; if
+/// the kernel refuses, no thread ever owns one (every thread uses the shared list). Elsewhere
+/// (other systems, Miri, loom) both are `fence(SeqCst)`, which orders the same stores and loads
+/// at the price of a full barrier in every stock operation.
+#[cfg(all(
+    target_os = "linux",
+    feature = "std",
+    not(miri),
+    not(all(pinfold_loom, feature = "loom"))
+))]
+pub(crate) use asymmetric as barrier;
+#[cfg(not(all(
+    target_os = "linux",
+    feature = "std",
+    not(miri),
+    not(all(pinfold_loom, feature = "loom"))
+)))]
+pub(crate) use symmetric as barrier;
 
-    use crate::sync::fence;
+/// The barriers on Linux with `std`: a compiler fence, and `membarrier`.
+#[cfg(all(
+    target_os = "linux",
+    feature = "std",
+    not(miri),
+    not(all(pinfold_loom, feature = "loom"))
+))]
+pub(crate) mod asymmetric {
+    use core::sync::atomic::{AtomicU8, Ordering, compiler_fence};
 
-    /// Whether this process uses `membarrier`: registers it, once per process, on the first
-    /// call. Asked when a pool is made; every pool keeps the answer.
-    pub(crate) fn asymmetric() -> bool {
-        #[cfg(all(
-            target_os = "linux",
-            feature = "std",
-            not(miri),
-            not(all(pinfold_loom, feature = "loom"))
-        ))]
-        return membarrier::registered();
-        #[cfg(not(all(
-            target_os = "linux",
-            feature = "std",
-            not(miri),
-            not(all(pinfold_loom, feature = "loom"))
-        )))]
-        return false;
+    const PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
+    const REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
+
+    /// 0: not asked yet; 1: registered; 2: refused.
+    static STATE: AtomicU8 = AtomicU8::new(0);
+
+    fn membarrier(command: libc::c_int) -> bool {
+        // SAFETY: `membarrier(cmd, flags, cpu_id)` reads no memory of the caller; an unknown
+        // command or a refused one returns -1 and changes nothing.
+        unsafe { libc::syscall(libc::SYS_membarrier, command, 0 as libc::c_uint, 0) == 0 }
+    }
+
+    /// Whether threads may own stocks: whether the process is registered for
+    /// `PRIVATE_EXPEDITED` (registers it at the first call).
+    pub(crate) fn ready() -> bool {
+        // Relaxed: the answer is the kernel's; registering twice is harmless.
+        match STATE.load(Ordering::Relaxed) {
+            1 => true,
+            2 => false,
+            _ => {
+                let registered = membarrier(REGISTER_PRIVATE_EXPEDITED);
+                STATE.store(if registered { 1 } else { 2 }, Ordering::Relaxed);
+                registered
+            }
+        }
     }
 
     /// An owner's barrier, between its `busy` store and its load of the flags.
     #[inline]
-    pub(crate) fn light(asymmetric: bool) {
-        if asymmetric {
-            compiler_fence(Ordering::SeqCst);
-        } else {
-            fence(Ordering::SeqCst);
-        }
+    pub(crate) fn light() {
+        compiler_fence(Ordering::SeqCst);
     }
 
     /// A sweeper's barrier, between its store of a flag and its loads of the owners' `busy`.
-    pub(crate) fn heavy(asymmetric: bool) {
-        #[cfg(all(
-            target_os = "linux",
-            feature = "std",
-            not(miri),
-            not(all(pinfold_loom, feature = "loom"))
-        ))]
-        if asymmetric {
-            membarrier::expedited();
-            return;
+    pub(crate) fn heavy() {
+        // Registered already if any thread owns a stock (asking again is harmless); if the
+        // kernel refused, no thread owns one and there is nothing to order.
+        if ready() && !membarrier(PRIVATE_EXPEDITED) {
+            // Registered, so it cannot fail; if it did, the owners' compiler fences would
+            // order nothing, and going on could hand one buffer to two owners.
+            pinfold_arena::unwind::abort();
         }
-        debug_assert!(!asymmetric);
+    }
+}
+
+/// The barriers elsewhere: `fence(SeqCst)` on both sides.
+#[cfg(not(all(
+    target_os = "linux",
+    feature = "std",
+    not(miri),
+    not(all(pinfold_loom, feature = "loom"))
+)))]
+pub(crate) mod symmetric {
+    use crate::sync::{Ordering, fence};
+
+    /// Whether threads may own stocks: always.
+    #[cfg(feature = "std")]
+    pub(crate) fn ready() -> bool {
+        true
+    }
+
+    /// An owner's barrier, between its `busy` store and its load of the flags.
+    #[inline]
+    pub(crate) fn light() {
         fence(Ordering::SeqCst);
     }
 
-    #[cfg(all(
-        target_os = "linux",
-        feature = "std",
-        not(miri),
-        not(all(pinfold_loom, feature = "loom"))
-    ))]
-    mod membarrier {
-        use core::sync::atomic::{AtomicU8, Ordering};
-
-        const PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
-        const REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
-
-        /// 0: not asked yet; 1: registered; 2: refused.
-        static STATE: AtomicU8 = AtomicU8::new(0);
-
-        fn call(command: libc::c_int) -> bool {
-            // SAFETY: `membarrier(cmd, flags, cpu_id)` reads no memory of the caller; an
-            // unknown command or a refused one returns -1 and changes nothing.
-            unsafe { libc::syscall(libc::SYS_membarrier, command, 0 as libc::c_uint, 0) == 0 }
-        }
-
-        pub(super) fn registered() -> bool {
-            // Relaxed: the answer is the kernel's; registering twice is harmless.
-            match STATE.load(Ordering::Relaxed) {
-                1 => true,
-                2 => false,
-                _ => {
-                    let registered = call(REGISTER_PRIVATE_EXPEDITED);
-                    STATE.store(if registered { 1 } else { 2 }, Ordering::Relaxed);
-                    registered
-                }
-            }
-        }
-
-        pub(super) fn expedited() {
-            // Registered before any pool that uses it was made, so it cannot fail; if it did,
-            // the owners' compiler fences would order nothing, and going on could hand one
-            // buffer to two owners.
-            if !call(PRIVATE_EXPEDITED) {
-                pinfold_arena::unwind::abort();
-            }
-        }
+    /// A sweeper's barrier, between its store of a flag and its loads of the owners' `busy`.
+    pub(crate) fn heavy() {
+        fence(Ordering::SeqCst);
     }
 }
 

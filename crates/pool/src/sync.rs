@@ -17,10 +17,14 @@ pub(crate) use alloc::{
     alloc::{alloc, dealloc},
     sync::Arc,
 };
+/// For the stocks' barriers where there is no `membarrier` (see `stocks`).
+#[cfg(not(all(pinfold_loom, feature = "loom")))]
+#[allow(unused_imports)]
+pub(crate) use core::sync::atomic::fence;
 #[cfg(not(all(pinfold_loom, feature = "loom")))]
 pub(crate) use core::{
     hint::spin_loop,
-    sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence},
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering},
 };
 #[cfg(all(not(all(pinfold_loom, feature = "loom")), feature = "std"))]
 pub(crate) use std::sync::{Mutex, MutexGuard};

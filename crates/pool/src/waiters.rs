@@ -207,9 +207,9 @@ impl Future for Acquire<'_> {
         // The fast path: the thread's stock, or a batch from the shared list, before any
         // waiter machinery (whose first step sweeps the other stocks).
         if this.stage == Stage::Start {
-            if let Some(buf) = Inner::take(this.pool.inner) {
+            if let Some(index) = this.pool.inner.pop_stock() {
                 this.stage = Stage::Done;
-                return Poll::Ready(buf);
+                return Poll::Ready(Buf::new(this.pool.inner, index));
             }
         }
         this.poll_slow(cx)
@@ -224,6 +224,10 @@ impl Acquire<'_> {
         let inner: &Inner = &this.pool.inner;
         match this.stage {
             Stage::Start => {
+                if let Some(buf) = Inner::refill(this.pool.inner) {
+                    this.stage = Stage::Done;
+                    return Poll::Ready(buf);
+                }
                 // Cloned before the lock: no user code runs with it held (a waker's clone or
                 // drop may release a buffer of this pool, which takes the lock).
                 let waker = cx.waker().clone();
@@ -306,6 +310,17 @@ impl Acquire<'_> {
 impl Drop for Acquire<'_> {
     #[inline]
     fn drop(&mut self) {
+        // A future that never queued (most of them) has no node to undo.
+        if !matches!(self.stage, Stage::Start | Stage::Done) {
+            self.drop_node();
+        }
+    }
+}
+
+impl Acquire<'_> {
+    /// The drop of a future that queued.
+    #[inline(never)]
+    fn drop_node(&mut self) {
         match self.stage {
             Stage::Waiting => self.give_up_place(),
             Stage::Served => self.node.with_mut(|slot| {
