@@ -1,12 +1,14 @@
 //! The last handle's drop racing releases on another thread.
 //!
 //! A pool's shared state lives while a handle, a `Buf` or a packet of it does: the buffers
-//! out of the shared list (held, or in a thread's cache) each hold a count, and the last
-//! handle's drop closes the caches and gives up the counts of the buffers in them. Here a
-//! worker drops three buffers (under loom a batch is one buffer, so its cache fills at two
-//! and the third release moves a batch to the shared list) and the last packet of a fourth,
-//! while the main thread drops the last handle, and, in the second model, a clone of that
-//! packet.
+//! out of the shared list (held, or in a thread's stock) each hold a count, and the last
+//! handle's drop sets `CLOSED`, passes the heavy barrier, sweeps the stocks (waiting out an
+//! owner inside an operation) and gives up the counts of the buffers in them; an owner that
+//! then finds the flag gives up its buffer's count instead. Here a worker (the owner of the
+//! second stock) drops three buffers (under loom a batch is one buffer, so its stock fills at
+//! two and the third release moves a batch to the shared list) while the main thread drops the
+//! last handle, and, in the second model, the last packet of a buffer races the handle's
+//! drop.
 //!
 //! Asserts: the state is freed exactly once, whatever the order (loom's leak check finds the
 //! block freed; a second free or a use after it is a crash of the model), and a packet's
@@ -20,8 +22,8 @@ use loom_tests::check;
 use pinfold_pool::BufferPool;
 
 #[test]
-fn pool_last_handle_races_releases_into_a_cache() {
-    check("pool_last_handle_races_releases_into_a_cache", || {
+fn pool_last_handle_races_releases_into_a_stock() {
+    check("pool_last_handle_races_releases_into_a_stock", || {
         let pool = BufferPool::new(4, 4);
         let bufs: Vec<_> = (0..3)
             .map(|_| pool.try_acquire().expect("a free buffer"))

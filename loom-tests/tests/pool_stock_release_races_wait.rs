@@ -1,16 +1,19 @@
-//! A release into a thread's cache racing an acquire that has to wait.
+//! A release into a thread's stock racing an acquire that has to wait.
 //!
 //! A pool of two buffers: the main thread holds one for the whole model, one worker holds
 //! the other and drops it, the other worker awaits `acquire()`. Under loom the pool has two
-//! caches, handed to threads in the order of their first use, so the releasing worker's
-//! cache is sometimes the waiter's and sometimes another. The waiter either finds the buffer
-//! (in its cache, in the other, or in the shared list) or flags every list and queues, and
-//! then the release finds the flag on its push into the cache and hands the buffer over.
+//! stocks, handed to threads in the order of their first use (the main thread's first), so
+//! one worker owns the other stock and the other owns none: the releaser puts the buffer in
+//! its stock, or, owning none, in the shared list. The waiter either finds it there, or sets
+//! the flags, passes the heavy barrier and sweeps the stocks (waiting out an owner inside an
+//! operation), and finds it there, or queues; then the release finds the flag after its
+//! light barrier and hands the buffer over. A missing barrier on either side leaves the
+//! buffer in the stock while the waiter sleeps.
 //!
-//! Asserts: the waiter always gets the buffer (a buffer left in a cache while the waiter
+//! Asserts: the waiter always gets the buffer (a buffer left in a stock while the waiter
 //! sleeps is a deadlock, which loom reports) and finds it empty; afterwards both buffers are
-//! free, no list is left flagged (two `try_acquire`s succeed), and loom's leak check finds
-//! the pool's memory freed.
+//! free, no flag is left set (two `try_acquire`s succeed), and loom's leak check finds the
+//! pool's memory freed.
 #![cfg(pinfold_loom)]
 
 use std::io::Write;
@@ -21,8 +24,8 @@ use loom_tests::check;
 use pinfold_pool::BufferPool;
 
 #[test]
-fn pool_cache_release_races_wait() {
-    check("pool_cache_release_races_wait", || {
+fn pool_stock_release_races_wait() {
+    check("pool_stock_release_races_wait", || {
         let pool = BufferPool::new(2, 4);
         let kept = pool.try_acquire().expect("the first buffer");
         let mut released = pool.try_acquire().expect("the second buffer");
@@ -45,7 +48,7 @@ fn pool_cache_release_races_wait() {
         let again = (pool.try_acquire(), pool.try_acquire());
         assert!(
             again.0.is_some() && again.1.is_some(),
-            "no list is left flagged"
+            "no flag is left set"
         );
     });
 }
