@@ -5,6 +5,7 @@
 //!
 //! Groups: `pool_acquire_release` (one thread, uncontended), `pool_4_threads_16` (4 threads
 //! sharing a pool of 16), `pool_16_threads_64` (16 threads sharing a pool of 64),
+//! `pool_4_threads_2` (4 threads sharing a pool of 2: in and out of exhaustion),
 //! `pool_cursor_2048x16` (2,048 records of 16 bytes serialized with
 //! bincode). `bench-table` shows them in tables of their own (`POOL_WORKLOADS`,
 //! `CURSOR_WORKLOADS`).
@@ -182,6 +183,59 @@ fn pool_16_threads_64(c: &mut Criterion) {
     threads_sharing(c, "pool_16_threads_64", 16, 64);
 }
 
+/// 4 threads that each acquire and release one buffer 2,048 times, holding it across a yield
+/// of the thread, sharing a pool of 2: the pool runs out and fills again all the time, and
+/// half the acquires find it empty and wait (each entry into waiting is where pinfold sweeps
+/// the threads' stocks, behind its heavy barrier). Measured as [`threads_sharing`]; against
+/// the tokio `Semaphore` of 2 (with a `Vec` per permit). bab is not in the row: with a pool
+/// of one batch of 2, a thread's first acquire moves the whole batch into its thread-local
+/// stock, where the other threads' waiters never look (see the `stranded` example), so they
+/// would wait for ever.
+fn pool_4_threads_2(c: &mut Criterion) {
+    const THREADS: usize = 4;
+    const COUNT: usize = 2;
+    const CYCLES: usize = 2_048;
+    let mut group = Group::new(c, "pool_4_threads_2", Tuning::MEDIUM);
+    let mut bench = |id: &str, crew: Crew| group.bench_rounds(id, move || crew.round());
+
+    let pool = BufferPool::new(COUNT, SIZE);
+    let shared = pool.clone();
+    bench(
+        PINFOLD,
+        Crew::new(THREADS, move || {
+            block_on(async {
+                for _ in 0..CYCLES {
+                    let buf = shared.acquire().await;
+                    std::thread::yield_now();
+                    drop(black_box(buf));
+                }
+            });
+        }),
+    );
+
+    let semaphore = Arc::new(Semaphore::new(COUNT));
+    let shared = semaphore.clone();
+    bench(
+        TOKIO_SEMAPHORE,
+        Crew::new(THREADS, move || {
+            block_on(async {
+                for _ in 0..CYCLES {
+                    let permit = shared
+                        .acquire()
+                        .await
+                        .expect("the semaphore is never closed");
+                    let buf = Vec::<u8>::with_capacity(SIZE);
+                    std::thread::yield_now();
+                    drop(black_box((permit, buf)));
+                }
+            });
+        }),
+    );
+    group.finish();
+    assert_eq!(pool.available(), COUNT, "every buffer back");
+    assert_eq!(semaphore.available_permits(), COUNT, "every permit back");
+}
+
 /// A record of the cursor workload: 16 bytes in bincode 1's default (fixed-width) encoding.
 #[derive(Debug, Clone, Copy, Serialize)]
 struct Record {
@@ -320,6 +374,6 @@ fn pool_cursor_2048x16(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = criterion(WallTime);
-    targets = pool_acquire_release, pool_4_threads_16, pool_16_threads_64, pool_cursor_2048x16
+    targets = pool_acquire_release, pool_4_threads_16, pool_16_threads_64, pool_4_threads_2, pool_cursor_2048x16
 }
 criterion_main!(benches);

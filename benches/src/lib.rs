@@ -578,6 +578,11 @@ pub const POOL_WORKLOADS: &[Workload] = &[
         262_144,
         "16 threads × 16,384 acquire/release cycles of one buffer of 1,033 bytes, pool of 64, under block_on: release of the threads to the last one done",
     ),
+    Workload::new(
+        "pool_4_threads_2",
+        8_192,
+        "4 threads × 2,048 acquire/release cycles of one buffer of 1,033 bytes held across a thread yield, pool of 2 (in and out of exhaustion), under block_on (bab not run: its waiters are stranded, see the stranded example)",
+    ),
 ];
 
 /// The writers a message is serialized into, in the column order of their table (the third
