@@ -97,11 +97,11 @@
 //! frozen into one packet of all its bytes, which the writer keeps; its base is stored, then
 //! its word with the opener's reservation, with `Release`, then it is made its lane's current
 //! one), sealing a current one (a full buffer is handed over by that, in O(1)), an abandoned
-//! reservation (its room goes back if nothing was handed out after it, by a CAS of the word, or
-//! else is marked as a hole), and the flusher's walk: it goes through the buffers in the order
-//! they were opened, skips the rest of a lane from its first buffer whose count (loaded with
-//! `Acquire`, which pairs with the commits' `Release`) is not 0, and gives each run of
-//! committed bytes up to the word's offset as a slice of the buffer's packet.
+//! reservation (its room is zeroed and goes back if nothing was handed out after it, by a CAS
+//! of the word, or else is marked as a hole), and the flusher's walk: it goes through the
+//! buffers in the order they were opened, skips the rest of a lane from its first buffer whose
+//! count (loaded with `Acquire`, which pairs with the commits' `Release`) is not 0, and gives
+//! each run of committed bytes up to the word's offset as a slice of the buffer's packet.
 
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
@@ -604,14 +604,23 @@ impl Shared {
 
     /// With the lock held: ends abandoned `room`, whose slot's word is `word`, and returns
     /// the word before. If nothing was handed out after it and the slot takes reservations,
-    /// the room goes back (a CAS of the offset and the count together); otherwise it is
-    /// marked as a hole, which the flusher skips.
+    /// the room is zeroed and goes back (a CAS of the offset and the count together);
+    /// otherwise it is marked as a hole, which the flusher skips.
     fn abandon(slot: &mut Slot, word: &AtomicU64, room: &Room) -> u64 {
         let end = room.offset + room.len;
         let mut before = word.load(Ordering::Relaxed);
+        if before & (SEALED | CLOSED) == 0 && offset(before) == end {
+            // Zeroed before it goes back, as a new reservation's room must be. If the CAS
+            // below fails, the room becomes a hole, and its bytes are never read.
+            // SAFETY: the room is `room.len` bytes of the slot's buffer, held by the slot's
+            // packet while the reservation is open, and written through this reservation
+            // alone until the CAS below hands it out again.
+            unsafe { ptr::write_bytes(room.bytes.as_ptr(), 0, room.len) };
+        }
         while before & (SEALED | CLOSED) == 0 && offset(before) == end {
             // Release as in `commit` (the room's bytes are not flushed, but the count is
-            // what the flusher reads).
+            // what the flusher reads), and it pairs with the Acquire of the reservation that
+            // takes the room next: the zeroes happen before its writes.
             match word.compare_exchange_weak(
                 before,
                 before - ((room.len as u64) << OFFSET_SHIFT) - 1,
@@ -911,8 +920,9 @@ impl Deref for Reservation<'_> {
 
     #[inline]
     fn deref(&self) -> &[u8] {
-        // SAFETY: the range was zeroed when its buffer was opened and is only written through
-        // this reservation; the slot's packet keeps the buffer alive while it is open.
+        // SAFETY: the range was zeroed when its buffer was opened (or when an abandoned
+        // reservation gave it back) and is only written through this reservation; the slot's
+        // packet keeps the buffer alive while it is open.
         unsafe { core::slice::from_raw_parts(self.room.bytes.as_ptr(), self.room.len) }
     }
 }

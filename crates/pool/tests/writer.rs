@@ -164,6 +164,24 @@ fn an_abandoned_reservation_loses_only_its_message() {
 }
 
 #[test]
+fn room_given_back_by_an_abandoned_reservation_is_zeroed_again() {
+    let pool = BufferPool::new(1, 64);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    let mut lost = writer.try_reserve(16).unwrap();
+    lost.fill(0xAB);
+    drop(lost);
+    let room = writer.try_reserve(16).unwrap();
+    assert_eq!(
+        &room[..],
+        [0; 16],
+        "an abandoned message's bytes in new room"
+    );
+    room.commit();
+    writer.flush();
+    assert_eq!(ready(&mut flusher), [0; 16]);
+}
+
+#[test]
 fn abandoned_rooms_of_any_length_and_place_are_skipped() {
     let rounds = if cfg!(miri) { 200 } else { 20_000 };
     let pool = BufferPool::new(3, 256);
