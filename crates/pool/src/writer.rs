@@ -138,6 +138,7 @@ pub fn channel(pool: &BufferPool) -> (Writer, Flusher) {
             packet: None,
             lane: 0,
             flushed: 0,
+            flush_asked: false,
             has_holes: false,
             holes: alloc::vec![0; words].into_boxed_slice(),
         })
@@ -160,7 +161,6 @@ pub fn channel(pool: &BufferPool) -> (Writer, Flusher) {
             slots,
             free: (0..count as u32).rev().collect(),
             queue: VecDeque::with_capacity(count),
-            flush_requested: false,
             writers: 1,
             closed: false,
             flusher: None,
@@ -280,8 +280,6 @@ struct State {
     free: Vec<u32>,
     /// The slots holding a buffer, in the order they were opened.
     queue: VecDeque<u32>,
-    /// A flush of the current slot was asked for.
-    flush_requested: bool,
     /// How many `Writer` handles live.
     writers: usize,
     /// The flusher was dropped.
@@ -298,6 +296,10 @@ struct Slot {
     lane: u32,
     /// How many bytes were handed to the flusher.
     flushed: usize,
+    /// A flush was asked for while it was its lane's current slot, and it has not been
+    /// flushed since: the flusher takes its committed bytes as soon as no reservation is
+    /// open in it, and it takes no more reservations if one is open then.
+    flush_asked: bool,
     /// Whether any bit of `holes` is set.
     has_holes: bool,
     /// One bit per byte: set for the room of an abandoned reservation.
@@ -358,6 +360,7 @@ impl Slot {
             self.has_holes = false;
         }
         self.flushed = 0;
+        self.flush_asked = false;
         self.packet.take()
     }
 }
@@ -657,10 +660,18 @@ impl Shared {
         }
     }
 
-    /// Asks for the committed bytes of every lane's current slot to be flushed.
+    /// Asks for the committed bytes of every lane's current slot to be flushed: each is
+    /// marked, and stays so until the flusher takes it, even if a slot opened before it in its
+    /// lane holds it back meanwhile.
     fn request_flush(&self) {
         let mut state = self.lock();
-        state.flush_requested = true;
+        for current in &self.currents {
+            // Relaxed: only lock holders change `currents`.
+            let index = current.load(Ordering::Relaxed);
+            if let Some(slot) = state.slots.get_mut(index as usize) {
+                slot.flush_asked = true;
+            }
+        }
         let wake = state.flusher.take();
         drop(state);
         if let Some(waker) = wake {
@@ -673,7 +684,6 @@ impl Shared {
     /// go in the order they were opened, each lane's after the earlier ones of that lane: a
     /// slot that cannot be flushed yet holds back the later slots of its lane only.
     fn take(&self, state: &mut State, out: &mut Vec<Packet>, spent: &mut Vec<Packet>) {
-        let requested = state.flush_requested;
         // One bit per lane held back.
         let mut held: u64 = 0;
         let mut at = 0;
@@ -683,6 +693,7 @@ impl Shared {
                 at += 1;
                 continue;
             }
+            let requested = state.slots[index as usize].flush_asked;
             let word = &self.open[index as usize].word;
             // Acquire pairs with the Release of every reservation's end: the bytes of the
             // rooms committed happen before they are read.
@@ -709,6 +720,7 @@ impl Shared {
             }
             if !sealed {
                 // Its lane's current slot, flushed as asked: it takes reservations on.
+                slot.flush_asked = false;
                 held |= 1 << lane;
                 at += 1;
                 continue;
@@ -722,7 +734,6 @@ impl Shared {
             state.queue.remove(at);
             state.free.push(index);
         }
-        state.flush_requested = false;
     }
 }
 
@@ -818,7 +829,9 @@ impl Writer {
 
     /// Asks the flusher to take the committed messages of the buffer being filled now, rather
     /// than when it is full: at once if no reservation is open in it, or else as soon as the
-    /// open ones end (and new ones go to another buffer).
+    /// open ones end (and new ones go to another buffer). The request holds until that buffer
+    /// is flushed, also when an earlier buffer of its lane, with a reservation still open,
+    /// holds it back meanwhile.
     pub fn flush(&self) {
         self.shared.request_flush();
     }

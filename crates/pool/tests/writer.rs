@@ -275,6 +275,32 @@ fn a_flush_with_a_reservation_open_waits_for_it_and_moves_writers_on() {
 }
 
 #[test]
+fn a_flush_reaches_a_buffer_behind_one_with_a_reservation_open() {
+    // Four buffers: one lane.
+    let pool = BufferPool::new(4, 16);
+    let (mut first, mut flusher) = writer::channel(&pool);
+    let mut second = first.clone();
+    let mut open = first.try_reserve(10).unwrap();
+    open.fill(b'a');
+    put(&mut second, b"bbbbbbbbbb"); // does not fit: the first buffer is sealed
+    second.flush();
+    assert!(ready(&mut flusher).is_empty(), "the first buffer is open");
+    open.commit();
+    assert_eq!(
+        ready(&mut flusher),
+        b"aaaaaaaaaabbbbbbbbbb",
+        "the flush asked for covers the second buffer"
+    );
+    put(&mut second, b"c");
+    assert!(
+        ready(&mut flusher).is_empty(),
+        "nothing asked for a flush since"
+    );
+    second.flush();
+    assert_eq!(ready(&mut flusher), b"c");
+}
+
+#[test]
 fn a_flushed_buffer_that_is_not_full_takes_more_messages() {
     let pool = BufferPool::new(1, 64);
     let (mut writer, mut flusher) = writer::channel(&pool);

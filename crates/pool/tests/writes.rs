@@ -45,6 +45,21 @@ fn a_write_that_does_not_fit_fails_and_writes_nothing() {
 }
 
 #[test]
+fn formatted_text_that_does_not_fit_writes_nothing() {
+    let pool = BufferPool::new(1, 8);
+    let mut buf = pool.try_acquire().unwrap();
+    buf.write_all(b"12").unwrap();
+    let (name, count) = ("abc", 4567);
+    // Four pieces, the first three fit.
+    let error = write!(buf, "{name}-{count}").unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::WriteZero);
+    assert_eq!(&buf[..], b"12", "a failed write wrote part of its text");
+    // What fits still goes in.
+    write!(buf, "{name}-{}", count % 10).unwrap();
+    assert_eq!(&buf[..], b"12abc-7");
+}
+
+#[test]
 fn write_all_of_exactly_the_capacity_fills_the_buffer() {
     let pool = BufferPool::new(1, 32);
     let mut buf = pool.try_acquire().unwrap();
