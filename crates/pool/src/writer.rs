@@ -78,14 +78,16 @@
 //! # How it works
 //!
 //! A reservation takes no lock: each slot (a buffer the writer holds) has one atomic word
-//! holding how many bytes it handed out, how many reservations are open in it, and whether it
-//! is sealed (full, asked to flush, or free) or its flusher gone; another word per lane says
-//! which slot is the lane's current one. A reservation loads its lane's current slot
-//! (`Acquire`) and CASes its word from what it read to that plus the message's bytes and one
-//! open reservation (`Acquire`), and fails over to the lock if the slot is sealed or has no
-//! room. The slot's base pointer is read after the CAS, so a reservation that read a slot which
-//! was sealed, flushed and reopened meanwhile either finds it sealed or reserves in the buffer
-//! it holds now. A commit only counts down the word (`Release`), and takes the lock only if it
+//! holding how many bytes it handed out, the lane it was opened for, how many reservations are
+//! open in it, and whether it is sealed (full, asked to flush, or free) or its flusher gone;
+//! another word per lane says which slot is the lane's current one. A reservation loads its
+//! lane's current slot (`Acquire`) and CASes its word from what it read to that plus the
+//! message's bytes and one open reservation (`Acquire`), and fails over to the lock if the
+//! slot is sealed, has no room or is another lane's. The slot's base pointer is read after the
+//! CAS, so a reservation that read a slot which was sealed, flushed and reopened meanwhile
+//! finds it sealed, finds it another lane's (its CAS fails, however alike the rest of the
+//! word), or reserves in the buffer it holds now for the reservation's own lane, the newest
+//! of that lane. A commit only counts down the word (`Release`), and takes the lock only if it
 //! ends the last open reservation of a sealed buffer, to wake the flusher; the seal and the
 //! last commit are read-modify-writes of the same word, so whichever comes second wakes it. So
 //! a message costs two read-modify-writes of one word, shared only by the handles of its lane
@@ -225,11 +227,12 @@ struct Shared {
 
 /// A slot's part of [`Shared::open`].
 struct Open {
-    /// How many bytes the slot handed out ([`offset`]), how many reservations are open in it
-    /// ([`OPEN`]), and whether it takes no more ([`SEALED`]: full, asked to flush, or free)
-    /// or its flusher is gone ([`CLOSED`]). A reservation is a CAS here alone, a commit a
-    /// subtraction here alone; the end that takes the count to 0 in a sealed or closed slot
-    /// takes the lock, to wake the flusher or give the buffer back.
+    /// How many bytes the slot handed out ([`offset`]), the lane it was opened for
+    /// ([`LANE`]), how many reservations are open in it ([`OPEN`]), and whether it takes no
+    /// more ([`SEALED`]: full, asked to flush, or free) or its flusher is gone ([`CLOSED`]).
+    /// A reservation is a CAS here alone, a commit a subtraction here alone; the end that
+    /// takes the count to 0 in a sealed or closed slot takes the lock, to wake the flusher or
+    /// give the buffer back.
     word: AtomicU64,
     /// The first byte of the slot's buffer, writable (taken from its `Buf` before it was
     /// frozen); stored before the slot opens.
@@ -246,8 +249,9 @@ const NONE: u32 = u32::MAX;
 const BUFFERS_PER_LANE: usize = 8;
 #[cfg(all(pinfold_loom, feature = "loom"))]
 const BUFFERS_PER_LANE: usize = 2;
-/// The most lanes a writer has (at most 64: the flusher keeps one bit per lane).
+/// The most lanes a writer has (at most 8: a slot's word keeps its lane in 3 bits).
 const MAX_LANES: usize = 8;
+const _: () = assert!((MAX_LANES as u64 - 1) << LANE_SHIFT <= LANE);
 
 /// How many lanes a writer over a pool of `count` buffers has.
 fn lanes(count: usize) -> usize {
@@ -260,17 +264,28 @@ const SEALED: u64 = 1 << 63;
 const CLOSED: u64 = 1 << 62;
 /// Where a slot's word keeps how many bytes it handed out (32 bits).
 const OFFSET_SHIFT: u32 = 30;
+/// Where a slot's word keeps the lane it was opened for (3 bits).
+const LANE_SHIFT: u32 = 27;
+/// The lane a slot was opened for: a reservation that read the slot as its lane's current one,
+/// but finds it reopened for another lane, fails its CAS even if the rest of the word is as it
+/// read it.
+const LANE: u64 = (1 << OFFSET_SHIFT) - (1 << LANE_SHIFT);
 /// The count of open reservations.
-const OPEN: u64 = (1 << OFFSET_SHIFT) - 1;
+const OPEN: u64 = (1 << LANE_SHIFT) - 1;
 
 /// How many bytes a slot whose word is `word` handed out.
 fn offset(word: u64) -> usize {
     ((word >> OFFSET_SHIFT) & u64::from(u32::MAX)) as usize
 }
 
-/// The word of a slot just opened with one reservation of `len` bytes.
-fn opened(len: usize) -> u64 {
-    ((len as u64) << OFFSET_SHIFT) | 1
+/// The bits of a slot's word that say it was opened for `lane`.
+fn lane_bits(lane: usize) -> u64 {
+    (lane as u64) << LANE_SHIFT
+}
+
+/// The word of a slot just opened for `lane` with one reservation of `len` bytes.
+fn opened(lane: usize, len: usize) -> u64 {
+    ((len as u64) << OFFSET_SHIFT) | lane_bits(lane) | 1
 }
 
 struct State {
@@ -379,8 +394,8 @@ impl Shared {
     }
 
     /// Reserves `len` bytes in the current slot of `lane`, if it has room, without the lock:
-    /// one CAS of its word. `None` if there is no current slot, or it is sealed, closed or
-    /// full.
+    /// one CAS of its word. `None` if there is no current slot, or it is sealed, closed, full
+    /// or (reopened since `currents` was read) another lane's.
     #[inline]
     fn reserve_in_current(&self, lane: usize, len: usize) -> Option<Room> {
         // Acquire pairs with the Release store that made the slot current: its word and base
@@ -390,7 +405,7 @@ impl Shared {
         let word = &open.word;
         let mut before = word.load(Ordering::Relaxed);
         loop {
-            if before & (SEALED | CLOSED) != 0 {
+            if before & (SEALED | CLOSED | LANE) != lane_bits(lane) {
                 return None;
             }
             let offset = offset(before);
@@ -403,9 +418,10 @@ impl Shared {
             // Acquire pairs with the Release store of the word that opened this slot (the
             // base, and the zeroed buffer, happen before the bytes are written): the CAS
             // reads it, or a later read-modify-write of the same word. If the slot was
-            // sealed, flushed and opened again since `current` was read, the CAS still
-            // reserves in whatever buffer the slot holds when it lands, and the base is read
-            // after it.
+            // sealed, flushed and opened again since `current` was read, the CAS fails if it
+            // was opened for another lane (the lane is in the word), and otherwise reserves
+            // in the buffer the slot holds when it lands, which is then the newest of this
+            // lane: after every message of this handle. The base is read after the CAS.
             match word.compare_exchange_weak(
                 before,
                 before + ((len as u64) << OFFSET_SHIFT) + 1,
@@ -527,7 +543,7 @@ impl Shared {
         open.base.store(base.as_ptr(), Ordering::Relaxed);
         // Release pairs with the Acquire of the reservations' CAS: the base, and the zeroed
         // buffer, happen before their writes. The word holds this writer's reservation.
-        open.word.store(opened(len), Ordering::Release);
+        open.word.store(opened(lane, len), Ordering::Release);
         // Release pairs with the reservations' Acquire load of `currents`.
         self.currents[lane].store(index, Ordering::Release);
         drop(state);
