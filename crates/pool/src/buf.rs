@@ -334,6 +334,12 @@ impl DerefMut for Buf {
 /// let error = buf.write_all(b"fghi").unwrap_err();
 /// assert_eq!(error.kind(), ErrorKind::WriteZero);
 /// assert_eq!(&buf[..], b"abcde");
+///
+/// // Formatted text too: all of it, or nothing.
+/// let (major, minor) = (1, 2345);
+/// let error = write!(buf, "{major}.{minor}").unwrap_err();
+/// assert_eq!(error.kind(), ErrorKind::WriteZero);
+/// assert_eq!(&buf[..], b"abcde");
 /// ```
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
@@ -358,9 +364,51 @@ impl io::Write for Buf {
         }
     }
 
+    /// Appends all of the formatted text, or fails and writes nothing: with
+    /// [`io::ErrorKind::WriteZero`] if it does not fit, or with [`io::ErrorKind::Other`] if
+    /// a formatting trait implementation failed.
+    fn write_fmt(&mut self, args: fmt::Arguments<'_>) -> io::Result<()> {
+        let before = self.written;
+        let mut appender = Appender {
+            buf: self,
+            full: false,
+        };
+        if fmt::write(&mut appender, args).is_ok() {
+            return Ok(());
+        }
+        let no_room = appender.full;
+        // Back to the length before the write: the pieces written are forgotten.
+        self.written = before;
+        if no_room {
+            Err(full())
+        } else {
+            Err(io::Error::other("a formatting trait implementation failed"))
+        }
+    }
+
     #[inline]
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// A `fmt::Write` that appends each piece of a formatted text to a `Buf`, and notes whether
+/// one did not fit.
+#[cfg(feature = "std")]
+struct Appender<'a> {
+    buf: &'a mut Buf,
+    full: bool,
+}
+
+#[cfg(feature = "std")]
+impl fmt::Write for Appender<'_> {
+    fn write_str(&mut self, piece: &str) -> fmt::Result {
+        if self.buf.try_extend_from_slice(piece.as_bytes()) {
+            Ok(())
+        } else {
+            self.full = true;
+            Err(fmt::Error)
+        }
     }
 }
 

@@ -164,6 +164,24 @@ fn an_abandoned_reservation_loses_only_its_message() {
 }
 
 #[test]
+fn room_given_back_by_an_abandoned_reservation_is_zeroed_again() {
+    let pool = BufferPool::new(1, 64);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    let mut lost = writer.try_reserve(16).unwrap();
+    lost.fill(0xAB);
+    drop(lost);
+    let room = writer.try_reserve(16).unwrap();
+    assert_eq!(
+        &room[..],
+        [0; 16],
+        "an abandoned message's bytes in new room"
+    );
+    room.commit();
+    writer.flush();
+    assert_eq!(ready(&mut flusher), [0; 16]);
+}
+
+#[test]
 fn abandoned_rooms_of_any_length_and_place_are_skipped() {
     let rounds = if cfg!(miri) { 200 } else { 20_000 };
     let pool = BufferPool::new(3, 256);
@@ -254,6 +272,32 @@ fn a_flush_with_a_reservation_open_waits_for_it_and_moves_writers_on() {
     assert_eq!(ready(&mut flusher), b"12");
     second.flush();
     assert_eq!(ready(&mut flusher), b"3");
+}
+
+#[test]
+fn a_flush_reaches_a_buffer_behind_one_with_a_reservation_open() {
+    // Four buffers: one lane.
+    let pool = BufferPool::new(4, 16);
+    let (mut first, mut flusher) = writer::channel(&pool);
+    let mut second = first.clone();
+    let mut open = first.try_reserve(10).unwrap();
+    open.fill(b'a');
+    put(&mut second, b"bbbbbbbbbb"); // does not fit: the first buffer is sealed
+    second.flush();
+    assert!(ready(&mut flusher).is_empty(), "the first buffer is open");
+    open.commit();
+    assert_eq!(
+        ready(&mut flusher),
+        b"aaaaaaaaaabbbbbbbbbb",
+        "the flush asked for covers the second buffer"
+    );
+    put(&mut second, b"c");
+    assert!(
+        ready(&mut flusher).is_empty(),
+        "nothing asked for a flush since"
+    );
+    second.flush();
+    assert_eq!(ready(&mut flusher), b"c");
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Writing a `Buf`: `std::io::Write` and `try_extend_from_slice` append what fits; a write that
-//! does not fit fails cleanly (`WriteZero`, nothing written, the length unchanged); exactly
+//! does not fit fails cleanly (`WriteZero`, nothing written, the length unchanged), and so does
+//! a formatted write (`write!`) of several pieces, whichever piece fails; exactly
 //! the capacity fits; empty writes always succeed; `clear` empties the buffer; a new owner
 //! starts empty.
 // They write through `std::io::Write`.
@@ -42,6 +43,38 @@ fn a_write_that_does_not_fit_fails_and_writes_nothing() {
     // What fits still goes in.
     buf.write_all(b"678").unwrap();
     assert_eq!(&buf[..], b"12345678");
+}
+
+#[test]
+fn formatted_text_that_does_not_fit_writes_nothing() {
+    let pool = BufferPool::new(1, 8);
+    let mut buf = pool.try_acquire().unwrap();
+    buf.write_all(b"12").unwrap();
+    let (name, count) = ("abc", 4567);
+    // Four pieces, the first three fit.
+    let error = write!(buf, "{name}-{count}").unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::WriteZero);
+    assert_eq!(&buf[..], b"12", "a failed write wrote part of its text");
+    // What fits still goes in.
+    write!(buf, "{name}-{}", count % 10).unwrap();
+    assert_eq!(&buf[..], b"12abc-7");
+}
+
+#[test]
+fn formatted_text_whose_display_fails_midway_writes_nothing() {
+    struct FailsAfterTwoBytes;
+    impl std::fmt::Display for FailsAfterTwoBytes {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("ab")?;
+            Err(std::fmt::Error)
+        }
+    }
+    let pool = BufferPool::new(1, 8);
+    let mut buf = pool.try_acquire().unwrap();
+    buf.write_all(b"12").unwrap();
+    let error = write!(buf, "<{}>", FailsAfterTwoBytes).unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Other);
+    assert_eq!(&buf[..], b"12", "a failed write wrote part of its text");
 }
 
 #[test]
