@@ -9,7 +9,7 @@ use core::ptr::NonNull;
 use crate::sync::{AtomicU32, alloc, dealloc};
 
 /// What the pool keeps beside each buffer: 12 bytes, on 128 of their own, so that threads
-/// releasing different buffers into their own caches (each write of a link and a depth) do
+/// releasing different buffers into their own stocks (each write of a link and a depth) do
 /// not share a cache line or its prefetch pair (guarded by `pool_4_threads_16`).
 #[repr(align(128))]
 pub(crate) struct Meta {
@@ -32,7 +32,7 @@ pub(crate) struct Block {
 }
 
 /// A block's metas, reached by a copied pointer rather than through a `&Block`: a release that
-/// hands its buffer to a cache gives up the count that keeps the pool's state (and the block)
+/// hands its buffer to a stock gives up the count that keeps the pool's state (and the block)
 /// alive, and the state may be freed by another thread the moment the push lands, so nothing
 /// the push holds may be a reference to more than atomics (a `Meta` is atomics only).
 #[derive(Clone, Copy)]

@@ -82,7 +82,7 @@
 //! Tasks waiting in [`acquire`](BufferPool::acquire) are served first come, first served: in
 //! the order of their first poll of the [`Acquire`] future, however often and in whatever
 //! order they are polled after it. While a task waits, a buffer given back goes to the oldest
-//! waiter, never to a free list (the shared one or a thread's cache), so neither [`try_acquire`](BufferPool::try_acquire) nor a
+//! waiter, never to a free list (the shared one or a thread's stock), so neither [`try_acquire`](BufferPool::try_acquire) nor a
 //! newer `acquire` goes ahead of it. A buffer is handed over whole: a [`Buf`] starts empty,
 //! whatever its last owner wrote.
 //!
@@ -100,7 +100,7 @@
 //!
 //! # Memory
 //!
-//! [`BufferPool::new`] allocates twice: the shared state (holding the threads' caches of free
+//! [`BufferPool::new`] allocates twice: the shared state (holding the threads' stocks of free
 //! buffers, a fixed number of them) and one block holding a record per buffer (its free-list link
 //! and depth, and its packet count, on 128 bytes of its own), then the buffers' bytes,
 //! uninitialized (a [`Buf`] and a [`Packet`] show only the bytes written). Nothing else is ever
@@ -118,7 +118,7 @@
 //!
 //! The user code the pool runs is the task's waker: its `clone` and `drop` in a poll of
 //! [`Acquire`], and its `wake` and `drop` in a release. Rarely, an acquire runs other tasks'
-//! wakers too: when the batch of buffers it took for its thread's cache meets a task that
+//! wakers too: when the batch of buffers it took for its thread's stock meets a task that
 //! started waiting meanwhile, it hands the rest of the batch over and wakes those waiters (in
 //! [`try_acquire`](BufferPool::try_acquire) or a poll of [`Acquire`]). A panic there reaches
 //! the code that ran it (the poll, `try_acquire`, or the drop of the `Buf` or `Packet`) and
@@ -149,46 +149,64 @@
 //! walks the links from the head and CASes the head past the last one; a push of a batch
 //! writes the batch's depths and its last link, then CASes its first buffer in.
 //!
-//! **Caches.** A pool has one shared list and a fixed array of cache lists, each on a cache line of
-//! its own. With `std`, threads take the caches in turn at their first use of a pool (a
-//! thread-local index), so threads running side by side mostly touch only their own; without `std`,
-//! a thread's cache is picked by the address of its stack. An acquire pops its thread's cache; if
-//! that is empty, it takes a batch from the shared list (one buffer for itself, the rest into the
-//! cache), or else a buffer from another cache, and only if every list is empty does it wait. A
-//! release pushes into its thread's cache; if the cache holds two batches already, the buffer and a
-//! batch from the cache go back to the shared list. So the shared list is touched once per batch,
-//! not once per buffer, and a buffer released on one thread reaches an acquire on another through
-//! the shared list or by its own cache being searched. A batch is a share of the pool small enough
-//! that the caches together hold at most half of it at their high-water mark.
-//! [`BufferPool::available`] adds the lists' lengths.
+//! **Stocks.** A pool has one shared list and a fixed array of 16 stocks, each on a cache line
+//! of its own. With `std`, a thread claims a stock at its first use of any pool (the same index
+//! in every pool) and gives it back when it exits; a thread that finds all 16 claimed, and every
+//! thread without `std`, uses the shared list only. A stock is its owner's: a list linked
+//! through the buffers' records, with its first buffer and length in one word, popped and
+//! pushed with plain loads and stores, no locked instruction. An acquire pops its stock; if that
+//! is empty, it takes a batch from the shared list (one buffer for itself, the rest into the
+//! stock), and only if that is empty too does it look further (below). A release pushes into
+//! its stock; if the stock holds two batches already, the buffer and a batch from the stock go
+//! back to the shared list. So the shared list is touched once per batch, not once per buffer.
+//! A batch is a share of the pool small enough that the stocks together hold at most half of it
+//! at their high-water mark. [`BufferPool::available`] adds the lists' lengths.
 //!
-//! **Waiters.** An [`Acquire`] that finds no free buffer takes the waiter lock, tries every
-//! list once more, and otherwise sets `WAITERS` on every list, the shared one and each cache
-//! (a CAS per list that fails if a buffer was pushed there meanwhile: then it takes that
-//! buffer and unflags the lists it flagged), and links a node that lives inside the pinned
-//! future itself into a FIFO list. While `WAITERS` is set every list is empty, pops fail, and
-//! a release finds the flag on its CAS and takes the lock instead: it unlinks the oldest node,
-//! stores the buffer's index in it, and wakes its task once the lock is released. So no cache
-//! holds a buffer while a task waits, and a buffer released on any thread reaches the oldest
-//! waiter. A batch on its way between two lists when the flags are set (taken by a refill or a
-//! return before, pushed after) finds the flag on its push and is handed over the same way,
-//! one buffer per waiter, under one hold of the lock (the rest to the shared list if the
-//! waiters run out). The lock orders the hand-off (the releaser's use of the buffer happens
-//! before the waiter's). The flags are set and cleared only with the lock held, all together,
-//! and cleared when the list of waiters empties.
+//! **Reaching another thread's stock.** Each stock has a `busy` flag, and the pool a word of
+//! flags (`WAITING`, `CLOSED`). An owner brackets each operation: it stores `busy`, passes a
+//! light barrier, loads the flags (`Acquire`), and uses its stock only if none is set; then it
+//! clears `busy` (`Release`). Whoever needs the buffers in other threads' stocks (a task about
+//! to wait, a [`try_acquire`](BufferPool::try_acquire) that found nothing else, the last
+//! handle's drop) sets a flag, passes a heavy barrier, and then, for each stock, waits while its
+//! owner is busy (`Acquire`; an operation is a few instructions and runs no user code) and takes
+//! what it holds. The two barriers order each side's store before its load, so either the owner
+//! sees the flag and leaves its stock alone, or the sweeper sees it busy and waits: no stock is
+//! used by two at once, and no buffer stays in one, out of a waiter's reach, whether its owner
+//! works, idles or has exited. On Linux the light barrier is a compiler fence, free, and the
+//! heavy one the `membarrier` system call (`MEMBARRIER_CMD_PRIVATE_EXPEDITED`), paid once per
+//! sweep: it runs a full barrier on every CPU running a thread of the process. Elsewhere (or if
+//! the kernel refuses it, in which case no thread owns a stock), both are `fence(SeqCst)`.
+//!
+//! **Waiters.** An [`Acquire`] that finds no free buffer takes the waiter lock, tries the
+//! shared list once more, and otherwise sets `WAITERS` on it (a CAS that fails if a buffer was
+//! pushed meanwhile: then it takes that buffer) and, unless tasks wait already, sets `WAITING`
+//! and sweeps the stocks: if that finds buffers it takes one, puts the rest in the shared list
+//! and clears the flags. Otherwise it links a node that lives inside the pinned future itself
+//! into a FIFO list. While the flags are set the shared list and the stocks are empty, pops
+//! fail, and a release finds a flag (on its CAS of the shared list, or after its light barrier)
+//! and takes the lock instead: it unlinks the oldest node, stores the buffer's index in it, and
+//! wakes its task once the lock is released. So a buffer released on any thread reaches the
+//! oldest waiter. A batch on its way between two lists when the flags are set (taken by a
+//! refill or a return before, pushed after) finds the flag on its push and is handed over the
+//! same way, one buffer per waiter, under one hold of the lock (the rest to the shared list if
+//! the waiters run out). The lock orders the hand-off (the releaser's use of the buffer happens
+//! before the waiter's). The flags are set and cleared only with the lock held, together, and
+//! cleared when the list of waiters empties (`Release`, which the owners' `Acquire` load of the
+//! flags pairs with: the sweep's changes to their stocks happen before they use them again).
 //!
 //! **Lifetime.** The shared state counts what keeps it alive: one count for the handles
 //! together, and one per buffer outside the shared list (held by a `Buf` or its packets, in a
-//! cache, or on its way between). A batch taken from the shared list adds its length with one
+//! stock, or on its way between). A batch taken from the shared list adds its length with one
 //! `fetch_add` (`Relaxed`: an acquire holds a handle), and a batch pushed back subtracts it
 //! (`Release`, and the subtraction that reaches 0 loads with `Acquire` and frees, as `Arc`
-//! does); an acquire from or a release into a cache moves a buffer and its count together and
-//! touches no shared count, so threads on their own caches share no cache line. The last
-//! handle's drop closes the caches: it swaps each for an empty word with a `CLOSED` flag and
-//! gives up the counts of the buffers it took, and a release that then finds the flag gives up
-//! its buffer's count instead of pushing it where no acquire will come. Once its push lands, a
-//! release touches nothing (the state may be gone), and the push works on the list's atomic
-//! word and the buffers' records through a copied pointer, not a reference to the state
+//! does); an acquire from or a release into a stock moves a buffer and its count together and
+//! touches no shared count, so threads on their own stocks share no cache line. The last
+//! handle's drop sets `CLOSED`, sweeps the stocks and gives up the counts of the buffers it
+//! took; an owner that then finds the flag gives up its buffer's count instead of pushing it
+//! where no acquire will come. A release touches nothing once its owner's `busy` is cleared, or
+//! once its push to the shared list lands (the state may be gone): the sweep of the last
+//! handle's drop waits for the owner to leave, and a push works on the list's atomic word and
+//! the buffers' records through a copied pointer, not a reference to the state
 //! (`loom-tests/tests/pool_last_handle_races_release.rs`).
 //!
 //! **Packets.** [`Buf::freeze`] sets the buffer's packet count to 1; a clone or slice adds 1
@@ -221,8 +239,10 @@
 //! under every interleaving (up to the preemption bound): a release racing an acquire, the last
 //! packet's drop racing an acquire, a `Buf`'s drop racing the drop of the last packet split
 //! off it (`pool_split_drop`), a cancelled waiter racing the hand-off to it, a waiter
-//! re-polled with another task's waker racing the hand-off to it, a release into a cache
-//! racing an acquire that must wait (`pool_cache_release_races_wait`), a batch refill racing
+//! re-polled with another task's waker racing the hand-off to it, a release into a stock
+//! racing an acquire that must wait (`pool_stock_release_races_wait`), a stock's owner that
+//! works or idles while a task waits for what it released (`pool_stock_owner_races_sweep`,
+//! with the barriers as `fence(SeqCst)` on both sides), a batch refill racing
 //! a batch return and racing an acquire that must wait (`pool_batch_refill_races_*`), and the
 //! spin lock that guards the waiters without `std` (`pool_spin_lock`); and two writers sharing
 //! a buffer while the flusher takes it (`pool_writer_shared_buffer`), a full buffer's hand-over
@@ -235,7 +255,8 @@
 //!
 //! - `std` (default): `std::io::Write` for [`Buf`], `std::sync::Mutex` as the waiter lock
 //!   (without it, a spin lock: it is held for a few list operations only), and a thread-local
-//!   index that picks each thread's cache (without it, the address of the thread's stack).
+//!   index that gives each thread a stock of its own (without it, every thread uses the shared
+//!   list).
 //! - `bytes`: [`bytes::BufMut`](https://docs.rs/bytes) for [`Buf`].
 //! - `tokio`: `FrameReader`, a [`Framer`] over a `tokio::io::AsyncRead`, as a
 //!   `futures_core::Stream` of frames (implies `std`).
