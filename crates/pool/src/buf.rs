@@ -8,7 +8,7 @@ use core::ptr::{self, NonNull};
 use std::io;
 
 use crate::packet::Packet;
-use crate::pool::{Inner, InnerRef};
+use crate::shared::{Inner, InnerRef};
 use crate::sync::{AtomicU32, Ordering};
 
 /// One buffer of a [`BufferPool`](crate::BufferPool), owned until dropped (then it goes back

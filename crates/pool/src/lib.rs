@@ -273,6 +273,7 @@ extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
+mod acquire;
 mod block;
 mod buf;
 #[cfg(feature = "bytes")]
@@ -281,6 +282,7 @@ mod framer;
 mod free_list;
 mod packet;
 mod pool;
+mod shared;
 mod stocks;
 mod sync;
 mod waiters;
@@ -292,6 +294,7 @@ pub mod writer;
 #[doc(hidden)]
 pub use sync::spin::SpinLock;
 
+pub use acquire::Acquire;
 pub use buf::Buf;
 pub use framer::{FnFraming, FrameError, FrameSpan, Framer, Framing, LengthPrefixed};
 #[cfg(feature = "tokio")]
@@ -299,5 +302,4 @@ pub use framer::{FnFraming, FrameError, FrameSpan, Framer, Framing, LengthPrefix
 pub use framer::{FrameReadError, FrameReader};
 pub use packet::Packet;
 pub use pool::BufferPool;
-pub use waiters::Acquire;
 pub use writer::{Batch, Flusher, Reservation, ReserveError, Writer};

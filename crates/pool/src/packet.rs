@@ -3,7 +3,7 @@
 use core::fmt;
 use core::ops::{Bound, Deref, RangeBounds};
 
-use crate::pool::{Inner, InnerRef};
+use crate::shared::{Inner, InnerRef};
 use crate::sync::Ordering;
 
 /// The bytes of a frozen [`Buf`](crate::Buf) (or a range of them), shared read-only:

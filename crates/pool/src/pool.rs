@@ -1,17 +1,10 @@
-//! [`BufferPool`]: the handle, and what its clones, buffers and packets share.
+//! [`BufferPool`]: the handle.
 
-use alloc::boxed::Box;
 use core::fmt;
-use core::ops::Deref;
-use core::ptr::NonNull;
-use core::task::Waker;
 
-use crate::block::Block;
+use crate::acquire::Acquire;
 use crate::buf::Buf;
-use crate::free_list::{Chain, FreeList, NIL, Padded};
-use crate::stocks::{self, CLOSED, MAX_BATCH, STOCKS, Stock, WAITING, barrier};
-use crate::sync::{AtomicU32, AtomicUsize, Mutex, MutexGuard, Ordering};
-use crate::waiters::{Acquire, Waiters};
+use crate::shared::{Inner, InnerRef};
 
 /// A fixed set of equal buffers, allocated once, handed out as [`Buf`]s.
 ///
@@ -21,61 +14,6 @@ use crate::waiters::{Acquire, Waiters};
 pub struct BufferPool {
     pub(crate) inner: InnerRef,
 }
-
-/// A pointer to a pool's shared state that counts nothing by itself: it is held by a
-/// [`BufferPool`], a [`Buf`] or a [`Packet`](crate::Packet), each of which holds one of the
-/// state's counts (see [`Inner::refs`]) while it lives.
-#[derive(Clone, Copy)]
-pub(crate) struct InnerRef(NonNull<Inner>);
-
-// SAFETY: `Inner` is `Send + Sync` (atomics, a lock, the block, whose sharing follows the
-// pool's protocol); the pointer only reaches it.
-unsafe impl Send for InnerRef {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for InnerRef {}
-
-impl Deref for InnerRef {
-    type Target = Inner;
-
-    #[inline]
-    fn deref(&self) -> &Inner {
-        // SAFETY: whoever holds an `InnerRef` holds a count of the state (see the type), and
-        // the state is freed only when no count is left; the paths that give a count up
-        // (`Inner::release` and what it calls, `Inner::unref`) reach the state through a
-        // copy of the pointer and do not touch it once the count is gone.
-        unsafe { self.0.as_ref() }
-    }
-}
-
-/// What the handles, buffers and packets of one pool share.
-pub(crate) struct Inner {
-    pub(crate) block: Block,
-    /// [`WAITING`] and [`CLOSED`] (see `stocks`): read by every stock operation, so beside
-    /// what only changes when the pool is made; set and cleared with the waiter lock held
-    /// (`CLOSED` by the last handle's drop).
-    flags: AtomicU32,
-    /// How many buffers move between a stock and `free` at once.
-    batch: u32,
-    /// How many buffers a stock holds at most: two batches.
-    high: u32,
-    /// The shared free list.
-    free: Padded<FreeList>,
-    /// The threads' stocks (see `stocks`).
-    stocks: [Padded<Stock>; STOCKS],
-    waiters: Mutex<Waiters>,
-    /// The counts that keep this state alive: one for the handles together (while one
-    /// lives), and one per buffer outside `free` (a `Buf`'s or its packets', a stock's, or on
-    /// its way between lists or to a waiter). It changes once per batch that moves between
-    /// `free` and a stock, not per acquire or release, so threads that acquire and release
-    /// on their own stocks share no count.
-    refs: Padded<AtomicUsize>,
-    /// How many [`BufferPool`] handles live. The last one's drop closes the stocks (see
-    /// [`Inner::close`]) and gives up the handles' count.
-    handles: AtomicUsize,
-}
-
-/// More handles than this is a leak (as `Arc` aborts past `isize::MAX`).
-const MAX_HANDLES: usize = isize::MAX as usize;
 
 impl BufferPool {
     /// A pool of `count` buffers of `size` bytes each. Allocates twice (the shared state, and
@@ -102,30 +40,8 @@ impl BufferPool {
     /// assert_eq!(pool.available(), 4);
     /// ```
     pub fn new(count: usize, size: usize) -> Self {
-        // Every buffer starts in the shared list, in order.
-        let block = Block::new(count, size, |index| {
-            let next = if index + 1 < count as u32 {
-                index + 1
-            } else {
-                NIL
-            };
-            (next, count as u32 - index)
-        });
-        let free = Padded(FreeList::new(block.count()));
-        let batch = stocks::batch(block.count());
-        let inner = Box::new(Inner {
-            block,
-            flags: AtomicU32::new(0),
-            batch,
-            high: 2 * batch,
-            free,
-            stocks: core::array::from_fn(|_| Padded(Stock::new())),
-            waiters: Mutex::new(Waiters::new()),
-            refs: Padded(AtomicUsize::new(1)),
-            handles: AtomicUsize::new(1),
-        });
         Self {
-            inner: InnerRef(NonNull::from(Box::leak(inner))),
+            inner: InnerRef::new(count, size),
         }
     }
 
@@ -144,9 +60,7 @@ impl BufferPool {
     /// already be out of date. Reads one word per list and one buffer record, whatever the
     /// number of buffers.
     pub fn available(&self) -> usize {
-        let inner = &self.inner;
-        let stocked: usize = inner.stocks.iter().map(|stock| stock.len() as usize).sum();
-        inner.free.len(inner.block.metas()) + stocked
+        self.inner.available()
     }
 
     /// A free buffer, if one is free now and no task waits for one (waiting tasks are served
@@ -167,10 +81,7 @@ impl BufferPool {
     /// ```
     #[inline]
     pub fn try_acquire(&self) -> Option<Buf> {
-        if let Some(index) = self.inner.pop_stock() {
-            return Some(Buf::new(self.inner, index));
-        }
-        Inner::refill(self.inner).or_else(|| Inner::gather(self.inner))
+        Inner::try_take(self.inner).map(|index| Buf::new(self.inner, index))
     }
 
     /// A buffer, as soon as one is free: tasks are served in the order they started waiting
@@ -201,364 +112,20 @@ impl BufferPool {
     /// assert!(buf.is_empty());
     /// ```
     pub fn acquire(&self) -> Acquire<'_> {
-        Acquire::new(self)
+        Acquire::new(self.inner)
     }
 }
 
 impl Clone for BufferPool {
     fn clone(&self) -> Self {
-        // Relaxed: a handle is made from one that is alive, so the count cannot reach 0
-        // meanwhile (as `Arc::clone`).
-        if self.inner.handles.fetch_add(1, Ordering::Relaxed) > MAX_HANDLES {
-            pinfold_arena::unwind::abort();
-        }
+        self.inner.add_handle();
         Self { inner: self.inner }
     }
 }
 
 impl Drop for BufferPool {
     fn drop(&mut self) {
-        let handles = &self.inner.handles;
-        // Release and Acquire as for an `Arc`: every handle's use of the pool happens before
-        // the last one closes the stocks.
-        if handles.fetch_sub(1, Ordering::Release) != 1 {
-            return;
-        }
-        handles.load(Ordering::Acquire);
-        // No acquire can come now: the buffers in the stocks give their counts up, and so
-        // does every buffer released into one from now on (see `Inner::release`).
-        let stocked = self.inner.close();
-        Inner::unref(self.inner, stocked + 1);
-    }
-}
-
-/// What became of a buffer given back under the waiter lock.
-pub(crate) enum Released {
-    /// Handed to the first waiter, whose waker (if it had one) is to be woken once the lock
-    /// is released. The buffer's count went with it.
-    Handed(Option<Waker>),
-    /// Nobody waits: pushed to the shared list. The caller gives up its count once the lock
-    /// is released ([`Inner::unref`]).
-    Freed,
-}
-
-impl Inner {
-    /// The waiter lock. No user code runs with it held (wakers are cloned before it is taken,
-    /// dropped and woken after it is released), so no panic can leave the list half-changed,
-    /// and a poisoned lock is used as is.
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Waiters> {
-        #[cfg(feature = "std")]
-        return self
-            .waiters
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        #[cfg(not(feature = "std"))]
-        return self.waiters.lock();
-    }
-
-    /// The calling thread's stock, if it owns one.
-    #[inline]
-    fn stock(&self) -> Option<&Stock> {
-        // `%` of a power of two, which also spares the bounds check.
-        stocks::slot().map(|slot| &*self.stocks[slot % STOCKS])
-    }
-
-    /// Every stock's buffers, once a flag is set and the heavy barrier passed (see `stocks`),
-    /// as one chain; each holds its count.
-    fn sweep(&self) -> Option<Chain> {
-        let metas = self.block.metas();
-        self.stocks
-            .iter()
-            .filter_map(|stock| stock.sweep(metas))
-            .reduce(|chain, more| chain.append(metas, more))
-    }
-
-    /// The last handle's drop: sets [`CLOSED`] and takes every stock's buffers, so that no
-    /// buffer stays where no acquire will come. Returns how many it took (their counts are
-    /// the caller's to give up).
-    fn close(&self) -> usize {
-        // No handle is left, so no task waits and nobody holds the lock to change the flags.
-        self.flags.fetch_or(CLOSED, Ordering::Relaxed);
-        barrier::heavy();
-        self.sweep().map_or(0, |chain| chain.len as usize)
-    }
-
-    /// Counts `n` buffers that left the shared list. Only called with a count held (a handle
-    /// acquires), so the state cannot be freed meanwhile.
-    fn count_out(&self, n: u32) {
-        // Relaxed: the count is held up by the caller's, as in `Arc::clone`.
-        self.refs.fetch_add(n as usize, Ordering::Relaxed);
-    }
-
-    /// Gives up `n` counts of the state; the last one frees it. The caller does not touch the
-    /// state again.
-    pub(crate) fn unref(this: InnerRef, n: usize) {
-        let refs: &AtomicUsize = &this.refs;
-        // Release pairs with the Acquire load of the last one: every use of the state happens
-        // before it is freed (as in `Arc`'s drop; a load rather than a fence, for TSan).
-        if refs.fetch_sub(n, Ordering::Release) != n {
-            return;
-        }
-        refs.load(Ordering::Acquire);
-        // SAFETY: the count reached 0: no handle, `Buf` or packet is left, and no buffer is
-        // outside the shared list, so nothing else reaches the state; it was allocated by the
-        // `Box` of `BufferPool::new`, and is freed once, here.
-        drop(unsafe { Box::from_raw(this.0.as_ptr()) });
-    }
-
-    /// A buffer from the calling thread's stock, if it owns one, holding its count. `None` if
-    /// the stock is empty, or tasks wait.
-    #[inline]
-    pub(crate) fn pop_stock(&self) -> Option<u32> {
-        let stock = self.stock()?;
-        if !stock.enter(&self.flags) {
-            return None;
-        }
-        let popped = stock.pop(self.block.metas());
-        stock.leave();
-        popped
-    }
-
-    /// For an acquire whose stock is empty: a batch from the shared list, one buffer for the
-    /// caller and the rest into its stock (a thread without a stock takes one buffer). `None`
-    /// if the shared list is empty, or tasks wait.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn refill(this: InnerRef) -> Option<Buf> {
-        let inner: &Inner = &this;
-        let metas = inner.block.metas();
-        let stock = inner.stock();
-        let max = if stock.is_some() { inner.batch } else { 1 };
-        let chain = inner.free.pop_chain(metas, max)?;
-        inner.count_out(chain.len);
-        let (index, rest) = chain.split_first(metas);
-        // Owned by a `Buf` before a waker runs: if one panics, unwinding gives it back.
-        let buf = Buf::new(this, index);
-        if let (Some(rest), Some(stock)) = (rest, stock) {
-            if stock.enter(&inner.flags) {
-                stock.put(metas, rest);
-                stock.leave();
-            } else {
-                // A task started waiting since the batch was taken: the rest is its.
-                Inner::release_chain(this, rest);
-            }
-        }
-        Some(buf)
-    }
-
-    /// For a [`try_acquire`](BufferPool::try_acquire) that found its stock and the shared
-    /// list empty: gathers the other threads' stocks, if any looks to hold a buffer and no
-    /// task waits.
-    #[cold]
-    #[inline(never)]
-    fn gather(this: InnerRef) -> Option<Buf> {
-        let inner: &Inner = &this;
-        // A snapshot: a buffer whose release has not landed yet is not looked for (as in a
-        // try_acquire just before that release).
-        if inner.stocks.iter().all(|stock| stock.len() == 0) {
-            return None;
-        }
-        let waiters = inner.lock();
-        if !waiters.is_empty() {
-            return None;
-        }
-        let found = inner.pop_or_flag_waiters(&waiters);
-        inner.clear_waiters_if_none(&waiters);
-        drop(waiters);
-        Some(Buf::new(this, found?))
-    }
-
-    /// With the lock held: pops a free buffer from the shared list, or, if there is none,
-    /// sets the waiters flags (that of the shared list, and [`WAITING`]), so that the next
-    /// release comes to the lock. If they were not set, it then sweeps every stock: it takes
-    /// one buffer for the caller, puts the rest in the shared list and clears the flags
-    /// again. `None`: every list was empty, and the flags stay set for the caller to queue
-    /// (or to clear, with [`clear_waiters_if_none`](Inner::clear_waiters_if_none)).
-    pub(crate) fn pop_or_flag_waiters(&self, waiters: &MutexGuard<'_, Waiters>) -> Option<u32> {
-        let metas = self.block.metas();
-        if let Some(index) = self.free.pop_or_flag_waiters(metas) {
-            self.count_out(1);
-            return Some(index);
-        }
-        if self.flags.load(Ordering::Relaxed) & WAITING != 0 {
-            // Tasks wait already: the stocks are empty.
-            return None;
-        }
-        self.flags.store(WAITING, Ordering::Relaxed);
-        barrier::heavy();
-        let (index, rest) = self.sweep()?.split_first(metas);
-        // Nobody waits (the flags were clear), so the rest goes to the shared list.
-        self.clear_waiters_if_none(waiters);
-        if let Some(rest) = rest {
-            if self.free.push_chain(metas, rest).is_err() {
-                unreachable!("nobody waits and the flag is only set under the lock");
-            }
-            // Never the last count: the caller borrows a handle.
-            self.refs.fetch_sub(rest.len as usize, Ordering::Relaxed);
-        }
-        Some(index)
-    }
-
-    /// Gives buffer `index` back, with the count it holds: to the calling thread's stock (or,
-    /// if the stock holds two batches, with a batch from there to the shared list), or to the
-    /// first waiter, woken here. Once the buffer is in a stock and the owner has left it, the
-    /// count is the stock's, and the state may be freed by another thread (the last handle's
-    /// drop, see `close`), so `this` is a copied pointer and nothing is touched after
-    /// [`Stock::leave`].
-    #[inline]
-    pub(crate) fn release(this: InnerRef, index: u32) {
-        let inner: &Inner = &this;
-        match inner.stock() {
-            Some(stock) if stock.enter(&inner.flags) => {
-                if stock.push(inner.block.metas(), index, inner.high) {
-                    stock.leave();
-                } else {
-                    Inner::release_full(this, stock, index);
-                }
-            }
-            Some(_) => Inner::release_flagged(this, index),
-            None => Inner::return_batch(this, None, index),
-        }
-    }
-
-    /// A release by a stock's owner whose stock is full (between `enter` and `leave`): the
-    /// buffer and a batch from the stock go to the shared list.
-    #[cold]
-    #[inline(never)]
-    fn release_full(this: InnerRef, stock: &Stock, index: u32) {
-        let batch = stock.take(this.block.metas(), this.batch);
-        stock.leave();
-        Inner::return_batch(this, batch, index);
-    }
-
-    /// A release by a stock's owner that found a flag set.
-    #[cold]
-    #[inline(never)]
-    fn release_flagged(this: InnerRef, index: u32) {
-        let inner: &Inner = &this;
-        // Relaxed: `CLOSED` is set for good, and `WAITING` is read again under the lock.
-        if inner.flags.load(Ordering::Relaxed) & CLOSED != 0 {
-            return Inner::unref(this, 1);
-        }
-        let mut waiters = inner.lock();
-        let released = inner.release_locked(&mut waiters, index);
-        drop(waiters);
-        match released {
-            Released::Handed(Some(waker)) => waker.wake(),
-            Released::Handed(None) => {}
-            Released::Freed => Inner::unref(this, 1),
-        }
-    }
-
-    /// Buffer `index` and `batch` (taken from the calling thread's full stock, if any) go to
-    /// the shared list together (or to waiters), and give up their counts.
-    #[cold]
-    #[inline(never)]
-    fn return_batch(this: InnerRef, batch: Option<Chain>, index: u32) {
-        let inner: &Inner = &this;
-        let metas = inner.block.metas();
-        let chain = match batch {
-            Some(batch) => batch.prepend(metas, index),
-            None => Chain::single(index),
-        };
-        match inner.free.push_chain(metas, chain) {
-            Ok(()) => Inner::unref(this, chain.len as usize),
-            // Tasks wait.
-            Err(chain) => Inner::release_chain(this, chain),
-        }
-    }
-
-    /// Hands the buffers of `chain` (each holding its count) to the first waiters, one each
-    /// (the rest, if the waiters run out, to the shared list, giving up their counts), then
-    /// wakes them, oldest first.
-    #[cold]
-    #[inline(never)]
-    fn release_chain(this: InnerRef, chain: Chain) {
-        const NONE: Option<Waker> = None;
-        let mut wakes = [NONE; MAX_BATCH as usize + 1];
-        let inner: &Inner = &this;
-        let metas = inner.block.metas();
-        let mut waiters = inner.lock();
-        let mut next = Some(chain);
-        let mut freed = 0;
-        for wake in &mut wakes {
-            let Some(chain) = next else { break };
-            let (index, rest) = chain.split_first(metas);
-            next = rest;
-            match waiters.hand_off(index) {
-                Ok(waker) => *wake = waker,
-                Err(_) => {
-                    inner.clear_waiters_if_none(&waiters);
-                    // `chain` still starts at `index`: the buffers nobody waits for.
-                    if inner.free.push_chain(metas, chain).is_err() {
-                        unreachable!("nobody waits and the flag is only set under the lock");
-                    }
-                    freed = chain.len as usize;
-                    next = None;
-                    break;
-                }
-            }
-        }
-        debug_assert!(next.is_none(), "a chain is at most MAX_BATCH + 1 buffers");
-        inner.clear_waiters_if_none(&waiters);
-        drop(waiters);
-        // Before the wakes (user code that may panic); the state is not touched after it.
-        if freed != 0 {
-            Inner::unref(this, freed);
-        }
-        wake_each(&mut wakes);
-    }
-
-    /// With the lock held: hands buffer `index` to the first waiter, or, if none is left,
-    /// clears the waiters flags and pushes it to the shared list.
-    pub(crate) fn release_locked(&self, waiters: &mut Waiters, index: u32) -> Released {
-        match waiters.hand_off(index) {
-            Ok(waker) => {
-                self.clear_waiters_if_none(waiters);
-                Released::Handed(waker)
-            }
-            Err(index) => {
-                self.clear_waiters_if_none(waiters);
-                if self
-                    .free
-                    .push_chain(self.block.metas(), Chain::single(index))
-                    .is_err()
-                {
-                    unreachable!("nobody waits and the flag is only set under the lock");
-                }
-                Released::Freed
-            }
-        }
-    }
-
-    /// With the lock held: clears the waiters flags once the queue is empty.
-    pub(crate) fn clear_waiters_if_none(&self, waiters: &Waiters) {
-        // The flags are set and cleared together, under the lock.
-        if waiters.is_empty() && self.free.flagged() {
-            self.free.clear_waiters();
-            // Release pairs with the owners' Acquire in `Stock::enter`: the sweep's changes
-            // to their stocks happen before they use them again.
-            self.flags.store(0, Ordering::Release);
-        }
-    }
-}
-
-/// Wakes each waker in turn; if one panics, the ones after it are woken all the same while
-/// the panic unwinds (a second panic among them aborts, as any panic during unwinding does).
-fn wake_each(wakers: &mut [Option<Waker>]) {
-    /// Wakes the rest when dropped: after the first waker's wake, or while it unwinds.
-    struct Rest<'a>(&'a mut [Option<Waker>]);
-    impl Drop for Rest<'_> {
-        fn drop(&mut self) {
-            wake_each(self.0);
-        }
-    }
-    if let Some((first, rest)) = wakers.split_first_mut() {
-        let rest = Rest(rest);
-        if let Some(waker) = first.take() {
-            waker.wake();
-        }
-        drop(rest);
+        self.inner.drop_handle();
     }
 }
 
@@ -569,57 +136,5 @@ impl fmt::Debug for BufferPool {
             .field("buffer_size", &self.buffer_size())
             .field("available", &self.available())
             .finish()
-    }
-}
-
-#[cfg(all(test, not(all(pinfold_loom, feature = "loom"))))]
-mod tests {
-    use std::panic::{AssertUnwindSafe, catch_unwind};
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::task::{Wake, Waker};
-
-    use super::wake_each;
-
-    /// Counts its wakes, and panics in each if told to.
-    struct Task {
-        wakes: AtomicUsize,
-        panics: bool,
-    }
-
-    impl Wake for Task {
-        fn wake(self: Arc<Self>) {
-            self.wakes.fetch_add(1, Ordering::Relaxed);
-            assert!(!self.panics, "a waker that panics");
-        }
-    }
-
-    fn task(panics: bool) -> (Arc<Task>, Option<Waker>) {
-        let task = Arc::new(Task {
-            wakes: AtomicUsize::new(0),
-            panics,
-        });
-        (task.clone(), Some(Waker::from(task)))
-    }
-
-    #[test]
-    fn a_panicking_wake_does_not_stop_the_wakes_after_it() {
-        let (first, a) = task(false);
-        let (second, b) = task(true);
-        let (third, c) = task(false);
-        let mut wakers = [a, None, b, c];
-        let result = catch_unwind(AssertUnwindSafe(|| wake_each(&mut wakers)));
-        assert!(result.is_err(), "the panic comes out");
-        for (task, name) in [(&first, "first"), (&second, "second"), (&third, "third")] {
-            assert_eq!(
-                task.wakes.load(Ordering::Relaxed),
-                1,
-                "the {name} woken once"
-            );
-        }
-        assert!(
-            wakers.iter().all(Option::is_none),
-            "no waker is left to wake"
-        );
     }
 }

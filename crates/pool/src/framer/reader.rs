@@ -10,9 +10,9 @@ use pin_project::pin_project;
 use tokio::io::{AsyncRead, ReadBuf};
 
 use super::{FrameError, Framer, Framing, LengthPrefixed};
+use crate::acquire::Acquire;
 use crate::packet::Packet;
 use crate::pool::BufferPool;
-use crate::waiters::Acquire;
 
 /// Why a [`FrameReader`] stopped: its reader failed, or the bytes could not be framed.
 #[derive(Debug)]
