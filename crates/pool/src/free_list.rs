@@ -23,6 +23,15 @@ pub(crate) const WAITERS: u64 = 1 << 63;
 const TAG_ONE: u64 = 1 << 32;
 const TAG_MASK: u64 = !WAITERS & !(u32::MAX as u64);
 
+/// The bits of a tag: how many times the head has changed, wrapping.
+pub(crate) const CHANGES_MASK: u32 = (TAG_MASK >> 32) as u32;
+
+/// The tag of `state`: how many times the head has changed (wrapping at [`CHANGES_MASK`]).
+#[inline]
+pub(crate) fn changes(state: u64) -> u32 {
+    ((state & TAG_MASK) >> 32) as u32
+}
+
 /// The head index of `state`.
 #[inline]
 pub(crate) fn head(state: u64) -> u32 {
@@ -174,7 +183,7 @@ impl FreeList {
     /// Pushes a chain of buffers at once (one CAS of the head, after a walk that sets their
     /// depths), unless the list is flagged ([`WAITERS`]): then `Err(chain)`, and the caller
     /// hands them over.
-    pub(crate) fn push_chain(&self, metas: Metas<'_>, chain: Chain) -> Result<(), Chain> {
+    pub(crate) fn push_chain(&self, metas: Metas<'_>, chain: Chain) -> Result<u64, Chain> {
         // Acquire pairs with the Release of the push that put the head there, whose depth is
         // read.
         let mut state = self.state.load(Ordering::Acquire);
@@ -203,7 +212,7 @@ impl FreeList {
                 Ordering::Release,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return Ok(()),
+                Ok(_) => return Ok(with_head(state, chain.first)),
                 Err(now) => state = now,
             }
         }
@@ -242,6 +251,11 @@ impl FreeList {
                 return None;
             }
         }
+    }
+
+    /// How many times the head has changed (see [`changes`]), now.
+    pub(crate) fn changes(&self) -> u32 {
+        changes(self.state.load(Ordering::Relaxed))
     }
 
     /// Whether [`WAITERS`] is set.

@@ -149,9 +149,9 @@
 //! walks the links from the head and CASes the head past the last one; a push of a batch
 //! writes the batch's depths and its last link, then CASes its first buffer in.
 //!
-//! **Stocks.** A pool has one shared list and a fixed array of 16 stocks, each on a cache line
+//! **Stocks.** A pool has one shared list and a fixed array of 32 stocks, each on a cache line
 //! of its own. With `std`, a thread claims a stock at its first use of any pool (the same index
-//! in every pool) and gives it back when it exits; a thread that finds all 16 claimed, and every
+//! in every pool) and gives it back when it exits; a thread that finds all 32 claimed, and every
 //! thread without `std`, uses the shared list only. A stock is its owner's: a list linked
 //! through the buffers' records, with its first buffer and length in one word, popped and
 //! pushed with plain loads and stores, no locked instruction. An acquire pops its stock; if that

@@ -8,8 +8,8 @@ use core::ptr::NonNull;
 use core::task::Waker;
 
 use crate::block::Block;
-use crate::free_list::{Chain, FreeList, NIL, Padded};
-use crate::stocks::{self, CLOSED, MAX_BATCH, STOCKS, Stock, WAITING, barrier};
+use crate::free_list::{self, Chain, FreeList, NIL, Padded};
+use crate::stocks::{self, CLOSED, DRAINED, MAX_BATCH, STOCKS, Stock, WAITING, barrier};
 use crate::sync::{AtomicU32, AtomicUsize, Mutex, MutexGuard, Ordering};
 use crate::waiters::Waiters;
 
@@ -41,10 +41,17 @@ impl Deref for InnerRef {
 /// What the handles, buffers and packets of one pool share.
 pub(crate) struct Inner {
     pub(crate) block: Block,
-    /// [`WAITING`] and [`CLOSED`] (see `stocks`): read by every stock operation, so beside
-    /// what only changes when the pool is made; set and cleared with the waiter lock held
-    /// (`CLOSED` by the last handle's drop).
+    /// [`WAITING`], [`DRAINED`] and [`CLOSED`] (see `stocks`): read by every stock
+    /// operation, so beside what only changes when the pool is made. Changed by
+    /// read-modify-writes only: set with the waiter lock held (`CLOSED` by the last handle's
+    /// drop), `WAITING` cleared with it held, `DRAINED` cleared by a release.
     flags: AtomicU32,
+    /// The shared list's tag (see `free_list`) when it was last found empty: the stocks stay
+    /// [`DRAINED`] until the list's head has changed [`calm`](Inner::calm) times since.
+    scarce_at: AtomicU32,
+    /// How many changes of the shared list's head, with none finding it empty, end a
+    /// [`DRAINED`] spell: four per buffer.
+    calm: u32,
     /// How many buffers move between a stock and `free` at once.
     batch: u32,
     /// How many buffers a stock holds at most: two batches.
@@ -83,9 +90,12 @@ impl InnerRef {
         });
         let free = Padded(FreeList::new(block.count()));
         let batch = stocks::batch(block.count());
+        let calm = block.count().saturating_mul(4);
         let inner = Box::new(Inner {
             block,
             flags: AtomicU32::new(0),
+            scarce_at: AtomicU32::new(0),
+            calm,
             batch,
             high: 2 * batch,
             free,
@@ -233,7 +243,11 @@ impl Inner {
     pub(crate) fn refill(this: InnerRef) -> Option<u32> {
         let inner: &Inner = &this;
         let metas = inner.block.metas();
-        let stock = inner.stock();
+        // A batch only for a stock in use (a hint: if a flag is set before the batch is in the
+        // stock, the rest goes back below).
+        let stock = inner
+            .stock()
+            .filter(|_| inner.flags.load(Ordering::Relaxed) == 0);
         let max = if stock.is_some() { inner.batch } else { 1 };
         let chain = inner.free.pop_chain(metas, max)?;
         inner.count_out(chain.len);
@@ -243,8 +257,9 @@ impl Inner {
                 stock.put(metas, rest);
                 stock.leave();
             } else {
-                // A task started waiting since the batch was taken: the rest is its. Held
-                // while wakers run: if one panics, unwinding gives it back.
+                // A flag was set since the batch was taken: the rest goes to the tasks that
+                // wait, if any, or back. Held while wakers run: if one panics, unwinding
+                // gives it back.
                 let held = Held { inner: this, index };
                 Inner::release_chain(this, rest);
                 core::mem::forget(held);
@@ -275,25 +290,31 @@ impl Inner {
     }
 
     /// With the lock held: pops a free buffer from the shared list, or, if there is none,
-    /// sets the waiters flags (that of the shared list, and [`WAITING`]), so that the next
-    /// release comes to the lock. If they were not set, it then sweeps every stock: it takes
-    /// one buffer for the caller, puts the rest in the shared list and clears the flags
-    /// again. `None`: every list was empty, and the flags stay set for the caller to queue
-    /// (or to clear, with [`clear_waiters_if_none`](Inner::clear_waiters_if_none)).
+    /// sets the waiters flags (that of the shared list, and [`WAITING`] with [`DRAINED`]), so
+    /// that the next release comes to the lock. If no flag was set, it then sweeps every
+    /// stock (a flag already set means they are empty, and have been since the sweep that set
+    /// it): it takes one buffer for the caller, puts the rest in the shared list and clears
+    /// `WAITING` again. `None`: every list was empty, and the flags stay set for the caller to
+    /// queue (or to clear, with [`clear_waiters_if_none`](Inner::clear_waiters_if_none)).
+    ///
+    /// The stocks stay `DRAINED` (unused: their owners take from and give to the shared list)
+    /// until the shared list has gone [`calm`](Inner::calm) changes without being found empty,
+    /// so that a pool going in and out of exhaustion pays the sweep's barrier once, not at
+    /// every wait.
     pub(crate) fn pop_or_flag_waiters(&self, waiters: &MutexGuard<'_, Waiters>) -> Option<u32> {
         let metas = self.block.metas();
         if let Some(index) = self.free.pop_or_flag_waiters(metas) {
             self.count_out(1);
             return Some(index);
         }
-        if self.flags.load(Ordering::Relaxed) & WAITING != 0 {
-            // Tasks wait already: the stocks are empty.
+        self.scarce_at.store(self.free.changes(), Ordering::Relaxed);
+        // Relaxed: the flags publish nothing here; the barrier orders them.
+        if self.flags.fetch_or(WAITING | DRAINED, Ordering::Relaxed) != 0 {
             return None;
         }
-        self.flags.store(WAITING, Ordering::Relaxed);
         barrier::heavy();
         let (index, rest) = self.sweep()?.split_first(metas);
-        // Nobody waits (the flags were clear), so the rest goes to the shared list.
+        // Nobody waits (no flag was set), so the rest goes to the shared list.
         self.clear_waiters_if_none(waiters);
         if let Some(rest) = rest {
             if self.free.push_chain(metas, rest).is_err() {
@@ -303,6 +324,22 @@ impl Inner {
             self.refs.fetch_sub(rest.len as usize, Ordering::Relaxed);
         }
         Some(index)
+    }
+
+    /// After a push to the shared list that left its word `state`: ends a [`DRAINED`] spell
+    /// once the list has gone [`calm`](Inner::calm) changes of its head without being found
+    /// empty.
+    #[inline]
+    fn settle(&self, state: u64) {
+        if self.flags.load(Ordering::Relaxed) & DRAINED == 0 {
+            return;
+        }
+        let since = free_list::changes(state).wrapping_sub(self.scarce_at.load(Ordering::Relaxed));
+        if since & free_list::CHANGES_MASK >= self.calm {
+            // Release, continuing the release sequence of the flags' last change: the sweep's
+            // changes to the stocks happen before the owners use them again.
+            self.flags.fetch_and(!DRAINED, Ordering::Release);
+        }
     }
 
     /// Gives buffer `index` back, with the count it holds: to the calling thread's stock (or,
@@ -342,9 +379,14 @@ impl Inner {
     #[inline(never)]
     fn release_flagged(this: InnerRef, index: u32) {
         let inner: &Inner = &this;
-        // Relaxed: `CLOSED` is set for good, and `WAITING` is read again under the lock.
-        if inner.flags.load(Ordering::Relaxed) & CLOSED != 0 {
+        // Relaxed: `CLOSED` is set for good, `WAITING` is read again under the lock (and a
+        // push to the shared list is refused while tasks wait).
+        let flags = inner.flags.load(Ordering::Relaxed);
+        if flags & CLOSED != 0 {
             return Inner::unref(this, 1);
+        }
+        if flags & WAITING == 0 {
+            return Inner::return_batch(this, None, index);
         }
         let mut waiters = inner.lock();
         let released = inner.release_locked(&mut waiters, index);
@@ -368,7 +410,10 @@ impl Inner {
             None => Chain::single(index),
         };
         match inner.free.push_chain(metas, chain) {
-            Ok(()) => Inner::unref(this, chain.len as usize),
+            Ok(state) => {
+                inner.settle(state);
+                Inner::unref(this, chain.len as usize);
+            }
             // Tasks wait.
             Err(chain) => Inner::release_chain(this, chain),
         }
@@ -443,8 +488,9 @@ impl Inner {
         if waiters.is_empty() && self.free.flagged() {
             self.free.clear_waiters();
             // Release pairs with the owners' Acquire in `Stock::enter`: the sweep's changes
-            // to their stocks happen before they use them again.
-            self.flags.store(0, Ordering::Release);
+            // to their stocks happen before they use them again (once `DRAINED` is cleared
+            // too, see `settle`).
+            self.flags.fetch_and(!WAITING, Ordering::Release);
         }
     }
 }

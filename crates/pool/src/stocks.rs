@@ -24,7 +24,7 @@ use crate::sync::{AtomicBool, AtomicU32, AtomicU64, Ordering, spin_loop};
 
 /// How many stocks a pool has, and so how many threads own one at a time.
 #[cfg(not(all(pinfold_loom, feature = "loom")))]
-pub(crate) const STOCKS: usize = 16;
+pub(crate) const STOCKS: usize = 32;
 /// Two under loom: with the main thread and two workers, the models see threads that own a
 /// stock and a thread that uses the shared list.
 #[cfg(all(pinfold_loom, feature = "loom"))]
@@ -36,6 +36,10 @@ pub(crate) const MAX_BATCH: u32 = 16;
 /// A pool's flag: tasks wait (or a sweep is under way). Stocks are empty and untouched by
 /// their owners while it is set.
 pub(crate) const WAITING: u32 = 1;
+/// A pool's flag: the stocks were swept and are unused (their owners take from and give to
+/// the shared list) while the pool is short of buffers, so that waiting again pays no
+/// barrier; cleared once the shared list has been calm a while (see `shared`).
+pub(crate) const DRAINED: u32 = 4;
 /// A pool's flag: no handle is left. Stocks are empty for good; a release gives up its
 /// buffer's count instead.
 pub(crate) const CLOSED: u32 = 2;
