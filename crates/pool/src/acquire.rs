@@ -114,9 +114,12 @@ impl Future for Acquire<'_> {
         // The fast path: the thread's stock, or a batch from the shared list, before any
         // waiter machinery (whose first step sweeps the other stocks).
         if this.stage == Stage::Start {
-            if let Some(index) = this.inner.pop_stock() {
+            // Copied out first, so that the `Buf` is built from a register, not from the
+            // future after the write of its stage.
+            let inner = this.inner;
+            if let Some(index) = inner.pop_stock() {
                 this.stage = Stage::Done;
-                return Poll::Ready(Buf::new(this.inner, index));
+                return Poll::Ready(Buf::new(inner, index));
             }
         }
         this.poll_slow(cx)

@@ -6,13 +6,17 @@ use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
-use crate::sync::{AtomicU32, alloc, dealloc};
+use crate::sync::{AtomicPtr, AtomicU32, Ordering, alloc, dealloc};
 
-/// What the pool keeps beside each buffer: 12 bytes, on 128 of their own, so that threads
+/// What the pool keeps beside each buffer: 24 bytes, on 128 of their own, so that threads
 /// releasing different buffers into their own stocks (each write of a link and a depth) do
 /// not share a cache line or its prefetch pair (guarded by `pool_4_threads_16`).
 #[repr(align(128))]
 pub(crate) struct Meta {
+    /// The buffer's first byte, written once by [`Block::new`] (an atomic, so that a meta is
+    /// atomics only, see [`Metas`]): an acquire that popped the buffer (reading `next` on this
+    /// line) finds it here rather than computing it from the block.
+    bytes: AtomicPtr<u8>,
     /// The next buffer in the free list, while this one is in it (see `free_list`).
     pub(crate) next: AtomicU32,
     /// How many buffers its list holds from this one to its end, while this one is in it.
@@ -25,8 +29,6 @@ pub(crate) struct Meta {
 pub(crate) struct Block {
     base: NonNull<u8>,
     layout: Layout,
-    /// Where the bytes start, from `base`.
-    bytes_offset: usize,
     count: u32,
     size: usize,
 }
@@ -105,7 +107,11 @@ impl Block {
         };
         for index in 0..count {
             let (next, depth) = list(index);
+            // SAFETY: `index < count`: the buffer's first byte is inside the allocation (or,
+            // for buffers of 0 bytes, at its end).
+            let bytes = unsafe { base.add(bytes_offset + index as usize * size) };
             let meta = Meta {
+                bytes: AtomicPtr::new(bytes.as_ptr()),
                 next: AtomicU32::new(next),
                 depth: AtomicU32::new(depth),
                 packets: AtomicU32::new(0),
@@ -117,7 +123,6 @@ impl Block {
         Self {
             base,
             layout,
-            bytes_offset,
             count,
             size,
         }
@@ -159,10 +164,13 @@ impl Block {
     #[inline]
     pub(crate) fn bytes(&self, index: u32) -> NonNull<MaybeUninit<u8>> {
         debug_assert!(index < self.count);
-        let offset = self.bytes_offset + index as usize * self.size;
-        // SAFETY: `index < count`, so `offset` is at most the block's size (the end of the last
-        // buffer), inside or one past the allocation.
-        unsafe { self.base.add(offset).cast() }
+        // SAFETY: `index < count` (a buffer's index, as every caller holds one): the meta was
+        // written by `new` and lives as long as the block.
+        let meta = unsafe { self.base.cast::<Meta>().add(index as usize).as_ref() };
+        // Relaxed: written before the block was shared, and never again.
+        let bytes = meta.bytes.load(Ordering::Relaxed);
+        // SAFETY: `new` stored a pointer into the allocation, never null.
+        unsafe { NonNull::new_unchecked(bytes) }.cast()
     }
 }
 
