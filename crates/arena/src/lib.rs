@@ -97,6 +97,11 @@ pub use noted::with_noted_wakes;
 pub use round::{Budget, MAX_VAIN_REPOLLS};
 pub use step::Step;
 pub use storage::Storage;
+/// The cell the arena keeps shared state in: `core`'s, or loom's under `--cfg pinfold_loom`
+/// with the `loom` feature, behind loom's closure interface. Not part of the API: exported for
+/// `pinfold-pool`, which builds on the same shim rather than a copy of it.
+#[doc(hidden)]
+pub use sync::UnsafeCell;
 
 /// The iterators of a [`GrowableArena`].
 pub mod growable_iter {

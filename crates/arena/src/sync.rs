@@ -20,21 +20,24 @@ pub(crate) use alloc::{
 pub(crate) use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 #[cfg(all(pinfold_loom, feature = "loom"))]
-pub(crate) use loom::cell::UnsafeCell;
+pub use loom::cell::UnsafeCell;
 
 /// `core::cell::UnsafeCell` behind loom's closure-based interface, so the same code compiles
-/// under both.
+/// under both. The one home of this shim: `pinfold-pool` takes it from here (see the crate
+/// root's hidden `UnsafeCell`).
 #[cfg(not(all(pinfold_loom, feature = "loom")))]
 #[derive(Debug)]
-pub(crate) struct UnsafeCell<T>(core::cell::UnsafeCell<T>);
+pub struct UnsafeCell<T>(core::cell::UnsafeCell<T>);
 
 #[cfg(not(all(pinfold_loom, feature = "loom")))]
 impl<T> UnsafeCell<T> {
-    pub(crate) const fn new(value: T) -> Self {
+    /// A cell holding `value`.
+    pub const fn new(value: T) -> Self {
         Self(core::cell::UnsafeCell::new(value))
     }
 
-    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+    /// Runs `f` on a pointer to the value (what loom's cell does, tracking the access).
+    pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
         f(self.0.get())
     }
 }

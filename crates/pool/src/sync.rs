@@ -6,7 +6,6 @@
 #[cfg(all(pinfold_loom, feature = "loom"))]
 pub(crate) use loom::{
     alloc::{alloc, dealloc},
-    cell::UnsafeCell,
     hint::spin_loop,
     sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering, fence},
     sync::{Arc, Mutex, MutexGuard},
@@ -148,19 +147,6 @@ pub(crate) mod spin {
     }
 }
 
-/// `core::cell::UnsafeCell` behind loom's closure-based interface, so the same code compiles
-/// under both.
-#[cfg(not(all(pinfold_loom, feature = "loom")))]
-#[derive(Debug)]
-pub(crate) struct UnsafeCell<T>(core::cell::UnsafeCell<T>);
-
-#[cfg(not(all(pinfold_loom, feature = "loom")))]
-impl<T> UnsafeCell<T> {
-    pub(crate) const fn new(value: T) -> Self {
-        Self(core::cell::UnsafeCell::new(value))
-    }
-
-    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
-        f(self.0.get())
-    }
-}
+/// `core::cell::UnsafeCell` behind loom's closure-based interface (loom's own under loom), so
+/// the same code compiles under both: the arena's shim, shared rather than copied.
+pub(crate) use pinfold_arena::UnsafeCell;
