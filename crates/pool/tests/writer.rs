@@ -369,6 +369,80 @@ fn a_writer_short_of_buffers_seals_the_other_lanes_buffers() {
 }
 
 #[test]
+fn a_buffer_another_lane_opens_after_a_writer_began_waiting_reaches_the_flusher() {
+    // 16 buffers: two lanes, one per handle.
+    a_buffer_opened_after_a_writer_began_waiting_reaches_the_flusher(16);
+}
+
+#[test]
+fn a_buffer_the_same_lane_opens_after_a_writer_began_waiting_reaches_the_flusher() {
+    // 4 buffers: one lane, both handles in it.
+    a_buffer_opened_after_a_writer_began_waiting_reaches_the_flusher(4);
+}
+
+/// Over a pool of `buffers` buffers of 4 bytes, the second handle fills all but one and waits
+/// for another. The caller keeps the packets of all but one of the buffers the flusher then
+/// takes (as one that holds them until they are sent would), so the one that goes back is
+/// handed to the second handle. The first handle, short of a buffer, waits too, and seals the
+/// lanes; only after that does the second open its buffer, write a message and idle. The
+/// flusher gets that buffer, and the first handle gets it back, with no flush asked for.
+fn a_buffer_opened_after_a_writer_began_waiting_reaches_the_flusher(buffers: usize) {
+    let pool = BufferPool::new(buffers, 4);
+    let (mut first, mut flusher) = writer::channel(&pool);
+    let mut second = first.clone();
+    put(&mut first, b"aa");
+    for _ in 1..buffers {
+        put(&mut second, b"bbbb");
+    }
+    let (waker, _) = counting_waker();
+    let mut served = Box::pin(async move {
+        let mut room = second.reserve(2).await.unwrap();
+        room.copy_from_slice(b"cc");
+        room.commit();
+        second
+    });
+    assert!(
+        poll_with(&mut served, &waker).is_pending(),
+        "the pool is exhausted"
+    );
+    let kept = {
+        let batch = flusher.try_next_batch().expect("every buffer was sealed");
+        assert_eq!(batch.len(), buffers);
+        batch[1..].to_vec()
+    };
+    assert_eq!(pool.available(), 0, "the buffer went to the waiting handle");
+
+    let (first_waker, first_wakes) = counting_waker();
+    let mut waiting = Box::pin(async move {
+        let mut room = first.reserve(2).await.unwrap();
+        room.copy_from_slice(b"dd");
+        room.commit();
+        first
+    });
+    assert!(
+        poll_with(&mut waiting, &first_waker).is_pending(),
+        "the pool is empty"
+    );
+    let Poll::Ready(second) = poll_with(&mut served, &waker) else {
+        panic!("handed a buffer, yet pending");
+    };
+    let sent = ready(&mut flusher);
+    let Poll::Ready(first) = poll_with(&mut waiting, &first_waker) else {
+        panic!("the waiting handle got no buffer, with no flush asked for");
+    };
+    assert_eq!(first_wakes.count(), 1, "the waiting handle was woken");
+    assert_eq!(
+        sent, b"cc",
+        "the second handle's buffer reached the flusher"
+    );
+
+    drop(kept);
+    drop((first, second));
+    assert_eq!(drain(&mut flusher), b"dd");
+    assert_eq!(pool.available(), buffers);
+}
+
+#[test]
 fn writers_wait_for_the_flusher_when_the_pool_is_exhausted() {
     let pool = BufferPool::new(2, 4);
     let (mut writer, mut flusher) = writer::channel(&pool);

@@ -47,12 +47,14 @@ impl Shared {
                 continue;
             }
             let requested = state.slots[index as usize].flush_asked;
+            let seal = state.slots[index as usize].seal_asked;
             let word = &self.open[index as usize].word;
             // Acquire pairs with the Release of every reservation's end: the bytes of the
             // rooms committed happen before they are read.
             let mut now = word.load(Ordering::Acquire);
-            if now & OPEN > 0 && requested && now & SEALED == 0 {
-                // Flushed once its open reservations end; later ones go to a new buffer.
+            if now & SEALED == 0 && (seal || (requested && now & OPEN > 0)) {
+                // Flushed once its open reservations end (and then free, as it is sealed);
+                // later ones go to a new buffer.
                 if self.currents[lane].load(Ordering::Relaxed) == index {
                     self.currents[lane].store(NONE, Ordering::Relaxed);
                 }

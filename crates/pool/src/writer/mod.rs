@@ -52,7 +52,8 @@
 //!   order.
 //! - **Batches.** The flusher gets a buffer when it is full, when a writer or the flusher asks
 //!   for a flush ([`Writer::flush`], [`Flusher::flush_open`]: every lane's buffer being
-//!   filled), and when the last `Writer` handle is dropped. A buffer with a reservation still
+//!   filled), when a writer is about to wait for a buffer (see *Waiting*), and when the last
+//!   `Writer` handle is dropped. A buffer with a reservation still
 //!   open is never flushed before that reservation ends, and holds back the later buffers of
 //!   its lane only; asked for a flush meanwhile, it takes no more reservations (the rest of it
 //!   goes unused), and is flushed as soon as its last reservation ends. A batch holds at most
@@ -60,9 +61,10 @@
 //! - **Waiting.** A writer that needs a new buffer waits for one in the pool's
 //!   [`acquire`](BufferPool::acquire) (first come, first served, no spinning): it waits while
 //!   the pool is exhausted, which is also how a flusher that falls behind holds writers back.
-//!   Before it waits, it seals the other lanes' buffers being filled, so that no buffer stays
-//!   out of the flusher's reach while it waits. A writer and flusher hold at most every buffer
-//!   of the pool.
+//!   Before it waits, it seals every lane's buffer being filled, so that no buffer stays out
+//!   of the flusher's reach while it waits; a buffer that another writer got from the pool
+//!   before that seal, and starts filling after it, is sealed too, when the flusher next
+//!   looks for a batch. A writer and flusher hold at most every buffer of the pool.
 //! - **Errors.** A message larger than a buffer is refused with [`ReserveError::TooLarge`].
 //!   Once the flusher is dropped, reservations fail with [`ReserveError::Closed`] (a writer
 //!   waiting for a buffer gets it once the flusher's buffers are back, then fails).
@@ -100,7 +102,10 @@
 //! its word with the opener's reservation, with `Release`, then it is made its lane's current
 //! one), sealing a current one (a full buffer is handed over by that, in O(1)), an abandoned
 //! reservation (its room is zeroed and goes back if nothing was handed out after it, by a CAS
-//! of the word, or else is marked as a hole), and the flusher's walk: it goes through the
+//! of the word, or else is marked as a hole), the seal of every lane's current slot by a
+//! writer about to wait for a buffer (counted in a word that a writer reads before it asks the
+//! pool for a buffer, and again when it opens a slot on it: if a seal came in between, it
+//! missed the slot, and the flusher's next walk seals it), and the flusher's walk: it goes through the
 //! buffers in the order they were opened, skips the rest of a lane from its first buffer whose
 //! count (loaded with `Acquire`, which pairs with the commits' `Release`) is not 0, and gives
 //! each run of committed bytes up to the word's offset as a slice of the buffer's packet.
@@ -146,6 +151,7 @@ pub fn channel(pool: &BufferPool) -> (Writer, Flusher) {
             lane: 0,
             flushed: 0,
             flush_asked: false,
+            seal_asked: false,
             has_holes: false,
             holes: alloc::vec![0; words].into_boxed_slice(),
         })
@@ -164,6 +170,7 @@ pub fn channel(pool: &BufferPool) -> (Writer, Flusher) {
             .collect(),
         currents: (0..lanes(count)).map(|_| AtomicU32::new(NONE)).collect(),
         next_lane: AtomicUsize::new(1),
+        seals: AtomicU32::new(0),
         state: Padded(Mutex::new(State {
             slots,
             free: (0..count as u32).rev().collect(),
@@ -226,6 +233,10 @@ struct Shared {
     currents: Box<[AtomicU32]>,
     /// The lane of the next `Writer` handle made, modulo the lanes.
     next_lane: AtomicUsize,
+    /// How many times a writer sealed the lanes before it waited for a buffer (wrapping).
+    /// Changed under the lock only; a writer reads it before it asks the pool for a buffer,
+    /// and again when it opens a slot on that buffer, to tell whether a seal missed the slot.
+    seals: AtomicU32,
     /// Apart from the fields above, which every reservation reads.
     state: Padded<Mutex<State>>,
 }

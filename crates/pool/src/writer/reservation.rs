@@ -98,50 +98,79 @@ impl Shared {
         Ok(None)
     }
 
-    /// A buffer for a writer of `lane` whose current slot is full: at once if the pool has
-    /// one free, or else once it has; if it waits, it first seals the other lanes' current
-    /// slots (so that buffers no lane would fill for a while reach the flusher, and come
-    /// back).
-    async fn buffer_for(&self, lane: usize) -> Buf {
+    /// A buffer for a writer whose current slot is full, and the count of [`seals`] it saw
+    /// before it asked the pool (for [`reserve_new`]): at once if the pool has one free, or
+    /// else once it has; if it waits, it first seals every lane's current slot (so that
+    /// buffers no lane would fill for a while reach the flusher, and come back).
+    ///
+    /// [`seals`]: Shared::seals
+    /// [`reserve_new`]: Shared::reserve_new
+    async fn buffer_for(&self) -> (Buf, u32) {
+        let mut seen = self.seals_before_acquire();
         let mut acquire = core::pin::pin!(self.pool.acquire());
         let mut sealed = false;
-        poll_fn(|cx| {
+        let buf = poll_fn(|cx| {
             let poll = acquire.as_mut().poll(cx);
             if poll.is_pending() && !sealed {
                 sealed = true;
-                self.seal_others(lane);
+                // Its own seal is not one this writer missed; another's counted before it is.
+                if self.seal_for_waiter() == seen {
+                    seen = seen.wrapping_add(1);
+                }
             }
             poll
         })
-        .await
+        .await;
+        (buf, seen)
     }
 
-    /// Seals the current slot of every lane but `lane`.
-    fn seal_others(&self, lane: usize) {
-        if self.currents.len() == 1 {
-            return;
-        }
+    /// The count of [`seals`](Shared::seals), read before a writer asks the pool for a buffer.
+    fn seals_before_acquire(&self) -> u32 {
+        // Acquire pairs with the Release store in `seal_for_waiter`: a seal read here was made
+        // by a writer already queued in the pool when this one asks it, which the pool serves
+        // first; the slot this writer opens is not one that writer waits for.
+        self.seals.load(Ordering::Acquire)
+    }
+
+    /// Before a writer waits for a buffer: seals the current slot of every lane (its own
+    /// lane's too, if a handle of that lane opened one since this writer found it full), and
+    /// counts the seal in [`seals`](Shared::seals). The count before it.
+    fn seal_for_waiter(&self) -> u32 {
         let mut state = self.lock();
-        let wake = self.seal_lanes(&mut state, Some(lane));
+        // Relaxed: changed under the lock only, held here.
+        let before = self.seals.load(Ordering::Relaxed);
+        // Release pairs with the Acquire load in `seals_before_acquire`.
+        self.seals.store(before.wrapping_add(1), Ordering::Release);
+        let wake = self.seal_lanes(&mut state);
         drop(state);
         if let Some(waker) = wake {
             waker.wake();
         }
+        before
     }
 
-    /// With the lock held: seals the current slot of every lane but `keep`; the flusher's
-    /// waker, to wake if one of them is ready for it.
-    fn seal_lanes(&self, state: &mut State, keep: Option<usize>) -> Option<Waker> {
+    /// With the lock held: seals the current slot of every lane; the flusher's waker, to
+    /// wake if one of them is ready for it.
+    fn seal_lanes(&self, state: &mut State) -> Option<Waker> {
         let mut wake = None;
-        for lane in (0..self.currents.len()).filter(|&lane| Some(lane) != keep) {
+        for lane in 0..self.currents.len() {
             wake = self.seal_current(lane, state).or(wake);
         }
         wake
     }
 
     /// Opens a slot of `lane` on `buf` (unless another writer opened one with room meanwhile)
-    /// and reserves `len` bytes in it.
-    fn reserve_new(&self, lane: usize, buf: Buf, len: usize) -> Result<Room, ReserveError> {
+    /// and reserves `len` bytes in it. `seen` is the count of [`seals`](Shared::seals) read
+    /// before `buf` was asked for: if a waiting writer sealed the lanes since, it missed this
+    /// slot, which the flusher then seals when it next walks, as that seal would have, so that
+    /// its buffer comes back to the pool.
+    fn reserve_new(
+        &self,
+        lane: usize,
+        buf: Buf,
+        len: usize,
+        seen: u32,
+    ) -> Result<Room, ReserveError> {
         let (packet, base) = prepare(buf);
         let mut state = self.lock();
         if state.closed {
@@ -155,6 +184,14 @@ impl Shared {
             return Ok(room);
         }
         let wake = self.seal_current(lane, &mut state);
+        // Relaxed: changed under the lock only, held here.
+        let missed = self.seals.load(Ordering::Relaxed) != seen;
+        // The flusher walks again to seal the slot.
+        let wake = if missed {
+            wake.or_else(|| state.flusher.take())
+        } else {
+            wake
+        };
         let index = state
             .free
             .pop()
@@ -162,6 +199,7 @@ impl Shared {
         let slot = &mut state.slots[index as usize];
         slot.packet = Some(packet);
         slot.lane = lane as u32;
+        slot.seal_asked = missed;
         state.queue.push_back(index);
         let open = &self.open[index as usize];
         open.base.store(base.as_ptr(), Ordering::Relaxed);
@@ -356,8 +394,8 @@ impl Writer {
         let room = match self.shared.reserve(self.lane, len)? {
             Some(room) => room,
             None => {
-                let buf = self.shared.buffer_for(self.lane).await;
-                self.shared.reserve_new(self.lane, buf, len)?
+                let (buf, seen) = self.shared.buffer_for().await;
+                self.shared.reserve_new(self.lane, buf, len, seen)?
             }
         };
         Ok(Reservation::new(self, room))
@@ -371,12 +409,13 @@ impl Writer {
         let room = match self.shared.reserve(self.lane, len)? {
             Some(room) => room,
             None => {
+                let seen = self.shared.seals_before_acquire();
                 let Some(buf) = self.shared.pool.try_acquire() else {
                     // As `reserve` does before it waits.
-                    self.shared.seal_others(self.lane);
+                    self.shared.seal_for_waiter();
                     return Err(ReserveError::WouldWait);
                 };
-                self.shared.reserve_new(self.lane, buf, len)?
+                self.shared.reserve_new(self.lane, buf, len, seen)?
             }
         };
         Ok(Reservation::new(self, room))
@@ -425,7 +464,7 @@ impl Drop for Writer {
         state.writers -= 1;
         let wake = if state.writers == 0 {
             self.shared
-                .seal_lanes(&mut state, None)
+                .seal_lanes(&mut state)
                 .or_else(|| state.flusher.take())
         } else {
             None

@@ -72,6 +72,10 @@ pub(super) struct Slot {
     /// flushed since: the flusher takes its committed bytes as soon as no reservation is
     /// open in it, and it takes no more reservations if one is open then.
     pub(super) flush_asked: bool,
+    /// It was opened after a writer waiting for a buffer sealed the lanes, on a buffer its
+    /// opener asked the pool for before that seal: the flusher seals it when it next walks,
+    /// as that seal would have, so that its buffer comes back.
+    pub(super) seal_asked: bool,
     /// Whether any bit of `holes` is set.
     pub(super) has_holes: bool,
     /// One bit per byte: set for the room of an abandoned reservation.
@@ -133,6 +137,7 @@ impl Slot {
         }
         self.flushed = 0;
         self.flush_asked = false;
+        self.seal_asked = false;
         self.packet.take()
     }
 }
