@@ -53,13 +53,15 @@
 //!    indexes pushed to a `Vec` and read back, with no stream, no waker and no poll at all;
 //!    side by side with tokio-stream's `StreamMap` and pinfold's `MergeBounded` on the same
 //!    batches, timed as the bench times them (the batches only, setup left out).
-//! 8. `pool_acquire_release` (the pool's target is 1.0x bab): a pool that keeps every free
-//!    buffer within reach of every thread (an acquire on one thread finds a buffer released
-//!    on another, and waits only when none is free anywhere) must change a shared word to
-//!    take a buffer and again to give one back, each change a read-modify-write that another
-//!    thread's could race: timed here as two uncontended CASes of one word per cycle, side by
-//!    side with bab's `try_acquire` and `release` (a thread-local stock that no other thread
-//!    can take from: no atomic operation) and pinfold's `try_acquire` and drop.
+//! 8. `pool_acquire_release` (the pool's target is 1.0x bab): what keeping every free buffer
+//!    within reach of every thread costs. A pool whose free lists any thread may pop changes a
+//!    shared word to take a buffer and again to give one back: timed here as two uncontended
+//!    CASes of one word per cycle, side by side with bab's `try_acquire` and `release` (a
+//!    thread-local stock that no other thread can take from: no atomic operation) and
+//!    pinfold's `try_acquire` and drop (a stock its owner alone uses, with plain loads and
+//!    stores, which a task about to wait sweeps behind a heavy barrier). On Linux, the heavy
+//!    barrier is timed too: one `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, paid once per
+//!    spell of the pool being short of buffers.
 //!
 //! Timings are the best of several runs (a floor, on a shared machine); the ratios are what
 //! to compare with the targets. Sections 5 and 6 run on one thread, so their wall time is the
@@ -732,8 +734,38 @@ fn main() {
     });
     println!("pool_acquire_release");
     println!(
-        "  two uncontended CASes of one word: {two_cas:.1} ns; bab: {bab_cycle:.1} ns; pinfold: {pinfold_cycle:.1} ns; floor / bab = {:.2}, pinfold / bab = {:.2} (target for pinfold 1.0)",
+        "  two uncontended CASes of one word: {two_cas:.1} ns; bab: {bab_cycle:.1} ns; pinfold: {pinfold_cycle:.1} ns; CASes / bab = {:.2}, pinfold / bab = {:.2} (target for pinfold 1.0)",
         two_cas / bab_cycle,
         pinfold_cycle / bab_cycle
     );
+    #[cfg(target_os = "linux")]
+    println!(
+        "  the heavy barrier, membarrier(PRIVATE_EXPEDITED): {:.0} ns",
+        membarrier_ns()
+    );
+}
+
+/// The best time of one `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, in nanoseconds: what a
+/// pool's sweep pays for its heavy barrier (see `pinfold_pool`'s *How it works*). `NaN` if the
+/// kernel refuses it.
+#[cfg(target_os = "linux")]
+fn membarrier_ns() -> f64 {
+    const PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
+    const REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
+    let call = |command: libc::c_int| {
+        // SAFETY: `membarrier` reads no memory of the caller; a refused command returns -1.
+        unsafe { libc::syscall(libc::SYS_membarrier, command, 0 as libc::c_uint, 0) == 0 }
+    };
+    if !call(REGISTER_PRIVATE_EXPEDITED) {
+        return f64::NAN;
+    }
+    const CALLS: u32 = 10_000;
+    best(9, CALLS, || {
+        for _ in 0..CALLS {
+            assert!(
+                call(PRIVATE_EXPEDITED),
+                "membarrier refused after registering"
+            );
+        }
+    })
 }

@@ -179,10 +179,15 @@
 //!
 //! **Waiters.** An [`Acquire`] that finds no free buffer takes the waiter lock, tries the
 //! shared list once more, and otherwise sets `WAITERS` on it (a CAS that fails if a buffer was
-//! pushed meanwhile: then it takes that buffer) and, unless tasks wait already, sets `WAITING`
-//! and sweeps the stocks: if that finds buffers it takes one, puts the rest in the shared list
-//! and clears the flags. Otherwise it links a node that lives inside the pinned future itself
-//! into a FIFO list. While the flags are set the shared list and the stocks are empty, pops
+//! pushed meanwhile: then it takes that buffer) and sets `WAITING` and `DRAINED`; if no flag was
+//! set before, it sweeps the stocks: if that finds buffers it takes one, puts the rest in the
+//! shared list and clears `WAITING`. Otherwise it links a node that lives inside the pinned
+//! future itself into a FIFO list. `DRAINED` stays set while the pool is short of buffers: the
+//! stocks stay empty, their owners take from and give to the shared list, and a task that
+//! waits again pays no barrier (the stocks have been empty since the sweep); a release clears
+//! it once the shared list's head has changed four times per buffer without the list being
+//! found empty. So a pool going in and out of exhaustion pays the heavy barrier once per spell,
+//! not per wait. While the flags are set the shared list and the stocks are empty, pops
 //! fail, and a release finds a flag (on its CAS of the shared list, or after its light barrier)
 //! and takes the lock instead: it unlinks the oldest node, stores the buffer's index in it, and
 //! wakes its task once the lock is released. So a buffer released on any thread reaches the

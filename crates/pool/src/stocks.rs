@@ -4,7 +4,8 @@
 //!
 //! A stock is reached by others only while the pool's flags are set ([`WAITING`]: a task is
 //! about to wait, or a [`try_acquire`](crate::BufferPool::try_acquire) looks everywhere;
-//! [`CLOSED`]: the last handle is gone). Its owner brackets each operation with its `busy`
+//! [`DRAINED`]: the stocks stay swept while the pool is short of buffers; [`CLOSED`]: the last
+//! handle is gone). Its owner brackets each operation with its `busy`
 //! flag: it stores `busy`, passes a [light barrier](barrier::light), loads the flags, and
 //! touches the stock only if none is set. The one who sets a flag (with the waiter lock held,
 //! or as the last handle) passes a [heavy barrier](barrier::heavy) after it, then for each
