@@ -24,6 +24,8 @@
 //!   counts its polls and drops.
 //! - `drive` polls a set to the end the way an executor would, and fails the model on a lost
 //!   wake: a `Pending` after which every worker finished and the parent was never woken.
+//! - `spawn_releaser` and `spawn_waiter` are the pool models' release and the waiter that
+//!   checks the buffer it is handed.
 //! - `write`, `drain` and `assert_delivered` are the writer models' handle, flusher and check.
 #![forbid(unsafe_code)]
 
@@ -35,6 +37,8 @@ mod drive;
 mod leaf;
 #[cfg(pinfold_loom)]
 mod parent;
+#[cfg(pinfold_loom)]
+mod waiting;
 #[cfg(pinfold_loom)]
 mod workers;
 #[cfg(pinfold_loom)]
@@ -48,6 +52,8 @@ pub use drive::{MAX_POLLS, drive};
 pub use leaf::{Leaf, Probe, poll_arena, poll_leaf};
 #[cfg(pinfold_loom)]
 pub use parent::Parent;
+#[cfg(pinfold_loom)]
+pub use waiting::{spawn_releaser, spawn_waiter};
 #[cfg(pinfold_loom)]
 pub use workers::Workers;
 #[cfg(pinfold_loom)]

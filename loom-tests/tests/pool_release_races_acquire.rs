@@ -11,30 +11,17 @@
 //! pool's memory freed.
 #![cfg(pinfold_loom)]
 
-use std::io::Write;
-
-use loom::future::block_on;
-use loom::thread;
-use loom_tests::check;
+use loom_tests::{check, spawn_releaser, spawn_waiter};
 use pinfold_pool::BufferPool;
 
 #[test]
 fn pool_release_races_acquire() {
     check("pool_release_races_acquire", || {
         let pool = BufferPool::new(1, 4);
-        let mut held = pool.try_acquire().expect("the pool's one buffer");
-        held.write_all(b"old").unwrap();
+        let held = pool.try_acquire().expect("the pool's one buffer");
 
-        let releaser = thread::spawn(move || drop(held));
-        let waiter = {
-            let pool = pool.clone();
-            thread::spawn(move || {
-                let mut buf = block_on(pool.acquire());
-                assert!(buf.is_empty(), "a new owner starts with nothing written");
-                buf.write_all(b"new").unwrap();
-                assert_eq!(&buf[..], b"new");
-            })
-        };
+        let releaser = spawn_releaser(held);
+        let waiter = spawn_waiter(&pool);
         releaser.join().unwrap();
         waiter.join().unwrap();
 

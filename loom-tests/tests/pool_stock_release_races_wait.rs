@@ -16,11 +16,7 @@
 //! pool's memory freed.
 #![cfg(pinfold_loom)]
 
-use std::io::Write;
-
-use loom::future::block_on;
-use loom::thread;
-use loom_tests::check;
+use loom_tests::{check, spawn_releaser, spawn_waiter};
 use pinfold_pool::BufferPool;
 
 #[test]
@@ -28,18 +24,10 @@ fn pool_stock_release_races_wait() {
     check("pool_stock_release_races_wait", || {
         let pool = BufferPool::new(2, 4);
         let kept = pool.try_acquire().expect("the first buffer");
-        let mut released = pool.try_acquire().expect("the second buffer");
-        released.write_all(b"old").unwrap();
+        let released = pool.try_acquire().expect("the second buffer");
 
-        let releaser = thread::spawn(move || drop(released));
-        let waiter = {
-            let pool = pool.clone();
-            thread::spawn(move || {
-                let mut buf = block_on(pool.acquire());
-                assert!(buf.is_empty(), "a new owner starts with nothing written");
-                buf.write_all(b"new").unwrap();
-            })
-        };
+        let releaser = spawn_releaser(released);
+        let waiter = spawn_waiter(&pool);
         releaser.join().unwrap();
         waiter.join().unwrap();
         drop(kept);

@@ -396,7 +396,7 @@ pub(crate) mod symmetric {
     use crate::sync::{Ordering, fence};
 
     /// Whether threads may own stocks: always.
-    #[cfg(feature = "std")]
+    #[cfg(all(feature = "std", not(all(pinfold_loom, feature = "loom"))))]
     pub(crate) fn ready() -> bool {
         true
     }
