@@ -147,13 +147,7 @@ impl Inner {
     /// dropped and woken after it is released), so no panic can leave the list half-changed,
     /// and a poisoned lock is used as is.
     pub(crate) fn lock(&self) -> MutexGuard<'_, Waiters> {
-        #[cfg(feature = "std")]
-        return self
-            .waiters
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        #[cfg(not(feature = "std"))]
-        return self.waiters.lock();
+        crate::sync::lock(&self.waiters)
     }
 
     /// How many buffers are free: in the shared list and in the stocks (a snapshot).

@@ -31,6 +31,17 @@ pub(crate) use std::sync::{Mutex, MutexGuard};
 #[cfg(all(not(all(pinfold_loom, feature = "loom")), not(feature = "std")))]
 pub(crate) use spin::{SpinLock as Mutex, SpinLockGuard as MutexGuard};
 
+/// Takes `mutex`, a poisoned one as is: the pool's locks are held for a few word operations
+/// and never while user code runs, so a panic cannot leave what they guard half-changed.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    #[cfg(feature = "std")]
+    return mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    #[cfg(not(feature = "std"))]
+    return mutex.lock();
+}
+
 /// The waiter lock without `std`: a test-and-test-and-set spin lock. It is held only for a
 /// few list operations (no user code runs under it, see `Inner::lock`), so spinning is short.
 /// Built from this module's atomics and cell, so `loom-tests/tests/pool_spin_lock.rs` checks

@@ -277,12 +277,6 @@ impl Shared {
     /// The lock. No user code runs with it held, so no panic leaves it half-changed, and a
     /// poisoned lock is used as is.
     fn lock(&self) -> MutexGuard<'_, State> {
-        #[cfg(feature = "std")]
-        return self
-            .state
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        #[cfg(not(feature = "std"))]
-        return self.state.lock();
+        crate::sync::lock(&self.state)
     }
 }
