@@ -1,14 +1,16 @@
-//! A batch refill racing a batch return.
+//! A batch refill racing releases to the shared list.
 //!
-//! A pool of 16 buffers, which under loom moves them between a cache and the shared list two
-//! at a time, and lets a cache hold four before a release returns a batch. The main thread
-//! (cache 0, its first user) takes every buffer, then releases five: four stay in its cache
-//! and the fifth release returns a batch of two to the shared list, leaving three. One
-//! worker acquires once: with a cache of its own (the other of the two) it is empty, and the
-//! acquire takes the shared list's batch, keeps one buffer and pushes the other into its
-//! cache. The other worker releases two buffers: into cache 0, where the second makes five
-//! and returns a batch to the shared list while the refill takes one from it. (Which worker
-//! gets which cache depends on which first touches the pool; loom runs both orders.)
+//! A pool of 16 buffers, which under loom moves them between a stock and the shared list two
+//! at a time, and lets a stock hold four before a release returns a batch. Under loom a pool
+//! has two stocks, handed out in the order of first use: the main thread owns the first, and
+//! whichever worker touches the pool first owns the second; the other owns none. The main
+//! thread takes every buffer, then releases five: four stay in its stock and the fifth
+//! release returns a batch of two to the shared list, leaving three. One worker acquires
+//! once: owning the second stock, it finds it empty and takes the shared list's batch, keeps
+//! one buffer and puts the other in its stock; owning none, it takes one buffer from the
+//! shared list. The other worker releases two buffers: into its stock, or, owning none, to the
+//! shared list, one CAS each, while the refill takes from it. (Which worker owns the second
+//! stock depends on which first touches the pool; loom runs both orders.)
 //!
 //! Asserts: afterwards every buffer is free exactly once: `available` counts 16, 16
 //! `try_acquire`s succeed and a 17th fails, and the 16 buffers are distinct (each holds the

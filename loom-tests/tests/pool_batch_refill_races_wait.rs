@@ -1,12 +1,13 @@
 //! A batch refill racing an acquire that has to wait.
 //!
-//! A pool of 16 buffers, which under loom moves them between a cache and the shared list two
+//! A pool of 16 buffers, which under loom moves them between a stock and the shared list two
 //! at a time. The main thread holds 14 and leaves the other two in the shared list. One worker
-//! takes a buffer: its cache is empty, so it takes the shared list's batch of two, keeps one
-//! and pushes the other into its cache. The other worker awaits `acquire()`: it finds the
-//! second buffer in a list, or it finds every list empty while the batch is on its way, flags
-//! them all and queues; then the refill's push into its cache fails on the flag, and the
-//! refill hands the buffer to the waiter and wakes it.
+//! takes a buffer: if it owns a stock (the second of loom's two), the stock is empty, so it
+//! takes the shared list's batch of two, keeps one and puts the other in its stock; if it owns
+//! none, it takes one. The other worker awaits `acquire()`: it finds the second buffer in a
+//! list, or it finds every list empty while the batch is on its way, sets the flags, sweeps
+//! the stocks and queues; then the refill finds the flag on entering its stock, and hands the
+//! buffer to the waiter and wakes it.
 //!
 //! Asserts: the waiter always gets a buffer (a lost hand-off is a deadlock, which loom
 //! reports); afterwards all 16 are free and no list is left flagged (16 `try_acquire`s
@@ -27,7 +28,7 @@ fn pool_batch_refill_races_wait() {
         let pool = BufferPool::new(COUNT, 1);
         let mut held: Vec<Buf> = (0..COUNT).map(|_| pool.try_acquire().unwrap()).collect();
         // Five back: the fifth release returns a batch of two to the shared list. Then three
-        // again, from the main thread's cache, leaving the two in the shared list.
+        // again, from the main thread's stock, leaving the two in the shared list.
         held.truncate(COUNT - 5);
         held.extend((0..3).map(|_| pool.try_acquire().unwrap()));
         assert_eq!(pool.available(), 2);
