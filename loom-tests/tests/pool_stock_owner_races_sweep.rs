@@ -23,7 +23,7 @@ use std::sync::Arc;
 use loom::future::block_on;
 use loom::sync::Notify;
 use loom::thread;
-use loom_tests::check;
+use loom_tests::{check, spawn_waiter};
 use pinfold_pool::BufferPool;
 
 #[test]
@@ -41,10 +41,7 @@ fn pool_stock_owner_works_while_a_task_waits() {
                 drop(pool.try_acquire());
             })
         };
-        let waiter = {
-            let pool = pool.clone();
-            thread::spawn(move || drop(block_on(pool.acquire())))
-        };
+        let waiter = spawn_waiter(&pool);
         owner.join().unwrap();
         waiter.join().unwrap();
         drop(kept);
