@@ -143,6 +143,7 @@ extern crate std;
 mod iter;
 mod ordered;
 mod ordered_set;
+mod progress;
 mod ring;
 mod running;
 mod tagged;
@@ -156,6 +157,7 @@ use futures_core::Stream;
 pub use iter::{IterStream, iter_stream};
 pub use ordered::OrderedBuffer;
 pub use ordered_set::{FuturesOrdered, FuturesOrderedBounded, OrderedSet};
+pub use progress::{DriveWhile, ForEachDriven, ProgressStream, ProgressStreamExt};
 pub use try_buffer::{TryBufferExt, TryOrderedBuffer, TryUnorderedBuffer};
 pub use unordered::UnorderedBuffer;
 

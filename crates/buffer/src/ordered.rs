@@ -8,6 +8,7 @@ use core::task::{Context, Poll};
 use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
 
+use crate::progress::ProgressStream;
 use crate::ring::ReorderRing;
 use crate::running::Running;
 use crate::tagged::Tagged;
@@ -227,6 +228,54 @@ where
     }
 }
 
+impl<St> ProgressStream for OrderedBuffer<St>
+where
+    St: Stream,
+    St::Item: Future,
+{
+    /// Finished outputs wait in the ring, in order, for `poll_next`. The source is pulled while
+    /// the futures running plus the outputs held are fewer than the
+    /// [`window`](Self::window), or, without one, than the concurrency: driving holds no more
+    /// than `buffered(concurrency)` would, while `poll_next` itself may go further behind a
+    /// slow head.
+    fn poll_progress(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut this = self.project();
+        if *this.terminated {
+            return Poll::Ready(());
+        }
+        if let Some(seq) = this.polling.take() {
+            this.ring.lose(seq);
+        }
+        let bound = Some(this.window.unwrap_or(this.running.concurrency()));
+        refill(this.running.as_mut(), this.ring, bound, cx);
+        let mut budget = this.running.as_mut().begin_poll();
+        loop {
+            let polled = this.running.as_mut().poll_output(
+                cx,
+                &mut budget,
+                &mut |_, tagged: Pin<&mut Tagged<St::Item>>, cx| {
+                    tagged.poll_tracked(this.polling, cx)
+                },
+            );
+            *this.polling = None;
+            match polled {
+                Poll::Ready(Some((seq, out))) => {
+                    this.ring.finish(seq, out);
+                    refill(this.running.as_mut(), this.ring, bound, cx);
+                }
+                // Every woken future was polled, or the round's budget is spent: stuck only if
+                // nothing runs and the bound is reached or the source has ended (otherwise a
+                // future or the source will wake the task).
+                Poll::Ready(None) | Poll::Pending => {
+                    let full = bound.is_some_and(|bound| this.ring.len() >= bound);
+                    let stuck = this.running.len() == 0 && (full || this.running.source_done());
+                    return if stuck { Poll::Ready(()) } else { Poll::Pending };
+                }
+            }
+        }
+    }
+}
+
 impl<St> Stream for OrderedBuffer<St>
 where
     St: Stream,
@@ -252,7 +301,8 @@ where
     }
 }
 
-/// Pulls futures from the source while a slot is free and the window has room.
+/// Pulls futures from the source while a slot is free and the futures running plus the
+/// outputs held are fewer than `window`, if given.
 fn refill<St>(
     running: Pin<&mut Running<St, Tagged<St::Item>>>,
     ring: &mut ReorderRing<<St::Item as Future>::Output>,

@@ -82,6 +82,19 @@ impl<St: Stream, T> Running<St, T> {
         self.project().arena.budget()
     }
 
+    /// Takes what `take` gets out of the value of `key`, if it is still there and `take` gets
+    /// something; the value is then dropped and its slot freed.
+    pub(crate) fn take_with<R>(
+        self: Pin<&mut Self>,
+        key: Key,
+        take: impl FnOnce(Pin<&mut T>) -> Option<R>,
+    ) -> Option<R> {
+        let arena = self.project().arena;
+        let out = take(arena.get_pin_mut(key)?)?;
+        arena.remove(key);
+        Some(out)
+    }
+
     /// Pulls futures from the source into free slots, at most `room` of them, each made into
     /// what the arena stores by `start`. Stops when the arena is full, the source is `Pending`
     /// (it will wake the task) or has ended.

@@ -10,7 +10,7 @@ use futures_core::stream::TryStream;
 use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
 
-use crate::{OrderedBuffer, UnorderedBuffer};
+use crate::{OrderedBuffer, ProgressStream, UnorderedBuffer};
 
 /// The buffers of [`BufferExt`](crate::BufferExt) for a [`TryStream`] of [`TryFuture`]s, with
 /// the semantics of futures-util's `try_buffered` and `try_buffer_unordered`: the stream yields
@@ -249,6 +249,16 @@ where
     }
 }
 
+impl<St> ProgressStream for TryOrderedBuffer<St>
+where
+    St: TryStream,
+    St::Ok: TryFuture<Error = St::Error>,
+{
+    fn poll_progress(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.project().inner.poll_progress(cx)
+    }
+}
+
 impl<St> FusedStream for TryOrderedBuffer<St>
 where
     St: TryStream,
@@ -310,6 +320,16 @@ where
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.inner.size_hint()
+    }
+}
+
+impl<St> ProgressStream for TryUnorderedBuffer<St>
+where
+    St: TryStream,
+    St::Ok: TryFuture<Error = St::Error>,
+{
+    fn poll_progress(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.project().inner.poll_progress(cx)
     }
 }
 

@@ -1,14 +1,17 @@
 //! [`UnorderedBuffer`]: outputs in the order the futures finish.
 
+use core::convert::Infallible;
 use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
+use alloc::collections::VecDeque;
 use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
-use pinfold_arena::Step;
+use pinfold_arena::{Key, Step};
 
+use crate::progress::ProgressStream;
 use crate::running::Running;
 
 /// Stream for [`BufferExt::unordered_buffer`](crate::BufferExt::unordered_buffer): runs up to
@@ -27,7 +30,10 @@ use crate::running::Running;
 /// # Memory
 ///
 /// The arena for `concurrency` futures is allocated when the adapter is made, and nothing is
-/// allocated per future; no output is held.
+/// allocated per future. No output is held, but for those that finished while the adapter was
+/// [driven](ProgressStream::poll_progress): each waits in its future's slot (the slot is not
+/// refilled until the output is out), and the keys of those slots in a queue that grows to the
+/// concurrency at most, allocated at the first drive.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
 pub struct UnorderedBuffer<St>
@@ -36,9 +42,21 @@ where
     St::Item: Future,
 {
     #[pin]
-    running: Running<St, St::Item>,
+    running: Running<St, Slot<St::Item>>,
+    /// The slots whose futures finished while the adapter was driven, in the order they
+    /// finished; a key whose slot was emptied since (by a panic) is skipped.
+    finished: VecDeque<Key>,
+    /// How many slots hold a finished output.
+    outputs: usize,
     /// Set when `poll_next` returned `Ready(None)`.
     terminated: bool,
+}
+
+/// A future in its arena slot, or its output once it finished while the adapter was driven.
+#[pin_project(project = SlotProj, project_replace = SlotReplace)]
+enum Slot<F: Future> {
+    Running(#[pin] F),
+    Finished(Option<F::Output>),
 }
 
 impl<St> UnorderedBuffer<St>
@@ -54,6 +72,8 @@ where
         );
         Self {
             running: Running::new(source, concurrency),
+            finished: VecDeque::new(),
+            outputs: 0,
             terminated: false,
         }
     }
@@ -93,10 +113,35 @@ where
         if *this.terminated {
             return Poll::Ready(None);
         }
-        this.running.as_mut().refill(cx, usize::MAX, |fut| fut);
+        // Outputs that finished while the adapter was driven come first, in the order they
+        // finished.
+        while let Some(key) = this.finished.pop_front() {
+            if let Some(out) = this.running.as_mut().take_with(key, |slot| match slot.project() {
+                SlotProj::Finished(out) => out.take(),
+                SlotProj::Running(_) => None,
+            }) {
+                *this.outputs -= 1;
+                this.running.as_mut().refill(cx, usize::MAX, Slot::Running);
+                return Poll::Ready(Some(out));
+            }
+        }
+        this.running.as_mut().refill(cx, usize::MAX, Slot::Running);
         let mut budget = this.running.as_mut().begin_poll();
-        let mut poll =
-            |_, fut: Pin<&mut St::Item>, cx: &mut Context<'_>| Step::of_future(fut.poll(cx));
+        let outputs = &mut *this.outputs;
+        let mut poll = |_, slot: Pin<&mut Slot<St::Item>>, cx: &mut Context<'_>| match slot
+            .project()
+        {
+            SlotProj::Running(fut) => Step::of_future(fut.poll(cx)),
+            // A finished future's waker fired after its output was stored: the output comes
+            // now, and its key in the queue is skipped later.
+            SlotProj::Finished(out) => match out.take() {
+                Some(out) => {
+                    *outputs -= 1;
+                    Step::Done(out)
+                }
+                None => Step::Settled,
+            },
+        };
         match this
             .running
             .as_mut()
@@ -104,7 +149,7 @@ where
         {
             Poll::Ready(Some(out)) => {
                 // Its slot is free: start the next future now, not on the next poll.
-                this.running.as_mut().refill(cx, usize::MAX, |fut| fut);
+                this.running.as_mut().refill(cx, usize::MAX, Slot::Running);
                 Poll::Ready(Some(out))
             }
             Poll::Ready(None) => {
@@ -118,6 +163,51 @@ where
                 }
             }
             Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl<St> ProgressStream for UnorderedBuffer<St>
+where
+    St: Stream,
+    St::Item: Future,
+{
+    /// A future that finishes keeps its output in its slot until `poll_next` takes it, so the
+    /// futures running plus the outputs waiting never exceed the concurrency; outputs come out
+    /// in the order they finished.
+    fn poll_progress(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let mut this = self.project();
+        if *this.terminated {
+            return Poll::Ready(());
+        }
+        this.running.as_mut().refill(cx, usize::MAX, Slot::Running);
+        let mut budget = this.running.as_mut().begin_poll();
+        let (finished, outputs) = (&mut *this.finished, &mut *this.outputs);
+        let mut poll = |key, mut slot: Pin<&mut Slot<St::Item>>, cx: &mut Context<'_>| {
+            let SlotProj::Running(fut) = slot.as_mut().project() else {
+                return Step::<Infallible>::Settled;
+            };
+            let Poll::Ready(out) = fut.poll(cx) else {
+                return Step::Pending;
+            };
+            // Queued first: if the future's `Drop` panics, the arena empties the slot and the
+            // key is skipped.
+            finished.push_back(key);
+            slot.project_replace(Slot::Finished(Some(out)));
+            *outputs += 1;
+            Step::Settled
+        };
+        let polled = this
+            .running
+            .as_mut()
+            .poll_output(cx, &mut budget, &mut poll);
+        let stuck = this.running.len() == *this.outputs
+            && (this.running.source_done() || this.running.len() == this.running.concurrency());
+        match polled {
+            Poll::Ready(Some(never)) => match never {},
+            Poll::Ready(None) if this.running.source_done() => Poll::Ready(()),
+            _ if stuck => Poll::Ready(()),
+            _ => Poll::Pending,
         }
     }
 }
@@ -166,7 +256,8 @@ where
         f.debug_struct("UnorderedBuffer")
             .field("source", self.running.source())
             .field("source_done", &self.running.source_done())
-            .field("running", &self.running.len())
+            .field("running", &(self.running.len() - self.outputs))
+            .field("finished", &self.outputs)
             .field("concurrency", &self.running.concurrency())
             .field("terminated", &self.terminated)
             .finish()

@@ -1,0 +1,453 @@
+//! Buffers driven while their consumer works (`ProgressStream`, `for_each_driven`,
+//! `drive_while`), against futures-util's `buffered(n).for_each`, in tokio's paused virtual
+//! time, where elapsed times are exact and may be asserted. The two scenarios are those of
+//! futures-rs issue #2387: futures that need polling to advance, and a consumer that waits for
+//! something a buffered future holds.
+
+mod support;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use futures_core::Stream;
+use futures_util::{StreamExt, stream};
+use pinfold_buffer::{
+    BufferExt, FobStreamExt, ProgressStream, ProgressStreamExt, TryBufferExt,
+};
+use support::Gauge;
+use tokio::sync::Mutex;
+use tokio::time::{Instant, sleep, timeout};
+
+const ITEMS: u64 = 10;
+const CONCURRENCY: usize = 5;
+
+/// Five 10 ms sleeps in a row: a future that needs five polls, 10 ms apart, to finish.
+async fn in_steps(id: u64) -> u64 {
+    for _ in 0..5 {
+        sleep(Duration::from_millis(10)).await;
+    }
+    id
+}
+
+fn steps() -> impl Stream<Item = impl Future<Output = u64>> + Unpin {
+    stream::iter(0..ITEMS).map(in_steps)
+}
+
+/// The consumer: 30 ms per item, recording what it got.
+fn store(seen: &mut Vec<u64>, id: u64) -> impl Future<Output = ()> + use<> {
+    seen.push(id);
+    sleep(Duration::from_millis(30))
+}
+
+/// Runs `consume` in paused time; the virtual time it took.
+fn elapsed_of<F: Future>(consume: impl FnOnce() -> F) -> (F::Output, Duration) {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
+        .block_on(async {
+            let start = Instant::now();
+            let out = consume().await;
+            (out, start.elapsed())
+        })
+}
+
+/// The first outputs at 50 ms, then the consumer's 10 × 30 ms: the slower side alone. Each
+/// future behind the first five starts as a place frees and finishes in 50 ms, well within
+/// the 30 ms × 5 the consumer spends on the outputs ahead of it.
+const DRIVEN: Duration = Duration::from_millis(50 + 30 * ITEMS);
+
+#[test]
+fn futures_in_steps_run_while_the_consumer_works_in_every_adapter() {
+    let in_order: Vec<u64> = (0..ITEMS).collect();
+    let ((), took) = elapsed_of(|| async {
+        let mut seen = Vec::new();
+        steps()
+            .ordered_buffer(CONCURRENCY)
+            .for_each_driven(|id| store(&mut seen, id))
+            .await;
+        assert_eq!(seen, in_order);
+    });
+    assert_eq!(took, DRIVEN, "ordered_buffer");
+
+    let ((), took) = elapsed_of(|| async {
+        let mut seen = Vec::new();
+        steps()
+            .fast_ordered_buffer(CONCURRENCY)
+            .window(CONCURRENCY + 2)
+            .for_each_driven(|id| store(&mut seen, id))
+            .await;
+        assert_eq!(seen, in_order);
+    });
+    assert_eq!(took, DRIVEN, "fast_ordered_buffer with a window");
+
+    let ((), took) = elapsed_of(|| async {
+        let mut seen = Vec::new();
+        steps()
+            .unordered_buffer(CONCURRENCY)
+            .for_each_driven(|id| store(&mut seen, id))
+            .await;
+        seen.sort_unstable();
+        assert_eq!(seen, in_order);
+    });
+    assert_eq!(took, DRIVEN, "unordered_buffer");
+
+    let ((), took) = elapsed_of(|| async {
+        let mut seen = Vec::new();
+        stream::iter(0..ITEMS)
+            .map(|id| Ok::<_, ()>(async move { Ok::<_, ()>(in_steps(id).await) }))
+            .try_ordered_buffer(CONCURRENCY)
+            .for_each_driven(|id| store(&mut seen, id.unwrap()))
+            .await;
+        assert_eq!(seen, in_order);
+    });
+    assert_eq!(took, DRIVEN, "try_ordered_buffer");
+
+    let ((), took) = elapsed_of(|| async {
+        let mut seen = Vec::new();
+        stream::iter(0..ITEMS)
+            .map(|id| Ok::<_, ()>(async move { Ok::<_, ()>(in_steps(id).await) }))
+            .try_unordered_buffer(CONCURRENCY)
+            .for_each_driven(|id| store(&mut seen, id.unwrap()))
+            .await;
+        seen.sort_unstable();
+        assert_eq!(seen, in_order);
+    });
+    assert_eq!(took, DRIVEN, "try_unordered_buffer");
+}
+
+#[test]
+fn futures_in_steps_wait_for_the_consumer_under_for_each() {
+    // futures-util: a future makes one step per `next()`, so those behind the first five take
+    // a 30 ms consumer turn per 10 ms step.
+    let ((), futures_util_took) = elapsed_of(|| async {
+        let mut seen = Vec::new();
+        steps()
+            .buffered(CONCURRENCY)
+            .for_each(|id| store(&mut seen, id))
+            .await;
+        assert_eq!(seen, (0..ITEMS).collect::<Vec<_>>());
+    });
+    // pinfold's buffer consumed with `for_each` stalls the same way: driving is what changes.
+    let ((), undriven_took) = elapsed_of(|| async {
+        let mut seen = Vec::new();
+        steps()
+            .ordered_buffer(CONCURRENCY)
+            .window(CONCURRENCY)
+            .for_each(|id| store(&mut seen, id))
+            .await;
+    });
+    // The sum of both sides: the futures' 50 ms for each round of five, and the consumer's
+    // 30 ms for each item.
+    let sum = Duration::from_millis(ITEMS * 50 / CONCURRENCY as u64 + ITEMS * 30);
+    assert_eq!(futures_util_took, sum);
+    assert_eq!(undriven_took, sum);
+    assert!(DRIVEN < sum);
+}
+
+#[test]
+fn drive_while_keeps_futures_in_steps_running_in_a_loop_of_ones_own() {
+    let ((), took) = elapsed_of(|| async {
+        let mut seen = Vec::new();
+        let mut results = steps().ordered_buffer(CONCURRENCY);
+        while let Some(id) = results.next().await {
+            results.drive_while(store(&mut seen, id)).await;
+        }
+        assert_eq!(seen, (0..ITEMS).collect::<Vec<_>>());
+    });
+    assert_eq!(took, DRIVEN);
+}
+
+/// Buffered future 1 takes `lock` at its first poll and gives it back at its next one, 10 ms
+/// later; the consumer takes the same lock for each item, starting with the output of future
+/// 0, ready at 1 ms.
+async fn lock_held_by_a_buffered_future(driven: bool) -> Result<Vec<u64>, ()> {
+    let lock = Arc::new(Mutex::new(()));
+    let futures = stream::iter(0..3u64).map({
+        let lock = lock.clone();
+        move |id| {
+            let lock = lock.clone();
+            async move {
+                match id {
+                    // Finishes after future 1 has taken the lock.
+                    0 => sleep(Duration::from_millis(1)).await,
+                    1 => {
+                        let _held = lock.lock().await;
+                        sleep(Duration::from_millis(10)).await;
+                    }
+                    _ => {}
+                }
+                id
+            }
+        }
+    });
+    let mut seen = Vec::new();
+    let consume = |id| {
+        seen.push(id);
+        let lock = lock.clone();
+        async move {
+            drop(lock.lock().await);
+        }
+    };
+    let done = if driven {
+        timeout(
+            Duration::from_secs(1),
+            futures.ordered_buffer(2).for_each_driven(consume),
+        )
+        .await
+    } else {
+        timeout(
+            Duration::from_secs(1),
+            futures.buffered(2).for_each(consume),
+        )
+        .await
+    };
+    done.map(|()| seen).map_err(drop)
+}
+
+#[test]
+fn a_consumer_waiting_for_a_lock_a_buffered_future_holds_completes_when_driven() {
+    let (seen, took) = elapsed_of(|| lock_held_by_a_buffered_future(true));
+    assert_eq!(seen, Ok(vec![0, 1, 2]));
+    assert_eq!(took, Duration::from_millis(10));
+}
+
+#[test]
+fn a_consumer_waiting_for_a_lock_a_buffered_future_holds_hangs_under_for_each() {
+    // futures-util's `buffered(2).for_each`: future 1 holds the lock and is not polled while
+    // the consumer of output 0 waits for it; only the 1 s timeout ends the wait.
+    let (seen, took) = elapsed_of(|| lock_held_by_a_buffered_future(false));
+    assert_eq!(seen, Err(()));
+    assert_eq!(took, Duration::from_secs(1));
+}
+
+/// Polls `buffer`'s progress once with a no-op waker.
+fn progress<S: ProgressStream + Unpin>(buffer: &mut S) -> Poll<()> {
+    Pin::new(buffer).poll_progress(&mut Context::from_waker(Waker::noop()))
+}
+
+/// Drives `buffer` until nothing more can move without taking an item: each call is one
+/// round, which polls each future at most once, so futures started in a round run in the next.
+fn progress_until_stuck<S: ProgressStream + Unpin>(buffer: &mut S) {
+    for _ in 0..10 {
+        if progress(buffer).is_ready() {
+            return;
+        }
+    }
+    panic!("still moving after 10 rounds");
+}
+
+/// A source of ready futures that counts how many were pulled.
+fn counted(pulled: &Arc<AtomicUsize>) -> impl Stream<Item = std::future::Ready<u64>> + Unpin {
+    let pulled = pulled.clone();
+    stream::iter(0..100u64).map(move |id| {
+        pulled.fetch_add(1, Ordering::SeqCst);
+        std::future::ready(id)
+    })
+}
+
+#[test]
+fn driving_an_ordered_buffer_holds_no_more_than_its_window_or_concurrency() {
+    let pulled = Arc::new(AtomicUsize::new(0));
+    let mut buffer = counted(&pulled).ordered_buffer(3);
+    assert_eq!(progress(&mut buffer), Poll::Ready(()));
+    assert_eq!(pulled.load(Ordering::SeqCst), 3, "no window: the concurrency bounds it");
+    assert_eq!(progress(&mut buffer), Poll::Ready(()));
+    assert_eq!(pulled.load(Ordering::SeqCst), 3, "nothing moves until an item is taken");
+
+    let pulled = Arc::new(AtomicUsize::new(0));
+    let mut buffer = counted(&pulled).ordered_buffer(3).window(7);
+    progress_until_stuck(&mut buffer);
+    assert_eq!(pulled.load(Ordering::SeqCst), 7);
+    let outputs: Vec<u64> = futures_executor::block_on(buffer.collect());
+    assert_eq!(outputs, (0..100).collect::<Vec<_>>());
+}
+
+#[test]
+fn driving_an_unordered_buffer_keeps_outputs_in_their_slots_in_finishing_order() {
+    let pulled = Arc::new(AtomicUsize::new(0));
+    let mut buffer = counted(&pulled).unordered_buffer(4);
+    assert_eq!(progress(&mut buffer), Poll::Ready(()));
+    assert_eq!(pulled.load(Ordering::SeqCst), 4, "the finished outputs fill the slots");
+    assert_eq!(buffer.size_hint().0, 100);
+    let mut cx = Context::from_waker(Waker::noop());
+    let first: Vec<u64> = (0..4)
+        .map(|_| match buffer.poll_next_unpin(&mut cx) {
+            Poll::Ready(Some(id)) => id,
+            other => panic!("expected an output, got {other:?}"),
+        })
+        .collect();
+    assert_eq!(first, [0, 1, 2, 3], "the order they finished in");
+    let rest: Vec<u64> = futures_executor::block_on(buffer.collect());
+    assert_eq!(rest, (4..100).collect::<Vec<_>>());
+}
+
+#[test]
+fn an_ended_buffer_has_no_progress_to_make() {
+    let mut buffer = stream::iter(0..3u64)
+        .map(std::future::ready)
+        .unordered_buffer(2);
+    let all: Vec<u64> = futures_executor::block_on((&mut buffer).collect());
+    assert_eq!(all.len(), 3);
+    assert_eq!(progress(&mut buffer), Poll::Ready(()));
+    let mut buffer = stream::iter(0..3u64)
+        .map(std::future::ready)
+        .ordered_buffer(2);
+    let all: Vec<u64> = futures_executor::block_on((&mut buffer).collect());
+    assert_eq!(all, [0, 1, 2]);
+    assert_eq!(progress(&mut buffer), Poll::Ready(()));
+}
+
+#[test]
+fn a_driven_buffer_yields_what_an_undriven_one_does() {
+    // Outputs of a pending source and of futures that finish at random polls, taken with a
+    // drive between every two: the same outputs, in the same order (the ordered buffers), as
+    // without driving.
+    for seed in 1..=if cfg!(miri) { 2 } else { 20 } {
+        let delays = support::random(40, 4, seed);
+        let source = || {
+            stream::iter(delays.clone().into_iter().enumerate())
+                .map(|(id, polls)| support::Spinner::new(id, polls as usize).0)
+        };
+        let plain: Vec<usize> = futures_executor::block_on(source().ordered_buffer(3).collect());
+        let mut driven = source().ordered_buffer(3).window(5);
+        let mut got = Vec::new();
+        while let Some(id) = futures_executor::block_on(driven.next()) {
+            got.push(id);
+            let _ = progress(&mut driven);
+            let _ = progress(&mut driven);
+        }
+        assert_eq!(got, plain, "seed {seed}");
+
+        let mut driven = source().unordered_buffer(3);
+        let mut got = Vec::new();
+        while let Some(id) = futures_executor::block_on(driven.next()) {
+            got.push(id);
+            let _ = progress(&mut driven);
+        }
+        got.sort_unstable();
+        assert_eq!(got, (0..40).collect::<Vec<_>>(), "seed {seed}");
+    }
+}
+
+/// A future that finishes at its first poll and wakes its waker after that: the wake comes
+/// to a slot that holds only an output.
+struct WakesAfterFinishing(Option<Waker>, u64);
+
+impl Future for WakesAfterFinishing {
+    type Output = u64;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u64> {
+        self.0 = Some(cx.waker().clone());
+        Poll::Ready(self.1)
+    }
+}
+
+impl Drop for WakesAfterFinishing {
+    fn drop(&mut self) {
+        if let Some(waker) = self.0.take() {
+            waker.wake();
+        }
+    }
+}
+
+#[test]
+fn a_wake_for_a_slot_holding_an_output_gives_that_output_once() {
+    let mut buffer = stream::iter(0..6u64)
+        .map(|id| WakesAfterFinishing(None, id))
+        .unordered_buffer(3);
+    assert_eq!(progress(&mut buffer), Poll::Ready(()));
+    assert_eq!(progress(&mut buffer), Poll::Ready(()));
+    let mut all: Vec<u64> = futures_executor::block_on(buffer.collect());
+    all.sort_unstable();
+    assert_eq!(all, [0, 1, 2, 3, 4, 5]);
+}
+
+#[test]
+fn dropping_a_driven_buffer_drops_each_output_held_once() {
+    let gauge = Gauge::default();
+    let mut buffer = stream::iter(0..10)
+        .map(|_| {
+            let alive = gauge.enter();
+            async move { alive }
+        })
+        .unordered_buffer(4);
+    assert_eq!(progress(&mut buffer), Poll::Ready(()));
+    assert_eq!(gauge.now(), 4);
+    drop(buffer);
+    assert_eq!(gauge.now(), 0);
+
+    let mut buffer = stream::iter(0..10)
+        .map(|_| {
+            let alive = gauge.enter();
+            async move { alive }
+        })
+        .ordered_buffer(2)
+        .window(6);
+    progress_until_stuck(&mut buffer);
+    assert_eq!(gauge.now(), 6);
+    drop(buffer);
+    assert_eq!(gauge.now(), 0);
+}
+
+#[test]
+fn a_future_that_panics_while_driven_loses_only_its_own_output() {
+    let source = || {
+        stream::iter(0..6u64).map(|id| async move {
+            assert_ne!(id, 2, "future 2 fails");
+            id
+        })
+    };
+    let mut ordered = source().ordered_buffer(6);
+    assert!(catch_unwind(AssertUnwindSafe(|| progress(&mut ordered))).is_err());
+    let rest: Vec<u64> = futures_executor::block_on(ordered.collect());
+    assert_eq!(rest, [0, 1, 3, 4, 5]);
+
+    let mut unordered = source().unordered_buffer(6);
+    assert!(catch_unwind(AssertUnwindSafe(|| progress(&mut unordered))).is_err());
+    let mut rest: Vec<u64> = futures_executor::block_on(unordered.collect());
+    rest.sort_unstable();
+    assert_eq!(rest, [0, 1, 3, 4, 5]);
+}
+
+#[test]
+fn a_consumer_that_panics_loses_its_item_and_for_each_driven_goes_on() {
+    let mut seen = Vec::new();
+    let mut all = Box::pin(
+        stream::iter(0..5u64)
+            .map(std::future::ready)
+            .ordered_buffer(2)
+            .for_each_driven(|id| {
+                seen.push(id);
+                async move { assert_ne!(id, 1, "item 1 fails") }
+            }),
+    );
+    let mut cx = Context::from_waker(Waker::noop());
+    let first = catch_unwind(AssertUnwindSafe(|| all.as_mut().poll(&mut cx)));
+    assert!(first.is_err());
+    assert_eq!(all.as_mut().poll(&mut cx), Poll::Ready(()));
+    drop(all);
+    assert_eq!(seen, [0, 1, 2, 3, 4]);
+}
+
+#[test]
+fn for_each_driven_ends_with_the_stream_and_is_fused() {
+    use futures_core::future::FusedFuture;
+    let mut count = 0;
+    let mut driven = stream::iter(0..3u64)
+        .map(|id| Ok::<_, ()>(std::future::ready(Ok::<_, ()>(id))))
+        .try_unordered_buffer(2)
+        .for_each_driven(|_| {
+            count += 1;
+            std::future::ready(())
+        });
+    assert!(!driven.is_terminated());
+    futures_executor::block_on(&mut driven);
+    assert!(driven.is_terminated());
+    drop(driven);
+    assert_eq!(count, 3);
+}
