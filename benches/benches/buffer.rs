@@ -11,6 +11,10 @@
 //! buffers), `ordered_window_*` (pinfold bounded with `window(concurrency)`, `buffered`'s exact
 //! contract, against the bounded ordered buffers), `unordered_*`.
 //!
+//! `driven_1k_c10`: a consumer that spends 2 ms on each output while the futures need three
+//! polls each to finish; pinfold's buffer driven while it works (`for_each_driven`) against
+//! `for_each` over the others.
+//!
 //! And without timers: `ordered_selfwake_100k_c64` and `unordered_selfwake_100k_c64`, 100,000
 //! futures that wake themselves 0 to 4 times, at concurrency 64, under futures-executor's
 //! `block_on`: the buffers' own cost per future, with nothing to wait for.
@@ -43,19 +47,17 @@ fn source(delays: &[u64]) -> impl Stream<Item = impl Future<Output = u64> + '_> 
     })
 }
 
-/// Runs `buffered` (a buffer over [`source`]) to the end on `runtime`; gives the outputs and
-/// the virtual time it took.
-fn run<S: Stream<Item = u64>>(runtime: &Runtime, buffered: S) -> (Vec<u64>, Duration) {
+/// Runs `consume` (a buffer over [`source`] and what takes its outputs) to the end on
+/// `runtime`; gives the outputs and the virtual time it took.
+fn run<C: Future<Output = Vec<u64>>>(runtime: &Runtime, consume: C) -> (Vec<u64>, Duration) {
     runtime.block_on(async {
         let started = tokio::time::Instant::now();
-        let out: Vec<u64> = buffered.collect().await;
+        let out = consume.await;
         (out, started.elapsed())
     })
 }
 
-/// Times one implementation: `make` builds its buffer over the source stream. The untimed
-/// run checks the outputs (in input order if `ordered`, else all of them in any order) and
-/// records the allocations and the virtual time.
+/// Times one implementation: `make` builds its buffer over the source stream, collected.
 fn bench_buffer<'r, S, F>(
     group: &mut Group<'_, 'r>,
     id: &str,
@@ -65,6 +67,24 @@ fn bench_buffer<'r, S, F>(
 ) where
     S: Stream<Item = u64>,
     F: Fn() -> S + Clone + 'r,
+{
+    bench_consumer(group, id, runtime, ordered, move || {
+        make().collect::<Vec<u64>>()
+    });
+}
+
+/// Times one implementation: `make` builds its buffer over the source stream and the future
+/// that consumes it. The untimed run checks the outputs (in input order if `ordered`, else
+/// all of them in any order) and records the allocations and the virtual time.
+fn bench_consumer<'r, C, F>(
+    group: &mut Group<'_, 'r>,
+    id: &str,
+    runtime: &'r Runtime,
+    ordered: bool,
+    make: F,
+) where
+    C: Future<Output = Vec<u64>>,
+    F: Fn() -> C + Clone + 'r,
 {
     let (name, id_owned) = (group.name().to_string(), id.to_string());
     let make_counted = make.clone();
@@ -147,6 +167,72 @@ fn unordered(c: &mut Criterion) {
         });
         group.finish();
     }
+}
+
+/// The steps of each future in `driven_1k_c10`, and the consumer's time per output.
+const DRIVEN_STEPS: usize = 3;
+const CONSUME: Duration = Duration::from_millis(2);
+
+/// The source of `driven_1k_c10`: future `i` sleeps `delays[i]` ms three times in a row (three
+/// polls to finish), then gives `i`.
+fn source_in_steps(delays: &[u64]) -> impl Stream<Item = impl Future<Output = u64> + '_> + '_ {
+    stream::iter(delays.iter().enumerate()).map(|(i, &ms)| async move {
+        for _ in 0..DRIVEN_STEPS {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+        }
+        i as u64
+    })
+}
+
+/// Consumes `buffered` with `StreamExt::for_each`, 2 ms of (virtual) work per output.
+async fn for_each_consume<S: Stream<Item = u64>>(buffered: S, total: usize) -> Vec<u64> {
+    let mut out = Vec::with_capacity(total);
+    buffered
+        .for_each(|i| {
+            out.push(i);
+            tokio::time::sleep(CONSUME)
+        })
+        .await;
+    out
+}
+
+/// A consumer that works on each output (2 ms of virtual time) while the buffer's futures
+/// need polling to advance: pinfold's `ordered_buffer(10).window(10).for_each_driven` (the
+/// buffer driven while the consumer works) against `buffered(10).for_each` and
+/// `buffered_ordered(10).for_each`, which poll nothing while it works. The virtual time is
+/// the work's; the timed wall time is the CPU cost.
+fn driven(c: &mut Criterion) {
+    use pinfold_buffer::{BufferExt, ProgressStreamExt};
+    let runtime = paused_runtime();
+    let (total, concurrency) = (1_000, 10);
+    let delays = random_delays(total, MAX_DELAY_MS, 0xB0FF_E7ED);
+    let delays = delays.as_slice();
+    let mut group = Group::new(c, "driven_1k_c10", Tuning::MEDIUM);
+    bench_consumer(&mut group, PINFOLD, &runtime, true, || async move {
+        let mut out = Vec::with_capacity(total);
+        source_in_steps(delays)
+            .ordered_buffer(concurrency)
+            .window(concurrency)
+            .for_each_driven(|i| {
+                out.push(i);
+                tokio::time::sleep(CONSUME)
+            })
+            .await;
+        out
+    });
+    bench_consumer(&mut group, FUTURES_UTIL, &runtime, true, || {
+        for_each_consume(source_in_steps(delays).buffered(concurrency), total)
+    });
+    bench_consumer(&mut group, FUTURES_BUFFERED, &runtime, true, || {
+        for_each_consume(
+            futures_buffered::BufferedStreamExt::buffered_ordered(
+                source_in_steps(delays),
+                concurrency,
+            ),
+            total,
+        )
+    });
+    group.finish();
 }
 
 /// Futures in the self-waking workloads.
@@ -241,6 +327,6 @@ fn unordered_selfwake(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = criterion(WallTime);
-    targets = ordered, ordered_window, unordered, ordered_selfwake, unordered_selfwake
+    targets = ordered, ordered_window, unordered, driven, ordered_selfwake, unordered_selfwake
 }
 criterion_main!(benches);

@@ -452,6 +452,11 @@ pub const BUFFER_WORKLOADS: &[Workload] = &[
         "unordered buffer: 1k futures, random 0–7 ms delays, concurrency 10 (paused clock)",
     ),
     Workload::new(
+        "driven_1k_c10",
+        1_000,
+        "a consumer that works 2 ms per output: 1k futures of three 0–7 ms sleeps, concurrency 10, window 10; pinfold for_each_driven, the others for_each",
+    ),
+    Workload::new(
         "ordered_selfwake_100k_c64",
         100_000,
         "ordered buffer: 100k futures that wake themselves 0–4 times, concurrency 64; block_on",

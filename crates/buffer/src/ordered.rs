@@ -269,7 +269,11 @@ where
                 Poll::Ready(None) | Poll::Pending => {
                     let full = bound.is_some_and(|bound| this.ring.len() >= bound);
                     let stuck = this.running.len() == 0 && (full || this.running.source_done());
-                    return if stuck { Poll::Ready(()) } else { Poll::Pending };
+                    return if stuck {
+                        Poll::Ready(())
+                    } else {
+                        Poll::Pending
+                    };
                 }
             }
         }

@@ -44,10 +44,8 @@ where
     #[pin]
     running: Running<St, Slot<St::Item>>,
     /// The slots whose futures finished while the adapter was driven, in the order they
-    /// finished; a key whose slot was emptied since (by a panic) is skipped.
+    /// finished: one key for each slot that holds an output.
     finished: VecDeque<Key>,
-    /// How many slots hold a finished output.
-    outputs: usize,
     /// Set when `poll_next` returned `Ready(None)`.
     terminated: bool,
 }
@@ -73,7 +71,6 @@ where
         Self {
             running: Running::new(source, concurrency),
             finished: VecDeque::new(),
-            outputs: 0,
             terminated: false,
         }
     }
@@ -115,33 +112,26 @@ where
         }
         // Outputs that finished while the adapter was driven come first, in the order they
         // finished.
-        while let Some(key) = this.finished.pop_front() {
-            if let Some(out) = this.running.as_mut().take_with(key, |slot| match slot.project() {
-                SlotProj::Finished(out) => out.take(),
-                SlotProj::Running(_) => None,
-            }) {
-                *this.outputs -= 1;
-                this.running.as_mut().refill(cx, usize::MAX, Slot::Running);
-                return Poll::Ready(Some(out));
-            }
+        if let Some(key) = this.finished.pop_front() {
+            let out = this
+                .running
+                .as_mut()
+                .take_with(key, |slot| match slot.project() {
+                    SlotProj::Finished(out) => out.take(),
+                    SlotProj::Running(_) => None,
+                });
+            this.running.as_mut().refill(cx, usize::MAX, Slot::Running);
+            return Poll::Ready(Some(out.expect("a queued slot holds its output")));
         }
         this.running.as_mut().refill(cx, usize::MAX, Slot::Running);
         let mut budget = this.running.as_mut().begin_poll();
-        let outputs = &mut *this.outputs;
-        let mut poll = |_, slot: Pin<&mut Slot<St::Item>>, cx: &mut Context<'_>| match slot
-            .project()
-        {
-            SlotProj::Running(fut) => Step::of_future(fut.poll(cx)),
-            // A finished future's waker fired after its output was stored: the output comes
-            // now, and its key in the queue is skipped later.
-            SlotProj::Finished(out) => match out.take() {
-                Some(out) => {
-                    *outputs -= 1;
-                    Step::Done(out)
-                }
-                None => Step::Settled,
-            },
-        };
+        let mut poll =
+            |_, slot: Pin<&mut Slot<St::Item>>, cx: &mut Context<'_>| match slot.project() {
+                SlotProj::Running(fut) => Step::of_future(fut.poll(cx)),
+                // Woken after it finished (its future had given its waker away): the output comes
+                // from the queue.
+                SlotProj::Finished(_) => Step::Settled,
+            };
         match this
             .running
             .as_mut()
@@ -182,7 +172,7 @@ where
         }
         this.running.as_mut().refill(cx, usize::MAX, Slot::Running);
         let mut budget = this.running.as_mut().begin_poll();
-        let (finished, outputs) = (&mut *this.finished, &mut *this.outputs);
+        let finished = &mut *this.finished;
         let mut poll = |key, mut slot: Pin<&mut Slot<St::Item>>, cx: &mut Context<'_>| {
             let SlotProj::Running(fut) = slot.as_mut().project() else {
                 return Step::<Infallible>::Settled;
@@ -190,18 +180,17 @@ where
             let Poll::Ready(out) = fut.poll(cx) else {
                 return Step::Pending;
             };
-            // Queued first: if the future's `Drop` panics, the arena empties the slot and the
-            // key is skipped.
-            finished.push_back(key);
+            // If the future's `Drop` panics here, the arena drops the slot with the output in
+            // it, and the key is not queued.
             slot.project_replace(Slot::Finished(Some(out)));
-            *outputs += 1;
+            finished.push_back(key);
             Step::Settled
         };
         let polled = this
             .running
             .as_mut()
             .poll_output(cx, &mut budget, &mut poll);
-        let stuck = this.running.len() == *this.outputs
+        let stuck = this.running.len() == this.finished.len()
             && (this.running.source_done() || this.running.len() == this.running.concurrency());
         match polled {
             Poll::Ready(Some(never)) => match never {},
@@ -256,8 +245,8 @@ where
         f.debug_struct("UnorderedBuffer")
             .field("source", self.running.source())
             .field("source_done", &self.running.source_done())
-            .field("running", &(self.running.len() - self.outputs))
-            .field("finished", &self.outputs)
+            .field("running", &(self.running.len() - self.finished.len()))
+            .field("finished", &self.finished.len())
             .field("concurrency", &self.running.concurrency())
             .field("terminated", &self.terminated)
             .finish()

@@ -15,9 +15,7 @@ use std::time::Duration;
 
 use futures_core::Stream;
 use futures_util::{StreamExt, stream};
-use pinfold_buffer::{
-    BufferExt, FobStreamExt, ProgressStream, ProgressStreamExt, TryBufferExt,
-};
+use pinfold_buffer::{BufferExt, FobStreamExt, ProgressStream, ProgressStreamExt, TryBufferExt};
 use support::Gauge;
 use tokio::sync::Mutex;
 use tokio::time::{Instant, sleep, timeout};
@@ -256,9 +254,17 @@ fn driving_an_ordered_buffer_holds_no_more_than_its_window_or_concurrency() {
     let pulled = Arc::new(AtomicUsize::new(0));
     let mut buffer = counted(&pulled).ordered_buffer(3);
     assert_eq!(progress(&mut buffer), Poll::Ready(()));
-    assert_eq!(pulled.load(Ordering::SeqCst), 3, "no window: the concurrency bounds it");
+    assert_eq!(
+        pulled.load(Ordering::SeqCst),
+        3,
+        "no window: the concurrency bounds it"
+    );
     assert_eq!(progress(&mut buffer), Poll::Ready(()));
-    assert_eq!(pulled.load(Ordering::SeqCst), 3, "nothing moves until an item is taken");
+    assert_eq!(
+        pulled.load(Ordering::SeqCst),
+        3,
+        "nothing moves until an item is taken"
+    );
 
     let pulled = Arc::new(AtomicUsize::new(0));
     let mut buffer = counted(&pulled).ordered_buffer(3).window(7);
@@ -273,7 +279,11 @@ fn driving_an_unordered_buffer_keeps_outputs_in_their_slots_in_finishing_order()
     let pulled = Arc::new(AtomicUsize::new(0));
     let mut buffer = counted(&pulled).unordered_buffer(4);
     assert_eq!(progress(&mut buffer), Poll::Ready(()));
-    assert_eq!(pulled.load(Ordering::SeqCst), 4, "the finished outputs fill the slots");
+    assert_eq!(
+        pulled.load(Ordering::SeqCst),
+        4,
+        "the finished outputs fill the slots"
+    );
     assert_eq!(buffer.size_hint().0, 100);
     let mut cx = Context::from_waker(Waker::noop());
     let first: Vec<u64> = (0..4)
@@ -409,6 +419,38 @@ fn a_future_that_panics_while_driven_loses_only_its_own_output() {
 
     let mut unordered = source().unordered_buffer(6);
     assert!(catch_unwind(AssertUnwindSafe(|| progress(&mut unordered))).is_err());
+    let mut rest: Vec<u64> = futures_executor::block_on(unordered.collect());
+    rest.sort_unstable();
+    assert_eq!(rest, [0, 1, 3, 4, 5]);
+}
+
+/// Gives `id` at its first poll; its `Drop` panics if `id` is 2.
+struct PanicsOnDrop(u64);
+
+impl Future for PanicsOnDrop {
+    type Output = u64;
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<u64> {
+        Poll::Ready(self.0)
+    }
+}
+
+impl Drop for PanicsOnDrop {
+    fn drop(&mut self) {
+        if self.0 == 2 && !std::thread::panicking() {
+            panic!("future 2's drop fails");
+        }
+    }
+}
+
+#[test]
+fn a_future_whose_drop_panics_as_it_finishes_while_driven_loses_its_output() {
+    let mut ordered = stream::iter(0..6u64).map(PanicsOnDrop).ordered_buffer(6);
+    assert!(catch_unwind(AssertUnwindSafe(|| progress_until_stuck(&mut ordered))).is_err());
+    let rest: Vec<u64> = futures_executor::block_on(ordered.collect());
+    assert_eq!(rest, [0, 1, 3, 4, 5]);
+
+    let mut unordered = stream::iter(0..6u64).map(PanicsOnDrop).unordered_buffer(6);
+    assert!(catch_unwind(AssertUnwindSafe(|| progress_until_stuck(&mut unordered))).is_err());
     let mut rest: Vec<u64> = futures_executor::block_on(unordered.collect());
     rest.sort_unstable();
     assert_eq!(rest, [0, 1, 3, 4, 5]);
