@@ -11,6 +11,7 @@ use alloc::vec::Vec;
 use futures_core::{FusedStream, Stream};
 use pinfold_arena::{Arena, Budget, GrowableArena, Storage, unwind};
 
+use crate::progress::ProgressStream;
 use crate::ring::ReorderRing;
 use crate::tagged::Tagged;
 
@@ -257,6 +258,34 @@ impl<F: Future, A: Storage<F>> Stream for OrderedSet<F, A> {
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.len(), Some(self.len()))
+    }
+}
+
+impl<F: Future, A: Storage<F>> ProgressStream for OrderedSet<F, A> {
+    /// Polls the futures that were woken; each output waits in the ring, in push order, for
+    /// `poll_next`. `Ready(())` once nothing runs: every future has finished (or none was
+    /// pushed).
+    fn poll_progress(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let set = self.get_mut();
+        if let Some(seq) = set.polling.take() {
+            set.ring.lose(seq);
+        }
+        let mut budget = set.arena.budget();
+        loop {
+            let polling = &mut set.polling;
+            let polled = set.arena.poll_with_budget(
+                cx,
+                &mut budget,
+                &mut |_, tagged: Pin<&mut Tagged<F>>, cx| tagged.poll_tracked(polling, cx),
+            );
+            set.polling = None;
+            match polled {
+                Poll::Ready(Some((_, (seq, out)))) => set.ring.finish(seq, out),
+                Poll::Ready(None) => return Poll::Ready(()),
+                Poll::Pending if set.arena.is_empty() => return Poll::Ready(()),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
     }
 }
 

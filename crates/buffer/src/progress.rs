@@ -24,7 +24,9 @@ use pin_project::pin_project;
 /// Implemented by [`OrderedBuffer`](crate::OrderedBuffer),
 /// [`UnorderedBuffer`](crate::UnorderedBuffer), [`TryOrderedBuffer`](crate::TryOrderedBuffer)
 /// and [`TryUnorderedBuffer`](crate::TryUnorderedBuffer) (so by every adapter of this crate,
-/// `fast_ordered_buffer` among them).
+/// `fast_ordered_buffer` among them), and by the ordered sets
+/// [`FuturesOrderedBounded`](crate::FuturesOrderedBounded) and
+/// [`FuturesOrdered`](crate::FuturesOrdered).
 pub trait ProgressStream: Stream {
     /// Drives the stream without taking an item: starts futures from the source and polls the
     /// running ones that were woken, keeping their outputs for later calls of `poll_next`.

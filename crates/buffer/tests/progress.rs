@@ -493,3 +493,52 @@ fn for_each_driven_ends_with_the_stream_and_is_fused() {
     drop(driven);
     assert_eq!(count, 3);
 }
+
+/// Future 0 takes one 10 ms step, the others five.
+async fn head_first(id: u64) -> u64 {
+    for _ in 0..if id == 0 { 1 } else { 5 } {
+        sleep(Duration::from_millis(10)).await;
+    }
+    id
+}
+
+#[test]
+fn an_ordered_set_driven_keeps_its_futures_running_while_the_consumer_works() {
+    async fn consume_set<S>(set: S, driven: bool) -> Vec<u64>
+    where
+        S: ProgressStream<Item = u64>,
+    {
+        let mut seen = Vec::new();
+        if driven {
+            set.for_each_driven(|id| store(&mut seen, id)).await;
+        } else {
+            set.for_each(|id| store(&mut seen, id)).await;
+        }
+        seen
+    }
+    let in_order: Vec<u64> = (0..ITEMS).collect();
+    for driven in [true, false] {
+        let (seen, took) = elapsed_of(|| {
+            let mut set = pinfold_buffer::FuturesOrdered::new();
+            set.extend((0..ITEMS).map(head_first));
+            consume_set(set, driven)
+        });
+        assert_eq!(seen, in_order);
+        let (seen_bounded, took_bounded) = elapsed_of(|| {
+            let mut set = pinfold_buffer::FuturesOrderedBounded::new(ITEMS as usize);
+            (0..ITEMS).for_each(|id| set.push_back(head_first(id)));
+            consume_set(set, driven)
+        });
+        assert_eq!(seen_bounded, in_order);
+        assert_eq!(took_bounded, took);
+        if driven {
+            // Output 0 at 10 ms; the others finish at 50 ms, while the consumer is on item 0,
+            // and then take the consumer's 30 ms each.
+            assert_eq!(took, Duration::from_millis(50 + 30 * (ITEMS - 1)));
+        } else {
+            // Polled only while the consumer waits for an item, the others stand still from
+            // 20 ms, when their second step is due, to 40 ms, when item 0 is done.
+            assert_eq!(took, Duration::from_millis(350));
+        }
+    }
+}
