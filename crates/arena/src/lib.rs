@@ -1,4 +1,4 @@
-//! The waker-slot arena that every pinfold primitive stands on.
+//! The waker-slot arena that pinfold's sets, joins, buffers, merges and maps stand on.
 //!
 //! An [`Arena<T>`] is a block of `capacity` slots, fixed when it is made. Each slot holds a
 //! pinned value (a future, a stream, anything the owner polls) and gives it a waker of its

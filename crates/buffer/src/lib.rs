@@ -74,6 +74,11 @@
 //!   panicking future.
 //! - [`iter_stream`]: an iterator as a stream, for the buffers (the facade's `IterExt` calls
 //!   it).
+//! - [`ProgressStream`]: every adapter and ordered set can be driven without taking an output,
+//!   and [`ProgressStreamExt`]'s [`for_each_driven`](ProgressStreamExt::for_each_driven) and
+//!   [`drive_while`](ProgressStreamExt::drive_while) drive it while the consumer works on an
+//!   output, so the buffered futures do not stall meanwhile (as they do under `for_each` or a
+//!   `while let` loop over `next()`).
 //!
 //! What every adapter guarantees:
 //!
