@@ -4,8 +4,9 @@
 //! pooled buffer, with a [`FrameReader`].
 //!
 //! Each message is a 4-byte big-endian length (8), its producer's number and its sequence
-//! number. The reader checks that every message arrived exactly once and each producer's in
-//! order, prints the rate, and exits with an error otherwise.
+//! number. The reader checks that every message arrived intact (its length, a known producer)
+//! and exactly once, each producer's in order, then prints what it checked and the rate; it
+//! exits with an error (status 1) otherwise, and with its usage (status 2) on bad arguments.
 //!
 //! `cargo run --release -p pinfold-pool --features tokio --example message_bus [producers]
 //! [messages per producer]`
@@ -24,13 +25,36 @@ use tokio::net::{TcpListener, TcpStream};
 /// Bytes of a message after its length prefix: the producer and the sequence number.
 const BODY: usize = 8;
 
+const USAGE: &str = "usage: message_bus [producers] [messages per producer]
+  producers: 1 or more (default 4); messages per producer: 1 or more (default 50000)";
+
+/// The producers and the messages per producer, from the command line.
+fn arguments() -> Result<(u32, u32), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.len() > 2 {
+        return Err(format!("{} arguments, at most 2", args.len()));
+    }
+    let number = |at: usize, name: &str, default: u32| match args.get(at) {
+        None => Ok(default),
+        Some(arg) => match arg.parse::<u32>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!("{name}: `{arg}` is not a number of 1 or more")),
+        },
+    };
+    Ok((
+        number(0, "producers", 4)?,
+        number(1, "messages per producer", 50_000)?,
+    ))
+}
+
 fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1).map(|arg| arg.parse::<u32>());
-    let producers = args.next().unwrap_or(Ok(4)).expect("producers: a number");
-    let messages = args
-        .next()
-        .unwrap_or(Ok(50_000))
-        .expect("messages: a number");
+    let (producers, messages) = match arguments() {
+        Ok(counts) => counts,
+        Err(error) => {
+            eprintln!("message_bus: {error}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_io()
@@ -87,11 +111,29 @@ async fn run(producers: u32, messages: u32) -> Result<(), String> {
         }
     }
     let total = u64::from(producers) * u64::from(messages);
+    let bytes = total * (4 + BODY as u64);
+    let seconds = elapsed.as_secs_f64();
     println!(
-        "{total} messages from {producers} producers in {elapsed:.2?}: {:.0} messages/s",
-        total as f64 / elapsed.as_secs_f64()
+        "{} from {}: all arrived intact, once each, each producer's in order",
+        count(total, "message"),
+        count(producers.into(), "producer"),
+    );
+    println!(
+        "{} over TCP in {elapsed:.2?}: {:.0} messages/s, {:.1} MB/s",
+        count(bytes, "byte"),
+        total as f64 / seconds,
+        bytes as f64 / seconds / 1e6,
     );
     Ok(())
+}
+
+/// `n` and the noun, plural unless `n` is 1.
+fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
 }
 
 /// Writes `messages` numbered messages, asking for a flush after each hundred.

@@ -132,8 +132,9 @@ impl<G> fmt::Debug for FnFraming<G> {
 pub enum FrameError<E = Infallible> {
     /// A frame does not fit in one buffer of the pool.
     TooLarge {
-        /// How many bytes the frame takes in a buffer (its header included), when the framing
-        /// told; `None` when it found no end of the frame in a full buffer.
+        /// How many bytes the frame takes in a buffer (its header included, `usize::MAX` if
+        /// more), when the framing told; `None` when it found no end of the frame in a full
+        /// buffer.
         len: Option<usize>,
         /// How many bytes a buffer of the pool has.
         buffer_size: usize,
@@ -423,17 +424,16 @@ impl<F: Framing> Framer<F> {
                 Ok(None)
             };
         };
-        let end = span.header.checked_add(span.len);
-        match end {
-            Some(end) if end <= buffer_size => {
-                if end > buf.len() {
-                    return Ok(None);
-                }
-                buf.discard(span.header);
-                Ok(Some(buf.split_to(span.len)))
-            }
-            _ => Err(too_large(end)),
+        // A frame whose end is past `usize` is past any buffer: it takes `usize::MAX`.
+        let end = span.header.saturating_add(span.len);
+        if end > buffer_size {
+            return Err(too_large(Some(end)));
         }
+        if end > buf.len() {
+            return Ok(None);
+        }
+        buf.discard(span.header);
+        Ok(Some(buf.split_to(span.len)))
     }
 
     /// The next complete frame once the input has ended: as

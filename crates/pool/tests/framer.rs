@@ -174,15 +174,20 @@ fn a_frame_larger_than_a_buffer_fails_once_its_length_is_known() {
 }
 
 #[test]
-fn a_prefix_past_usize_is_too_large() {
+fn a_prefix_whose_frame_ends_past_usize_is_too_large_with_its_length() {
+    // u64::MAX plus the 8-byte prefix: a length that was read, saturated at usize::MAX, not
+    // the `None` of a frame whose end was not found.
     let pool = BufferPool::new(1, 8);
     let mut framer = Framer::new(&pool, LengthPrefixed::new(8));
     assert!(framer.try_refill());
     framer.extend_from_slice(&[0xff; 8]);
-    assert!(matches!(
-        framer.next_frame(),
-        Err(FrameError::TooLarge { buffer_size: 8, .. })
-    ));
+    assert_eq!(
+        framer.next_frame().unwrap_err(),
+        FrameError::TooLarge {
+            len: Some(usize::MAX),
+            buffer_size: 8
+        }
+    );
 }
 
 #[test]
