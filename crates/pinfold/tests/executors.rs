@@ -251,7 +251,7 @@ mod workloads {
     // `join_all`, `try_join_all` and `merge` are named in full: the workloads take their names.
     use pinfold::{
         BufferExt, FutureMap, FuturesOrdered, FuturesOrderedBounded, FuturesUnordered,
-        FuturesUnorderedBounded, Merge, MergeBounded, StreamMap,
+        FuturesUnorderedBounded, Merge, MergeBounded, ProgressStreamExt, StreamMap,
     };
     use pinfold_testkit::stream::assert_each_stream_whole_and_in_order;
 
@@ -333,6 +333,31 @@ mod workloads {
         assert_eq!(outputs, (0..N).collect::<Vec<_>>());
         let outputs: Vec<u32> = values(remote).ordered_buffer(8).window(20).collect().await;
         assert_eq!(outputs, (0..N).collect::<Vec<_>>());
+    }
+
+    /// Each output handled by a future that completes on another thread, while the buffer is
+    /// driven: every output once, in input order (ordered) or at all (unordered).
+    pub(super) async fn for_each_driven(remote: Remote) {
+        let values = |remote: Remote| stream::iter(0..N).map(move |i| remote.value(i));
+        let mut seen = Vec::new();
+        values(remote.clone())
+            .ordered_buffer(8)
+            .window(12)
+            .for_each_driven(|i| {
+                seen.push(i);
+                remote.value(())
+            })
+            .await;
+        assert_eq!(seen, (0..N).collect::<Vec<_>>());
+        let mut seen = Vec::new();
+        values(remote.clone())
+            .unordered_buffer(8)
+            .for_each_driven(|i| {
+                seen.push(i);
+                remote.value(())
+            })
+            .await;
+        assert_eq!(sorted(seen), (0..N).collect::<Vec<_>>());
     }
 
     pub(super) async fn unordered_buffer(remote: Remote) {
@@ -508,6 +533,7 @@ matrix! {
         try_join_all,
         ordered_buffer,
         unordered_buffer,
+        for_each_driven,
         futures_ordered,
         futures_ordered_bounded,
         merge_bounded,

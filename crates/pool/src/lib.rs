@@ -240,7 +240,7 @@
 //! that fits is one comparison and one copy of exactly the bytes given, a length known at
 //! compile time once the write is inlined (guarded by `pool_cursor_2048x16`).
 //!
-//! **Proofs.** The loom models in `loom-tests/tests/pool_*.rs` drive this crate's real types
+//! **Model checks.** The loom models in `loom-tests/tests/pool_*.rs` drive this crate's real types
 //! under every interleaving (up to the preemption bound): a release racing an acquire, the last
 //! packet's drop racing an acquire, a `Buf`'s drop racing the drop of the last packet split
 //! off it (`pool_split_drop`), a cancelled waiter racing the hand-off to it, a waiter
