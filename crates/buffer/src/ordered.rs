@@ -7,6 +7,7 @@ use core::task::{Context, Poll};
 
 use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
+use pinfold_arena::Budget;
 
 use crate::progress::ProgressStream;
 use crate::ring::ReorderRing;
@@ -192,16 +193,7 @@ where
             if let Some(out) = this.ring.pop_head() {
                 return Poll::Ready(Some(out));
             }
-            let polled = this.running.as_mut().poll_output(
-                cx,
-                &mut budget,
-                &mut |_, tagged: Pin<&mut Tagged<St::Item>>, cx| {
-                    tagged.poll_tracked(this.polling, cx)
-                },
-            );
-            // The finished future was dropped without a panic.
-            *this.polling = None;
-            match polled {
+            match poll_finished(this.running.as_mut(), this.polling, &mut budget, cx) {
                 Poll::Ready(Some((seq, out))) => {
                     // Its slot is free: start the next future now, not on the next poll (while
                     // the ring still counts this output's place against the window).
@@ -250,15 +242,7 @@ where
         refill(this.running.as_mut(), this.ring, bound, cx);
         let mut budget = this.running.as_mut().begin_poll();
         loop {
-            let polled = this.running.as_mut().poll_output(
-                cx,
-                &mut budget,
-                &mut |_, tagged: Pin<&mut Tagged<St::Item>>, cx| {
-                    tagged.poll_tracked(this.polling, cx)
-                },
-            );
-            *this.polling = None;
-            match polled {
+            match poll_finished(this.running.as_mut(), this.polling, &mut budget, cx) {
                 Poll::Ready(Some((seq, out))) => {
                     this.ring.finish(seq, out);
                     refill(this.running.as_mut(), this.ring, bound, cx);
@@ -303,6 +287,29 @@ where
             upper.and_then(|upper| upper.checked_add(queued)),
         )
     }
+}
+
+/// Polls the woken futures until one finishes: its place in the order and its output, as
+/// [`Running::poll_output`] says. `polling` names the future whose poll or drop runs, and is
+/// cleared once it returned, the finished future dropped without a panic.
+#[inline]
+fn poll_finished<St>(
+    running: Pin<&mut Running<St, Tagged<St::Item>>>,
+    polling: &mut Option<u64>,
+    budget: &mut Budget,
+    cx: &mut Context<'_>,
+) -> Poll<Option<(u64, <St::Item as Future>::Output)>>
+where
+    St: Stream,
+    St::Item: Future,
+{
+    let polled = running.poll_output(
+        cx,
+        budget,
+        &mut |_, tagged: Pin<&mut Tagged<St::Item>>, cx| tagged.poll_tracked(polling, cx),
+    );
+    *polling = None;
+    polled
 }
 
 /// Pulls futures from the source while a slot is free and the futures running plus the
