@@ -5,7 +5,7 @@
 //! the problems users of `futures-util` and `futures-buffered` have run into:
 //!
 //! - **After the first polls, only the woken futures are polled**, at every size.
-//!   `futures-util` polls every future on every wake below 30 futures (quadratic work) and
+//!   `futures-util` polls every future on every wake up to 30 futures (quadratic work) and
 //!   switches to a `FuturesOrdered` above (see [*Wakes*](#wakes)).
 //! - **A join of ready futures makes one allocation**, where `futures-util` makes two: the
 //!   futures are first polled with the task's own waker, and the outputs take the futures'

@@ -139,7 +139,7 @@ fn futures_woken_from_another_thread_are_polled_at_most_task_passes_plus_2_times
 
 #[test]
 fn only_the_woken_future_is_polled() {
-    // Below 30 futures, futures-util polls all of them on every wake; here only the first
+    // Up to 30 futures, futures-util polls all of them on every wake; here only the first
     // three polls of a join of 10 poll them all (two with the task's waker, one to give each
     // its own waker).
     let (futures, states) = probes(10, |i| i);
