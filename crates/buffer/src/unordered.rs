@@ -33,7 +33,7 @@ use crate::running::Running;
 /// allocated per future. No output is held, but for those that finished while the adapter was
 /// [driven](ProgressStream::poll_progress): each waits in its future's slot (the slot is not
 /// refilled until the output is out), and the keys of those slots in a queue that grows to the
-/// concurrency at most, allocated at the first drive.
+/// concurrency at most, allocated when the first such output is kept.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
 pub struct UnorderedBuffer<St>
