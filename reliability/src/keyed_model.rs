@@ -278,6 +278,17 @@ pub enum Op {
     Reinsert { pick: Pick },
     /// Ask the set about the `pick`-th departed key: it must refuse it everywhere.
     UseDeparted { pick: Pick },
+    /// Remove the newest live value and insert a new one, `times` times: each new value takes
+    /// the slot just freed, so one slot (of the top group, after a burst) ages by `times`
+    /// generations.
+    Age { times: u8 },
+    /// Remove every live value, newest first: the groups above the first are released
+    /// together, while their keys stay departed (and are asked of the set after it regrows).
+    RemoveAll,
+    /// Grow to `to` live values (three groups of the growable set), [`Age`](Op::Age) the
+    /// newest `age` times, [`RemoveAll`](Op::RemoveAll), and insert `to` values again: the
+    /// groups regrow over slots whose departed keys have every generation up to the aged one.
+    Regrow { to: u8, age: u8 },
     /// Fire an item at the `pick`-th live value and wake it from `via`.
     Fire { pick: Pick, via: Via },
     /// Fire an item at each of `count` live values from `pick` on, from here.
@@ -302,11 +313,17 @@ pub fn op() -> impl Strategy<Value = Op> {
     // run for minutes; a few bursts of up to 15 still grow the growable set past its first
     // group of 32.
     let (burst, fires): (u8, u8) = if cfg!(miri) { (16, 36) } else { (80, 100) };
+    // Past the growable set's first two groups (32 + 64 slots); under Miri, where a fault
+    // sweep runs the program once per call into user code, a cycle of a few values.
+    let (regrow, spread): (u8, u8) = if cfg!(miri) { (4, 4) } else { (100, 30) };
     prop_oneof![
         3 => (1..burst, 0..4u8).prop_map(|(count, ready)| Op::Insert { count, ready }),
         3 => pick().prop_map(|pick| Op::Remove { pick }),
         2 => pick().prop_map(|pick| Op::Reinsert { pick }),
         2 => pick().prop_map(|pick| Op::UseDeparted { pick }),
+        3 => (1..8u8).prop_map(|times| Op::Age { times }),
+        2 => Just(Op::RemoveAll),
+        1 => (regrow..=regrow + spread, 1..8u8).prop_map(|(to, age)| Op::Regrow { to, age }),
         4 => (pick(), via()).prop_map(|(pick, via)| Op::Fire { pick, via }),
         2 => (pick(), 1..fires).prop_map(|(pick, count)| Op::FireMany { pick, count }),
         1 => (pick(), via()).prop_map(|(pick, via)| Op::End { pick, via }),
@@ -471,6 +488,24 @@ impl<S: KeyedSubject> Run<S> {
         Ok(())
     }
 
+    /// Removes the newest live value and inserts a new one, `times` times.
+    fn age(&mut self, times: u8) -> Result<(), Mismatch> {
+        for _ in 0..times {
+            let Some(&id) = self.order.last() else { break };
+            self.remove(id)?;
+            self.insert(false)?;
+        }
+        Ok(())
+    }
+
+    /// Removes every live value, newest first.
+    fn remove_all(&mut self) -> Result<(), Mismatch> {
+        while let Some(&id) = self.order.last() {
+            self.remove(id)?;
+        }
+        Ok(())
+    }
+
     fn op(&mut self, op: &Op) -> Result<(), Mismatch> {
         match *op {
             Op::Insert { count, ready } => {
@@ -486,6 +521,20 @@ impl<S: KeyedSubject> Run<S> {
             Op::Reinsert { pick } => {
                 if let Some(id) = self.pick_live(pick) {
                     self.remove(id)?;
+                    self.insert(false)?;
+                }
+            }
+            Op::Age { times } => self.age(times)?,
+            Op::RemoveAll => self.remove_all()?,
+            Op::Regrow { to, age } => {
+                let to = usize::from(to);
+                // A bounded set refuses at its capacity: it stops growing there.
+                while self.order.len() < to && self.order.len() < BOUNDED_CAPACITY {
+                    self.insert(false)?;
+                }
+                self.age(age)?;
+                self.remove_all()?;
+                for _ in 0..to.min(BOUNDED_CAPACITY) {
                     self.insert(false)?;
                 }
             }
@@ -1033,7 +1082,12 @@ pub fn run_ordered<S: OrderedSubject>(
                     }
                 }
             }
-            Op::Remove { .. } | Op::UseDeparted { .. } => {}
+            // The ordered sets have no keys to remove by.
+            Op::Remove { .. }
+            | Op::UseDeparted { .. }
+            | Op::Age { .. }
+            | Op::RemoveAll
+            | Op::Regrow { .. } => {}
             Op::Fire { pick, via } | Op::End { pick, via } => {
                 if !queue.is_empty() {
                     let at = pick.index(queue.len());
