@@ -16,6 +16,7 @@ mod invocation;
 mod loom;
 mod miri;
 mod msrv;
+mod mutants;
 mod nostd;
 mod outcome;
 mod package;
@@ -30,6 +31,7 @@ use std::process;
 
 use crate::instructions::InstructionOptions;
 use crate::loom::LoomOptions;
+use crate::mutants::MutantsOptions;
 use crate::outcome::{Failure, Outcome, print_skip_banner};
 use crate::valgrind::ValgrindOptions;
 use crate::workspace::Workspace;
@@ -67,6 +69,9 @@ fn main() {
         Some("bench") => bench::bench(&workspace, &args[1..]),
         Some("instructions") => InstructionOptions::parse(&args[1..])
             .and_then(|options| instructions::instructions(&workspace, &options))
+            .map(announce_skip),
+        Some("mutants") => MutantsOptions::parse(&args[1..])
+            .and_then(|options| mutants::mutants(&workspace, &options))
             .map(announce_skip),
         Some("help" | "-h" | "--help") => {
             println!("{}", usage::text());

@@ -1,7 +1,7 @@
 //! The usage text, assembled from each command's [`CommandUsage`] and from the table of CI
 //! steps ([`ci::STEPS`]), so it lists what runs and cannot drift from it.
 
-use crate::{bench, ci, instructions, loom, miri, msrv, nostd, package, tsan, valgrind};
+use crate::{bench, ci, instructions, loom, miri, msrv, mutants, nostd, package, tsan, valgrind};
 
 /// How one command is called and what it does, for the usage text.
 pub(crate) struct CommandUsage {
@@ -17,7 +17,7 @@ const HELP: CommandUsage = CommandUsage {
 };
 
 /// Every command, in the order the usage text lists them.
-const COMMANDS: [&CommandUsage; 11] = [
+const COMMANDS: [&CommandUsage; 12] = [
     &ci::USAGE,
     &package::USAGE,
     &loom::USAGE,
@@ -28,6 +28,7 @@ const COMMANDS: [&CommandUsage; 11] = [
     &valgrind::USAGE,
     &bench::USAGE,
     &instructions::USAGE,
+    &mutants::USAGE,
     &HELP,
 ];
 

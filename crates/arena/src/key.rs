@@ -45,3 +45,16 @@ impl fmt::Debug for Key {
         write!(f, "Key({}#{})", self.index(), self.generation())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::format;
+
+    use super::Key;
+
+    #[test]
+    fn debug_names_the_slot_and_its_generation() {
+        // The form the sets' panic messages and the models' reports show.
+        assert_eq!(format!("{:?}", Key::new(99, 3)), "Key(99#3)");
+    }
+}

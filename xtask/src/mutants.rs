@@ -1,0 +1,220 @@
+//! `cargo xtask mutants`: mutation testing of the crates with unsafe code, on cargo-mutants.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::time::Instant;
+
+use crate::invocation::Invocation;
+use crate::outcome::{Failure, Outcome, Seconds};
+use crate::usage::{self, CommandUsage};
+use crate::workspace::Workspace;
+
+pub(crate) const USAGE: CommandUsage = CommandUsage {
+    synopsis: "mutants [--in-diff REV] [FILES]",
+    about: "mutation testing of pinfold-arena and pinfold-pool with\n\
+            cargo-mutants (installed on first use): each mutant of the\n\
+            crates' sources (or of FILES) is built and tested with the\n\
+            crate's own tests and the reliability tests that drive it,\n\
+            one at a time, each within a time limit; then the outcome\n\
+            of each file (caught, missed, timeout, unviable). The\n\
+            missed are in target/mutants/<crate>/mutants.out/missed.txt.\n\
+            --in-diff REV: only the mutants in lines changed since REV",
+};
+
+/// The crates mutated: directory under `crates/`, package, and the packages whose tests run
+/// against each mutant (the crate's own, and the reliability suites that drive it).
+const MUTATED: [(&str, &str, &[&str]); 2] = [
+    (
+        "arena",
+        "pinfold-arena",
+        &["pinfold-arena", "pinfold-reliability"],
+    ),
+    (
+        "pool",
+        "pinfold-pool",
+        &["pinfold-pool", "pinfold-reliability"],
+    ),
+];
+
+/// The limit on one mutant's tests, in seconds: the slowest suites take about 40 s on two cores,
+/// and a mutant that makes a liveness test hang is stopped here (counted as `timeout`).
+const TIMEOUT_SECONDS: &str = "180";
+
+/// Smaller stress runs for each mutant: a mutant the flood of a million wakes catches, a
+/// hundred thousand catch too, in a tenth of the time.
+const STRESS_SIZES: [(&str, &str); 3] = [
+    ("PINFOLD_STRESS_WAKES", "100000"),
+    ("PINFOLD_PING_PONG_WAKES", "20000"),
+    ("PINFOLD_CHURN_SETS", "2000"),
+];
+
+/// What each outcome file of cargo-mutants holds, in the order the summary lists them.
+const OUTCOMES: [&str; 4] = ["caught", "missed", "timeout", "unviable"];
+
+pub(crate) struct MutantsOptions {
+    in_diff: Option<String>,
+    files: Vec<String>,
+}
+
+impl MutantsOptions {
+    pub(crate) fn parse(args: &[String]) -> Result<Self, Failure> {
+        let mut options = Self {
+            in_diff: None,
+            files: Vec::new(),
+        };
+        let mut args = args.iter();
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--in-diff" => {
+                    let rev = args.next().ok_or_else(|| {
+                        format!("mutants: --in-diff needs a revision\n\n{}", usage::text())
+                    })?;
+                    options.in_diff = Some(rev.clone());
+                }
+                flag if flag.starts_with('-') => {
+                    return Err(format!(
+                        "mutants: unknown argument `{flag}`\n\n{}",
+                        usage::text()
+                    ));
+                }
+                file => options.files.push(file.to_string()),
+            }
+        }
+        Ok(options)
+    }
+}
+
+/// Installs cargo-mutants from the registry unless `cargo mutants` runs already.
+fn ensure_cargo_mutants(workspace: &Workspace) -> Result<(), Failure> {
+    if workspace.cargo(&["mutants", "--version"]).succeeds() {
+        return Ok(());
+    }
+    println!("mutants: cargo-mutants is not installed; installing it from crates.io");
+    workspace
+        .cargo(&["install", "cargo-mutants", "--locked"])
+        .run()
+}
+
+pub(crate) fn mutants(workspace: &Workspace, options: &MutantsOptions) -> Result<Outcome, Failure> {
+    ensure_cargo_mutants(workspace)?;
+    let out_root = workspace.target_dir("mutants");
+    fs::create_dir_all(&out_root).map_err(|e| format!("mutants: {}: {e}", out_root.display()))?;
+    let diff_file = match &options.in_diff {
+        Some(rev) => Some(write_diff(workspace, rev, &out_root)?),
+        None => None,
+    };
+    let started = Instant::now();
+    let mut summary: BTreeMap<String, [usize; 4]> = BTreeMap::new();
+    for (dir, package, test_packages) in MUTATED {
+        let prefix = format!("crates/{dir}/");
+        let files: Vec<&str> = options
+            .files
+            .iter()
+            .map(String::as_str)
+            .filter(|file| file.starts_with(&prefix))
+            .collect();
+        if !options.files.is_empty() && files.is_empty() {
+            continue;
+        }
+        let output = out_root.join(dir);
+        // cargo-mutants leaves the last run's outcomes when it finds no mutant to test.
+        let _ = fs::remove_dir_all(output.join("mutants.out"));
+        let output = output.to_string_lossy().into_owned();
+        let mut args = vec![
+            "mutants",
+            "--package",
+            package,
+            "--timeout",
+            TIMEOUT_SECONDS,
+            "--output",
+            output.as_str(),
+            "--no-shuffle",
+            "--jobs",
+            "1",
+        ];
+        for test_package in test_packages {
+            args.extend(["--test-package", test_package]);
+        }
+        // The arena's unit tests' helpers are not code a user runs.
+        args.extend(["--exclude", "crates/arena/src/tests.rs"]);
+        for file in &files {
+            args.extend(["--file", file]);
+        }
+        let diff = diff_file
+            .as_ref()
+            .map(|path| path.to_string_lossy().into_owned());
+        if let Some(diff) = &diff {
+            args.extend(["--in-diff", diff.as_str()]);
+        }
+        let mut invocation = workspace.cargo(&args);
+        for (key, value) in STRESS_SIZES {
+            invocation = invocation.env(key, value);
+        }
+        // cargo-mutants exits non-zero when a mutant is missed or times out: the summary says
+        // which, so the run goes on to the next crate.
+        let _ = Invocation::succeeds(invocation);
+        tally(&Path::new(&output).join("mutants.out"), &mut summary);
+    }
+    print_summary(&summary);
+    let missed: usize = summary.values().map(|counts| counts[1] + counts[2]).sum();
+    println!("mutants: took {}", Seconds(started.elapsed()));
+    if missed == 0 {
+        Ok(Outcome::Passed)
+    } else {
+        Err(format!(
+            "mutants: {missed} mutants missed or timed out (see reliability/MUTANTS.md for those \
+             that are justified)"
+        ))
+    }
+}
+
+/// The diff of the two crates since `rev`, in a file for `--in-diff`.
+fn write_diff(
+    workspace: &Workspace,
+    rev: &str,
+    out_root: &Path,
+) -> Result<std::path::PathBuf, Failure> {
+    let output = std::process::Command::new("git")
+        .args(["diff", rev, "--", "crates/arena", "crates/pool"])
+        .current_dir(&workspace.root)
+        .output()
+        .map_err(|e| format!("mutants: git diff: {e}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "mutants: `git diff {rev}` failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let path = out_root.join("in-diff.patch");
+    fs::write(&path, &output.stdout).map_err(|e| format!("mutants: {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// Adds the outcomes in `dir` (one file per outcome, a mutant a line, its file first) to
+/// `summary`, per source file.
+fn tally(dir: &Path, summary: &mut BTreeMap<String, [usize; 4]>) {
+    for (column, outcome) in OUTCOMES.iter().enumerate() {
+        let Ok(text) = fs::read_to_string(dir.join(format!("{outcome}.txt"))) else {
+            continue;
+        };
+        for line in text.lines().filter(|line| !line.is_empty()) {
+            let file = line.split(':').next().unwrap_or(line).to_string();
+            summary.entry(file).or_default()[column] += 1;
+        }
+    }
+}
+
+fn print_summary(summary: &BTreeMap<String, [usize; 4]>) {
+    println!("\n| file | caught | missed | timeout | unviable | score |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (file, [caught, missed, timeout, unviable]) in summary {
+        let viable = caught + missed + timeout;
+        let score = if viable == 0 {
+            "—".to_string()
+        } else {
+            format!("{:.0}%", 100.0 * *caught as f64 / viable as f64)
+        };
+        println!("| `{file}` | {caught} | {missed} | {timeout} | {unviable} | {score} |");
+    }
+}
