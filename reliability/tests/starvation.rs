@@ -1,6 +1,7 @@
 //! Starvation (futures-rs #2047): a future that always wakes itself must not keep the
 //! primitive from returning `Pending`, so other tasks on a one-thread runtime still run, and
-//! the other futures still give their outputs.
+//! the other futures still give their outputs; and streams of a merge that are always ready
+//! take turns.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -79,5 +80,51 @@ fn a_future_that_always_wakes_itself_starves_neither_the_executor_nor_the_others
         world
             .check_all_dropped_once()
             .unwrap_or_else(|e| panic!("{kind}: {e}"));
+    }
+}
+
+#[test]
+fn streams_that_are_always_ready_take_turns_in_a_merge() {
+    use std::pin::Pin;
+    use std::task::{Context, Poll, Waker};
+
+    use futures_core::Stream;
+    use futures_util::stream;
+
+    type Boxed = Pin<Box<dyn Stream<Item = u32>>>;
+    fn streams() -> [Boxed; 2] {
+        [
+            Box::pin(stream::repeat(0)),
+            Box::pin(stream::iter([1, 2, 3])),
+        ]
+    }
+    fn first_outputs<S: Stream<Item = u32> + Unpin>(merged: &mut S, n: usize) -> Vec<u32> {
+        let mut cx = Context::from_waker(Waker::noop());
+        (0..n)
+            .map(|_| match Pin::new(&mut *merged).poll_next(&mut cx) {
+                Poll::Ready(Some(item)) => item,
+                other => panic!("the always-ready stream has an item, got {other:?}"),
+            })
+            .collect()
+    }
+    // The merge's contract: streams that are always ready take turns, one item each (so the
+    // one that never ends holds up the other by one item at most).
+    let mut bounded = pinfold_merge::MergeBounded::new(2);
+    for s in streams() {
+        assert!(bounded.try_insert(s).is_ok());
+    }
+    let mut growable = pinfold_merge::Merge::new();
+    for s in streams() {
+        growable.insert(s);
+    }
+    for (name, outputs) in [
+        ("MergeBounded", first_outputs(&mut bounded, 8)),
+        ("Merge", first_outputs(&mut growable, 8)),
+    ] {
+        assert_eq!(
+            outputs,
+            [0, 1, 0, 2, 0, 3, 0, 0],
+            "{name}: the streams did not take turns"
+        );
     }
 }
