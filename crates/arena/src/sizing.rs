@@ -213,4 +213,42 @@ mod tests {
         assert_eq!(sizing, Sizing::new());
         assert_eq!(sizing.grow(32), 32, "regular growth once forgotten");
     }
+
+    #[test]
+    fn outputs_holding_exactly_a_quarter_count_as_calm() {
+        let mut sizing = Sizing::new();
+        sizing.released(256);
+        for _ in 0..255 {
+            sizing.output(64);
+        }
+        assert_eq!(sizing.retained(), 0);
+        assert_ne!(sizing, Sizing::new());
+        sizing.output(64);
+        assert_eq!(sizing, Sizing::new(), "the 256th output holding 64 of 256 forgets");
+    }
+
+    #[test]
+    fn a_release_from_no_larger_capacity_keeps_the_count_of_calm_outputs() {
+        let mut sizing = Sizing::new();
+        sizing.released(256);
+        for _ in 0..200 {
+            sizing.output(0);
+        }
+        // Released from the same capacity again: the set did not grow, its calm goes on.
+        sizing.released(256);
+        for _ in 0..56 {
+            sizing.output(0);
+        }
+        assert_eq!(sizing, Sizing::new());
+        // From a larger one, the count starts again.
+        sizing.released(256);
+        for _ in 0..200 {
+            sizing.output(0);
+        }
+        sizing.released(512);
+        for _ in 0..256 {
+            sizing.output(0);
+        }
+        assert_ne!(sizing, Sizing::new());
+    }
 }
