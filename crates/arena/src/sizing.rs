@@ -224,7 +224,11 @@ mod tests {
         assert_eq!(sizing.retained(), 0);
         assert_ne!(sizing, Sizing::new());
         sizing.output(64);
-        assert_eq!(sizing, Sizing::new(), "the 256th output holding 64 of 256 forgets");
+        assert_eq!(
+            sizing,
+            Sizing::new(),
+            "the 256th output holding 64 of 256 forgets"
+        );
     }
 
     #[test]
