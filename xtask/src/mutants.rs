@@ -11,7 +11,7 @@ use crate::usage::{self, CommandUsage};
 use crate::workspace::Workspace;
 
 pub(crate) const USAGE: CommandUsage = CommandUsage {
-    synopsis: "mutants [--in-diff REV] [FILES]",
+    synopsis: "mutants [--in-diff REV] [--jobs N] [FILES]",
     about: "mutation testing of pinfold-arena and pinfold-pool with\n\
             cargo-mutants (installed on first use): each mutant of the\n\
             crates' sources (or of FILES) is built and tested with the\n\
@@ -19,7 +19,8 @@ pub(crate) const USAGE: CommandUsage = CommandUsage {
             one at a time, each within a time limit; then the outcome\n\
             of each file (caught, missed, timeout, unviable). The\n\
             missed are in target/mutants/<crate>/mutants.out/missed.txt.\n\
-            --in-diff REV: only the mutants in lines changed since REV",
+            --in-diff REV: only the mutants in lines changed since REV\n\
+            --jobs N: N mutants at a time, each in its own copy (1)",
 };
 
 /// The crates mutated: directory under `crates/`, package, and the packages whose tests run
@@ -54,6 +55,7 @@ const OUTCOMES: [&str; 4] = ["caught", "missed", "timeout", "unviable"];
 
 pub(crate) struct MutantsOptions {
     in_diff: Option<String>,
+    jobs: String,
     files: Vec<String>,
 }
 
@@ -61,6 +63,7 @@ impl MutantsOptions {
     pub(crate) fn parse(args: &[String]) -> Result<Self, Failure> {
         let mut options = Self {
             in_diff: None,
+            jobs: "1".to_string(),
             files: Vec::new(),
         };
         let mut args = args.iter();
@@ -71,6 +74,18 @@ impl MutantsOptions {
                         format!("mutants: --in-diff needs a revision\n\n{}", usage::text())
                     })?;
                     options.in_diff = Some(rev.clone());
+                }
+                "--jobs" => {
+                    options.jobs = args
+                        .next()
+                        .filter(|jobs| jobs.parse::<u32>().is_ok_and(|jobs| jobs > 0))
+                        .ok_or_else(|| {
+                            format!(
+                                "mutants: --jobs needs a count of one or more\n\n{}",
+                                usage::text()
+                            )
+                        })?
+                        .clone();
                 }
                 flag if flag.starts_with('-') => {
                     return Err(format!(
@@ -131,7 +146,7 @@ pub(crate) fn mutants(workspace: &Workspace, options: &MutantsOptions) -> Result
             output.as_str(),
             "--no-shuffle",
             "--jobs",
-            "1",
+            options.jobs.as_str(),
         ];
         for test_package in test_packages {
             args.extend(["--test-package", test_package]);
