@@ -4,12 +4,14 @@
 
 mod support;
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::pin;
 use std::task::Poll;
 use std::thread;
 
 use pinfold_pool::{BufferPool, Flusher, ReserveError, Writer, writer};
-use support::{XorShift, block_on, counting_waker, poll_once, poll_with};
+use pinfold_testkit::panicking_waker::{WAKE_PANIC, WakerOps, panicking_waker};
+use support::{XorShift, block_on, counting_waker, panic_message, poll_once, poll_with};
 
 /// Everything the flusher delivers until it is finished, as one byte string.
 fn drain(flusher: &mut Flusher) -> Vec<u8> {
@@ -440,6 +442,49 @@ fn a_buffer_opened_after_a_writer_began_waiting_reaches_the_flusher(buffers: usi
     drop((first, second));
     assert_eq!(drain(&mut flusher), b"dd");
     assert_eq!(pool.available(), buffers);
+}
+
+/// A handle that waited for a buffer opens it after another handle sealed the lanes, so it
+/// wakes the flusher to seal it; that wake (the flusher task's waker) panics. The panic
+/// reaches the reserving task, and the room it had opened is abandoned, not left open: the
+/// flusher still gets the buffer, ends once the handles are gone, and every buffer comes back.
+#[test]
+fn a_flusher_wake_that_panics_as_a_new_buffer_opens_abandons_the_room() {
+    let pool = BufferPool::new(2, 4);
+    let (mut first, mut flusher) = writer::channel(&pool);
+    let mut second = first.clone();
+    put(&mut first, b"aaaa");
+    put(&mut first, b"bbbb");
+    let (waker, wakes) = counting_waker();
+    let mut waiting = Box::pin(async move {
+        let mut room = first.reserve(2).await.unwrap();
+        room.copy_from_slice(b"cc");
+        room.commit();
+    });
+    assert!(
+        poll_with(&mut waiting, &waker).is_pending(),
+        "the pool is exhausted"
+    );
+    // The second handle waits too, sealing the lanes, and gives up.
+    let mut sealing = Box::pin(async move { drop(second.reserve(2).await) });
+    assert!(poll_with(&mut sealing, &waker).is_pending());
+    drop(sealing);
+    let sent = ready(&mut flusher);
+    assert_eq!(sent, b"aaaabbbb");
+    let (flusher_waker, switches) = panicking_waker();
+    switches.panic_once(WakerOps::WAKE);
+    assert!(poll_with(&mut pin!(flusher.next_batch()), &flusher_waker).is_pending());
+    assert_eq!(
+        wakes.count(),
+        1,
+        "the buffers came back to the waiting handle"
+    );
+    let panic = catch_unwind(AssertUnwindSafe(|| poll_with(&mut waiting, &waker)))
+        .expect_err("the flusher's wake panicked in the reservation");
+    assert_eq!(panic_message(&*panic), WAKE_PANIC);
+    drop(waiting);
+    assert_eq!(drain(&mut flusher), b"", "the abandoned room is skipped");
+    assert_eq!(pool.available(), 2);
 }
 
 #[test]

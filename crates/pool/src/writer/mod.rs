@@ -68,6 +68,11 @@
 //! - **Errors.** A message larger than a buffer is refused with [`ReserveError::TooLarge`].
 //!   Once the flusher is dropped, reservations fail with [`ReserveError::Closed`] (a writer
 //!   waiting for a buffer gets it once the flusher's buffers are back, then fails).
+//! - **Panics.** The user code the writer runs is the tasks' wakers: a writer's while it waits
+//!   for a buffer, the flusher's while it waits for a batch. A panic in one reaches the code
+//!   that ran it (a reservation, a commit, a flush, a handle's drop) and loses nothing: every
+//!   message committed is still delivered once, and a reservation during which the flusher's
+//!   wake panicked is abandoned, its room skipped.
 //! - **Memory.** [`channel`] allocates its bookkeeping once (a record per buffer of the pool,
 //!   with one bit per byte to mark the room of abandoned reservations, and a cache line of 128
 //!   bytes for its word and base pointer); nothing is allocated after it, by writers or by the

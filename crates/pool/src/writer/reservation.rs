@@ -164,13 +164,18 @@ impl Shared {
     /// before `buf` was asked for: if a waiting writer sealed the lanes since, it missed this
     /// slot, which the flusher then seals when it next walks, as that seal would have, so that
     /// its buffer comes back to the pool.
+    ///
+    /// With the room, the flusher's waker if it is to be woken: the caller wakes it once the
+    /// room is in a [`Reservation`], so that if the wake panics, the reservation's drop
+    /// abandons the room instead of leaving it open for ever (which would keep the buffer from
+    /// the flusher, and the flusher from ending).
     fn reserve_new(
         &self,
         lane: usize,
         buf: Buf,
         len: usize,
         seen: u32,
-    ) -> Result<Room, ReserveError> {
+    ) -> Result<(Room, Option<Waker>), ReserveError> {
         let (packet, base) = prepare(buf);
         let mut state = self.lock();
         if state.closed {
@@ -181,7 +186,7 @@ impl Shared {
         if let Some(room) = self.reserve_in_current(lane, len) {
             drop(state);
             drop(packet);
-            return Ok(room);
+            return Ok((room, None));
         }
         let wake = self.seal_current(lane, &mut state);
         // Relaxed: changed under the lock only, held here.
@@ -209,15 +214,13 @@ impl Shared {
         // Release pairs with the reservations' Acquire load of `currents`.
         self.currents[lane].store(index, Ordering::Release);
         drop(state);
-        if let Some(waker) = wake {
-            waker.wake();
-        }
-        Ok(Room {
+        let room = Room {
             slot: index,
             offset: 0,
             len,
             bytes: base,
-        })
+        };
+        Ok((room, wake))
     }
 
     /// With the lock held: the current slot of `lane` takes no more reservations; the
@@ -391,14 +394,14 @@ impl Writer {
     /// ```
     pub async fn reserve(&mut self, len: usize) -> Result<Reservation<'_>, ReserveError> {
         self.check(len)?;
-        let room = match self.shared.reserve(self.lane, len)? {
-            Some(room) => room,
+        let (room, wake) = match self.shared.reserve(self.lane, len)? {
+            Some(room) => (room, None),
             None => {
                 let (buf, seen) = self.shared.buffer_for().await;
                 self.shared.reserve_new(self.lane, buf, len, seen)?
             }
         };
-        Ok(Reservation::new(self, room))
+        Ok(Reservation::new(self, room).waking(wake))
     }
 
     /// As [`reserve`](Writer::reserve), without waiting: [`ReserveError::WouldWait`] if the
@@ -406,8 +409,8 @@ impl Writer {
     #[inline]
     pub fn try_reserve(&mut self, len: usize) -> Result<Reservation<'_>, ReserveError> {
         self.check(len)?;
-        let room = match self.shared.reserve(self.lane, len)? {
-            Some(room) => room,
+        let (room, wake) = match self.shared.reserve(self.lane, len)? {
+            Some(room) => (room, None),
             None => {
                 let seen = self.shared.seals_before_acquire();
                 let Some(buf) = self.shared.pool.try_acquire() else {
@@ -418,7 +421,7 @@ impl Writer {
                 self.shared.reserve_new(self.lane, buf, len, seen)?
             }
         };
-        Ok(Reservation::new(self, room))
+        Ok(Reservation::new(self, room).waking(wake))
     }
 
     /// Asks the flusher to take the committed messages of the buffer being filled now, rather
@@ -501,6 +504,16 @@ unsafe impl Sync for Reservation<'_> {}
 impl<'a> Reservation<'a> {
     fn new(writer: &'a mut Writer, room: Room) -> Self {
         Self { writer, room }
+    }
+
+    /// Wakes `wake` (the flusher, after a new buffer was opened), now that the room is the
+    /// reservation's: if the wake panics, unwinding drops the reservation, which abandons it.
+    #[inline]
+    fn waking(self, wake: Option<Waker>) -> Self {
+        if let Some(waker) = wake {
+            waker.wake();
+        }
+        self
     }
 
     /// Delivers the message: the flusher gets it, after every message this handle committed
