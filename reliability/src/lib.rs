@@ -37,6 +37,9 @@
 //! - [`map_model`]: the keyed model of `FutureMap` and `StreamMap` ([`Driver`](map_model::Driver)),
 //!   with a key and a value type whose user code can panic at its k-th call, and the programs'
 //!   strategy.
+//! - [`pool_model`]: the buffer pool and its batching writer against a model of where every
+//!   buffer is and what every message became, with a panic at every call into the task's
+//!   wakers in turn ([`sweep`](pool_model::sweep)).
 //! - [`reentrance`]: parent wakers that poll or drop the primitive from inside `wake`, and
 //!   every primitive behind one type ([`Primitive`](reentrance::Primitive)).
 //! - [`beacon`]: [`Beacon`](beacon::Beacon), a future ready once woken a given number of
@@ -62,6 +65,7 @@ pub mod join_lockstep;
 pub mod keyed_model;
 pub mod lockstep;
 pub mod map_model;
+pub mod pool_model;
 pub mod program;
 pub mod reentrance;
 pub mod sizes;
