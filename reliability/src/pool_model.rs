@@ -367,7 +367,7 @@ fn run(
         .map_err(|m| format!("the pool{after}: {m}"))?;
     run.settle_writer()
         .map_err(|m| format!("the writer{after}: {m}"))?;
-    all.extend(run.spent.drain(..));
+    all.append(&mut run.spent);
     drop(run);
     let live: usize = all.iter().map(|switches| switches.live()).sum();
     if live != 0 {
