@@ -622,8 +622,24 @@ fn clearing_a_growable_arena_empties_it_and_gives_back_its_groups() {
     assert!(keys.iter().all(|&key| !arena.contains_key(key)));
     let key = arena.insert(DropCounter(drops.clone()));
     assert_eq!(arena.len(), 1);
+    assert_eq!(
+        (arena.groups(), arena.capacity()),
+        (1, 32),
+        "the first insert after a clear goes to the group kept"
+    );
     assert!(arena.remove(key));
     assert!(arena.is_empty());
+}
+
+#[test]
+fn a_growable_arena_with_no_group_yet_has_no_key() {
+    let mut arena: GrowableArena<u8> = GrowableArena::new();
+    let key = Key::new(0, 0);
+    assert!(!arena.contains_key(key));
+    assert_eq!(arena.get(key), None);
+    assert!(arena.waker(key).is_none());
+    assert!(!arena.remove(key));
+    assert_eq!(arena.groups(), 0);
 }
 
 #[test]
