@@ -11,12 +11,12 @@ use crate::usage::{self, CommandUsage};
 use crate::workspace::Workspace;
 
 pub(crate) const USAGE: CommandUsage = CommandUsage {
-    synopsis: "mutants [--in-diff REV] [--jobs N] [FILES]",
+    synopsis: "mutants [OPTIONS] [FILES]",
     about: "mutation testing of pinfold-arena and pinfold-pool with\n\
             cargo-mutants (installed on first use): each mutant of the\n\
             crates' sources (or of FILES) is built and tested with the\n\
             crate's own tests and the reliability tests that drive it,\n\
-            one at a time, each within a time limit; then the outcome\n\
+            each within a time limit; then the outcome\n\
             of each file (caught, missed, timeout, unviable). The\n\
             missed are in target/mutants/<crate>/mutants.out/missed.txt.\n\
             --in-diff REV: only the mutants in lines changed since REV\n\
