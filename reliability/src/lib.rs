@@ -34,6 +34,10 @@
 //! - [`faulty`]: the fault driver of the sets and buffers ([`Faulty`](faulty::Faulty)): a
 //!   program of futures that panic at random points, and the programs' strategies.
 //! - [`faulty_join`]: the fault driver of `join_all` and `try_join_all`.
+//! - [`join_sweep`]: `join_all` and `try_join_all` of a mix of inputs with a panic at every
+//!   call into user code in turn, each run checked against the joins' documented contract
+//!   ([`panic_at_every_call_of_join_all`](join_sweep::panic_at_every_call_of_join_all)), and
+//!   the inputs' strategy.
 //! - [`map_model`]: the keyed model of `FutureMap` and `StreamMap` ([`Driver`](map_model::Driver)),
 //!   with a key and a value type whose user code can panic at its k-th call, and the programs'
 //!   strategy.
@@ -62,6 +66,7 @@ pub mod fault;
 pub mod faulty;
 pub mod faulty_join;
 pub mod join_lockstep;
+pub mod join_sweep;
 pub mod keyed_model;
 pub mod lockstep;
 pub mod map_model;

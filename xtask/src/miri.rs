@@ -13,8 +13,9 @@ pub(crate) const USAGE: CommandUsage = CommandUsage {
             Miri with stacked borrows, then those of the crates with\n\
             unsafe code (arena, pool) and of the arena's direct users\n\
             (join, the bounded set's tests of unordered) again with\n\
-            tree borrows, then the model tests of pinfold-reliability\n\
-            (at their Miri size) with stacked borrows, in target/miri",
+            tree borrows, then the model tests and the join sweep of\n\
+            pinfold-reliability (at their Miri size) with stacked\n\
+            borrows, in target/miri",
 };
 
 /// What `cargo xtask miri` prints when Miri cannot be used: it must never read as a pass.
@@ -51,8 +52,9 @@ const TREE_BORROWS_BOUNDED_TESTS: [&str; 6] = [
 ];
 
 /// The test files of `pinfold-reliability` that run under Miri too (with Stacked Borrows):
-/// the models, which shrink to a few short programs there.
-const RELIABILITY_TESTS: [&str; 2] = ["keyed_model", "map_model"];
+/// the models, which shrink to a few short programs there, and the joins' fault sweep, which
+/// takes about 20 of the calls into user code of each join there.
+const RELIABILITY_TESTS: [&str; 3] = ["join_sweep", "keyed_model", "map_model"];
 
 fn miri_available(workspace: &Workspace) -> bool {
     let check = || {
@@ -124,7 +126,11 @@ pub(crate) fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
             MIRIFLAGS_TREE,
             tree_bounded,
         ),
-        ("the reliability models", MIRIFLAGS_STACKED, reliability),
+        (
+            "the reliability models and join sweep",
+            MIRIFLAGS_STACKED,
+            reliability,
+        ),
     ] {
         if crates.is_empty() {
             continue;
