@@ -1,7 +1,7 @@
 //! Starvation (futures-rs #2047): a future that always wakes itself must not keep the
 //! primitive from returning `Pending`, so other tasks on a one-thread runtime still run, and
 //! the other futures still give their outputs; and streams of a merge that are always ready
-//! take turns.
+//! take turns, and a stream woken beside an always-ready one gets its turn.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -127,4 +127,55 @@ fn streams_that_are_always_ready_take_turns_in_a_merge() {
             "{name}: the streams did not take turns"
         );
     }
+}
+
+#[test]
+fn a_woken_stream_gets_its_turn_beside_one_that_is_always_ready() {
+    use std::pin::Pin;
+    use std::task::{Context, Poll, Waker};
+
+    use futures_channel::mpsc;
+    use futures_core::Stream;
+    use futures_util::stream;
+
+    type Boxed = Pin<Box<dyn Stream<Item = u32>>>;
+    fn next<S: Stream<Item = u32> + Unpin>(merged: &mut S) -> u32 {
+        match Pin::new(merged).poll_next(&mut Context::from_waker(Waker::noop())) {
+            Poll::Ready(Some(item)) => item,
+            other => panic!("the always-ready stream has an item, got {other:?}"),
+        }
+    }
+    // The merge polls only woken streams, and collects the wakes at every call: a stream that
+    // waited, once woken, gives its item within a turn of the always-ready one, also while
+    // the always-ready one keeps the merge busy.
+    let check = |name: &str, merged: &mut dyn FnMut() -> u32, send: &mut dyn FnMut(u32)| {
+        for round in 0..3 {
+            assert_eq!(merged(), 0, "{name}: the always-ready stream first");
+            send(round + 1);
+            let outputs = [merged(), merged()];
+            assert!(
+                outputs.contains(&(round + 1)),
+                "{name}: the woken stream's item {} did not come in two calls: {outputs:?}",
+                round + 1
+            );
+        }
+    };
+    let (tx, rx) = mpsc::unbounded();
+    let mut bounded = pinfold_merge::MergeBounded::new(2);
+    assert!(
+        bounded
+            .try_insert(Box::pin(stream::repeat(0u32)) as Boxed)
+            .is_ok()
+    );
+    assert!(bounded.try_insert(Box::pin(rx) as Boxed).is_ok());
+    check("MergeBounded", &mut || next(&mut bounded), &mut |item| {
+        tx.unbounded_send(item).unwrap()
+    });
+    let (tx, rx) = mpsc::unbounded();
+    let mut growable = pinfold_merge::Merge::new();
+    growable.insert(Box::pin(stream::repeat(0u32)) as Boxed);
+    growable.insert(Box::pin(rx) as Boxed);
+    check("Merge", &mut || next(&mut growable), &mut |item| {
+        tx.unbounded_send(item).unwrap()
+    });
 }
