@@ -14,7 +14,7 @@ use pinfold_testkit::waker::counting_waker;
 
 use crate::MAX_VAIN_REPOLLS;
 
-use crate::{Arena, GrowableArena, Key, Step};
+use crate::{Arena, GrowableArena, Key, Step, Storage};
 use alloc::vec::Vec;
 
 #[global_allocator]
@@ -640,6 +640,15 @@ fn a_growable_arena_with_no_group_yet_has_no_key() {
     assert!(arena.waker(key).is_none());
     assert!(!arena.remove(key));
     assert_eq!(arena.groups(), 0);
+    let mut arena: GrowableArena<u8> = GrowableArena::with_capacity(0);
+    assert_eq!(
+        (arena.groups(), arena.capacity()),
+        (0, 0),
+        "with_capacity(0) is new"
+    );
+    assert!(arena.is_empty());
+    arena.insert(1);
+    assert!(!arena.is_empty());
 }
 
 #[test]
@@ -1063,4 +1072,132 @@ fn a_growable_arena_past_the_prefetch_size_gives_every_woken_value_once() {
     }
     assert!(seen.iter().all(|&s| s));
     assert!(arena.is_empty());
+}
+
+/// [`next`] for either kind of arena.
+fn next_of<F: Future, S: Storage<F>>(arena: &mut S, waker: &Waker) -> Poll<Option<F::Output>> {
+    let mut cx = Context::from_waker(waker);
+    arena
+        .poll_next(&mut cx, |_, fut, cx| Step::of_future(fut.poll(cx)))
+        .map(|next| next.map(|(_, out)| out))
+}
+
+/// The fairness rules of a call, on `arena` (empty): values that wake themselves are polled
+/// once a call and never cut it short; values woken from outside and `Pending` again are
+/// strikes, and the call yields at `MAX_VAIN_REPOLLS` of them, the rest polled in the next.
+fn fairness<S: Storage<Spinner>, P: Storage<Probe>>(mut spinning: S, mut waiting: P) {
+    const SPINNERS: usize = 3 * MAX_VAIN_REPOLLS + 4;
+    let counters: Vec<_> = (0..SPINNERS)
+        .map(|id| {
+            let (spinner, polls) = Spinner::forever(id);
+            assert!(spinning.insert(spinner).is_ok());
+            polls
+        })
+        .collect();
+    let (parent_waker, parent) = counting_waker();
+    for call in 1..=3 {
+        let wakes_before = parent.count();
+        assert!(next_of(&mut spinning, &parent_waker).is_pending());
+        assert_eq!(
+            parent.count(),
+            wakes_before + 1,
+            "the call yields waking its task once, and the self-wakes during it notify nobody"
+        );
+        assert!(
+            counters.iter().all(|c| c.load(Ordering::SeqCst) == call),
+            "call {call}: a self-waking value was not polled once"
+        );
+    }
+
+    const WAITING: usize = MAX_VAIN_REPOLLS + 8;
+    let (values, states) = probes(WAITING);
+    for value in values {
+        assert!(waiting.insert(value).is_ok());
+    }
+    assert!(next_of(&mut waiting, &parent_waker).is_pending());
+    assert!(states.iter().all(|state| state.polls() == 1));
+    for state in &states {
+        state.waker().wake();
+    }
+    let wakes_before = parent.count();
+    assert!(next_of(&mut waiting, &parent_waker).is_pending());
+    let polled = states.iter().filter(|state| state.polls() == 2).count();
+    assert_eq!(polled, MAX_VAIN_REPOLLS, "the call yields at its strikes");
+    assert!(
+        parent.count() > wakes_before,
+        "yielded without waking its task"
+    );
+    assert!(next_of(&mut waiting, &parent_waker).is_pending());
+    assert!(
+        states.iter().all(|state| state.polls() == 2),
+        "the next call polls the rest"
+    );
+}
+
+#[test]
+fn the_fairness_rules_hold_in_a_fixed_arena() {
+    fairness(
+        Arena::new(3 * MAX_VAIN_REPOLLS + 4),
+        Arena::new(MAX_VAIN_REPOLLS + 8),
+    );
+}
+
+#[test]
+fn the_fairness_rules_hold_across_the_groups_of_a_growable_arena() {
+    fairness(GrowableArena::new(), GrowableArena::new());
+}
+
+#[test]
+fn a_value_of_a_full_group_that_panics_in_poll_leaves_its_slot_to_the_next_insert() {
+    let mut arena = GrowableArena::with_capacity(2);
+    let (values, states) = probes(2);
+    let keys: Vec<Key> = values.into_iter().map(|v| arena.insert(v)).collect();
+    let mut cx = Context::from_waker(Waker::noop());
+    let panicked = catch_unwind(AssertUnwindSafe(|| {
+        arena.poll_next(&mut cx, |key, fut, cx| {
+            assert!(key != keys[0], "boom");
+            Step::of_future(fut.poll(cx))
+        })
+    }));
+    assert!(panicked.is_err());
+    assert_eq!((states[0].drops(), arena.len()), (1, 1));
+    let (value, _) = Probe::new(2);
+    arena.insert(value);
+    assert_eq!(
+        (arena.groups(), arena.capacity()),
+        (1, 2),
+        "the freed slot takes the insert"
+    );
+}
+
+#[test]
+fn a_top_group_emptied_by_a_panic_in_poll_is_released_at_the_next_call() {
+    let mut arena = GrowableArena::with_capacity(2);
+    let (values, states) = probes(3);
+    let keys: Vec<Key> = values.into_iter().map(|v| arena.insert(v)).collect();
+    assert_eq!(arena.groups(), 2);
+    let top = keys[2];
+    assert!(arena.remove(keys[0]) && arena.remove(keys[1]));
+    let (parent_waker, _) = counting_waker();
+    assert!(next_growable(&mut arena, &parent_waker).is_pending());
+    states[2].waker().wake();
+    let mut cx = Context::from_waker(&parent_waker);
+    let panicked = catch_unwind(AssertUnwindSafe(|| {
+        arena.poll_next(&mut cx, |key, fut, cx| {
+            assert!(key != top, "boom");
+            Step::of_future(fut.poll(cx))
+        })
+    }));
+    assert!(panicked.is_err());
+    assert_eq!((states[2].drops(), arena.len()), (1, 0));
+    assert_eq!(arena.groups(), 2, "released at the next call");
+    assert!(matches!(
+        next_growable(&mut arena, &parent_waker),
+        Poll::Ready(None)
+    ));
+    assert_eq!(
+        (arena.groups(), arena.capacity()),
+        (1, 2),
+        "the empty top group is released"
+    );
 }
