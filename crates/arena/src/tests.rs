@@ -1201,3 +1201,55 @@ fn a_top_group_emptied_by_a_panic_in_poll_is_released_at_the_next_call() {
         "the empty top group is released"
     );
 }
+
+#[test]
+fn a_growable_arenas_iterators_give_every_value_once_and_count_down_across_groups() {
+    let mut arena = GrowableArena::with_capacity(2);
+    let keys: Vec<Key> = (0..40u32).map(|n| arena.insert(n)).collect();
+    assert_eq!(arena.groups(), 3);
+    let mut iter = arena.iter();
+    for left in (0..40).rev() {
+        let (key, &n) = iter.next().unwrap();
+        assert_eq!(
+            (key, iter.len(), iter.size_hint()),
+            (keys[n as usize], left, (left, Some(left)))
+        );
+    }
+    assert!(iter.next().is_none());
+    let mut pinned = arena.iter_pin_mut();
+    for left in (0..40).rev() {
+        let (_, mut n) = pinned.next().unwrap();
+        *n += 100;
+        assert_eq!(
+            (pinned.len(), pinned.size_hint()),
+            (left, (left, Some(left)))
+        );
+    }
+    assert!(pinned.next().is_none());
+    assert_eq!(
+        alloc::format!("{arena:?}"),
+        "GrowableArena { len: 40, capacity: 68, groups: 3, .. }"
+    );
+    assert_eq!(arena.take(keys[7]), Some(107));
+    assert_eq!(arena.take(keys[7]), None, "taken once");
+    let mut values = arena.into_values();
+    for left in (0..39).rev() {
+        assert!(values.next().unwrap() >= 100);
+        assert_eq!(
+            (values.len(), values.size_hint()),
+            (left, (left, Some(left)))
+        );
+    }
+    assert!(values.next().is_none());
+}
+
+#[test]
+fn an_insert_that_fills_a_group_keeps_the_room_of_the_groups_above() {
+    let mut arena = GrowableArena::with_capacity(2);
+    let keys: Vec<Key> = (0..3u32).map(|n| arena.insert(n)).collect();
+    assert_eq!((arena.groups(), arena.capacity()), (2, 34));
+    assert!(arena.remove(keys[0]));
+    arena.insert(3); // fills the first group again
+    arena.insert(4); // goes to the second group, which has room
+    assert_eq!((arena.groups(), arena.capacity()), (2, 34));
+}
