@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Waker};
 
 use pinfold_arena::{Filled, JoinArena, Step};
-use pinfold_testkit::alloc::{CountingAlloc, measure};
+use pinfold_testkit::alloc::{CountingAlloc, measure, measure_bytes};
 use pinfold_testkit::probe::probes;
 use pinfold_testkit::waker::counting_waker;
 
@@ -106,23 +106,36 @@ fn outputs_with_drops_are_moved_over_exactly_once() {
 
 /// Turns 10 tracked values into tracked outputs (in place: same layout), `take` panicking at
 /// value `take_panics_at` or value `drop_panics_at` panicking in its `Drop`; checks that the
-/// call panicked and that every value was dropped exactly once, and returns how many times
-/// each output was dropped.
+/// call panicked, that every value was dropped exactly once and the storage freed, and returns
+/// how many times each output was dropped.
 fn take_vec_panicking(take_panics_at: Option<usize>, drop_panics_at: Option<usize>) -> Vec<usize> {
     let values = log(10);
     let outputs_log = log(10);
-    let mut arena = tracked(10, &values, drop_panics_at);
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        arena.take_vec_with(|value| {
-            assert_ne!(Some(value.id), take_panics_at, "take panics");
-            Tracked {
-                id: value.id,
-                log: outputs_log.clone(),
-                panic_on_drop: false,
-            }
-        })
-    }));
-    assert!(result.is_err());
+    // The panic hook keeps what it allocates to print a backtrace: a silent one, meanwhile
+    // (one test at a time, so that the hook put back is the one taken).
+    static HOOK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one_at_a_time = HOOK
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let ((), bytes) = measure_bytes(|| {
+        let mut arena = tracked(10, &values, drop_panics_at);
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            arena.take_vec_with(|value| {
+                assert_ne!(Some(value.id), take_panics_at, "take panics");
+                Tracked {
+                    id: value.id,
+                    log: outputs_log.clone(),
+                    panic_on_drop: false,
+                }
+            })
+        }));
+        assert!(result.is_err());
+        drop((arena, result));
+    });
+    std::panic::set_hook(hook);
+    assert_eq!(bytes.change, 0, "the storage is freed after the panic");
     assert_each_dropped_once(&values, "value");
     outputs_log
         .iter()
@@ -600,4 +613,34 @@ fn a_panic_of_the_task_wakers_drop_after_an_armed_fill_drops_every_output_once()
     assert_each_dropped_once(&values, "value");
     assert_each_dropped_once(&outputs_log, "output");
     assert_eq!(switches.live(), 1, "a clone of the task's waker was leaked");
+}
+
+#[test]
+fn a_join_arena_counts_its_values() {
+    let empty = JoinArena::new(std::iter::empty::<u8>());
+    assert_eq!((empty.len(), empty.is_empty()), (0, true));
+    let three = JoinArena::new([1u8, 2, 3]);
+    assert_eq!((three.len(), three.is_empty()), (3, false));
+}
+
+/// Values that wake themselves while polled: each round polls each once and wakes the task
+/// once, to yield; the wakes during the round notify nobody.
+#[test]
+fn self_wakes_during_a_round_wake_the_task_once() {
+    use pinfold_testkit::probe::Spinner;
+
+    let mut arena = JoinArena::new((0..5).map(|id| Spinner::new(id, 3).0));
+    arena.arm(|_| true);
+    let (task, wakes) = counting_waker();
+    let mut cx = Context::from_waker(&task);
+    let mut poll = |_, fut: Pin<&mut Spinner>, cx: &mut Context<'_>| Step::of_future(fut.poll(cx));
+    for round in 1..=3 {
+        let mut budget = arena.budget();
+        assert!(
+            arena
+                .poll_with_budget(&mut cx, &mut budget, &mut poll)
+                .is_pending()
+        );
+        assert_eq!(wakes.count(), round, "round {round}");
+    }
 }
