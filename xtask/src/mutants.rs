@@ -24,12 +24,13 @@ pub(crate) const USAGE: CommandUsage = CommandUsage {
 };
 
 /// The crates mutated: directory under `crates/`, package, and the packages whose tests run
-/// against each mutant (the crate's own, and the reliability suites that drive it).
+/// against each mutant (the crate's own, the join crate for the arena's join arena, which only
+/// the join uses, and the reliability suites that drive it).
 const MUTATED: [(&str, &str, &[&str]); 2] = [
     (
         "arena",
         "pinfold-arena",
-        &["pinfold-arena", "pinfold-reliability"],
+        &["pinfold-arena", "pinfold-join", "pinfold-reliability"],
     ),
     (
         "pool",

@@ -1233,6 +1233,7 @@ fn a_growable_arenas_iterators_give_every_value_once_and_count_down_across_group
     assert_eq!(arena.take(keys[7]), Some(107));
     assert_eq!(arena.take(keys[7]), None, "taken once");
     let mut values = arena.into_values();
+    assert_eq!(alloc::format!("{values:?}"), "IntoValues { len: 39, .. }");
     for left in (0..39).rev() {
         assert!(values.next().unwrap() >= 100);
         assert_eq!(
