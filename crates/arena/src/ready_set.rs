@@ -342,6 +342,11 @@ mod tests {
         mark(&words, &layout, 131);
         unmark(&words, 130);
         assert_eq!(drained(&words, &layout), [131]);
+        // Bit 66 is bit 2 of word 1, alone in its word; bit 130 is bit 2 of word 2.
+        mark(&words, &layout, 66);
+        mark(&words, &layout, 130);
+        unmark(&words, 66);
+        assert_eq!(drained(&words, &layout), [130]);
     }
 
     #[test]
