@@ -623,13 +623,18 @@ fn a_join_arena_counts_its_values() {
     assert_eq!((three.len(), three.is_empty()), (3, false));
 }
 
-/// Values that wake themselves while polled: each round polls each once and wakes the task
-/// once, to yield; the wakes during the round notify nobody.
+/// Values that wake themselves while polled, more than `MAX_VAIN_REPOLLS`: each round polls
+/// each once (a self-wake is no strike) and wakes the task once, to yield; the wakes during
+/// the round notify nobody.
 #[test]
 fn self_wakes_during_a_round_wake_the_task_once() {
+    use pinfold_arena::MAX_VAIN_REPOLLS;
     use pinfold_testkit::probe::Spinner;
 
-    let mut arena = JoinArena::new((0..5).map(|id| Spinner::new(id, 3).0));
+    let (spinners, counters): (Vec<_>, Vec<_>) = (0..MAX_VAIN_REPOLLS + 8)
+        .map(|id| Spinner::new(id, 3))
+        .unzip();
+    let mut arena = JoinArena::new(spinners);
     arena.arm(|_| true);
     let (task, wakes) = counting_waker();
     let mut cx = Context::from_waker(&task);
@@ -642,5 +647,11 @@ fn self_wakes_during_a_round_wake_the_task_once() {
                 .is_pending()
         );
         assert_eq!(wakes.count(), round, "round {round}");
+        assert!(
+            counters
+                .iter()
+                .all(|polls| polls.load(Ordering::SeqCst) == round),
+            "round {round}: a self-waking value was not polled once"
+        );
     }
 }
