@@ -1254,3 +1254,25 @@ fn an_insert_that_fills_a_group_keeps_the_room_of_the_groups_above() {
     arena.insert(4); // goes to the second group, which has room
     assert_eq!((arena.groups(), arena.capacity()), (2, 34));
 }
+
+#[test]
+fn an_arena_and_its_wakers_free_every_byte_once_gone() {
+    use pinfold_testkit::alloc::measure_bytes;
+
+    // An arena that polled with a task's waker, dropped while that waker is registered; a
+    // value's waker kept past the arena and woken by value.
+    let ((), bytes) = measure_bytes(|| {
+        let (task, _) = counting_waker();
+        let mut arena = Arena::new(4);
+        let (values, states) = probes(2);
+        for value in values {
+            arena.insert(value).unwrap();
+        }
+        assert!(next(&mut arena, &task).is_pending());
+        let kept = states[0].waker();
+        drop(arena);
+        kept.wake();
+        drop((task, states));
+    });
+    assert_eq!(bytes.change, 0, "bytes left behind");
+}
