@@ -10,7 +10,7 @@ use std::task::Poll;
 use std::thread;
 
 use pinfold_pool::{BufferPool, Flusher, ReserveError, Writer, writer};
-use pinfold_testkit::panicking_waker::{WAKE_PANIC, WakerOps, panicking_waker};
+use pinfold_testkit::panicking_waker::{WAKE_BY_REF_PANIC, WAKE_PANIC, WakerOps, panicking_waker};
 use support::{XorShift, block_on, counting_waker, panic_message, poll_once, poll_with};
 
 /// Everything the flusher delivers until it is finished, as one byte string.
@@ -484,6 +484,48 @@ fn a_flusher_wake_that_panics_as_a_new_buffer_opens_abandons_the_room() {
     assert_eq!(panic_message(&*panic), WAKE_PANIC);
     drop(waiting);
     assert_eq!(drain(&mut flusher), b"", "the abandoned room is skipped");
+    assert_eq!(pool.available(), 2);
+}
+
+/// The flusher takes a batch and gives back a buffer it is done with, which goes to a writer
+/// waiting for one; that writer's wake panics. The panic reaches the flusher's caller, and the
+/// batch it took is the next one: no message is lost.
+#[test]
+fn a_writer_wake_that_panics_as_the_flusher_gives_a_buffer_back_loses_no_message() {
+    let pool = BufferPool::new(2, 8);
+    let (mut first, mut flusher) = writer::channel(&pool);
+    put(&mut first, b"aaaa");
+    first.flush();
+    let kept = ready(&mut flusher);
+    assert_eq!(kept, b"aaaa");
+    // The first buffer has no room for this: sealed, it waits for the flusher to let it go.
+    put(&mut first, b"bbbbbb");
+    put(&mut first, b"cc");
+    let (waker, switches) = panicking_waker();
+    let mut waiting = Box::pin(async move {
+        let mut room = first.reserve(8).await.unwrap();
+        room.copy_from_slice(b"dddddddd");
+        room.commit();
+    });
+    assert!(
+        poll_with(&mut waiting, &waker).is_pending(),
+        "both buffers are out"
+    );
+    switches.panic_once(WakerOps::WAKE | WakerOps::WAKE_BY_REF);
+    let panic = catch_unwind(AssertUnwindSafe(|| flusher.try_next_batch().map(|_| ())))
+        .expect_err("the waiting writer's wake panicked in the flusher's call");
+    assert!([WAKE_PANIC, WAKE_BY_REF_PANIC].contains(&panic_message(&*panic)));
+    assert_eq!(
+        ready(&mut flusher),
+        b"bbbbbbcc",
+        "the batch taken comes next"
+    );
+    assert!(
+        poll_with(&mut waiting, &waker).is_ready(),
+        "the writer got its buffer"
+    );
+    drop(waiting);
+    assert_eq!(drain(&mut flusher), b"dddddddd");
     assert_eq!(pool.available(), 2);
 }
 

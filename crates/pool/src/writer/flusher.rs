@@ -102,6 +102,10 @@ pub struct Flusher {
     pub(super) shared: Arc<Shared>,
     pub(super) out: Vec<Packet>,
     pub(super) spent: Vec<Packet>,
+    /// Whether `out` holds a batch taken and not handed out yet: the buffers done with go back
+    /// after the take, and a wake of a writer waiting for one may panic there; the batch is
+    /// then the next call's.
+    pub(super) taken: bool,
 }
 
 impl Flusher {
@@ -109,6 +113,7 @@ impl Flusher {
     /// is dropped. `None` once every `Writer` handle is dropped and every message delivered.
     pub async fn next_batch(&mut self) -> Option<Batch<'_>> {
         let more = poll_fn(|cx| self.poll_fill(Some(cx))).await;
+        self.taken = false;
         more.then(|| Batch {
             packets: &mut self.out,
         })
@@ -117,6 +122,7 @@ impl Flusher {
     /// The batch ready now, if any, without waiting.
     pub fn try_next_batch(&mut self) -> Option<Batch<'_>> {
         let ready = self.poll_fill(None).is_ready() && !self.out.is_empty();
+        self.taken = false;
         ready.then(|| Batch {
             packets: &mut self.out,
         })
@@ -137,12 +143,17 @@ impl Flusher {
     /// `Ready(true)` with `out` filled, `Ready(false)` when finished, `Pending` (with the
     /// waker of `cx` stored) when there is nothing yet.
     fn poll_fill(&mut self, cx: Option<&mut Context<'_>>) -> Poll<bool> {
+        if self.taken {
+            // Taken by a call that panicked as the spent buffers went back: not lost.
+            return Poll::Ready(true);
+        }
         self.out.clear();
         let mut fresh: Option<Waker> = None;
         let result = loop {
             let mut state = self.shared.lock();
             self.shared.take(&mut state, &mut self.out, &mut self.spent);
             if !self.out.is_empty() {
+                self.taken = true;
                 break Poll::Ready(true);
             }
             if state.writers == 0 && state.queue.is_empty() {

@@ -190,6 +190,7 @@ pub fn channel(pool: &BufferPool) -> (Writer, Flusher) {
         shared: shared.clone(),
         out: Vec::with_capacity(batch),
         spent: Vec::with_capacity(count),
+        taken: false,
     };
     (Writer { shared, lane: 0 }, flusher)
 }
