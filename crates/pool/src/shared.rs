@@ -550,6 +550,48 @@ mod tests {
         (task.clone(), Some(Waker::from(task)))
     }
 
+    /// A task that had to wait drains the stocks; the spell ends once the shared list's head
+    /// has changed four times per buffer without the list being found empty, so that the
+    /// threads use their stocks again.
+    #[test]
+    fn a_drained_spell_ends_after_four_changes_of_the_shared_list_per_buffer() {
+        use core::future::Future;
+        use core::pin::pin;
+        use core::task::Context;
+
+        use crate::pool::BufferPool;
+        use crate::stocks::DRAINED;
+
+        let pool = BufferPool::new(2, 8);
+        let drained = || pool.inner.flags.load(Ordering::Relaxed) & DRAINED != 0;
+        let (a, b) = (pool.try_acquire().unwrap(), pool.try_acquire().unwrap());
+        let mut waiting = pin!(pool.acquire());
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(waiting.as_mut().poll(&mut cx).is_pending());
+        assert!(drained(), "a task waits: the stocks are drained");
+        drop(a);
+        let core::task::Poll::Ready(mut a) = waiting.as_mut().poll(&mut cx) else {
+            panic!("handed the buffer released");
+        };
+        // Each release and acquire changes the shared list's head twice: eight changes for
+        // two buffers.
+        let mut cycles = 0;
+        while drained() {
+            assert!(
+                cycles < 4,
+                "still drained after {cycles} releases and acquires"
+            );
+            drop(a);
+            a = pool.try_acquire().expect("the buffer just released");
+            cycles += 1;
+        }
+        assert!(
+            cycles >= 3,
+            "the spell ended after {cycles} releases and acquires"
+        );
+        drop((a, b));
+    }
+
     #[test]
     fn a_panicking_wake_does_not_stop_the_wakes_after_it() {
         let (first, a) = task(false);
