@@ -27,6 +27,31 @@ fn the_pool_reports_its_buffers_and_how_many_are_free() {
     assert_eq!(pool.available(), 3);
 }
 
+/// In a pool of 256 buffers or more an acquire takes a batch from the shared list, one for
+/// itself and the rest for its thread's stock (a batch is a 128th of the pool, 1 to 16): the
+/// count stays exact through every one.
+#[test]
+fn the_count_of_free_buffers_stays_exact_in_batches() {
+    let counts: &[usize] = if cfg!(miri) {
+        &[16, 256]
+    } else {
+        &[16, 256, 1024]
+    };
+    for &count in counts {
+        let pool = BufferPool::new(count, 8);
+        let mut held = Vec::new();
+        for taken in 1..=count {
+            held.push(pool.try_acquire().unwrap());
+            assert_eq!(pool.available(), count - taken, "{taken} of {count} taken");
+        }
+        assert!(pool.try_acquire().is_none());
+        for given in 1..=count {
+            drop(held.pop());
+            assert_eq!(pool.available(), given, "{given} of {count} given back");
+        }
+    }
+}
+
 #[test]
 fn clones_of_a_pool_share_its_buffers() {
     let pool = BufferPool::new(2, 8);
