@@ -126,10 +126,14 @@ pub fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// A program: the pools' sizes (each 1 to 4 buffers) and up to `max_ops` operations.
+/// A program: the pools' sizes and up to `max_ops` operations. A pool has 1 to 4 buffers,
+/// so that waiters queue, or, one time in four, 256: then an acquire takes a batch of 2 from
+/// the shared list into its thread's stock, and a release into a stock that holds two batches
+/// gives one back.
 pub fn program(max_ops: usize) -> impl Strategy<Value = (usize, usize, Vec<Op>)> {
+    let buffers = prop_oneof![3 => 1..=4usize, 1 => Just(256usize)];
     (
-        1..=4usize,
+        buffers,
         1..=4usize,
         prop::collection::vec(op(), 1..=max_ops),
     )
