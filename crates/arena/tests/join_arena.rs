@@ -349,14 +349,8 @@ fn a_value_that_keeps_no_waker_is_polled_by_every_round_without_waking_the_task(
     arena.arm(|_| true);
     let (task, wakes) = counting_waker();
     let mut cx = Context::from_waker(&task);
-    let mut poll = |_, fut: Pin<&mut Gate>, cx: &mut Context<'_>| Step::of_future(fut.poll(cx));
     for round in 1..=3 {
-        let mut budget = arena.budget();
-        assert!(
-            arena
-                .poll_with_budget(&mut cx, &mut budget, &mut poll)
-                .is_pending()
-        );
+        assert!(round_is_pending(&mut arena, &mut cx));
         // Value 0 keeps its waker: polled once, then only when woken. Value 1 keeps none: it
         // can only be waiting for a waker from before the arena was armed, so every round
         // polls it; and no round wakes the task for it (no busy loop).
@@ -365,6 +359,7 @@ fn a_value_that_keeps_no_waker_is_polled_by_every_round_without_waking_the_task(
     }
     open.store(1, Ordering::SeqCst);
     let mut budget = arena.budget();
+    let mut poll = |_, fut: Pin<&mut Gate>, cx: &mut Context<'_>| Step::of_future(fut.poll(cx));
     match arena.poll_with_budget(&mut cx, &mut budget, &mut poll) {
         Poll::Ready(Some((_, polls))) => assert_eq!(polls, 4),
         other => panic!("expected value 1's output, got {other:?}"),
@@ -638,14 +633,8 @@ fn self_wakes_during_a_round_wake_the_task_once() {
     arena.arm(|_| true);
     let (task, wakes) = counting_waker();
     let mut cx = Context::from_waker(&task);
-    let mut poll = |_, fut: Pin<&mut Spinner>, cx: &mut Context<'_>| Step::of_future(fut.poll(cx));
     for round in 1..=3 {
-        let mut budget = arena.budget();
-        assert!(
-            arena
-                .poll_with_budget(&mut cx, &mut budget, &mut poll)
-                .is_pending()
-        );
+        assert!(round_is_pending(&mut arena, &mut cx));
         assert_eq!(wakes.count(), round, "round {round}");
         assert!(
             counters
@@ -654,4 +643,13 @@ fn self_wakes_during_a_round_wake_the_task_once() {
             "round {round}: a self-waking value was not polled once"
         );
     }
+}
+
+/// Whether one round of the armed arena's values, polled with `cx`, gave no output.
+fn round_is_pending<F: Future>(arena: &mut JoinArena<F>, cx: &mut Context<'_>) -> bool {
+    let mut budget = arena.budget();
+    let mut poll = |_, fut: Pin<&mut F>, cx: &mut Context<'_>| Step::of_future(fut.poll(cx));
+    arena
+        .poll_with_budget(cx, &mut budget, &mut poll)
+        .is_pending()
 }
