@@ -20,9 +20,9 @@ use alloc::vec::Vec;
 #[global_allocator]
 static ALLOCATOR: CountingAlloc = CountingAlloc;
 
-/// One `poll_next` of an arena of futures, with `waker` as the task's waker; the output
-/// without its key.
-fn next<F: Future>(arena: &mut Arena<F>, waker: &Waker) -> Poll<Option<F::Output>> {
+/// One `poll_next` of an arena of futures (of either kind), with `waker` as the task's waker;
+/// the output without its key.
+fn next<F: Future, S: Storage<F>>(arena: &mut S, waker: &Waker) -> Poll<Option<F::Output>> {
     let mut cx = Context::from_waker(waker);
     arena
         .poll_next(&mut cx, |_, fut, cx| Step::of_future(fut.poll(cx)))
@@ -1074,14 +1074,6 @@ fn a_growable_arena_past_the_prefetch_size_gives_every_woken_value_once() {
     assert!(arena.is_empty());
 }
 
-/// [`next`] for either kind of arena.
-fn next_of<F: Future, S: Storage<F>>(arena: &mut S, waker: &Waker) -> Poll<Option<F::Output>> {
-    let mut cx = Context::from_waker(waker);
-    arena
-        .poll_next(&mut cx, |_, fut, cx| Step::of_future(fut.poll(cx)))
-        .map(|next| next.map(|(_, out)| out))
-}
-
 /// The fairness rules of a call, on `arena` (empty): values that wake themselves are polled
 /// once a call and never cut it short; values woken from outside and `Pending` again are
 /// strikes, and the call yields at `MAX_VAIN_REPOLLS` of them, the rest polled in the next.
@@ -1097,7 +1089,7 @@ fn fairness<S: Storage<Spinner>, P: Storage<Probe>>(mut spinning: S, mut waiting
     let (parent_waker, parent) = counting_waker();
     for call in 1..=3 {
         let wakes_before = parent.count();
-        assert!(next_of(&mut spinning, &parent_waker).is_pending());
+        assert!(next(&mut spinning, &parent_waker).is_pending());
         assert_eq!(
             parent.count(),
             wakes_before + 1,
@@ -1114,20 +1106,20 @@ fn fairness<S: Storage<Spinner>, P: Storage<Probe>>(mut spinning: S, mut waiting
     for value in values {
         assert!(waiting.insert(value).is_ok());
     }
-    assert!(next_of(&mut waiting, &parent_waker).is_pending());
+    assert!(next(&mut waiting, &parent_waker).is_pending());
     assert!(states.iter().all(|state| state.polls() == 1));
     for state in &states {
         state.waker().wake();
     }
     let wakes_before = parent.count();
-    assert!(next_of(&mut waiting, &parent_waker).is_pending());
+    assert!(next(&mut waiting, &parent_waker).is_pending());
     let polled = states.iter().filter(|state| state.polls() == 2).count();
     assert_eq!(polled, MAX_VAIN_REPOLLS, "the call yields at its strikes");
     assert!(
         parent.count() > wakes_before,
         "yielded without waking its task"
     );
-    assert!(next_of(&mut waiting, &parent_waker).is_pending());
+    assert!(next(&mut waiting, &parent_waker).is_pending());
     assert!(
         states.iter().all(|state| state.polls() == 2),
         "the next call polls the rest"
