@@ -20,7 +20,9 @@ pub(crate) const USAGE: CommandUsage = CommandUsage {
             of each file (caught, missed, timeout, unviable). The\n\
             missed are in target/mutants/<crate>/mutants.out/missed.txt.\n\
             --in-diff REV: only the mutants in lines changed since REV\n\
-            --jobs N: N mutants at a time, each in its own copy (1)",
+            --jobs N: N mutants at a time, each in its own copy (1)\n\
+            --timeout S: the limit on one mutant's tests (90 s)\n\
+            --iterate: skip the mutants the last run caught",
 };
 
 /// The crates mutated: directory under `crates/`, package, and the packages whose tests run
@@ -39,9 +41,10 @@ const MUTATED: [(&str, &str, &[&str]); 2] = [
     ),
 ];
 
-/// The limit on one mutant's tests, in seconds: the slowest suites take about 40 s on two cores,
-/// and a mutant that makes a liveness test hang is stopped here (counted as `timeout`).
-const TIMEOUT_SECONDS: &str = "180";
+/// The limit on one mutant's tests, in seconds: the suites take about 20 s on two cores, and a
+/// lost wake fails its test at the 60 s limit of the lost-wake guard; a mutant that makes a test
+/// hang is stopped here (counted as `timeout`).
+const TIMEOUT_SECONDS: &str = "90";
 
 /// Smaller stress runs for each mutant: a mutant the flood of a million wakes catches, a
 /// hundred thousand catch too, in a tenth of the time.
@@ -57,6 +60,8 @@ const OUTCOMES: [&str; 4] = ["caught", "missed", "timeout", "unviable"];
 pub(crate) struct MutantsOptions {
     in_diff: Option<String>,
     jobs: String,
+    timeout: String,
+    iterate: bool,
     files: Vec<String>,
 }
 
@@ -65,6 +70,8 @@ impl MutantsOptions {
         let mut options = Self {
             in_diff: None,
             jobs: "1".to_string(),
+            timeout: TIMEOUT_SECONDS.to_string(),
+            iterate: false,
             files: Vec::new(),
         };
         let mut args = args.iter();
@@ -88,6 +95,19 @@ impl MutantsOptions {
                         })?
                         .clone();
                 }
+                "--timeout" => {
+                    options.timeout = args
+                        .next()
+                        .filter(|seconds| seconds.parse::<u32>().is_ok_and(|seconds| seconds > 0))
+                        .ok_or_else(|| {
+                            format!(
+                                "mutants: --timeout needs a count of seconds, one or more\n\n{}",
+                                usage::text()
+                            )
+                        })?
+                        .clone();
+                }
+                "--iterate" => options.iterate = true,
                 flag if flag.starts_with('-') => {
                     return Err(format!(
                         "mutants: unknown argument `{flag}`\n\n{}",
@@ -134,21 +154,31 @@ pub(crate) fn mutants(workspace: &Workspace, options: &MutantsOptions) -> Result
             continue;
         }
         let output = out_root.join(dir);
-        // cargo-mutants leaves the last run's outcomes when it finds no mutant to test.
-        let _ = fs::remove_dir_all(output.join("mutants.out"));
+        // cargo-mutants leaves the last run's outcomes when it finds no mutant to test; with
+        // `--iterate` they are what it reads to skip the caught.
+        if !options.iterate {
+            let _ = fs::remove_dir_all(output.join("mutants.out"));
+        }
         let output = output.to_string_lossy().into_owned();
         let mut args = vec![
             "mutants",
             "--package",
             package,
             "--timeout",
-            TIMEOUT_SECONDS,
+            options.timeout.as_str(),
+            // Without debug info (the workspace's `mutants` profile), a mutant builds in about
+            // two thirds of the time.
+            "--profile",
+            "mutants",
             "--output",
             output.as_str(),
             "--no-shuffle",
             "--jobs",
             options.jobs.as_str(),
         ];
+        if options.iterate {
+            args.push("--iterate");
+        }
         for test_package in test_packages {
             args.extend(["--test-package", test_package]);
         }
