@@ -25,20 +25,33 @@ pub(crate) const USAGE: CommandUsage = CommandUsage {
             --iterate: skip the mutants the last run caught",
 };
 
-/// The crates mutated: directory under `crates/`, package, and the packages whose tests run
-/// against each mutant (the crate's own, the join crate for the arena's join arena, which only
-/// the join uses, and the reliability suites that drive it).
-const MUTATED: [(&str, &str, &[&str]); 2] = [
-    (
-        "arena",
-        "pinfold-arena",
-        &["pinfold-arena", "pinfold-join", "pinfold-reliability"],
-    ),
-    (
-        "pool",
-        "pinfold-pool",
-        &["pinfold-pool", "pinfold-reliability"],
-    ),
+/// A crate mutated, and the tests that run against each of its mutants.
+struct Mutated {
+    /// Its directory under `crates/`.
+    dir: &'static str,
+    package: &'static str,
+    /// The packages whose tests run: the crate's own, the join crate for the arena's join arena
+    /// (only the join uses it), and the reliability suites that drive it.
+    test_packages: &'static [&'static str],
+    /// When only some of the reliability suites drive the crate, those suites: the tests are
+    /// then the crate's own unit and integration tests and these, and the other suites are
+    /// neither built nor run.
+    reliability_suites: Option<&'static [&'static str]>,
+}
+
+const MUTATED: [Mutated; 2] = [
+    Mutated {
+        dir: "arena",
+        package: "pinfold-arena",
+        test_packages: &["pinfold-arena", "pinfold-join", "pinfold-reliability"],
+        reliability_suites: None,
+    },
+    Mutated {
+        dir: "pool",
+        package: "pinfold-pool",
+        test_packages: &["pinfold-pool", "pinfold-reliability"],
+        reliability_suites: Some(&["pool_model"]),
+    },
 ];
 
 /// The limit on one mutant's tests, in seconds: the suites take about 20 s on two cores, and a
@@ -142,7 +155,13 @@ pub(crate) fn mutants(workspace: &Workspace, options: &MutantsOptions) -> Result
     };
     let started = Instant::now();
     let mut summary: BTreeMap<String, [usize; 4]> = BTreeMap::new();
-    for (dir, package, test_packages) in MUTATED {
+    for Mutated {
+        dir,
+        package,
+        test_packages,
+        reliability_suites,
+    } in MUTATED
+    {
         let prefix = format!("crates/{dir}/");
         let files: Vec<&str> = options
             .files
@@ -182,6 +201,13 @@ pub(crate) fn mutants(workspace: &Workspace, options: &MutantsOptions) -> Result
         for test_package in test_packages {
             args.extend(["--test-package", test_package]);
         }
+        let targets = match reliability_suites {
+            Some(suites) => test_targets(workspace, dir, suites)?,
+            None => Vec::new(),
+        };
+        for target in &targets {
+            args.extend(["--cargo-arg", target.as_str()]);
+        }
         // The arena's unit tests' helpers are not code a user runs.
         args.extend(["--exclude", "crates/arena/src/tests.rs"]);
         for file in &files {
@@ -213,6 +239,24 @@ pub(crate) fn mutants(workspace: &Workspace, options: &MutantsOptions) -> Result
              that are justified)"
         ))
     }
+}
+
+/// The cargo arguments that select the unit tests, the integration tests of `crates/<dir>` (a
+/// file each in its `tests/`) and the named reliability suites.
+fn test_targets(workspace: &Workspace, dir: &str, suites: &[&str]) -> Result<Vec<String>, Failure> {
+    let tests = workspace.root.join("crates").join(dir).join("tests");
+    let entries = fs::read_dir(&tests).map_err(|e| format!("mutants: {}: {e}", tests.display()))?;
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "rs"))
+        .filter_map(|path| Some(path.file_stem()?.to_str()?.to_string()))
+        .collect();
+    names.sort();
+    names.extend(suites.iter().map(|suite| suite.to_string()));
+    let mut targets = vec!["--lib".to_string()];
+    targets.extend(names.iter().map(|name| format!("--test={name}")));
+    Ok(targets)
 }
 
 /// The diff of the two crates since `rev`, in a file for `--in-diff`.
