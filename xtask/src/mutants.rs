@@ -206,7 +206,7 @@ pub(crate) fn mutants(workspace: &Workspace, options: &MutantsOptions) -> Result
             None => Vec::new(),
         };
         for target in &targets {
-            args.extend(["--cargo-arg", target.as_str()]);
+            args.extend(["--cargo-test-arg", target.as_str()]);
         }
         // The arena's unit tests' helpers are not code a user runs.
         args.extend(["--exclude", "crates/arena/src/tests.rs"]);
