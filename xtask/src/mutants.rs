@@ -179,12 +179,23 @@ pub(crate) fn mutants(workspace: &Workspace, options: &MutantsOptions) -> Result
             let _ = fs::remove_dir_all(output.join("mutants.out"));
         }
         let output = output.to_string_lossy().into_owned();
+        let targets = match reliability_suites {
+            Some(suites) => test_targets(workspace, dir, suites)?,
+            None => Vec::new(),
+        };
+        baseline(workspace, test_packages, &targets)?;
         let mut args = vec![
             "mutants",
             "--package",
             package,
             "--timeout",
             options.timeout.as_str(),
+            // The baseline above ran the tests; cargo-mutants' own runs only the mutated crate's.
+            "--baseline",
+            "skip",
+            // Each copy's first build starts from nothing.
+            "--build-timeout",
+            "900",
             // Without debug info (the workspace's `mutants` profile), a mutant builds in about
             // two thirds of the time.
             "--profile",
@@ -201,10 +212,6 @@ pub(crate) fn mutants(workspace: &Workspace, options: &MutantsOptions) -> Result
         for test_package in test_packages {
             args.extend(["--test-package", test_package]);
         }
-        let targets = match reliability_suites {
-            Some(suites) => test_targets(workspace, dir, suites)?,
-            None => Vec::new(),
-        };
         for target in &targets {
             args.extend(["--cargo-test-arg", target.as_str()]);
         }
@@ -219,10 +226,7 @@ pub(crate) fn mutants(workspace: &Workspace, options: &MutantsOptions) -> Result
         if let Some(diff) = &diff {
             args.extend(["--in-diff", diff.as_str()]);
         }
-        let mut invocation = workspace.cargo(&args);
-        for (key, value) in STRESS_SIZES {
-            invocation = invocation.env(key, value);
-        }
+        let invocation = with_stress_sizes(workspace.cargo(&args));
         // cargo-mutants exits non-zero when a mutant is missed or times out: the summary says
         // which, so the run goes on to the next crate.
         let _ = Invocation::succeeds(invocation);
@@ -239,6 +243,26 @@ pub(crate) fn mutants(workspace: &Workspace, options: &MutantsOptions) -> Result
              that are justified)"
         ))
     }
+}
+
+/// Runs the tests of `packages` (narrowed to `targets`) on the unmutated tree, as each mutant's
+/// will run: a mutant is caught only when tests that pass without it fail with it.
+fn baseline(workspace: &Workspace, packages: &[&str], targets: &[String]) -> Result<(), Failure> {
+    let mut args = vec!["test", "--profile", "mutants"];
+    for package in packages {
+        args.extend(["--package", package]);
+    }
+    args.extend(targets.iter().map(String::as_str));
+    with_stress_sizes(workspace.cargo(&args))
+        .run()
+        .map_err(|failure| format!("mutants: the tests fail without a mutant: {failure}"))
+}
+
+fn with_stress_sizes(mut invocation: Invocation) -> Invocation {
+    for (key, value) in STRESS_SIZES {
+        invocation = invocation.env(key, value);
+    }
+    invocation
 }
 
 /// The cargo arguments that select the unit tests, the integration tests of `crates/<dir>` (a
