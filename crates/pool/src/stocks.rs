@@ -423,4 +423,50 @@ mod tests {
         assert_eq!((first(word), len(word)), (7, 3));
         assert_eq!((first(EMPTY), len(EMPTY)), (NIL, 0));
     }
+
+    /// Threads alive at once each own a stock of their own, the same at every call: a stock's
+    /// protocol orders its one owner against sweeps, never against a second owner.
+    #[cfg(feature = "std")]
+    #[test]
+    fn threads_alive_at_once_own_a_stock_each() {
+        use std::sync::{Arc, Barrier};
+
+        const THREADS: usize = 4;
+        let all_claimed = Arc::new(Barrier::new(THREADS));
+        let threads: std::vec::Vec<_> = (0..THREADS)
+            .map(|_| {
+                let all_claimed = Arc::clone(&all_claimed);
+                std::thread::spawn(move || {
+                    let first = slot();
+                    let again = slot();
+                    all_claimed.wait();
+                    assert_eq!(first, again, "a thread's stock is the same at every call");
+                    first
+                })
+            })
+            .collect();
+        let mut owned: std::vec::Vec<usize> = threads
+            .into_iter()
+            .map(|thread| {
+                thread
+                    .join()
+                    .unwrap()
+                    .expect("a thread owns a stock while stocks are free")
+            })
+            .collect();
+        owned.sort_unstable();
+        owned.dedup();
+        assert_eq!(owned.len(), THREADS, "two threads own one stock");
+    }
+
+    /// More threads than stocks, one after another, each own one: a thread's stock is given
+    /// back when it exits, so a program that starts threads for ever keeps its stocks.
+    #[cfg(feature = "std")]
+    #[test]
+    fn a_threads_stock_is_given_back_when_it_exits() {
+        for _ in 0..2 * STOCKS {
+            let owned = std::thread::spawn(slot).join().unwrap();
+            assert!(owned.is_some(), "an exited thread's stock is owned again");
+        }
+    }
 }
