@@ -573,6 +573,23 @@ fn a_message_larger_than_a_buffer_is_refused() {
 }
 
 #[test]
+fn a_reserve_error_says_what_went_wrong() {
+    let too_large = ReserveError::TooLarge {
+        len: 9,
+        buffer_size: 8,
+    };
+    assert_eq!(
+        too_large.to_string(),
+        "a message of 9 bytes does not fit in a buffer of 8 bytes"
+    );
+    assert_eq!(ReserveError::Closed.to_string(), "the flusher was dropped");
+    assert_eq!(
+        ReserveError::WouldWait.to_string(),
+        "no room without waiting for a buffer"
+    );
+}
+
+#[test]
 fn a_dropped_flusher_fails_reservations_and_gives_the_buffers_back() {
     let pool = BufferPool::new(2, 4);
     let (mut writer, flusher) = writer::channel(&pool);
