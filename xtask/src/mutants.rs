@@ -59,12 +59,14 @@ const MUTATED: [Mutated; 2] = [
 /// hang is stopped here (counted as `timeout`).
 const TIMEOUT_SECONDS: &str = "90";
 
-/// Smaller stress runs for each mutant: a mutant the flood of a million wakes catches, a
-/// hundred thousand catch too, in a tenth of the time.
-const STRESS_SIZES: [(&str, &str); 3] = [
+/// The tests' environment for each mutant: smaller stress runs (a mutant the flood of a
+/// million wakes catches, a hundred thousand catch too, in a tenth of the time), and a lost
+/// wake that fails its test after 10 s rather than 60 s, well inside the mutant's limit.
+const TEST_ENV: [(&str, &str); 4] = [
     ("PINFOLD_STRESS_WAKES", "100000"),
     ("PINFOLD_PING_PONG_WAKES", "20000"),
     ("PINFOLD_CHURN_SETS", "2000"),
+    ("PINFOLD_LOST_WAKE_SECS", "10"),
 ];
 
 /// What each outcome file of cargo-mutants holds, in the order the summary lists them.
@@ -226,7 +228,7 @@ pub(crate) fn mutants(workspace: &Workspace, options: &MutantsOptions) -> Result
         if let Some(diff) = &diff {
             args.extend(["--in-diff", diff.as_str()]);
         }
-        let invocation = with_stress_sizes(workspace.cargo(&args));
+        let invocation = with_test_env(workspace.cargo(&args));
         // cargo-mutants exits non-zero when a mutant is missed or times out: the summary says
         // which, so the run goes on to the next crate.
         let _ = Invocation::succeeds(invocation);
@@ -253,13 +255,13 @@ fn baseline(workspace: &Workspace, packages: &[&str], targets: &[String]) -> Res
         args.extend(["--package", package]);
     }
     args.extend(targets.iter().map(String::as_str));
-    with_stress_sizes(workspace.cargo(&args))
+    with_test_env(workspace.cargo(&args))
         .run()
         .map_err(|failure| format!("mutants: the tests fail without a mutant: {failure}"))
 }
 
-fn with_stress_sizes(mut invocation: Invocation) -> Invocation {
-    for (key, value) in STRESS_SIZES {
+fn with_test_env(mut invocation: Invocation) -> Invocation {
+    for (key, value) in TEST_ENV {
         invocation = invocation.env(key, value);
     }
     invocation

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use pinfold_pool::{Acquire, Buf, BufferPool};
 use support::{
-    LOST_WAKE, XorShift, block_on, counting_waker, paused_runtime, poll_once, poll_with,
+    XorShift, block_on, counting_waker, lost_wake, paused_runtime, poll_once, poll_with,
 };
 
 /// Regression test (Miri, Stacked Borrows): `Acquire::drop` once held a `&mut` to its node
@@ -217,7 +217,7 @@ fn acquires_cancelled_by_timeouts_lose_no_buffer() {
             .collect();
         let mut served = 0;
         for task in tasks {
-            let got = tokio::time::timeout(LOST_WAKE, task)
+            let got = tokio::time::timeout(lost_wake(), task)
                 .await
                 .expect("a task waited for ever")
                 .unwrap();

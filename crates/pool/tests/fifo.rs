@@ -46,7 +46,7 @@ fn tasks_waiting_on_a_pool_of_one_get_it_in_the_order_they_started_waiting() {
             }
         }
         for task in tasks {
-            tokio::time::timeout(support::LOST_WAKE, task)
+            tokio::time::timeout(support::lost_wake(), task)
                 .await
                 .expect("a task waited for ever")
                 .unwrap();

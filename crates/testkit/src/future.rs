@@ -21,8 +21,16 @@ pub fn poll_once<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
 
 /// How long [`block_on`] waits for a wake before it calls the wake lost: a deadlock guard, far
 /// above any real delay (and reached at once under Miri, whose clock jumps when every thread
-/// sleeps), not a timing assertion.
-pub const LOST_WAKE: Duration = Duration::from_secs(60);
+/// sleeps), not a timing assertion. 60 s, or `PINFOLD_LOST_WAKE_SECS` seconds when set
+/// (`cargo xtask mutants` sets 10, so that a mutant that loses a wake fails in seconds rather
+/// than at the mutant's time limit).
+pub fn lost_wake() -> Duration {
+    let seconds = std::env::var("PINFOLD_LOST_WAKE_SECS")
+        .ok()
+        .and_then(|seconds| seconds.parse().ok())
+        .unwrap_or(60);
+    Duration::from_secs(seconds)
+}
 
 /// The waker of [`block_on`]: records that it was woken and unparks the thread that made it.
 struct Unparker {
@@ -46,7 +54,7 @@ impl Wake for Unparker {
 /// waker).
 ///
 /// # Panics
-/// If `fut` stays pending and nothing wakes it for [`LOST_WAKE`], so that a lost wake fails
+/// If `fut` stays pending and nothing wakes it for [`lost_wake`], so that a lost wake fails
 /// the test instead of hanging it.
 pub fn block_on<F: Future>(fut: F) -> F::Output {
     let unparker = Arc::new(Unparker {
@@ -56,6 +64,7 @@ pub fn block_on<F: Future>(fut: F) -> F::Output {
     let waker = Waker::from(unparker.clone());
     let mut cx = Context::from_waker(&waker);
     let mut fut = std::pin::pin!(fut);
+    let lost_wake = lost_wake();
     loop {
         if let Poll::Ready(out) = fut.as_mut().poll(&mut cx) {
             return out;
@@ -63,10 +72,10 @@ pub fn block_on<F: Future>(fut: F) -> F::Output {
         let parked = Instant::now();
         while !unparker.woken.swap(false, Ordering::SeqCst) {
             assert!(
-                parked.elapsed() < LOST_WAKE,
-                "pending and not woken for {LOST_WAKE:?}: a wake was lost"
+                parked.elapsed() < lost_wake,
+                "pending and not woken for {lost_wake:?}: a wake was lost"
             );
-            thread::park_timeout(LOST_WAKE);
+            thread::park_timeout(lost_wake);
         }
     }
 }

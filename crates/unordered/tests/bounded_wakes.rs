@@ -9,19 +9,19 @@ use std::thread;
 use futures_util::StreamExt;
 use pinfold_arena::MAX_VAIN_REPOLLS;
 use pinfold_testkit::channels::{id_channels, send_from_threads};
-use pinfold_testkit::future::{LOST_WAKE, block_on};
+use pinfold_testkit::future::{block_on, lost_wake};
 use pinfold_testkit::probe::{Probe, probes};
 use pinfold_testkit::stream::{poll_once, poll_with, settle};
 use pinfold_testkit::waker::counting_waker;
 use pinfold_unordered::FuturesUnorderedBounded;
 
-/// Awaits `fut`, panicking if it does not finish within `LOST_WAKE` (a deadlock guard).
+/// Awaits `fut`, panicking if it does not finish within `lost_wake()` (a deadlock guard).
 /// Checks the deadline before polling `fut`, so a lost wake cannot be covered up by the
 /// deadline's own wake polling `fut` once more.
 async fn guarded<F: Future>(fut: F) -> F::Output {
     tokio::select! {
         biased;
-        () = tokio::time::sleep(LOST_WAKE) => panic!("no output for {LOST_WAKE:?}: a wake was lost"),
+        () = tokio::time::sleep(lost_wake()) => panic!("no output for {:?}: a wake was lost", lost_wake()),
         out = fut => out,
     }
 }

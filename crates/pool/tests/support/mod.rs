@@ -5,7 +5,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub(crate) use pinfold_testkit::contract::panic_message;
-pub(crate) use pinfold_testkit::future::{LOST_WAKE, block_on, poll_once, poll_with};
+pub(crate) use pinfold_testkit::future::{block_on, lost_wake, poll_once, poll_with};
 pub(crate) use pinfold_testkit::rng::XorShift;
 pub(crate) use pinfold_testkit::waker::{WakeCounter, counting_waker};
 
