@@ -573,6 +573,40 @@ fn a_message_larger_than_a_buffer_is_refused() {
 }
 
 #[test]
+fn a_flusher_is_finished_once_every_writer_is_gone_and_every_message_given() {
+    let pool = BufferPool::new(2, 8);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    assert!(!flusher.is_finished(), "a writer may still write");
+    put(&mut writer, b"abc");
+    put(&mut writer, b"de");
+    drop(writer);
+    assert!(!flusher.is_finished(), "a message is not given yet");
+    let batch = block_on(flusher.next_batch()).expect("the messages");
+    assert_eq!(
+        batch.bytes(),
+        5,
+        "a batch counts the bytes of all its packets"
+    );
+    drop(batch);
+    assert!(flusher.is_finished());
+    assert!(block_on(flusher.next_batch()).is_none());
+}
+
+#[test]
+fn the_writers_types_show_what_they_hold_in_debug() {
+    let pool = BufferPool::new(2, 8);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    assert_eq!(format!("{writer:?}"), "Writer { buffer_size: 8, .. }");
+    assert_eq!(format!("{flusher:?}"), "Flusher { .. }");
+    let room = writer.try_reserve(3).unwrap();
+    assert_eq!(format!("{room:?}"), "Reservation { len: 3, .. }");
+    room.commit();
+    writer.flush();
+    let batch = flusher.try_next_batch().expect("the flushed message");
+    assert_eq!(format!("{batch:?}"), "Batch { packets: 1, .. }");
+}
+
+#[test]
 fn a_reserve_error_says_what_went_wrong() {
     let too_large = ReserveError::TooLarge {
         len: 9,
