@@ -93,8 +93,8 @@ pub(crate) const STEPS: &[Step] = &[
     },
     Step {
         name: "test pool tokio",
-        about: "cargo test -p pinfold-pool --features tokio --test frame_reader --example \
-                message_bus",
+        about: "cargo test -p pinfold-pool --features tokio --test frame_reader --test writer \
+                --example message_bus",
         only_if: Some("crates/pool/tests/frame_reader.rs"),
         run: |workspace| {
             passed(workspace.cargo(&[
@@ -105,6 +105,8 @@ pub(crate) const STEPS: &[Step] = &[
                 "tokio",
                 "--test",
                 "frame_reader",
+                "--test",
+                "writer",
                 "--example",
                 "message_bus",
             ]))
