@@ -371,6 +371,54 @@ fn a_writer_short_of_buffers_seals_the_other_lanes_buffers() {
 }
 
 #[test]
+fn a_writer_that_finds_a_free_buffer_leaves_the_other_lanes_buffers_open() {
+    // 16 buffers of 4 bytes: two lanes. The first handle's buffer is half full; the second
+    // fills three, finding each next one free in the pool.
+    let pool = BufferPool::new(16, 4);
+    let (mut first, mut flusher) = writer::channel(&pool);
+    let mut second = first.clone();
+    put(&mut first, b"aa");
+    for _ in 0..3 {
+        let mut room = block_on(second.reserve(4)).unwrap();
+        room.copy_from_slice(b"bbbb");
+        room.commit();
+    }
+    let sent = ready(&mut flusher);
+    assert!(
+        !sent.contains(&b'a'),
+        "the half-full buffer stays open: {sent:?}"
+    );
+    let available = pool.available();
+    put(&mut first, b"cc");
+    assert_eq!(pool.available(), available, "it takes more messages");
+    first.flush();
+    assert!(ready(&mut flusher).starts_with(b"aacc"));
+}
+
+#[test]
+fn a_buffer_a_writer_waited_for_takes_more_messages() {
+    // Its wait sealed the lanes' buffers, but not the one it is handed after.
+    let pool = BufferPool::new(2, 4);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    put(&mut writer, b"1111");
+    put(&mut writer, b"2222");
+    {
+        let mut waiting = pin!(writer.reserve(1));
+        assert!(poll_once(&mut waiting).is_pending());
+        assert_eq!(ready(&mut flusher), b"11112222");
+        let mut room = block_on(waiting).unwrap();
+        room[0] = b'x';
+        room.commit();
+    }
+    assert_eq!(ready(&mut flusher), b"", "nothing to flush yet");
+    let available = pool.available();
+    put(&mut writer, b"y");
+    assert_eq!(pool.available(), available, "the same buffer");
+    writer.flush();
+    assert_eq!(ready(&mut flusher), b"xy");
+}
+
+#[test]
 fn a_buffer_another_lane_opens_after_a_writer_began_waiting_reaches_the_flusher() {
     // 16 buffers: two lanes, one per handle.
     a_buffer_opened_after_a_writer_began_waiting_reaches_the_flusher(16);
