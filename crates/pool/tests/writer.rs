@@ -277,6 +277,27 @@ fn a_flush_with_a_reservation_open_waits_for_it_and_moves_writers_on() {
 }
 
 #[test]
+fn the_commit_that_ends_a_sealed_buffers_last_reservation_wakes_the_flusher() {
+    let pool = BufferPool::new(2, 64);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    let mut open = writer.try_reserve(1).unwrap();
+    flusher.flush_open();
+    let (waker, wakes) = counting_waker();
+    let mut next = pin!(flusher.next_batch());
+    assert!(
+        poll_with(&mut next, &waker).is_pending(),
+        "the buffer, sealed for the flush, waits for its reservation"
+    );
+    open[0] = b'x';
+    open.commit();
+    assert_eq!(wakes.count(), 1, "the commit woke the flusher");
+    let Poll::Ready(Some(batch)) = poll_with(&mut next, &waker) else {
+        panic!("the flushed buffer is ready");
+    };
+    assert_eq!(batch.bytes(), 1);
+}
+
+#[test]
 fn a_flush_reaches_a_buffer_behind_one_with_a_reservation_open() {
     // Four buffers: one lane.
     let pool = BufferPool::new(4, 16);
