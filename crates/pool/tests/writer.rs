@@ -184,6 +184,45 @@ fn room_given_back_by_an_abandoned_reservation_is_zeroed_again() {
 }
 
 #[test]
+fn the_room_of_an_abandoned_last_reservation_is_handed_out_again() {
+    let pool = BufferPool::new(2, 16);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    put(&mut writer, b"1234");
+    drop(writer.try_reserve(8).unwrap());
+    let available = pool.available();
+    put(&mut writer, b"56789012");
+    assert_eq!(
+        pool.available(),
+        available,
+        "the 8 bytes given back hold the next message"
+    );
+    drop(writer);
+    assert_eq!(drain(&mut flusher), b"123456789012");
+}
+
+#[test]
+fn commits_and_abandons_in_a_buffer_being_filled_do_not_wake_the_flusher() {
+    let pool = BufferPool::new(2, 64);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    let (waker, wakes) = counting_waker();
+    let mut next = pin!(flusher.next_batch());
+    assert!(poll_with(&mut next, &waker).is_pending());
+    put(&mut writer, b"a");
+    let mut kept = writer.try_reserve(1).unwrap();
+    kept[0] = b'b';
+    let packet = kept.commit_packet();
+    drop(writer.try_reserve(1).unwrap());
+    assert_eq!(wakes.count(), 0, "nothing for the flusher yet");
+    writer.flush();
+    assert_eq!(wakes.count(), 1, "the flush woke it");
+    let Poll::Ready(Some(batch)) = poll_with(&mut next, &waker) else {
+        panic!("the flushed messages");
+    };
+    assert_eq!(batch.bytes(), 2);
+    assert_eq!(&packet[..], b"b");
+}
+
+#[test]
 fn abandoned_rooms_of_any_length_and_place_are_skipped() {
     let rounds = if cfg!(miri) { 200 } else { 20_000 };
     let pool = BufferPool::new(3, 256);
