@@ -9,7 +9,7 @@ use std::pin::pin;
 use std::task::Poll;
 use std::thread;
 
-use pinfold_pool::{BufferPool, Flusher, ReserveError, Writer, writer};
+use pinfold_pool::{Batch, BufferPool, Flusher, ReserveError, Writer, writer};
 use pinfold_testkit::panicking_waker::{WAKE_BY_REF_PANIC, WAKE_PANIC, WakerOps, panicking_waker};
 use support::{XorShift, block_on, counting_waker, panic_message, poll_once, poll_with};
 
@@ -17,9 +17,7 @@ use support::{XorShift, block_on, counting_waker, panic_message, poll_once, poll
 fn drain(flusher: &mut Flusher) -> Vec<u8> {
     let mut sent = Vec::new();
     while let Some(batch) = block_on(flusher.next_batch()) {
-        for packet in batch.iter() {
-            sent.extend_from_slice(packet);
-        }
+        append(&mut sent, &batch);
     }
     sent
 }
@@ -28,11 +26,18 @@ fn drain(flusher: &mut Flusher) -> Vec<u8> {
 fn ready(flusher: &mut Flusher) -> Vec<u8> {
     let mut sent = Vec::new();
     while let Some(batch) = flusher.try_next_batch() {
-        for packet in batch.iter() {
-            sent.extend_from_slice(packet);
-        }
+        append(&mut sent, &batch);
     }
     sent
+}
+
+/// Appends the bytes of `batch` to `sent`, checking that it holds no empty packet (a run of
+/// abandoned rooms gives none).
+fn append(sent: &mut Vec<u8>, batch: &Batch<'_>) {
+    for packet in batch.iter() {
+        assert!(!packet.is_empty(), "an empty packet in a batch");
+        sent.extend_from_slice(packet);
+    }
 }
 
 /// Writes `bytes` as one message, without waiting.
@@ -322,18 +327,36 @@ fn the_commit_that_ends_a_sealed_buffers_last_reservation_wakes_the_flusher() {
     let mut open = writer.try_reserve(1).unwrap();
     flusher.flush_open();
     let (waker, wakes) = counting_waker();
+    {
+        let mut next = pin!(flusher.next_batch());
+        assert!(
+            poll_with(&mut next, &waker).is_pending(),
+            "the buffer, sealed for the flush, waits for its reservation"
+        );
+        open[0] = b'x';
+        open.commit();
+        assert_eq!(wakes.count(), 1, "the commit woke the flusher");
+        let Poll::Ready(Some(batch)) = poll_with(&mut next, &waker) else {
+            panic!("the flushed buffer is ready");
+        };
+        assert_eq!(batch.bytes(), 1);
+    }
+    // The sealed buffer is no longer the one being filled: the next message opens another,
+    // and wakes nobody.
     let mut next = pin!(flusher.next_batch());
-    assert!(
-        poll_with(&mut next, &waker).is_pending(),
-        "the buffer, sealed for the flush, waits for its reservation"
+    assert!(poll_with(&mut next, &waker).is_pending());
+    put(&mut writer, b"y");
+    assert_eq!(
+        wakes.count(),
+        1,
+        "a message in a new buffer wakes no flusher"
     );
-    open[0] = b'x';
-    open.commit();
-    assert_eq!(wakes.count(), 1, "the commit woke the flusher");
+    writer.flush();
+    assert_eq!(wakes.count(), 2);
     let Poll::Ready(Some(batch)) = poll_with(&mut next, &waker) else {
-        panic!("the flushed buffer is ready");
+        panic!("the flushed message");
     };
-    assert_eq!(batch.bytes(), 1);
+    assert_eq!(&batch[0][..], b"y");
 }
 
 #[test]
