@@ -104,29 +104,9 @@ impl MutantsOptions {
                     })?;
                     options.in_diff = Some(rev.clone());
                 }
-                "--jobs" => {
-                    options.jobs = args
-                        .next()
-                        .filter(|jobs| jobs.parse::<u32>().is_ok_and(|jobs| jobs > 0))
-                        .ok_or_else(|| {
-                            format!(
-                                "mutants: --jobs needs a count of one or more\n\n{}",
-                                usage::text()
-                            )
-                        })?
-                        .clone();
-                }
+                "--jobs" => options.jobs = count(args.next(), "--jobs", "a count")?,
                 "--timeout" => {
-                    options.timeout = args
-                        .next()
-                        .filter(|seconds| seconds.parse::<u32>().is_ok_and(|seconds| seconds > 0))
-                        .ok_or_else(|| {
-                            format!(
-                                "mutants: --timeout needs a count of seconds, one or more\n\n{}",
-                                usage::text()
-                            )
-                        })?
-                        .clone();
+                    options.timeout = count(args.next(), "--timeout", "a count of seconds")?;
                 }
                 "--iterate" => options.iterate = true,
                 flag if flag.starts_with('-') => {
@@ -140,6 +120,19 @@ impl MutantsOptions {
         }
         Ok(options)
     }
+}
+
+/// The value of `flag`: a whole number, one or more (`what` names it in the error).
+fn count(value: Option<&String>, flag: &str, what: &str) -> Result<String, Failure> {
+    value
+        .filter(|value| value.parse::<u32>().is_ok_and(|value| value > 0))
+        .cloned()
+        .ok_or_else(|| {
+            format!(
+                "mutants: {flag} needs {what}, one or more\n\n{}",
+                usage::text()
+            )
+        })
 }
 
 /// Installs cargo-mutants from the registry unless `cargo mutants` runs already.
