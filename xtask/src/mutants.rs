@@ -30,8 +30,9 @@ struct Mutated {
     /// Its directory under `crates/`.
     dir: &'static str,
     package: &'static str,
-    /// The packages whose tests run: the crate's own, the join crate for the arena's join arena
-    /// (only the join uses it), and the reliability suites that drive it.
+    /// The packages whose tests run: the crate's own, those built on it (the join crate for the
+    /// arena's join arena, which only the join uses; the sets, merges and maps for its keyed
+    /// set), and the reliability suites that drive it.
     test_packages: &'static [&'static str],
     /// When only some of the reliability suites drive the crate, those suites: the tests are
     /// then the crate's own unit and integration tests and these, and the other suites are
@@ -46,7 +47,14 @@ const MUTATED: [Mutated; 2] = [
     Mutated {
         dir: "arena",
         package: "pinfold-arena",
-        test_packages: &["pinfold-arena", "pinfold-join", "pinfold-reliability"],
+        test_packages: &[
+            "pinfold-arena",
+            "pinfold-join",
+            "pinfold-unordered",
+            "pinfold-merge",
+            "pinfold-map",
+            "pinfold-reliability",
+        ],
         reliability_suites: None,
         // `tokio-coop` is left out: only the facade's `tokio_coop` test reads it.
         features: "pinfold-arena/std",
