@@ -69,6 +69,21 @@ fn new_allocates_twice_and_use_allocates_nothing() {
 }
 
 #[test]
+fn a_fixed_arena_counts_its_values_and_shows_them_in_debug() {
+    let mut arena = Arena::new(3);
+    assert!(arena.is_empty() && !arena.is_full());
+    let key = arena.insert(ready(1)).unwrap();
+    assert!(!arena.is_empty(), "it holds a value");
+    assert_eq!((arena.len(), arena.capacity()), (1, 3));
+    assert_eq!(
+        alloc::format!("{arena:?}"),
+        "Arena { len: 1, capacity: 3, .. }"
+    );
+    assert!(arena.remove(key));
+    assert!(arena.is_empty());
+}
+
+#[test]
 fn zero_capacity_refuses_everything() {
     let mut arena = Arena::new(0);
     assert_eq!(
