@@ -84,6 +84,18 @@ fn a_fixed_arena_counts_its_values_and_shows_them_in_debug() {
 }
 
 #[test]
+fn a_keyed_set_counts_its_values() {
+    let mut set = crate::KeyedSet::<_, Arena<_>, crate::Futures>::new(2);
+    assert!(set.is_empty() && !set.is_full());
+    set.push(ready(1u8));
+    assert!(!set.is_empty(), "it holds a future");
+    assert!(!set.is_full());
+    set.push(ready(2));
+    assert!(set.is_full());
+    assert_eq!(set.len(), 2);
+}
+
+#[test]
 fn zero_capacity_refuses_everything() {
     let mut arena = Arena::new(0);
     assert_eq!(
