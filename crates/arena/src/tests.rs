@@ -96,6 +96,41 @@ fn a_keyed_set_counts_its_values() {
 }
 
 #[test]
+fn a_round_polls_each_value_once_though_every_one_gives_an_item() {
+    // Three streams that are always ready: each item queues its stream again, and one budget
+    // still polls each once, then yields.
+    use futures_util::StreamExt;
+
+    let mut arena = Arena::new(3);
+    for id in 0..3u8 {
+        assert!(arena.insert(futures_util::stream::repeat(id)).is_ok());
+    }
+    let (waker, wakes) = counting_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut budget = arena.budget();
+    let mut poll = |_: Key, stream: Pin<&mut _>, cx: &mut Context<'_>| {
+        let stream: Pin<&mut futures_util::stream::Repeat<u8>> = stream;
+        Step::of_stream(stream.get_mut().poll_next_unpin(cx))
+    };
+    let mut ids = Vec::new();
+    for _ in 0..3 {
+        match arena.poll_with_budget(&mut cx, &mut budget, &mut poll) {
+            Poll::Ready(Some((_, Some(id)))) => ids.push(id),
+            other => panic!("an item of each stream, yet {other:?}"),
+        }
+    }
+    ids.sort_unstable();
+    assert_eq!(ids, [0, 1, 2]);
+    assert!(
+        arena
+            .poll_with_budget(&mut cx, &mut budget, &mut poll)
+            .is_pending(),
+        "the budget of three polls is spent"
+    );
+    assert_eq!(wakes.count(), 1, "a yield wakes the task to poll again");
+}
+
+#[test]
 fn zero_capacity_refuses_everything() {
     let mut arena = Arena::new(0);
     assert_eq!(
