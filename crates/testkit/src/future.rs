@@ -24,12 +24,16 @@ pub fn poll_once<F: Future + Unpin>(fut: &mut F) -> Poll<F::Output> {
 /// sleeps), not a timing assertion. 60 s, or `PINFOLD_LOST_WAKE_SECS` seconds when set
 /// (`cargo xtask mutants` sets 10, so that a mutant that loses a wake fails in seconds rather
 /// than at the mutant's time limit).
+/// Read once per process, so that a `block_on` allocates nothing for it.
 pub fn lost_wake() -> Duration {
-    let seconds = std::env::var("PINFOLD_LOST_WAKE_SECS")
-        .ok()
-        .and_then(|seconds| seconds.parse().ok())
-        .unwrap_or(60);
-    Duration::from_secs(seconds)
+    static LIMIT: std::sync::OnceLock<Duration> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        let seconds = std::env::var("PINFOLD_LOST_WAKE_SECS")
+            .ok()
+            .and_then(|seconds| seconds.parse().ok())
+            .unwrap_or(60);
+        Duration::from_secs(seconds)
+    })
 }
 
 /// The waker of [`block_on`]: records that it was woken and unparks the thread that made it.
