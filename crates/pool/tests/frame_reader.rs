@@ -189,3 +189,57 @@ fn the_reader_waits_for_a_buffer_while_none_is_free() {
     drop(a);
     assert!(matches!(poll_once(&mut reader.next()), Poll::Ready(None)));
 }
+
+#[test]
+fn a_read_error_says_what_went_wrong_and_gives_its_cause() {
+    use std::error::Error;
+    let io = FrameReadError::<std::convert::Infallible>::Io(io::Error::other("the peer is gone"));
+    assert_eq!(io.to_string(), "reading frames: the peer is gone");
+    assert_eq!(io.source().unwrap().to_string(), "the peer is gone");
+    let frame = FrameReadError::<std::convert::Infallible>::from(FrameError::Truncated { left: 3 });
+    assert_eq!(
+        frame.to_string(),
+        FrameError::<std::convert::Infallible>::Truncated { left: 3 }.to_string()
+    );
+    assert_eq!(
+        frame.source().unwrap().to_string(),
+        frame.to_string(),
+        "the frame error is the cause"
+    );
+}
+
+/// An `AsyncRead` at the end of its input.
+#[derive(Debug)]
+struct Ended;
+
+impl AsyncRead for Ended {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        _: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[test]
+fn a_reader_shows_its_reader_its_framer_and_whether_it_waits_in_debug() {
+    let pool = BufferPool::new(1, 4);
+    let held = pool.try_acquire().unwrap();
+    let mut reader = pin!(FrameReader::new(&pool, LengthPrefixed::new(1), Ended));
+    let shown = |waiting: bool| {
+        format!(
+            "FrameReader {{ reader: Ended, framer: Framer {{ framing: LengthPrefixed {{ width: 1, \
+             little_endian: false }}, buffered: 0, pool: BufferPool {{ capacity: 1, \
+             buffer_size: 4, available: 0 }} }}, waiting_for_buffer: {waiting}, .. }}"
+        )
+    };
+    assert_eq!(format!("{reader:?}"), shown(false));
+    assert!(
+        poll_once(&mut reader.next()).is_pending(),
+        "no buffer is free"
+    );
+    assert_eq!(format!("{reader:?}"), shown(true));
+    drop(held);
+    assert!(matches!(poll_once(&mut reader.next()), Poll::Ready(None)));
+}

@@ -332,3 +332,23 @@ fn a_spent_buffer_goes_back_before_the_next_is_taken() {
     drop(framer);
     assert_eq!(pool.available(), 1);
 }
+
+#[test]
+fn a_framer_shows_its_framing_the_bytes_it_holds_and_its_pool_in_debug() {
+    let pool = BufferPool::new(2, 8);
+    let mut framer = Framer::new(&pool, LengthPrefixed::new(1));
+    assert!(framer.try_refill());
+    assert_eq!(framer.extend_from_slice(b"\x03ab"), 3);
+    assert_eq!(
+        format!("{framer:?}"),
+        "Framer { framing: LengthPrefixed { width: 1, little_endian: false }, buffered: 3, \
+         pool: BufferPool { capacity: 2, buffer_size: 8, available: 1 } }"
+    );
+    let by_fn = Framer::with_fn(&pool, line);
+    assert_eq!(
+        format!("{by_fn:?}"),
+        "Framer { framing: FnFraming { .. }, buffered: 0, \
+         pool: BufferPool { capacity: 2, buffer_size: 8, available: 1 } }",
+        "a framer without a buffer holds no bytes"
+    );
+}
