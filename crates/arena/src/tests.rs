@@ -957,6 +957,115 @@ fn a_value_polled_again_after_each_output_does_not_hide_a_woken_one() {
     );
 }
 
+/// [`poll_source`] as a merge's stream: its outputs are items.
+fn poll_stream(source: Pin<&mut Source>) -> Step<Option<bool>> {
+    match poll_source(source) {
+        Step::Repoll(item) => Step::Repoll(Some(item)),
+        Step::Keep(item) => Step::Keep(Some(item)),
+        Step::Pending => Step::Pending,
+        _ => unreachable!("a source only repolls, keeps or waits"),
+    }
+}
+
+/// A merge's call (`poll_next_some`) of `arena`, holding three streams that give an item at
+/// every poll and a quiet one, polls the quiet stream in the call after its wake. Those
+/// streams go to the tail of the queue after each item, without a round of their own, so the
+/// queue never runs empty: the call must collect the wake before polling them.
+fn a_woken_stream_goes_ahead_of_streams_queued_again<S: Storage<Source>>(
+    mut arena: S,
+    wake: impl Fn(&S, Key),
+) {
+    let (parent_waker, _) = counting_waker();
+    let mut cx = Context::from_waker(&parent_waker);
+    for _ in 0..3 {
+        arena
+            .insert(Source {
+                always: true,
+                polls: 0,
+            })
+            .unwrap();
+    }
+    let quiet = arena
+        .insert(Source {
+            always: false,
+            polls: 0,
+        })
+        .unwrap();
+    for _ in 0..8 {
+        let next = arena.poll_next_some(&mut cx, |_, v, _| poll_stream(v));
+        assert!(matches!(next, Poll::Ready(Some((_, true)))));
+    }
+    assert_eq!(
+        arena.get(quiet).unwrap().polls,
+        1,
+        "polled once, then waits"
+    );
+    wake(&arena, quiet);
+    let next = arena.poll_next_some(&mut cx, |_, v, _| poll_stream(v));
+    assert_eq!(
+        next,
+        Poll::Ready(Some((quiet, false))),
+        "the woken stream comes first"
+    );
+}
+
+#[test]
+fn a_woken_stream_goes_ahead_of_streams_queued_again_after_their_items() {
+    a_woken_stream_goes_ahead_of_streams_queued_again(Arena::new(4), |arena, key| {
+        arena.waker(key).unwrap().wake()
+    });
+    a_woken_stream_goes_ahead_of_streams_queued_again(GrowableArena::new(), |arena, key| {
+        arena.waker(key).unwrap().wake()
+    });
+}
+
+/// In `arena`, a value woken before the last call but not reached by it (the call ended at an
+/// earlier value's output) is polled in the next call, ahead of values woken since: values
+/// woken one a call cannot pass it over for ever.
+fn a_woken_value_is_not_passed_over_by_later_wakes<S: Storage<u32>>(
+    mut arena: S,
+    wake: impl Fn(&S, Key),
+) {
+    let (parent_waker, _) = counting_waker();
+    let mut cx = Context::from_waker(&parent_waker);
+    let keys: Vec<Key> = (0..6u32).map(|v| arena.insert(v).unwrap()).collect();
+    let mut next = |arena: &mut S| arena.poll_next(&mut cx, |_, v, _| Step::Keep(*v));
+    for _ in 0..6 {
+        assert!(matches!(next(&mut arena), Poll::Ready(Some(_))));
+    }
+    assert_eq!(
+        next(&mut arena),
+        Poll::Pending,
+        "every value waits for a wake"
+    );
+    wake(&arena, keys[0]);
+    wake(&arena, keys[1]);
+    assert_eq!(next(&mut arena), Poll::Ready(Some((keys[0], 0))));
+    let mut outputs = Vec::new();
+    for &key in &keys[2..] {
+        wake(&arena, key);
+        let Poll::Ready(Some((_, out))) = next(&mut arena) else {
+            panic!("a woken value gives its output");
+        };
+        outputs.push(out);
+    }
+    assert_eq!(
+        outputs,
+        [1, 2, 3, 4],
+        "each value in the order of its wake, the one left by the last call first"
+    );
+}
+
+#[test]
+fn a_woken_value_is_not_passed_over_by_values_woken_after_it() {
+    a_woken_value_is_not_passed_over_by_later_wakes(Arena::new(6), |arena, key| {
+        arena.waker(key).unwrap().wake()
+    });
+    a_woken_value_is_not_passed_over_by_later_wakes(GrowableArena::new(), |arena, key| {
+        arena.waker(key).unwrap().wake()
+    });
+}
+
 /// A future that holds a `&mut` to its own local across a `Pending` (as `read(&mut buf).await`
 /// does), then writes through it: the arena's bookkeeping between its polls (queues, wakes,
 /// other values coming and going) must not take that reference's permission away (Miri checks
