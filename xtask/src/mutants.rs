@@ -25,28 +25,54 @@ pub(crate) const USAGE: CommandUsage = CommandUsage {
             --iterate: skip the mutants the last run caught",
 };
 
-/// A crate mutated, and the tests that run against each of its mutants.
+/// Sources of a crate mutated together, and the tests that run against each of their mutants.
 struct Mutated {
     /// Its directory under `crates/`.
     dir: &'static str,
+    /// Where its outcomes go, under `target/mutants/`.
+    output: &'static str,
     package: &'static str,
+    /// Which of the crate's sources.
+    sources: Sources,
     /// The packages whose tests run: the crate's own, those built on it (the join crate for the
     /// arena's join arena, which only the join uses; the sets, merges and maps for its keyed
     /// set), and the reliability suites that drive it.
     test_packages: &'static [&'static str],
-    /// When only some of the reliability suites drive the crate, those suites: the tests are
-    /// then the crate's own unit and integration tests and these, and the other suites are
-    /// neither built nor run.
-    reliability_suites: Option<&'static [&'static str]>,
+    /// Which of their tests.
+    tests: Tests,
     /// The features the tests are built with: those that compile code of the crate, so that
     /// its mutants are built and tested.
     features: &'static str,
 }
 
-const MUTATED: [Mutated; 2] = [
+#[derive(Clone, Copy)]
+enum Sources {
+    /// Every source of the crate but these, which have a selection of their own.
+    AllBut(&'static [&'static str]),
+    Only(&'static [&'static str]),
+}
+
+#[derive(Clone, Copy)]
+enum Tests {
+    /// Every test of the test packages.
+    All,
+    /// The crate's own unit and integration tests and these reliability suites: the other
+    /// suites are neither built nor run.
+    OwnAnd(&'static [&'static str]),
+    /// These test targets of the test packages.
+    Targets(&'static [&'static str]),
+}
+
+/// The arena's sources whose tests are elsewhere: `coop.rs` is read only with the `tokio-coop`
+/// feature, and only the facade's `tokio_coop` test turns it on and drives it.
+const OWN_SELECTION: &[&str] = &["crates/arena/src/coop.rs"];
+
+const MUTATED: [Mutated; 3] = [
     Mutated {
         dir: "arena",
+        output: "arena",
         package: "pinfold-arena",
+        sources: Sources::AllBut(OWN_SELECTION),
         test_packages: &[
             "pinfold-arena",
             "pinfold-join",
@@ -55,18 +81,40 @@ const MUTATED: [Mutated; 2] = [
             "pinfold-map",
             "pinfold-reliability",
         ],
-        reliability_suites: None,
-        // `tokio-coop` is left out: only the facade's `tokio_coop` test reads it.
+        tests: Tests::All,
         features: "pinfold-arena/std",
     },
     Mutated {
+        dir: "arena",
+        output: "arena-coop",
+        package: "pinfold-arena",
+        sources: Sources::Only(OWN_SELECTION),
+        test_packages: &["pinfold"],
+        tests: Tests::Targets(&["--test=tokio_coop"]),
+        features: "pinfold/tokio-coop",
+    },
+    Mutated {
         dir: "pool",
+        output: "pool",
         package: "pinfold-pool",
+        sources: Sources::AllBut(&[]),
         test_packages: &["pinfold-pool", "pinfold-reliability"],
-        reliability_suites: Some(&["pool_model"]),
+        tests: Tests::OwnAnd(&["pool_model"]),
         features: "pinfold-pool/std,pinfold-pool/bytes,pinfold-pool/tokio",
     },
 ];
+
+impl Sources {
+    /// Whether `file` (a path from the workspace's root) is one of them, in the crate `dir`.
+    fn holds(self, dir: &str, file: &str) -> bool {
+        match self {
+            Sources::AllBut(others) => {
+                file.starts_with(&format!("crates/{dir}/")) && !others.contains(&file)
+            }
+            Sources::Only(files) => files.contains(&file),
+        }
+    }
+}
 
 /// The limit on one mutant's tests, in seconds: the suites take about 20 s on two cores, and a
 /// lost wake fails its test at the 60 s limit of the lost-wake guard; a mutant that makes a test
@@ -164,34 +212,54 @@ pub(crate) fn mutants(workspace: &Workspace, options: &MutantsOptions) -> Result
     };
     let started = Instant::now();
     let mut summary: BTreeMap<String, [usize; 4]> = BTreeMap::new();
+    let diff_text = match &diff_file {
+        Some(path) => Some(
+            fs::read_to_string(path).map_err(|e| format!("mutants: {}: {e}", path.display()))?,
+        ),
+        None => None,
+    };
     for Mutated {
         dir,
+        output,
         package,
+        sources,
         test_packages,
-        reliability_suites,
+        tests,
         features,
     } in MUTATED
     {
-        let prefix = format!("crates/{dir}/");
-        let files: Vec<&str> = options
+        let mut files: Vec<&str> = options
             .files
             .iter()
             .map(String::as_str)
-            .filter(|file| file.starts_with(&prefix))
+            .filter(|file| sources.holds(dir, file))
             .collect();
         if !options.files.is_empty() && files.is_empty() {
             continue;
         }
-        let output = out_root.join(dir);
+        if let Sources::Only(only) = sources {
+            // A diff that touches none of them has none of their mutants: no baseline to run.
+            if diff_text
+                .as_ref()
+                .is_some_and(|diff| !only.iter().any(|file| diff.contains(&format!("b/{file}"))))
+            {
+                continue;
+            }
+            if files.is_empty() {
+                files.extend_from_slice(only);
+            }
+        }
+        let output = out_root.join(output);
         // cargo-mutants leaves the last run's outcomes when it finds no mutant to test; with
         // `--iterate` they are what it reads to skip the caught.
         if !options.iterate {
             let _ = fs::remove_dir_all(output.join("mutants.out"));
         }
         let output = output.to_string_lossy().into_owned();
-        let targets = match reliability_suites {
-            Some(suites) => test_targets(workspace, dir, suites)?,
-            None => Vec::new(),
+        let targets = match tests {
+            Tests::All => Vec::new(),
+            Tests::OwnAnd(suites) => test_targets(workspace, dir, suites)?,
+            Tests::Targets(targets) => targets.iter().map(|target| target.to_string()).collect(),
         };
         baseline(workspace, test_packages, features, &targets)?;
         let mut args = vec![
@@ -229,6 +297,11 @@ pub(crate) fn mutants(workspace: &Workspace, options: &MutantsOptions) -> Result
         }
         // The arena's unit tests' helpers are not code a user runs.
         args.extend(["--exclude", "crates/arena/src/tests.rs"]);
+        if let Sources::AllBut(others) = sources {
+            for other in others {
+                args.extend(["--exclude", other]);
+            }
+        }
         for file in &files {
             args.extend(["--file", file]);
         }
@@ -347,5 +420,26 @@ fn print_summary(summary: &BTreeMap<String, [usize; 4]>) {
             format!("{:.0}%", 100.0 * *caught as f64 / viable as f64)
         };
         println!("| `{file}` | {caught} | {missed} | {timeout} | {unviable} | {score} |");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each source is mutated by exactly one selection, the one whose tests read it.
+    #[test]
+    fn every_source_falls_to_one_selection() {
+        let owners = |file: &str| -> Vec<&str> {
+            MUTATED
+                .iter()
+                .filter(|mutated| mutated.sources.holds(mutated.dir, file))
+                .map(|mutated| mutated.output)
+                .collect()
+        };
+        assert_eq!(owners("crates/arena/src/store.rs"), ["arena"]);
+        assert_eq!(owners("crates/arena/src/coop.rs"), ["arena-coop"]);
+        assert_eq!(owners("crates/pool/src/framer.rs"), ["pool"]);
+        assert!(owners("crates/join/src/lib.rs").is_empty());
     }
 }
