@@ -131,6 +131,21 @@ fn a_round_polls_each_value_once_though_every_one_gives_an_item() {
 }
 
 #[test]
+fn a_capacity_past_the_largest_panics_naming_the_largest() {
+    let panic = catch_unwind(|| Arena::<u8>::new(usize::MAX)).unwrap_err();
+    assert_eq!(
+        panic
+            .downcast_ref::<alloc::string::String>()
+            .map(|s| s.as_str()),
+        Some(&*alloc::format!(
+            "arena capacity {} is too large (at most 2147483647)",
+            usize::MAX
+        )),
+        "two entries a slot, indexed by `u32` below its largest value"
+    );
+}
+
+#[test]
 fn zero_capacity_refuses_everything() {
     let mut arena = Arena::new(0);
     assert_eq!(
@@ -772,6 +787,57 @@ fn a_stale_waker_does_not_poll_the_value_that_takes_its_slot() {
     second_state.finish();
     assert_eq!(next(&mut arena, &parent_waker), Poll::Ready(Some(1)));
     assert_eq!(second_state.polls(), 2);
+}
+
+#[test]
+fn stale_wakers_of_every_slot_poll_none_of_the_values_that_take_the_slots() {
+    // Each slot has a spare entry: a full arena's values can all leave wakers behind, and the
+    // values that take their slots still get entries of their own.
+    const SLOTS: usize = 4;
+    let mut arena = Arena::new(SLOTS);
+    let (parent_waker, _) = counting_waker();
+    let firsts: Vec<_> = (0..SLOTS)
+        .map(|id| {
+            let (probe, state) = Probe::new(id);
+            arena.insert(probe).unwrap();
+            state
+        })
+        .collect();
+    assert!(next(&mut arena, &parent_waker).is_pending());
+    for state in &firsts {
+        state.finish();
+    }
+    let mut outputs: Vec<usize> = (0..SLOTS)
+        .map(|_| match next(&mut arena, &parent_waker) {
+            Poll::Ready(Some(id)) => id,
+            other => panic!("every value gives its output, not {other:?}"),
+        })
+        .collect();
+    outputs.sort_unstable();
+    assert_eq!(outputs, [0, 1, 2, 3]);
+    let stale: Vec<Waker> = firsts.iter().map(|state| state.waker()).collect();
+
+    let seconds: Vec<_> = (0..SLOTS)
+        .map(|id| {
+            let (probe, state) = Probe::new(SLOTS + id);
+            arena.insert(probe).unwrap();
+            state
+        })
+        .collect();
+    assert!(next(&mut arena, &parent_waker).is_pending());
+    for waker in &stale {
+        waker.wake_by_ref();
+    }
+    for _ in 0..2 {
+        assert!(next(&mut arena, &parent_waker).is_pending());
+    }
+    for state in &seconds {
+        assert_eq!(
+            state.polls(),
+            1,
+            "a new value was polled for a wake of the value before it"
+        );
+    }
 }
 
 /// Runs a probe to its output in `arena` (of capacity 1, empty): polls it once, finishes it,
