@@ -659,6 +659,12 @@ fn a_slot_whose_generation_runs_out_is_retired_and_its_keys_stay_refused() {
     );
     assert!(!arena.contains_key(retiring));
     assert_eq!(arena.insert(4), Err(4));
+
+    // A new group of a growable arena starts past every generation its released groups gave:
+    // when that is the last, its slots are retired from the start.
+    let mut arena = Arena::starting_at_generation(2, u64::MAX);
+    assert_eq!(arena.insert(5), Err(5), "every slot is retired");
+    assert!(arena.is_full() && arena.is_empty());
 }
 
 #[test]
