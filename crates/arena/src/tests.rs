@@ -897,6 +897,52 @@ fn more_stale_wakers_than_slots_still_leave_the_arena_working() {
     assert!(arena.is_empty());
 }
 
+#[test]
+fn an_entry_whose_stale_wakers_are_gone_is_taken_before_one_shared_with_a_live_one() {
+    let mut arena = Arena::new(1);
+    let (parent_waker, _) = counting_waker();
+    // Both entries of the one slot retired, each with a departed value's waker alive.
+    let first = run_keeping_a_waker(&mut arena, &parent_waker, 0);
+    let second = run_keeping_a_waker(&mut arena, &parent_waker, 1);
+    drop(first);
+    // The first entry's waker is gone: the next value takes that entry, not the second's.
+    let (third, third_state) = Probe::new(2);
+    arena.insert(third).unwrap();
+    assert!(next(&mut arena, &parent_waker).is_pending());
+    second.waker().wake();
+    assert!(next(&mut arena, &parent_waker).is_pending());
+    assert_eq!(
+        third_state.polls(),
+        1,
+        "polled for a wake of the value before it, though an entry without wakers was free"
+    );
+}
+
+#[test]
+fn a_stale_waker_of_a_shared_entry_still_counts_after_the_value_sharing_it_leaves() {
+    let mut arena = Arena::new(1);
+    let (parent_waker, _) = counting_waker();
+    let first = run_keeping_a_waker(&mut arena, &parent_waker, 0);
+    let second = run_keeping_a_waker(&mut arena, &parent_waker, 1);
+    // Every entry has a waker alive: the third value shares one (the second's).
+    let third = run_keeping_a_waker(&mut arena, &parent_waker, 2);
+    drop((first, third));
+    // Only the first entry is free of wakers now: the second's waker still holds the other,
+    // whichever values shared it, and each value after takes the first.
+    let fourth = run_keeping_a_waker(&mut arena, &parent_waker, 3);
+    drop(fourth);
+    let (fifth, fifth_state) = Probe::new(4);
+    arena.insert(fifth).unwrap();
+    assert!(next(&mut arena, &parent_waker).is_pending());
+    second.waker().wake();
+    assert!(next(&mut arena, &parent_waker).is_pending());
+    assert_eq!(
+        fifth_state.polls(),
+        1,
+        "the second value's waker polled a value given its entry as free"
+    );
+}
+
 // A round sets `BUSY` before it polls anything: a value waking itself while the arena polls
 // wakes no task, and a panic of the task's waker is never mistaken for the value's.
 
