@@ -806,15 +806,6 @@ fn link_mut<T>(slots: &mut [Slot<T>], entry: u32) -> &mut EntryLink {
     &mut kept_mut(slots, entry as usize / 2).links[entry as usize % 2]
 }
 
-impl<T> fmt::Debug for Store<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Store")
-            .field("len", &self.len)
-            .field("capacity", &self.capacity())
-            .finish_non_exhaustive()
-    }
-}
-
 /// and fused, and its `Debug` shows that count.
 macro_rules! counted_iterator {
     ($($name:ident),+) => {$(

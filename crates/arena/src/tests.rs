@@ -84,6 +84,26 @@ fn a_fixed_arena_counts_its_values_and_shows_them_in_debug() {
 }
 
 #[test]
+fn a_fixed_arenas_iterators_count_down_to_the_last_value() {
+    let mut arena = Arena::new(4);
+    for value in [1, 2, 3] {
+        arena.insert(value).unwrap();
+    }
+    let mut iter = arena.iter();
+    for left in (0..3).rev() {
+        assert!(iter.next().is_some());
+        assert_eq!((iter.len(), iter.size_hint()), (left, (left, Some(left))));
+    }
+    assert!(iter.next().is_none());
+    let mut iter = arena.iter_pin_mut();
+    for left in (0..3).rev() {
+        assert!(iter.next().is_some());
+        assert_eq!((iter.len(), iter.size_hint()), (left, (left, Some(left))));
+    }
+    assert!(iter.next().is_none());
+}
+
+#[test]
 fn a_keyed_set_counts_its_values() {
     let mut set = crate::KeyedSet::<_, Arena<_>, crate::Futures>::new(2);
     assert!(set.is_empty() && !set.is_full());
