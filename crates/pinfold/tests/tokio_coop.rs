@@ -245,3 +245,35 @@ fn a_join_stops_at_the_first_future_that_finds_the_budget_spent() {
         assert_eq!(polled.load(Ordering::Relaxed), n);
     });
 }
+
+#[test]
+fn a_join_polled_once_the_budget_is_spent_polls_no_future() {
+    // The task spent its whole budget before it polls the join: the join returns `Pending`
+    // before it polls anything (tokio has woken the task), and completes at its next turn.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let polled = Arc::new(AtomicUsize::new(0));
+        let mut join = join_all((0..4).map(|i| {
+            let polled = polled.clone();
+            std::future::poll_fn(move |_| {
+                polled.fetch_add(1, Ordering::Relaxed);
+                std::task::Poll::Ready(i)
+            })
+        }));
+        let first = std::future::poll_fn(|cx| {
+            for _ in 0..BUDGET {
+                if let std::task::Poll::Ready(unit) = tokio::task::coop::poll_proceed(cx) {
+                    unit.made_progress();
+                }
+            }
+            assert!(!tokio::task::coop::has_budget_remaining());
+            std::task::Poll::Ready(std::pin::Pin::new(&mut join).poll(cx))
+        })
+        .await;
+        assert!(first.is_pending(), "no budget is left");
+        assert_eq!(polled.load(Ordering::Relaxed), 0, "no future was polled");
+        assert_eq!(join.await, [0, 1, 2, 3]);
+    });
+}
