@@ -815,6 +815,16 @@ fn a_stale_waker_does_not_poll_the_value_that_takes_its_slot() {
     assert_eq!(second_state.polls(), 2);
 }
 
+/// Inserts a probe of each of `ids` into `arena`; their states.
+fn insert_probes(arena: &mut Arena<Probe>, ids: core::ops::Range<usize>) -> Vec<Arc<ProbeState>> {
+    ids.map(|id| {
+        let (probe, state) = Probe::new(id);
+        arena.insert(probe).unwrap();
+        state
+    })
+    .collect()
+}
+
 #[test]
 fn stale_wakers_of_every_slot_poll_none_of_the_values_that_take_the_slots() {
     // Each slot has a spare entry: a full arena's values can all leave wakers behind, and the
@@ -822,13 +832,7 @@ fn stale_wakers_of_every_slot_poll_none_of_the_values_that_take_the_slots() {
     const SLOTS: usize = 4;
     let mut arena = Arena::new(SLOTS);
     let (parent_waker, _) = counting_waker();
-    let firsts: Vec<_> = (0..SLOTS)
-        .map(|id| {
-            let (probe, state) = Probe::new(id);
-            arena.insert(probe).unwrap();
-            state
-        })
-        .collect();
+    let firsts = insert_probes(&mut arena, 0..SLOTS);
     assert!(next(&mut arena, &parent_waker).is_pending());
     for state in &firsts {
         state.finish();
@@ -843,13 +847,7 @@ fn stale_wakers_of_every_slot_poll_none_of_the_values_that_take_the_slots() {
     assert_eq!(outputs, [0, 1, 2, 3]);
     let stale: Vec<Waker> = firsts.iter().map(|state| state.waker()).collect();
 
-    let seconds: Vec<_> = (0..SLOTS)
-        .map(|id| {
-            let (probe, state) = Probe::new(SLOTS + id);
-            arena.insert(probe).unwrap();
-            state
-        })
-        .collect();
+    let seconds = insert_probes(&mut arena, SLOTS..2 * SLOTS);
     assert!(next(&mut arena, &parent_waker).is_pending());
     for waker in &stale {
         waker.wake_by_ref();
@@ -926,16 +924,28 @@ fn an_entry_whose_stale_wakers_are_gone_is_taken_before_one_shared_with_a_live_o
     let second = run_keeping_a_waker(&mut arena, &parent_waker, 1);
     drop(first);
     // The first entry's waker is gone: the next value takes that entry, not the second's.
-    let (third, third_state) = Probe::new(2);
-    arena.insert(third).unwrap();
-    assert!(next(&mut arena, &parent_waker).is_pending());
-    second.waker().wake();
-    assert!(next(&mut arena, &parent_waker).is_pending());
-    assert_eq!(
-        third_state.polls(),
-        1,
-        "polled for a wake of the value before it, though an entry without wakers was free"
+    assert_a_stale_wake_polls_nothing(
+        &mut arena,
+        &parent_waker,
+        &second,
+        "polled for a wake of the value before it, though an entry without wakers was free",
     );
+}
+
+/// Inserts a value into `arena` (of capacity 1, empty) and polls it once, then wakes `stale`'s
+/// waker (a departed value's) and polls again: the new value must not be polled for it.
+fn assert_a_stale_wake_polls_nothing(
+    arena: &mut Arena<Probe>,
+    waker: &Waker,
+    stale: &ProbeState,
+    why: &str,
+) {
+    let (value, state) = Probe::new(usize::MAX);
+    arena.insert(value).unwrap();
+    assert!(next(arena, waker).is_pending());
+    stale.waker().wake();
+    assert!(next(arena, waker).is_pending());
+    assert_eq!(state.polls(), 1, "{why}");
 }
 
 #[test]
@@ -951,15 +961,11 @@ fn a_stale_waker_of_a_shared_entry_still_counts_after_the_value_sharing_it_leave
     // whichever values shared it, and each value after takes the first.
     let fourth = run_keeping_a_waker(&mut arena, &parent_waker, 3);
     drop(fourth);
-    let (fifth, fifth_state) = Probe::new(4);
-    arena.insert(fifth).unwrap();
-    assert!(next(&mut arena, &parent_waker).is_pending());
-    second.waker().wake();
-    assert!(next(&mut arena, &parent_waker).is_pending());
-    assert_eq!(
-        fifth_state.polls(),
-        1,
-        "the second value's waker polled a value given its entry as free"
+    assert_a_stale_wake_polls_nothing(
+        &mut arena,
+        &parent_waker,
+        &second,
+        "the second value's waker polled a value given its entry as free",
     );
 }
 
@@ -1021,6 +1027,12 @@ struct Source {
     polls: usize,
 }
 
+impl Source {
+    fn new(always: bool) -> Self {
+        Self { always, polls: 0 }
+    }
+}
+
 fn poll_source(source: Pin<&mut Source>) -> Step<bool> {
     let source = source.get_mut();
     source.polls += 1;
@@ -1042,18 +1054,8 @@ fn a_value_polled_again_after_each_output_does_not_hide_a_woken_one() {
     let mut cx = Context::from_waker(&parent_waker);
 
     let mut arena = Arena::new(2);
-    arena
-        .insert(Source {
-            always: true,
-            polls: 0,
-        })
-        .unwrap();
-    let quiet = arena
-        .insert(Source {
-            always: false,
-            polls: 0,
-        })
-        .unwrap();
+    arena.insert(Source::new(true)).unwrap();
+    let quiet = arena.insert(Source::new(false)).unwrap();
     let mut outputs = Vec::new();
     for _ in 0..3 {
         if let Poll::Ready(Some((_, out))) = arena.poll_next(&mut cx, |_, v, _| poll_source(v)) {
@@ -1074,14 +1076,8 @@ fn a_value_polled_again_after_each_output_does_not_hide_a_woken_one() {
     );
 
     let mut growable = GrowableArena::new();
-    growable.insert(Source {
-        always: true,
-        polls: 0,
-    });
-    let quiet = growable.insert(Source {
-        always: false,
-        polls: 0,
-    });
+    growable.insert(Source::new(true));
+    let quiet = growable.insert(Source::new(false));
     for _ in 0..3 {
         let _ = growable.poll_next(&mut cx, |_, v, _| poll_source(v));
     }
@@ -1093,6 +1089,23 @@ fn a_value_polled_again_after_each_output_does_not_hide_a_woken_one() {
         Poll::Ready(Some((quiet, false))),
         "the woken value comes first"
     );
+}
+
+/// Wakes a value of either kind of arena by its key, through an owned waker.
+trait Wake {
+    fn wake(&self, key: Key);
+}
+
+impl<T> Wake for Arena<T> {
+    fn wake(&self, key: Key) {
+        self.waker(key).unwrap().wake();
+    }
+}
+
+impl<T> Wake for GrowableArena<T> {
+    fn wake(&self, key: Key) {
+        self.waker(key).unwrap().wake();
+    }
 }
 
 /// [`poll_source`] as a merge's stream: its outputs are items.
@@ -1109,26 +1122,13 @@ fn poll_stream(source: Pin<&mut Source>) -> Step<Option<bool>> {
 /// every poll and a quiet one, polls the quiet stream in the call after its wake. Those
 /// streams go to the tail of the queue after each item, without a round of their own, so the
 /// queue never runs empty: the call must collect the wake before polling them.
-fn a_woken_stream_goes_ahead_of_streams_queued_again<S: Storage<Source>>(
-    mut arena: S,
-    wake: impl Fn(&S, Key),
-) {
+fn a_woken_stream_goes_ahead_of_streams_queued_again<S: Storage<Source> + Wake>(mut arena: S) {
     let (parent_waker, _) = counting_waker();
     let mut cx = Context::from_waker(&parent_waker);
     for _ in 0..3 {
-        arena
-            .insert(Source {
-                always: true,
-                polls: 0,
-            })
-            .unwrap();
+        arena.insert(Source::new(true)).unwrap();
     }
-    let quiet = arena
-        .insert(Source {
-            always: false,
-            polls: 0,
-        })
-        .unwrap();
+    let quiet = arena.insert(Source::new(false)).unwrap();
     for _ in 0..8 {
         let next = arena.poll_next_some(&mut cx, |_, v, _| poll_stream(v));
         assert!(matches!(next, Poll::Ready(Some((_, true)))));
@@ -1138,7 +1138,7 @@ fn a_woken_stream_goes_ahead_of_streams_queued_again<S: Storage<Source>>(
         1,
         "polled once, then waits"
     );
-    wake(&arena, quiet);
+    arena.wake(quiet);
     let next = arena.poll_next_some(&mut cx, |_, v, _| poll_stream(v));
     assert_eq!(
         next,
@@ -1149,21 +1149,14 @@ fn a_woken_stream_goes_ahead_of_streams_queued_again<S: Storage<Source>>(
 
 #[test]
 fn a_woken_stream_goes_ahead_of_streams_queued_again_after_their_items() {
-    a_woken_stream_goes_ahead_of_streams_queued_again(Arena::new(4), |arena, key| {
-        arena.waker(key).unwrap().wake()
-    });
-    a_woken_stream_goes_ahead_of_streams_queued_again(GrowableArena::new(), |arena, key| {
-        arena.waker(key).unwrap().wake()
-    });
+    a_woken_stream_goes_ahead_of_streams_queued_again(Arena::new(4));
+    a_woken_stream_goes_ahead_of_streams_queued_again(GrowableArena::new());
 }
 
 /// In `arena`, a value woken before the last call but not reached by it (the call ended at an
 /// earlier value's output) is polled in the next call, ahead of values woken since: values
 /// woken one a call cannot pass it over for ever.
-fn a_woken_value_is_not_passed_over_by_later_wakes<S: Storage<u32>>(
-    mut arena: S,
-    wake: impl Fn(&S, Key),
-) {
+fn a_woken_value_is_not_passed_over_by_later_wakes<S: Storage<u32> + Wake>(mut arena: S) {
     let (parent_waker, _) = counting_waker();
     let mut cx = Context::from_waker(&parent_waker);
     let keys: Vec<Key> = (0..6u32).map(|v| arena.insert(v).unwrap()).collect();
@@ -1176,12 +1169,12 @@ fn a_woken_value_is_not_passed_over_by_later_wakes<S: Storage<u32>>(
         Poll::Pending,
         "every value waits for a wake"
     );
-    wake(&arena, keys[0]);
-    wake(&arena, keys[1]);
+    arena.wake(keys[0]);
+    arena.wake(keys[1]);
     assert_eq!(next(&mut arena), Poll::Ready(Some((keys[0], 0))));
     let mut outputs = Vec::new();
     for &key in &keys[2..] {
-        wake(&arena, key);
+        arena.wake(key);
         let Poll::Ready(Some((_, out))) = next(&mut arena) else {
             panic!("a woken value gives its output");
         };
@@ -1196,12 +1189,8 @@ fn a_woken_value_is_not_passed_over_by_later_wakes<S: Storage<u32>>(
 
 #[test]
 fn a_woken_value_is_not_passed_over_by_values_woken_after_it() {
-    a_woken_value_is_not_passed_over_by_later_wakes(Arena::new(6), |arena, key| {
-        arena.waker(key).unwrap().wake()
-    });
-    a_woken_value_is_not_passed_over_by_later_wakes(GrowableArena::new(), |arena, key| {
-        arena.waker(key).unwrap().wake()
-    });
+    a_woken_value_is_not_passed_over_by_later_wakes(Arena::new(6));
+    a_woken_value_is_not_passed_over_by_later_wakes(GrowableArena::new());
 }
 
 /// A future that holds a `&mut` to its own local across a `Pending` (as `read(&mut buf).await`
