@@ -660,6 +660,60 @@ fn a_writer_wake_that_panics_as_the_flusher_gives_a_buffer_back_loses_no_message
     assert_eq!(pool.available(), 2);
 }
 
+/// Two handles wait for buffers; the second gets one and opens it, so the first, handed a
+/// buffer too, reserves in that one and gives its own back, to a task waiting in the pool
+/// whose wake panics. The first's room was already reserved: it is abandoned, not left open,
+/// so the buffer reaches the flusher and the flusher ends.
+#[test]
+fn a_wake_that_panics_as_a_writer_gives_back_a_buffer_it_did_not_need_abandons_its_room() {
+    let pool = BufferPool::new(2, 4);
+    let (mut first, mut flusher) = writer::channel(&pool);
+    let mut second = first.clone();
+    put(&mut first, b"aaaa");
+    put(&mut first, b"bbbb");
+    let (waker, _) = counting_waker();
+    let mut waiting = Box::pin(async move {
+        let mut room = first.reserve(2).await.unwrap();
+        room.copy_from_slice(b"cc");
+        room.commit();
+    });
+    assert!(
+        poll_with(&mut waiting, &waker).is_pending(),
+        "the pool is exhausted"
+    );
+    let mut opening = Box::pin(async move {
+        let mut room = second.reserve(2).await.unwrap();
+        room.copy_from_slice(b"dd");
+        room.commit();
+    });
+    assert!(poll_with(&mut opening, &waker).is_pending());
+    assert_eq!(
+        ready(&mut flusher),
+        b"aaaabbbb",
+        "both buffers go back, one to each"
+    );
+    let (task_waker, switches) = panicking_waker();
+    let mut acquire = pin!(pool.acquire());
+    assert!(poll_with(&mut acquire, &task_waker).is_pending());
+    switches.panic_once(WakerOps::WAKE | WakerOps::WAKE_BY_REF);
+    assert!(
+        poll_with(&mut opening, &waker).is_ready(),
+        "the second opens its buffer"
+    );
+    let panic = catch_unwind(AssertUnwindSafe(|| poll_with(&mut waiting, &waker)))
+        .expect_err("the waiting task's wake panicked as the first gave its buffer back");
+    assert!([WAKE_PANIC, WAKE_BY_REF_PANIC].contains(&panic_message(&*panic)));
+    drop(waiting);
+    drop(opening);
+    assert!(
+        poll_with(&mut acquire, &task_waker).is_ready(),
+        "the buffer went to the task"
+    );
+    drop(acquire);
+    assert_eq!(drain(&mut flusher), b"dd", "the first's room is skipped");
+    assert_eq!(pool.available(), 2);
+}
+
 #[test]
 fn writers_wait_for_the_flusher_when_the_pool_is_exhausted() {
     let pool = BufferPool::new(2, 4);

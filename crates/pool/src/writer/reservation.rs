@@ -165,17 +165,14 @@ impl Shared {
     /// slot, which the flusher then seals when it next walks, as that seal would have, so that
     /// its buffer comes back to the pool.
     ///
-    /// With the room, the flusher's waker if it is to be woken: the caller wakes it once the
-    /// room is in a [`Reservation`], so that if the wake panics, the reservation's drop
-    /// abandons the room instead of leaving it open for ever (which would keep the buffer from
-    /// the flusher, and the flusher from ending).
+    /// With the room, what is left to do once it is a [`Reservation`]'s ([`After`]).
     fn reserve_new(
         &self,
         lane: usize,
         buf: Buf,
         len: usize,
         seen: u32,
-    ) -> Result<(Room, Option<Waker>), ReserveError> {
+    ) -> Result<(Room, After), ReserveError> {
         let (packet, base) = prepare(buf);
         let mut state = self.lock();
         if state.closed {
@@ -185,8 +182,11 @@ impl Shared {
         }
         if let Some(room) = self.reserve_in_current(lane, len) {
             drop(state);
-            drop(packet);
-            return Ok((room, None));
+            let after = After {
+                wake: None,
+                spare: Some(packet),
+            };
+            return Ok((room, after));
         }
         let wake = self.seal_current(lane, &mut state);
         // Relaxed: changed under the lock only, held here.
@@ -220,7 +220,7 @@ impl Shared {
             len,
             bytes: base,
         };
-        Ok((room, wake))
+        Ok((room, After { wake, spare: None }))
     }
 
     /// With the lock held: the current slot of `lane` takes no more reservations; the
@@ -394,14 +394,14 @@ impl Writer {
     /// ```
     pub async fn reserve(&mut self, len: usize) -> Result<Reservation<'_>, ReserveError> {
         self.check(len)?;
-        let (room, wake) = match self.shared.reserve(self.lane, len)? {
-            Some(room) => (room, None),
+        let (room, after) = match self.shared.reserve(self.lane, len)? {
+            Some(room) => (room, After::default()),
             None => {
                 let (buf, seen) = self.shared.buffer_for().await;
                 self.shared.reserve_new(self.lane, buf, len, seen)?
             }
         };
-        Ok(Reservation::new(self, room).waking(wake))
+        Ok(Reservation::new(self, room).then(after))
     }
 
     /// As [`reserve`](Writer::reserve), without waiting: [`ReserveError::WouldWait`] if the
@@ -409,8 +409,8 @@ impl Writer {
     #[inline]
     pub fn try_reserve(&mut self, len: usize) -> Result<Reservation<'_>, ReserveError> {
         self.check(len)?;
-        let (room, wake) = match self.shared.reserve(self.lane, len)? {
-            Some(room) => (room, None),
+        let (room, after) = match self.shared.reserve(self.lane, len)? {
+            Some(room) => (room, After::default()),
             None => {
                 let seen = self.shared.seals_before_acquire();
                 let Some(buf) = self.shared.pool.try_acquire() else {
@@ -421,7 +421,7 @@ impl Writer {
                 self.shared.reserve_new(self.lane, buf, len, seen)?
             }
         };
-        Ok(Reservation::new(self, room).waking(wake))
+        Ok(Reservation::new(self, room).then(after))
     }
 
     /// Asks the flusher to take the committed messages of the buffer being filled now, rather
@@ -487,6 +487,19 @@ impl fmt::Debug for Writer {
     }
 }
 
+/// What a writer that asked the pool for a buffer does once its room is a [`Reservation`]'s:
+/// each calls into a waker, and if that panics, unwinding drops the reservation, which abandons
+/// the room instead of leaving it open for ever (which would keep its buffer from the flusher,
+/// and the flusher from ending).
+#[derive(Default)]
+struct After {
+    /// The flusher's, if a slot is ready for it.
+    wake: Option<Waker>,
+    /// The buffer the writer took when another had opened a slot with room meanwhile: given
+    /// back, it may wake a writer or task waiting for one.
+    spare: Option<Packet>,
+}
+
 /// Room for one message in a shared buffer, from [`Writer::reserve`]: dereferences to its
 /// bytes (zeroed at first). [`commit`](Reservation::commit) delivers them; dropped without a
 /// commit, the message is lost, and only it.
@@ -506,10 +519,12 @@ impl<'a> Reservation<'a> {
         Self { writer, room }
     }
 
-    /// Wakes `wake` (the flusher, after a new buffer was opened), now that the room is the
-    /// reservation's: if the wake panics, unwinding drops the reservation, which abandons it.
+    /// Does what `after` holds, now that the room is the reservation's: if a waker panics
+    /// there, unwinding drops the reservation, which abandons the room.
     #[inline]
-    fn waking(self, wake: Option<Waker>) -> Self {
+    fn then(self, after: After) -> Self {
+        let After { wake, spare } = after;
+        drop(spare);
         if let Some(waker) = wake {
             waker.wake();
         }
