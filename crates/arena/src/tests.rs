@@ -101,6 +101,10 @@ fn a_fixed_arenas_iterators_count_down_to_the_last_value() {
         assert_eq!((iter.len(), iter.size_hint()), (left, (left, Some(left))));
     }
     assert!(iter.next().is_none());
+    let mut values = arena.into_values();
+    assert_eq!(values.next(), Some(1));
+    assert_eq!(values.len(), 2);
+    assert_eq!(alloc::format!("{values:?}"), "IntoValues { len: 2, .. }");
 }
 
 #[test]
