@@ -480,25 +480,34 @@ fn a_writer_that_finds_a_free_buffer_leaves_the_other_lanes_buffers_open() {
 
 #[test]
 fn a_buffer_a_writer_waited_for_takes_more_messages() {
-    // Its wait sealed the lanes' buffers, but not the one it is handed after.
+    // Its wait sealed the lanes' buffers, but not the one it is handed after; and so at every
+    // wait, not only the first.
     let pool = BufferPool::new(2, 4);
     let (mut writer, mut flusher) = writer::channel(&pool);
-    put(&mut writer, b"1111");
-    put(&mut writer, b"2222");
-    {
-        let mut waiting = pin!(writer.reserve(1));
-        assert!(poll_once(&mut waiting).is_pending());
-        assert_eq!(ready(&mut flusher), b"11112222");
-        let mut room = block_on(waiting).unwrap();
-        room[0] = b'x';
-        room.commit();
+    for wait in 1..=2 {
+        while let Ok(mut room) = writer.try_reserve(4) {
+            room.copy_from_slice(b"full");
+            room.commit();
+        }
+        {
+            let mut waiting = pin!(writer.reserve(1));
+            assert!(poll_once(&mut waiting).is_pending(), "every buffer is full");
+            assert!(ready(&mut flusher).ends_with(b"full"));
+            let mut room = block_on(waiting).unwrap();
+            room[0] = b'x';
+            room.commit();
+        }
+        assert_eq!(
+            ready(&mut flusher),
+            b"",
+            "wait {wait}: nothing to flush yet"
+        );
+        let available = pool.available();
+        put(&mut writer, b"y");
+        assert_eq!(pool.available(), available, "wait {wait}: the same buffer");
+        writer.flush();
+        assert_eq!(ready(&mut flusher), b"xy");
     }
-    assert_eq!(ready(&mut flusher), b"", "nothing to flush yet");
-    let available = pool.available();
-    put(&mut writer, b"y");
-    assert_eq!(pool.available(), available, "the same buffer");
-    writer.flush();
-    assert_eq!(ready(&mut flusher), b"xy");
 }
 
 #[test]
@@ -823,6 +832,22 @@ fn a_dropped_flusher_fails_reservations_and_gives_the_buffers_back() {
     drop(open);
     assert_eq!(pool.available(), 2);
     assert_eq!(writer.try_reserve(1).unwrap_err(), ReserveError::Closed);
+}
+
+#[test]
+fn a_writer_whose_flusher_is_gone_is_refused_though_every_buffer_is_held() {
+    let pool = BufferPool::new(1, 4);
+    let (mut writer, flusher) = writer::channel(&pool);
+    let kept = writer.try_reserve(4).unwrap().commit_packet();
+    drop(flusher);
+    assert_eq!(pool.available(), 0, "the packet kept holds the buffer");
+    assert_eq!(writer.try_reserve(1).unwrap_err(), ReserveError::Closed);
+    assert!(matches!(
+        poll_once(&mut pin!(writer.reserve(1))),
+        Poll::Ready(Err(ReserveError::Closed))
+    ));
+    drop(kept);
+    assert_eq!(pool.available(), 1);
 }
 
 #[test]
