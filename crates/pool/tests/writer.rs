@@ -4,14 +4,25 @@
 
 mod support;
 
+use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::task::Poll;
 use std::thread;
 
 use pinfold_pool::{Batch, BufferPool, Flusher, ReserveError, Writer, writer};
 use pinfold_testkit::panicking_waker::{WAKE_BY_REF_PANIC, WAKE_PANIC, WakerOps, panicking_waker};
 use support::{XorShift, block_on, counting_waker, panic_message, poll_once, poll_with};
+
+/// A task that writes `bytes` as one message on `writer`, then gives the handle back.
+fn send(mut writer: Writer, bytes: &'static [u8]) -> Pin<Box<dyn Future<Output = Writer>>> {
+    Box::pin(async move {
+        let mut room = writer.reserve(bytes.len()).await.unwrap();
+        room.copy_from_slice(bytes);
+        room.commit();
+        writer
+    })
+}
 
 /// Everything the flusher delivers until it is finished, as one byte string.
 fn drain(flusher: &mut Flusher) -> Vec<u8> {
@@ -537,12 +548,7 @@ fn a_buffer_opened_after_a_writer_began_waiting_reaches_the_flusher(buffers: usi
         put(&mut second, b"bbbb");
     }
     let (waker, _) = counting_waker();
-    let mut served = Box::pin(async move {
-        let mut room = second.reserve(2).await.unwrap();
-        room.copy_from_slice(b"cc");
-        room.commit();
-        second
-    });
+    let mut served = send(second, b"cc");
     assert!(
         poll_with(&mut served, &waker).is_pending(),
         "the pool is exhausted"
@@ -555,12 +561,7 @@ fn a_buffer_opened_after_a_writer_began_waiting_reaches_the_flusher(buffers: usi
     assert_eq!(pool.available(), 0, "the buffer went to the waiting handle");
 
     let (first_waker, first_wakes) = counting_waker();
-    let mut waiting = Box::pin(async move {
-        let mut room = first.reserve(2).await.unwrap();
-        room.copy_from_slice(b"dd");
-        room.commit();
-        first
-    });
+    let mut waiting = send(first, b"dd");
     assert!(
         poll_with(&mut waiting, &first_waker).is_pending(),
         "the pool is empty"
@@ -596,11 +597,7 @@ fn a_flusher_wake_that_panics_as_a_new_buffer_opens_abandons_the_room() {
     put(&mut first, b"aaaa");
     put(&mut first, b"bbbb");
     let (waker, wakes) = counting_waker();
-    let mut waiting = Box::pin(async move {
-        let mut room = first.reserve(2).await.unwrap();
-        room.copy_from_slice(b"cc");
-        room.commit();
-    });
+    let mut waiting = send(first, b"cc");
     assert!(
         poll_with(&mut waiting, &waker).is_pending(),
         "the pool is exhausted"
@@ -642,11 +639,7 @@ fn a_writer_wake_that_panics_as_the_flusher_gives_a_buffer_back_loses_no_message
     put(&mut first, b"bbbbbb");
     put(&mut first, b"cc");
     let (waker, switches) = panicking_waker();
-    let mut waiting = Box::pin(async move {
-        let mut room = first.reserve(8).await.unwrap();
-        room.copy_from_slice(b"dddddddd");
-        room.commit();
-    });
+    let mut waiting = send(first, b"dddddddd");
     assert!(
         poll_with(&mut waiting, &waker).is_pending(),
         "both buffers are out"
@@ -677,24 +670,16 @@ fn a_writer_wake_that_panics_as_the_flusher_gives_a_buffer_back_loses_no_message
 fn a_wake_that_panics_as_a_writer_gives_back_a_buffer_it_did_not_need_abandons_its_room() {
     let pool = BufferPool::new(2, 4);
     let (mut first, mut flusher) = writer::channel(&pool);
-    let mut second = first.clone();
+    let second = first.clone();
     put(&mut first, b"aaaa");
     put(&mut first, b"bbbb");
     let (waker, _) = counting_waker();
-    let mut waiting = Box::pin(async move {
-        let mut room = first.reserve(2).await.unwrap();
-        room.copy_from_slice(b"cc");
-        room.commit();
-    });
+    let mut waiting = send(first, b"cc");
     assert!(
         poll_with(&mut waiting, &waker).is_pending(),
         "the pool is exhausted"
     );
-    let mut opening = Box::pin(async move {
-        let mut room = second.reserve(2).await.unwrap();
-        room.copy_from_slice(b"dd");
-        room.commit();
-    });
+    let mut opening = send(second, b"dd");
     assert!(poll_with(&mut opening, &waker).is_pending());
     assert_eq!(
         ready(&mut flusher),
