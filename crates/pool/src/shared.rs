@@ -251,15 +251,21 @@ impl Inner {
                 stock.put(metas, rest);
                 stock.leave();
             } else {
-                // A flag was set since the batch was taken: the rest goes to the tasks that
-                // wait, if any, or back. Held while wakers run: if one panics, unwinding
-                // gives it back.
-                let held = Held { inner: this, index };
-                Inner::release_chain(this, rest);
-                core::mem::forget(held);
+                Inner::hand_on(this, index, rest);
             }
         }
         Some(index)
+    }
+
+    /// A refill that found a flag set once its batch was taken: the rest of the batch goes to
+    /// the tasks that wait, if any, or back, while the caller's buffer `index` is held: if a
+    /// waker panics, unwinding gives it back.
+    #[cold]
+    #[inline(never)]
+    fn hand_on(this: InnerRef, index: u32, rest: Chain) {
+        let held = Held { inner: this, index };
+        Inner::release_chain(this, rest);
+        core::mem::forget(held);
     }
 
     /// For a [`try_acquire`](crate::BufferPool::try_acquire) that found its stock and the
@@ -527,7 +533,9 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::task::{Wake, Waker};
 
-    use super::wake_each;
+    use core::future::Future;
+
+    use super::{Chain, Inner, MAX_BATCH, STOCKS, barrier, wake_each};
 
     /// Counts its wakes, and panics in each if told to.
     struct Task {
@@ -552,10 +560,10 @@ mod tests {
 
     /// A task that had to wait drains the stocks; the spell ends once the shared list's head
     /// has changed four times per buffer without the list being found empty, so that the
-    /// threads use their stocks again.
+    /// threads use their stocks again. The changes are counted from the wait, not from the
+    /// pool's start: the list has changed many times before it.
     #[test]
     fn a_drained_spell_ends_after_four_changes_of_the_shared_list_per_buffer() {
-        use core::future::Future;
         use core::pin::pin;
         use core::task::Context;
 
@@ -564,6 +572,11 @@ mod tests {
 
         let pool = BufferPool::new(2, 8);
         let drained = || pool.inner.flags.load(Ordering::Relaxed) & DRAINED != 0;
+        let (free, metas) = (&pool.inner.free, pool.inner.block.metas());
+        for _ in 0..100 {
+            let index = free.pop(metas).expect("a free buffer");
+            assert!(free.push_chain(metas, Chain::single(index)).is_ok());
+        }
         let (a, b) = (pool.try_acquire().unwrap(), pool.try_acquire().unwrap());
         let mut waiting = pin!(pool.acquire());
         let mut cx = Context::from_waker(Waker::noop());
@@ -590,6 +603,171 @@ mod tests {
             "the spell ended after {cycles} releases and acquires"
         );
         drop((a, b));
+    }
+
+    /// Every buffer of `pool` taken the way an acquire takes it, each index holding its
+    /// count (as a `Buf` would).
+    fn take_all(pool: &crate::pool::BufferPool) -> std::vec::Vec<u32> {
+        let taken: std::vec::Vec<u32> =
+            core::iter::from_fn(|| Inner::try_take(pool.inner)).collect();
+        assert_eq!(taken.len(), pool.capacity(), "every buffer taken");
+        taken
+    }
+
+    /// The chain of `indices`, in order.
+    fn chain_of(pool: &crate::pool::BufferPool, indices: &[u32]) -> Chain {
+        let metas = pool.inner.block.metas();
+        let (&last, before) = indices.split_last().expect("a chain has a buffer");
+        before
+            .iter()
+            .rev()
+            .fold(Chain::single(last), |chain, &index| {
+                chain.prepend(metas, index)
+            })
+    }
+
+    /// Queues a task that awaits `acquire` with `waker`.
+    fn queue<'a>(
+        pool: &'a crate::pool::BufferPool,
+        waker: &Waker,
+    ) -> core::pin::Pin<std::boxed::Box<crate::acquire::Acquire<'a>>> {
+        let mut waiting = std::boxed::Box::pin(pool.acquire());
+        let pending = waiting
+            .as_mut()
+            .poll(&mut core::task::Context::from_waker(waker));
+        assert!(
+            pending.is_pending(),
+            "every buffer is taken: the task waits"
+        );
+        waiting
+    }
+
+    /// The counts of the pool's state: one for the handles, one per buffer outside the
+    /// shared list.
+    fn refs(pool: &crate::pool::BufferPool) -> usize {
+        pool.inner.refs.load(Ordering::Relaxed)
+    }
+
+    /// A thread that owns a stock takes a batch from the shared list at its first acquire,
+    /// keeps the rest in its stock, gives its releases to it and takes its next acquire from
+    /// it: the shared list is not touched again.
+    #[test]
+    fn a_thread_takes_a_batch_into_its_stock_and_releases_and_acquires_there() {
+        use crate::pool::BufferPool;
+
+        let Some(slot) = crate::stocks::slot() else {
+            assert!(!barrier::ready(), "no stock though the barrier is ready");
+            return;
+        };
+        let pool = BufferPool::new(1024, 1);
+        let inner = &*pool.inner;
+        let (stock, metas, batch) = (
+            &inner.stocks[slot % STOCKS],
+            inner.block.metas(),
+            inner.batch,
+        );
+        assert!(batch > 1, "a pool of 1,024 buffers moves them in batches");
+        let shared = || inner.free.len(metas);
+
+        let first = pool.try_acquire().expect("a free buffer");
+        assert_eq!(
+            stock.len(),
+            batch - 1,
+            "the rest of the first batch is in the stock"
+        );
+        assert_eq!(
+            shared(),
+            1024 - batch as usize,
+            "one batch left the shared list"
+        );
+        drop(first);
+        assert_eq!(stock.len(), batch, "the release went to the stock");
+        let again = pool.try_acquire().expect("a free buffer");
+        assert_eq!(stock.len(), batch - 1, "the acquire took from the stock");
+        assert_eq!(
+            shared(),
+            1024 - batch as usize,
+            "the shared list was not touched"
+        );
+        drop(again);
+    }
+
+    /// A batch given back while tasks wait goes to them, one buffer each and oldest first, up
+    /// to the longest batch there is (a full stock's batch and the buffer released); the
+    /// buffers nobody waits for go to the shared list and give up their counts.
+    #[test]
+    fn a_chain_released_to_waiters_hands_one_buffer_to_each_and_frees_the_rest() {
+        use crate::pool::BufferPool;
+
+        for (buffers, waiting) in [(MAX_BATCH as usize + 1, MAX_BATCH as usize + 1), (5, 2)] {
+            let pool = BufferPool::new(buffers, 1);
+            let taken = take_all(&pool);
+            let tasks: std::vec::Vec<_> = (0..waiting).map(|_| task(false)).collect();
+            let mut queued: std::vec::Vec<_> = tasks
+                .iter()
+                .map(|(_, waker)| queue(&pool, waker.as_ref().unwrap()))
+                .collect();
+            assert_eq!(refs(&pool), 1 + buffers);
+
+            Inner::release_chain(pool.inner, chain_of(&pool, &taken));
+            let mut cx = core::task::Context::from_waker(Waker::noop());
+            for (n, ((task, _), waiting)) in tasks.iter().zip(&mut queued).enumerate() {
+                assert_eq!(task.wakes.load(Ordering::Relaxed), 1, "task {n} woken once");
+                let core::task::Poll::Ready(buf) = waiting.as_mut().poll(&mut cx) else {
+                    panic!(
+                        "task {n} of {waiting} was handed no buffer",
+                        waiting = tasks.len()
+                    );
+                };
+                core::mem::forget(buf);
+            }
+            let freed = buffers - waiting;
+            assert_eq!(
+                pool.available(),
+                freed,
+                "the buffers nobody waits for are free"
+            );
+            assert_eq!(
+                refs(&pool),
+                1 + waiting,
+                "the freed buffers gave up their counts, the handed ones kept theirs"
+            );
+            drop(queued);
+            for index in &taken[..waiting] {
+                Inner::release(pool.inner, *index);
+            }
+            assert_eq!(pool.available(), buffers);
+        }
+    }
+
+    /// A refill that finds a task waiting once its batch is taken hands the rest of the batch
+    /// to it; if the task's waker panics, the refill's own buffer is given back, not lost.
+    #[test]
+    fn a_refill_whose_rest_wakes_a_panicking_waker_gives_its_own_buffer_back() {
+        use crate::pool::BufferPool;
+
+        let pool = BufferPool::new(2, 1);
+        let taken = take_all(&pool);
+        let (panicky, waker) = task(true);
+        let mut waiting = queue(&pool, waker.as_ref().unwrap());
+
+        let unwound = catch_unwind(AssertUnwindSafe(|| {
+            Inner::hand_on(pool.inner, taken[0], Chain::single(taken[1]));
+        }));
+        assert!(unwound.is_err(), "the waker's panic comes out");
+        assert_eq!(panicky.wakes.load(Ordering::Relaxed), 1);
+        assert_eq!(
+            pool.available(),
+            1,
+            "the refill's own buffer was given back"
+        );
+        let mut cx = core::task::Context::from_waker(Waker::noop());
+        let core::task::Poll::Ready(buf) = waiting.as_mut().poll(&mut cx) else {
+            panic!("the waiting task was handed the rest of the batch");
+        };
+        drop(buf);
+        assert_eq!(pool.available(), 2);
+        assert_eq!(refs(&pool), 1, "no count is left but the handles'");
     }
 
     #[test]
