@@ -608,9 +608,10 @@ mod tests {
     /// Every buffer of `pool` taken the way an acquire takes it, each index holding its
     /// count (as a `Buf` would).
     fn take_all(pool: &crate::pool::BufferPool) -> std::vec::Vec<u32> {
-        let taken: std::vec::Vec<u32> =
-            core::iter::from_fn(|| Inner::try_take(pool.inner)).collect();
-        assert_eq!(taken.len(), pool.capacity(), "every buffer taken");
+        let taken: std::vec::Vec<u32> = (0..pool.capacity())
+            .map(|_| Inner::try_take(pool.inner).expect("a free buffer"))
+            .collect();
+        assert_eq!(Inner::try_take(pool.inner), None, "every buffer taken");
         taken
     }
 

@@ -152,6 +152,52 @@ fn a_waiter_is_served_from_the_stock_of_a_thread_that_exited() {
     }
 }
 
+/// Three threads alive at once release one, one and two buffers into their stocks; an
+/// acquire that finds its own stock and the shared list empty sweeps all three stocks
+/// together and finds every buffer, each once.
+#[test]
+fn buffers_in_the_stocks_of_several_live_threads_are_all_found_by_one_sweep() {
+    use std::sync::{Arc, Barrier};
+
+    const SHARES: [usize; 3] = [1, 1, 2];
+    let count = SHARES.iter().sum();
+    let pool = BufferPool::new(count, 8);
+    let mut all: Vec<Buf> = (0..count).map(|_| pool.try_acquire().unwrap()).collect();
+    // Every thread has released, then every buffer was acquired again.
+    let (released, acquired) = (Arc::new(Barrier::new(4)), Arc::new(Barrier::new(4)));
+    let threads: Vec<_> = SHARES
+        .iter()
+        .map(|&share| {
+            let bufs = all.split_off(all.len() - share);
+            let (released, acquired) = (Arc::clone(&released), Arc::clone(&acquired));
+            thread::spawn(move || {
+                drop(bufs);
+                released.wait();
+                // Alive, so its stock stays its own, until the buffers are found.
+                acquired.wait();
+            })
+        })
+        .collect();
+    released.wait();
+    assert_eq!(pool.available(), count, "available counts every stock");
+    let mut again: Vec<Buf> = (0..count)
+        .map(|_| pool.try_acquire().expect("a free buffer in some stock"))
+        .collect();
+    assert!(pool.try_acquire().is_none(), "no buffer is found twice");
+    acquired.wait();
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    for (byte, buf) in (0u8..).zip(&mut again) {
+        std::io::Write::write_all(buf, &[byte]).unwrap();
+    }
+    for (byte, buf) in (0u8..).zip(&again) {
+        assert_eq!(buf[..], [byte], "two of the buffers are one");
+    }
+    drop(again);
+    assert_eq!(pool.available(), count);
+}
+
 /// A waiter already queued when a thread releases into what would be its stock: the release
 /// hands the buffer over instead, and the thread then idles.
 #[test]
