@@ -182,11 +182,7 @@ impl Shared {
         }
         if let Some(room) = self.reserve_in_current(lane, len) {
             drop(state);
-            let after = After {
-                wake: None,
-                spare: Some(packet),
-            };
-            return Ok((room, after));
+            return Ok((room, After::GiveBack(packet)));
         }
         let wake = self.seal_current(lane, &mut state);
         // Relaxed: changed under the lock only, held here.
@@ -220,7 +216,7 @@ impl Shared {
             len,
             bytes: base,
         };
-        Ok((room, After { wake, spare: None }))
+        Ok((room, wake.map_or(After::Nothing, After::Wake)))
     }
 
     /// With the lock held: the current slot of `lane` takes no more reservations; the
@@ -395,7 +391,7 @@ impl Writer {
     pub async fn reserve(&mut self, len: usize) -> Result<Reservation<'_>, ReserveError> {
         self.check(len)?;
         let (room, after) = match self.shared.reserve(self.lane, len)? {
-            Some(room) => (room, After::default()),
+            Some(room) => (room, After::Nothing),
             None => {
                 let (buf, seen) = self.shared.buffer_for().await;
                 self.shared.reserve_new(self.lane, buf, len, seen)?
@@ -410,7 +406,7 @@ impl Writer {
     pub fn try_reserve(&mut self, len: usize) -> Result<Reservation<'_>, ReserveError> {
         self.check(len)?;
         let (room, after) = match self.shared.reserve(self.lane, len)? {
-            Some(room) => (room, After::default()),
+            Some(room) => (room, After::Nothing),
             None => {
                 let seen = self.shared.seals_before_acquire();
                 let Some(buf) = self.shared.pool.try_acquire() else {
@@ -491,13 +487,14 @@ impl fmt::Debug for Writer {
 /// each calls into a waker, and if that panics, unwinding drops the reservation, which abandons
 /// the room instead of leaving it open for ever (which would keep its buffer from the flusher,
 /// and the flusher from ending).
-#[derive(Default)]
-struct After {
-    /// The flusher's, if a slot is ready for it.
-    wake: Option<Waker>,
-    /// The buffer the writer took when another had opened a slot with room meanwhile: given
-    /// back, it may wake a writer or task waiting for one.
-    spare: Option<Packet>,
+enum After {
+    /// Nothing: the room was found in an open slot, or no slot is ready for the flusher.
+    Nothing,
+    /// Wakes the flusher: a slot is ready for it.
+    Wake(Waker),
+    /// Gives back the buffer the writer took when another had opened a slot with room
+    /// meanwhile: it may wake a writer or task waiting for one.
+    GiveBack(Packet),
 }
 
 /// Room for one message in a shared buffer, from [`Writer::reserve`]: dereferences to its
@@ -523,10 +520,10 @@ impl<'a> Reservation<'a> {
     /// there, unwinding drops the reservation, which abandons the room.
     #[inline]
     fn then(self, after: After) -> Self {
-        let After { wake, spare } = after;
-        drop(spare);
-        if let Some(waker) = wake {
-            waker.wake();
+        match after {
+            After::Nothing => {}
+            After::Wake(waker) => waker.wake(),
+            After::GiveBack(spare) => drop(spare),
         }
         self
     }
