@@ -1,6 +1,7 @@
 //! [`Invocation`]: one external command, printed before it runs.
 
 use std::ffi::OsStr;
+use std::io::Write;
 use std::path::Path;
 use std::process::Command;
 
@@ -45,6 +46,26 @@ impl Invocation {
         println!("$ {}", self.shown);
         let status = self
             .command
+            .status()
+            .map_err(|error| format!("could not start `{}`: {error}", self.shown))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("`{}` failed ({status})", self.shown))
+        }
+    }
+
+    /// Runs the command with its output (stdout and stderr) written to `log` instead of
+    /// shown, for commands that run side by side; the command line is the log's first line.
+    pub(crate) fn run_logged(mut self, log: &Path) -> Result<(), Failure> {
+        let failed = |error: std::io::Error| format!("{}: {error}", log.display());
+        let mut file = std::fs::File::create(log).map_err(failed)?;
+        writeln!(file, "$ {}", self.shown).map_err(failed)?;
+        let err = file.try_clone().map_err(failed)?;
+        let status = self
+            .command
+            .stdout(file)
+            .stderr(err)
             .status()
             .map_err(|error| format!("could not start `{}`: {error}", self.shown))?;
         if status.success() {

@@ -1,6 +1,7 @@
 //! `cargo xtask miri`: the library crates' tests under Miri, with both aliasing models.
 
-use std::time::Instant;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::invocation::Invocation;
 use crate::outcome::{Failure, Outcome, Seconds};
@@ -15,7 +16,9 @@ pub(crate) const USAGE: CommandUsage = CommandUsage {
             (join, the bounded set's tests of unordered) again with\n\
             tree borrows, then the model tests and the join sweep of\n\
             pinfold-reliability (at their Miri size) with stacked\n\
-            borrows, in target/miri",
+            borrows, in target/miri; with two cores or more, the first\n\
+            run goes side by side with the others, and each run's\n\
+            output is shown once all have ended",
 };
 
 /// What `cargo xtask miri` prints when Miri cannot be used: it must never read as a pass.
@@ -114,7 +117,7 @@ pub(crate) fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
             reliability.extend(["--test", test]);
         }
     }
-    for (model, flags, crates) in [
+    let runs = [
         (
             "stacked borrows",
             MIRIFLAGS_STACKED,
@@ -131,32 +134,122 @@ pub(crate) fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
             MIRIFLAGS_STACKED,
             reliability,
         ),
-    ] {
-        if crates.is_empty() {
-            continue;
+    ];
+    let runs: Vec<Run> = runs
+        .into_iter()
+        .filter(|(_, _, crates)| !crates.is_empty())
+        .map(|(model, flags, crates)| Run {
+            model,
+            flags,
+            crates,
+        })
+        .collect();
+    // Miri runs one test at a time on one core: with two, the first run (about half of the
+    // time) goes on one and the others on the other, each lane with a target directory of its
+    // own (cargo locks one while it builds).
+    let two_lanes = std::thread::available_parallelism().is_ok_and(|cores| cores.get() >= 2);
+    let lanes: Vec<&[Run]> = match runs.split_first() {
+        Some((first, rest)) if two_lanes && !rest.is_empty() => {
+            vec![std::slice::from_ref(first), rest]
         }
+        _ => vec![&runs[..]],
+    };
+    println!(
+        "miri: {} run(s) in {} lane(s) side by side; each run's output follows once all end",
+        runs.len(),
+        lanes.len()
+    );
+    let started = Instant::now();
+    let finished: Vec<Vec<Ran>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = lanes
+            .iter()
+            .enumerate()
+            .map(|(lane, runs)| {
+                let dir = target_dir.join(format!("lane-{lane}"));
+                scope.spawn(move || run_lane(workspace, runs, &dir))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("a Miri lane panicked"))
+            .collect()
+    });
+    let mut failures = Vec::new();
+    for ran in finished.iter().flatten() {
+        println!("miri: {}", ran.model);
+        match std::fs::read_to_string(&ran.log) {
+            Ok(text) => print!("{text}"),
+            Err(error) => println!("miri: {}: {error}", ran.log.display()),
+        }
+        match &ran.result {
+            Ok(()) => println!("miri: {} run passed in {}", ran.model, ran.took),
+            Err(failure) => {
+                println!("miri: {} run FAILED after {}", ran.model, ran.took);
+                failures.push(failure.clone());
+            }
+        }
+    }
+    println!("miri: every lane ended in {}", Seconds(started.elapsed()));
+    if !failures.is_empty() {
+        return Err(failures.join("\n"));
+    }
+    Ok(Outcome::Passed)
+}
+
+/// One `cargo miri test` of the whole run.
+struct Run {
+    model: &'static str,
+    flags: &'static str,
+    crates: Vec<&'static str>,
+}
+
+/// A run that ended (or was not started because one before it in its lane failed), with where
+/// its output is.
+struct Ran {
+    model: &'static str,
+    log: PathBuf,
+    took: Seconds,
+    result: Result<(), Failure>,
+}
+
+/// Runs `runs` one after another in the target directory `dir`, each one's output in a log
+/// there; stops at the first that fails.
+fn run_lane(workspace: &Workspace, runs: &[Run], dir: &Path) -> Vec<Ran> {
+    let mut ran = Vec::new();
+    if let Err(error) = std::fs::create_dir_all(dir) {
+        ran.push(Ran {
+            model: runs.first().map_or("miri", |run| run.model),
+            log: dir.to_path_buf(),
+            took: Seconds(Duration::ZERO),
+            result: Err(format!("{}: {error}", dir.display())),
+        });
+        return ran;
+    }
+    for (n, run) in runs.iter().enumerate() {
         let mut args = vec!["+nightly", "miri", "test"];
-        let whole_crates = !crates.contains(&"--test");
-        args.extend(crates);
+        let whole_crates = !run.crates.contains(&"--test");
+        args.extend(run.crates.iter().copied());
         if whole_crates {
             args.extend(["--lib", "--tests"]);
         }
-        println!("miri: {model}");
+        let log = dir.join(format!("run-{n}.log"));
         let started = Instant::now();
         let result = workspace
             .cargo(&args)
             .nightly()
-            .env("MIRIFLAGS", flags)
-            .env("CARGO_TARGET_DIR", &target_dir)
-            .run();
-        let took = Seconds(started.elapsed());
-        match result {
-            Ok(()) => println!("miri: {model} run passed in {took}"),
-            Err(failure) => {
-                println!("miri: {model} run FAILED after {took}");
-                return Err(failure);
-            }
+            .env("MIRIFLAGS", run.flags)
+            .env("CARGO_TARGET_DIR", dir)
+            .run_logged(&log);
+        let failed = result.is_err();
+        ran.push(Ran {
+            model: run.model,
+            log,
+            took: Seconds(started.elapsed()),
+            result,
+        });
+        if failed {
+            break;
         }
     }
-    Ok(Outcome::Passed)
+    ran
 }
