@@ -44,15 +44,7 @@ impl Invocation {
     /// Prints and runs the command; an error if it cannot start or exits unsuccessfully.
     pub(crate) fn run(mut self) -> Result<(), Failure> {
         println!("$ {}", self.shown);
-        let status = self
-            .command
-            .status()
-            .map_err(|error| format!("could not start `{}`: {error}", self.shown))?;
-        if status.success() {
-            Ok(())
-        } else {
-            Err(format!("`{}` failed ({status})", self.shown))
-        }
+        self.wait()
     }
 
     /// Runs the command with its output (stdout and stderr) written to `log` instead of
@@ -62,10 +54,14 @@ impl Invocation {
         let mut file = std::fs::File::create(log).map_err(failed)?;
         writeln!(file, "$ {}", self.shown).map_err(failed)?;
         let err = file.try_clone().map_err(failed)?;
+        self.command.stdout(file).stderr(err);
+        self.wait()
+    }
+
+    /// Runs the command as it is set up; an error if it cannot start or exits unsuccessfully.
+    fn wait(&mut self) -> Result<(), Failure> {
         let status = self
             .command
-            .stdout(file)
-            .stderr(err)
             .status()
             .map_err(|error| format!("could not start `{}`: {error}", self.shown))?;
         if status.success() {
