@@ -117,33 +117,27 @@ pub(crate) fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
             reliability.extend(["--test", test]);
         }
     }
-    let runs = [
-        (
+    let runs: Vec<Run> = [
+        Run::new(
             "stacked borrows",
             MIRIFLAGS_STACKED,
             workspace.library_test_args(),
         ),
-        ("tree borrows", MIRIFLAGS_TREE, tree_crates),
-        (
+        Run::new("tree borrows", MIRIFLAGS_TREE, tree_crates),
+        Run::new(
             "tree borrows, the bounded set",
             MIRIFLAGS_TREE,
             tree_bounded,
         ),
-        (
+        Run::new(
             "the reliability models and join sweep",
             MIRIFLAGS_STACKED,
             reliability,
         ),
-    ];
-    let runs: Vec<Run> = runs
-        .into_iter()
-        .filter(|(_, _, crates)| !crates.is_empty())
-        .map(|(model, flags, crates)| Run {
-            model,
-            flags,
-            crates,
-        })
-        .collect();
+    ]
+    .into_iter()
+    .filter(|run| !run.crates.is_empty())
+    .collect();
     // Miri runs one test at a time on one core: with two, the first run (about half of the
     // time) goes on one and the others on the other, each lane with a target directory of its
     // own (cargo locks one while it builds).
@@ -203,8 +197,18 @@ struct Run {
     crates: Vec<&'static str>,
 }
 
-/// A run that ended (or was not started because one before it in its lane failed), with where
-/// its output is.
+impl Run {
+    fn new(model: &'static str, flags: &'static str, crates: Vec<&'static str>) -> Self {
+        Run {
+            model,
+            flags,
+            crates,
+        }
+    }
+}
+
+/// A run that ended (the runs after a failed one in its lane do not start), with where its
+/// output is.
 struct Ran {
     model: &'static str,
     log: PathBuf,
