@@ -373,7 +373,9 @@ impl io::Write for Buf {
             buf: self,
             full: false,
         };
-        if fmt::write(&mut appender, args).is_ok() {
+        // A `Display` may ignore a piece that did not fit and go on: the text is whole only if
+        // no piece was refused, whatever `fmt::write` says.
+        if fmt::write(&mut appender, args).is_ok() && !appender.full {
             return Ok(());
         }
         let no_room = appender.full;

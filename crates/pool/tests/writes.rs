@@ -1,6 +1,7 @@
 //! Writing a `Buf`: `std::io::Write` and `try_extend_from_slice` append what fits; a write that
 //! does not fit fails cleanly (`WriteZero`, nothing written, the length unchanged), and so does
-//! a formatted write (`write!`) of several pieces, whichever piece fails; exactly
+//! a formatted write (`write!`) of several pieces, whichever piece fails (also when its `Display`
+//! ignores the failure and goes on); exactly
 //! the capacity fits; empty writes always succeed; `clear` empties the buffer; a new owner
 //! starts empty.
 // They write through `std::io::Write`.
@@ -75,6 +76,27 @@ fn formatted_text_whose_display_fails_midway_writes_nothing() {
     let error = write!(buf, "<{}>", FailsAfterTwoBytes).unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Other);
     assert_eq!(&buf[..], b"12", "a failed write wrote part of its text");
+}
+
+#[test]
+fn formatted_text_whose_display_ignores_a_piece_that_did_not_fit_writes_nothing() {
+    // A `Display` that drops the error of a piece that did not fit and goes on: `fmt::write`
+    // then reports success, yet the text is not whole.
+    struct IgnoresErrors;
+    impl std::fmt::Display for IgnoresErrors {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            let _ = f.write_str("ab");
+            let _ = f.write_str("cdefghijk");
+            f.write_str("")
+        }
+    }
+    let pool = BufferPool::new(1, 8);
+    let mut buf = pool.try_acquire().unwrap();
+    buf.write_all(b"12").unwrap();
+    let error = write!(buf, "{IgnoresErrors}").unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::WriteZero);
+    assert_eq!(&buf[..], b"12", "a failed write wrote part of its text");
+    assert_eq!((buf.len(), buf.remaining()), (2, 6));
 }
 
 #[test]
