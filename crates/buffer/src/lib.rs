@@ -172,8 +172,9 @@ pub use unordered::UnorderedBuffer;
 pub trait BufferExt: Stream {
     /// Runs up to `concurrency` futures of this stream at once and yields their outputs in
     /// input order. Finished outputs wait in a ring while the head future is slow, and new
-    /// futures keep starting; bound them with [`window`](OrderedBuffer::window). See
-    /// [`OrderedBuffer`] for its order and memory.
+    /// futures keep starting; bound them with [`window`](OrderedBuffer::window) (a driven
+    /// buffer keeps to its concurrency without one). See [`OrderedBuffer`] for its order and
+    /// memory.
     ///
     /// # Panics
     /// If `concurrency` is 0, with the message

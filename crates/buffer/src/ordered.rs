@@ -44,6 +44,17 @@ use crate::tagged::Tagged;
 /// the head; it is how the `fast_ordered_buffer` crate behaves too. With `window(w)`, running
 /// futures plus held outputs never exceed `w`, and a stuck head stops the source after `w`
 /// items.
+///
+/// A buffer that is driven is bounded without a window too. From its first
+/// [`poll_progress`](ProgressStream::poll_progress) on, it starts a future only while the
+/// futures running plus the outputs held are fewer than its window, or, without one, its
+/// concurrency, in `poll_next` as in `poll_progress`: however the two calls alternate, it
+/// holds no more than `buffered(concurrency)` would (if it held more before, no future starts
+/// until it holds less). Driven, it no longer runs ahead of a slow head without a window; a
+/// window larger than the concurrency lets it, that far.
+/// [`for_each_driven`](crate::ProgressStreamExt::for_each_driven) drives the buffer from its
+/// first poll; a loop of `next()` and [`drive_while`](crate::ProgressStreamExt::drive_while)
+/// from the first `drive_while` whose future has to wait.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
 pub struct OrderedBuffer<St>
@@ -55,8 +66,11 @@ where
     running: Running<St, Tagged<St::Item>>,
     /// One entry per future pulled and not yet yielded, in input order.
     ring: ReorderRing<<St::Item as Future>::Output>,
-    /// The bound on running plus held futures, if any.
+    /// The window, if one was set.
     window: Option<usize>,
+    /// The bound on running plus held futures that every refill keeps to: the window, or,
+    /// once the buffer has been driven without one, the concurrency; `None` while unbounded.
+    limit: Option<usize>,
     /// The future being polled, while it is: if its poll (or its drop) panics, this still names
     /// it on the next `poll_next`, which skips its place.
     polling: Option<u64>,
@@ -81,6 +95,7 @@ where
             running: Running::new(source, concurrency),
             ring: ReorderRing::new(),
             window: None,
+            limit: None,
             polling: None,
             terminated: false,
             method,
@@ -144,6 +159,7 @@ where
     pub fn window(mut self, window: usize) -> Self {
         assert!(window > 0, "{}: window must be greater than 0", self.method);
         self.window = Some(window);
+        self.limit = Some(window);
         self.running.lower_concurrency(window);
         self
     }
@@ -187,7 +203,7 @@ where
             // The last poll panicked in this future's poll or drop; the arena dropped it.
             this.ring.lose(seq);
         }
-        refill(this.running.as_mut(), this.ring, *this.window, cx);
+        refill(this.running.as_mut(), this.ring, *this.limit, cx);
         let mut budget = this.running.as_mut().begin_poll();
         loop {
             if let Some(out) = this.ring.pop_head() {
@@ -196,8 +212,8 @@ where
             match poll_finished(this.running.as_mut(), this.polling, &mut budget, cx) {
                 Poll::Ready(Some((seq, out))) => {
                     // Its slot is free: start the next future now, not on the next poll (while
-                    // the ring still counts this output's place against the window).
-                    refill(this.running.as_mut(), this.ring, *this.window, cx);
+                    // the ring still counts this output's place against the bound).
+                    refill(this.running.as_mut(), this.ring, *this.limit, cx);
                     if this.ring.finish_head(seq) {
                         return Poll::Ready(Some(out));
                     }
@@ -227,9 +243,10 @@ where
 {
     /// Finished outputs wait in the ring, in order, for `poll_next`. The source is pulled while
     /// the futures running plus the outputs held are fewer than the
-    /// [`window`](Self::window), or, without one, than the concurrency: driving holds no more
-    /// than `buffered(concurrency)` would, while `poll_next` itself may go further behind a
-    /// slow head.
+    /// [`window`](Self::window), or, without one, than the concurrency, and from the first
+    /// call on `poll_next` keeps to the same bound ([*Memory*](Self#memory)): a driven buffer
+    /// holds no more than `buffered(concurrency)` would, however its consumer mixes the two
+    /// calls.
     fn poll_progress(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let mut this = self.project();
         if *this.terminated {
@@ -238,20 +255,23 @@ where
         if let Some(seq) = this.polling.take() {
             this.ring.lose(seq);
         }
-        let bound = Some(this.window.unwrap_or(this.running.concurrency()));
-        refill(this.running.as_mut(), this.ring, bound, cx);
+        // From now on `poll_next` keeps to the bound too: otherwise it would fill the slots
+        // freed while driving, and driving would finish those futures too, each item adding
+        // to what is held.
+        let bound = *this.limit.get_or_insert(this.running.concurrency());
+        refill(this.running.as_mut(), this.ring, Some(bound), cx);
         let mut budget = this.running.as_mut().begin_poll();
         loop {
             match poll_finished(this.running.as_mut(), this.polling, &mut budget, cx) {
                 Poll::Ready(Some((seq, out))) => {
                     this.ring.finish(seq, out);
-                    refill(this.running.as_mut(), this.ring, bound, cx);
+                    refill(this.running.as_mut(), this.ring, Some(bound), cx);
                 }
                 // Every woken future was polled, or the round's budget is spent: stuck only if
                 // nothing runs and the bound is reached or the source has ended (otherwise a
                 // future or the source will wake the task).
                 Poll::Ready(None) | Poll::Pending => {
-                    let full = bound.is_some_and(|bound| this.ring.len() >= bound);
+                    let full = this.ring.len() >= bound;
                     let stuck = this.running.len() == 0 && (full || this.running.source_done());
                     return if stuck {
                         Poll::Ready(())

@@ -34,8 +34,12 @@ pub trait ProgressStream: Stream {
     /// Returns `Ready(())` when nothing more can move until an item is taken (every slot or the
     /// window is full of finished outputs, or nothing runs and the source has ended), and
     /// `Pending` otherwise: the task is woken when a running future or the source can move.
-    /// The items, their order and the memory bounds are those of `poll_next` called later:
-    /// driving never changes what the stream yields, only when the work is done.
+    /// The items and their order are those of `poll_next` called later: driving never changes
+    /// what the stream yields, only when the work is done. What is held while driven is
+    /// bounded, whatever the stream's consumer does between two calls: an ordered buffer holds
+    /// no more than its window, or its concurrency without one (from the first call on, its
+    /// `poll_next` keeps to that bound too: see [`OrderedBuffer`](crate::OrderedBuffer#memory));
+    /// an unordered buffer keeps a finished output in its slot.
     ///
     /// Each call is one round under the crate's [*Fairness*](crate#fairness) rule: each running
     /// future is polled at most once. A panic in a future's poll or `Drop` propagates out of
@@ -53,7 +57,9 @@ impl<S: ProgressStream + Unpin + ?Sized> ProgressStream for &mut S {
 pub trait ProgressStreamExt: ProgressStream {
     /// Runs `f`'s future for each item, one item at a time, as `StreamExt::for_each` does, and
     /// drives the stream ([`poll_progress`](ProgressStream::poll_progress)) while each of those
-    /// futures runs, so the buffered futures keep running meanwhile.
+    /// futures runs, so the buffered futures keep running meanwhile. The stream is driven from
+    /// the first poll on, so the wait for the first item keeps to the bounds of a driven stream
+    /// too.
     ///
     /// Completes when the stream has ended and the future for its last item has completed.
     ///
@@ -111,6 +117,7 @@ pub trait ProgressStreamExt: ProgressStream {
             stream: self,
             f,
             current: None,
+            driven: false,
             done: false,
         }
     }
@@ -165,6 +172,8 @@ pub struct ForEachDriven<St, Fut, F> {
     /// The future for the item being handled.
     #[pin]
     current: Option<Fut>,
+    /// The stream was driven once: from then on it keeps to the bounds of a driven stream.
+    driven: bool,
     /// The stream has ended and the last item's future completed.
     done: bool,
 }
@@ -181,6 +190,13 @@ where
         let mut this = self.project();
         if *this.done {
             return Poll::Ready(());
+        }
+        if !*this.driven {
+            // Driven from the start, so that the wait for the first item keeps to the bounds
+            // of a driven stream too (an ordered buffer without a window holds no more than
+            // its concurrency); a `Ready` here only means that an item can be taken.
+            *this.driven = true;
+            let _ = this.stream.as_mut().poll_progress(cx);
         }
         loop {
             if this.current.is_some() {

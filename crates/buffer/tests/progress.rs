@@ -16,7 +16,7 @@ use std::time::Duration;
 use futures_core::Stream;
 use futures_util::{StreamExt, stream};
 use pinfold_buffer::{BufferExt, FobStreamExt, ProgressStream, ProgressStreamExt, TryBufferExt};
-use support::Gauge;
+use support::{Counted, Gauge};
 use tokio::sync::Mutex;
 use tokio::time::{Instant, sleep, timeout};
 
@@ -542,4 +542,296 @@ fn an_ordered_set_driven_keeps_its_futures_running_while_the_consumer_works() {
             assert_eq!(took, Duration::from_millis(80 + 30 * (ITEMS - 1)));
         }
     }
+}
+
+/// An output whose gauge guard goes when the consumer takes its id.
+trait Taken {
+    fn take_id(self) -> usize;
+}
+
+impl Taken for Counted {
+    fn take_id(self) -> usize {
+        self.id
+    }
+}
+
+impl Taken for Result<Counted, ()> {
+    fn take_id(self) -> usize {
+        self.expect("no future fails").id
+    }
+}
+
+/// The ordered adapters whose driving is bounded, each with or without a window.
+#[derive(Debug, Clone, Copy)]
+#[expect(
+    clippy::enum_variant_names,
+    reason = "named for the methods that make them"
+)]
+enum Ordered {
+    OrderedBuffer,
+    FastOrderedBuffer,
+    TryOrderedBuffer,
+}
+
+/// The shapes of buffer checked: concurrency, and window if any.
+const SHAPES: [(usize, Option<usize>); 5] = [
+    (2, None),
+    (3, None),
+    (2, Some(5)),
+    (4, Some(3)),
+    (3, Some(3)),
+];
+
+/// Runs `adapter` over `source` with `concurrency` and `window`, consuming it with `consume`.
+fn run_ordered<St, Fut, R>(
+    adapter: Ordered,
+    source: St,
+    (concurrency, window): (usize, Option<usize>),
+    consume: impl Consume<R>,
+) -> R
+where
+    St: Stream<Item = Fut> + Unpin,
+    Fut: Future<Output = Counted>,
+{
+    match adapter {
+        Ordered::OrderedBuffer => {
+            let buffer = source.ordered_buffer(concurrency);
+            consume.run(match window {
+                Some(window) => buffer.window(window),
+                None => buffer,
+            })
+        }
+        Ordered::FastOrderedBuffer => {
+            let buffer = source.fast_ordered_buffer(concurrency);
+            consume.run(match window {
+                Some(window) => buffer.window(window),
+                None => buffer,
+            })
+        }
+        Ordered::TryOrderedBuffer => {
+            let buffer = source
+                .map(|fut| Ok::<_, ()>(async move { Ok::<_, ()>(fut.await) }))
+                .try_ordered_buffer(concurrency);
+            consume.run(match window {
+                Some(window) => buffer.window(window),
+                None => buffer,
+            })
+        }
+    }
+}
+
+/// What consumes a buffer, whatever its type.
+trait Consume<R> {
+    fn run<B>(self, buffer: B) -> R
+    where
+        B: ProgressStream + Unpin,
+        B::Item: Taken;
+}
+
+/// `items` futures of 1 ms each; each counts on `gauge` from its pull until its output is
+/// taken.
+fn one_ms_each(
+    items: usize,
+    gauge: &Gauge,
+) -> impl Stream<Item = impl Future<Output = Counted> + use<>> + Unpin + use<> {
+    let gauge = gauge.clone();
+    stream::iter(0..items).map(move |id| {
+        let counted = Counted::new(id, &gauge);
+        async move {
+            sleep(Duration::from_millis(1)).await;
+            counted
+        }
+    })
+}
+
+/// How the consumer drives the buffer while it spends 20 ms of virtual time on each output.
+#[derive(Debug, Clone, Copy)]
+enum Driver {
+    ForEachDriven,
+    DriveWhile,
+}
+
+impl Consume<(Vec<usize>, Duration)> for Driver {
+    fn run<B>(self, mut buffer: B) -> (Vec<usize>, Duration)
+    where
+        B: ProgressStream + Unpin,
+        B::Item: Taken,
+    {
+        elapsed_of(|| async move {
+            let mut seen = Vec::new();
+            match self {
+                Driver::ForEachDriven => {
+                    buffer
+                        .for_each_driven(|out| {
+                            seen.push(out.take_id());
+                            sleep(Duration::from_millis(20))
+                        })
+                        .await;
+                }
+                Driver::DriveWhile => {
+                    // Driven from the start, as `for_each_driven` is: the wait in a first
+                    // `next()` would not be driven yet.
+                    std::future::poll_fn(|cx| {
+                        let _ = Pin::new(&mut buffer).poll_progress(cx);
+                        Poll::Ready(())
+                    })
+                    .await;
+                    while let Some(out) = buffer.next().await {
+                        seen.push(out.take_id());
+                        buffer.drive_while(sleep(Duration::from_millis(20))).await;
+                    }
+                }
+            }
+            seen
+        })
+    }
+}
+
+/// Futures much faster than the consumer: while it works on an output, the buffer finishes
+/// what it runs and starts more, up to its bound; held outputs never pile up beyond it, and
+/// the consumer never waits for one (each output comes 20 ms after the one before).
+fn a_driven_ordered_buffer_holds_no_more_than_its_bound(driver: Driver) {
+    let items = if cfg!(miri) { 8 } else { 60 };
+    for adapter in [
+        Ordered::OrderedBuffer,
+        Ordered::FastOrderedBuffer,
+        Ordered::TryOrderedBuffer,
+    ] {
+        for shape in SHAPES {
+            let gauge = Gauge::default();
+            let (seen, took) = run_ordered(adapter, one_ms_each(items, &gauge), shape, driver);
+            let case = format!("{adapter:?} {shape:?} {driver:?}");
+            assert_eq!(seen, (0..items).collect::<Vec<_>>(), "{case}");
+            let bound = shape.1.unwrap_or(shape.0);
+            assert!(
+                gauge.max() <= bound,
+                "{case}: {} running or held at once, bound {bound}",
+                gauge.max()
+            );
+            assert_eq!(gauge.total(), items, "{case}");
+            assert_eq!(took, Duration::from_millis(1 + 20 * items as u64), "{case}");
+        }
+    }
+}
+
+#[test]
+fn for_each_driven_holds_no_more_than_the_window_or_the_concurrency() {
+    a_driven_ordered_buffer_holds_no_more_than_its_bound(Driver::ForEachDriven);
+}
+
+#[test]
+fn drive_while_holds_no_more_than_the_window_or_the_concurrency() {
+    a_driven_ordered_buffer_holds_no_more_than_its_bound(Driver::DriveWhile);
+}
+
+/// Takes outputs by hand, driving the buffer between every two with a few calls of
+/// `poll_progress` (how many, from `seed`), and checks `gauge` against `bound` after every call.
+struct ByHand {
+    gauge: Gauge,
+    bound: usize,
+    seed: u64,
+}
+
+impl Consume<Vec<usize>> for ByHand {
+    fn run<B>(self, mut buffer: B) -> Vec<usize>
+    where
+        B: ProgressStream + Unpin,
+        B::Item: Taken,
+    {
+        let drives = support::random(10_000, 3, self.seed);
+        let check = |call: &str| {
+            assert!(
+                self.gauge.now() <= self.bound,
+                "after {call}: {} running or held, bound {}",
+                self.gauge.now(),
+                self.bound
+            );
+        };
+        let mut seen = Vec::new();
+        // Driven from the start: a `poll_next` before the first drive is not driven yet.
+        let _ = progress(&mut buffer);
+        check("the first poll_progress");
+        for drives in drives {
+            match support::poll_once(&mut buffer) {
+                Poll::Ready(Some(out)) => seen.push(out.take_id()),
+                Poll::Ready(None) => return seen,
+                Poll::Pending => {}
+            }
+            check("poll_next");
+            for _ in 0..drives {
+                let _ = progress(&mut buffer);
+                check("poll_progress");
+            }
+        }
+        panic!("not ended after 10,000 outputs or waits");
+    }
+}
+
+#[test]
+fn poll_next_mixed_with_poll_progress_holds_no_more_than_the_window_or_the_concurrency() {
+    // Futures that finish at random polls, so the head is sometimes slow and sometimes
+    // finished while driven; any number of drives between two outputs.
+    let items = if cfg!(miri) { 20 } else { 200 };
+    for seed in 1..=if cfg!(miri) { 2 } else { 10 } {
+        let spins = support::random(items, 5, seed);
+        for adapter in [
+            Ordered::OrderedBuffer,
+            Ordered::FastOrderedBuffer,
+            Ordered::TryOrderedBuffer,
+        ] {
+            for shape in SHAPES {
+                let gauge = Gauge::default();
+                let source = stream::iter(spins.clone().into_iter().enumerate()).map({
+                    let gauge = gauge.clone();
+                    move |(id, spins)| {
+                        let counted = Counted::new(id, &gauge);
+                        let spinner = support::Spinner::new(id, spins as usize).0;
+                        async move {
+                            spinner.await;
+                            counted
+                        }
+                    }
+                });
+                let bound = shape.1.unwrap_or(shape.0);
+                let by_hand = ByHand {
+                    gauge: gauge.clone(),
+                    bound,
+                    seed,
+                };
+                let seen = run_ordered(adapter, source, shape, by_hand);
+                assert_eq!(
+                    seen,
+                    (0..items).collect::<Vec<_>>(),
+                    "{adapter:?} {shape:?} seed {seed}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn for_each_driven_keeps_to_the_bound_while_it_waits_for_the_first_item() {
+    // The head is stuck and the futures behind it are ready: an undriven `poll_next` would
+    // pull the whole source while it waits; `for_each_driven` drives the buffer from its first
+    // poll, so the head and two outputs held behind it fill the concurrency.
+    let items = if cfg!(miri) { 10 } else { 100 };
+    let (head, head_state) = support::Gate::new(0);
+    let mut head = Some(head);
+    let (source, counts) = support::CountingSource::new(0..items);
+    let source = source.map(move |id| match id {
+        0 => head.take().expect("the head is pulled once"),
+        _ => support::Gate::ready(id).0,
+    });
+    let mut seen = Vec::new();
+    let mut all = Box::pin(source.ordered_buffer(3).for_each_driven(|id| {
+        seen.push(id);
+        std::future::ready(())
+    }));
+    let mut cx = Context::from_waker(Waker::noop());
+    assert_eq!(all.as_mut().poll(&mut cx), Poll::Pending);
+    assert_eq!(counts.pulled(), 3);
+    head_state.open();
+    assert_eq!(all.as_mut().poll(&mut cx), Poll::Ready(()));
+    drop(all);
+    assert_eq!(seen, (0..items).collect::<Vec<_>>());
 }
