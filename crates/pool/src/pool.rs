@@ -11,6 +11,28 @@ use crate::shared::{Inner, InnerRef};
 /// A cheap handle: clones share the same buffers. `Send + Sync`. Its guarantees are the
 /// crate's: [*Order*](crate#order) (first come, first served), [*Wakes*](crate#wakes),
 /// [*Memory*](crate#memory), [*Cancellation*](crate#cancellation) and [*Panics*](crate#panics).
+///
+/// # In a forked child
+///
+/// A process forked (on unix, by `fork`, which runs the `pthread_atfork` handlers) while other
+/// threads use a pool has only the thread that called `fork`. The child may go on using the
+/// pool, with these differences:
+///
+/// - The buffers the other threads had at the fork stay theirs, and never come back: the
+///   `Buf`s and packets they held, and the stocks of those caught inside an acquire or a
+///   release. [`available`](Self::available) does not count them and no acquire finds them
+///   (so the pool's memory is not freed in the child); every other buffer is found as in the
+///   parent. [`try_acquire`](Self::try_acquire) and releases never wait for those threads.
+/// - The pool's lock is held for a few steps when a task starts or stops waiting, when a
+///   release hands a buffer to a waiting task, and when a `try_acquire` finds its thread's
+///   stock and the shared list empty. If another thread held it at the fork, it stays held in
+///   the child, and [`acquire`](Self::acquire), such a `try_acquire`, and a release while tasks
+///   wait block for ever there, as with any lock held at a fork.
+/// - Tasks of the parent that waited at the fork keep their places: buffers released in the
+///   child go to them first, and their wakers are woken in the child.
+///
+/// So a child is safe with a pool forked while no task waits for it and no other thread
+/// acquires or releases; otherwise it uses a pool of its own.
 pub struct BufferPool {
     pub(crate) inner: InnerRef,
 }
@@ -64,9 +86,10 @@ impl BufferPool {
     }
 
     /// A free buffer, if one is free now and no task waits for one (waiting tasks are served
-    /// first). Never waits, and allocates nothing. Looks in the calling thread's stock first,
-    /// then takes a batch from the pool's shared list, then gathers the other threads' stocks
-    /// (see [*How it works*](crate#how-it-works)).
+    /// first). Never waits (but see [*In a forked child*](Self#in-a-forked-child)), and
+    /// allocates nothing. Looks in the calling thread's stock first, then takes a batch from
+    /// the pool's shared list, then gathers the other threads' stocks (see
+    /// [*How it works*](crate#how-it-works)).
     ///
     /// # Example
     ///

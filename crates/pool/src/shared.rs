@@ -152,8 +152,20 @@ impl Inner {
 
     /// How many buffers are free: in the shared list and in the stocks (a snapshot).
     pub(crate) fn available(&self) -> usize {
-        let stocked: usize = self.stocks.iter().map(|stock| stock.len() as usize).sum();
+        let stocked: usize = self.stocked().map(|len| len as usize).sum();
         self.free.len(self.block.metas()) + stocked
+    }
+
+    /// How many buffers each stock holds that a sweep would take (a snapshot): none for an
+    /// [abandoned](Stock::abandoned) one.
+    fn stocked(&self) -> impl Iterator<Item = u32> + '_ {
+        self.stocks.iter().enumerate().map(|(slot, stock)| {
+            if stock.abandoned(slot) {
+                0
+            } else {
+                stock.len()
+            }
+        })
     }
 
     /// The calling thread's stock, if it owns one.
@@ -169,7 +181,8 @@ impl Inner {
         let metas = self.block.metas();
         self.stocks
             .iter()
-            .filter_map(|stock| stock.sweep(metas))
+            .enumerate()
+            .filter_map(|(slot, stock)| stock.sweep(metas, slot))
             .reduce(|chain, more| chain.append(metas, more))
     }
 
@@ -277,7 +290,7 @@ impl Inner {
         let inner: &Inner = &this;
         // A snapshot: a buffer whose release has not landed yet is not looked for (as in a
         // try_acquire just before that release).
-        if inner.stocks.iter().all(|stock| stock.len() == 0) {
+        if inner.stocked().all(|len| len == 0) {
             return None;
         }
         let waiters = inner.lock();

@@ -18,6 +18,13 @@
 //! use of any pool, for every pool, and gives it back when it exits (its stocks stay, for the
 //! next owner or a sweep). Threads beyond the number of stocks, and every thread without
 //! `std` (no thread-locals, so no owner), use the pool's shared list only.
+//!
+//! A child forked from a process has only the thread that called `fork`: the stocks of the
+//! parent's other threads have no owner there, and one whose owner was busy at the fork stays
+//! busy for good. On unix, a `pthread_atfork` handler marks them [`orphaned`] in the child
+//! before its `fork` returns: they are never owned again there, and a sweep takes the buffers
+//! of those that are not busy (as of a thread that exited) and passes over those that are,
+//! instead of waiting (their buffers are lost to the child, as are those the threads held).
 
 use crate::block::Metas;
 use crate::free_list::{Chain, NIL};
@@ -171,14 +178,26 @@ impl Stock {
     /// Takes every buffer, once the owner is not busy. Only after a flag was set and the heavy
     /// barrier passed (so the owner's next `enter` sees the flag): the owner is inside at most
     /// the few instructions of one operation (no user code runs there), which this waits out.
-    pub(crate) fn sweep(&self, metas: Metas<'_>) -> Option<Chain> {
+    /// `None` for an [abandoned](Self::abandoned) stock, whose owner will never come out.
+    pub(crate) fn sweep(&self, metas: Metas<'_>, slot: usize) -> Option<Chain> {
         // Acquire as in `leave`.
         let mut spins = 0_u32;
         while self.busy.load(Ordering::Acquire) {
+            if orphaned(slot) {
+                return None;
+            }
             spins += 1;
             backoff(spins);
         }
         self.take(metas, u32::MAX)
+    }
+
+    /// Whether this stock, number `slot`, is abandoned: [`orphaned`] and busy, so its owner
+    /// was inside an operation when a thread of another one forked this process. Nobody
+    /// touches it again, and its buffers are not to be found.
+    pub(crate) fn abandoned(&self, slot: usize) -> bool {
+        // Relaxed: an orphaned stock's `busy` changed last before this process began.
+        orphaned(slot) && self.busy.load(Ordering::Relaxed)
     }
 
     /// How many buffers the stock holds: a snapshot, exact when nobody uses it meanwhile.
@@ -215,6 +234,22 @@ pub(crate) fn slot() -> Option<usize> {
     None
 }
 
+/// Whether stock `slot` is orphaned: owned, when a thread of another one forked this process,
+/// by a thread the child does not have (see [`owner`]). For good: nobody in this process will
+/// own it.
+#[cfg(all(feature = "std", not(all(pinfold_loom, feature = "loom"))))]
+#[inline]
+pub(crate) fn orphaned(slot: usize) -> bool {
+    owner::orphaned(slot)
+}
+
+/// Without `std` no thread owns a stock, and under loom no process forks.
+#[cfg(not(all(feature = "std", not(all(pinfold_loom, feature = "loom")))))]
+#[inline]
+pub(crate) fn orphaned(_slot: usize) -> bool {
+    false
+}
+
 /// The calling thread's stock under loom: handed out in turn from a counter that starts over
 /// with each execution, so every execution maps threads alike; threads past [`STOCKS`] own
 /// none.
@@ -241,6 +276,13 @@ mod owner {
     /// Which stocks threads own, process-wide (a thread's stock is the same index in every
     /// pool).
     static CLAIMED: [AtomicBool; STOCKS] = [const { AtomicBool::new(false) }; STOCKS];
+
+    /// Which stocks were owned, when a thread of another one forked this process, by a thread
+    /// this process does not have: set in the child by [`forked`], before it runs anything
+    /// else, and never cleared. They stay [`CLAIMED`], so that no thread owns them again: a
+    /// sweep could not tell a new owner's `busy` (to wait out) from the one the old owner left
+    /// set for good (to pass over).
+    static ORPHANED: [AtomicBool; STOCKS] = [const { AtomicBool::new(false) }; STOCKS];
 
     /// Not claimed yet.
     const UNCLAIMED: u8 = u8::MAX;
@@ -280,6 +322,13 @@ mod owner {
         }
     }
 
+    /// Whether stock `slot` is orphaned (see [`ORPHANED`]).
+    #[inline]
+    pub(super) fn orphaned(slot: usize) -> bool {
+        // Relaxed: set before this process had a second thread, which it started after.
+        ORPHANED[slot].load(Ordering::Relaxed)
+    }
+
     #[cold]
     #[inline(never)]
     fn claim() -> Option<usize> {
@@ -287,6 +336,10 @@ mod owner {
         // No owner without the heavy barrier (a kernel that refuses `membarrier`): its light
         // one orders nothing then.
         if !super::barrier::ready() {
+            return None;
+        }
+        // No owner unless a forked child will know the stocks of the threads it lacks.
+        if !fork::watched() {
             return None;
         }
         // Registers the destructor that gives the stock back; a thread already exiting gets
@@ -300,6 +353,60 @@ mod owner {
         })?;
         SLOT.with(|slot| slot.set(index as u8));
         Some(index)
+    }
+
+    /// In a forked child, before it runs anything else (a `pthread_atfork` handler, on the one
+    /// thread it has, the one that called `fork`): every stock claimed by another thread is
+    /// [orphaned](ORPHANED). Touches only atomics and a thread-local without destructor, as a
+    /// handler of a multi-threaded process's fork may.
+    #[cfg_attr(not(all(unix, not(miri))), allow(dead_code))]
+    extern "C" fn forked() {
+        let own = SLOT.try_with(Cell::get).unwrap_or(NONE);
+        for (slot, claimed) in CLAIMED.iter().enumerate() {
+            // Relaxed: the child has one thread, and the threads it starts start after this.
+            if slot != usize::from(own) && claimed.load(Ordering::Relaxed) {
+                ORPHANED[slot].store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Registers [`forked`] with `pthread_atfork`, once per process (a child inherits it).
+    #[cfg(all(unix, not(miri)))]
+    mod fork {
+        use core::sync::atomic::{AtomicU8, Ordering};
+
+        /// 0: not asked yet; 1: registered; 2: refused.
+        static STATE: AtomicU8 = AtomicU8::new(0);
+
+        /// Whether [`forked`](super::forked) runs in every child forked from now on (registers
+        /// it at the first call). Until it does, no thread owns a stock.
+        pub(super) fn watched() -> bool {
+            // Acquire pairs with the Release store below: the registration happens before a
+            // claim that finds it done, and so before any fork that finds the stock claimed.
+            match STATE.load(Ordering::Acquire) {
+                1 => true,
+                2 => false,
+                _ => {
+                    // Two threads that come here at once both register: the handler then runs
+                    // twice in a child, and does the same each time.
+                    // SAFETY: `forked` is an `extern "C" fn()` that lives as long as the
+                    // process and neither unwinds nor needs anything of the caller's.
+                    let registered =
+                        unsafe { libc::pthread_atfork(None, None, Some(super::forked)) } == 0;
+                    // Release as above.
+                    STATE.store(if registered { 1 } else { 2 }, Ordering::Release);
+                    registered
+                }
+            }
+        }
+    }
+
+    /// Without `fork` (or under Miri, which runs none), nothing to watch.
+    #[cfg(not(all(unix, not(miri))))]
+    mod fork {
+        pub(super) fn watched() -> bool {
+            true
+        }
     }
 }
 
