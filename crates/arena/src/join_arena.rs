@@ -590,6 +590,9 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
     ) -> Option<(Key, u32, R)> {
         let key = Key::new(id, 0);
+        // SAFETY: `id` is one of the arena's values, each with the entry of its index, so its
+        // bit is in the ready set's first level.
+        unsafe { ready_set::take_unchecked(self.table.words(), id as usize) };
         let waker = self.table.borrowed_waker(id as usize);
         // A panic goes on to the owner, a join, which drops every value.
         let out = poll(

@@ -200,6 +200,26 @@ pub(crate) unsafe fn unmark_unchecked(words: &[AtomicU64], index: usize) {
     unmark_in(unsafe { words.get_unchecked(index / 64) }, index);
 }
 
+/// Takes bit `index` out of the set, from the owner's side, right before the owner polls the
+/// value it marks: a wake that came after the collection that queued the value is answered by
+/// this poll, and no later drain queues the value again for it (a value woken many times
+/// before its poll is polled once). A summary bit above it may stay set, as after [`unmark`].
+///
+/// # Safety
+/// Bit `index` is in `words` (`index / 64 < words.len()`).
+#[inline(always)]
+pub(crate) unsafe fn take_unchecked(words: &[AtomicU64], index: usize) {
+    debug_assert!(index / 64 < words.len(), "bit {index} is not in the set");
+    // SAFETY: the caller's bound.
+    let word = unsafe { words.get_unchecked(index / 64) };
+    let bit = 1u64 << (index % 64);
+    if word.load(Ordering::Relaxed) & bit != 0 {
+        // Acquire: pairs with the waker's Release in `mark`, as a drain's swap does, so the
+        // poll that answers the wake sees what the waker did before it.
+        word.fetch_and(!bit, Ordering::Acquire);
+    }
+}
+
 /// Unmarks bit `index`'s place in its word `word`.
 #[inline(always)]
 fn unmark_in(word: &AtomicU64, index: usize) {

@@ -576,6 +576,9 @@ impl<T> Store<T> {
         slot.value.get_mut().as_mut()?;
         let key = Key::new(self.base + index as u32, slot.generation);
         let entry = slot.entry;
+        // SAFETY: `entry` is the one bound to the value, an entry of the table, so its bit is
+        // in the ready set's first level.
+        unsafe { ready_set::take_unchecked(self.table.words(), entry as usize) };
         let out = self.poll_value(index, entry as usize, unwound, |value, cx| {
             poll(key, value, cx)
         });
