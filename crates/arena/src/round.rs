@@ -251,45 +251,29 @@ impl Rounds {
         }
     }
 
-    /// Moves the values woken since the last collection into the queues: those not yet polled
-    /// in this round into its queue, ahead of any still queued from earlier rounds, the others
-    /// into the next round's. `true` if this round's queue got any.
+    /// Moves the values woken since the last collection to the ends of the queues: those not
+    /// yet polled in this round to its queue, behind every value queued before them, the
+    /// others to the next round's. `true` if this round's queue got any.
     #[inline]
     fn collect<T, S: Slots<T>>(&mut self, slots: &mut S, mode: Drain) -> bool {
         if !slots.has_wakes(mode) {
             return false;
         }
         self.busy = u8::from(mode == Drain::KeepBusy);
-        // Slots still queued from an earlier round (the round ended at an output before it
-        // reached them; always-ready streams, say) go behind the ones woken since: a woken
-        // value is polled in the next call however many such streams wait. Within a round the
-        // queue is empty when it collects, so this costs nothing there.
-        let mut behind = core::mem::replace(&mut self.ready, Queue::EMPTY);
-        let got = slots.drain(mode, self.round, &mut self.ready, &mut self.deferred);
-        self.ready.append(slots, &mut behind);
-        got
+        slots.drain(mode, self.round, &mut self.ready, &mut self.deferred)
     }
 
-    /// Starts a poll round: the fairness budget for [`poll`](Self::poll). Values woken again
-    /// in the last round are queued for this one, after the values woken since it (collected
-    /// first when any wait: they go ahead).
+    /// Starts a poll round: the fairness budget for [`poll`](Self::poll). The round's queue
+    /// holds, in this order: the values queued before the last round ended that it did not
+    /// reach, the values woken since the last collection, and the values polled in the last
+    /// round and due again (woken again, or streams queued again after an item). So a woken
+    /// value is never passed over by values pushed or woken after a later call began, and the
+    /// wakes that come while a round runs are collected by the next one at its start, also
+    /// when its queue never runs empty (always-ready streams).
     #[inline]
     pub(crate) fn budget<T, S: Slots<T>>(&mut self, slots: &mut S) -> Budget {
-        self.start(slots, false)
-    }
-
-    /// [`budget`](Self::budget); `queued_repeat` if the values still queued may be streams
-    /// queued again after an item, which wakes collected now must go ahead of too.
-    #[inline]
-    fn start<T, S: Slots<T>>(&mut self, slots: &mut S, queued_repeat: bool) -> Budget {
         self.round = next_round(self.round);
-        if !self.deferred.is_empty() || queued_repeat && !self.ready.is_empty() {
-            // Streams queued again after an item (`Step::Repoll`) would keep this round's queue
-            // from ever running empty, and the round collects wakes only when it does: collect
-            // them first, so that woken values are polled before those streams.
-            self.begin(slots);
-            self.collect(slots, Drain::KeepBusy);
-        }
+        self.collect(slots, Drain::KeepBusy);
         self.ready.append(slots, &mut self.deferred);
         if S::MAY_WAIT_UNBOUND {
             self.ready.append(slots, &mut self.unbound);
@@ -333,7 +317,7 @@ impl Rounds {
             match queued {
                 Queued::Ready(out) => return Poll::Ready(Some(out)),
                 Queued::Yield => {
-                    cx.waker().wake_by_ref();
+                    self.wake_task(slots, cx);
                     return Poll::Pending;
                 }
                 Queued::Empty => {}
@@ -345,7 +329,7 @@ impl Rounds {
             }
             // Nothing left to poll. Register first, so that a wake after the collection below
             // wakes the task; that collection arms the wake.
-            slots.register(cx.waker());
+            self.register(slots, cx.waker());
             if self.collect(slots, Drain::Arm) {
                 continue;
             }
@@ -355,6 +339,35 @@ impl Rounds {
             }
             return Poll::Pending;
         }
+    }
+
+    /// Wakes the task at a yield, with `BUSY` still set (the task polls again at once). If the
+    /// task's waker panics, the round registers it and arms, as a call that returns `Pending`
+    /// with nothing left to poll does: later wakes reach the task.
+    #[cold]
+    fn wake_task<T, S: Slots<T>>(&mut self, slots: &mut S, cx: &mut Context<'_>) {
+        let waker = cx.waker();
+        crate::unwind::repair_on_unwind(
+            &mut (self, slots),
+            |_| waker.wake_by_ref(),
+            |(rounds, slots)| {
+                rounds.register(*slots, waker);
+                rounds.collect(*slots, Drain::Arm);
+            },
+        );
+    }
+
+    /// Registers the task's waker. If its clone panics, the round arms with the waker
+    /// registered before: later wakes reach it, not nobody.
+    #[inline]
+    fn register<T, S: Slots<T>>(&mut self, slots: &mut S, waker: &Waker) {
+        crate::unwind::repair_on_unwind(
+            &mut (self, slots),
+            |(_, slots)| slots.register(waker),
+            |(rounds, slots)| {
+                rounds.collect(*slots, Drain::Arm);
+            },
+        );
     }
 
     /// Polls the slots queued for this round until one gives an output, none is left, or
@@ -423,12 +436,13 @@ impl Rounds {
                 // A value that woke itself costs the round nothing beyond its poll: it is
                 // polled once a round, and the round polls at most as many values as the
                 // arena held.
+                // A value waiting for the waker it was given first is polled again by every
+                // round, by design, not for a wake it may have missed: never a vain poll.
                 if !slots.is_woken(id, entry) {
-                    if polled_before {
-                        budget.vain();
-                    }
                     if unbound {
                         self.unbound.push(slots, id);
+                    } else if polled_before {
+                        budget.vain();
                     }
                 }
                 None
@@ -489,9 +503,7 @@ impl Rounds {
             First::Rotated(key, out) => return Poll::Ready(Some((key, out))),
             First::Polled(Some(out), _) => return Poll::Ready(Some(out)),
             First::Polled(None, budget) => budget,
-            // Streams that gave an item went to the tail of the queue, not to the next round:
-            // wakes are collected ahead of them as of those.
-            First::NotTaken => self.start(slots, true),
+            First::NotTaken => self.budget(slots),
         };
         self.poll_rest_some(slots, cx, &mut budget, &mut f)
     }

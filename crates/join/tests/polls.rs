@@ -373,3 +373,32 @@ fn a_future_that_keeps_its_first_waker_still_finishes() {
         );
     }
 }
+
+#[test]
+fn a_join_of_futures_keeping_their_first_waker_does_not_wake_its_own_task() {
+    // Past the 32 futures a call polls again in vain before it yields: the join polls them
+    // again on each of its polls, by design, and that is no reason to wake the task.
+    for n in [33, 40, if cfg!(miri) { 50 } else { 200 }] {
+        let open = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let futures = (0..n).map(|id| KeepsFirstWaker {
+            open: open.clone(),
+            waker: Arc::default(),
+            id,
+        });
+        let mut join = join_all(futures);
+        let (task, wakes) = counting_waker();
+        for poll in 0..10 {
+            assert!(poll_with(&mut join, &task).is_pending());
+            assert_eq!(
+                wakes.count(),
+                0,
+                "join of {n}: poll {poll} woke its own task, with nothing woken"
+            );
+        }
+        open.store(true, Ordering::SeqCst);
+        assert_eq!(
+            poll_with(&mut join, &task),
+            Poll::Ready((0..n).collect::<Vec<_>>())
+        );
+    }
+}

@@ -43,12 +43,12 @@
 //!   call takes at most one item from each stream, so streams that are always ready take
 //!   turns. A stream that ends is dropped at once and its key removed, within the call (which
 //!   goes on to the other streams), before the next item (or the end) is returned.
-//! - Values are polled in the order they were queued (inserted, or woken) in each group of the
-//!   arena, and the groups take turns, each giving at most as many outputs in a row as it has
-//!   slots; no order is promised between values woken between two calls. So values ready when
-//!   inserted into a map that has one group give their outputs in insert order. A stream that
-//!   gave an item is polled again by the next call without a wake, after the values woken
-//!   before that call started.
+//! - Values are polled in the order they were queued: inserted, woken, or (a stream) having
+//!   given an item, which queues it again without a wake; one already queued keeps its place.
+//!   Values woken since the last call are queued when the next call begins, behind the values
+//!   queued before it, in an order the map chooses among themselves. So values ready when
+//!   inserted give their outputs in insert order, and a woken value is polled before any
+//!   always-ready stream has a second turn after its wake.
 //! - Inserting under a key that is taken, [`remove`](KeyedMap::remove) and
 //!   [`clear`](KeyedMap::clear) drop the values there at once, in place: no output of theirs
 //!   comes any more, also none they had ready.

@@ -42,11 +42,11 @@
 //! - The items of one stream come in that stream's order, none lost, none twice.
 //! - One call takes at most one item from each stream (see *Fairness*), so streams that are
 //!   always ready take turns, one item each.
-//! - A stream that gave an item is polled again by the next call, without a wake; a stream that
-//!   returned `Pending` waits for its waker. A call that starts with streams queued after an
-//!   item collects the wakes first and polls the woken streams before them: a stream woken
-//!   before a call starts (by a send on its channel, say) is polled by that call, however many
-//!   always-ready streams are merged.
+//! - A stream that gave an item is queued again at once, without a wake; a stream that
+//!   returned `Pending` waits for its waker. Streams are queued in one order, as they are
+//!   added, woken or give an item: a stream woken (by a send on its channel, say) is polled
+//!   before any always-ready stream has a second turn after its wake, so within as many calls
+//!   as the merge holds streams.
 //! - A stream that returns `Ready(None)` is dropped in place at once, within the call (which
 //!   goes on to the other streams), and its slot is free for the next stream; its key is
 //!   refused from then on, also after its slot was reused.

@@ -220,6 +220,9 @@ macro_rules! contract_tests {
             a_future_woken_during_a_call_is_polled_in_it,
             a_future_polled_in_a_call_is_not_polled_again_in_it,
             clear_resets_is_terminated,
+            a_woken_future_is_not_passed_over_by_futures_pushed_after_its_wake,
+            a_future_woken_twice_before_its_poll_is_polled_once,
+            a_future_left_queued_is_not_passed_over_by_one_woken_later,
         ]);
     };
     ($marker:ident: task_waker_panics) => {
@@ -229,6 +232,7 @@ macro_rules! contract_tests {
             a_panic_in_the_task_wakers_wake_reaches_the_waking_thread,
             a_panic_in_the_task_wakers_wake_by_ref_drops_no_future,
             a_task_waker_panic_in_a_self_waking_round_blames_no_future,
+            a_panic_in_the_task_wakers_wake_at_a_yield_leaves_later_wakes_reaching_the_task,
         ]);
     };
     ($marker:ident: into_iter) => {

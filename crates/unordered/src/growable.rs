@@ -10,7 +10,7 @@ use crate::UnorderedSet;
 /// It has no capacity limit: it grows a group of slots at a time, each group as large as all
 /// the groups below it, and gives the empty groups back after a burst
 /// ([*Memory*](crate#memory)). A future never moves once pushed, and growing never reallocates
-/// the futures already in the set. Its order (groups take turns), fairness, wakes and panics are
+/// the futures already in the set. Its order (one queue for all groups), fairness, wakes and panics are
 /// those of the crate documentation.
 ///
 /// # Example

@@ -49,14 +49,13 @@
 //! - Each future gives its output once. It is dropped in place as soon as it finishes, before
 //!   its output is returned, and its slot is free for the next push.
 //! - Futures are polled in the order they were queued: a future is queued when it is pushed
-//!   and when it is woken. So futures that are ready when pushed give their outputs in push
-//!   order (in a growable set, within each group; groups take turns, below). No order is
-//!   promised between futures woken between two calls.
-//! - In a growable set, groups take turns: a group with queued futures gives outputs in a row
-//!   until it has none left or has given as many as it has slots, then the next group with
-//!   queued futures takes its turn. So a finished future waits behind at most as many outputs
-//!   as the set has slots (as in one bounded set of that capacity), however fast the other
-//!   groups refill.
+//!   and when it is woken, and one already queued keeps its place (woken many times before its
+//!   poll, it is polled once). Futures woken since the last call are queued when the next call
+//!   begins, behind the futures queued before it and in an order the set chooses among
+//!   themselves; futures pushed keep the order of their pushes. So a woken future is never
+//!   passed over by futures pushed or woken after the call that follows its wake began, and a
+//!   finished future waits behind at most as many outputs as the set holds futures, in a
+//!   bounded and a growable set alike.
 //! - `poll_next` returns `Ready(None)` when the set holds no future; the set is then
 //!   [terminated](futures_core::FusedStream::is_terminated) until a future is pushed or
 //!   [`clear`](UnorderedSet::clear) is called. Polling it again is allowed, and gives

@@ -1,7 +1,7 @@
 //! Fairness: one `poll_next` polls each future at most once, and yields to the executor
 //! (waking its task) instead of spinning on futures that wake themselves, without starving any
 //! (the contract is `pinfold_testkit::contract::fairness`); and across groups: each future is
-//! polled once per round whatever its group, and groups take turns giving outputs.
+//! polled once per round whatever its group, from one queue for all groups.
 
 use std::future::{Ready, ready};
 use std::task::Poll;

@@ -287,3 +287,48 @@ pub fn a_task_waker_panic_in_a_self_waking_round_blames_no_future<S: SetUnderTes
     drop(set);
     assert_eq!(switches.live(), 1, "a clone of the task waker was leaked");
 }
+
+/// (e) A call that yields because it polled too many futures again in vain (each woken, and
+/// `Pending` again without waking itself) wakes its task at once; that wake panics. Later
+/// wakes still reach the task: the set does not stay deaf.
+pub fn a_panic_in_the_task_wakers_wake_at_a_yield_leaves_later_wakes_reaching_the_task<
+    S: SetUnderTest,
+>() {
+    // More futures than a call polls again in vain before it yields (32, the arena's
+    // `MAX_VAIN_REPOLLS`).
+    let n = 40;
+    let (mut set, states) = probe_set::<S>(n);
+    let (task, switches) = panicking_waker();
+    assert!(poll_with(&mut set, &task).is_pending());
+    for state in &states {
+        state.waker().wake();
+    }
+    let wakes = switches.wakes();
+    switches.panic_once(WakerOps::ANY_WAKE);
+    let yielded = catch_unwind(AssertUnwindSafe(|| poll_with(&mut set, &task)));
+    assert!(
+        yielded.is_err(),
+        "the call did not yield through the task waker (polled {:?})",
+        states.iter().map(|s| s.polls()).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        switches.wakes(),
+        wakes,
+        "the task waker's wake did not panic"
+    );
+    assert_all_alive::<S>(&set, &states);
+
+    // The first future was polled again before the yield; its wake now must reach the task.
+    states[0].finish();
+    assert!(
+        switches.wakes() > wakes,
+        "a wake after the panicking yield did not reach the task"
+    );
+    let first = (0..=n)
+        .map(|_| poll_with(&mut set, &task))
+        .find(Poll::is_ready);
+    assert_eq!(first, Some(Poll::Ready(Some(0))));
+    outputs_follow_wakes_from_other_threads::<S>(&mut set, &states, &task, &|| switches.wakes());
+    drop((set, states));
+    assert_eq!(switches.live(), 1, "a clone of the task waker was leaked");
+}
