@@ -41,6 +41,10 @@
 //! - [`map_model`]: the keyed model of `FutureMap` and `StreamMap` ([`Driver`](map_model::Driver)),
 //!   with a key and a value type whose user code can panic at its k-th call, and the programs'
 //!   strategy.
+//! - [`order_model`]: the order model: when each value of every primitive is polled, checked
+//!   at every poll against a reference of due values and their epochs (no value polled
+//!   unless due, none twice in a call, none passed over by values due from a later batch), with
+//!   the budget and the task's wakes, and the programs' strategies.
 //! - [`pool_model`]: the buffer pool and its batching writer against a model of where every
 //!   buffer is and what every message became, with a panic at every call into the task's
 //!   wakers in turn ([`sweep`](pool_model::sweep)).
@@ -70,6 +74,7 @@ pub mod join_sweep;
 pub mod keyed_model;
 pub mod lockstep;
 pub mod map_model;
+pub mod order_model;
 pub mod pool_model;
 pub mod program;
 pub mod reentrance;
