@@ -83,7 +83,7 @@ impl<T> Arena<T> {
     #[inline]
     pub fn insert(&mut self, value: T) -> Result<Key, T> {
         let (key, id) = self.store.insert(value)?;
-        self.rounds.ready.push(&mut self.store, id);
+        self.rounds.push(&mut self.store, id);
         Ok(key)
     }
 

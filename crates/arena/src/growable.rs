@@ -9,7 +9,7 @@ use crate::hub::Hub;
 use crate::key::Key;
 use crate::queue::{Mark, Marks, Queue};
 use crate::ready_set::Drain;
-use crate::round::{Budget, Rounds, Slots};
+use crate::round::{Budget, Rounds, Slots, TaskParent};
 use crate::sizing::{MAX_GROUP, Sizing};
 use crate::step::Step;
 use crate::storage::{Storage, sealed::Sealed};
@@ -290,7 +290,9 @@ impl<T> Slots<T> for Groups<T> {
     fn poll_slot<R>(
         &mut self,
         id: u32,
+        take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
+        panicked: impl FnOnce(&dyn TaskParent),
     ) -> Option<(Key, u32, R)> {
         let (group, index) = split(id);
         let Self {
@@ -298,15 +300,27 @@ impl<T> Slots<T> for Groups<T> {
             len,
             not_full,
             release_due,
+            hub,
             ..
         } = self;
         let top = stores.len() - 1;
-        kept_mut(stores, group).poll_at(index, poll, || {
-            // The group dropped the value that panicked.
-            *len -= 1;
-            *not_full |= bit(group);
-            *release_due |= group != 0 && group == top;
-        })
+        kept_mut(stores, group).poll_at(
+            index,
+            take_wake,
+            poll,
+            || {
+                // The group dropped the value that panicked.
+                *len -= 1;
+                *not_full |= bit(group);
+                *release_due |= group != 0 && group == top;
+            },
+            // The task's parent is the hub, not the group's table.
+            |_| {
+                if let Some(OwnerHub(hub)) = hub {
+                    panicked(hub);
+                }
+            },
+        )
     }
 
     #[inline(always)]
@@ -409,7 +423,7 @@ impl<T> GrowableArena<T> {
             groups.not_full &= !bit(group);
         }
         groups.len += 1;
-        self.rounds.ready.push(groups, id);
+        self.rounds.push(groups, id);
         key
     }
 

@@ -82,6 +82,12 @@ impl Hub {
         }
     }
 
+    /// Clears [`BUSY`] if nothing else is set, as an arming [`take_ready`](Self::take_ready)
+    /// would (see [`try_arm`](crate::ready_set::try_arm)).
+    pub(crate) fn try_arm(&self) -> bool {
+        crate::ready_set::try_arm(&self.inner.ready)
+    }
+
     /// Sets [`BUSY`]: the owner starts polling. A plain load when it is set already.
     #[inline]
     pub(crate) fn set_busy(&self) {

@@ -587,12 +587,16 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
     fn poll_slot<R>(
         &mut self,
         id: u32,
+        take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
+        _panicked: impl FnOnce(&dyn round::TaskParent),
     ) -> Option<(Key, u32, R)> {
         let key = Key::new(id, 0);
-        // SAFETY: `id` is one of the arena's values, each with the entry of its index, so its
-        // bit is in the ready set's first level.
-        unsafe { ready_set::take_unchecked(self.table.words(), id as usize) };
+        if take_wake {
+            // SAFETY: `id` is one of the arena's values, each with the entry of its index, so
+            // its bit is in the ready set's first level.
+            unsafe { ready_set::take_unchecked(self.table.words(), id as usize) };
+        }
         let waker = self.table.borrowed_waker(id as usize);
         // A panic goes on to the owner, a join, which drops every value.
         let out = poll(

@@ -96,6 +96,12 @@ impl Queue {
         self.tail == NIL
     }
 
+    /// Whether the queue holds more than one slot.
+    #[inline]
+    pub(crate) fn len_above_one(&self) -> bool {
+        self.head != self.tail
+    }
+
     /// The first slot; the queue is not empty.
     #[inline(always)]
     pub(crate) fn head_unchecked(&self) -> u32 {
@@ -166,6 +172,31 @@ impl Queue {
         marks.mark(self.tail).next = head;
         self.tail = head;
         self.head = next;
+    }
+
+    /// Takes slot `id` out, if the queue holds it, walking from the head to it; `true` if it
+    /// did. Its mark is left in no queue.
+    pub(crate) fn unlink(&mut self, marks: &mut (impl Marks + ?Sized), id: u32) -> bool {
+        let mut previous = NIL;
+        let mut at = self.head;
+        while at != NIL {
+            let next = marks.mark(at).next;
+            if at == id {
+                if previous == NIL {
+                    self.head = next;
+                } else {
+                    marks.mark(previous).next = next;
+                }
+                if self.tail == id {
+                    self.tail = previous;
+                }
+                marks.mark(id).next = IDLE;
+                return true;
+            }
+            previous = at;
+            at = next;
+        }
+        false
     }
 
     /// Appends every slot of `other`, which is left empty.

@@ -180,6 +180,15 @@ pub(crate) fn set_busy(top: &AtomicU64) {
     top.fetch_or(BUSY, Ordering::Relaxed);
 }
 
+/// Clears [`BUSY`] from the top word `top` if it holds nothing else (nothing was marked since
+/// the owner's last drain), as an arming drain would: the next wake then notifies the parent.
+/// `false` if something is marked: the owner must drain (or have its task do so) instead.
+pub(crate) fn try_arm(top: &AtomicU64) -> bool {
+    // AcqRel: as the arming drain's swap, of which this is the case with nothing to take.
+    top.compare_exchange(BUSY, 0, Ordering::AcqRel, Ordering::Relaxed)
+        .is_ok()
+}
+
 /// Unmarks bit `index`, from the owner's side, when no waker can mark it concurrently (the
 /// entry has no waker left). A summary bit above it may stay set: a drain that follows it finds
 /// nothing, which is harmless.
@@ -214,10 +223,17 @@ pub(crate) unsafe fn take_unchecked(words: &[AtomicU64], index: usize) {
     let word = unsafe { words.get_unchecked(index / 64) };
     let bit = 1u64 << (index % 64);
     if word.load(Ordering::Relaxed) & bit != 0 {
-        // Acquire: pairs with the waker's Release in `mark`, as a drain's swap does, so the
-        // poll that answers the wake sees what the waker did before it.
-        word.fetch_and(!bit, Ordering::Acquire);
+        take_bit(word, bit);
     }
+}
+
+/// Clears `bit` of `word`: the rare half of [`take_unchecked`], out of the poll loop's way.
+#[cold]
+#[inline(never)]
+fn take_bit(word: &AtomicU64, bit: u64) {
+    // Acquire: pairs with the waker's Release in `mark`, as a drain's swap does, so the poll
+    // that answers the wake sees what the waker did before it.
+    word.fetch_and(!bit, Ordering::Acquire);
 }
 
 /// Unmarks bit `index`'s place in its word `word`.

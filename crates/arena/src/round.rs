@@ -141,12 +141,17 @@ pub(crate) trait Slots<T>: Marks {
     /// Polls slot `id`'s value, if it holds one, with `poll` (given its key), in a context of
     /// its own waker; its key and the wake table entry whose waker it lent come back with
     /// what `poll` returned. `None` if the slot holds no value (it left while queued). If
+    /// `take_wake`, the slot's mark in the ready set is taken first: a wake that came since
+    /// the collection that queued the value is answered by this poll, not by another. If
     /// `poll` panics, the kind does what its panics rule says (an arena drops the value and
-    /// frees its slot) and the panic goes on.
+    /// frees its slot), calls `panicked` with its parent (a kind whose owner ends at a panic,
+    /// a join, need not), and the panic goes on.
     fn poll_slot<R>(
         &mut self,
         id: u32,
+        take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
+        panicked: impl FnOnce(&dyn TaskParent),
     ) -> Option<(Key, u32, R)>;
 
     /// Whether entry `entry` (of slot `id`) was woken since its value's poll began.
@@ -160,6 +165,60 @@ pub(crate) trait Slots<T>: Marks {
     /// the slot; a join keeps it. A growable arena may release a group then, taking its slots
     /// out of `rounds`' queues (the slot polled is out of them already).
     fn remove(&mut self, id: u32, rounds: &mut Rounds);
+}
+
+/// The task's side of an arena kind's parent word (a wake table's, or a hub's): what a round
+/// needs to stay reachable after a value's poll panicked.
+pub(crate) trait TaskParent {
+    /// Registers the task to wake at the next wake after the word is armed.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    fn register(&self, waker: &Waker);
+
+    /// Arms the word if nothing was woken since the owner's last collection (see
+    /// [`try_arm`](crate::ready_set::try_arm)).
+    fn try_arm(&self) -> bool;
+}
+
+impl TaskParent for crate::wake_table::WakeTable {
+    fn register(&self, waker: &Waker) {
+        crate::wake_table::WakeTable::register(self, waker);
+    }
+
+    fn try_arm(&self) -> bool {
+        crate::wake_table::WakeTable::try_arm(self)
+    }
+}
+
+impl TaskParent for crate::hub::Hub {
+    fn register(&self, waker: &Waker) {
+        crate::hub::Hub::register(self, waker);
+    }
+
+    fn try_arm(&self) -> bool {
+        crate::hub::Hub::try_arm(self)
+    }
+}
+
+/// What a round does when a value's poll panics, before the panic leaves the call: the task
+/// (`task`) is registered and, if nothing waits to be polled (`queued` says whether values
+/// are still queued) and nothing was woken since the last collection, the parent word is armed
+/// (`busy` is the round's note of `BUSY`); otherwise the task is woken, so that its next poll
+/// polls them. So later wakes reach the task although the call did not end as a round does.
+/// Without `std` this runs while the panic unwinds, where user code (the waker's `clone` and
+/// `wake`) must not run: the word is armed only, and the next call registers.
+#[cold]
+#[inline(never)]
+fn after_panic(parent: &dyn TaskParent, task: &Waker, queued: bool, busy: &mut u8) {
+    #[cfg(feature = "std")]
+    parent.register(task);
+    if !queued && parent.try_arm() {
+        *busy = 0;
+    } else {
+        #[cfg(feature = "std")]
+        task.wake_by_ref();
+    }
+    #[cfg(not(feature = "std"))]
+    let _ = task;
 }
 
 /// Files woken slot `id` for round `round`: in `deferred` if that round polled it already
@@ -241,6 +300,30 @@ impl Rounds {
         self.unbound.retain(marks, &keep);
     }
 
+    /// Queues the value just put into slot `id` at the end of this round's queue. A slot whose
+    /// last value left while queued (removed, or dropped for a panic) is still linked where
+    /// that value was: it is taken out first, so that the new value does not take the place
+    /// of one queued before it.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, marks: &mut (impl Marks + ?Sized), id: u32) {
+        if marks.mark(id).next != IDLE {
+            self.unqueue(marks, id);
+        }
+        marks.mark(id).next = NIL;
+        self.ready.link_last(marks, id);
+    }
+
+    /// Takes slot `id` out of the queue that holds it: a walk of the queues up to it (a slot
+    /// reused while still queued is most often at the head of this round's).
+    #[cold]
+    #[inline(never)]
+    fn unqueue(&mut self, marks: &mut (impl Marks + ?Sized), id: u32) {
+        let taken = self.ready.unlink(marks, id)
+            || self.deferred.unlink(marks, id)
+            || self.unbound.unlink(marks, id);
+        debug_assert!(taken, "slot {id} is linked but in no queue");
+    }
+
     /// Marks the owner busy for the round: wakes from now on notify nobody until the round's
     /// arming collection.
     #[inline]
@@ -310,9 +393,9 @@ impl Rounds {
         let far = slots.far();
         loop {
             let queued = if far {
-                self.poll_queued::<true, T, S, R, F>(slots, budget, f)
+                self.poll_queued::<true, T, S, R, F>(slots, cx.waker(), budget, f)
             } else {
-                self.poll_queued::<false, T, S, R, F>(slots, budget, f)
+                self.poll_queued::<false, T, S, R, F>(slots, cx.waker(), budget, f)
             };
             match queued {
                 Queued::Ready(out) => return Poll::Ready(Some(out)),
@@ -378,6 +461,7 @@ impl Rounds {
     fn poll_queued<const PREFETCH: bool, T, S, R, F>(
         &mut self,
         slots: &mut S,
+        task: &Waker,
         budget: &mut Budget,
         f: &mut F,
     ) -> Queued<(Key, R)>
@@ -401,10 +485,23 @@ impl Rounds {
                     slots.prefetch(next);
                 }
             }
-            let polled = slots.poll_slot(id, |key, value, cx| {
-                budget.polled();
-                f(key, value, cx)
-            });
+            // Only a value polled earlier in this round can have woken this one since the
+            // collection that queued it (a wake from another thread meanwhile is concurrent
+            // with the poll, which may miss it): the first poll of a round need not look.
+            let take_wake = budget.polled > 0;
+            let (ready, deferred, busy) = (&self.ready, &self.deferred, &mut self.busy);
+            let polled = slots.poll_slot(
+                id,
+                take_wake,
+                |key, value, cx| {
+                    budget.polled();
+                    f(key, value, cx)
+                },
+                |parent| {
+                    let queued = !ready.is_empty() || !deferred.is_empty();
+                    after_panic(parent, task, queued, busy);
+                },
+            );
             // A slot whose value left while it was queued is skipped.
             let Some((key, entry, step)) = polled else {
                 continue;
@@ -499,7 +596,7 @@ impl Rounds {
         S: Slots<T>,
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
-        let mut budget = match self.poll_first(slots, &mut f) {
+        let mut budget = match self.poll_first(slots, cx.waker(), &mut f) {
             First::Rotated(key, out) => return Poll::Ready(Some((key, out))),
             First::Polled(Some(out), _) => return Poll::Ready(Some(out)),
             First::Polled(None, budget) => budget,
@@ -540,7 +637,7 @@ impl Rounds {
     /// call's output, with no round numbered and no budget made. Anything else goes on as the
     /// round in full, from that first poll. Guarded by `merge_hot_16` (instructions).
     #[inline(always)]
-    fn poll_first<T, S, R, F>(&mut self, slots: &mut S, f: &mut F) -> First<R>
+    fn poll_first<T, S, R, F>(&mut self, slots: &mut S, task: &Waker, f: &mut F) -> First<R>
     where
         S: Slots<T>,
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
@@ -558,8 +655,18 @@ impl Rounds {
         let held = slots.held();
         // Polled in place at the head of the queue: nothing else touches the queue meanwhile,
         // and a value that panics is dropped and its slot skipped when met, as any removed one.
-        let Some((key, entry, step)) = slots.poll_slot(id, |key, value, cx| f(key, value, cx))
-        else {
+        // Nothing was woken since the last collection: the value's mark is clear.
+        let (ready, deferred, busy) = (&self.ready, &self.deferred, &mut self.busy);
+        let Some((key, entry, step)) = slots.poll_slot(
+            id,
+            false,
+            |key, value, cx| f(key, value, cx),
+            |parent| {
+                // The value stays at the head of the queue, to be skipped: anything else?
+                let queued = ready.len_above_one() || !deferred.is_empty();
+                after_panic(parent, task, queued, busy);
+            },
+        ) else {
             // A value that left: the round in full skips it.
             return First::NotTaken;
         };

@@ -560,14 +560,16 @@ impl<T> Store<T> {
 
     /// Polls the value of slot `index`, if it holds one, with `poll` (given its key), in a
     /// context of its own waker; its key and entry come back with what `poll` returned. If
-    /// `poll` panics, `unwound` runs, the value is dropped in place and its slot freed, and the
-    /// panic goes on.
+    /// `poll` panics, `unwound` runs, the value is dropped in place and its slot freed,
+    /// `panicked` runs with the table, and the panic goes on.
     #[inline(always)]
     pub(crate) fn poll_at<R>(
         &mut self,
         index: usize,
+        take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
         unwound: impl FnOnce(),
+        panicked: impl FnOnce(&WakeTable),
     ) -> Option<(Key, u32, R)> {
         let slot = kept_mut(&mut self.slots, index);
         // Through `as_mut`, not `is_none` on the `Option<T>`: a shared reference to a
@@ -576,10 +578,12 @@ impl<T> Store<T> {
         slot.value.get_mut().as_mut()?;
         let key = Key::new(self.base + index as u32, slot.generation);
         let entry = slot.entry;
-        // SAFETY: `entry` is the one bound to the value, an entry of the table, so its bit is
-        // in the ready set's first level.
-        unsafe { ready_set::take_unchecked(self.table.words(), entry as usize) };
-        let out = self.poll_value(index, entry as usize, unwound, |value, cx| {
+        if take_wake {
+            // SAFETY: `entry` is the one bound to the value, an entry of the table, so its bit
+            // is in the ready set's first level.
+            unsafe { ready_set::take_unchecked(self.table.words(), entry as usize) };
+        }
+        let out = self.poll_value(index, entry as usize, unwound, panicked, |value, cx| {
             poll(key, value, cx)
         });
         Some((key, entry, out))
@@ -612,6 +616,7 @@ impl<T> Store<T> {
         index: usize,
         entry: usize,
         unwound: impl FnOnce(),
+        panicked: impl FnOnce(&WakeTable),
         poll: impl FnOnce(Pin<&mut T>, &mut Context<'_>) -> R,
     ) -> R {
         #[cfg(feature = "std")]
@@ -628,6 +633,7 @@ impl<T> Store<T> {
                     // The caller's bookkeeping first: the value's `Drop` may panic too.
                     unwound();
                     self.remove_unwound(index);
+                    panicked(&self.table);
                     resume_unwind(panic);
                 }
             }
@@ -642,6 +648,7 @@ impl<T> Store<T> {
             |store| {
                 unwound();
                 store.remove_unwound(index);
+                panicked(&store.table);
             },
         )
     }
@@ -745,9 +752,11 @@ impl<T> Slots<T> for Store<T> {
     fn poll_slot<R>(
         &mut self,
         id: u32,
+        take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
+        panicked: impl FnOnce(&dyn round::TaskParent),
     ) -> Option<(Key, u32, R)> {
-        self.poll_at(id as usize, poll, || {})
+        self.poll_at(id as usize, take_wake, poll, || {}, |table| panicked(table))
     }
 
     #[inline(always)]

@@ -298,6 +298,12 @@ impl WakeTable {
         ready_set::set_busy(self.top_word());
     }
 
+    /// Arms the table's ready set if nothing was woken since the owner's last drain (see
+    /// [`try_arm`](ready_set::try_arm)).
+    pub(crate) fn try_arm(&self) -> bool {
+        ready_set::try_arm(self.top_word())
+    }
+
     /// Registers `waker` with the parent, if it is a task of the owner's own (a hub's owner
     /// registers with the hub).
     #[inline]
