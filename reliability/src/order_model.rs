@@ -49,7 +49,7 @@ use futures_core::Stream;
 use futures_util::stream::poll_fn;
 use pinfold_arena::MAX_VAIN_REPOLLS;
 use pinfold_buffer::{BufferExt, ProgressStream};
-use pinfold_testkit::panicking_waker::{WakerOps, WakerSwitches, panicking_waker};
+use pinfold_testkit::panicking_waker::{CLONE_PANIC, WakerOps, WakerSwitches, panicking_waker};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -188,6 +188,10 @@ struct Value {
     waited: usize,
     slots: usize,
     dropped: bool,
+    /// Pushed (into a buffer's source) before the buffer was first driven: it may have been
+    /// pulled by an undriven `poll_next`, which runs ahead of a slow head, so the driven bound
+    /// is not checked when it starts.
+    before_driven: bool,
 }
 
 /// What the model checks of the primitive under test.
@@ -208,7 +212,9 @@ pub enum Rules {
         ordered: bool,
         /// Its window, if any.
         window: Option<usize>,
-        /// Whether it is driven (`poll_progress`) as well as polled.
+        /// Whether it has been driven (`poll_progress` called): from then on an ordered buffer
+        /// without a window keeps what runs and is held to its concurrency, in `poll_next` too;
+        /// before, it may run ahead of a slow head.
         driven: bool,
     },
 }
@@ -222,6 +228,13 @@ enum After {
     Pending,
     /// A panic reached the caller.
     Panic,
+    /// The task's waker could not be reached for good: a wake from outside a call reached it
+    /// and its `wake` panicked in the code that woke the value (the one notification of that
+    /// burst of wakes is spent, the task was not woken, and later wakes of the burst reach
+    /// nobody until the next call, which finds them all; `futures-util`'s sets do the same),
+    /// or a call could not register it because its `clone` panicked. The consumer, which saw
+    /// the panic, calls again unasked (as after [`Ready`](After::Ready)).
+    WakePanic,
 }
 
 /// The reference: every value's state, the call, and what was seen wrong.
@@ -236,6 +249,8 @@ struct Model {
     held_at_start: usize,
     polled_in_call: usize,
     vain_in_call: usize,
+    /// Whether a value's poll panicked in this call.
+    value_panicked: bool,
     /// Task wakes made by values themselves through a clone of the task's waker (a join's
     /// futures polled with it) in this call.
     user_task_wakes: usize,
@@ -395,6 +410,9 @@ impl Model {
                 "value {id} started with {running} running, over the concurrency {concurrency}"
             ));
         }
+        if self.values[id].before_driven {
+            return;
+        }
         let held = self
             .values
             .iter()
@@ -436,6 +454,7 @@ impl Model {
             Act::Panic => {
                 self.values[id].life = Life::Gone;
                 self.values[id].due = None;
+                self.value_panicked = true;
             }
         }
     }
@@ -447,6 +466,7 @@ impl Model {
         self.polled_in_call = 0;
         self.vain_in_call = 0;
         self.user_task_wakes = 0;
+        self.value_panicked = false;
     }
 
     /// The checks of a call that returned `Pending`; `task_wakes` the wakes of the task during
@@ -510,8 +530,14 @@ impl Model {
             self.yielded.push(id as u32);
             return;
         }
-        // The value that gave the output held a slot until it did.
-        let held = self.held() + 1;
+        // The value that gave the output held a slot until it did; so do outputs a driven
+        // buffer finished and holds in their slots, given ahead of a value woken after them.
+        let finished = self
+            .values
+            .iter()
+            .filter(|v| v.life == Life::Finished { yielded: false })
+            .count();
+        let held = self.held() + finished + 1;
         let mut waited_too_long = Vec::new();
         for (u, value) in self.values.iter_mut().enumerate() {
             if u != id && value.life == Life::Live && value.due.is_some() {
@@ -842,17 +868,17 @@ impl Target {
 
     fn rules(self) -> Rules {
         match self {
-            Self::UnorderedBuffer { driven } => Rules::Buffer {
+            Self::UnorderedBuffer { .. } => Rules::Buffer {
                 concurrency: CONCURRENCY,
                 ordered: false,
                 window: None,
-                driven,
+                driven: false,
             },
-            Self::OrderedBuffer { window, driven } => Rules::Buffer {
+            Self::OrderedBuffer { window, .. } => Rules::Buffer {
                 concurrency: CONCURRENCY,
                 ordered: true,
                 window,
-                driven,
+                driven: false,
             },
             _ => Rules::Set,
         }
@@ -1173,6 +1199,7 @@ impl Driver {
             held_at_start: 0,
             polled_in_call: 0,
             vain_in_call: 0,
+            value_panicked: false,
             user_task_wakes: 0,
             task_waker: waker.clone(),
             task_wakes_at_start: 0,
@@ -1202,6 +1229,7 @@ impl Driver {
     fn value(&self, script: Script) -> Scripted {
         let mut model = self.model();
         let id = model.values.len();
+        let before_driven = matches!(model.rules, Rules::Buffer { driven: false, .. });
         model.values.push(Value {
             script,
             finish: None,
@@ -1214,6 +1242,7 @@ impl Driver {
             waited: 0,
             slots: 0,
             dropped: false,
+            before_driven,
         });
         model.make_due(id, false);
         Scripted {
@@ -1233,9 +1262,10 @@ impl Driver {
                 structure.push(value).err()
             }))
         });
-        match pushed {
-            Ok(refused) => drop(refused),
-            Err(_) => self.model().after = After::Panic,
+        // A panic of the source's wake of the task leaves the primitive as it was: what wakes
+        // must reach stays as the last call left it.
+        if let Ok(refused) = pushed {
+            drop(refused);
         }
     }
 
@@ -1277,7 +1307,7 @@ impl Driver {
             .is_err();
             let mut model = self.model();
             if caught {
-                model.after = After::Panic;
+                model.after = After::WakePanic;
                 continue;
             }
             let woken = self.switches.wakes() > model.task_wakes_at_start;
@@ -1327,8 +1357,13 @@ impl Driver {
             let mut model = self.model();
             model.begin_call(held);
             model.task_wakes_at_start = wakes_before;
+            if let Rules::Buffer { driven, .. } = &mut model.rules {
+                *driven |= progress;
+            }
         }
         let waker = self.waker.clone();
+        let (labels_before, panics_before) =
+            (self.switches.step_labels().len(), self.switches.panics());
         let mut polled = None;
         let panicked = self.catching(|this| {
             let mut cx = Context::from_waker(&waker);
@@ -1348,7 +1383,20 @@ impl Driver {
         if let Some(error) = error {
             model.violation(error);
         }
+        // The first call of the task waker in this call is the one that panicked, if one did
+        // (the switch fires at the first call of an armed operation).
+        let waker_panicked = self.switches.panics() > panics_before;
+        let clone_panicked =
+            waker_panicked && self.switches.step_labels().get(labels_before) == Some(&CLONE_PANIC);
         match polled {
+            // Its `clone` panicked, so it could not be registered; or it panicked as the set,
+            // repairing after a value's panic, woke it for the values still queued, so it was
+            // not woken and the set could not arm (that takes a collection, which the next
+            // call makes): no wake can reach the task until a later call.
+            _ if panicked && (clone_panicked || waker_panicked && model.value_panicked) => {
+                model.after = After::WakePanic;
+                None
+            }
             _ if panicked => {
                 model.after = After::Panic;
                 None
