@@ -174,31 +174,6 @@ impl Queue {
         self.head = next;
     }
 
-    /// Takes slot `id` out, if the queue holds it, walking from the head to it; `true` if it
-    /// did. Its mark is left in no queue.
-    pub(crate) fn unlink(&mut self, marks: &mut (impl Marks + ?Sized), id: u32) -> bool {
-        let mut previous = NIL;
-        let mut at = self.head;
-        while at != NIL {
-            let next = marks.mark(at).next;
-            if at == id {
-                if previous == NIL {
-                    self.head = next;
-                } else {
-                    marks.mark(previous).next = next;
-                }
-                if self.tail == id {
-                    self.tail = previous;
-                }
-                marks.mark(id).next = IDLE;
-                return true;
-            }
-            previous = at;
-            at = next;
-        }
-        false
-    }
-
     /// Appends every slot of `other`, which is left empty.
     #[inline]
     pub(crate) fn append(&mut self, marks: &mut (impl Marks + ?Sized), other: &mut Queue) {

@@ -300,28 +300,31 @@ impl Rounds {
         self.unbound.retain(marks, &keep);
     }
 
-    /// Queues the value just put into slot `id` at the end of this round's queue. A slot whose
-    /// last value left while queued (removed, or dropped for a panic) is still linked where
-    /// that value was: it is taken out first, so that the new value does not take the place
-    /// of one queued before it.
+    /// Queues the value just put into slot `id` at the end of this round's queue.
     #[inline(always)]
     pub(crate) fn push(&mut self, marks: &mut (impl Marks + ?Sized), id: u32) {
-        if marks.mark(id).next != IDLE {
-            self.unqueue(marks, id);
+        let mark = marks.mark(id);
+        if mark.next == IDLE {
+            mark.next = NIL;
+            self.ready.link_last(marks, id);
+        } else {
+            self.push_linked(marks, id);
         }
-        marks.mark(id).next = NIL;
-        self.ready.link_last(marks, id);
     }
 
-    /// Takes slot `id` out of the queue that holds it: a walk of the queues up to it (a slot
-    /// reused while still queued is most often at the head of this round's).
+    /// [`push`](Self::push) into a slot still linked where its last value was queued (it left
+    /// before a round reached it: removed, or dropped at a panic of its poll where a merge
+    /// polls the head of its queue in place). At the head of this round's queue the slot goes
+    /// to the end; anywhere else the new value keeps that place, which no value queued after
+    /// it had reached: finding the slot's place in the queue would take a walk of it.
     #[cold]
     #[inline(never)]
-    fn unqueue(&mut self, marks: &mut (impl Marks + ?Sized), id: u32) {
-        let taken = self.ready.unlink(marks, id)
-            || self.deferred.unlink(marks, id)
-            || self.unbound.unlink(marks, id);
-        debug_assert!(taken, "slot {id} is linked but in no queue");
+    fn push_linked(&mut self, marks: &mut (impl Marks + ?Sized), id: u32) {
+        if self.ready.front() == Some(id) {
+            self.ready.pop(marks);
+            marks.mark(id).next = NIL;
+            self.ready.link_last(marks, id);
+        }
     }
 
     /// Marks the owner busy for the round: wakes from now on notify nobody until the round's
@@ -662,7 +665,7 @@ impl Rounds {
             false,
             |key, value, cx| f(key, value, cx),
             |parent| {
-                // The value stays at the head of the queue, to be skipped: anything else?
+                // Its slot stays at the head of the queue (see `push`).
                 let queued = ready.len_above_one() || !deferred.is_empty();
                 after_panic(parent, task, queued, busy);
             },
