@@ -60,7 +60,9 @@
 //!
 //! - A value whose poll panics is dropped in place, its slot freed and its key refused; the
 //!   panic propagates out of the call. The other values are untouched: those not polled yet in
-//!   that call are polled by the next one, and they give all their outputs.
+//!   that call are polled by the next one, and they give all their outputs. Before the panic
+//!   leaves the call, the task's waker is registered and, if values are still queued or were
+//!   woken, woken: later wakes reach the task as after a call that returned `Pending`.
 //! - A value whose `Drop` panics (as it finishes or ends, in `remove`, in `clear`, or when the
 //!   primitive is dropped) is gone all the same, and a future's output with it; then the panic
 //!   propagates. `clear` and the primitive's drop drop every other value all the same, then
@@ -70,7 +72,11 @@
 //!   waker it replaces propagates out of the call. A panic in its `wake` propagates to whoever
 //!   woke the value's waker (another thread, or the code that called `wake_by_ref`), or out of
 //!   the call if the primitive woke its own task (when it yields). No value is blamed: none is
-//!   dropped for it, the woken value's output still comes, and later wakes reach the task.
+//!   dropped for it, the woken value's output still comes, and later wakes reach the task. Two
+//!   cases need the next call first, since the waker could not be reached: a `clone` that
+//!   panicked (nothing could be registered), and a `wake` that panicked on the thread that woke
+//!   a value (that wake was the one notification of its burst of wakes; the next call finds
+//!   every wake of the burst, as futures-util's `FuturesUnordered` does).
 //!
 //! # Memory
 //!

@@ -199,28 +199,6 @@ impl TaskParent for crate::hub::Hub {
     }
 }
 
-/// What a round does when a value's poll panics, before the panic leaves the call: the task
-/// (`task`) is registered and, if nothing waits to be polled (`queued` says whether values
-/// are still queued) and nothing was woken since the last collection, the parent word is armed
-/// (`busy` is the round's note of `BUSY`); otherwise the task is woken, so that its next poll
-/// polls them. So later wakes reach the task although the call did not end as a round does.
-/// Without `std` this runs while the panic unwinds, where user code (the waker's `clone` and
-/// `wake`) must not run: the word is armed only, and the next call registers.
-#[cold]
-#[inline(never)]
-fn after_panic(parent: &dyn TaskParent, task: &Waker, queued: bool, busy: &mut u8) {
-    #[cfg(feature = "std")]
-    parent.register(task);
-    if !queued && parent.try_arm() {
-        *busy = 0;
-    } else {
-        #[cfg(feature = "std")]
-        task.wake_by_ref();
-    }
-    #[cfg(not(feature = "std"))]
-    let _ = task;
-}
-
 /// Files woken slot `id` for round `round`: in `deferred` if that round polled it already
 /// (a value is polled at most once a round), in `ready` otherwise; `true` in that case.
 #[inline(always)]
@@ -298,6 +276,35 @@ impl Rounds {
         self.ready.retain(marks, &keep);
         self.deferred.retain(marks, &keep);
         self.unbound.retain(marks, &keep);
+    }
+
+    /// What a round does when slot `id`'s value panics in its poll, before the panic leaves
+    /// the call: the task (`task`) is registered with `parent` and, if nothing waits to be polled and nothing
+    /// was woken since the last collection, the parent word is armed; otherwise the task is
+    /// woken, so that its next poll polls them. So later wakes reach the task although the
+    /// call did not end as a round does. Without `std` this runs while the panic unwinds,
+    /// where user code (the waker's `clone` and `wake`) must not run: the word is armed only,
+    /// and the next call registers.
+    #[cold]
+    #[inline(never)]
+    fn after_panic(&mut self, parent: &dyn TaskParent, id: u32, task: &Waker) {
+        // Slot `id`'s value panicked; a merge's head stays at the head of the queue, to be
+        // skipped.
+        let queued = self
+            .ready
+            .front()
+            .is_some_and(|head| head != id || self.ready.len_above_one())
+            || !self.deferred.is_empty();
+        #[cfg(feature = "std")]
+        parent.register(task);
+        if !queued && parent.try_arm() {
+            self.busy = 0;
+        } else {
+            #[cfg(feature = "std")]
+            task.wake_by_ref();
+        }
+        #[cfg(not(feature = "std"))]
+        let _ = task;
     }
 
     /// Queues the value just put into slot `id` at the end of this round's queue.
@@ -492,7 +499,7 @@ impl Rounds {
             // collection that queued it (a wake from another thread meanwhile is concurrent
             // with the poll, which may miss it): the first poll of a round need not look.
             let take_wake = budget.polled > 0;
-            let (ready, deferred, busy) = (&self.ready, &self.deferred, &mut self.busy);
+            let rounds = &mut *self;
             let polled = slots.poll_slot(
                 id,
                 take_wake,
@@ -500,10 +507,7 @@ impl Rounds {
                     budget.polled();
                     f(key, value, cx)
                 },
-                |parent| {
-                    let queued = !ready.is_empty() || !deferred.is_empty();
-                    after_panic(parent, task, queued, busy);
-                },
+                |parent| rounds.after_panic(parent, id, task),
             );
             // A slot whose value left while it was queued is skipped.
             let Some((key, entry, step)) = polled else {
@@ -659,16 +663,13 @@ impl Rounds {
         // Polled in place at the head of the queue: nothing else touches the queue meanwhile,
         // and a value that panics is dropped and its slot skipped when met, as any removed one.
         // Nothing was woken since the last collection: the value's mark is clear.
-        let (ready, deferred, busy) = (&self.ready, &self.deferred, &mut self.busy);
+        let rounds = &mut *self;
+        // A value that panics here stays at the head of the queue (see `push`), to be skipped.
         let Some((key, entry, step)) = slots.poll_slot(
             id,
             false,
             |key, value, cx| f(key, value, cx),
-            |parent| {
-                // Its slot stays at the head of the queue (see `push`).
-                let queued = ready.len_above_one() || !deferred.is_empty();
-                after_panic(parent, task, queued, busy);
-            },
+            |parent| rounds.after_panic(parent, id, task),
         ) else {
             // A value that left: the round in full skips it.
             return First::NotTaken;

@@ -55,7 +55,8 @@
 //!   themselves; futures pushed keep the order of their pushes. So a woken future is never
 //!   passed over by futures pushed or woken after the call that follows its wake began, and a
 //!   finished future waits behind at most as many outputs as the set holds futures, in a
-//!   bounded and a growable set alike.
+//!   bounded and a growable set alike. One exception keeps pushes cheap: a future pushed into
+//!   the slot of one removed before its poll takes that future's place in the queue.
 //! - `poll_next` returns `Ready(None)` when the set holds no future; the set is then
 //!   [terminated](futures_core::FusedStream::is_terminated) until a future is pushed or
 //!   [`clear`](UnorderedSet::clear) is called. Polling it again is allowed, and gives
