@@ -507,6 +507,29 @@ impl Model {
         }
     }
 
+    /// The checks of a set's, merge's or map's call that a value's panic ended (the task's
+    /// waker did not panic): as after `Pending`, the task was woken if anything is due (values
+    /// the call did not reach, or woken in it), and not by the primitive if nothing is.
+    fn on_value_panic(&mut self, task_wakes: usize) {
+        let due: Vec<usize> = self
+            .live()
+            .filter(|(_, v)| v.due.is_some())
+            .map(|(id, _)| id)
+            .collect();
+        if !due.is_empty() && task_wakes == 0 {
+            self.violation(format!(
+                "a value's panic ended the call with values due ({due:?}) and the task not woken"
+            ));
+        }
+        let own = task_wakes.saturating_sub(self.user_task_wakes);
+        if due.is_empty() && own > 0 {
+            self.violation(format!(
+                "a value's panic ended the call with nothing due, and the task woken {own} times \
+                 by the primitive"
+            ));
+        }
+    }
+
     /// The checks of a call that gave the output or item of `id`.
     fn on_output(&mut self, id: usize) {
         let streams = self.streams;
@@ -1142,6 +1165,45 @@ pub fn waker_panics_at_yield() -> impl Strategy<Value = Vec<Op>> {
         })
 }
 
+/// Programs where a value's poll panics in a call that the task's last registration did not
+/// outlive (a wake spent it): `waiting` values wait, one panics at its second poll, and a few
+/// ready ones may be pushed before that call; after the panic, a wake of a waiting value must
+/// reach the task (the call registered it again), and nothing due may be left unwoken.
+pub fn value_panics_after_a_wake() -> impl Strategy<Value = Vec<Op>> {
+    (1..5u8, 0..3u8, any::<u64>(), any::<bool>()).prop_map(|(waiting, ready, pick, twice)| {
+        let panics = Script {
+            first: vec![Act::Pending, Act::Panic],
+            then: Act::Pending,
+            keeps_first: false,
+        };
+        let mut ops = vec![
+            Op::PushMany {
+                count: waiting,
+                script: Script::pending(),
+            },
+            Op::Push(panics),
+            Op::Poll,
+            // The panicking value is the last pushed: its wake spends the registration.
+            Op::Wake {
+                pick: Pick(u64::MAX),
+                via: Via::Here,
+                times: 1,
+            },
+        ];
+        ops.extend((0..ready).map(|_| Op::Push(Script::ready())));
+        ops.extend([
+            Op::Poll,
+            Op::Wake {
+                pick: Pick(pick),
+                via: Via::Here,
+                times: if twice { 2 } else { 1 },
+            },
+            Op::Run,
+        ]);
+        ops
+    })
+}
+
 /// Programs of an ordered buffer whose head stays `Pending` while the futures behind it
 /// finish at once, driven and polled in turn: what it runs and holds stays within its bound.
 pub fn stuck_head(max_rounds: usize) -> impl Strategy<Value = Vec<Op>> {
@@ -1398,6 +1460,9 @@ impl Driver {
                 None
             }
             _ if panicked => {
+                if model.value_panicked && !waker_panicked && model.rules == Rules::Set {
+                    model.on_value_panic(task_wakes);
+                }
                 model.after = After::Panic;
                 None
             }

@@ -4,7 +4,7 @@
 //! threads, calls of `poll_next`, `poll_progress` and a join's `poll`; and programs aimed at
 //! one promise each: a woken value is not starved by values pushed after its wake, a value
 //! woken twice is polled once, a value deferred by its own wake does not pass one left queued,
-//! wakes reach the task after its waker panicked, and a join of futures that keep their first
+//! wakes reach the task after its waker or a value panicked, and a join of futures that keep their first
 //! waker does not spin its task.
 //!
 //! `PROPTEST_CASES` sets the cases of each property (default 32; 2 under Miri), and
@@ -13,7 +13,8 @@
 
 use pinfold_reliability::order_model::{
     JoinKind, Script, Target, deferred_then_woken, double_wakes, first_waker_joins, join_program,
-    program, push_before_poll, run, run_join, stuck_head, waker_panics_at_yield,
+    program, push_before_poll, run, run_join, stuck_head, value_panics_after_a_wake,
+    waker_panics_at_yield,
 };
 use pinfold_reliability::program::JoinOp;
 use pinfold_reliability::sizes::{env_number, program_ops, proptest_cases};
@@ -121,6 +122,11 @@ proptest! {
 
     #[test]
     fn wakes_reach_the_task_after_its_waker_panicked_at_a_yield(ops in waker_panics_at_yield()) {
+        each(&SETS, &ops)?;
+    }
+
+    #[test]
+    fn wakes_reach_the_task_after_a_value_panicked(ops in value_panics_after_a_wake()) {
         each(&SETS, &ops)?;
     }
 
