@@ -493,16 +493,28 @@ impl Model {
             .filter(|(_, v)| v.due.is_some() && (!buffer || v.polls > 0))
             .map(|(id, _)| id)
             .collect();
+        let anything_due = self.live().any(|(_, v)| v.due.is_some());
+        self.check_task_woken("Pending", &due, anything_due, task_wakes);
+    }
+
+    /// The task was woken (`task_wakes` times in the call) if a value in `due` is due, and
+    /// not by the primitive if nothing is (`anything_due`); `end` says how the call ended.
+    fn check_task_woken(
+        &mut self,
+        end: &str,
+        due: &[usize],
+        anything_due: bool,
+        task_wakes: usize,
+    ) {
         if !due.is_empty() && task_wakes == 0 {
             self.violation(format!(
-                "Pending with values due ({due:?}) and the task not woken"
+                "{end} with values due ({due:?}) and the task not woken"
             ));
         }
         let own = task_wakes.saturating_sub(self.user_task_wakes);
-        let anything_due = self.live().any(|(_, v)| v.due.is_some());
         if !anything_due && own > 0 {
             self.violation(format!(
-                "Pending with nothing due, and the task woken {own} times by the primitive"
+                "{end} with nothing due, and the task woken {own} times by the primitive"
             ));
         }
     }
@@ -516,18 +528,13 @@ impl Model {
             .filter(|(_, v)| v.due.is_some())
             .map(|(id, _)| id)
             .collect();
-        if !due.is_empty() && task_wakes == 0 {
-            self.violation(format!(
-                "a value's panic ended the call with values due ({due:?}) and the task not woken"
-            ));
-        }
-        let own = task_wakes.saturating_sub(self.user_task_wakes);
-        if due.is_empty() && own > 0 {
-            self.violation(format!(
-                "a value's panic ended the call with nothing due, and the task woken {own} times \
-                 by the primitive"
-            ));
-        }
+        let anything_due = !due.is_empty();
+        self.check_task_woken(
+            "a call a value's panic ended",
+            &due,
+            anything_due,
+            task_wakes,
+        );
     }
 
     /// The checks of a call that gave the output or item of `id`.

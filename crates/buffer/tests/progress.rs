@@ -687,16 +687,19 @@ impl Consume<(Vec<usize>, Duration)> for Driver {
     }
 }
 
+/// The three ordered adapters, each checked alike.
+const ORDERED: [Ordered; 3] = [
+    Ordered::OrderedBuffer,
+    Ordered::FastOrderedBuffer,
+    Ordered::TryOrderedBuffer,
+];
+
 /// Futures much faster than the consumer: while it works on an output, the buffer finishes
 /// what it runs and starts more, up to its bound; held outputs never pile up beyond it, and
 /// the consumer never waits for one (each output comes 20 ms after the one before).
 fn a_driven_ordered_buffer_holds_no_more_than_its_bound(driver: Driver) {
     let items = if cfg!(miri) { 8 } else { 60 };
-    for adapter in [
-        Ordered::OrderedBuffer,
-        Ordered::FastOrderedBuffer,
-        Ordered::TryOrderedBuffer,
-    ] {
+    for adapter in ORDERED {
         for shape in SHAPES {
             let gauge = Gauge::default();
             let (seen, took) = run_ordered(adapter, one_ms_each(items, &gauge), shape, driver);
@@ -774,11 +777,7 @@ fn poll_next_mixed_with_poll_progress_holds_no_more_than_the_window_or_the_concu
     let items = if cfg!(miri) { 20 } else { 200 };
     for seed in 1..=if cfg!(miri) { 2 } else { 10 } {
         let spins = support::random(items, 5, seed);
-        for adapter in [
-            Ordered::OrderedBuffer,
-            Ordered::FastOrderedBuffer,
-            Ordered::TryOrderedBuffer,
-        ] {
+        for adapter in ORDERED {
             for shape in SHAPES {
                 let gauge = Gauge::default();
                 let source = stream::iter(spins.clone().into_iter().enumerate()).map({
