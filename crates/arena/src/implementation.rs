@@ -78,10 +78,13 @@
 //! nor the other values (each is polled once a call, in turn). A stream's slot (`Step::Repoll`) goes to the next round's queue after
 //! each item, so one round takes at most one item of each stream. Such slots would keep the
 //! queue from ever running empty (an always-ready stream is queued again after every item), and
-//! a round collects wakes only when its queue runs empty; so a round that starts with deferred
-//! slots collects the wakes first, and queues what it collected ahead of the slots still queued
-//! from earlier rounds and of the deferred ones: a value woken while always-ready streams run is
-//! polled in the next call, however many of them there are.
+//! within a round wakes are collected when its queue runs empty; so every round starts by
+//! collecting the wakes since the last collection, behind the slots still queued from earlier
+//! rounds and ahead of the deferred ones: a woken value is never passed over by values pushed
+//! or woken after the call that follows its wake began, and a stream woken while always-ready
+//! streams run is polled before any of them has a second turn. A value woken again between the
+//! collection that queued it and its poll is polled once: a poll after the round's first takes
+//! the slot's mark in the ready set before it polls.
 //!
 //! A merge's call takes one item and ends, so its common case is shorter, a branch of the
 //! same loop (`Rounds::poll_first`): when the top word of the ready set says nothing was woken
