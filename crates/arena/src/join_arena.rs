@@ -576,11 +576,9 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
     fn drain(&mut self, mode: Drain, round: u32, ready: &mut Queue, deferred: &mut Queue) -> bool {
         let (words, layout, owner) = self.table.ready_and_owner_words();
         let marks = marks(owner);
-        let mut got = false;
-        ready_set::drain(words, layout, mode, &mut |index| {
-            got |= round::file(marks, index as u32, round, ready, deferred);
-        });
-        got
+        ready_set::drain(words, layout, mode, move |index| {
+            round::file(marks, index as u32, round, ready, deferred)
+        })
     }
 
     #[inline(always)]

@@ -247,14 +247,21 @@ fn unmark_in(word: &AtomicU64, index: usize) {
     }
 }
 
-/// Takes every marked slot out of the set, calling `f` with each index, lowest first within a
-/// word, and leaves the top word as `mode` says.
+/// Takes every marked slot out of the set, calling `f` with each index, lowest first, and
+/// leaves the top word as `mode` says. `true` if any call of `f` returned `true`.
+///
+/// `f` is taken by value and answers with a `bool`, not through a flag it captures: the set's
+/// owner drains at the start of a round whenever something was woken, and a closure that
+/// captured its caller's locals by reference would keep them in memory for the whole drain.
+/// Sets of up to 4,032 slots (one level under the top word) are drained in loops of their own;
+/// deeper ones out of line. Guarded by `unordered_selfwake_100k_c64`, instructions.
+#[inline(always)]
 pub(crate) fn drain(
     words: &[AtomicU64],
     layout: &ReadyLayout,
     mode: Drain,
-    f: &mut impl FnMut(usize),
-) {
+    mut f: impl FnMut(usize) -> bool,
+) -> bool {
     let top = layout.top();
     let fill = match mode {
         Drain::KeepBusy => BUSY,
@@ -263,7 +270,55 @@ pub(crate) fn drain(
     // AcqRel: Acquire pairs with the wakers' Release in `mark`; Release keeps this swap
     // ordered before the child swaps below.
     let bits = words[layout.word(top, 0)].swap(fill, Ordering::AcqRel) & !BUSY;
-    drain_bits(words, layout, top, 0, bits, f);
+    match top {
+        0 => each_bit(0, bits, &mut f),
+        1 => {
+            let mut got = false;
+            let mut children = bits;
+            while children != 0 {
+                let index = children.trailing_zeros() as usize;
+                children &= children - 1;
+                got |= each_bit(index * 64, take_word(words, layout, 0, index), &mut f);
+            }
+            got
+        }
+        _ => drain_deep(words, layout, top, bits, f),
+    }
+}
+
+/// [`drain`] below a top word at level `top` (2 or more), whose bits `bits` it took.
+#[inline(never)]
+fn drain_deep(
+    words: &[AtomicU64],
+    layout: &ReadyLayout,
+    top: usize,
+    bits: u64,
+    mut f: impl FnMut(usize) -> bool,
+) -> bool {
+    let mut got = false;
+    drain_bits(words, layout, top, 0, bits, &mut |index| got |= f(index));
+    got
+}
+
+/// Calls `f` with `base` plus the index of each bit of `bits`, lowest first; `true` if any
+/// call returned `true`.
+#[inline(always)]
+fn each_bit(base: usize, mut bits: u64, f: &mut impl FnMut(usize) -> bool) -> bool {
+    let mut got = false;
+    while bits != 0 {
+        let bit = bits.trailing_zeros() as usize;
+        bits &= bits - 1;
+        got |= f(base + bit);
+    }
+    got
+}
+
+/// Takes word `index` of `level`: its bits, leaving it empty.
+#[inline(always)]
+fn take_word(words: &[AtomicU64], layout: &ReadyLayout, level: usize, index: usize) -> u64 {
+    // AcqRel: Acquire pairs with the wakers' Release in `mark`; Release keeps this clear
+    // ordered before the child swaps that follow it.
+    words[layout.word(level, index)].swap(0, Ordering::AcqRel)
 }
 
 fn drain_word(
@@ -273,9 +328,7 @@ fn drain_word(
     index: usize,
     f: &mut impl FnMut(usize),
 ) {
-    // AcqRel: Acquire pairs with the wakers' Release in `mark`; Release keeps this clear
-    // ordered before the child swaps below.
-    let bits = words[layout.word(level, index)].swap(0, Ordering::AcqRel);
+    let bits = take_word(words, layout, level, index);
     drain_bits(words, layout, level, index, bits, f);
 }
 
@@ -326,7 +379,10 @@ mod tests {
 
     fn drained(words: &[AtomicU64], layout: &ReadyLayout) -> Vec<usize> {
         let mut out = Vec::new();
-        drain(words, layout, Drain::Arm, &mut |i| out.push(i));
+        drain(words, layout, Drain::Arm, |i| {
+            out.push(i);
+            true
+        });
         out
     }
 
@@ -360,12 +416,18 @@ mod tests {
     fn a_busy_top_word_absorbs_the_climb() {
         let (words, layout) = set(10_000);
         let mut seen = Vec::new();
-        drain(&words, &layout, Drain::KeepBusy, &mut |i| seen.push(i));
+        drain(&words, &layout, Drain::KeepBusy, |i| {
+            seen.push(i);
+            true
+        });
         assert!(seen.is_empty());
         assert!(is_empty(&words, &layout) && !is_clear(&words, &layout));
         // The owner is busy: the first wake joins instead of raising.
         assert_eq!(mark(&words, &layout, 70), Marked::Joined);
-        drain(&words, &layout, Drain::Arm, &mut |i| seen.push(i));
+        drain(&words, &layout, Drain::Arm, |i| {
+            seen.push(i);
+            true
+        });
         assert_eq!(seen, [70]);
         assert!(is_clear(&words, &layout));
         assert_eq!(mark(&words, &layout, 70), Marked::Raised);

@@ -532,30 +532,29 @@ impl<T> Store<T> {
         } = self;
         let ids = *ids;
         debug_assert!(GROUP || ids == 0);
-        let mut got = false;
+        let slots = &mut **slots;
         ready_set::drain(
             table.words(),
             table.header().ready_layout(),
             mode,
-            &mut |entry| {
+            move |entry| {
                 let index = link(slots, entry as u32).slot;
                 if index == NIL {
                     // A waker of a departed value: it names no slot.
-                    return;
+                    return false;
                 }
                 if !kept(slots, index as usize).occupied {
                     // A parked entry: its wakers were gone when its value left.
-                    return;
+                    return false;
                 }
-                got |= if GROUP {
+                if GROUP {
                     let mut marks = Local { slots, ids };
                     round::file(&mut marks, ids | index, round, ready, deferred)
                 } else {
-                    round::file(&mut **slots, index, round, ready, deferred)
-                };
+                    round::file(slots, index, round, ready, deferred)
+                }
             },
-        );
-        got
+        )
     }
 
     /// Polls the value of slot `index`, if it holds one, with `poll` (given its key), in a
