@@ -804,4 +804,126 @@ mod tests {
             "no waker is left to wake"
         );
     }
+
+    /// A stock whose owner was inside an operation when another thread forked the process:
+    /// in the child, where that owner does not exist, the stock is orphaned, none of its
+    /// buffers are counted and `try_acquire` takes the others without waiting for it; in the
+    /// parent, where its owner lives on, it is neither. The owner's operation is stood in for
+    /// by entering its stock from the test's thread, so the child always finds it busy.
+    #[cfg(all(unix, feature = "std", not(miri)))]
+    #[test]
+    fn a_stock_busy_at_a_fork_is_orphaned_in_the_child_only() {
+        use std::sync::mpsc;
+        use std::time::{Duration, Instant};
+
+        use crate::pool::BufferPool;
+        use crate::stocks;
+
+        /// The child's exit codes: 0 when it found what it should.
+        const NOT_ORPHANED: i32 = 2;
+        const OWN_ORPHANED: i32 = 3;
+        const MISCOUNTED: i32 = 4;
+        const TOOK_WRONG: i32 = 5;
+        const BUFFERS: usize = 8;
+
+        // ThreadSanitizer does not support a child forked from a multi-threaded process.
+        if std::env::var_os("TSAN_OPTIONS").is_some() {
+            return;
+        }
+        let pool = BufferPool::new(BUFFERS, 16);
+        let (owned_tx, owned_rx) = mpsc::channel();
+        let (done_tx, done_rx) = mpsc::channel::<()>();
+        let owner = {
+            let pool = pool.clone();
+            std::thread::spawn(move || {
+                let held: std::vec::Vec<_> = (0..2).map(|_| pool.try_acquire().unwrap()).collect();
+                drop(held);
+                owned_tx.send(stocks::slot()).unwrap();
+                // Lives on, owning its stock, until the test is done.
+                let _ = done_rx.recv();
+            })
+        };
+        let slot = owned_rx
+            .recv()
+            .unwrap()
+            .expect("the thread owns a stock while stocks are free");
+        let stock = &pool.inner.stocks[slot];
+        let stocked = stock.len() as usize;
+        assert!(
+            stocked > 0,
+            "the owner's released buffers wait in its stock"
+        );
+        assert!(stock.enter(&pool.inner.flags), "no flag is set");
+        assert!(!stocks::orphaned(slot), "the owner lives: not orphaned");
+        assert_eq!(
+            pool.available(),
+            BUFFERS,
+            "a busy stock whose owner lives is counted"
+        );
+        let own = stocks::slot();
+
+        // SAFETY: the child runs only atomics and the pool (no allocation, no lock), and
+        // leaves with `_exit`, never returning into the test harness.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            // SAFETY: `alarm` only arms a timer, which ends a child that hangs.
+            unsafe { libc::alarm(10) };
+            let code = if !stocks::orphaned(slot) {
+                NOT_ORPHANED
+            } else if own.is_some_and(stocks::orphaned) {
+                OWN_ORPHANED
+            } else if pool.available() != BUFFERS - stocked {
+                MISCOUNTED
+            } else {
+                let mut taken = 0;
+                let mut held: [Option<crate::Buf>; BUFFERS] = Default::default();
+                for place in &mut held {
+                    *place = pool.try_acquire();
+                    taken += usize::from(place.is_some());
+                }
+                if taken == BUFFERS - stocked {
+                    0
+                } else {
+                    TOOK_WRONG
+                }
+            };
+            // SAFETY: ends the child at once, without running the parent's exit handlers.
+            unsafe { libc::_exit(code) };
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut status = 0;
+        let outcome = loop {
+            // SAFETY: `status` is a valid place for the status of our own child `pid`.
+            let reaped = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            assert!(reaped >= 0, "waitpid failed");
+            if reaped == pid {
+                break if libc::WIFEXITED(status) {
+                    Ok(libc::WEXITSTATUS(status))
+                } else {
+                    Err(libc::WTERMSIG(status))
+                };
+            }
+            if Instant::now() >= deadline {
+                // SAFETY: `pid` is our own child, not reaped yet.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        };
+        stock.leave();
+        done_tx.send(()).unwrap();
+        owner.join().unwrap();
+        assert_eq!(
+            outcome,
+            Ok(0),
+            "the child: 0 ok, {NOT_ORPHANED} the stock not orphaned, {OWN_ORPHANED} its own \
+             stock orphaned, {MISCOUNTED} miscounted, {TOOK_WRONG} took too many or too few; \
+             a signal if it hung"
+        );
+        assert_eq!(
+            pool.available(),
+            BUFFERS,
+            "the parent's buffers are all there"
+        );
+    }
 }
