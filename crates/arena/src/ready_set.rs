@@ -286,7 +286,8 @@ pub(crate) fn drain(
     }
 }
 
-/// [`drain`] below a top word at level `top` (2 or more), whose bits `bits` it took.
+/// [`drain`] below a top word at level `top` (2 or more), whose bits `bits` it took: depth
+/// first, lowest first, with the bits still to visit at each level on a stack of its own.
 #[inline(never)]
 fn drain_deep(
     words: &[AtomicU64],
@@ -295,8 +296,30 @@ fn drain_deep(
     bits: u64,
     mut f: impl FnMut(usize) -> bool,
 ) -> bool {
+    debug_assert!((2..MAX_LEVELS).contains(&top));
     let mut got = false;
-    drain_bits(words, layout, top, 0, bits, &mut |index| got |= f(index));
+    // `pending[level]`: the bits of word `base[level]` of `level` not visited yet.
+    let mut pending = [0u64; MAX_LEVELS];
+    let mut base = [0usize; MAX_LEVELS];
+    pending[top] = bits;
+    let mut level = top;
+    while level <= top {
+        let bits = pending[level];
+        if bits == 0 {
+            level += 1;
+            continue;
+        }
+        pending[level] = bits & (bits - 1);
+        let child = base[level] * 64 + bits.trailing_zeros() as usize;
+        let word = take_word(words, layout, level - 1, child);
+        if level == 1 {
+            got |= each_bit(child * 64, word, &mut f);
+        } else {
+            level -= 1;
+            pending[level] = word;
+            base[level] = child;
+        }
+    }
     got
 }
 
@@ -319,37 +342,6 @@ fn take_word(words: &[AtomicU64], layout: &ReadyLayout, level: usize, index: usi
     // AcqRel: Acquire pairs with the wakers' Release in `mark`; Release keeps this clear
     // ordered before the child swaps that follow it.
     words[layout.word(level, index)].swap(0, Ordering::AcqRel)
-}
-
-fn drain_word(
-    words: &[AtomicU64],
-    layout: &ReadyLayout,
-    level: usize,
-    index: usize,
-    f: &mut impl FnMut(usize),
-) {
-    let bits = take_word(words, layout, level, index);
-    drain_bits(words, layout, level, index, bits, f);
-}
-
-/// Drains the children named by `bits`, the bits taken from word `index` of `level`.
-fn drain_bits(
-    words: &[AtomicU64],
-    layout: &ReadyLayout,
-    level: usize,
-    index: usize,
-    mut bits: u64,
-    f: &mut impl FnMut(usize),
-) {
-    while bits != 0 {
-        let child = index * 64 + bits.trailing_zeros() as usize;
-        bits &= bits - 1;
-        if level == 0 {
-            f(child);
-        } else {
-            drain_word(words, layout, level - 1, child, f);
-        }
-    }
 }
 
 #[cfg(all(test, not(all(pinfold_loom, feature = "loom"))))]
@@ -449,15 +441,22 @@ mod tests {
 
     #[test]
     fn every_marked_slot_is_drained_once() {
-        let capacity = if cfg!(miri) { 300 } else { 70_000 };
-        let (words, layout) = set(capacity);
-        let marked: Vec<usize> = (0..capacity)
-            .filter(|i| i % 7 == 3 || i % 64 == 0)
-            .collect();
-        for &i in marked.iter().rev() {
-            mark(&words, &layout, i);
+        // One level under the top word, then two, then three: each drained its own way.
+        let capacities: &[usize] = if cfg!(miri) {
+            &[40, 300]
+        } else {
+            &[40, 3_000, 70_000, 300_000]
+        };
+        for &capacity in capacities {
+            let (words, layout) = set(capacity);
+            let marked: Vec<usize> = (0..capacity)
+                .filter(|i| i % 7 == 3 || i % 64 == 0)
+                .collect();
+            for &i in marked.iter().rev() {
+                mark(&words, &layout, i);
+            }
+            assert_eq!(drained(&words, &layout), marked, "{capacity} slots");
+            assert!(drained(&words, &layout).is_empty(), "{capacity} slots");
         }
-        assert_eq!(drained(&words, &layout), marked);
-        assert!(drained(&words, &layout).is_empty());
     }
 }
