@@ -205,6 +205,45 @@ fn take_indexed<K>(index: &mut HashTable<Indexed<K>>, hash: u64, slot: Key) -> O
     Some(found.remove().0)
 }
 
+/// Polls one map entry, the value of arena slot `slot`, with `poll`: what the round does with
+/// it. A value that leaves takes its key out of `index` first; if the poll, or the clone of the
+/// key for an item, panics, the arena drops the value and its key leaves the index first.
+#[inline(always)]
+fn poll_entry<K: Clone, V, T>(
+    index: &mut HashTable<Indexed<K>>,
+    poll: &mut impl FnMut(Pin<&mut V>, &mut Context<'_>) -> Polled<T>,
+    slot: Key,
+    entry: Pin<&mut Entry<K, V>>,
+    cx: &mut Context<'_>,
+) -> Step<Option<(K, T)>> {
+    let entry = entry.project();
+    let (hash, key, value) = (*entry.hash, &*entry.key, entry.value);
+    let (item_key, polled) = unwind::repair_on_unwind(
+        &mut *index,
+        |_| {
+            let polled = poll(value, cx);
+            let item_key = matches!(polled, Polled::Item(_)).then(|| key.clone());
+            (item_key, polled)
+        },
+        |index| drop(take_indexed(index, hash, slot)),
+    );
+    match (item_key, polled) {
+        (Some(key), Polled::Item(out)) => Step::Repoll(Some((key, out))),
+        (_, Polled::Pending | Polled::Item(_)) => Step::Pending,
+        (_, Polled::Last(out)) => {
+            let indexed = take_indexed(index, hash, slot)
+                .expect("pinfold-map: a value's key is missing from the index");
+            Step::Done(Some((indexed.key, out)))
+        }
+        (_, Polled::End) => {
+            // The key's `Drop` runs once it is out of the index: if it panics, the arena drops
+            // the stream, which has ended anyway.
+            drop(take_indexed(index, hash, slot));
+            Step::Done(None)
+        }
+    }
+}
+
 /// What both maps are: the values in a growable arena, each beside its user key, and the index
 /// from user key to arena key.
 ///
@@ -427,37 +466,14 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
         mut poll: impl FnMut(Pin<&mut V>, &mut Context<'_>) -> Polled<T>,
     ) -> Poll<Option<(K, T)>> {
         let index = &mut self.index;
-        let poll_entry = |slot: Key, entry: Pin<&mut Entry<K, V>>, cx: &mut Context<'_>| {
-            let entry = entry.project();
-            let (hash, key, value) = (*entry.hash, &*entry.key, entry.value);
-            // If the poll, or the clone of the key for an item, panics, the arena drops the
-            // value: its key leaves the index first.
-            let (item_key, polled) = unwind::repair_on_unwind(
-                &mut *index,
-                |_| {
-                    let polled = poll(value, cx);
-                    let item_key = matches!(polled, Polled::Item(_)).then(|| key.clone());
-                    (item_key, polled)
-                },
-                |index| drop(take_indexed(index, hash, slot)),
-            );
-            match (item_key, polled) {
-                (Some(key), Polled::Item(out)) => Step::Repoll(Some((key, out))),
-                (_, Polled::Pending | Polled::Item(_)) => Step::Pending,
-                (_, Polled::Last(out)) => {
-                    let indexed = take_indexed(index, hash, slot)
-                        .expect("pinfold-map: a value's key is missing from the index");
-                    Step::Done(Some((indexed.key, out)))
-                }
-                (_, Polled::End) => {
-                    // The key's `Drop` runs once it is out of the index: if it panics, the
-                    // arena drops the stream, which has ended anyway.
-                    drop(take_indexed(index, hash, slot));
-                    Step::Done(None)
-                }
-            }
-        };
-        let polled = self.arena.poll_next_some(cx, poll_entry);
+        // Always inlined, as `poll_entry` is: called from two places in the arena's round, the
+        // closure was not, and each item paid a call. Guarded by `map_streams_10k`,
+        // instructions.
+        let polled = self.arena.poll_next_some(
+            cx,
+            #[inline(always)]
+            |slot, entry: Pin<&mut Entry<K, V>>, cx| poll_entry(index, &mut poll, slot, entry, cx),
+        );
         if let Poll::Ready(None) = polled {
             self.terminated = true;
         }
