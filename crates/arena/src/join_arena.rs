@@ -607,7 +607,9 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
 
     #[inline(always)]
     fn is_woken(&self, _id: u32, entry: u32) -> bool {
-        ready_set::is_marked(self.table.words(), entry as usize)
+        // SAFETY: `entry` is the one `poll_slot` gave, the entry of one of the arena's values,
+        // so its bit is in the ready set's first level.
+        unsafe { ready_set::is_marked_unchecked(self.table.words(), entry as usize) }
     }
 
     #[inline(always)]

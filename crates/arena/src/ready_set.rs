@@ -143,9 +143,22 @@ pub(crate) unsafe fn mark(words: &[AtomicU64], layout: &ReadyLayout, index: usiz
 
 /// Whether slot `index` is marked now. A hint for the owner (self-wake detection), not a
 /// synchronisation point.
-#[inline]
+#[cfg(test)]
 pub(crate) fn is_marked(words: &[AtomicU64], index: usize) -> bool {
     words[index / 64].load(Ordering::Relaxed) & (1 << (index % 64)) != 0
+}
+
+/// [`is_marked`] without the bound check, for the entry of the value just polled (guarded by
+/// `yield_16`, instructions).
+///
+/// # Safety
+/// Bit `index` is in `words` (`index / 64 < words.len()`).
+#[inline(always)]
+pub(crate) unsafe fn is_marked_unchecked(words: &[AtomicU64], index: usize) -> bool {
+    debug_assert!(index / 64 < words.len(), "bit {index} is not in the set");
+    // SAFETY: the caller's bound.
+    let word = unsafe { words.get_unchecked(index / 64) };
+    word.load(Ordering::Relaxed) & (1 << (index % 64)) != 0
 }
 
 /// Whether anything is marked. A hint, as [`is_marked`].
@@ -221,19 +234,19 @@ pub(crate) unsafe fn take_unchecked(words: &[AtomicU64], index: usize) {
     debug_assert!(index / 64 < words.len(), "bit {index} is not in the set");
     // SAFETY: the caller's bound.
     let word = unsafe { words.get_unchecked(index / 64) };
-    let bit = 1u64 << (index % 64);
-    if word.load(Ordering::Relaxed) & bit != 0 {
-        take_bit(word, bit);
+    if word.load(Ordering::Relaxed) & (1 << (index % 64)) != 0 {
+        take_bit(word, index);
     }
 }
 
-/// Clears `bit` of `word`: the rare half of [`take_unchecked`], out of the poll loop's way.
+/// Clears bit `index`'s place in its word `word`: the rare half of [`take_unchecked`], out of
+/// the poll loop's way (the mask too is made only here).
 #[cold]
 #[inline(never)]
-fn take_bit(word: &AtomicU64, bit: u64) {
+fn take_bit(word: &AtomicU64, index: usize) {
     // Acquire: pairs with the waker's Release in `mark`, as a drain's swap does, so the poll
     // that answers the wake sees what the waker did before it.
-    word.fetch_and(!bit, Ordering::Acquire);
+    word.fetch_and(!(1 << (index % 64)), Ordering::Acquire);
 }
 
 /// Unmarks bit `index`'s place in its word `word`.

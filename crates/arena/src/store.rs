@@ -591,7 +591,10 @@ impl<T> Store<T> {
     /// Whether entry `entry` was woken since its value's poll began.
     #[inline(always)]
     pub(crate) fn is_marked(&self, entry: u32) -> bool {
-        ready_set::is_marked(self.table.words(), entry as usize)
+        // SAFETY: the entries the loop asks about are those `poll_at` gave, each bound to one of
+        // the store's values: entries of the table, whose bits are in the ready set's first
+        // level (as for `kept`, an index the arena keeps itself).
+        unsafe { ready_set::is_marked_unchecked(self.table.words(), entry as usize) }
     }
 
     /// Asks the CPU for slot `index` (see [`queue::prefetch`]).
