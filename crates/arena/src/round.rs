@@ -307,31 +307,31 @@ impl Rounds {
         let _ = task;
     }
 
-    /// Queues the value just put into slot `id` at the end of this round's queue.
+    /// Queues the value just put into slot `id` at the end of this round's queue. A slot still
+    /// linked where its last value was queued (it left before a round reached it: removed, or
+    /// dropped at a panic of its poll where a merge polls the head of its queue in place)
+    /// keeps that place, which no value queued after it had reached (finding its place in the
+    /// queue would take a walk of it), except at the head of this round's queue: there it goes
+    /// to the end ([`push_linked`](Self::push_linked)).
     #[inline(always)]
     pub(crate) fn push(&mut self, marks: &mut (impl Marks + ?Sized), id: u32) {
         let mark = marks.mark(id);
         if mark.next == IDLE {
             mark.next = NIL;
             self.ready.link_last(marks, id);
-        } else {
+        } else if self.ready.front() == Some(id) {
             self.push_linked(marks, id);
         }
     }
 
-    /// [`push`](Self::push) into a slot still linked where its last value was queued (it left
-    /// before a round reached it: removed, or dropped at a panic of its poll where a merge
-    /// polls the head of its queue in place). At the head of this round's queue the slot goes
-    /// to the end; anywhere else the new value keeps that place, which no value queued after
-    /// it had reached: finding the slot's place in the queue would take a walk of it.
+    /// [`push`](Self::push) into the slot at the head of this round's queue, still linked
+    /// there: it goes to the end.
     #[cold]
     #[inline(never)]
     fn push_linked(&mut self, marks: &mut (impl Marks + ?Sized), id: u32) {
-        if self.ready.front() == Some(id) {
-            self.ready.pop(marks);
-            marks.mark(id).next = NIL;
-            self.ready.link_last(marks, id);
-        }
+        self.ready.pop(marks);
+        marks.mark(id).next = NIL;
+        self.ready.link_last(marks, id);
     }
 
     /// Marks the owner busy for the round: wakes from now on notify nobody until the round's
