@@ -287,14 +287,13 @@ impl Rounds {
     /// and the next call registers.
     #[cold]
     #[inline(never)]
-    fn after_panic(&mut self, parent: &dyn TaskParent, id: u32, task: &Waker) {
-        // Slot `id`'s value panicked; a merge's head stays at the head of the queue, to be
-        // skipped.
-        let queued = self
-            .ready
-            .front()
-            .is_some_and(|head| head != id || self.ready.len_above_one())
-            || !self.deferred.is_empty();
+    fn after_panic(&mut self, parent: &dyn TaskParent, in_place: bool, task: &Waker) {
+        // A merge's head that panicked stays at the head of the queue, to be skipped.
+        let queued = if in_place {
+            self.ready.len_above_one()
+        } else {
+            !self.ready.is_empty()
+        } || !self.deferred.is_empty();
         #[cfg(feature = "std")]
         parent.register(task);
         if !queued && parent.try_arm() {
@@ -507,7 +506,7 @@ impl Rounds {
                     budget.polled();
                     f(key, value, cx)
                 },
-                |parent| rounds.after_panic(parent, id, task),
+                |parent| rounds.after_panic(parent, false, task),
             );
             // A slot whose value left while it was queued is skipped.
             let Some((key, entry, step)) = polled else {
@@ -669,7 +668,7 @@ impl Rounds {
             id,
             false,
             |key, value, cx| f(key, value, cx),
-            |parent| rounds.after_panic(parent, id, task),
+            |parent| rounds.after_panic(parent, true, task),
         ) else {
             // A value that left: the round in full skips it.
             return First::NotTaken;
