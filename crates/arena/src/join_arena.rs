@@ -590,18 +590,18 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
         _panicked: impl FnOnce(&dyn round::TaskParent),
     ) -> Option<(Key, u32, R)> {
         let key = Key::new(id, 0);
+        // Checks that `id` is below the number of values, which is the table's number of
+        // entries (made with one per value; the values never change in number).
+        let value = pinned(self.cells, id as usize);
         if take_wake {
-            // SAFETY: `id` is one of the arena's values, each with the entry of its index, so
-            // its bit is in the ready set's first level.
+            // SAFETY: `id` is an entry of the table (above), so its bit is in the ready set's
+            // first level.
             unsafe { ready_set::take_unchecked(self.table.words(), id as usize) };
         }
-        let waker = self.table.borrowed_waker(id as usize);
+        // SAFETY: `id` is an entry of the table (above).
+        let waker = unsafe { self.table.borrowed_waker_unchecked(id as usize) };
         // A panic goes on to the owner, a join, which drops every value.
-        let out = poll(
-            key,
-            pinned(self.cells, id as usize),
-            &mut Context::from_waker(&waker),
-        );
+        let out = poll(key, value, &mut Context::from_waker(&waker));
         Some((key, id, out))
     }
 
