@@ -65,9 +65,11 @@
 //!   woken, woken: later wakes reach the task as after a call that returned `Pending`.
 //! - A value whose `Drop` panics (as it finishes or ends, in `remove`, in `clear`, or when the
 //!   primitive is dropped) is gone all the same, and a future's output with it; then the panic
-//!   propagates. `clear` and the primitive's drop drop every other value all the same, then
-//!   the first panic propagates (without `std`, a second panic while the first unwinds aborts,
-//!   see [*Features*](#features)).
+//!   propagates. When that happens inside a call (a value that finished or ended), the call
+//!   ends as if with an output: the wakes that come meanwhile are polled by the next call, and
+//!   reach the task once a call has returned `Pending`. `clear` and the primitive's drop drop
+//!   every other value all the same, then the first panic propagates (without `std`, a second
+//!   panic while the first unwinds aborts, see [*Features*](#features)).
 //! - A panic in the task waker's `clone` (when a call registers it) or in the `drop` of the
 //!   waker it replaces propagates out of the call. A panic in its `wake` propagates to whoever
 //!   woke the value's waker (another thread, or the code that called `wake_by_ref`), or out of

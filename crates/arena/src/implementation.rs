@@ -59,7 +59,10 @@
 //! instead of clearing it: a value that wakes itself (or another) during the round then stops
 //! at the top word and wakes nobody, since the owner will drain again before it waits. The last
 //! drain of a round, after registering, clears the top word entirely (it *arms* the set). The
-//! loom models in `loom-tests/` check this protocol.
+//! loom models in `loom-tests/` check this protocol. A round starts with a drain whenever
+//! something was woken since the last, so a drain is often short: a set of up to 4,032 slots
+//! (one level under the top word) is drained in a loop of its own, and a larger one depth
+//! first from a small stack, with no recursion and the filing of each slot inlined.
 //!
 //! # Rounds and fairness
 //!
