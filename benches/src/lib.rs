@@ -189,16 +189,28 @@ pub struct Workload {
     pub items: u64,
     /// What the row measures.
     pub description: &'static str,
+    /// How many values (futures, streams) a run holds at its peak: what the run's peak of
+    /// live bytes is divided by for the row's bytes per value. 0 for a row that does not hold
+    /// a fixed number of values (or whose peak is mostly something else, such as the outputs
+    /// it collects).
+    pub held: u64,
 }
 
 impl Workload {
-    /// The row `name`: `items` per run, measuring `description`.
+    /// The row `name`: `items` per run, measuring `description`, holding no fixed number of
+    /// values (see [`holding`](Self::holding)).
     pub const fn new(name: &'static str, items: u64, description: &'static str) -> Self {
         Self {
             name,
             items,
             description,
+            held: 0,
         }
+    }
+
+    /// The row, holding `held` values at its peak.
+    pub const fn holding(self, held: u64) -> Self {
+        Self { held, ..self }
     }
 
     /// The criterion group the row's results come from.
@@ -224,92 +236,110 @@ pub const SET_WORKLOADS: &[Workload] = &[
         "ready_512k",
         512_000,
         "512,000 ready futures through a bounded set of 256",
-    ),
+    )
+    .holding(256),
     Workload::new(
         "ready_512k_block_on",
         512_000,
         "the same under futures-executor block_on (a real waker)",
-    ),
+    )
+    .holding(256),
     Workload::new(
         "sleep_65k_wall",
         65_536,
         "65,536 × sleep(100 µs), 256 at a time, 1-thread tokio: wall time",
-    ),
+    )
+    .holding(256),
     Workload::new(
         "sleep_65k_cpu",
         65_536,
         "65,536 × sleep(100 µs), 256 at a time, 1-thread tokio: process CPU time",
-    ),
+    )
+    .holding(256),
     Workload::new(
         "yield_16",
         4_352,
         "256 futures that each wake themselves 16 times, set of 256",
-    ),
+    )
+    .holding(256),
     Workload::new(
         "yield_16_block_on",
         4_352,
         "the same under futures-executor block_on (a real waker)",
-    ),
+    )
+    .holding(256),
     Workload::new(
         "wakes_4_threads",
         16_384,
         "16,384 futures woken by 4 threads in random order; owner parks: release to last output",
-    ),
+    )
+    .holding(16_384),
     Workload::new(
         "wakes_4_threads_cpu",
         16_384,
         "the same: CPU time of the 4 threads' fire loops plus the owner's drain",
-    ),
+    )
+    .holding(16_384),
     Workload::new(
         "wakes_4_threads_adjacent",
         16_384,
         "as above, thread t firing slots t, t+4, t+8, ... (all 4 threads on the same ready words)",
-    ),
+    )
+    .holding(16_384),
     Workload::new(
         "wakes_4_threads_adjacent_cpu",
         16_384,
         "the same: CPU time of the 4 threads' fire loops plus the owner's drain",
-    ),
+    )
+    .holding(16_384),
     Workload::new(
         "unordered_ready_512k",
         512_000,
         "512,000 ready futures, 256 at a time, growable set",
-    ),
+    )
+    .holding(256),
     Workload::new(
         "unordered_ready_512k_block_on",
         512_000,
         "the same under futures-executor block_on (a real waker)",
-    ),
+    )
+    .holding(256),
     Workload::new(
         "burst_100k",
         100_000,
         "growable set: burst to 100,000 pending futures, drain to 100",
-    ),
+    )
+    .holding(100_000),
     Workload::new(
         "burst_100k_block_on",
         100_000,
         "the same under futures-executor block_on (a real waker)",
-    ),
+    )
+    .holding(100_000),
     Workload::new(
         "unordered_sparse_10k",
         10_000,
         "10,000 pending futures, woken 10 at a time (random order, each once) on the owner's thread, drained after each batch; block_on; setup untimed (pinfold: bounded set)",
-    ),
+    )
+    .holding(10_000),
     Workload::new(
         "unordered_sparse_10k/pinfold-growable",
         10_000,
         "the same with pinfold's growable FuturesUnordered",
-    ),
+    )
+    .holding(10_000),
     Workload::new(
         "keyed_churn_100k",
         100_000,
         "set of 1,024 kept full, 100,000 inserts, every other one removed by key before it finishes (pinfold: bounded set; futures-util: Abortable); block_on",
-    ),
+    )
+    .holding(1024),
     Workload::new(
         "keyed_churn_100k/pinfold-growable",
         100_000,
         "the same with pinfold's growable FuturesUnordered",
-    ),
+    )
+    .holding(1024),
 ];
 
 /// The rows of the joins (`pinfold-join`), in order: a criterion group (or `group/id`, see
@@ -319,103 +349,123 @@ pub const JOIN_WORKLOADS: &[Workload] = &[
         "join_all_ready_2_block_on",
         2,
         "join_all of 2 ready futures, under block_on",
-    ),
+    )
+    .holding(2),
     Workload::new(
         "join_all_ready_10_block_on",
         10,
         "join_all of 10 ready futures, under block_on",
-    ),
+    )
+    .holding(10),
     Workload::new(
         "join_all_ready_30_block_on",
         30,
         "join_all of 30 ready futures, under block_on",
-    ),
+    )
+    .holding(30),
     Workload::new(
         "join_all_std_ready_2",
         2,
         "join_all of 2 std::future::ready values, polled in place",
-    ),
+    )
+    .holding(2),
     Workload::new(
         "join_all_std_ready_10",
         10,
         "join_all of 10 std::future::ready values, polled in place",
-    ),
+    )
+    .holding(10),
     Workload::new(
         "join_all_std_ready_30",
         30,
         "join_all of 30 std::future::ready values, polled in place",
-    ),
-    Workload::new("join_all_10", 10, "join_all of 10 futures that yield once"),
+    )
+    .holding(30),
+    Workload::new("join_all_10", 10, "join_all of 10 futures that yield once").holding(10),
     Workload::new(
         "join_all_10_block_on",
         10,
         "the same under futures-executor block_on (a real waker)",
-    ),
+    )
+    .holding(10),
     Workload::new(
         "join_all_1k",
         1_000,
         "join_all of 1,000 futures that yield once",
-    ),
+    )
+    .holding(1000),
     Workload::new(
         "join_all_1k_block_on",
         1_000,
         "the same under futures-executor block_on (a real waker)",
-    ),
+    )
+    .holding(1000),
     Workload::new(
         "join_all_100k",
         100_000,
         "join_all of 100,000 futures that yield once",
-    ),
+    )
+    .holding(100_000),
     Workload::new(
         "join_all_100k_block_on",
         100_000,
         "the same under futures-executor block_on (a real waker)",
-    ),
+    )
+    .holding(100_000),
     Workload::new(
         "try_join_all_ready_2_block_on",
         2,
         "try_join_all of 2 ready futures (Ok), under block_on",
-    ),
+    )
+    .holding(2),
     Workload::new(
         "try_join_all_ready_10_block_on",
         10,
         "try_join_all of 10 ready futures (Ok), under block_on",
-    ),
+    )
+    .holding(10),
     Workload::new(
         "try_join_all_ready_30_block_on",
         30,
         "try_join_all of 30 ready futures (Ok), under block_on",
-    ),
+    )
+    .holding(30),
     Workload::new(
         "try_join_all_10",
         10,
         "try_join_all of 10 futures that yield once",
-    ),
+    )
+    .holding(10),
     Workload::new(
         "try_join_all_10_block_on",
         10,
         "the same under futures-executor block_on (a real waker)",
-    ),
+    )
+    .holding(10),
     Workload::new(
         "try_join_all_1k",
         1_000,
         "try_join_all of 1,000 futures that yield once",
-    ),
+    )
+    .holding(1000),
     Workload::new(
         "try_join_all_1k_block_on",
         1_000,
         "the same under futures-executor block_on (a real waker)",
-    ),
+    )
+    .holding(1000),
     Workload::new(
         "try_join_all_100k",
         100_000,
         "try_join_all of 100,000 futures that yield once",
-    ),
+    )
+    .holding(100_000),
     Workload::new(
         "try_join_all_100k_block_on",
         100_000,
         "the same under futures-executor block_on (a real waker)",
-    ),
+    )
+    .holding(100_000),
 ];
 
 /// The rows of the stream buffers (`pinfold-buffer`), in order: a criterion group (or `group/id`, see
@@ -465,7 +515,8 @@ pub const BUFFER_WORKLOADS: &[Workload] = &[
         "unordered_selfwake_100k_c64",
         100_000,
         "unordered buffer: 100k futures that wake themselves 0–4 times, concurrency 64; block_on",
-    ),
+    )
+    .holding(64),
 ];
 
 /// The rows of the ordered sets (`pinfold-buffer`'s `FuturesOrdered`), in order: a criterion group (or `group/id`, see
@@ -475,22 +526,26 @@ pub const ORDERED_SET_WORKLOADS: &[Workload] = &[
         "futures_ordered_sleep_100k",
         100_000,
         "FuturesOrdered: 100,000 futures of random 0–7 ms sleeps, all pushed, drained in order (paused clock); CPU time",
-    ),
+    )
+    .holding(100_000),
     Workload::new(
         "futures_ordered_bounded_sleep_100k",
         100_000,
         "the same, bounded sets of 100,000 (futures-util: its FuturesOrdered); CPU time",
-    ),
+    )
+    .holding(100_000),
     Workload::new(
         "futures_ordered_ready_512k",
         512_000,
         "FuturesOrdered: 512,000 ready futures, 256 at a time; block_on; CPU time",
-    ),
+    )
+    .holding(256),
     Workload::new(
         "futures_ordered_bounded_ready_512k",
         512_000,
         "the same, bounded sets of 256 (futures-util: its FuturesOrdered); CPU time",
-    ),
+    )
+    .holding(256),
 ];
 
 /// The rows of the merges (`pinfold-merge`), in order: a criterion group (or `group/id`, see
@@ -500,47 +555,56 @@ pub const MERGE_WORKLOADS: &[Workload] = &[
         "merge_ready_1k",
         100_000,
         "merge of 1,000 streams of 100 ready items (pinfold: MergeBounded); block_on",
-    ),
+    )
+    .holding(1000),
     Workload::new(
         "merge_ready_1k/pinfold-growable",
         100_000,
         "the same with pinfold's growable Merge",
-    ),
+    )
+    .holding(1000),
     Workload::new(
         "merge_wakes_10k",
         100_000,
         "merge of 10,000 streams of 10 items, each item woken by one of 4 threads in random order; owner parks: release to last item",
-    ),
+    )
+    .holding(10_000),
     Workload::new(
         "merge_wakes_10k/pinfold-growable",
         100_000,
         "the same with pinfold's growable Merge",
-    ),
+    )
+    .holding(10_000),
     Workload::new(
         "merge_wakes_10k_cpu",
         100_000,
         "the same: CPU time of the 4 threads' fire loops plus the owner's drain",
-    ),
+    )
+    .holding(10_000),
     Workload::new(
         "merge_hot_16",
         1_000_000,
         "merge of 16 always-ready streams, 1,000,000 items in all; block_on",
-    ),
+    )
+    .holding(16),
     Workload::new(
         "merge_hot_16/pinfold-growable",
         1_000_000,
         "the same with pinfold's growable Merge",
-    ),
+    )
+    .holding(16),
     Workload::new(
         "merge_sparse_10k",
         10_000,
         "merge of 10,000 pending streams; 1,000 batches of 10 random streams fired on the owner's thread, drained after each; block_on; setup untimed (pinfold: MergeBounded)",
-    ),
+    )
+    .holding(10_000),
     Workload::new(
         "merge_sparse_10k/pinfold-growable",
         10_000,
         "the same with pinfold's growable Merge",
-    ),
+    )
+    .holding(10_000),
 ];
 
 /// The rows of the keyed maps (`pinfold-map`), in order: a criterion group (or `group/id`, see
@@ -550,12 +614,14 @@ pub const MAP_WORKLOADS: &[Workload] = &[
         "map_streams_10k",
         100_000,
         "StreamMap of 10,000 keys, 10 items each woken by one of 4 threads in random order; 1,000 keys replaced half-way; owner parks: release to last item",
-    ),
+    )
+    .holding(10_000),
     Workload::new(
         "map_churn_100k",
         100_000,
         "FutureMap of 1,024 keys kept full, 100,000 inserts, every other one removed by key before it finishes (tokio-util: JoinMap on a current-thread runtime)",
-    ),
+    )
+    .holding(1024),
 ];
 
 /// The buffer pools' implementations, in the column order of their table (the second one).
