@@ -51,6 +51,11 @@ pub fn count(n: u64) -> String {
     groups.join(",")
 }
 
+/// `81.3`: bytes per value held, one decimal.
+pub fn per_value(bytes: f64) -> String {
+    format!("{bytes:.1}")
+}
+
 /// `0.89x`: pinfold's median over a peer's, two decimals.
 pub fn ratio(ratio: f64) -> String {
     format!("{ratio:.2}x")

@@ -66,7 +66,9 @@ pub use instructions::{
 };
 pub use local_signal::{LocalSignal, LocalSignalCell, LocalSignalStream};
 pub use record::{Measured, Record};
-pub use report::{BASELINES, cpu_table, index_table, peer_rows, provenance, standings};
+pub use report::{
+    BASELINES, bytes_per_value, cpu_table, index_table, peer_rows, provenance, standings,
+};
 pub use results::{
     ALLOCS_FILE, AllocRow, INSTRUCTIONS_FILE, VIRTUAL_FILE, VirtualRow, criterion_dir, read_allocs,
     read_instructions, read_virtual, record_allocs, record_virtual, results_dir, target_dir,

@@ -117,6 +117,23 @@ fn time_cell(measured: Option<&Measured>) -> String {
     cell
 }
 
+/// The peak of live bytes of one run of `workload` (from `measured`'s allocations) over the
+/// values it holds at its peak ([`Workload::held`]): `None` for a row that holds no fixed
+/// number of values, or a benchmark whose allocations were not counted.
+pub fn bytes_per_value(workload: &Workload, measured: Option<&Measured>) -> Option<f64> {
+    let allocs = measured?.allocs?;
+    (workload.held > 0).then(|| allocs.peak_bytes as f64 / workload.held as f64)
+}
+
+fn per_value_cell(per_value: Option<f64>) -> String {
+    per_value.map_or_else(|| "—".to_string(), format::per_value)
+}
+
+/// Whether any of `rows` holds values: only then has a table bytes-per-value columns.
+fn holds_values(rows: &[Row]) -> bool {
+    rows.iter().any(|row| row.workload.held > 0)
+}
+
 fn instructions_cell(measured: Option<&Measured>) -> String {
     measured
         .and_then(|m| m.instructions)
@@ -151,17 +168,21 @@ fn header(out: &mut String, cells: &[String]) {
     let _ = writeln!(out, "{rule}|");
 }
 
-/// `table` as one CPU measured it: each implementation's median time and instructions per
-/// item, pinfold's ratios to each peer in both, and the allocations. `None` if the record has
-/// none of its rows.
+/// `table` as one CPU measured it: each implementation's median time, instructions per item
+/// and (if a row holds values) peak bytes per value held, pinfold's ratios to each peer in
+/// time and instructions, and the allocations. `None` if the record has none of its rows.
 pub fn cpu_table(record: &Record, table: &Table) -> Option<String> {
     let (rows, columns, peers) = present(table, &[record]);
     if rows.is_empty() {
         return None;
     }
+    let per_value = holds_values(&rows);
     let mut cells = vec!["workload".to_string()];
     cells.extend(columns.iter().map(|id| format!("{id} time")));
     cells.extend(columns.iter().map(|id| format!("{id} instructions")));
+    if per_value {
+        cells.extend(columns.iter().map(|id| format!("{id} bytes per value")));
+    }
     cells.extend(
         peers
             .iter()
@@ -177,6 +198,13 @@ pub fn cpu_table(record: &Record, table: &Table) -> Option<String> {
         let mut cells = vec![format!("{}: {}", row.label(), row.workload.description)];
         cells.extend(columns.iter().map(|&id| time_cell(get(id))));
         cells.extend(columns.iter().map(|&id| instructions_cell(get(id))));
+        if per_value {
+            cells.extend(
+                columns
+                    .iter()
+                    .map(|&id| per_value_cell(bytes_per_value(row.workload, get(id)))),
+            );
+        }
         for &id in &peers {
             let theirs = get(id);
             let time = ratio_of(
@@ -209,19 +237,39 @@ fn instructions_of(records: &[&Record], group: &str, id: &str) -> Option<f64> {
         .map(|(_, n)| n)
 }
 
+/// The newest record (by date, the last of equal dates) that counted `group/id`'s
+/// allocations: its peak bytes per value held in a run of `workload`.
+fn per_value_of(records: &[&Record], workload: &Workload, group: &str, id: &str) -> Option<f64> {
+    records
+        .iter()
+        .filter_map(|r| {
+            Some((
+                r.date.as_str(),
+                bytes_per_value(workload, r.get(group, id))?,
+            ))
+        })
+        .max_by(|a, b| a.0.cmp(b.0))
+        .map(|(_, n)| n)
+}
+
 /// `table` over every record: per row and peer, pinfold's time over the peer's on each CPU,
-/// and its instructions per item over the peer's. `None` if no record has its rows.
+/// its instructions per item over the peer's, and (if a row holds values) its peak bytes per
+/// value held over the peer's. `None` if no record has its rows.
 pub fn index_table(records: &[&Record], table: &Table) -> Option<String> {
     let (rows, _, peers) = present(table, records);
     if rows.is_empty() {
         return None;
     }
+    let per_value = holds_values(&rows);
     let mut cells = vec!["workload".to_string()];
     for peer in &peers {
         for record in records {
             cells.push(format!("pinfold / {peer}, time on {}", record.short));
         }
         cells.push(format!("pinfold / {peer}, instructions"));
+        if per_value {
+            cells.push(format!("pinfold / {peer}, bytes per value"));
+        }
     }
     let mut out = format!("### {}\n\n", table.title);
     header(&mut out, &cells);
@@ -239,6 +287,12 @@ pub fn index_table(records: &[&Record], table: &Table) -> Option<String> {
                 instructions_of(records, group, row.ours),
                 instructions_of(records, group, peer),
             )));
+            if per_value {
+                cells.push(ratio_cell(ratio_of(
+                    per_value_of(records, row.workload, group, row.ours),
+                    per_value_of(records, row.workload, group, peer),
+                )));
+            }
         }
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
@@ -274,12 +328,23 @@ pub fn standings(records: &[&Record]) -> Vec<Standing> {
                     .min_by(|a, b| a.1.total_cmp(&b.1))?;
                 Some((ours, peer.to_string(), theirs))
             });
+            let bytes_per_value =
+                per_value_of(records, row.workload, group, row.ours).and_then(|ours| {
+                    let (peer, theirs) = peers(table)
+                        .filter_map(|peer| {
+                            Some((peer, per_value_of(records, row.workload, group, peer)?))
+                        })
+                        .filter(|&(_, n)| n > 0.0)
+                        .min_by(|a, b| a.1.total_cmp(&b.1))?;
+                    Some((ours, peer.to_string(), theirs))
+                });
             if !times.is_empty() || instructions.is_some() {
                 standings.push(Standing {
                     name: row.workload.name.to_string(),
                     description: description(table, row.workload.name),
                     times,
                     instructions,
+                    bytes_per_value,
                 });
             }
         }
@@ -288,7 +353,8 @@ pub fn standings(records: &[&Record]) -> Vec<Standing> {
 }
 
 /// Each peer (not a baseline) and its rows: pinfold's time over its on each CPU that timed
-/// both, and its instructions per item over its; the input of [`claims`](crate::claims).
+/// both, its instructions per item over its, and its peak bytes per value held over its; the
+/// input of [`claims`](crate::claims).
 pub fn peer_rows(records: &[&Record]) -> Vec<(String, Vec<PeerRow>)> {
     let names: BTreeSet<&str> = TABLES
         .iter()
@@ -317,10 +383,15 @@ pub fn peer_rows(records: &[&Record]) -> Vec<(String, Vec<PeerRow>)> {
                         instructions_of(records, group, row.ours),
                         instructions_of(records, group, peer),
                     );
+                    let bytes_per_value = ratio_of(
+                        per_value_of(records, row.workload, group, row.ours),
+                        per_value_of(records, row.workload, group, peer),
+                    );
                     (!times.is_empty() || instructions.is_some()).then(|| PeerRow {
                         row: row.workload.name.to_string(),
                         times,
                         instructions,
+                        bytes_per_value,
                     })
                 })
                 .collect();

@@ -26,8 +26,9 @@ impl CpuRatio {
     }
 }
 
-/// pinfold's standing in one row: against the fastest peer on each CPU recorded, and in
-/// instructions per item against the peer that runs the fewest.
+/// pinfold's standing in one row: against the fastest peer on each CPU recorded, in
+/// instructions per item against the peer that runs the fewest, and, in a row that holds
+/// values, in peak bytes per value against the peer that takes the fewest.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Standing {
     /// The row as the tables name it: a criterion group, or `group/id` for a second pinfold
@@ -39,6 +40,9 @@ pub struct Standing {
     pub times: Vec<CpuRatio>,
     /// pinfold's instructions per item, the peer with the fewest, and that peer's.
     pub instructions: Option<(f64, String, f64)>,
+    /// In a row that holds values ([`Workload::held`](crate::Workload::held)): pinfold's peak
+    /// bytes per value, the peer with the fewest, and that peer's.
+    pub bytes_per_value: Option<(f64, String, f64)>,
 }
 
 impl Standing {
@@ -135,9 +139,11 @@ pub fn summary_rows<'a>(standings: &'a [Standing], named: &[&str]) -> Vec<&'a St
 
 /// The summary in markdown: `provenance` (one line on the records it comes from), then a
 /// table of `rows` (by name: `RESULTS.md` says what each measures): pinfold's time over the
-/// fastest peer's on each of `cpus` (short names), and its instructions per item over the
-/// fewest of any peer.
+/// fastest peer's on each of `cpus` (short names), its instructions per item over the fewest
+/// of any peer, and, if some row holds values, pinfold's peak bytes per value with its ratio
+/// to the fewest of any peer (`—` in a row that holds none).
 pub fn summary_table(rows: &[&Standing], cpus: &[String], provenance: &str) -> String {
+    let per_value = rows.iter().any(|row| row.bytes_per_value.is_some());
     let mut out = String::new();
     let _ = writeln!(out, "{provenance}");
     let _ = writeln!(out);
@@ -149,6 +155,10 @@ pub fn summary_table(rows: &[&Standing], cpus: &[String], provenance: &str) -> S
     }
     head.push_str(" instructions |");
     rule.push_str("---|");
+    if per_value {
+        head.push_str(" bytes per value |");
+        rule.push_str("---|");
+    }
     let _ = writeln!(out, "{head}");
     let _ = writeln!(out, "{rule}");
     for row in rows {
@@ -163,16 +173,31 @@ pub fn summary_table(rows: &[&Standing], cpus: &[String], provenance: &str) -> S
         }
         match &row.instructions {
             Some((ours, peer, theirs)) => {
-                let _ = writeln!(out, " {} {peer} |", format::ratio(ours / theirs));
+                let _ = write!(out, " {} {peer} |", format::ratio(ours / theirs));
             }
-            None => out.push_str(" — |\n"),
+            None => out.push_str(" — |"),
         }
+        if per_value {
+            match &row.bytes_per_value {
+                Some((ours, peer, theirs)) => {
+                    let _ = write!(
+                        out,
+                        " {} ({} {peer}) |",
+                        format::per_value(*ours),
+                        format::ratio(ours / theirs)
+                    );
+                }
+                None => out.push_str(" — |"),
+            }
+        }
+        out.push('\n');
     }
     out
 }
 
 /// How pinfold compares with one peer in one row: its time over the peer's on each CPU that
-/// timed both, and its instructions per item over the peer's.
+/// timed both, its instructions per item over the peer's, and its peak bytes per value held
+/// over the peer's.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PeerRow {
     /// The row's name.
@@ -181,6 +206,8 @@ pub struct PeerRow {
     pub times: Vec<f64>,
     /// pinfold's instructions per item over the peer's.
     pub instructions: Option<f64>,
+    /// pinfold's peak bytes per value held over the peer's, in a row that holds values.
+    pub bytes_per_value: Option<f64>,
 }
 
 /// A peer is "faster" in a row where pinfold's time is more than this over its.
@@ -188,15 +215,17 @@ pub const SLOWER_BY: f64 = 1.05;
 
 /// What holds on every CPU recorded, one line per peer (`peers`: each peer's `BenchmarkId`
 /// and its rows): in how many of its rows pinfold took less time on every CPU, in which rows
-/// the peer was more than 5% faster on some CPU, and in how many pinfold ran fewer
-/// instructions per item. `cpus` names the CPUs.
+/// the peer was more than 5% faster on some CPU, in how many pinfold ran fewer instructions
+/// per item, and in how many of the rows that hold values it took fewer bytes per value at
+/// its peak. `cpus` names the CPUs.
 pub fn claims(cpus: &[String], peers: &[(String, Vec<PeerRow>)]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
         "Against each peer, in its rows, on every CPU recorded ({}): in how many pinfold took \
-         less time, where the peer was more than 5% faster, and in how many pinfold ran fewer \
-         instructions per item.",
+         less time, where the peer was more than 5% faster, in how many pinfold ran fewer \
+         instructions per item, and, of the rows that hold values, in how many it took fewer \
+         bytes per value at its peak.",
         cpus.join(", ")
     );
     let _ = writeln!(out);
@@ -223,6 +252,15 @@ pub fn claims(cpus: &[String], peers: &[(String, Vec<PeerRow>)]) -> String {
         }
         if !counted.is_empty() {
             let _ = write!(line, "; fewer instructions in {fewer} of {}", counted.len());
+        }
+        let held: Vec<f64> = rows.iter().filter_map(|row| row.bytes_per_value).collect();
+        if !held.is_empty() {
+            let smaller = held.iter().filter(|&&ratio| ratio < 1.0).count();
+            let _ = write!(
+                line,
+                "; fewer bytes per value in {smaller} of {}",
+                held.len()
+            );
         }
         line.push('.');
         let _ = writeln!(out, "{line}");

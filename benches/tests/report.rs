@@ -6,8 +6,8 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use pinfold_benches::{
     Allocs, Cpu, CpuRatio, Measured, PeerRow, Record, SUMMARY_END, SUMMARY_MAX_ROWS, SUMMARY_START,
-    Standing, TABLES, claims, cpu_table, format, index_table, peer_rows, ratio_chart,
-    replace_summary, spelled_out, standings, summary_rows, summary_table,
+    Standing, TABLES, Table, Workload, bytes_per_value, claims, cpu_table, format, index_table,
+    peer_rows, ratio_chart, replace_summary, spelled_out, standings, summary_rows, summary_table,
 };
 
 /// A row where pinfold takes `ratio` times the fastest peer's 100 ns on one CPU.
@@ -22,6 +22,7 @@ fn standing(name: &str, ratio: f64) -> Standing {
             peer_ns: 100.0,
         }],
         instructions: None,
+        bytes_per_value: None,
     }
 }
 
@@ -342,11 +343,13 @@ fn claims_count_only_rows_where_every_cpu_agrees() {
             row: "both".to_string(),
             times: vec![0.5, 0.9],
             instructions: Some(0.8),
+            bytes_per_value: None,
         },
         PeerRow {
             row: "split".to_string(),
             times: vec![0.5, 1.02],
             instructions: Some(1.2),
+            bytes_per_value: None,
         },
     ];
     let text = claims(&["A".to_string()], &[("peer".to_string(), rows)]);
@@ -354,6 +357,242 @@ fn claims_count_only_rows_where_every_cpu_agrees() {
         text.contains(
             "- **peer**: less time in 1 of 2, never 5% slower; fewer instructions in 1 of 2."
         ),
+        "{text}"
+    );
+}
+
+/// The table titled `title`.
+fn table(title: &str) -> &'static Table {
+    TABLES
+        .iter()
+        .find(|table| table.title == title)
+        .unwrap_or_else(|| panic!("no table `{title}`"))
+}
+
+/// The row named `name`, in any table.
+fn workload(name: &str) -> &'static Workload {
+    TABLES
+        .iter()
+        .flat_map(|table| table.workloads)
+        .find(|workload| workload.name == name)
+        .unwrap_or_else(|| panic!("no row `{name}`"))
+}
+
+/// Figures of `group/id` with only the allocations counted, peaking at `peak_bytes`.
+fn allocated(peak_bytes: u64) -> Measured {
+    Measured {
+        allocs: Some(Allocs {
+            allocs: 3,
+            bytes: peak_bytes,
+            peak_bytes,
+        }),
+        ..Measured::default()
+    }
+}
+
+/// `record` with `ready_512k`'s peak bytes set: pinfold's, futures-buffered's and
+/// futures-util's.
+fn with_peaks(mut record: Record, [pinfold, buffered, util]: [u64; 3]) -> Record {
+    for (id, peak) in [
+        ("pinfold", pinfold),
+        ("futures-buffered", buffered),
+        ("futures-util", util),
+    ] {
+        let key = ("ready_512k".to_string(), id.to_string());
+        let measured = record
+            .results
+            .get_mut(&key)
+            .expect("the record has the row");
+        measured.allocs = Some(Allocs {
+            allocs: 2,
+            bytes: peak,
+            peak_bytes: peak,
+        });
+    }
+    record
+}
+
+#[test]
+fn a_rows_bytes_per_value_is_its_peak_over_the_values_it_holds() {
+    let ready = workload("ready_512k");
+    assert_eq!(ready.held, 256);
+    assert_eq!(
+        bytes_per_value(ready, Some(&allocated(20_800))),
+        Some(81.25)
+    );
+    // Not counted, or a row that holds no fixed number of values: no figure.
+    assert_eq!(bytes_per_value(ready, Some(&Measured::default())), None);
+    assert_eq!(bytes_per_value(ready, None), None);
+    let buffer = workload("ordered_10k_c50");
+    assert_eq!(buffer.held, 0);
+    assert_eq!(bytes_per_value(buffer, Some(&allocated(20_800))), None);
+    // The builder keeps what `new` set.
+    let row = Workload::new("row", 7, "what it does").holding(3);
+    assert_eq!((row.name, row.items, row.held), ("row", 7, 3));
+    assert_eq!(Workload::new("row", 7, "what it does").held, 0);
+}
+
+#[test]
+fn one_cpus_tables_show_each_implementations_bytes_per_value() {
+    let zen5 = with_peaks(
+        record("Zen 5", "2026-11-27", 28.0, Some(109.5)),
+        [20_480, 16_384, 45_056],
+    );
+    let text = cpu_table(&zen5, table("Sets of futures")).unwrap();
+    assert!(
+        text.contains(
+            "| pinfold instructions | futures-buffered instructions | futures-util instructions \
+             | pinfold bytes per value | futures-buffered bytes per value | futures-util bytes \
+             per value | pinfold / futures-buffered: time, instructions |"
+        ),
+        "{text}"
+    );
+    // 20,480, 16,384 and 45,056 bytes over the 256 futures the set holds.
+    assert!(
+        text.contains("| 110 | 100 | 400 | 80.0 | 64.0 | 176.0 | 0.28x, 1.09x |"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_row_that_holds_no_values_has_no_bytes_per_value() {
+    let mut zen5 = Record {
+        short: "Zen 5".to_string(),
+        date: "2026-11-27".to_string(),
+        ..Record::default()
+    };
+    for (group, peak) in [
+        ("ordered_10k_c50", 90_000),
+        ("unordered_selfwake_100k_c64", 6_400),
+    ] {
+        for id in ["pinfold", "futures-buffered"] {
+            zen5.results
+                .insert((group.to_string(), id.to_string()), allocated(peak));
+        }
+    }
+    let buffers = table("Stream buffers");
+    let text = cpu_table(&zen5, buffers).unwrap();
+    assert!(
+        text.contains("| futures-buffered bytes per value |"),
+        "{text}"
+    );
+    let row = |name: &str| {
+        text.lines()
+            .find(|line| line.starts_with(&format!("| `{name}`")))
+            .unwrap_or_else(|| panic!("no row {name}: {text}"))
+            .to_string()
+    };
+    // Instructions, then bytes per value: none for the row that holds no fixed number.
+    assert!(
+        row("ordered_10k_c50").contains("| — | — | — | — | —, — |"),
+        "{text}"
+    );
+    assert!(
+        row("unordered_selfwake_100k_c64").contains("| — | — | 100.0 | 100.0 | —, — |"),
+        "{text}"
+    );
+    let index = index_table(&[&zen5], buffers).unwrap();
+    assert!(
+        index.contains("| pinfold / futures-buffered, bytes per value |"),
+        "{index}"
+    );
+    assert!(
+        index
+            .lines()
+            .any(|line| line.starts_with("| `ordered_10k_c50`") && line.ends_with("| — | — | — |")),
+        "{index}"
+    );
+    assert!(
+        index
+            .lines()
+            .any(|line| line.starts_with("| `unordered_selfwake_100k_c64`")
+                && line.ends_with("| — | — | 1.00x |")),
+        "{index}"
+    );
+    // A table none of whose rows holds values has no such column.
+    let mut pool = Record {
+        short: "Zen 5".to_string(),
+        ..Record::default()
+    };
+    pool.results.insert(
+        ("pool_acquire_release".to_string(), "pinfold".to_string()),
+        allocated(1_033),
+    );
+    let pools = table("Buffer pools: acquire and release");
+    assert!(!cpu_table(&pool, pools).unwrap().contains("bytes per value"));
+    assert!(
+        !index_table(&[&pool], pools)
+            .unwrap()
+            .contains("bytes per value")
+    );
+}
+
+#[test]
+fn the_index_has_a_bytes_per_value_ratio_from_the_newest_record() {
+    let zen3 = with_peaks(
+        record("Zen 3", "2026-11-20", 85.0, Some(120.0)),
+        [40_960, 16_384, 45_056],
+    );
+    let zen5 = with_peaks(
+        record("Zen 5", "2026-11-27", 28.0, Some(109.5)),
+        [20_480, 16_384, 45_056],
+    );
+    let text = index_table(&[&zen3, &zen5], table("Sets of futures")).unwrap();
+    assert!(
+        text.contains(
+            "| pinfold / futures-buffered, instructions | pinfold / futures-buffered, bytes per \
+             value | pinfold / futures-util, time on Zen 3 |"
+        ),
+        "{text}"
+    );
+    // 80.0 bytes per value over 64.0 and over 176.0, from the Zen 5 record (the newer).
+    assert!(
+        text.contains("| 0.85x | 0.28x | 1.09x | 1.25x | 0.21x | 0.07x | 0.27x | 0.45x |"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_summary_gives_pinfolds_bytes_per_value_against_the_fewest() {
+    let zen5 = with_peaks(
+        record("Zen 5", "2026-11-27", 28.0, Some(109.5)),
+        [20_480, 16_384, 45_056],
+    );
+    let rows = standings(&[&zen5]);
+    assert_eq!(
+        rows[0].bytes_per_value,
+        Some((80.0, "futures-buffered".to_string(), 64.0))
+    );
+    let mut other = standing("join_all_std_ready_30", 2.0);
+    other.instructions = Some((2.0, "vec".to_string(), 1.0));
+    let chosen = [&rows[0], &other];
+    let text = summary_table(&chosen, &["Zen 5".to_string()], "From a run.");
+    assert!(
+        text.contains("| workload | time, Zen 5 | instructions | bytes per value |"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "| `ready_512k` | 0.28x futures-buffered | 1.09x futures-buffered | 80.0 (1.25x \
+             futures-buffered) |"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("| `join_all_std_ready_30` | 2.00x futures-util | 2.00x vec | — |"),
+        "{text}"
+    );
+    let peers = peer_rows(&[&zen5]);
+    let text = claims(&["Zen 5".to_string()], &peers);
+    assert!(
+        text.contains(
+            "- **futures-buffered**: less time in 1 of 1, never 5% slower; fewer instructions \
+             in 0 of 1; fewer bytes per value in 0 of 1."
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("; fewer instructions in 1 of 1; fewer bytes per value in 1 of 1."),
         "{text}"
     );
 }

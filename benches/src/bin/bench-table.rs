@@ -1,8 +1,8 @@
 //! Prints the last benchmark run as markdown tables, one per entry of `TABLES` (one per
 //! primitive, each with the columns of its own peers): for each workload, each
-//! implementation's median time and instructions per item, pinfold's ratios to each peer in
-//! both, and each implementation's allocations. A table none of whose rows has results is
-//! left out.
+//! implementation's median time, instructions per item and, in a row that holds values, peak
+//! bytes per value held, pinfold's ratios to each peer in time and instructions, and each
+//! implementation's allocations. A table none of whose rows has results is left out.
 //!
 //! It reads criterion's estimates (`<target>/criterion/<group>/<id>/new/estimates.json`, the
 //! median's point estimate, in nanoseconds), the suite's own `allocs.tsv` and `virtual.tsv`,
@@ -22,8 +22,8 @@
 //! - `benches/results/<cpu>.tsv` (the figures) and `<cpu>.md` (this CPU's tables): the CPU is
 //!   named by vendor, micro-architecture where known, family and model; other CPUs' files
 //!   are kept;
-//! - `benches/RESULTS.md`: the index, per row pinfold's ratio to each peer on each CPU and in
-//!   instructions;
+//! - `benches/RESULTS.md`: the index, per row pinfold's ratio to each peer on each CPU, in
+//!   instructions and in bytes per value held;
 //! - `benches/ratios.svg`: pinfold's ratio to the fastest peer in each row, a bar per CPU and
 //!   one for instructions ([`ratio_chart`]);
 //! - the summary in the top-level `README.md`, between its `<!-- bench-summary:start -->` and
@@ -223,8 +223,11 @@ fn cpu_document(record: &Record) -> String {
         "Time: the median of criterion's samples (wall time, or CPU time where the workload \
          says so). Instructions: per item (or per operation) under callgrind, in the regions \
          the benchmark times, on every thread that runs one (`cargo xtask instructions`). \
-         Ratio = pinfold's over the peer's: below 1.00x pinfold is ahead. Allocations: one \
-         untimed run with a counting allocator, count (bytes requested). What each workload \
+         Ratio = pinfold's over the peer's: below 1.00x pinfold is ahead. Bytes per value: in a \
+         row that holds a known number of values (futures, streams) at its peak, the most bytes \
+         live at once in the untimed run over that number (the values' own bytes included; — \
+         where a row holds no fixed number). Allocations: one untimed run with a counting \
+         allocator, count (bytes requested). What each workload \
          does is in [../README.md](../README.md); the ratios on every CPU are in \
          [../RESULTS.md](../RESULTS.md)."
     );
@@ -249,9 +252,10 @@ fn index_document(records: &[&Record]) -> String {
     let _ = writeln!(
         out,
         "pinfold's figure over each peer's, from the full run recorded for each CPU (below \
-         1.00x pinfold is ahead): its time on each CPU, and its instructions per item under \
-         callgrind, which do not depend on the CPU (from the newest run). Each CPU's times, \
-         instructions and allocations are in its own file:\n"
+         1.00x pinfold is ahead): its time on each CPU, its instructions per item under \
+         callgrind, which do not depend on the CPU (from the newest run), and, in a row that \
+         holds values, its peak bytes per value held (from the newest run). Each CPU's times, \
+         instructions, bytes per value and allocations are in its own file:\n"
     );
     out.push_str(&provenance(records, "results/"));
     let _ = writeln!(
