@@ -5,15 +5,17 @@
 //! 2, 10 and 30 futures that are ready at once (`*_ready_<n>_block_on`), the handful most
 //! calls join; and at 2, 10 and 30 `std::future::ready` values polled in place with a no-op
 //! waker (`join_all_std_ready_<n>`), the join's own cost with no executor around it, beside
-//! the floor under any join of them (`vec`: the values collected into a `Vec`).
+//! the floor under any join of them (`vec`: the values collected into a `Vec`). And the memory
+//! a join takes per future it holds: `join_all` of 30 and of 10,000 futures that never finish,
+//! built, polled once and dropped (`join_all_held_<n>`).
 
 use core::future::Ready;
 
 use criterion::measurement::WallTime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use pinfold_benches::{
-    Driver, FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD, Tuning, VEC, criterion, join_inputs,
-    spin_on, try_join_inputs,
+    Driver, FUTURES_BUFFERED, FUTURES_UTIL, Group, Idle, PINFOLD, Tuning, VEC, criterion,
+    join_inputs, poll_future_once_pending, spin_on, try_join_inputs,
 };
 
 #[global_allocator]
@@ -120,6 +122,28 @@ fn join_all_std_ready(c: &mut Criterion) {
     }
 }
 
+/// `join_all` of 30 and of 10,000 futures that never finish and never register a waker
+/// ([`Idle`], 8 bytes each): a join that cannot finish, so built, polled once with a no-op
+/// waker, and dropped. The time is that of the three; the peak of live bytes over the futures
+/// joined is what the join takes per future, the future's own 8 bytes included (30 is the
+/// most futures-util's `join_all` polls all on every wake, without a `FuturesOrdered`).
+fn join_all_held(c: &mut Criterion) {
+    for (n, name) in [(30, "join_all_held_30"), (10_000, "join_all_held_10k")] {
+        let inputs = move || (0..n).map(Idle);
+        let mut group = Group::new(c, name, Tuning::FAST);
+        group.bench(PINFOLD, move || {
+            poll_future_once_pending(pinfold_join::join_all(inputs()))
+        });
+        group.bench(FUTURES_BUFFERED, move || {
+            poll_future_once_pending(futures_buffered::join_all(inputs()))
+        });
+        group.bench(FUTURES_UTIL, move || {
+            poll_future_once_pending(futures_util::future::join_all(inputs()))
+        });
+        group.finish();
+    }
+}
+
 /// `try_join_all` of the [`workloads`], every future giving `Ok`.
 fn try_join_all(c: &mut Criterion) {
     for (name, n, yields, driver, tuning) in workloads("try_join_all") {
@@ -145,6 +169,6 @@ fn try_join_all(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = criterion(WallTime);
-    targets = join_all, join_all_std_ready, try_join_all
+    targets = join_all, join_all_std_ready, try_join_all, join_all_held
 }
 criterion_main!(benches);

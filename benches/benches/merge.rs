@@ -5,7 +5,9 @@
 //! streams of ready items, many streams woken from other threads, a few streams that are
 //! always ready, and many streams of which a few at a time are woken from the thread that
 //! drains the merge (`merge_sparse_10k`: setup untimed, under futures-executor's `block_on`).
-//! Every stream here is `Unpin`, so every peer takes it as it is.
+//! And the memory a merge takes per stream it holds: 10,000 streams that never give an item,
+//! merged, polled once and dropped (`merge_held_10k`). Every stream here is `Unpin`, so every
+//! peer takes it as it is.
 
 use std::hint::black_box;
 use std::ops::Range;
@@ -17,9 +19,9 @@ use futures_core::Stream;
 use futures_util::StreamExt;
 use futures_util::stream::{self, Iter};
 use pinfold_benches::{
-    CpuTime, FUTURES_BUFFERED, FUTURES_CONCURRENCY, FUTURES_UTIL, FireOrder, Group, PINFOLD,
-    PINFOLD_GROWABLE, RoundTimes, SignalStream, SparseWakes, TOKIO_STREAM, Tuning, WakerThreads,
-    criterion, tally_block_on,
+    CpuTime, FUTURES_BUFFERED, FUTURES_CONCURRENCY, FUTURES_UTIL, FireOrder, Group, IdleStream,
+    PINFOLD, PINFOLD_GROWABLE, RoundTimes, SignalStream, SparseWakes, TOKIO_STREAM, Tuning,
+    WakerThreads, criterion, poll_once_pending, tally_block_on,
 };
 
 #[global_allocator]
@@ -219,6 +221,45 @@ fn merge_sparse_10k(c: &mut Criterion) {
     group.finish();
 }
 
+/// Streams in `merge_held_10k`.
+const HELD_STREAMS: u64 = 10_000;
+
+/// 10,000 streams that never give an item and never register a waker ([`IdleStream`], 8 bytes
+/// each), merged, polled once with a no-op waker, and dropped: pinfold's `MergeBounded` made
+/// with room for exactly them (id `pinfold`) and growable `Merge` (`pinfold-growable`, a row of
+/// its own) against futures-buffered's `MergeBounded` and futures-util's `select_all` (from
+/// their `FromIterator`) and tokio-stream's `StreamMap` (one `insert` per stream, under its
+/// index). The time is that of the three; the peak of live bytes over the streams held is what
+/// the merge takes per stream, the stream's own 8 bytes (and `StreamMap`'s key) included.
+fn merge_held_10k(c: &mut Criterion) {
+    let streams = || (0..HELD_STREAMS).map(IdleStream);
+    let mut group = Group::new(c, "merge_held_10k", Tuning::FAST);
+    group.bench(PINFOLD, move || {
+        let mut merged = Bounded::new(HELD_STREAMS as usize);
+        streams().for_each(|s| merged.push(s));
+        poll_once_pending(merged);
+    });
+    group.bench(PINFOLD_GROWABLE, move || {
+        let mut merged = Growable::new();
+        merged.extend(streams());
+        poll_once_pending(merged);
+    });
+    group.bench(FUTURES_BUFFERED, move || {
+        poll_once_pending(streams().collect::<Buffered<_>>());
+    });
+    group.bench(FUTURES_UTIL, move || {
+        poll_once_pending(futures_util::stream::select_all(streams()));
+    });
+    group.bench(TOKIO_STREAM, move || {
+        let mut merged = StreamMap::new();
+        for (j, stream) in streams().enumerate() {
+            merged.insert(j, stream);
+        }
+        poll_once_pending(merged);
+    });
+    group.finish();
+}
+
 /// The streams of a `merge_wakes_10k` round.
 fn streams(workers: &WakerThreads) -> impl Iterator<Item = SignalStream<'_>> + '_ {
     workers.signal_streams(WAKE_ITEMS)
@@ -235,7 +276,7 @@ fn merge_wakes_10k_cpu(c: &mut Criterion<CpuTime>) {
 criterion_group! {
     name = wall;
     config = criterion(WallTime);
-    targets = merge_ready_1k, merge_hot_16, merge_wakes_10k, merge_sparse_10k
+    targets = merge_ready_1k, merge_hot_16, merge_wakes_10k, merge_sparse_10k, merge_held_10k
 }
 criterion_group! {
     name = cpu;

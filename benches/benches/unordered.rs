@@ -5,7 +5,9 @@
 //! And 10,000 pending futures woken 10 at a time from the thread that drains the set
 //! (`unordered_sparse_10k`, under `block_on`, setup untimed), where pinfold's bounded set
 //! (`pinfold`) and growable set (`pinfold-growable`) meet futures-concurrency's `FutureGroup`
-//! too.
+//! too. And the memory a growable set takes per future it holds: 256 and 100,000 futures that
+//! never finish, pushed into a set made with `new()`, polled once and dropped
+//! (`unordered_held_256`, `unordered_held_100k`).
 
 use core::future::ready;
 
@@ -13,8 +15,9 @@ use criterion::measurement::WallTime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_core::Stream;
 use pinfold_benches::{
-    Driver, FUTURES_BUFFERED, FUTURES_CONCURRENCY, FUTURES_UTIL, Group, PINFOLD, PINFOLD_GROWABLE,
-    SparseWakes, Tuning, YieldK, criterion, live_bytes, measure_warm,
+    Driver, FUTURES_BUFFERED, FUTURES_CONCURRENCY, FUTURES_UTIL, Group, Idle, PINFOLD,
+    PINFOLD_GROWABLE, SparseWakes, Tuning, YieldK, criterion, live_bytes, measure_warm,
+    poll_once_pending,
 };
 
 #[global_allocator]
@@ -163,9 +166,39 @@ fn unordered_sparse_10k(c: &mut Criterion) {
     group.finish();
 }
 
+/// Growable sets, made with `new()`, of 256 and of 100,000 futures that never finish and never
+/// register a waker ([`Idle`], 8 bytes each): filled (growing on the way), polled once with a
+/// no-op waker, and dropped. The time is that of the three; the peak of live bytes over the
+/// futures held is what the set takes per future at that size, the future's own 8 bytes and
+/// the room its growth left unused included.
+fn unordered_held(c: &mut Criterion) {
+    for (n, name, tuning) in [
+        (256, "unordered_held_256", Tuning::FAST),
+        (100_000, "unordered_held_100k", Tuning::MEDIUM),
+    ] {
+        let mut group = Group::new(c, name, tuning);
+        group.bench(PINFOLD, move || {
+            let mut set = Pinfold::new();
+            (0..n as u64).for_each(|i| set.push(Idle(i)));
+            poll_once_pending(set);
+        });
+        group.bench(FUTURES_BUFFERED, move || {
+            let mut set = Buffered::new();
+            (0..n as u64).for_each(|i| set.push(Idle(i)));
+            poll_once_pending(set);
+        });
+        group.bench(FUTURES_UTIL, move || {
+            let set = Util::new();
+            (0..n as u64).for_each(|i| set.push(Idle(i)));
+            poll_once_pending(set);
+        });
+        group.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     config = criterion(WallTime);
-    targets = unordered_ready_512k, burst_100k, unordered_sparse_10k
+    targets = unordered_ready_512k, burst_100k, unordered_sparse_10k, unordered_held
 }
 criterion_main!(benches);

@@ -377,6 +377,34 @@ where
     futures_executor::block_on(keyed_churn(set, total, capacity, insert, remove, completed))
 }
 
+/// Polls `stream` once with a no-op waker, checks that it is pending, and drops it: the run of
+/// a row that holds values that never finish, after it built `stream` (a set or a merge of
+/// them).
+///
+/// # Panics
+/// If the poll gives an item or the end.
+pub fn poll_once_pending<S: Stream>(stream: S) {
+    let mut stream = pin!(stream);
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(
+        stream.as_mut().poll_next(&mut cx).is_pending(),
+        "no value it holds finishes"
+    );
+}
+
+/// [`poll_once_pending`] for a future (a join of values that never finish).
+///
+/// # Panics
+/// If the poll gives the output.
+pub fn poll_future_once_pending<F: Future>(fut: F) {
+    let mut fut = pin!(fut);
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(
+        fut.as_mut().poll(&mut cx).is_pending(),
+        "no value it joins finishes"
+    );
+}
+
 /// Polls `fut` with a no-op waker until it is ready.
 pub fn spin_on<F: Future>(fut: F) -> F::Output {
     let mut fut = pin!(fut);

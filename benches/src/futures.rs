@@ -70,6 +70,36 @@ impl<T: Unpin> Future for YieldK<T> {
     }
 }
 
+/// A value of 8 bytes that never finishes: a future that is pending on every poll and never
+/// registers the waker it is given, so nothing ever wakes it. What the rows that hold many
+/// values at once (`held_*`, `*_held_*`) fill their sets and joins with, so that a run's peak
+/// of live bytes over the values held is what the set, merge or join takes per value, the
+/// value's own 8 bytes included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Idle(pub u64);
+
+impl Future for Idle {
+    type Output = u64;
+
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<u64> {
+        Poll::Pending
+    }
+}
+
+/// The stream form of [`Idle`]: 8 bytes, pending on every poll, never registering the waker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdleStream(pub u64);
+
+impl Stream for IdleStream {
+    type Item = u64;
+
+    fn poll_next(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<u64>> {
+        Poll::Pending
+    }
+}
+
+const _: () = assert!(size_of::<Idle>() == 8 && size_of::<IdleStream>() == 8);
+
 /// A one-shot flag another thread sets: the far end of a [`Signal`]. Reusable (see
 /// [`reset`](SignalCell::reset)), so that a benchmark allocates its cells once.
 #[derive(Debug, Default)]

@@ -53,11 +53,12 @@ pub use cpu_time::{CpuTime, process_cpu_time, thread_cpu_time};
 pub use crew::Crew;
 pub use drive::{
     ChurnTally, Driver, Tally, block_on_parking, drain_while, drain_while_block_on, keep_full,
-    keep_full_async, keep_full_block_on, keyed_churn, keyed_churn_block_on, poll_next, spin_on,
-    tally_block_on,
+    keep_full_async, keep_full_block_on, keyed_churn, keyed_churn_block_on,
+    poll_future_once_pending, poll_next, poll_once_pending, spin_on, tally_block_on,
 };
 pub use futures::{
-    ChurnFuture, Signal, SignalCell, SignalStream, YieldK, join_inputs, try_join_inputs,
+    ChurnFuture, Idle, IdleStream, Signal, SignalCell, SignalStream, YieldK, join_inputs,
+    try_join_inputs,
 };
 pub use group::{Group, Tuning, criterion, quick};
 pub use instructions::{
@@ -342,6 +343,30 @@ pub const SET_WORKLOADS: &[Workload] = &[
         "the same with pinfold's growable FuturesUnordered",
     )
     .holding(1024),
+    Workload::new(
+        "held_256",
+        256,
+        "256 futures of 8 bytes that never finish in a bounded set of 256: built, polled once, dropped",
+    )
+    .holding(256),
+    Workload::new(
+        "held_10k",
+        10_000,
+        "10,000 futures of 8 bytes that never finish in a bounded set of 10,000: built, polled once, dropped",
+    )
+    .holding(10_000),
+    Workload::new(
+        "unordered_held_256",
+        256,
+        "256 futures of 8 bytes that never finish in a growable set: built, polled once, dropped",
+    )
+    .holding(256),
+    Workload::new(
+        "unordered_held_100k",
+        100_000,
+        "100,000 futures of 8 bytes that never finish in a growable set: built, polled once, dropped",
+    )
+    .holding(100_000),
 ];
 
 /// The rows of the joins (`pinfold-join`), in order: a criterion group (or `group/id`, see
@@ -414,6 +439,18 @@ pub const JOIN_WORKLOADS: &[Workload] = &[
         "the same under futures-executor block_on (a real waker)",
     )
     .holding(100_000),
+    Workload::new(
+        "join_all_held_30",
+        30,
+        "join_all of 30 futures of 8 bytes that never finish: built, polled once, dropped",
+    )
+    .holding(30),
+    Workload::new(
+        "join_all_held_10k",
+        10_000,
+        "join_all of 10,000 futures of 8 bytes that never finish: built, polled once, dropped",
+    )
+    .holding(10_000),
     Workload::new(
         "try_join_all_ready_2_block_on",
         2,
@@ -603,6 +640,18 @@ pub const MERGE_WORKLOADS: &[Workload] = &[
     .holding(10_000),
     Workload::new(
         "merge_sparse_10k/pinfold-growable",
+        10_000,
+        "the same with pinfold's growable Merge",
+    )
+    .holding(10_000),
+    Workload::new(
+        "merge_held_10k",
+        10_000,
+        "merge of 10,000 streams of 8 bytes that never give an item: built, polled once, dropped (pinfold: MergeBounded)",
+    )
+    .holding(10_000),
+    Workload::new(
+        "merge_held_10k/pinfold-growable",
         10_000,
         "the same with pinfold's growable Merge",
     )
