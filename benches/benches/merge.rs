@@ -3,13 +3,15 @@
 //! futures-buffered's `MergeBounded`, futures-concurrency's `StreamGroup` and tokio-stream's
 //! `StreamMap` (items mapped to their value), on four workloads: many
 //! streams of ready items, many streams woken from other threads, a few streams that are
-//! always ready, and many streams of which a few at a time are woken from the thread that
+//! always ready (items of `u64`, and of `u32` and 24 bytes: `merge_hot_16_u32`,
+//! `merge_hot_16_24b`), and many streams of which a few at a time are woken from the thread that
 //! drains the merge (`merge_sparse_10k`: setup untimed, under futures-executor's `block_on`).
 //! And the memory a merge takes per stream it holds: 10,000 streams that never give an item,
 //! merged, polled once and dropped (`merge_held_10k`). Every stream here is `Unpin`, so every
 //! peer takes it as it is.
 
 use std::hint::black_box;
+use std::iter::Map;
 use std::ops::Range;
 use std::time::Duration;
 
@@ -21,7 +23,7 @@ use futures_util::stream::{self, Iter};
 use pinfold_benches::{
     CpuTime, FUTURES_BUFFERED, FUTURES_CONCURRENCY, FUTURES_UTIL, FireOrder, Group, IdleStream,
     PINFOLD, PINFOLD_GROWABLE, RoundTimes, SignalStream, SparseWakes, TOKIO_STREAM, Tuning,
-    WakerThreads, criterion, poll_once_pending, tally_block_on,
+    WakerThreads, criterion, poll_once_pending, tally_block_on, tally_block_on_by,
 };
 
 #[global_allocator]
@@ -47,6 +49,45 @@ const WAKE_ITEMS: usize = 10;
 /// items of all are `0 .. streams * per_stream`, each once.
 fn ready_streams(streams: u64, per_stream: u64) -> impl Iterator<Item = Iter<Range<u64>>> {
     (0..streams).map(move |j| stream::iter(j * per_stream..(j + 1) * per_stream))
+}
+
+/// `streams` streams of `per_stream` ready items, as [`ready_streams`], each index `i` given as
+/// `item(i)`.
+fn ready_streams_of<T, F>(
+    streams: u64,
+    per_stream: u64,
+    item: F,
+) -> impl Iterator<Item = Iter<Map<Range<u64>, F>>>
+where
+    F: Fn(u64) -> T + Copy,
+{
+    (0..streams).map(move |j| stream::iter((j * per_stream..(j + 1) * per_stream).map(item)))
+}
+
+/// An item of 24 bytes: index `i` as three words, `i`, `2i` and `3i`, which the consumer adds
+/// up (so it reads all three).
+#[derive(Debug, Clone, Copy)]
+struct Item24 {
+    index: u64,
+    double: u64,
+    triple: u64,
+}
+
+const _: () = assert!(size_of::<Item24>() == 24);
+
+impl Item24 {
+    fn new(index: u64) -> Self {
+        Self {
+            index,
+            double: 2 * index,
+            triple: 3 * index,
+        }
+    }
+
+    /// What the consumer reads: the sum of the three words, `6i`.
+    fn read(self) -> u64 {
+        self.index + self.double + self.triple
+    }
 }
 
 /// What merging `0 .. n` in any order gives: each item once.
@@ -124,6 +165,34 @@ fn merge_hot_16(c: &mut Criterion) {
         group,
         ready_streams(HOT_STREAMS, HOT_ITEMS / HOT_STREAMS),
         |merged| drain_checked(merged, HOT_ITEMS)
+    );
+    group.finish();
+}
+
+/// [`merge_hot_16`] with items of other sizes than `u64`'s 8 bytes: `u32` (`merge_hot_16_u32`,
+/// each item widened to `u64` and summed) and 24 bytes ([`Item24`], `merge_hot_16_24b`, its
+/// three words added up and summed). What the size of the item a merge passes through costs.
+fn merge_hot_16_sized(c: &mut Criterion) {
+    let per_stream = HOT_ITEMS / HOT_STREAMS;
+    let (n, sum) = expected(HOT_ITEMS);
+    let mut group = Group::new(c, "merge_hot_16_u32", Tuning::SLOW);
+    each_merge!(
+        group,
+        ready_streams_of(HOT_STREAMS, per_stream, |i| i as u32),
+        |merged| {
+            let tally = tally_block_on_by(merged, u64::from);
+            assert_eq!((tally.count, tally.sum), (n, sum), "every item once");
+        }
+    );
+    group.finish();
+    let mut group = Group::new(c, "merge_hot_16_24b", Tuning::SLOW);
+    each_merge!(
+        group,
+        ready_streams_of(HOT_STREAMS, per_stream, Item24::new),
+        |merged| {
+            let tally = tally_block_on_by(merged, Item24::read);
+            assert_eq!((tally.count, tally.sum), (n, 6 * sum), "every item once");
+        }
     );
     group.finish();
 }
@@ -276,7 +345,8 @@ fn merge_wakes_10k_cpu(c: &mut Criterion<CpuTime>) {
 criterion_group! {
     name = wall;
     config = criterion(WallTime);
-    targets = merge_ready_1k, merge_hot_16, merge_wakes_10k, merge_sparse_10k, merge_held_10k
+    targets = merge_ready_1k, merge_hot_16, merge_hot_16_sized, merge_wakes_10k,
+        merge_sparse_10k, merge_held_10k
 }
 criterion_group! {
     name = cpu;

@@ -230,6 +230,12 @@ impl Tally {
 /// Runs `stream` to its end under futures-executor's `block_on`, awaiting each item (with
 /// `poll_fn`), and tallies the items without storing them (so without allocating).
 pub fn tally_block_on<S: Stream<Item = u64>>(stream: S) -> Tally {
+    tally_block_on_by(stream, |out| out)
+}
+
+/// [`tally_block_on`] of a stream of other items than `u64`: each item is read by `value`,
+/// whose result is tallied.
+pub fn tally_block_on_by<S: Stream>(stream: S, value: impl Fn(S::Item) -> u64) -> Tally {
     futures_executor::block_on(async {
         let mut stream = pin!(stream);
         let mut tally = Tally {
@@ -237,7 +243,8 @@ pub fn tally_block_on<S: Stream<Item = u64>>(stream: S) -> Tally {
             sum: 0,
             in_order: true,
         };
-        while let Some(out) = poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
+        while let Some(item) = poll_fn(|cx| stream.as_mut().poll_next(cx)).await {
+            let out = value(item);
             tally.in_order &= out == tally.count;
             tally.count += 1;
             tally.sum = tally.sum.wrapping_add(out);

@@ -55,6 +55,7 @@ pub use drive::{
     ChurnTally, Driver, Tally, block_on_parking, drain_while, drain_while_block_on, keep_full,
     keep_full_async, keep_full_block_on, keyed_churn, keyed_churn_block_on,
     poll_future_once_pending, poll_next, poll_once_pending, spin_on, tally_block_on,
+    tally_block_on_by,
 };
 pub use futures::{
     ChurnFuture, Idle, IdleStream, Signal, SignalCell, SignalStream, YieldK, join_inputs,
@@ -628,6 +629,30 @@ pub const MERGE_WORKLOADS: &[Workload] = &[
     .holding(16),
     Workload::new(
         "merge_hot_16/pinfold-growable",
+        1_000_000,
+        "the same with pinfold's growable Merge",
+    )
+    .holding(16),
+    Workload::new(
+        "merge_hot_16_u32",
+        1_000_000,
+        "merge of 16 always-ready streams of u32 items, 1,000,000 items in all, summed; block_on",
+    )
+    .holding(16),
+    Workload::new(
+        "merge_hot_16_u32/pinfold-growable",
+        1_000_000,
+        "the same with pinfold's growable Merge",
+    )
+    .holding(16),
+    Workload::new(
+        "merge_hot_16_24b",
+        1_000_000,
+        "merge of 16 always-ready streams of 24-byte items (three u64s, each read), 1,000,000 items in all; block_on",
+    )
+    .holding(16),
+    Workload::new(
+        "merge_hot_16_24b/pinfold-growable",
         1_000_000,
         "the same with pinfold's growable Merge",
     )
