@@ -16,7 +16,9 @@
 //! `<target>/pinfold-bench/allocs.tsv`. The `bench-table` binary joins those rows with
 //! criterion's medians and the instructions per item `cargo xtask instructions` counted (in
 //! the bench binaries' counting mode, [`count_if_selected`]) into markdown tables, one per
-//! primitive ([`TABLES`]), each with the columns of its own peers. With `--write` it records
+//! primitive ([`TABLES`]), each with the columns of its own peers; a row that holds a known
+//! number of values at its peak ([`Workload::held`]) also gets each implementation's peak
+//! bytes per value held ([`bytes_per_value`]). With `--write` it records
 //! the run under its CPU ([`Cpu`], [`Record`]: `benches/results/<cpu>.tsv` and `.md`), then
 //! writes `benches/RESULTS.md`, the chart of pinfold's ratios ([`ratio_chart`]) and the
 //! README's summary of them ([`summary_rows`], [`claims`], [`replace_summary`]) from every
