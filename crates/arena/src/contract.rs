@@ -47,8 +47,8 @@
 //! Wakers are `Send + Sync` and may be cloned, woken and dropped on any thread at any time,
 //! also after their value left (finished, ended, removed or replaced) and after the primitive
 //! is dropped: then waking does nothing. A waker of a value that left does not cause a poll of
-//! the value that takes its slot next (unless more wakers of departed values are alive at once
-//! than the primitive, or one of its groups, has slots: then one may cause a spurious poll).
+//! a value that takes its slot later (unless owned wakers of both of the slot's last two
+//! departed values are alive at once: then one may cause a spurious poll).
 //! Dropping the primitive forgets the registered task.
 //!
 //! # Panics

@@ -4,10 +4,12 @@
 //!
 //! An [`Arena<T>`](crate::Arena) owns a boxed slice of slots and one reference to a *wake
 //! table*. The slots are touched only by the owner (through `&mut Arena`), so they need no
-//! synchronisation: each holds an `Option<T>`, its generation, the entry bound to its value, the
-//! round that last polled it, a link in the free list and a link in a poll queue, plus the
-//! owner's side of two entries (below). The boxed slice is never reallocated, and a value is
-//! only dropped in place, which is what makes handing out `Pin<&mut T>` sound.
+//! synchronisation: each holds its value or, while free, its link in the free list (one union);
+//! a word of its generation and whether it is occupied; and its mark (a link in a poll queue,
+//! and the round that last polled it). For a value of 8 bytes a slot is 24. The boxed slice
+//! is never reallocated, and a value is only dropped in place, which is what makes handing out
+//! `Pin<&mut T>` sound. The slice is dropped through a function with no type parameter, with a
+//! `PhantomData<T>`, so that values may borrow what the arena outlives, as in a `Vec`.
 //!
 //! The wake table is a single block shared with the wakers:
 //!
@@ -19,17 +21,20 @@
 //!
 //! A waker is a `RawWaker` whose data pointer is the address of an *entry*; the entry stores its
 //! own index (its bit in the ready set), from which the header is found by pointer arithmetic,
-//! and a count of the owned wakers pointing at it. The table has two entries per slot, and they
-//! are not tied to slots: inserting a value binds a free entry to it, and the value's leaving
-//! unbinds it. If no owned waker of the entry is alive then (the count is zero, read with
+//! and a count of the owned wakers pointing at it. The table has two entries per slot, `2 i`
+//! and `2 i + 1`, which the slot's values take in turn: the value of generation `g` has entry
+//! `2 i + (g & 1)`, so the slot stores no entry, and a drained bit names its slot (`e / 2`),
+//! which holds the entry's value if it is occupied with a generation of the entry's parity.
+//! When a value leaves, if no owned waker of its entry is alive (the count is zero, read with
 //! Acquire, which pairs with the Release decrement of each waker's drop), the entry is free at
-//! once, its ready bit cleared; otherwise it is *retired* (`fetch_or(RETIRED)`) and becomes free
-//! only once its count is seen at zero, when the arena looks for free entries. A wake of an
-//! entry bound to nothing is drained and ignored. So a waker that outlives its value never
-//! causes a poll of the value that takes the slot next: its entry is not bound to that value.
-//! The one exception: when more owned wakers of departed values are alive at once than the
-//! arena has slots, every spare entry can be retired; an insert then re-binds a retired entry,
-//! and its old wakers may cause one spurious poll of the new value.
+//! once, its ready bit cleared; otherwise it is *retired* (`fetch_or(RETIRED)`). A wake of an
+//! entry whose slot holds another value is drained and ignored. An insert looks at the entry
+//! whose turn it is: free, it is taken; retired with its count back at zero, it is cleared and
+//! taken; still with wakers, the slot's other entry is taken if it is free, and the generation
+//! skips one to match it (keys only ever grow). So a waker that outlives its value never
+//! causes a poll of a later value in its slot, with one exception: when wakers of both of the
+//! slot's last two departed values are alive, the insert shares the entry of the one before
+//! last, and its old wakers may cause one spurious poll of the new value.
 //!
 //! Cloning a waker adds a reference to the table and one to its entry, dropping it releases
 //! both, and the table is freed when the arena and every waker are gone: so a waker may outlive
@@ -39,8 +44,9 @@
 //!
 //! Keys (a slot counted across a growable arena's groups, and a 64-bit generation) are checked
 //! by the owner only: the slot's generation counts the values stored in it, so a key of a
-//! departed value never matches. A slot whose generation reaches `u64::MAX` is retired (left
-//! off the free list) rather than wrapped, so no generation ever repeats.
+//! departed value never matches. Generations count in 63 bits of the slot's word (the 64th says
+//! whether it is occupied): a slot whose generation reaches `2^63 - 1` is retired (left off the
+//! free list) rather than wrapped, so no generation ever repeats.
 //!
 //! # The ready set
 //!

@@ -11,8 +11,8 @@ use core::fmt;
 /// and also after a growable set gave groups back and grew again over the same slots.
 /// Keys of different arenas are not told apart: use a key only with the set that gave it.
 ///
-/// Generations are 64-bit and never wrap: a slot would have to hold 2^64 values, one after
-/// the other, before its generation ran out (at one value a nanosecond, 584 years), and a
+/// Generations are 63-bit and never wrap: a slot would have to hold 2^63 values, one after
+/// the other, before its generation ran out (at one value a nanosecond, 292 years), and a
 /// slot whose generation has run out is retired instead of reused. So a key, once refused,
 /// is refused for good.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -5,8 +5,10 @@
 
 use core::cell::UnsafeCell;
 use core::fmt;
+use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::pin::Pin;
+use core::ptr::{self, NonNull};
 use core::task::{Context, Waker};
 
 use crate::atomic_waker::AtomicWaker;
@@ -24,7 +26,11 @@ use alloc::boxed::Box;
 const MAX_CAPACITY: usize = (u32::MAX as usize - 1) / 2;
 
 /// The generation after which a slot takes no value: its next value would repeat a key.
-const RETIRED_GENERATION: u64 = u64::MAX;
+/// Generations count in the 63 bits of [`Slot::tag`] above its `OCCUPIED` bit.
+pub(crate) const RETIRED_GENERATION: u64 = u64::MAX >> 1;
+
+/// The bit of [`Slot::tag`] that says the slot holds a value.
+const OCCUPIED: u64 = 1;
 
 /// From how many bytes of slots on (all of a growable arena's groups together),
 /// a round prefetches the next queued slot while it polls one: about where the
@@ -40,68 +46,184 @@ pub(crate) fn slots_far<T>(capacity: usize) -> bool {
     capacity >= FAR_SLOTS_BYTES / size_of::<Slot<T>>().max(1)
 }
 pub(crate) struct Slot<T> {
-    /// The value, in an `UnsafeCell` so that the owner's shared borrows of the slots (its
-    /// queues and entry lists go through `&[Slot<T>]`) never assert that the value's bytes are
-    /// frozen: a pinned future may keep a `&mut` into itself across `Pending` (`read(&mut
-    /// buf).await`), and a shared reference covering it would take that borrow's permission
-    /// away (Stacked and Tree Borrows). Only the owner, through `&mut Slot`, touches it.
-    value: UnsafeCell<Option<T>>,
-    /// Whether `value` holds a value; read instead of the value's own bytes.
-    occupied: bool,
-    /// How many values this slot has held (counted from the arena's starting generation); the
-    /// current value's key carries it. A slot that reaches `u64::MAX` is retired: it never
-    /// takes another value, so a generation never repeats.
-    generation: u64,
-    /// The entry bound to the current value, while there is one.
-    entry: u32,
-    /// Next free slot while this one is free.
-    next_free: u32,
+    /// The value while the slot is occupied (see `tag`), the next free slot while it is free.
+    /// In an `UnsafeCell` so that the owner's shared borrows of the slots (its queues go
+    /// through `&[Slot<T>]`) never assert that the value's bytes are frozen: a pinned future
+    /// may keep a `&mut` into itself across `Pending` (`read(&mut buf).await`), and a shared
+    /// reference covering it would take that borrow's permission away (Stacked and Tree
+    /// Borrows). Only the owner, through `&mut Slot`, touches it.
+    held: UnsafeCell<Held<T>>,
+    /// `generation << 1 | OCCUPIED`. The generation counts the values this slot has held
+    /// (from the arena's starting generation), and the current value's key carries it; a slot
+    /// that reaches [`RETIRED_GENERATION`] is retired: it never takes another value, so a
+    /// generation never repeats. Its low bit also names the entry bound to the value: entry
+    /// `2 i + (generation & 1)` of slot `i` (see [`Store::entry_of`]).
+    tag: u64,
     /// The poll loop's mark: the slot's link in a queue, and the round that last polled it.
     mark: Mark,
-    /// The owner's side of entries `2 i` and `2 i + 1`. Entries are not tied to slots: they
-    /// live here only so that the arena needs no third allocation.
-    links: [EntryLink; 2],
+}
+
+/// The slots, owned as `Box<[Slot<T>]>` owns them, but dropped through a type with no
+/// parameter ([`ErasedSlots`]): a `Drop` impl of a type generic over `T` (as [`Slot`]'s is)
+/// would make the compiler require every value's borrows to outlive the arena, so that a
+/// value borrowing a local declared after the set would not compile. `PhantomData<T>` tells it
+/// the values are dropped with the arena, as `Vec<T>` does.
+pub(crate) struct SlotBox<T> {
+    raw: ErasedSlots,
+    _values: PhantomData<T>,
+}
+
+/// A `Box<[Slot<T>]>` whose `T` is forgotten: its pointer, length, and the function that drops
+/// it as the box it was.
+struct ErasedSlots {
+    slots: NonNull<u8>,
+    len: usize,
+    drop: unsafe fn(NonNull<u8>, usize),
+}
+
+// SAFETY: `ErasedSlots` is only ever the `raw` field of a `SlotBox<T>`, which gives it no
+// access of its own: every use of the slots goes through the `SlotBox<T>`, whose auto traits
+// follow `T` (`PhantomData<T>`), as a `Box<[Slot<T>]>`'s would (`Slot<T>` adds nothing but
+// plain data).
+unsafe impl Send for ErasedSlots {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for ErasedSlots {}
+
+impl Drop for ErasedSlots {
+    fn drop(&mut self) {
+        // SAFETY: `slots`, `len` and `drop` come from one `SlotBox::new` (the box's pointer and
+        // length, and the function for its type), and this drop is the only one.
+        unsafe { (self.drop)(self.slots, self.len) }
+    }
+}
+
+/// Drops the `Box<[Slot<T>]>` of `len` slots at `slots`.
+///
+/// # Safety
+/// `slots` and `len` are those of a box leaked by [`SlotBox::new`] for this `T`, not dropped
+/// yet.
+unsafe fn drop_slots<T>(slots: NonNull<u8>, len: usize) {
+    let slots = ptr::slice_from_raw_parts_mut(slots.cast::<Slot<T>>().as_ptr(), len);
+    // SAFETY: the box's own pointer and length (the caller), given back to it once.
+    drop(unsafe { Box::from_raw(slots) });
+}
+
+// The values sit in the heap, where moving the box does not move them, as with `Box`.
+impl<T> Unpin for SlotBox<T> {}
+
+impl<T> SlotBox<T> {
+    fn new(slots: Box<[Slot<T>]>) -> Self {
+        let len = slots.len();
+        let slots = NonNull::from(Box::leak(slots)).cast::<u8>();
+        Self {
+            raw: ErasedSlots {
+                slots,
+                len,
+                drop: drop_slots::<T>,
+            },
+            _values: PhantomData,
+        }
+    }
+}
+
+impl<T> core::ops::Deref for SlotBox<T> {
+    type Target = [Slot<T>];
+
+    #[inline(always)]
+    fn deref(&self) -> &[Slot<T>] {
+        // SAFETY: the box's slots, alive until `raw` is dropped with `self`; shared as `&self`
+        // is.
+        unsafe { &*ptr::slice_from_raw_parts(self.raw.slots.cast().as_ptr(), self.raw.len) }
+    }
+}
+
+impl<T> core::ops::DerefMut for SlotBox<T> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [Slot<T>] {
+        // SAFETY: as in `deref`; `&mut self` makes this the only reference, as `&mut Box` would.
+        unsafe { &mut *ptr::slice_from_raw_parts_mut(self.raw.slots.cast().as_ptr(), self.raw.len) }
+    }
+}
+
+/// What a slot holds: a value, or (free) the next free slot. Which one is in the slot's tag.
+union Held<T> {
+    value: ManuallyDrop<T>,
+    next_free: u32,
 }
 
 impl<T> Slot<T> {
+    /// Whether the slot holds a value.
+    #[inline(always)]
+    fn occupied(&self) -> bool {
+        self.tag & OCCUPIED != 0
+    }
+
+    /// The generation of the slot's value (or of its last one, if free).
+    #[inline(always)]
+    fn generation(&self) -> u64 {
+        self.tag >> 1
+    }
+
     /// The value, for the owner (who holds `&mut`).
-    #[inline]
+    #[inline(always)]
     fn value_mut(&mut self) -> Option<&mut T> {
-        self.value.get_mut().as_mut()
+        if !self.occupied() {
+            return None;
+        }
+        // SAFETY: an occupied slot's `held` is its value.
+        Some(unsafe { &mut self.held.get_mut().value })
     }
 
     /// The value, shared: only for the user's own shared access (`get`, `iter`).
     fn value_ref(&self) -> Option<&T> {
-        if !self.occupied {
+        if !self.occupied() {
             return None;
         }
-        // SAFETY: the value is written only through `&mut Slot` (the owner's `&mut Arena`);
-        // while this `&Slot` lives nobody holds one, so nothing writes the value.
-        unsafe { (*self.value.get()).as_ref() }
+        // SAFETY: an occupied slot's `held` is its value. It is written only through
+        // `&mut Slot` (the owner's `&mut Arena`); while this `&Slot` lives nobody holds one, so
+        // nothing writes it.
+        unsafe { Some(&(*self.held.get()).value) }
+    }
+
+    /// The next free slot, of a free slot.
+    #[inline(always)]
+    fn next_free(&mut self) -> u32 {
+        debug_assert!(!self.occupied());
+        // SAFETY: a free slot's `held` is its link, written when it was freed (or made).
+        unsafe { self.held.get_mut().next_free }
+    }
+
+    /// Moves the value out of an occupied slot, leaving it free (not yet linked).
+    ///
+    /// # Safety
+    /// The slot is occupied, and its value may be moved (`T: Unpin`, or never pinned).
+    #[inline]
+    unsafe fn take_value(&mut self) -> T {
+        self.tag &= !OCCUPIED;
+        // SAFETY: the slot held a value (the caller), which is read out once: the tag now
+        // says the slot is free, so nothing reads or drops it there again.
+        unsafe { ManuallyDrop::take(&mut self.held.get_mut().value) }
     }
 }
 
-/// The owner's bookkeeping for one entry.
-#[derive(Clone, Copy)]
-struct EntryLink {
-    /// The slot whose value the entry is bound to, or `NIL`.
-    slot: u32,
-    /// Next entry in the free or the retired list.
-    next: u32,
+impl<T> Drop for Slot<T> {
+    fn drop(&mut self) {
+        if self.occupied() {
+            self.tag &= !OCCUPIED;
+            // SAFETY: the slot held a value, dropped once, in place (it may be pinned).
+            unsafe { ManuallyDrop::drop(&mut self.held.get_mut().value) }
+        }
+    }
 }
 
 /// Fixed storage for pinned values, each with its own waker: an [`Arena`](crate::Arena)'s, or
 /// one group of a [`GrowableArena`](crate::GrowableArena)'s. See the
 /// [crate documentation](crate) for the design.
 pub(crate) struct Store<T> {
-    slots: Box<[Slot<T>]>,
+    slots: SlotBox<T>,
     table: WakeTable,
     len: usize,
     free_head: u32,
-    /// Entries bound to nothing, with no owned waker: ready to bind.
-    free_entries: u32,
-    /// Entries unbound while owned wakers of them were alive.
-    retired_entries: u32,
     /// The number of slots before this store's in a growable arena (0 on its own): its keys
     /// count slots from there.
     base: u32,
@@ -169,35 +291,24 @@ impl<T> Store<T> {
         );
         let entries = 2 * capacity;
         let table = WakeTable::new(entries, parent);
-        // Slot `i` starts with entry `2 i` parked with it; the odd entries are free, in a list.
+        // Generations count in the tag's upper 63 bits: one past the last is as retired.
+        let generation = generation.min(RETIRED_GENERATION);
+        // Every slot starts free, linked to the next; its two entries (`2 i`, `2 i + 1`)
+        // start free of wakers, their ready bits clear.
         let slots = (0..capacity)
             .map(|i| Slot {
-                value: UnsafeCell::new(None),
-                occupied: false,
-                generation,
-                entry: (2 * i) as u32,
-                next_free: if i + 1 < capacity {
-                    (i + 1) as u32
-                } else {
-                    NIL
-                },
+                held: UnsafeCell::new(Held {
+                    next_free: if i + 1 < capacity {
+                        (i + 1) as u32
+                    } else {
+                        NIL
+                    },
+                }),
+                tag: generation << 1,
                 mark: Mark::NEW,
-                links: [
-                    EntryLink {
-                        slot: i as u32,
-                        next: NIL,
-                    },
-                    EntryLink {
-                        slot: NIL,
-                        next: if i + 1 < capacity {
-                            (2 * i + 3) as u32
-                        } else {
-                            NIL
-                        },
-                    },
-                ],
             })
             .collect::<Box<[_]>>();
+        let slots = SlotBox::new(slots);
         // Slots whose generation has run out take no value (see `Slot::generation`).
         let head = if capacity > 0 && generation < RETIRED_GENERATION {
             0
@@ -209,8 +320,6 @@ impl<T> Store<T> {
             table,
             len: 0,
             free_head: head,
-            free_entries: if capacity > 0 { 1 } else { NIL },
-            retired_entries: NIL,
             base,
             ids,
         }
@@ -244,28 +353,44 @@ impl<T> Store<T> {
             return Err(value);
         }
         let index = self.free_head as usize;
-        let entry = match kept(&self.slots, index).entry {
-            // The last value's entry stayed with the slot: no waker of it is alive.
-            NIL => self.bind_entry(index),
-            parked => parked,
+        let slot = kept_mut(&mut self.slots, index);
+        self.free_head = slot.next_free();
+        let generation = slot.generation() + 1;
+        // The new value's entry is the one its slot's value before last had: free of wakers
+        // unless one of that value outlived it.
+        // SAFETY: the entries of slot `index` are the table's (it has two per slot).
+        let state = unsafe {
+            self.table
+                .entry_state_unchecked(Self::entry_of(index, generation))
+        };
+        // Acquire: as in `release_entry`, if the entry's last waker went since.
+        let generation = match state.load(Ordering::Acquire) {
+            0 => generation,
+            _ => self.bind_retired(index, generation),
         };
         let slot = kept_mut(&mut self.slots, index);
-        self.free_head = slot.next_free;
-        *slot.value.get_mut() = Some(value);
-        slot.occupied = true;
-        slot.generation = slot.generation.wrapping_add(1);
-        slot.entry = entry;
+        *slot.held.get_mut() = Held {
+            value: ManuallyDrop::new(value),
+        };
+        slot.tag = generation << 1 | OCCUPIED;
         slot.mark.round = 0;
-        let key = Key::new(self.base + index as u32, slot.generation);
+        let key = Key::new(self.base + index as u32, generation);
         self.len += 1;
         Ok((key, self.ids | index as u32))
+    }
+
+    /// The entry of slot `index`'s value in generation `generation`: its slot's values take
+    /// its two entries in turn.
+    #[inline(always)]
+    fn entry_of(index: usize, generation: u64) -> usize {
+        2 * index + (generation & 1) as usize
     }
 
     /// The slot of `key`'s value, if it is still here.
     fn live(&self, key: Key) -> Option<usize> {
         let index = key.index().checked_sub(self.base as usize)?;
         let slot = self.slots.get(index)?;
-        (slot.generation == key.generation() && slot.occupied).then_some(index)
+        (slot.tag == (key.generation() << 1 | OCCUPIED)).then_some(index)
     }
 
     /// Whether `key`'s value is still in the store.
@@ -291,7 +416,8 @@ impl<T> Store<T> {
     /// as the waker lent to its `poll` does.
     pub(crate) fn waker(&self, key: Key) -> Option<Waker> {
         let index = self.live(key)?;
-        Some(self.table.waker(self.slots[index].entry as usize))
+        let generation = self.slots[index].generation();
+        Some(self.table.waker(Self::entry_of(index, generation)))
     }
 
     /// Drops `key`'s value in place now and frees its slot; `false` if it was gone already.
@@ -313,9 +439,10 @@ impl<T> Store<T> {
         T: Unpin,
     {
         let index = self.live(key)?;
-        let value = self.slots[index].value.get_mut().take();
+        // SAFETY: `live` found the slot occupied, and `T: Unpin`.
+        let value = unsafe { kept_mut(&mut self.slots, index).take_value() };
         self.vacate(index);
-        value
+        Some(value)
     }
 
     /// Moves the values out, in slot order, for `T: Unpin`. The values the iterator has not
@@ -336,7 +463,7 @@ impl<T> Store<T> {
     /// first panic propagates.
     pub(crate) fn clear(&mut self) {
         let cleared = unwind::each_despite_panics(0..self.slots.len(), |index| {
-            if self.slots[index].occupied {
+            if self.slots[index].occupied() {
                 self.remove_at(index);
             }
         });
@@ -365,28 +492,41 @@ impl<T> Store<T> {
     /// The generation the slots of an arena that replaces this one in its group start at, so
     /// that no key of this arena names a value of that one.
     pub(crate) fn next_generation(&self) -> u64 {
-        let highest = self.slots.iter().map(|slot| slot.generation).max();
-        highest.unwrap_or(0).saturating_add(1)
+        let highest = self.slots.iter().map(Slot::generation).max();
+        highest.map_or(0, |generation| generation + 1)
     }
 
-    /// Bookkeeping for the value of slot `index` leaving: frees the slot, and its entry unless
-    /// it can stay parked with the slot.
+    /// Bookkeeping for the value of slot `index` leaving, moved out already: releases its entry
+    /// and frees the slot.
     #[inline]
     fn vacate(&mut self, index: usize) {
-        self.vacate_inline(index);
+        self.release(index);
+        self.link_free(index);
     }
 
-    /// [`vacate`](Self::vacate), always inlined: for [`remove_done`](Self::remove_done).
+    /// The bookkeeping of a value that leaves slot `index` but is still there, to be dropped
+    /// in place: the slot is marked free and the value's entry released; the slot is linked
+    /// into the free list once the value is dropped ([`link_free`](Self::link_free)), as the
+    /// link takes the value's place.
     #[inline(always)]
-    fn vacate_inline(&mut self, index: usize) {
+    fn release(&mut self, index: usize) {
         let slot = kept_mut(&mut self.slots, index);
-        slot.occupied = false;
-        if slot.generation != RETIRED_GENERATION {
-            slot.next_free = self.free_head;
+        slot.tag &= !OCCUPIED;
+        let entry = Self::entry_of(index, slot.generation());
+        self.len -= 1;
+        self.release_entry(entry);
+    }
+
+    /// Puts free slot `index` on the free list, unless its generation has run out.
+    #[inline(always)]
+    fn link_free(&mut self, index: usize) {
+        let slot = kept_mut(&mut self.slots, index);
+        if slot.generation() != RETIRED_GENERATION {
+            *slot.held.get_mut() = Held {
+                next_free: self.free_head,
+            };
             self.free_head = index as u32;
         }
-        self.len -= 1;
-        self.release_entry(index);
     }
 
     /// [`remove_at`](Self::remove_at), always inlined: for a value that finished in the poll
@@ -395,9 +535,8 @@ impl<T> Store<T> {
     #[inline(always)]
     pub(crate) fn remove_done(&mut self, index: usize) {
         // The bookkeeping is done first, so a panicking `Drop` leaves the arena consistent.
-        self.vacate_inline(index);
-        // Assignment drops in place and writes `None` even if that drop unwinds.
-        *kept_mut(&mut self.slots, index).value.get_mut() = None;
+        self.release(index);
+        self.drop_value(index);
     }
 
     /// [`remove_at`](Self::remove_at) for a value whose poll panicked: out of line, so that
@@ -414,105 +553,99 @@ impl<T> Store<T> {
         // As `remove_done`, but left to the compiler to inline or not: always inlined here, a
         // merge's first poll (which removes an ended stream) grows and costs its hot path
         // (`merge_hot_16`, instructions).
-        // The bookkeeping is done first, so a panicking `Drop` leaves the arena consistent.
-        self.vacate(index);
-        // Assignment drops in place and writes `None` even if that drop unwinds.
-        *kept_mut(&mut self.slots, index).value.get_mut() = None;
+        self.release(index);
+        self.drop_value(index);
     }
 
-    /// Binds an entry to the value about to be stored in slot `index`.
-    fn bind_entry(&mut self, index: usize) -> u32 {
-        if self.free_entries == NIL {
-            self.reclaim_entries();
+    /// Drops the value of slot `index`, released already ([`release`](Self::release)), in
+    /// place, then puts the slot on the free list: also if the value's `Drop` panics.
+    #[inline(always)]
+    fn drop_value(&mut self, index: usize) {
+        /// Links the slot when dropped: after the value's drop, or while it unwinds.
+        struct LinkFree<'a, T> {
+            store: &'a mut Store<T>,
+            index: usize,
         }
-        let entry = if self.free_entries != NIL {
-            let entry = self.free_entries;
-            self.free_entries = link(&self.slots, entry).next;
-            entry
-        } else {
-            // More wakers of departed values are alive than the arena has slots: share an entry
-            // with some of them (one of them may cause a spurious poll of the new value).
-            let entry = self.retired_entries;
-            debug_assert_ne!(entry, NIL, "a free slot leaves an entry free or retired");
-            self.retired_entries = link(&self.slots, entry).next;
-            // Relaxed: the entry's wakers may wake the new value from now on; that is all.
-            self.table
-                .entry_state(entry as usize)
-                .fetch_and(!RETIRED, Ordering::Relaxed);
-            entry
-        };
-        link_mut(&mut self.slots, entry).slot = index as u32;
-        entry
+        impl<T> Drop for LinkFree<'_, T> {
+            #[inline(always)]
+            fn drop(&mut self) {
+                self.store.link_free(self.index);
+            }
+        }
+        let guard = LinkFree { store: self, index };
+        let slot = kept_mut(&mut guard.store.slots, index);
+        // SAFETY: the slot held a value until `release` marked it free, and nothing has read,
+        // moved or dropped it since: it is dropped once, in place (it may be pinned). The
+        // guard's link overwrites its bytes only after.
+        unsafe { ManuallyDrop::drop(&mut slot.held.get_mut().value) };
+        drop(guard);
     }
 
-    /// Releases the entry of slot `index`, whose value is leaving. If no owned waker of it is
-    /// alive, no wake can come through it any more: it stays *parked* with the slot, its ready
-    /// bit cleared, and the slot's next value uses it (no waker of this value can reach that
-    /// one). Otherwise it is unbound and retired until its wakers are all gone.
+    /// The entry for generation `generation` of slot `index`, whose turn it is, still has
+    /// wakers of a departed value, or had some and is retired: settles which entry the value
+    /// takes, and returns its generation (one more if it takes the other entry).
+    #[cold]
+    #[inline(never)]
+    fn bind_retired(&mut self, index: usize, generation: u64) -> u64 {
+        let entry = Self::entry_of(index, generation);
+        if self.reclaim(entry) {
+            return generation;
+        }
+        // Wakers of the value before last are alive: the last value's entry, if its wakers are
+        // gone, skipping a generation (keys only ever grow).
+        if generation < RETIRED_GENERATION && self.reclaim(entry ^ 1) {
+            return generation + 1;
+        }
+        // Both of the slot's entries have wakers of departed values alive: share this one, and
+        // its old wakers may cause a spurious poll of the new value.
+        // Relaxed: the entry's wakers may wake the new value from now on; that is all.
+        self.table
+            .entry_state(entry)
+            .fetch_and(!RETIRED, Ordering::Relaxed);
+        generation
+    }
+
+    /// Makes `entry` ready to bind if no waker of it is left: its state and ready bit cleared;
+    /// `false` if a waker of it is alive.
+    fn reclaim(&mut self, entry: usize) -> bool {
+        let state = self.table.entry_state(entry);
+        // Acquire: as in `release_entry`.
+        match state.load(Ordering::Acquire) {
+            0 => true,
+            RETIRED => {
+                // Relaxed: no waker is left to see it.
+                state.store(0, Ordering::Relaxed);
+                ready_set::unmark(self.table.words(), entry);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Releases `entry`, bound to a value that is leaving. If no owned waker of it is alive, no
+    /// wake can come through it any more: its ready bit is cleared, and it is free for its
+    /// slot's value after next. Otherwise it is *retired* until its wakers are all gone.
     /// Always inlined: it is part of [`remove_done`](Self::remove_done).
     #[inline(always)]
-    fn release_entry(&mut self, index: usize) {
-        let entry = kept(&self.slots, index).entry;
-        // SAFETY: `entry` is the one bound to the leaving value: the arena binds only entries
-        // of its table.
-        let state = unsafe { self.table.entry_state_unchecked(entry as usize) };
+    fn release_entry(&mut self, entry: usize) {
+        // SAFETY: `entry` is the one bound to the leaving value, one of its slot's two, which
+        // are the table's.
+        let state = unsafe { self.table.entry_state_unchecked(entry) };
         // Acquire pairs with the Release decrement in the wakers' drop: their marks in the ready
         // set happen before we look at (and clear) the entry's bit.
-        let parked = state.load(Ordering::Acquire) == 0 || {
+        let free = state.load(Ordering::Acquire) == 0 || {
             // AcqRel: Acquire as above, if the last waker went meanwhile; Release so that a
             // waker dropped later sees RETIRED after our unbinding.
-            let parked = state.fetch_or(RETIRED, Ordering::AcqRel) == 0;
-            if parked {
+            let free = state.fetch_or(RETIRED, Ordering::AcqRel) == 0;
+            if free {
                 // Relaxed: no waker is left to see it.
                 state.store(0, Ordering::Relaxed);
             }
-            parked
+            free
         };
-        if parked {
+        if free {
             // SAFETY: the entry is one of the table's, and the ready set has a bit for each.
-            unsafe { ready_set::unmark_unchecked(self.table.words(), entry as usize) };
-        } else {
-            kept_mut(&mut self.slots, index).entry = NIL;
-            let link = link_mut(&mut self.slots, entry);
-            link.slot = NIL;
-            link.next = self.retired_entries;
-            self.retired_entries = entry;
-        }
-    }
-
-    /// Puts `entry`, retired and with no waker left, on the free list, its ready bit cleared.
-    fn free_entry(&mut self, entry: u32) {
-        // Relaxed: no waker is left to see it.
-        self.table
-            .entry_state(entry as usize)
-            .store(0, Ordering::Relaxed);
-        ready_set::unmark(self.table.words(), entry as usize);
-        link_mut(&mut self.slots, entry).next = self.free_entries;
-        self.free_entries = entry;
-    }
-
-    /// Moves the retired entries whose wakers are all gone to the free list.
-    fn reclaim_entries(&mut self) {
-        let mut previous = NIL;
-        let mut entry = self.retired_entries;
-        while entry != NIL {
-            let next = link(&self.slots, entry).next;
-            // Acquire: as in `release_entry`.
-            let state = self
-                .table
-                .entry_state(entry as usize)
-                .load(Ordering::Acquire);
-            if state == RETIRED {
-                if previous == NIL {
-                    self.retired_entries = next;
-                } else {
-                    link_mut(&mut self.slots, previous).next = next;
-                }
-                self.free_entry(entry);
-            } else {
-                previous = entry;
-            }
-            entry = next;
+            unsafe { ready_set::unmark_unchecked(self.table.words(), entry) };
         }
     }
 
@@ -538,13 +671,11 @@ impl<T> Store<T> {
             table.header().ready_layout(),
             mode,
             move |entry| {
-                let index = link(slots, entry as u32).slot;
-                if index == NIL {
-                    // A waker of a departed value: it names no slot.
-                    return false;
-                }
-                if !kept(slots, index as usize).occupied {
-                    // A parked entry: its wakers were gone when its value left.
+                let index = (entry / 2) as u32;
+                // The entry's slot holds a value, and the entry is that value's: not a waker of
+                // a departed value.
+                let bound = (entry as u64 & 1) << 1 | OCCUPIED;
+                if kept(slots, index as usize).tag & 3 != bound {
                     return false;
                 }
                 if GROUP {
@@ -570,13 +701,13 @@ impl<T> Store<T> {
         unwound: impl FnOnce(),
         panicked: impl FnOnce(&WakeTable),
     ) -> Option<(Key, u32, R)> {
-        let slot = kept_mut(&mut self.slots, index);
-        // Through `as_mut`, not `is_none` on the `Option<T>`: a shared reference to a
-        // (possibly self-referential) value would invalidate its borrows of itself under
-        // Stacked Borrows (`a_future_borrowing_itself_across_pending_keeps_its_borrow`).
-        slot.value.get_mut().as_mut()?;
-        let key = Key::new(self.base + index as u32, slot.generation);
-        let entry = slot.entry;
+        let slot = kept(&self.slots, index);
+        if !slot.occupied() {
+            return None;
+        }
+        let generation = slot.generation();
+        let key = Key::new(self.base + index as u32, generation);
+        let entry = Self::entry_of(index, generation) as u32;
         if take_wake {
             // SAFETY: `entry` is the one bound to the value, an entry of the table, so its bit
             // is in the ready set's first level.
@@ -661,7 +792,7 @@ impl<T> Store<T> {
         index: usize,
         entry: usize,
     ) -> (Pin<&mut T>, ManuallyDrop<Waker>) {
-        let Some(value) = kept_mut(&mut self.slots, index).value.get_mut().as_mut() else {
+        let Some(value) = kept_mut(&mut self.slots, index).value_mut() else {
             unreachable!("the slot polled is empty")
         };
         // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
@@ -810,17 +941,8 @@ pub(crate) fn kept_mut<E>(items: &mut [E], index: usize) -> &mut E {
     }
 }
 
-/// The owner's link of entry `entry`.
-fn link<T>(slots: &[Slot<T>], entry: u32) -> &EntryLink {
-    // An entry the arena keeps is below twice the slots' number: its slot is one of them.
-    &kept(slots, entry as usize / 2).links[entry as usize % 2]
-}
-
-fn link_mut<T>(slots: &mut [Slot<T>], entry: u32) -> &mut EntryLink {
-    &mut kept_mut(slots, entry as usize / 2).links[entry as usize % 2]
-}
-
-/// and fused, and its `Debug` shows that count.
+/// Gives each iterator `$name` (which counts what it has `left`) an exact size, makes it fused,
+/// and its `Debug` shows that count.
 macro_rules! counted_iterator {
     ($($name:ident),+) => {$(
         impl<T> ExactSizeIterator for $name<'_, T> {}
@@ -856,7 +978,7 @@ impl<'a, T> Iterator for Iter<'a, T> {
         for (index, slot) in self.slots.by_ref() {
             if let Some(value) = slot.value_ref() {
                 self.left -= 1;
-                return Some((Key::new(self.base + index as u32, slot.generation), value));
+                return Some((Key::new(self.base + index as u32, slot.generation()), value));
             }
         }
         None
@@ -883,7 +1005,7 @@ impl<'a, T> Iterator for IterPinMut<'a, T> {
             return None;
         }
         for (index, slot) in self.slots.by_ref() {
-            let generation = slot.generation;
+            let generation = slot.generation();
             if let Some(value) = slot.value_mut() {
                 self.left -= 1;
                 // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
@@ -915,10 +1037,11 @@ impl<T: Unpin> Iterator for IntoValues<T> {
         while self.store.len > 0 && self.next < self.store.slots.len() {
             let index = self.next;
             self.next += 1;
-            if self.store.slots[index].occupied {
-                let value = self.store.slots[index].value.get_mut().take();
+            if self.store.slots[index].occupied() {
+                // SAFETY: the slot is occupied, and `T: Unpin`.
+                let value = unsafe { self.store.slots[index].take_value() };
                 self.store.vacate(index);
-                return value;
+                return Some(value);
             }
         }
         None

@@ -13,6 +13,7 @@ use pinfold_testkit::probe::{Probe, ProbeState, Spinner, probes};
 use pinfold_testkit::waker::counting_waker;
 
 use crate::MAX_VAIN_REPOLLS;
+use crate::store::RETIRED_GENERATION as LAST_GENERATION;
 
 use crate::{Arena, GrowableArena, Key, Step, Storage};
 use alloc::vec::Vec;
@@ -654,7 +655,7 @@ fn a_key_of_a_departed_value_is_refused_after_its_slot_is_reused() {
 
 #[test]
 fn a_slot_whose_generation_runs_out_is_retired_and_its_keys_stay_refused() {
-    let mut arena = Arena::starting_at_generation(1, u64::MAX - 2);
+    let mut arena = Arena::starting_at_generation(1, LAST_GENERATION - 2);
     let before_last = arena.insert(1).unwrap();
     assert!(arena.remove(before_last));
     let last = arena.insert(2).unwrap();
@@ -672,7 +673,7 @@ fn a_slot_whose_generation_runs_out_is_retired_and_its_keys_stay_refused() {
         assert!(!arena.remove(stale));
     }
 
-    let mut arena = Arena::starting_at_generation(2, u64::MAX - 1);
+    let mut arena = Arena::starting_at_generation(2, LAST_GENERATION - 1);
     let retiring = arena.insert(1).unwrap();
     assert!(arena.remove(retiring));
     let kept = arena.insert(2).unwrap();
@@ -686,14 +687,14 @@ fn a_slot_whose_generation_runs_out_is_retired_and_its_keys_stay_refused() {
 
     // A new group of a growable arena starts past every generation its released groups gave:
     // when that is the last, its slots are retired from the start.
-    let mut arena = Arena::starting_at_generation(2, u64::MAX);
+    let mut arena = Arena::starting_at_generation(2, LAST_GENERATION);
     assert_eq!(arena.insert(5), Err(5), "every slot is retired");
     assert!(arena.is_full() && arena.is_empty());
 }
 
 #[test]
 fn a_growable_arena_whose_last_free_slot_is_retired_adds_a_group() {
-    let mut arena = GrowableArena::starting_at_generation(1, u64::MAX - 1);
+    let mut arena = GrowableArena::starting_at_generation(1, LAST_GENERATION - 1);
     let last = arena.insert(1);
     assert!(arena.remove(last));
     let next = arena.insert(2);
@@ -917,6 +918,46 @@ fn more_stale_wakers_than_slots_still_leave_the_arena_working() {
     let last = run_keeping_a_waker(&mut arena, &parent_waker, 3);
     assert_eq!(last.polls(), 2);
     assert!(arena.is_empty());
+}
+
+#[test]
+fn a_slot_adds_sixteen_bytes_to_a_value_of_eight() {
+    // The value (or, free, the next free slot), the generation with the occupied bit, and the
+    // queue mark; the slot's two wake entries are in the wake table.
+    assert_eq!(size_of::<crate::store::Slot<u64>>(), 24);
+    assert_eq!(size_of::<crate::store::Slot<[u8; 24]>>(), 40);
+    assert_eq!(size_of::<crate::store::Slot<()>>(), 24);
+}
+
+#[test]
+fn a_value_whose_turn_entry_has_a_stale_waker_takes_the_other_and_a_later_key() {
+    let mut arena = Arena::new(1);
+    let (parent_waker, _) = counting_waker();
+    // The first value leaves a waker alive; the second's is gone (with its probe's state).
+    let first = run_keeping_a_waker(&mut arena, &parent_waker, 0);
+    let (second, second_state) = Probe::new(1);
+    let second_key = arena.insert(second).unwrap();
+    assert!(next(&mut arena, &parent_waker).is_pending());
+    second_state.finish();
+    assert_eq!(next(&mut arena, &parent_waker), Poll::Ready(Some(1)));
+    drop(second_state);
+    // The third value's turn is the first's entry, still woken by a live waker: it takes the
+    // second's, under a later generation.
+    let (third, third_state) = Probe::new(2);
+    let third_key = arena.insert(third).unwrap();
+    assert!(third_key > second_key, "keys only ever grow");
+    assert!(!arena.contains_key(second_key));
+    assert!(next(&mut arena, &parent_waker).is_pending());
+    first.waker().wake();
+    assert!(next(&mut arena, &parent_waker).is_pending());
+    assert_eq!(
+        third_state.polls(),
+        1,
+        "polled for a wake of a departed value"
+    );
+    arena.waker(third_key).unwrap().wake();
+    assert!(next(&mut arena, &parent_waker).is_pending());
+    assert_eq!(third_state.polls(), 2, "its own waker polls it");
 }
 
 #[test]
