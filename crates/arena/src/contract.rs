@@ -93,12 +93,15 @@
 //! A *growable* set or merge (`FuturesUnordered`, `Merge`) is a
 //! [`GrowableArena`](crate::GrowableArena), as are a keyed map's values: a stack of arenas (its
 //! *groups*), smallest first, at most 63. Made with `new`, it allocates nothing. The first value allocates the first
-//! group, of 32 slots (or the capacity given to `with_capacity`, allocated then); each group
-//! after it holds as many slots as all the groups below it together, and at least 32, so the
-//! capacity doubles: 32, 64, 128, 256, ... A group costs two allocations (its slots and its
-//! wake table); the first group also allocates the hub the groups share and the table of
-//! groups. So a primitive that grows to `n` values has made about `2 log2(n / 32)`
-//! allocations.
+//! group, of 32 slots (or the capacity given to `with_capacity`, allocated then). Each group
+//! after it holds as many slots as all the groups below it together (at least 32) while they
+//! hold fewer than 256, so the capacity doubles: 32, 64, 128, 256; from 256 slots to 262,144
+//! a group holds a quarter of what is below it (320, 400, 500, 625, ...), so that at most a
+//! fifth of the slots are spare when a group is added; past 262,144 the capacity doubles
+//! again, up to about 1.36 billion slots in the 63 groups. A group costs two allocations (its
+//! slots and its wake table); the first group also allocates the hub the groups share and the
+//! table of groups. So a primitive that grows to `n` values, between 256 and 262,144, has made
+//! about `2 (5 + log1.25(n / 256))` allocations (44 for 10,000: 21 groups).
 //!
 //! A value goes into a free slot of the *smallest* group that has one. A group is added only
 //! when every group is full. So free slots in older groups are reused first, and the values

@@ -1,4 +1,4 @@
-//! The growable arena: a stack of doubling stores on one hub, polled as one arena, by one loop
+//! The growable arena: a stack of growing stores on one hub, polled as one arena, by one loop
 //! over one queue.
 
 use core::fmt;
@@ -22,7 +22,9 @@ use alloc::vec::Vec;
 ///
 /// The first insert allocates the first group, of 32 slots (or the capacity given to
 /// [`with_capacity`](GrowableArena::with_capacity)); each group after it holds as many slots as
-/// all the groups below it together, and at least 32, so the capacity doubles. An insert goes
+/// all the groups below it together (at least 32), so the capacity doubles, except from 256 to
+/// 262,144 slots, where a group holds a quarter of what is below it (see the contract's
+/// [*Memory*](crate::contract#memory)). An insert goes
 /// into a free slot of the *smallest* group that has one, and a group is added only when every
 /// group is full, so long-lived values drift into the small groups. Values never move: a group
 /// holding a value is never released. Right after each output that frees a slot (and after

@@ -13,6 +13,15 @@ pub(crate) const FIRST_GROUP: usize = 32;
 /// [`GROUP_SHIFT`](crate::store::GROUP_SHIFT) bits.
 pub(crate) const MAX_GROUP: usize = 1 << crate::store::GROUP_SHIFT;
 
+/// From this capacity up to [`QUARTER_GROWTH_BELOW`] a regular group adds a quarter of the
+/// capacity, so that at most a fifth of the slots are spare after a group is added; below and
+/// above, a group doubles the capacity: small sets take few groups (four to 256 slots), and
+/// the 63 groups still reach about 1.36 billion slots.
+const QUARTER_GROWTH_FROM: usize = 256;
+
+/// See [`QUARTER_GROWTH_FROM`].
+const QUARTER_GROWTH_BELOW: usize = 1 << 18;
+
 /// How much a group added while the set grows back may hold, as a multiple of the capacity the
 /// set has then: a regular group doubles the capacity, a grow-back group at most quadruples it.
 const GROW_BACK_FACTOR: usize = 3;
@@ -42,12 +51,18 @@ impl Sizing {
 
     /// The capacity of a group added on top of `capacity` full slots.
     ///
-    /// A regular group holds as much as all the groups below it together (at least
-    /// [`FIRST_GROUP`]), so capacity doubles. If the set released capacity recently and is
+    /// A regular group holds a quarter of what all the groups below it hold together while that
+    /// is from [`QUARTER_GROWTH_FROM`] to [`QUARTER_GROWTH_BELOW`], and as much as they do
+    /// otherwise (at least [`FIRST_GROUP`]). If the set released capacity recently and is
     /// growing back into it, the group holds up to what was released (at most
     /// `GROW_BACK_FACTOR` times `capacity`), and the capacity reached is retained.
     pub(crate) fn grow(&mut self, capacity: usize) -> usize {
-        let mut size = capacity.max(FIRST_GROUP);
+        let regular = if (QUARTER_GROWTH_FROM..QUARTER_GROWTH_BELOW).contains(&capacity) {
+            capacity / 4
+        } else {
+            capacity
+        };
+        let mut size = regular.max(FIRST_GROUP);
         let growing_back = capacity < self.released_from;
         if growing_back {
             let back =
@@ -133,11 +148,34 @@ mod tests {
     }
 
     #[test]
-    fn regular_groups_double_the_capacity() {
+    fn regular_groups_add_a_quarter_of_the_capacity() {
         assert_eq!(
-            regular_capacities(6),
-            [32, 64, 128, 256, 512, 1024],
-            "groups of 32, 32, 64, 128, 256, 512"
+            regular_capacities(9),
+            [32, 64, 128, 256, 320, 400, 500, 625, 781],
+            "groups of 32, 32, 64 and 128, then a quarter: 64, 80, 100, 125, 156"
+        );
+        let capacities = regular_capacities(63);
+        for pair in capacities.windows(2) {
+            let spare = pair[1] - pair[0];
+            if (QUARTER_GROWTH_FROM..QUARTER_GROWTH_BELOW).contains(&pair[0]) {
+                assert!(spare * 5 <= pair[1], "{pair:?}: more than a fifth spare");
+            }
+        }
+    }
+
+    #[test]
+    fn past_a_quarter_million_slots_groups_double_the_capacity() {
+        let mut sizing = Sizing::new();
+        assert_eq!(
+            sizing.grow(QUARTER_GROWTH_BELOW - 4),
+            QUARTER_GROWTH_BELOW / 4 - 1
+        );
+        assert_eq!(sizing.grow(QUARTER_GROWTH_BELOW), QUARTER_GROWTH_BELOW);
+        let capacities = regular_capacities(63);
+        assert!(
+            capacities[62] > 1_300_000_000,
+            "63 groups hold {} slots",
+            capacities[62]
         );
     }
 
@@ -173,7 +211,7 @@ mod tests {
         assert_eq!(sizing.retained(), 256);
         assert!(!sizing.may_release(0, 128));
         // Past what was released, growth is regular again.
-        assert_eq!(sizing.grow(256), 256);
+        assert_eq!(sizing.grow(256), 64);
         assert!(sizing.may_release(0, 256));
     }
 

@@ -358,15 +358,17 @@ impl<T> Store<T> {
         let generation = slot.generation() + 1;
         // The new value's entry is the one its slot's value before last had: free of wakers
         // unless one of that value outlived it.
+        let entry = Self::entry_of(index, generation);
         // SAFETY: the entries of slot `index` are the table's (it has two per slot).
-        let state = unsafe {
-            self.table
-                .entry_state_unchecked(Self::entry_of(index, generation))
-        };
-        // Acquire: as in `release_entry`, if the entry's last waker went since.
-        let generation = match state.load(Ordering::Acquire) {
-            0 => generation,
-            _ => self.bind_retired(index, generation),
+        let state = unsafe { self.table.entry_state_unchecked(entry) };
+        // Acquire: as in `release_entry`, if the entry's last waker went since. Most often
+        // neither of the slot's entries has an owned waker: one load of their word says so.
+        let clear = self.table.pair_is_clear(entry, Ordering::Acquire)
+            || state.load(Ordering::Acquire) == 0;
+        let generation = if clear {
+            generation
+        } else {
+            self.bind_retired(index, generation)
         };
         let slot = kept_mut(&mut self.slots, index);
         *slot.held.get_mut() = Held {
@@ -599,9 +601,7 @@ impl<T> Store<T> {
         // Both of the slot's entries have wakers of departed values alive: share this one, and
         // its old wakers may cause a spurious poll of the new value.
         // Relaxed: the entry's wakers may wake the new value from now on; that is all.
-        self.table
-            .entry_state(entry)
-            .fetch_and(!RETIRED, Ordering::Relaxed);
+        self.table.entry_state(entry).unretire(Ordering::Relaxed);
         generation
     }
 
@@ -614,7 +614,7 @@ impl<T> Store<T> {
             0 => true,
             RETIRED => {
                 // Relaxed: no waker is left to see it.
-                state.store(0, Ordering::Relaxed);
+                state.unretire(Ordering::Relaxed);
                 ready_set::unmark(self.table.words(), entry);
                 true
             }
@@ -633,16 +633,19 @@ impl<T> Store<T> {
         let state = unsafe { self.table.entry_state_unchecked(entry) };
         // Acquire pairs with the Release decrement in the wakers' drop: their marks in the ready
         // set happen before we look at (and clear) the entry's bit.
-        let free = state.load(Ordering::Acquire) == 0 || {
-            // AcqRel: Acquire as above, if the last waker went meanwhile; Release so that a
-            // waker dropped later sees RETIRED after our unbinding.
-            let free = state.fetch_or(RETIRED, Ordering::AcqRel) == 0;
-            if free {
-                // Relaxed: no waker is left to see it.
-                state.store(0, Ordering::Relaxed);
-            }
-            free
-        };
+        // Most often neither of the slot's entries has an owned waker: one load says so.
+        let free = self.table.pair_is_clear(entry, Ordering::Acquire)
+            || state.load(Ordering::Acquire) == 0
+            || {
+                // AcqRel: Acquire as above, if the last waker went meanwhile; Release so that a
+                // waker dropped later sees RETIRED after our unbinding.
+                let free = state.retire(Ordering::AcqRel) == 0;
+                if free {
+                    // Relaxed: no waker is left to see it.
+                    state.unretire(Ordering::Relaxed);
+                }
+                free
+            };
         if free {
             // SAFETY: the entry is one of the table's, and the ready set has a bit for each.
             unsafe { ready_set::unmark_unchecked(self.table.words(), entry) };

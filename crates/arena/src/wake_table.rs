@@ -1,9 +1,10 @@
 //! The wake table: the one allocation shared between an arena and its wakers.
 //!
 //! Layout, in a single block: a [`Header`] (reference count, parent link, sizes), then the
-//! [`Entry`]s (an entry's own index, and how many owned wakers point at it: the address of
-//! entry `e` is the data pointer of its wakers), then the words of the ready bitset
-//! ([`ready_set`](crate::ready_set)), one bit per entry.
+//! entries in [`Pair`]s (a pair's own index, and for each of its two entries how many owned
+//! wakers point at it: the data pointer of entry `e`'s wakers is the address of the pair's
+//! `e % 2`-th half-word), then the words of the ready bitset ([`ready_set`](crate::ready_set)),
+//! one bit per entry.
 //!
 //! An entry is the identity of one stay of one value in one slot: the arena binds a free entry
 //! to a value when it is inserted and unbinds it when the value leaves, and binds it again only
@@ -59,33 +60,74 @@ pub(crate) struct Header {
 #[repr(C)]
 struct CacheLine<T>(T, [u8; 128]);
 
-/// The data a waker points at.
-#[repr(C)]
-pub(crate) struct Entry {
-    /// This entry's index in the table (immutable): its bit in the ready set.
+/// Entries `2 i` and `2 i + 1`: eight bytes that hold what their wakers need. A waker of entry
+/// `e` points at byte `4 (e % 2)` of pair `e / 2`, so its data pointer names both the pair (its
+/// address rounded down to a multiple of 8, as every pair's is) and the entry in it.
+#[repr(C, align(8))]
+pub(crate) struct Pair {
+    /// This pair's index in the table (immutable): its entries' bits are `2 index` and
+    /// `2 index + 1` in the ready set.
     index: u32,
-    /// `2 * owned wakers + RETIRED`: how many owned wakers point here, and whether the arena
-    /// has unbound the entry and waits for them to go before binding it again.
+    /// The entries' states, entry `2 i`'s in the low half-word and `2 i + 1`'s in the high:
+    /// `2 * owned wakers + RETIRED` each. How many owned wakers point at the entry, and whether
+    /// the arena has unbound it and waits for them to go before binding it again.
     state: AtomicU32,
 }
 
-/// The flag of [`Entry::state`] that the arena sets when it unbinds an entry that still has
+/// The flag of an entry's state that the arena sets when it unbinds an entry that still has
 /// owned wakers.
 pub(crate) const RETIRED: u32 = 1;
 
-/// One owned waker in [`Entry::state`].
+/// One owned waker in an entry's state.
 const ONE_WAKER: u32 = 2;
 
+/// An entry's state, in its half of the pair's word.
+const HALF: u32 = 0xFFFF;
+
+/// How many owned wakers of one entry are counted: past this, a clone makes an uncounted
+/// waker ([`UNCOUNTED`]), so the count never reaches the other entry's half-word. Wakers in
+/// flight past the limit at once, one per thread, fit in the half's last bit.
+const MAX_COUNTED: u32 = 1 << 14;
+
+/// The state of one entry: its half of its pair's word.
+#[derive(Clone, Copy)]
+pub(crate) struct EntryState<'a> {
+    word: &'a AtomicU32,
+    /// 0 for entry `2 i`, 16 for entry `2 i + 1`.
+    shift: u32,
+}
+
+impl EntryState<'_> {
+    /// The entry's state (`2 * owned wakers + RETIRED`).
+    #[inline(always)]
+    pub(crate) fn load(self, order: Ordering) -> u32 {
+        (self.word.load(order) >> self.shift) & HALF
+    }
+
+    /// Sets `RETIRED`; returns the state before.
+    #[inline]
+    pub(crate) fn retire(self, order: Ordering) -> u32 {
+        (self.word.fetch_or(RETIRED << self.shift, order) >> self.shift) & HALF
+    }
+
+    /// Clears `RETIRED`, leaving the count as it is.
+    #[inline]
+    pub(crate) fn unretire(self, order: Ordering) {
+        self.word.fetch_and(!(RETIRED << self.shift), order);
+    }
+}
+
 /// Entries start right after the header (its size is a multiple of its alignment, which is at
-/// least `Entry`'s).
+/// least `Pair`'s): so every pair's address is a multiple of 8.
 const ENTRIES_OFFSET: usize = size_of::<Header>();
-const _: () = assert!(align_of::<Header>() >= align_of::<Entry>());
+const _: () = assert!(align_of::<Header>() >= align_of::<Pair>());
+const _: () = assert!(align_of::<Pair>() == 8);
+// Eight bytes, two entries' worth; loom's atomics are larger, and its pairs too.
+#[cfg(not(pinfold_loom))]
+const _: () = assert!(size_of::<Pair>() == 8);
 
 /// More references than this means wakers are being leaked in a loop: abort as `Arc` does.
 const MAX_REFS: usize = isize::MAX as usize;
-
-/// More owned wakers of one entry than this: abort likewise (the count must not overflow).
-const MAX_ENTRY_REFS: u32 = u32::MAX / 4;
 
 /// An owning reference to a wake table (the arena's).
 pub(crate) struct WakeTable {
@@ -131,7 +173,7 @@ impl WakeTable {
         debug_assert!(entries < u32::MAX as usize);
         let ready = ReadyLayout::new(entries);
         let (block, words_offset) = Layout::new::<Header>()
-            .extend(Layout::array::<Entry>(entries).expect("arena capacity overflows"))
+            .extend(Layout::array::<Pair>(entries.div_ceil(2)).expect("arena capacity overflows"))
             .and_then(|(block, _)| {
                 block.extend(Layout::array::<AtomicU64>(ready.words()).expect("overflow"))
             })
@@ -159,12 +201,12 @@ impl WakeTable {
                 block,
             });
         }
-        for index in 0..entries {
-            // SAFETY: entry `index` is in bounds of the block (see the layout above).
-            let entry = unsafe { base.byte_add(ENTRIES_OFFSET).cast::<Entry>().add(index) };
+        for index in 0..entries.div_ceil(2) {
+            // SAFETY: pair `index` is in bounds of the block (see the layout above).
+            let pair = unsafe { base.byte_add(ENTRIES_OFFSET).cast::<Pair>().add(index) };
             // SAFETY: in bounds, aligned and not yet initialised or referenced.
             unsafe {
-                entry.write(Entry {
+                pair.write(Pair {
                     index: index as u32,
                     state: AtomicU32::new(0),
                 })
@@ -248,12 +290,12 @@ impl WakeTable {
         unsafe { Self::waker_of(self.entry_unchecked(index)) }
     }
 
-    /// The borrowed waker of the entry at `entry`.
+    /// The borrowed waker of the entry at `entry` (see [`Pair`]).
     ///
     /// # Safety
     /// `entry` points at an entry of this table.
     #[inline(always)]
-    unsafe fn waker_of(entry: *const Entry) -> ManuallyDrop<Waker> {
+    unsafe fn waker_of(entry: *const u32) -> ManuallyDrop<Waker> {
         let raw = RawWaker::new(entry.cast(), &VTABLE);
         // SAFETY: the vtable's contract holds for an entry of a live table (see the functions
         // below), which the caller's entry is; `ManuallyDrop` keeps `drop` from releasing the
@@ -318,12 +360,12 @@ impl WakeTable {
         (*self.borrowed_waker(index)).clone()
     }
 
-    /// The state word of entry `index` (owned wakers, [`RETIRED`]).
+    /// The state of entry `index` (owned wakers, [`RETIRED`]).
     #[inline]
-    pub(crate) fn entry_state(&self, index: usize) -> &AtomicU32 {
-        // SAFETY: the entry is in the block (`entry` checks the bound) and initialised; we hold
-        // a reference, so it lives as long as `self`.
-        unsafe { &(*self.entry(index)).state }
+    pub(crate) fn entry_state(&self, index: usize) -> EntryState<'_> {
+        assert!(index < self.entries as usize, "entry index out of bounds");
+        // SAFETY: checked just above.
+        unsafe { self.entry_state_unchecked(index) }
     }
 
     /// [`entry_state`](Self::entry_state) without the bound check, for the entry bound to a
@@ -332,35 +374,77 @@ impl WakeTable {
     /// # Safety
     /// `index` is below the table's number of entries.
     #[inline(always)]
-    pub(crate) unsafe fn entry_state_unchecked(&self, index: usize) -> &AtomicU32 {
-        // SAFETY: the entry is in the block (the caller's bound) and initialised; we hold a
+    pub(crate) unsafe fn entry_state_unchecked(&self, index: usize) -> EntryState<'_> {
+        // SAFETY: the pair is in the block (the caller's bound) and initialised; we hold a
         // reference, so it lives as long as `self`.
-        unsafe { &(*self.entry_unchecked(index)).state }
+        let pair = unsafe { &*self.pair_unchecked(index / 2) };
+        EntryState {
+            word: &pair.state,
+            shift: 16 * (index % 2) as u32,
+        }
+    }
+
+    /// The state words of entries `index` and its pair's other (the same word): whether no
+    /// owned waker of either is alive and neither is retired, read with `order`.
+    #[inline(always)]
+    pub(crate) fn pair_is_clear(&self, index: usize, order: Ordering) -> bool {
+        debug_assert!(index < self.entries as usize, "entry index out of bounds");
+        // SAFETY: `index` is one of the table's entries (the arena asks only of the entries of
+        // its slots), so its pair is in the block, initialised, and alive while `self` is.
+        unsafe { (*self.pair_unchecked(index / 2)).state.load(order) == 0 }
     }
 
     #[inline]
-    fn entry(&self, index: usize) -> *const Entry {
+    fn entry(&self, index: usize) -> *const u32 {
         assert!(index < self.entries as usize, "entry index out of bounds");
         // SAFETY: checked just above.
         unsafe { self.entry_unchecked(index) }
     }
 
-    /// Entry `index`.
+    /// Entry `index`: the address its wakers point at, the `index % 2`-th half of its pair.
     ///
     /// # Safety
     /// `index` is below the table's number of entries.
     #[inline(always)]
-    unsafe fn entry_unchecked(&self, index: usize) -> *const Entry {
+    unsafe fn entry_unchecked(&self, index: usize) -> *const u32 {
         debug_assert!(index < self.entries as usize, "entry index out of bounds");
-        // SAFETY: `index` is below the capacity (the caller's bound), so the entry is inside
-        // the block.
+        if size_of::<Pair>() == 2 * size_of::<u32>() {
+            // SAFETY: `index` is below the capacity (the caller's bound), so its pair, whose
+            // two 4-byte halves are the entries, is inside the block: byte `4 index` past the
+            // first pair is byte `4 (index % 2)` of pair `index / 2`.
+            unsafe {
+                self.header
+                    .as_ptr()
+                    .cast_const()
+                    .byte_add(ENTRIES_OFFSET)
+                    .cast::<u32>()
+                    .add(index)
+            }
+        } else {
+            // (loom's larger pairs) SAFETY: as above: byte `4 (index % 2)` of the pair, inside
+            // it as a pair is at least 8 bytes.
+            unsafe {
+                self.pair_unchecked(index / 2)
+                    .cast::<u32>()
+                    .byte_add(4 * (index % 2))
+            }
+        }
+    }
+
+    /// Pair `pair`.
+    ///
+    /// # Safety
+    /// `pair` is below the table's number of pairs (its entries' halved, rounded up).
+    #[inline(always)]
+    unsafe fn pair_unchecked(&self, pair: usize) -> *const Pair {
+        // SAFETY: as the caller promises, inside the block.
         unsafe {
             self.header
                 .as_ptr()
                 .cast_const()
                 .byte_add(ENTRIES_OFFSET)
-                .cast::<Entry>()
-                .add(index)
+                .cast::<Pair>()
+                .add(pair)
         }
     }
 }
@@ -472,41 +556,119 @@ unsafe fn release(header: *const Header) {
     unsafe { dealloc(header.cast(), block) };
 }
 
-/// The header of the table an entry belongs to.
+/// The pair an entry's waker points into, and the entry's place in it (0 or 1).
+///
+/// # Safety
+/// `entry` is an entry of a live table (a waker's data pointer).
+#[inline(always)]
+unsafe fn pair_of(entry: *const ()) -> (*const Pair, usize) {
+    // The pair's address is a multiple of 8 (see `ENTRIES_OFFSET`): the entry is its first
+    // half-word or its second.
+    let offset = entry.addr() % align_of::<Pair>();
+    // SAFETY: `entry` is inside its pair, `offset` bytes after its start (above).
+    let pair = unsafe { entry.byte_sub(offset) }.cast::<Pair>();
+    (pair, offset / 4)
+}
+
+/// The header of the table an entry belongs to, and the entry's index.
 ///
 /// # Safety
 /// `entry` is an entry of a live table.
-unsafe fn header_of(entry: *const ()) -> *const Header {
-    let entry = entry.cast::<Entry>();
-    // SAFETY: entries are initialised in `new` and immutable after.
-    let index = unsafe { (*entry).index } as usize;
-    // SAFETY: entry `index` sits `index` entries after the first, which sits ENTRIES_OFFSET
-    // bytes after the header, all in one block.
-    unsafe { entry.sub(index).byte_sub(ENTRIES_OFFSET).cast::<Header>() }
+#[inline(always)]
+unsafe fn header_of(entry: *const ()) -> (*const Header, usize) {
+    // SAFETY: the caller's promise.
+    let (pair, half) = unsafe { pair_of(entry) };
+    // SAFETY: pairs are initialised in `new` and their indexes immutable after.
+    let index = unsafe { (*pair).index } as usize;
+    // SAFETY: pair `index` sits `index` pairs after the first, which sits ENTRIES_OFFSET bytes
+    // after the header, all in one block.
+    let header = unsafe { pair.sub(index).byte_sub(ENTRIES_OFFSET).cast::<Header>() };
+    (header, 2 * index + half)
+}
+
+/// The state of the entry a counted waker points at.
+///
+/// # Safety
+/// `entry` is an entry of a live table.
+#[inline(always)]
+unsafe fn state_of<'a>(entry: *const ()) -> EntryState<'a> {
+    // SAFETY: the caller's promise.
+    let (pair, half) = unsafe { pair_of(entry) };
+    EntryState {
+        // SAFETY: the pair is initialised and lives while the waker does (it holds a
+        // reference to the table).
+        word: unsafe { &(*pair).state },
+        shift: 16 * half as u32,
+    }
 }
 
 static VTABLE: RawWakerVTable = RawWakerVTable::new(clone_waker, wake, wake_by_ref, drop_waker);
 
-// SAFETY (all four functions): `data` is an entry of a live table and, except for the borrowed
-// waker, the waker owns one of the table's references.
+/// The wakers of an entry cloned past [`MAX_COUNTED`]: each holds a reference to the table but
+/// is not counted in its entry's state. Waking one marks the entry as any of its wakers does,
+/// so that no wake is lost; once the value has left, the entry may be bound to a later value
+/// of its slot, which such a wake may then poll spuriously.
+static UNCOUNTED: RawWakerVTable =
+    RawWakerVTable::new(clone_uncounted, wake_uncounted, wake_by_ref, drop_uncounted);
 
-unsafe fn clone_waker(data: *const ()) -> RawWaker {
+// SAFETY (all the functions below): `data` is an entry of a live table and, except for the
+// borrowed waker, the waker owns one of the table's references.
+
+/// Adds a reference to the table of `data`'s entry, as `Arc::clone`.
+///
+/// # Safety
+/// As above.
+unsafe fn add_table_ref(data: *const ()) {
     // SAFETY: see above.
-    let header = unsafe { &*header_of(data) };
+    let header = unsafe { &*header_of(data).0 };
     // Relaxed: a new reference is made from an existing one, as `Arc::clone`.
     if header.refs.0.fetch_add(1, Ordering::Relaxed) > MAX_REFS {
         crate::unwind::abort();
     }
+}
+
+unsafe fn clone_waker(data: *const ()) -> RawWaker {
     // SAFETY: see above.
-    let entry = unsafe { &*data.cast::<Entry>() };
+    unsafe { add_table_ref(data) };
+    // SAFETY: see above.
+    let state = unsafe { state_of(data) };
     // Relaxed: as above. The arena reads the count before binding the entry again, and only
     // binds it once it has acquired the drop of every owned waker (see `drop_waker`); a clone
     // is only made from a waker that exists, so none is made while the count reads zero and
     // the arena is not polling the entry's value.
-    if entry.state.fetch_add(ONE_WAKER, Ordering::Relaxed) > MAX_ENTRY_REFS {
-        crate::unwind::abort();
+    let before = state
+        .word
+        .fetch_add(ONE_WAKER << state.shift, Ordering::Relaxed);
+    if (before >> state.shift) & HALF >= MAX_COUNTED * ONE_WAKER {
+        // Too many to count in the half-word: this one goes uncounted (see `UNCOUNTED`).
+        // Relaxed: as the drop of a waker that woke nothing.
+        state
+            .word
+            .fetch_sub(ONE_WAKER << state.shift, Ordering::Relaxed);
+        return RawWaker::new(data, &UNCOUNTED);
     }
     RawWaker::new(data, &VTABLE)
+}
+
+unsafe fn clone_uncounted(data: *const ()) -> RawWaker {
+    // SAFETY: see above.
+    unsafe { add_table_ref(data) };
+    RawWaker::new(data, &UNCOUNTED)
+}
+
+unsafe fn wake_uncounted(data: *const ()) {
+    // The reference this waker owns is given up after the wake, also if the wake panics.
+    let _release = ReleaseOnDrop(
+        // SAFETY: see above.
+        unsafe { header_of(data).0 },
+    );
+    // SAFETY: see above.
+    unsafe { wake_by_ref(data) };
+}
+
+unsafe fn drop_uncounted(data: *const ()) {
+    // SAFETY: see above: this waker's reference is given up once.
+    unsafe { release(header_of(data).0) }
 }
 
 unsafe fn wake(data: *const ()) {
@@ -528,20 +690,78 @@ impl Drop for DropWakerOnDrop {
 }
 
 unsafe fn wake_by_ref(data: *const ()) {
-    // SAFETY: see above.
-    let index = unsafe { (*data.cast::<Entry>()).index } as usize;
     // SAFETY: see above; `header_of` derives the header from the entry pointer, which carries
-    // the whole block's provenance; an entry's index, written when the table was made, is
-    // its own.
-    unsafe { wake_slot(header_of(data), index) };
+    // the whole block's provenance; a pair's index, written when the table was made, is its
+    // own.
+    let (header, index) = unsafe { header_of(data) };
+    // SAFETY: as just above.
+    unsafe { wake_slot(header, index) };
 }
 
 unsafe fn drop_waker(data: *const ()) {
     // SAFETY: see above.
-    let entry = unsafe { &*data.cast::<Entry>() };
+    let state = unsafe { state_of(data) };
     // Release: this waker's wakes (its marks in the ready set) happen before the arena, which
     // loads the count with Acquire, binds the entry to another value.
-    entry.state.fetch_sub(ONE_WAKER, Ordering::Release);
+    state
+        .word
+        .fetch_sub(ONE_WAKER << state.shift, Ordering::Release);
     // SAFETY: see above: this waker's reference is given up once.
-    unsafe { release(header_of(data)) }
+    unsafe { release(header_of(data).0) }
+}
+
+#[cfg(all(test, not(pinfold_loom)))]
+mod tests {
+    use super::*;
+    use alloc::vec::Vec;
+
+    fn table(entries: usize) -> WakeTable {
+        WakeTable::new(entries, Parent::Task(AtomicWaker::new()))
+    }
+
+    #[test]
+    fn each_entry_of_a_pair_counts_its_own_wakers() {
+        let table = table(4);
+        let odd: Vec<Waker> = (0..3).map(|_| table.waker(3)).collect();
+        let even = table.waker(2);
+        assert_eq!(table.entry_state(3).load(Ordering::Relaxed), 3 * ONE_WAKER);
+        assert_eq!(table.entry_state(2).load(Ordering::Relaxed), ONE_WAKER);
+        assert!(!table.pair_is_clear(2, Ordering::Relaxed));
+        assert!(
+            table.pair_is_clear(0, Ordering::Relaxed),
+            "the other pair is untouched"
+        );
+        assert_eq!(table.entry_state(2).retire(Ordering::Relaxed), ONE_WAKER);
+        even.wake();
+        assert_eq!(table.entry_state(2).load(Ordering::Relaxed), RETIRED);
+        assert_eq!(table.entry_state(3).load(Ordering::Relaxed), 3 * ONE_WAKER);
+        assert!(ready_set::is_marked(table.words(), 2));
+        assert!(!ready_set::is_marked(table.words(), 3));
+        odd[1].wake_by_ref();
+        assert!(ready_set::is_marked(table.words(), 3));
+        drop(odd);
+        table.entry_state(2).unretire(Ordering::Relaxed);
+        assert!(table.pair_is_clear(3, Ordering::Relaxed));
+    }
+
+    #[test]
+    fn wakers_cloned_past_the_count_wake_but_leave_the_count_alone() {
+        let table = table(2);
+        let total = MAX_COUNTED as usize + 100;
+        let clones: Vec<Waker> = (0..total).map(|_| table.waker(1)).collect();
+        let counted = MAX_COUNTED * ONE_WAKER;
+        assert_eq!(table.entry_state(1).load(Ordering::Relaxed), counted);
+        assert_eq!(table.entry_state(0).load(Ordering::Relaxed), 0, "no spill");
+        // An uncounted waker, and its clone, wake the entry like any of its wakers.
+        let uncounted = clones.last().unwrap().clone();
+        assert_eq!(table.entry_state(1).load(Ordering::Relaxed), counted);
+        uncounted.wake_by_ref();
+        assert!(ready_set::is_marked(table.words(), 1));
+        assert!(!ready_set::is_marked(table.words(), 0));
+        uncounted.wake();
+        assert_eq!(table.header().refs.0.load(Ordering::Relaxed), 1 + total);
+        drop(clones);
+        assert_eq!(table.entry_state(1).load(Ordering::Relaxed), 0);
+        assert_eq!(table.header().refs.0.load(Ordering::Relaxed), 1);
+    }
 }

@@ -100,7 +100,7 @@
 //!
 //! [`FuturesUnorderedBounded::new`] allocates its storage (two allocations) and nothing after
 //! that. A [`FuturesUnordered`] allocates nothing until the first push, then grows a group at
-//! a time (32, 64, 128, ... slots), reuses the smallest groups' free slots first, and gives
+//! a time (32, 64, 128, 256 slots, then a quarter more at a time: 320, 400, 500, ...), reuses the smallest groups' free slots first, and gives
 //! empty groups back after a burst, unless it cycles. Both as
 //! [*Memory*](pinfold_arena::contract#memory) states, with the bounds.
 //!
