@@ -757,14 +757,21 @@ impl<T> Store<T> {
     ) -> R {
         #[cfg(feature = "std")]
         {
+            use core::mem::MaybeUninit;
             use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
             let (value, waker) = self.value_and_waker(index, entry);
+            // The output goes through a place of our own, not through `catch_unwind`'s result:
+            // that passes it through a union, written field by field and read back whole, and
+            // a CPU that cannot forward the fields' stores to the whole load waits for them
+            // (a merge of `u32` items, `merge_hot_16_u32`).
+            let mut out = MaybeUninit::<R>::uninit();
             // Only the poll is wrapped: `unwind::repair_on_unwind` would take the slot lookup
             // and the waker in too, a cost on every poll. Guarded by `ready_512k`.
             match catch_unwind(AssertUnwindSafe(|| {
-                poll(value, &mut Context::from_waker(&waker))
+                out.write(poll(value, &mut Context::from_waker(&waker)));
             })) {
-                Ok(out) => out,
+                // SAFETY: the closure returned, so it wrote the output.
+                Ok(()) => unsafe { out.assume_init() },
                 Err(panic) => {
                     // The caller's bookkeeping first: the value's `Drop` may panic too.
                     unwound();
@@ -795,9 +802,11 @@ impl<T> Store<T> {
         index: usize,
         entry: usize,
     ) -> (Pin<&mut T>, ManuallyDrop<Waker>) {
-        let Some(value) = kept_mut(&mut self.slots, index).value_mut() else {
-            unreachable!("the slot polled is empty")
-        };
+        let slot = kept_mut(&mut self.slots, index);
+        debug_assert!(slot.occupied(), "the slot polled is empty");
+        // SAFETY: the caller polls an occupied slot (`poll_at` looked), whose `held` is its
+        // value.
+        let value = unsafe { &mut *slot.held.get_mut().value };
         // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
         let value = unsafe { Pin::new_unchecked(value) };
         // SAFETY: `entry` is the one bound to the value: the arena binds only entries of its

@@ -37,9 +37,17 @@ pub fn repair_on_unwind<S: ?Sized, R>(
 ) -> R {
     #[cfg(feature = "std")]
     {
+        use core::mem::MaybeUninit;
         use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-        match catch_unwind(AssertUnwindSafe(|| body(state))) {
-            Ok(out) => out,
+        // The output goes through a place of our own rather than `catch_unwind`'s result,
+        // which passes it through a union: written field by field and read back whole, a load
+        // some CPUs cannot forward from the stores, and wait for (see `Store::poll_value`).
+        let mut out = MaybeUninit::<R>::uninit();
+        match catch_unwind(AssertUnwindSafe(|| {
+            out.write(body(state));
+        })) {
+            // SAFETY: the closure returned, so it wrote the output.
+            Ok(()) => unsafe { out.assume_init() },
             Err(panic) => {
                 repair(state);
                 resume_unwind(panic)
