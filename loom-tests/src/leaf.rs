@@ -109,3 +109,24 @@ pub fn poll_arena(arena: &mut Arena<Leaf>, cx: &mut Context<'_>) -> Poll<Option<
         .poll_next(cx, poll_leaf)
         .map(|next| next.map(|(_key, id)| id))
 }
+
+/// Inserts a fired leaf with output `id` into `arena` and polls it: the poll clones the waker it
+/// is given and the leaf finishes. Returns the leaf's key and probe, and the clone: an owned
+/// waker of a value that has left.
+pub fn finish_keeping_a_waker(
+    arena: &mut Arena<Leaf>,
+    cx: &mut Context<'_>,
+    id: usize,
+) -> (Key, Arc<Probe>, core::task::Waker) {
+    let (leaf, probe) = Leaf::new(id);
+    probe.fire();
+    let key = arena.insert(leaf).unwrap();
+    let mut stash = None;
+    let done = arena.poll_next(cx, |_, leaf, cx| {
+        stash = Some(cx.waker().clone());
+        leaf.poll()
+    });
+    assert_eq!(done, Poll::Ready(Some((key, id))));
+    assert_eq!((probe.polls(), probe.drops()), (1, 1));
+    (key, probe, stash.take().unwrap())
+}

@@ -49,7 +49,7 @@ pub use check::{check, check_with_branches};
 #[cfg(pinfold_loom)]
 pub use drive::{MAX_POLLS, drive};
 #[cfg(pinfold_loom)]
-pub use leaf::{Leaf, Probe, poll_arena, poll_leaf};
+pub use leaf::{Leaf, Probe, finish_keeping_a_waker, poll_arena, poll_leaf};
 #[cfg(pinfold_loom)]
 pub use parent::Parent;
 #[cfg(pinfold_loom)]

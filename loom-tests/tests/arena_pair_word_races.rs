@@ -15,7 +15,7 @@
 
 use std::task::{Context, Poll, Waker};
 
-use loom_tests::{Leaf, Parent, Workers, check};
+use loom_tests::{Leaf, Parent, Workers, check, finish_keeping_a_waker};
 use pinfold_arena::{Arena, Key, Step};
 
 /// One poll of the arena, in which the value of `only` is pending for good, counting its
@@ -49,16 +49,7 @@ fn wakers_of_both_entries_of_a_slot_race_the_owner() {
         let mut arena = Arena::new(1);
 
         // The first value clones its waker and finishes in the same poll.
-        let (first, first_probe) = Leaf::new(0);
-        first_probe.fire();
-        let first = arena.insert(first).unwrap();
-        let mut stash: Option<Waker> = None;
-        let done = arena.poll_next(&mut cx, |_, leaf, cx| {
-            stash = Some(cx.waker().clone());
-            leaf.poll()
-        });
-        assert_eq!(done, Poll::Ready(Some((first, 0))));
-        let stale = stash.take().unwrap();
+        let (_, _, stale) = finish_keeping_a_waker(&mut arena, &mut cx, 0);
 
         // The second value, on the slot's other entry, keeps a clone of its waker.
         let (second, _second_probe) = Leaf::new(1);

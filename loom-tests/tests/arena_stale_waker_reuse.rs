@@ -3,9 +3,10 @@
 //! In an arena of one slot, a value clones the waker it is polled with and finishes, so its
 //! slot is free while owned wakers of it are alive. Two workers hold them: one wakes its clone
 //! by reference and drops it, the other wakes its clone by value. Meanwhile the owner inserts a
-//! new value, which takes the same slot, and polls it. The arena has two entries per slot, so
-//! the new value is bound to the spare entry: the stale wakes mark the departed value's entry,
-//! which names no slot, and the last drop of a stale waker lets that entry be reused later.
+//! new value, which takes the same slot, and polls it. The slot's values take its two entries
+//! in turn, so the new value is bound to the other entry: the stale wakes mark the departed
+//! value's entry, which the slot's value does not have, and the last drop of a stale waker
+//! lets that entry be reused later.
 //!
 //! Asserts: the new value is polled exactly once (its first poll), never because of a stale
 //! wake, however the wakes and drops interleave with the insert and the polls; the departed
@@ -13,9 +14,9 @@
 //! Loom's leak check finds the wake table freed once the arena and every waker are gone.
 #![cfg(pinfold_loom)]
 
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
-use loom_tests::{Leaf, Parent, Workers, check};
+use loom_tests::{Leaf, Parent, Workers, check, finish_keeping_a_waker};
 use pinfold_arena::{Arena, Key, Step};
 
 /// One poll of the arena, in which the value of `new` is pending for good, counting its polls.
@@ -37,17 +38,7 @@ fn a_stale_wake_never_polls_the_value_that_took_its_slot() {
         let mut arena = Arena::new(1);
 
         // The first value clones its waker and finishes in the same poll.
-        let (first, first_probe) = Leaf::new(0);
-        first_probe.fire();
-        let first = arena.insert(first).unwrap();
-        let mut stash: Option<Waker> = None;
-        let done = arena.poll_next(&mut cx, |_, leaf, cx| {
-            stash = Some(cx.waker().clone());
-            leaf.poll()
-        });
-        assert_eq!(done, Poll::Ready(Some((first, 0))));
-        assert_eq!((first_probe.polls(), first_probe.drops()), (1, 1));
-        let by_ref = stash.take().unwrap();
+        let (first, first_probe, by_ref) = finish_keeping_a_waker(&mut arena, &mut cx, 0);
         let by_value = by_ref.clone();
 
         let mut workers = Workers::new();

@@ -312,7 +312,14 @@ fn write_report(record: &Record) -> Result<String, String> {
         &cpu_document(record),
     )?;
 
-    let records = read_records()?;
+    let mut records = read_records()?;
+    // By date, and among records of one date the one just written last: the newest, whose
+    // instruction counts the tables show (a record copied in from another machine may bear
+    // the same date and come from an older commit).
+    records.sort_by(|a, b| {
+        let key = |r: &Record| (r.date.clone(), r.slug == record.slug);
+        key(a).cmp(&key(b))
+    });
     let records: Vec<&Record> = records.iter().collect();
     let benches = benches_dir();
     write(&benches.join("RESULTS.md"), &index_document(&records))?;

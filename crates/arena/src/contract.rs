@@ -48,7 +48,8 @@
 //! also after their value left (finished, ended, removed or replaced) and after the primitive
 //! is dropped: then waking does nothing. A waker of a value that left does not cause a poll of
 //! a value that takes its slot later (unless owned wakers of both of the slot's last two
-//! departed values are alive at once: then one may cause a spurious poll).
+//! departed values are alive at once, or a value had more than 16,384 owned wakers alive at
+//! once: then one may cause a spurious poll).
 //! Dropping the primitive forgets the registered task.
 //!
 //! # Panics
@@ -89,6 +90,10 @@
 //! wake table the wakers share) and nothing after that: adding, polling, waking, removing and
 //! clearing allocate nothing. The slots are freed with the primitive, the wake table with the
 //! primitive or the last waker of its values, whichever goes last. Its `from_iter` collects the values into a `Vec` first, to know their number.
+//!
+//! A slot takes 16 bytes beside its value, padded to the value's alignment (a value of 8 bytes
+//! takes a slot of 24), and the wake table 8 bytes a slot and a few hundred bytes in all: a
+//! set of 10,000 values of 8 bytes holds 32.3 bytes a value.
 //!
 //! A *growable* set or merge (`FuturesUnordered`, `Merge`) is a
 //! [`GrowableArena`](crate::GrowableArena), as are a keyed map's values: a stack of arenas (its

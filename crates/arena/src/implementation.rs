@@ -14,14 +14,21 @@
 //! The wake table is a single block shared with the wakers:
 //!
 //! ```text
-//! [ Header: refs | parent | sizes ][ Entry 0 | Entry 1 | ... ][ ready bitset words ... ]
+//! [ Header: refs | parent | sizes ][ Pair 0 | Pair 1 | ... ][ ready bitset words ... ]
 //! ```
 //!
 //! # Entries: a waker names one stay of one value
 //!
-//! A waker is a `RawWaker` whose data pointer is the address of an *entry*; the entry stores its
-//! own index (its bit in the ready set), from which the header is found by pointer arithmetic,
-//! and a count of the owned wakers pointing at it. The table has two entries per slot, `2 i`
+//! A waker is a `RawWaker` whose data pointer names an *entry*: entries `2 i` and `2 i + 1` share
+//! a *pair* of eight bytes, the pair's own index (from which the header is found by pointer
+//! arithmetic, and the entries' bits in the ready set) and one word of state, a half-word for
+//! each entry: the count of the owned wakers pointing at it, and its `RETIRED` flag. A waker of
+//! entry `e` points at byte `4 (e % 2)` of its pair, so its pointer rounded down to 8 is the
+//! pair, and what was rounded off says which half is its own. A half-word counts up to 16,384
+//! owned wakers; a clone past that is made *uncounted* (another vtable): it wakes its entry as
+//! any waker does, holds a reference to the table, and is not counted, so once its value has
+//! left it may cause a spurious poll of a later value of the slot. Loom's models drive a pair's
+//! two entries changed at once by different threads. The table has two entries per slot, `2 i`
 //! and `2 i + 1`, which the slot's values take in turn: the value of generation `g` has entry
 //! `2 i + (g & 1)`, so the slot stores no entry, and a drained bit names its slot (`e / 2`),
 //! which holds the entry's value if it is occupied with a generation of the entry's parity.

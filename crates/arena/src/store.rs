@@ -63,28 +63,30 @@ pub(crate) struct Slot<T> {
     mark: Mark,
 }
 
-/// The slots, owned as `Box<[Slot<T>]>` owns them, but dropped through a type with no
-/// parameter ([`ErasedSlots`]): a `Drop` impl of a type generic over `T` (as [`Slot`]'s is)
-/// would make the compiler require every value's borrows to outlive the arena, so that a
-/// value borrowing a local declared after the set would not compile. `PhantomData<T>` tells it
-/// the values are dropped with the arena, as `Vec<T>` does.
+/// The slots, in a `Box<[Slot<T>]>` that is never dropped as such: the box is dropped through a
+/// type with no parameter ([`ErasedSlots`]). A `Drop` impl of a type generic over `T` (as
+/// [`Slot`]'s is) would make the compiler require every value's borrows to outlive the arena,
+/// so that a value borrowing a local declared after the set would not compile. `PhantomData<T>`
+/// tells it the values are dropped with the arena, as `Vec<T>` does. The slots are reached
+/// through the box, which tells the compiler that nothing else points into them.
 pub(crate) struct SlotBox<T> {
-    raw: ErasedSlots,
+    slots: ManuallyDrop<Box<[Slot<T>]>>,
+    /// Drops the box above, after it (fields drop in order).
+    _dropper: ErasedSlots,
     _values: PhantomData<T>,
 }
 
-/// A `Box<[Slot<T>]>` whose `T` is forgotten: its pointer, length, and the function that drops
-/// it as the box it was.
+/// A `Box<[Slot<T>]>` whose `T` is forgotten: the pointer it was made from, its length, and the
+/// function that drops it as the box it was.
 struct ErasedSlots {
     slots: NonNull<u8>,
     len: usize,
     drop: unsafe fn(NonNull<u8>, usize),
 }
 
-// SAFETY: `ErasedSlots` is only ever the `raw` field of a `SlotBox<T>`, which gives it no
-// access of its own: every use of the slots goes through the `SlotBox<T>`, whose auto traits
-// follow `T` (`PhantomData<T>`), as a `Box<[Slot<T>]>`'s would (`Slot<T>` adds nothing but
-// plain data).
+// SAFETY: `ErasedSlots` is only ever the `_dropper` field of a `SlotBox<T>`, and used only to drop
+// it; the slots are reached through the `SlotBox`'s own box, whose auto traits are those of a
+// `Box<[Slot<T>]>`.
 unsafe impl Send for ErasedSlots {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for ErasedSlots {}
@@ -92,7 +94,8 @@ unsafe impl Sync for ErasedSlots {}
 impl Drop for ErasedSlots {
     fn drop(&mut self) {
         // SAFETY: `slots`, `len` and `drop` come from one `SlotBox::new` (the box's pointer and
-        // length, and the function for its type), and this drop is the only one.
+        // length, and the function for its type), and this drop is the only one: the box kept
+        // beside it is never dropped, and is gone with the `SlotBox` once this has run.
         unsafe { (self.drop)(self.slots, self.len) }
     }
 }
@@ -100,8 +103,8 @@ impl Drop for ErasedSlots {
 /// Drops the `Box<[Slot<T>]>` of `len` slots at `slots`.
 ///
 /// # Safety
-/// `slots` and `len` are those of a box leaked by [`SlotBox::new`] for this `T`, not dropped
-/// yet.
+/// `slots` and `len` are those of a box made by [`SlotBox::new`] for this `T`, not dropped
+/// yet, and the `SlotBox`'s own copy of the box is not used again.
 unsafe fn drop_slots<T>(slots: NonNull<u8>, len: usize) {
     let slots = ptr::slice_from_raw_parts_mut(slots.cast::<Slot<T>>().as_ptr(), len);
     // SAFETY: the box's own pointer and length (the caller), given back to it once.
@@ -114,10 +117,16 @@ impl<T> Unpin for SlotBox<T> {}
 impl<T> SlotBox<T> {
     fn new(slots: Box<[Slot<T>]>) -> Self {
         let len = slots.len();
-        let slots = NonNull::from(Box::leak(slots)).cast::<u8>();
+        let raw = Box::into_raw(slots);
+        // SAFETY: `raw` is the box's own pointer, taken out just above; the box made again
+        // from it is the one the slots are reached through, and is never dropped (the copy of
+        // `raw` below drops the slots, once, after the last use of the box).
+        let slots = ManuallyDrop::new(unsafe { Box::from_raw(raw) });
         Self {
-            raw: ErasedSlots {
-                slots,
+            slots,
+            _dropper: ErasedSlots {
+                // SAFETY: a box's pointer is never null.
+                slots: unsafe { NonNull::new_unchecked(raw.cast::<u8>()) },
                 len,
                 drop: drop_slots::<T>,
             },
@@ -131,17 +140,14 @@ impl<T> core::ops::Deref for SlotBox<T> {
 
     #[inline(always)]
     fn deref(&self) -> &[Slot<T>] {
-        // SAFETY: the box's slots, alive until `raw` is dropped with `self`; shared as `&self`
-        // is.
-        unsafe { &*ptr::slice_from_raw_parts(self.raw.slots.cast().as_ptr(), self.raw.len) }
+        &self.slots
     }
 }
 
 impl<T> core::ops::DerefMut for SlotBox<T> {
     #[inline(always)]
     fn deref_mut(&mut self) -> &mut [Slot<T>] {
-        // SAFETY: as in `deref`; `&mut self` makes this the only reference, as `&mut Box` would.
-        unsafe { &mut *ptr::slice_from_raw_parts_mut(self.raw.slots.cast().as_ptr(), self.raw.len) }
+        &mut self.slots
     }
 }
 

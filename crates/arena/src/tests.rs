@@ -961,6 +961,25 @@ fn a_value_whose_turn_entry_has_a_stale_waker_takes_the_other_and_a_later_key() 
 }
 
 #[test]
+fn a_value_whose_turn_entry_has_a_stale_waker_takes_the_other_left_clean() {
+    let mut arena = Arena::new(1);
+    let (parent_waker, _) = counting_waker();
+    // The first value leaves a waker alive; the second finishes at its first poll, keeping
+    // none, so its entry is left with no waker at all.
+    let first = run_keeping_a_waker(&mut arena, &parent_waker, 0);
+    let (second, second_state) = Probe::new(1);
+    arena.insert(second).unwrap();
+    second_state.open();
+    assert_eq!(next(&mut arena, &parent_waker), Poll::Ready(Some(1)));
+    assert_a_stale_wake_polls_nothing(
+        &mut arena,
+        &parent_waker,
+        &first,
+        "the value took the entry of a departed value with a live waker",
+    );
+}
+
+#[test]
 fn an_entry_whose_stale_wakers_are_gone_is_taken_before_one_shared_with_a_live_one() {
     let mut arena = Arena::new(1);
     let (parent_waker, _) = counting_waker();

@@ -6,10 +6,10 @@
 //! `e % 2`-th half-word), then the words of the ready bitset ([`ready_set`](crate::ready_set)),
 //! one bit per entry.
 //!
-//! An entry is the identity of one stay of one value in one slot: the arena binds a free entry
-//! to a value when it is inserted and unbinds it when the value leaves, and binds it again only
-//! once no waker points at it (see [`implementation`](crate::implementation)). So a waker that
-//! outlives its value marks an entry that names no slot, and polls nothing.
+//! An entry is the identity of one stay of one value in one slot: a slot's values take its two
+//! entries in turn, and an entry is bound to a value again only once no waker of the value it
+//! was bound to before is alive (see [`implementation`](crate::implementation)). So a waker that
+//! outlives its value marks an entry its slot's value does not have, and polls nothing.
 //!
 //! The arena holds one reference to the block and every owned waker one more; the block is
 //! freed when the last goes, so a waker may outlive the arena. Wakers lent to a value's `poll`
@@ -412,14 +412,7 @@ impl WakeTable {
             // SAFETY: `index` is below the capacity (the caller's bound), so its pair, whose
             // two 4-byte halves are the entries, is inside the block: byte `4 index` past the
             // first pair is byte `4 (index % 2)` of pair `index / 2`.
-            unsafe {
-                self.header
-                    .as_ptr()
-                    .cast_const()
-                    .byte_add(ENTRIES_OFFSET)
-                    .cast::<u32>()
-                    .add(index)
-            }
+            unsafe { self.pairs().cast::<u32>().add(index) }
         } else {
             // (loom's larger pairs) SAFETY: as above: byte `4 (index % 2)` of the pair, inside
             // it as a pair is at least 8 bytes.
@@ -438,13 +431,19 @@ impl WakeTable {
     #[inline(always)]
     unsafe fn pair_unchecked(&self, pair: usize) -> *const Pair {
         // SAFETY: as the caller promises, inside the block.
+        unsafe { self.pairs().add(pair) }
+    }
+
+    /// The first pair, with the whole block's provenance.
+    #[inline(always)]
+    fn pairs(&self) -> *const Pair {
+        // SAFETY: the pairs start `ENTRIES_OFFSET` bytes into the live block (see `new`).
         unsafe {
             self.header
                 .as_ptr()
                 .cast_const()
                 .byte_add(ENTRIES_OFFSET)
                 .cast::<Pair>()
-                .add(pair)
         }
     }
 }
