@@ -528,6 +528,20 @@ unsafe fn release(header: *const Header) {
     if refs.fetch_sub(1, Ordering::Release) != 1 {
         return;
     }
+    // SAFETY: ours was the last reference.
+    unsafe { free(header) }
+}
+
+/// Frees the table at `header`, whose last reference was just given up: out of line, so that
+/// giving up any other (a waker's drop) saves no registers for it.
+///
+/// # Safety
+/// `header` points to a live table whose references are all given up.
+#[cold]
+#[inline(never)]
+unsafe fn free(header: *const Header) {
+    // SAFETY: the header is alive until freed below (the caller).
+    let refs = unsafe { &(*header).refs.0 };
     // Acquire: reading the count our decrement left synchronises with every earlier Release
     // decrement (they head release sequences our RMW belongs to), as a fence(Acquire) would.
     // A load rather than a fence because ThreadSanitizer does not model fences (std's `Arc`
