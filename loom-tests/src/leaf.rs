@@ -5,7 +5,7 @@ use core::task::{Context, Poll};
 
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use pinfold_arena::{Arena, Key, Step};
+use pinfold_arena::{Arena, Key, Step, Storage};
 
 /// A value stored in an arena: pending until its [`Probe`] is fired, then done. It stands for
 /// a future waiting on another thread (a channel's receiver), minus the channel: the firing

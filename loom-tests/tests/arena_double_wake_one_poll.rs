@@ -16,7 +16,7 @@ use std::task::{Context, Poll, Waker};
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom_tests::{Leaf, Parent, Workers, check, drive, poll_leaf};
-use pinfold_arena::{Arena, Step};
+use pinfold_arena::{Arena, Step, Storage};
 
 /// Starts two workers that wake `waker` once each: by value, and by reference then drop.
 fn wake_twice(waker: &Waker, before: impl Fn() + Clone + Send + 'static) -> Workers {

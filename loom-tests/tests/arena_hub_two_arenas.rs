@@ -18,7 +18,7 @@ use std::task::{Context, Poll};
 
 use loom::sync::Arc;
 use loom_tests::{Leaf, Parent, Probe, Workers, check, drive, poll_leaf};
-use pinfold_arena::{GrowableArena, Key};
+use pinfold_arena::{GrowableArena, Key, Storage};
 
 /// One `poll_next` of the arena, giving the output without its key.
 fn poll(arena: &mut GrowableArena<Leaf>, cx: &mut Context<'_>) -> Poll<Option<usize>> {

@@ -16,7 +16,7 @@
 use std::task::{Context, Poll, Waker};
 
 use loom_tests::{Leaf, Parent, Workers, check, finish_keeping_a_waker};
-use pinfold_arena::{Arena, Key, Step};
+use pinfold_arena::{Arena, Key, Step, Storage};
 
 /// One poll of the arena, in which the value of `only` is pending for good, counting its
 /// polls.

@@ -17,7 +17,7 @@ use std::sync::Once;
 use std::task::{Context, Poll};
 
 use loom_tests::{Leaf, Parent, Workers, check, drive, poll_leaf};
-use pinfold_arena::{Arena, Step};
+use pinfold_arena::{Arena, Step, Storage};
 
 const PAYLOAD: &str = "the first value panics on purpose";
 

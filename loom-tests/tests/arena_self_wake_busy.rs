@@ -19,7 +19,7 @@
 use std::task::{Context, Poll};
 
 use loom_tests::{Leaf, Parent, Workers, check, drive, poll_leaf};
-use pinfold_arena::{Arena, Key, Step};
+use pinfold_arena::{Arena, Key, Step, Storage};
 
 /// The self-waking value finishes on this poll.
 const SPINS: usize = 4;

@@ -17,7 +17,7 @@
 use std::task::{Context, Poll};
 
 use loom_tests::{Leaf, Parent, Workers, check, finish_keeping_a_waker};
-use pinfold_arena::{Arena, Key, Step};
+use pinfold_arena::{Arena, Key, Step, Storage};
 
 /// One poll of the arena, in which the value of `new` is pending for good, counting its polls.
 fn poll(arena: &mut Arena<Leaf>, new: Key, cx: &mut Context<'_>, polls: &mut usize) {

@@ -15,7 +15,7 @@
 use std::task::{Context, Poll};
 
 use loom_tests::{Leaf, Parent, Workers, check, drive, poll_arena};
-use pinfold_arena::Arena;
+use pinfold_arena::{Arena, Storage};
 
 #[test]
 fn wakes_before_the_parent_registers_are_not_lost() {

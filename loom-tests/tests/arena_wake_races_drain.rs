@@ -17,7 +17,7 @@ use std::task::{Context, Poll};
 
 use loom::sync::Arc;
 use loom_tests::{Leaf, Parent, Probe, Workers, check, drive, poll_arena};
-use pinfold_arena::{Arena, Key};
+use pinfold_arena::{Arena, Key, Storage};
 
 /// Builds the arena with values in `slots` (of `capacity`; `probes[i]` is `slots[i]`'s), polls
 /// it once (all pending) with `task`, and starts the workers: the first fires `slots[0]` then

@@ -22,7 +22,7 @@
 use std::task::{Context, Poll, Waker};
 
 use loom_tests::{Leaf, Parent, Workers, check, drive, poll_arena, poll_leaf};
-use pinfold_arena::{Arena, Key, Step};
+use pinfold_arena::{Arena, Key, Step, Storage};
 
 /// What [`start`] leaves: the arena, the key of the value in slot 1, and the owned wakers of
 /// departed values of slot 0 that the owner keeps alive.

@@ -16,7 +16,7 @@
 use std::task::{Context, Poll};
 
 use loom_tests::{Leaf, Parent, Workers, check, drive, poll_arena};
-use pinfold_arena::Arena;
+use pinfold_arena::{Arena, Storage};
 
 #[test]
 fn a_wake_racing_the_removal_of_its_value_polls_nothing_removed() {

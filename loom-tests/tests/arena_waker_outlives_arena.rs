@@ -19,7 +19,7 @@ use std::task::{Context, Poll};
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, Ordering};
 use loom_tests::{Leaf, Parent, Workers, check, poll_arena};
-use pinfold_arena::Arena;
+use pinfold_arena::{Arena, Storage};
 
 /// The system allocator, but every freed block is overwritten with 0xA5 first.
 struct Poisoning;

@@ -3,15 +3,14 @@
 
 use core::fmt;
 use core::pin::Pin;
-use core::task::{Context, Poll, Waker};
+use core::task::{Context, Waker};
 
 use crate::hub::Hub;
 use crate::key::Key;
 use crate::queue::{Mark, Marks, Queue};
 use crate::ready_set::Drain;
-use crate::round::{Budget, Rounds, Slots, TaskParent};
+use crate::round::{Rounds, Slots, TaskParent};
 use crate::sizing::{MAX_GROUP, Sizing};
-use crate::step::Step;
 use crate::storage::{Storage, sealed::Sealed};
 use crate::store::{self, GROUP_SHIFT, Store, kept, kept_mut, slots_far};
 use crate::unwind;
@@ -28,7 +27,7 @@ use alloc::vec::Vec;
 /// into a free slot of the *smallest* group that has one, and a group is added only when every
 /// group is full, so long-lived values drift into the small groups. Values never move: a group
 /// holding a value is never released. Right after each output that frees a slot (and after
-/// [`clear`](GrowableArena::clear)), while the largest group holds no value, it is released if
+/// [`clear`](crate::Storage::clear)), while the largest group holds no value, it is released if
 /// the values left fill at most half of the groups below it and the capacity left is at least
 /// the capacity the arena *retains* (a set that cycles between large and small keeps what it
 /// grows back into instead of reallocating every cycle; it forgets this once it has stayed
@@ -45,7 +44,11 @@ pub struct GrowableArena<T> {
 /// The groups of a [`GrowableArena`]: its storage, as the poll loop reaches it. A slot's id in
 /// the queues is its group's number shifted by [`GROUP_SHIFT`], or'd with its index in the
 /// group.
-struct Groups<T> {
+#[expect(
+    missing_debug_implementations,
+    reason = "named only as the sealed `Storage` trait's hidden storage"
+)]
+pub struct Groups<T> {
     /// The groups, smallest first. Group `i` has bit `i` in the hub and in `not_full`.
     stores: Vec<Store<T>>,
     /// The one parent of every group; made with the first group.
@@ -381,21 +384,6 @@ impl<T> GrowableArena<T> {
         arena
     }
 
-    /// How many values the arena holds.
-    pub fn len(&self) -> usize {
-        self.groups.len
-    }
-
-    /// Whether the arena holds no value.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// How many slots the arena has allocated now: the sum of its groups' capacities.
-    pub fn capacity(&self) -> usize {
-        self.groups.capacity
-    }
-
     /// How many groups the arena has now.
     pub fn groups(&self) -> usize {
         self.groups.stores.len()
@@ -449,38 +437,9 @@ impl<T> GrowableArena<T> {
         self.groups.stores[group].contains_key(key).then_some(group)
     }
 
-    /// Whether `key`'s value is still in the arena.
-    pub fn contains_key(&self, key: Key) -> bool {
-        self.live_group(key).is_some()
-    }
-
-    /// `key`'s value, if it is still in the arena.
-    pub fn get(&self, key: Key) -> Option<&T> {
-        self.groups.stores[self.groups.group_of(key)?].get(key)
-    }
-
-    /// `key`'s value, pinned, if it is still in the arena.
-    pub fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut T>> {
-        let group = self.groups.group_of(key)?;
-        self.groups.stores[group].get_pin_mut(key)
-    }
-
     /// An owned waker of `key`'s value, if it is still in the arena.
     pub fn waker(&self, key: Key) -> Option<Waker> {
         self.groups.stores[self.groups.group_of(key)?].waker(key)
-    }
-
-    /// Drops `key`'s value in place now and frees its slot; `false` if it was gone already.
-    ///
-    /// If the value's `Drop` panics, the slot is free all the same and the panic propagates.
-    pub fn remove(&mut self, key: Key) -> bool {
-        let Some(group) = self.live_group(key) else {
-            return false;
-        };
-        self.groups.leaving(group);
-        self.groups.stores[group].remove(key);
-        self.release_if_due();
-        true
     }
 
     /// Moves `key`'s value out and frees its slot.
@@ -493,103 +452,6 @@ impl<T> GrowableArena<T> {
         let value = self.groups.stores[group].take(key);
         self.release_if_due();
         value
-    }
-
-    /// Moves the values out, group by group, for `T: Unpin`. The values the iterator has not
-    /// given when it is dropped are dropped with their groups.
-    pub fn into_values(self) -> IntoValues<T>
-    where
-        T: Unpin,
-    {
-        let Groups {
-            stores, hub, len, ..
-        } = self.groups;
-        IntoValues {
-            groups: stores.into_iter(),
-            current: None,
-            left: len,
-            _hub: hub,
-        }
-    }
-
-    /// Drops every value in place, then releases empty groups as after an output.
-    ///
-    /// If a value's `Drop` panics, the other values are dropped all the same, and then the
-    /// first panic propagates; the arena stays consistent.
-    pub fn clear(&mut self) {
-        let cleared = unwind::each_despite_panics(&mut self.groups.stores, Store::clear);
-        self.groups.recount();
-        self.groups.release_due = true;
-        self.groups.release_empty(&mut self.rounds);
-        if let Err(panic) = cleared {
-            unwind::resume(panic);
-        }
-    }
-
-    /// The values with their keys, group by group.
-    pub fn iter(&self) -> Iter<'_, T> {
-        Iter {
-            groups: self.groups.stores.iter(),
-            current: None,
-            left: self.len(),
-        }
-    }
-
-    /// The values, pinned, with their keys, group by group.
-    pub fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
-        IterPinMut {
-            left: self.groups.len,
-            groups: self.groups.stores.iter_mut(),
-            current: None,
-        }
-    }
-
-    /// Starts a poll round: the fairness budget for
-    /// [`poll_with_budget`](GrowableArena::poll_with_budget).
-    #[inline]
-    pub fn budget(&mut self) -> Budget {
-        self.rounds.budget(&mut self.groups)
-    }
-
-    /// Polls the arena as a stream: the next output of any woken value, fairly. As
-    /// [`Arena::poll_next`](crate::Arena::poll_next), across every group with one budget.
-    #[inline]
-    pub fn poll_next<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-    {
-        self.release_if_due();
-        self.rounds.poll_next(&mut self.groups, cx, f)
-    }
-
-    /// [`poll_next`](GrowableArena::poll_next) for values that may leave without an output, such as
-    /// streams (`Step::of_stream`): an output of `None` (a stream's end: `Step::Done(None)` drops the
-    /// value) is not returned; the round goes on to the next value, within the same budget.
-    /// `Ready(None)` when the arena holds nothing.
-    #[inline]
-    pub fn poll_next_some<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
-    {
-        self.release_if_due();
-        self.rounds.poll_next_some(&mut self.groups, cx, f)
-    }
-
-    /// [`poll_next`](GrowableArena::poll_next) within a round the caller started with
-    /// [`budget`](GrowableArena::budget), as
-    /// [`Arena::poll_with_budget`](crate::Arena::poll_with_budget).
-    #[inline]
-    pub fn poll_with_budget<R, F>(
-        &mut self,
-        cx: &mut Context<'_>,
-        budget: &mut Budget,
-        f: &mut F,
-    ) -> Poll<Option<(Key, R)>>
-    where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-    {
-        self.release_if_due();
-        self.rounds.poll(&mut self.groups, cx, budget, f)
     }
 
     /// Releases what the memory policy allows if a value left the top group while a poll
@@ -615,18 +477,102 @@ impl<T> Storage<T> for GrowableArena<T> {
     where
         T: 'a;
     type IntoValues = IntoValues<T>;
+    type Slots = Groups<T>;
 
+    #[inline(always)]
+    fn engine(&mut self) -> (&mut Rounds, &mut Groups<T>) {
+        self.release_if_due();
+        (&mut self.rounds, &mut self.groups)
+    }
+
+    /// [`GrowableArena::insert`]: never gives the value back.
     #[inline]
     fn insert(&mut self, value: T) -> Result<Key, T> {
         Ok(GrowableArena::insert(self, value))
     }
 
+    /// Never: a growable arena adds a group when every group is full.
     #[inline]
     fn is_full(&self) -> bool {
         false
     }
 
-    crate::storage::forward_to_inherent!(GrowableArena);
+    fn remove(&mut self, key: Key) -> bool {
+        let Some(group) = self.live_group(key) else {
+            return false;
+        };
+        self.groups.leaving(group);
+        self.groups.stores[group].remove(key);
+        self.release_if_due();
+        true
+    }
+
+    fn contains_key(&self, key: Key) -> bool {
+        self.live_group(key).is_some()
+    }
+
+    fn get(&self, key: Key) -> Option<&T> {
+        self.groups.stores[self.groups.group_of(key)?].get(key)
+    }
+
+    fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut T>> {
+        let group = self.groups.group_of(key)?;
+        self.groups.stores[group].get_pin_mut(key)
+    }
+
+    fn len(&self) -> usize {
+        self.groups.len
+    }
+
+    /// How many slots the arena has allocated now: the sum of its groups' capacities.
+    fn capacity(&self) -> usize {
+        self.groups.capacity
+    }
+
+    /// Drops every value in place, then releases empty groups as after an output.
+    fn clear(&mut self) {
+        let cleared = unwind::each_despite_panics(&mut self.groups.stores, Store::clear);
+        self.groups.recount();
+        self.groups.release_due = true;
+        self.groups.release_empty(&mut self.rounds);
+        if let Err(panic) = cleared {
+            unwind::resume(panic);
+        }
+    }
+
+    /// The values with their keys, group by group.
+    fn iter(&self) -> Iter<'_, T> {
+        Iter {
+            groups: self.groups.stores.iter(),
+            current: None,
+            left: self.len(),
+        }
+    }
+
+    /// The values, pinned, with their keys, group by group.
+    fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
+        IterPinMut {
+            left: self.groups.len,
+            groups: self.groups.stores.iter_mut(),
+            current: None,
+        }
+    }
+
+    /// Moves the values out, group by group, for `T: Unpin`.
+    fn into_values(self) -> IntoValues<T>
+    where
+        T: Unpin,
+    {
+        let Groups {
+            stores, hub, len, ..
+        } = self.groups;
+        IntoValues {
+            groups: stores.into_iter(),
+            current: None,
+            left: len,
+            _hub: hub,
+        }
+    }
 }
 
 impl<T> Default for GrowableArena<T> {

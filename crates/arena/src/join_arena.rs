@@ -31,7 +31,7 @@ const MAX_SPARE: usize = 2048;
 /// ([`get_pin_mut`](JoinArena::get_pin_mut)): a join polls every input once with its own task's
 /// waker first, and needs no wake table at all when they all finish then. Once armed,
 /// [`poll_with_budget`](JoinArena::poll_with_budget) polls only the woken values, in the arena's
-/// poll rounds (see [`Arena::poll_with_budget`](crate::Arena::poll_with_budget)). Values are
+/// poll rounds (see [`Arena::poll_with_budget`](crate::Storage::poll_with_budget)). Values are
 /// never removed: a value that gave an output stays in place (a join keeps the output in it),
 /// and is polled again only if a stale waker of it fires.
 pub struct JoinArena<T> {
@@ -159,7 +159,7 @@ impl<T> JoinArena<T> {
         rounds.budget(&mut slots)
     }
 
-    /// Polls the woken values, as [`Arena::poll_with_budget`](crate::Arena::poll_with_budget)
+    /// Polls the woken values, as [`Arena::poll_with_budget`](crate::Storage::poll_with_budget)
     /// does: `Ready(Some((key, output)))` at an output (the key's index is the value's),
     /// `Pending` when no woken value is left to poll in this round or the budget is spent.
     /// `Keep` and `Done` both leave the value in place. Never `Ready(None)`.

@@ -33,7 +33,7 @@
 //! ```
 //! use std::future::{Future, ready};
 //! use std::task::{Context, Poll};
-//! use pinfold_arena::{Arena, Step};
+//! use pinfold_arena::{Arena, Step, Storage};
 //!
 //! let mut arena = Arena::new(4);
 //! for n in [1, 2, 3] {

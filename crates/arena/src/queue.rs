@@ -11,7 +11,7 @@ pub(crate) const IDLE: u32 = u32::MAX - 1;
 /// it. Eight bytes, so that a join arena keeps one per value in a word of its wake table.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(8))]
-pub(crate) struct Mark {
+pub struct Mark {
     /// The next slot in its queue (`NIL` at the end), or `IDLE` when in no queue.
     pub(crate) next: u32,
     /// The last round that polled the slot's value and saw it stay (`Pending`, or an output
@@ -37,7 +37,7 @@ impl Mark {
 }
 
 /// Where the marks of an arena kind's slots live, by slot id.
-pub(crate) trait Marks {
+pub trait Marks {
     /// The mark of slot `id`, which is one of the kind's.
     fn mark(&mut self, id: u32) -> &mut Mark;
 }
@@ -73,7 +73,7 @@ pub(crate) fn prefetch<T>(value: &T) {
 
 /// An intrusive FIFO of slots.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Queue {
+pub struct Queue {
     head: u32,
     tail: u32,
 }

@@ -30,7 +30,7 @@ pub(crate) const BUSY: u64 = 1 << 63;
 
 /// How [`drain`] leaves the top word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Drain {
+pub enum Drain {
     /// Sets [`BUSY`]: the owner goes on polling, and wakes until the next drain notify nobody.
     KeepBusy,
     /// Clears it: the owner is about to wait, so the next wake notifies the parent.

@@ -19,8 +19,8 @@ use crate::step::Step;
 /// [`MAX_VAIN_REPOLLS`] values polled in an earlier round were woken and `Pending` again
 /// without waking themselves. A value that wakes itself during its poll is polled again in the
 /// next round, not in this one: however many do, a round polls each once. Get one from
-/// [`Arena::budget`](crate::Arena::budget) or
-/// [`GrowableArena::budget`](crate::GrowableArena::budget), which start the round.
+/// [`Arena::budget`](crate::Storage::budget) or
+/// [`GrowableArena::budget`](crate::Storage::budget), which start the round.
 #[derive(Debug, Clone)]
 pub struct Budget {
     /// The round's number: a value polled in this round carries it.
@@ -103,7 +103,7 @@ pub(crate) enum Queued<R> {
 /// always inlined where the loop calls it, so that the loop's body sees the storage's fields
 /// (the compiler then keeps their addresses in registers across a round; guarded by
 /// `ready_512k` and `merge_hot_16`, instructions).
-pub(crate) trait Slots<T>: Marks {
+pub trait Slots<T>: Marks {
     /// Whether a value may return `Pending` holding no waker of its own, waiting for a waker
     /// it was given before the kind lent it one (a join's values, polled first with the
     /// task's waker): such a value is queued for every later round (see
@@ -169,7 +169,7 @@ pub(crate) trait Slots<T>: Marks {
 
 /// The task's side of an arena kind's parent word (a wake table's, or a hub's): what a round
 /// needs to stay reachable after a value's poll panicked.
-pub(crate) trait TaskParent {
+pub trait TaskParent {
     /// Registers the task to wake at the next wake after the word is armed.
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     fn register(&self, waker: &Waker);
@@ -235,7 +235,7 @@ enum First<R> {
 /// The poll loop's state: the queues of slots to poll, the round number, and whether the owner
 /// has left `BUSY` set. One per arena (a growable arena's groups share their owner's).
 #[derive(Debug)]
-pub(crate) struct Rounds {
+pub struct Rounds {
     /// Slots to poll in this round.
     pub(crate) ready: Queue,
     /// Slots polled in this round and woken again (or queued again for an item): polled in

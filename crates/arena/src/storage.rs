@@ -5,7 +5,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use crate::key::Key;
-use crate::round::Budget;
+use crate::round::{Budget, Rounds, Slots};
 use crate::step::Step;
 #[cfg(doc)]
 use crate::{arena::Arena, growable::GrowableArena};
@@ -15,10 +15,13 @@ pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
-/// The operations a primitive needs of its arena, implemented by [`Arena<T>`] (a fixed
-/// capacity: [`insert`](Storage::insert) gives the value back when it is full) and by
-/// [`GrowableArena<T>`] (never full). Each method is the arena's own method of the same name;
-/// a primitive generic over `Storage` is monomorphised for each arena, at no cost.
+/// The keyed arenas' methods: implemented by [`Arena<T>`] (a fixed capacity:
+/// [`insert`](Storage::insert) gives the value back when it is full) and by
+/// [`GrowableArena<T>`] (never full). The poll entry points ([`budget`](Storage::budget),
+/// [`poll_next`](Storage::poll_next), [`poll_next_some`](Storage::poll_next_some),
+/// [`poll_with_budget`](Storage::poll_with_budget)) are written once here, over the one poll
+/// loop; the rest is each kind's own. A primitive generic over `Storage` is monomorphised for
+/// each arena, at no cost. Bring the trait into scope to call these methods.
 ///
 /// An arena is `Unpin` whatever `T` is: its values are pinned in its own storage. The trait
 /// is sealed: only the two arenas implement it.
@@ -62,11 +65,22 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     /// The values, moved out: [`into_values`](Storage::into_values). An
     /// `ExactSizeIterator<Item = T>` for `T: Unpin`.
     type IntoValues;
+    /// The kind's storage, as the poll loop reaches it.
+    #[doc(hidden)]
+    type Slots: Slots<T>;
 
-    /// Stores `value`, queues it to be polled and returns its key; gives `value` back if the
-    /// arena is full (a [`GrowableArena`] never is).
+    /// The poll loop's state and the storage it polls. A growable arena first releases what
+    /// its memory policy allows if a value left while a poll unwound.
+    #[doc(hidden)]
+    fn engine(&mut self) -> (&mut Rounds, &mut Self::Slots);
+
+    /// Stores `value` in a free slot, queues it to be polled (without any atomic operation)
+    /// and returns its key; gives `value` back if the arena is full (a [`GrowableArena`] never
+    /// is).
     fn insert(&mut self, value: T) -> Result<Key, T>;
-    /// Drops `key`'s value in place now; `false` if it was gone already.
+    /// Drops `key`'s value in place now and frees its slot; `false` if it was gone already.
+    ///
+    /// If the value's `Drop` panics, the slot is free all the same and the panic propagates.
     fn remove(&mut self, key: Key) -> bool;
     /// Whether `key`'s value is still in the arena.
     fn contains_key(&self, key: Key) -> bool;
@@ -77,34 +91,75 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     /// How many values the arena holds.
     fn len(&self) -> usize;
     /// Whether the arena holds no value.
-    fn is_empty(&self) -> bool;
+    #[inline]
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     /// How many slots the arena has now.
     fn capacity(&self) -> usize;
     /// Whether an insert would give the value back (never, for a [`GrowableArena`]).
     fn is_full(&self) -> bool;
-    /// Drops every value in place (a [`GrowableArena`] then releases empty groups).
+    /// Drops every value in place: storage is kept ([`Arena`]), or empty groups are released
+    /// as after an output ([`GrowableArena`]).
+    ///
+    /// If a value's `Drop` panics, the other values are dropped all the same, and then the
+    /// first panic propagates.
     fn clear(&mut self);
-    /// The values with their keys.
+    /// The values with their keys, in slot order.
     fn iter(&self) -> Self::Iter<'_>;
-    /// The values, pinned, with their keys.
+    /// The values, pinned, with their keys, in slot order.
     fn iter_pin_mut(&mut self) -> Self::IterPinMut<'_>;
-    /// Moves the values out, for `T: Unpin`.
+    /// Moves the values out, in slot order, for `T: Unpin`. The values the iterator has not
+    /// given when it is dropped are dropped with the arena.
     fn into_values(self) -> Self::IntoValues
     where
         T: Unpin;
-    /// Starts a poll round: the budget for [`poll_with_budget`](Storage::poll_with_budget).
-    fn budget(&mut self) -> Budget;
-    /// The next output of any woken value, fairly: [`Arena::poll_next`].
+
+    /// Starts a poll round: the fairness budget for
+    /// [`poll_with_budget`](Storage::poll_with_budget). Values woken again in the last round
+    /// are queued for this one.
+    #[inline]
+    fn budget(&mut self) -> Budget {
+        let (rounds, slots) = self.engine();
+        rounds.budget(slots)
+    }
+
+    /// Polls the arena as a stream: the next output of any woken value, fairly.
+    ///
+    /// `f` polls one value (with the context of its own waker); [`Step`] says what came of it.
+    /// Returns `Ready(None)` when the arena is empty, `Ready(Some((key, output)))` when a value
+    /// gives an output, and `Pending` once every woken value has been polled (the task is
+    /// woken when a value's waker fires) or when the round's [`Budget`] is spent (the task has
+    /// been woken already: it yields to let others run).
+    ///
+    /// If `f` panics, the value is dropped in place, its slot freed, and the panic resumed.
+    #[inline]
     fn poll_next<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
     where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>;
-    /// [`poll_next`](Storage::poll_next) that skips values leaving without an output:
-    /// [`Arena::poll_next_some`].
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        let (rounds, slots) = self.engine();
+        rounds.poll_next(slots, cx, f)
+    }
+
+    /// [`poll_next`](Storage::poll_next) for values that may leave without an output, such as
+    /// streams (`Step::of_stream`): an output of `None` (a stream's end: `Step::Done(None)`
+    /// drops the value) is not returned; the round goes on to the next value, within the same
+    /// budget. `Ready(None)` when the arena holds nothing.
+    #[inline]
     fn poll_next_some<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
     where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>;
-    /// [`poll_next`](Storage::poll_next) within a round started by
-    /// [`budget`](Storage::budget): [`Arena::poll_with_budget`].
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
+    {
+        let (rounds, slots) = self.engine();
+        rounds.poll_next_some(slots, cx, f)
+    }
+
+    /// [`poll_next`](Storage::poll_next) within a round the caller started with
+    /// [`budget`](Storage::budget), for a caller that takes several outputs in one poll of its
+    /// own (a join, a stream adapter): call it again with the same budget after each output,
+    /// and each value is still polled at most once.
+    #[inline]
     fn poll_with_budget<R, F>(
         &mut self,
         cx: &mut Context<'_>,
@@ -112,105 +167,9 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
         f: &mut F,
     ) -> Poll<Option<(Key, R)>>
     where
-        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>;
+        F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
+    {
+        let (rounds, slots) = self.engine();
+        rounds.poll(slots, cx, budget, f)
+    }
 }
-
-/// The [`Storage`] methods that an arena kind has as inherent methods of the same name and
-/// signature, forwarded to them: written once for both kinds. Every method but `insert` and
-/// `is_full`, which differ.
-macro_rules! forward_to_inherent {
-    ($arena:ident) => {
-        #[inline]
-        fn remove(&mut self, key: Key) -> bool {
-            $arena::remove(self, key)
-        }
-
-        #[inline]
-        fn contains_key(&self, key: Key) -> bool {
-            $arena::contains_key(self, key)
-        }
-
-        #[inline]
-        fn get(&self, key: Key) -> Option<&T> {
-            $arena::get(self, key)
-        }
-
-        #[inline]
-        fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut T>> {
-            $arena::get_pin_mut(self, key)
-        }
-
-        #[inline]
-        fn len(&self) -> usize {
-            $arena::len(self)
-        }
-
-        #[inline]
-        fn is_empty(&self) -> bool {
-            $arena::is_empty(self)
-        }
-
-        #[inline]
-        fn capacity(&self) -> usize {
-            $arena::capacity(self)
-        }
-
-        #[inline]
-        fn clear(&mut self) {
-            $arena::clear(self);
-        }
-
-        #[inline]
-        fn iter(&self) -> Iter<'_, T> {
-            $arena::iter(self)
-        }
-
-        #[inline]
-        fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
-            $arena::iter_pin_mut(self)
-        }
-
-        #[inline]
-        fn into_values(self) -> IntoValues<T>
-        where
-            T: Unpin,
-        {
-            $arena::into_values(self)
-        }
-
-        #[inline]
-        fn budget(&mut self) -> Budget {
-            $arena::budget(self)
-        }
-
-        #[inline]
-        fn poll_next<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
-        where
-            F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-        {
-            $arena::poll_next(self, cx, f)
-        }
-
-        #[inline]
-        fn poll_next_some<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
-        where
-            F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
-        {
-            $arena::poll_next_some(self, cx, f)
-        }
-
-        #[inline]
-        fn poll_with_budget<R, F>(
-            &mut self,
-            cx: &mut Context<'_>,
-            budget: &mut Budget,
-            f: &mut F,
-        ) -> Poll<Option<(Key, R)>>
-        where
-            F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
-        {
-            $arena::poll_with_budget(self, cx, budget, f)
-        }
-    };
-}
-pub(crate) use forward_to_inherent;

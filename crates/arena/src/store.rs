@@ -225,7 +225,11 @@ impl<T> Drop for Slot<T> {
 /// Fixed storage for pinned values, each with its own waker: an [`Arena`](crate::Arena)'s, or
 /// one group of a [`GrowableArena`](crate::GrowableArena)'s. See the
 /// [crate documentation](crate) for the design.
-pub(crate) struct Store<T> {
+#[expect(
+    missing_debug_implementations,
+    reason = "named only as the sealed `Storage` trait's hidden storage"
+)]
+pub struct Store<T> {
     slots: SlotBox<T>,
     table: WakeTable,
     len: usize,
@@ -979,7 +983,7 @@ pub(crate) use counted_iterator;
 
 counted_iterator!(Iter, IterPinMut);
 
-/// The values of an [`Arena`](crate::Arena) with their keys: [`Arena::iter`](crate::Arena::iter).
+/// The values of an [`Arena`](crate::Arena) with their keys: [`Arena::iter`](crate::Storage::iter).
 pub struct Iter<'a, T> {
     slots: core::iter::Enumerate<core::slice::Iter<'a, Slot<T>>>,
     base: u32,
@@ -1008,7 +1012,7 @@ impl<'a, T> Iterator for Iter<'a, T> {
 }
 
 /// The values of an [`Arena`](crate::Arena), pinned, with their keys:
-/// [`Arena::iter_pin_mut`](crate::Arena::iter_pin_mut).
+/// [`Arena::iter_pin_mut`](crate::Storage::iter_pin_mut).
 pub struct IterPinMut<'a, T> {
     slots: core::iter::Enumerate<core::slice::IterMut<'a, Slot<T>>>,
     base: u32,
@@ -1040,7 +1044,7 @@ impl<'a, T> Iterator for IterPinMut<'a, T> {
 }
 
 /// The values of an [`Arena`](crate::Arena), moved out:
-/// [`Arena::into_values`](crate::Arena::into_values). Dropping it drops the values
+/// [`Arena::into_values`](crate::Storage::into_values). Dropping it drops the values
 /// it has not given yet, once each.
 pub struct IntoValues<T> {
     store: Store<T>,

@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::task::{Context, Poll, Waker};
 
-use pinfold_arena::{Arena, GrowableArena, Step};
+use pinfold_arena::{Arena, GrowableArena, Step, Storage};
 
 /// Polls the futures of `$arena` (an `Arena` or a `GrowableArena`, which share no trait) until
 /// it is empty; their outputs, sorted.

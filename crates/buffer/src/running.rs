@@ -6,7 +6,7 @@ use core::task::{Context, Poll};
 
 use futures_core::Stream;
 use pin_project::pin_project;
-use pinfold_arena::{Arena, Budget, Key, Step};
+use pinfold_arena::{Arena, Budget, Key, Step, Storage};
 
 /// The source of futures and the futures running, at most `concurrency` of them (the arena's
 /// capacity).

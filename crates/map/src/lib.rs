@@ -148,7 +148,7 @@ use core::task::{Context, Poll};
 use hashbrown::HashTable;
 
 use pin_project::pin_project;
-use pinfold_arena::{GrowableArena, Key, Step, unwind};
+use pinfold_arena::{GrowableArena, Key, Step, Storage, unwind};
 
 mod future_map;
 mod keyed_map;
