@@ -115,10 +115,9 @@
 //! The adapters and the sets keep the rules of every pinfold primitive on the arena, stated
 //! once in [`pinfold_arena::contract`]: the [order](pinfold_arena::contract#order) in which
 //! futures are polled, [fairness](pinfold_arena::contract#fairness) within one `poll_next`
-//! (each running future polled at most once; a head that wakes itself starves neither the
-//! futures behind it nor the executor), which futures are polled and when the task is woken
-//! ([wakes](pinfold_arena::contract#wakes)), what a panic leaves
-//! ([panics](pinfold_arena::contract#panics)), and the `std` and `tokio-coop`
+//! (also between a head that wakes itself and the futures behind it), which futures are
+//! polled and when the task is woken ([wakes](pinfold_arena::contract#wakes)), what a panic
+//! leaves ([panics](pinfold_arena::contract#panics)), and the `std` and `tokio-coop`
 //! [features](pinfold_arena::contract#features). What differs here:
 //!
 //! | Rule | What differs here |
