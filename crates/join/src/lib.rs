@@ -9,8 +9,8 @@
 //!   switches to a `FuturesOrdered` above (see [*Polls and wakes*](#polls-and-wakes)).
 //! - **A join of ready futures makes one allocation**, where `futures-util` makes two: the
 //!   futures are first polled with the task's own waker, and the outputs take the futures'
-//!   place (see [*Allocations*](#allocations)). The benchmarks' `join_all_*` and `try_join_all_*` rows
-//!   compare both joins with `futures-util`'s and `futures-buffered`'s.
+//!   place (see [*Allocations*](#allocations)). The benchmarks' `join_all_*` and
+//!   `try_join_all_*` rows compare both joins with `futures-util`'s and `futures-buffered`'s.
 //! - **The first error wins at once.** [`try_join_all`] returns the first `Err` *in time*,
 //!   whatever its position, and drops every other future right then; `futures-util` surfaces
 //!   an error only after every earlier future has finished (futures-rs #2866).
@@ -185,7 +185,8 @@
 //!
 //! `std` (default) and `tokio-coop`, as [*Features*](pinfold_arena::contract#features) states;
 //! with `tokio-coop`, each future a join completes spends a unit of tokio's cooperative
-//! budget, and a join whose budget runs out yields (see [*The tokio budget*](#the-tokio-budget)).
+//! budget, and a join whose budget runs out yields (see
+//! [*The tokio budget*](#the-tokio-budget)).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![no_std]
