@@ -10,6 +10,7 @@ use crate::msrv::msrv;
 use crate::nostd::nostd;
 use crate::outcome::{Failure, Outcome, Seconds, print_skip_banner};
 use crate::package::package;
+use crate::rules::rules;
 use crate::tsan::tsan;
 use crate::usage::CommandUsage;
 use crate::valgrind::{ValgrindOptions, valgrind};
@@ -41,6 +42,12 @@ pub(crate) const STEPS: &[Step] = &[
         about: "cargo fmt --all -- --check",
         only_if: None,
         run: |workspace| passed(workspace.cargo(&["fmt", "--all", "--", "--check"])),
+    },
+    Step {
+        name: "rules",
+        about: "cargo xtask rules (the shared rules stated in the arena's contract only)",
+        only_if: None,
+        run: rules,
     },
     Step {
         name: "clippy",

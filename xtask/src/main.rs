@@ -20,6 +20,7 @@ mod mutants;
 mod nostd;
 mod outcome;
 mod package;
+mod rules;
 mod toolchain;
 mod tsan;
 mod usage;
@@ -59,6 +60,9 @@ fn main() {
             .map(announce_skip),
         Some("nostd") => no_more_args("nostd", &args[1..])
             .and_then(|()| nostd::nostd(&workspace))
+            .map(announce_skip),
+        Some("rules") => no_more_args("rules", &args[1..])
+            .and_then(|()| rules::rules(&workspace))
             .map(announce_skip),
         Some("package") => no_more_args("package", &args[1..])
             .and_then(|()| package::package(&workspace))

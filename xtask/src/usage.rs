@@ -1,7 +1,9 @@
 //! The usage text, assembled from each command's [`CommandUsage`] and from the table of CI
 //! steps ([`ci::STEPS`]), so it lists what runs and cannot drift from it.
 
-use crate::{bench, ci, instructions, loom, miri, msrv, mutants, nostd, package, tsan, valgrind};
+use crate::{
+    bench, ci, instructions, loom, miri, msrv, mutants, nostd, package, rules, tsan, valgrind,
+};
 
 /// How one command is called and what it does, for the usage text.
 pub(crate) struct CommandUsage {
@@ -17,8 +19,9 @@ const HELP: CommandUsage = CommandUsage {
 };
 
 /// Every command, in the order the usage text lists them.
-const COMMANDS: [&CommandUsage; 12] = [
+const COMMANDS: [&CommandUsage; 13] = [
     &ci::USAGE,
+    &rules::USAGE,
     &package::USAGE,
     &loom::USAGE,
     &miri::USAGE,

@@ -8,6 +8,41 @@
 //! join is one future: its polls follow [*Wakes*](#wakes) and [*Fairness*](#fairness) only
 //! once its futures have wakers of their own (its crate docs say when).
 //!
+//! The rules are [*Order*](#order), [*Fairness*](#fairness), [*Wakes*](#wakes),
+//! [*Panics*](#panics) and [*Memory*](#memory), then the [*Features*](#features) every crate
+//! on the arena has. Each crate's docs hold a table of what differs for its types; where a
+//! rule is not in that table, it holds as stated here.
+//!
+//! # Order
+//!
+//! A primitive other than a join is a [`Stream`](futures_core::Stream) of outputs, each
+//! returned as soon as a call finds it, so outputs come in the order the primitive finds them,
+//! not the order the values were added (the ordered buffers and sets, and the joins, give
+//! theirs in input order: their docs say how).
+//!
+//! - A future gives its output once: it is dropped in place as soon as it finishes, before its
+//!   output is returned, and its slot is free for the next value. The items of one stream come
+//!   in that stream's order, none lost, none twice; a stream that ends is dropped in place at
+//!   once, within the call (which goes on to the other values).
+//! - Values are polled in the order they were queued: a value is queued when it is added, when
+//!   it is woken, and (a stream) when it gave an item, which queues it again without a wake;
+//!   one already queued keeps its place, so a value woken many times before its poll is polled
+//!   once. Values woken since the last call are queued when the next call begins, behind the
+//!   values queued before it, in an order the primitive chooses among themselves; values added
+//!   keep the order of their adding. A growable primitive has one queue for all its groups, so
+//!   this holds whatever group each value is in. So values ready when added give their outputs
+//!   in that order; a woken value is never passed over by values added or woken after the
+//!   call that follows its wake began, and its output waits behind at most as many outputs as
+//!   the primitive holds values; a stream woken beside streams that are always ready is polled
+//!   before any of them gives a second item after the wake. One exception keeps adding cheap:
+//!   a value added into the slot of one removed before its poll takes that value's place in
+//!   the queue.
+//! - Removing a value (`remove`, replacing a key's value, `clear`) drops it in place at once:
+//!   no output of it comes any more, also none it had ready.
+//! - A call returns `Ready(None)` when the primitive holds no value; it is then
+//!   [terminated](futures_core::FusedStream::is_terminated) until a value is added or `clear`
+//!   is called. Polling it again is allowed, and gives `Ready(None)` again while it is empty.
+//!
 //! # Fairness
 //!
 //! One call is a *round* of the arena, with one [`Budget`](crate::Budget) for the whole

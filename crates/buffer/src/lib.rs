@@ -93,48 +93,40 @@
 //!   each once.
 //! - A concurrency of 0 or a window of 0 panics, with a message that says so.
 //!
-//! # Wakes
-//!
-//! Each running future has a waker of its own, and the rules of
-//! [*Wakes*](pinfold_arena::contract#wakes) hold: a future is polled when it is pulled from
-//! the source (or pushed into a set), then only after its waker fired; any number of wakes
-//! between two polls wake the task once; no wake is lost. The source is polled with the task's
-//! waker, when a slot is free (and the window has room).
-//!
-//! # Fairness
-//!
-//! One `poll_next` is one round of the arena, under the rule every pinfold primitive keeps
-//! ([*Fairness*](pinfold_arena::contract#fairness)): it polls each running future at most once
-//! and yields once it has polled as many futures as were running when it started, or after
-//! [`MAX_VAIN_REPOLLS`](pinfold_arena::MAX_VAIN_REPOLLS) vain repolls. A head that wakes itself
-//! does not starve the futures behind it, nor they the head.
-//!
-//! # Panics
+//! # When a future panics
 //!
 //! A panic in a future's poll or `Drop`, or in the task's waker, propagates out of the call
 //! that ran it, and the adapter or set stays usable, as
 //! [*Panics*](pinfold_arena::contract#panics) says; what the order adds:
 //!
-//! - **A future's poll**: the future is dropped in place and the panic propagates out of
-//!   `poll_next`. The ordered adapters and sets skip its place: every other output still
-//!   comes, in order, and a head that panics lets the outputs held behind it out.
+//! - **A future's poll**: the ordered adapters and sets skip its place: every other output
+//!   still comes, in order, and a head that panics lets the outputs held behind it out.
 //! - **A future's `Drop` as it finishes**: its output is dropped, not yielded, its place is
-//!   skipped, and the panic propagates; the other outputs come as without it.
-//! - **A future's `Drop` in [`clear`](OrderedSet::clear)**: every other future and held
-//!   output is dropped all the same, once, then the panic propagates; the set is empty and
-//!   usable.
-//! - **The task's waker** (in the wake that ends a round, or its registration): the panic
-//!   propagates out of `poll_next` and is blamed on no future: none is dropped or skipped,
-//!   and polling again gives every output, each future polled as often as it needs.
+//!   skipped, and the other outputs come as without it.
+//! - **A future's `Drop` in [`clear`](OrderedSet::clear)**: every held output is dropped
+//!   too, once, before the panic propagates.
+//! - **The task's waker**: no place is skipped.
 //!
 //! A set or adapter whose futures all panicked ends once the last panic is out. A push on a
 //! full [`FuturesOrderedBounded`] panics and leaves the set as it was.
 //!
-//! # Features
+//! # The shared rules
 //!
-//! `std` (default) and `tokio-coop` (each output spends a unit of tokio's cooperative budget,
-//! and the buffer or set yields once it is spent), as
-//! [*Features*](pinfold_arena::contract#features) states.
+//! The adapters and the sets keep the rules of every pinfold primitive on the arena, stated
+//! once in [`pinfold_arena::contract`]: the [order](pinfold_arena::contract#order) in which
+//! futures are polled, [fairness](pinfold_arena::contract#fairness) within one `poll_next`
+//! (also between a head that wakes itself and the futures behind it), which futures are
+//! polled and when the task is woken ([wakes](pinfold_arena::contract#wakes)), what a panic
+//! leaves ([panics](pinfold_arena::contract#panics)), and the `std` and `tokio-coop`
+//! [features](pinfold_arena::contract#features). What differs here:
+//!
+//! | Rule | What differs here |
+//! |------|-------------------|
+//! | Order | [`OrderedBuffer`], [`FuturesOrdered`] and [`FuturesOrderedBounded`] give their outputs in input order, [`UnorderedBuffer`] as the futures finish: each type's *Order*. |
+//! | Fairness | A call also pulls from the source while a slot is free (and the window has room), so a slot freed in a call is refilled in it. |
+//! | Wakes | The source is polled with the task's waker; a future is first polled when it is pulled from the source (or pushed into a set), then only after its waker fired. |
+//! | Panics | The ordered adapters and sets skip a panicking future's place: [*When a future panics*](#when-a-future-panics). |
+//! | Memory | Each type's docs state its own: an adapter allocates its arena when it is made, and the ordered ones hold early outputs in a ring. |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // The README's examples, compiled and run as doctests.
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]
@@ -167,8 +159,8 @@ pub use try_buffer::{TryBufferExt, TryOrderedBuffer, TryUnorderedBuffer};
 pub use unordered::UnorderedBuffer;
 
 /// Adapters that run the futures of a stream concurrently on the waker-slot arena. See the
-/// [crate documentation](crate) for what both guarantee ([*Wakes*](crate#wakes),
-/// [*Fairness*](crate#fairness), [*Panics*](crate#panics)).
+/// crate documentation for what both guarantee ([*The shared rules*](crate#the-shared-rules),
+/// [*When a future panics*](crate#when-a-future-panics)).
 pub trait BufferExt: Stream {
     /// Runs up to `concurrency` futures of this stream at once and yields their outputs in
     /// input order. Finished outputs wait in a ring while the head future is slow, and new

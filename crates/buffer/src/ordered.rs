@@ -18,8 +18,8 @@ use crate::tagged::Tagged;
 /// [`FobStreamExt::fast_ordered_buffer`](crate::FobStreamExt::fast_ordered_buffer): runs up to
 /// `concurrency` futures from the source at once and yields their outputs in input order.
 ///
-/// Wakes, fairness and panics are the crate's ([*Wakes*](crate#wakes),
-/// [*Fairness*](crate#fairness), [*Panics*](crate#panics)); so are the end of the stream and
+/// Wakes, fairness and panics are the crate's ([*The shared rules*](crate#the-shared-rules),
+/// [*When a future panics*](crate#when-a-future-panics)); so are the end of the stream and
 /// `size_hint` ([*The adapters and the sets*](crate#the-adapters-and-the-sets)).
 ///
 /// # Order

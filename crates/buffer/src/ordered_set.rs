@@ -22,8 +22,8 @@ use crate::tagged::Tagged;
 /// [`GrowableArena`]). Use those two names; the methods here are those of both, and each
 /// name's docs state its memory.
 ///
-/// Wakes, fairness and panics are the crate's ([*Wakes*](crate#wakes),
-/// [*Fairness*](crate#fairness), [*Panics*](crate#panics)).
+/// Wakes, fairness and panics are the crate's ([*The shared rules*](crate#the-shared-rules),
+/// [*When a future panics*](crate#when-a-future-panics)).
 ///
 /// # Order
 ///

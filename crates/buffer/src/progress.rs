@@ -41,9 +41,10 @@ pub trait ProgressStream: Stream {
     /// `poll_next` keeps to that bound too: see [`OrderedBuffer`](crate::OrderedBuffer#memory));
     /// an unordered buffer keeps a finished output in its slot.
     ///
-    /// Each call is one round under the crate's [*Fairness*](crate#fairness) rule: each running
-    /// future is polled at most once. A panic in a future's poll or `Drop` propagates out of
-    /// this call as it would out of `poll_next` ([*Panics*](crate#panics)).
+    /// Each call is one round under the [*Fairness*](pinfold_arena::contract#fairness) rule:
+    /// each running future is polled at most once. A panic in a future's poll or `Drop`
+    /// propagates out of this call as it would out of `poll_next`
+    /// ([*When a future panics*](crate#when-a-future-panics)).
     fn poll_progress(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()>;
 }
 
@@ -67,8 +68,9 @@ pub trait ProgressStreamExt: ProgressStream {
     ///
     /// A panic in `f`, or in the poll of the future it returned, propagates out of the poll;
     /// that item's future is dropped, and polling again goes on with the next item. A panic in
-    /// a buffered future propagates as the crate's [*Panics*](crate#panics) says, and the
-    /// future for the current item is kept.
+    /// a buffered future propagates as the crate's
+    /// [*When a future panics*](crate#when-a-future-panics) says, and the future for the
+    /// current item is kept.
     ///
     /// # Example
     ///
@@ -147,7 +149,7 @@ pub trait ProgressStreamExt: ProgressStream {
     /// ```
     ///
     /// A panic in `future` propagates; a panic in a buffered future propagates as the crate's
-    /// [*Panics*](crate#panics) says, and `future` is kept.
+    /// [*When a future panics*](crate#when-a-future-panics) says, and `future` is kept.
     fn drive_while<Fut>(&mut self, future: Fut) -> DriveWhile<'_, Self, Fut>
     where
         Self: Unpin,

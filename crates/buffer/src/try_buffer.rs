@@ -15,8 +15,9 @@ use crate::{OrderedBuffer, ProgressStream, UnorderedBuffer};
 /// The buffers of [`BufferExt`](crate::BufferExt) for a [`TryStream`] of [`TryFuture`]s, with
 /// the semantics of futures-util's `try_buffered` and `try_buffer_unordered`: the stream yields
 /// `Result<T, E>`, and an `Err`, from the source or from a future, is yielded as an item and the
-/// stream goes on. Wakes, fairness and panics are the crate's ([*Wakes*](crate#wakes),
-/// [*Fairness*](crate#fairness), [*Panics*](crate#panics)).
+/// stream goes on. Wakes, fairness and panics are the crate's
+/// ([*The shared rules*](crate#the-shared-rules),
+/// [*When a future panics*](crate#when-a-future-panics)).
 ///
 /// # Order
 ///

@@ -18,8 +18,8 @@ use crate::running::Running;
 /// `concurrency` futures from the source at once and yields their outputs in the order they
 /// finish.
 ///
-/// Wakes, fairness and panics are the crate's ([*Wakes*](crate#wakes),
-/// [*Fairness*](crate#fairness), [*Panics*](crate#panics)); so are the end of the stream and
+/// Wakes, fairness and panics are the crate's ([*The shared rules*](crate#the-shared-rules),
+/// [*When a future panics*](crate#when-a-future-panics)); so are the end of the stream and
 /// `size_hint` ([*The adapters and the sets*](crate#the-adapters-and-the-sets)).
 ///
 /// # Order

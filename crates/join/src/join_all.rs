@@ -18,9 +18,9 @@ use alloc::vec::Vec;
 /// first poll (the first two, up to 32 futures), then each with a waker of its own: after
 /// that only the futures whose wakers fired are polled. A finished future is dropped at once
 /// and its output kept in its place until the last one finishes. The crate documentation
-/// states the contract: [*Order*](crate#order), [*Wakes*](crate#wakes),
-/// [*Fairness*](crate#fairness), [*Memory*](crate#memory),
-/// [*Cancellation*](crate#cancellation) and [*Panics*](crate#panics).
+/// states the contract: [*The shared rules*](crate#the-shared-rules),
+/// [*Polls and wakes*](crate#polls-and-wakes), [*Allocations*](crate#allocations),
+/// [*Cancellation*](crate#cancellation) and [*When user code panics*](crate#when-user-code-panics).
 ///
 /// # Panics
 /// If `iter` yields `u32::MAX - 1` futures or more (the arena's limit).
@@ -63,9 +63,9 @@ where
 
 /// The future returned by [`join_all`]: every input future's output, in input order.
 ///
-/// Its guarantees are the crate's: [*Order*](crate#order), [*Wakes*](crate#wakes),
-/// [*Fairness*](crate#fairness), [*Memory*](crate#memory),
-/// [*Cancellation*](crate#cancellation) and [*Panics*](crate#panics).
+/// Its guarantees are the crate's: [*The shared rules*](crate#the-shared-rules),
+/// [*Polls and wakes*](crate#polls-and-wakes), [*Allocations*](crate#allocations),
+/// [*Cancellation*](crate#cancellation) and [*When user code panics*](crate#when-user-code-panics).
 ///
 /// `Unpin` whatever `F` is (the futures are pinned in the join's own storage); `Send` if `F`
 /// and `F::Output` are; `Sync` if they are `Sync`.

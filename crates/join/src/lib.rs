@@ -6,11 +6,11 @@
 //!
 //! - **After the first polls, only the woken futures are polled**, at every size.
 //!   `futures-util` polls every future on every wake up to 30 futures (quadratic work) and
-//!   switches to a `FuturesOrdered` above (see [*Wakes*](#wakes)).
+//!   switches to a `FuturesOrdered` above (see [*Polls and wakes*](#polls-and-wakes)).
 //! - **A join of ready futures makes one allocation**, where `futures-util` makes two: the
 //!   futures are first polled with the task's own waker, and the outputs take the futures'
-//!   place (see [*Memory*](#memory)). The benchmarks' `join_all_*` and `try_join_all_*` rows
-//!   compare both joins with `futures-util`'s and `futures-buffered`'s.
+//!   place (see [*Allocations*](#allocations)). The benchmarks' `join_all_*` and
+//!   `try_join_all_*` rows compare both joins with `futures-util`'s and `futures-buffered`'s.
 //! - **The first error wins at once.** [`try_join_all`] returns the first `Err` *in time*,
 //!   whatever its position, and drops every other future right then; `futures-util` surfaces
 //!   an error only after every earlier future has finished (futures-rs #2866).
@@ -42,15 +42,23 @@
 //! # });
 //! ```
 //!
-//! # Order
+//! # The shared rules
 //!
-//! A [`JoinAll`] completes once every future has finished, with their outputs in the order of
-//! the input iterator, whatever order they finished in. A [`TryJoinAll`] completes with the
-//! `Ok` values in input order once every future has given one, or with the first `Err` in
-//! time (the first one a future's poll returns, whatever its position in the input) as soon
-//! as a future gives it.
+//! A join keeps the rules of every pinfold primitive on the arena, stated once in
+//! [`pinfold_arena::contract`], as one future: [wakes](pinfold_arena::contract#wakes) and
+//! [fairness](pinfold_arena::contract#fairness) once its futures have wakers of their own,
+//! [panics](pinfold_arena::contract#panics) but for a future's poll, and the `std` and
+//! `tokio-coop` [features](pinfold_arena::contract#features). What differs here:
 //!
-//! # Wakes
+//! | Rule | What differs here |
+//! |------|-------------------|
+//! | Order | Outputs in input order, once every future has finished; a [`TryJoinAll`] completes with the first `Err` in time, as soon as a future gives it. |
+//! | Wakes | The first polls use the task's waker; each future still running gets a waker of its own after them ([*Polls and wakes*](#polls-and-wakes)). |
+//! | Fairness | The polls with the task's waker poll every future still running; after them each poll is a round of the arena ([*The tokio budget*](#the-tokio-budget) with `tokio-coop`). |
+//! | Panics | A panic in a future's poll ends the join; any other leaves it consistent, not terminated ([*When user code panics*](#when-user-code-panics)). |
+//! | Memory | At most three allocations, none while polling ([*Allocations*](#allocations)). |
+//!
+//! # Polls and wakes
 //!
 //! The first poll of a join polls every future once with the task's own waker, as
 //! `futures-util` does: no per-future waker exists yet, and ready and nearly ready futures,
@@ -87,16 +95,11 @@
 //! it works wherever the waker never changes) is not lost either: polled with its own waker,
 //! it keeps none, so the join polls it on each of its polls, as `futures-util` does.
 //!
-//! # Fairness
+//! # The tokio budget
 //!
-//! One poll of a join polls each future at most once. The polls with the task's waker poll
-//! every future still running; after them, a poll is a round of the arena, under the rule
-//! every pinfold primitive keeps ([*Fairness*](pinfold_arena::contract#fairness)): it yields
-//! once it has polled as many futures as are running, or after
-//! [`MAX_VAIN_REPOLLS`](pinfold_arena::MAX_VAIN_REPOLLS) vain repolls, and a future that wakes
-//! itself is polled again in the next poll. So a future that always wakes itself cannot starve
-//! the executor, and under tokio, once the task's coop budget is spent, the polls of a join
-//! stay linear in its number of futures.
+//! A join's polls after the ones with the task's waker are rounds of the arena
+//! ([*Fairness*](pinfold_arena::contract#fairness)): under tokio, once the task's coop budget
+//! is spent, the polls of a join stay linear in its number of futures.
 //!
 //! With the `tokio-coop` feature, each future a join completes with an output spends a unit of
 //! the task's tokio budget, as each output of the sets does (an error of [`try_join_all`] ends
@@ -107,7 +110,7 @@
 //! polled by the next one. Nothing is spent on futures that stay pending: what they spend
 //! themselves stays spent.
 //!
-//! # Memory
+//! # Allocations
 //!
 //! At most three allocations, counting the returned `Vec`, and none while polling, when the
 //! iterator's `size_hint` is exact (a `Vec`, an array, a slice or a range, and `map` over
@@ -144,7 +147,7 @@
 //! kept so far, each exactly once, in place. When [`try_join_all`] returns an error, the other
 //! futures and the kept `Ok` values have been dropped already.
 //!
-//! # Panics
+//! # When user code panics
 //!
 //! User code runs in a join in a future's poll, a future's `Drop` (when it finishes, or is
 //! cancelled), an output's or an error's `Drop`, and the task's waker (its `clone`, `wake`,
@@ -182,7 +185,8 @@
 //!
 //! `std` (default) and `tokio-coop`, as [*Features*](pinfold_arena::contract#features) states;
 //! with `tokio-coop`, each future a join completes spends a unit of tokio's cooperative
-//! budget, and a join whose budget runs out yields (see [*Fairness*](#fairness)).
+//! budget, and a join whose budget runs out yields (see
+//! [*The tokio budget*](#the-tokio-budget)).
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![no_std]

@@ -18,8 +18,9 @@ use alloc::vec::Vec;
 /// input, and every other future and every `Ok` value kept so far is dropped right then,
 /// before the error is returned, not when the `TryJoinAll` is dropped. Otherwise it is
 /// [`join_all`](crate::join_all): the crate documentation states the contract,
-/// [*Order*](crate#order), [*Wakes*](crate#wakes), [*Fairness*](crate#fairness),
-/// [*Memory*](crate#memory), [*Cancellation*](crate#cancellation) and [*Panics*](crate#panics).
+/// [*The shared rules*](crate#the-shared-rules), [*Polls and wakes*](crate#polls-and-wakes),
+/// [*Allocations*](crate#allocations), [*Cancellation*](crate#cancellation) and
+/// [*When user code panics*](crate#when-user-code-panics).
 ///
 /// # Panics
 /// If `iter` yields `u32::MAX - 1` futures or more (the arena's limit).
@@ -80,9 +81,9 @@ where
 /// The future returned by [`try_join_all`]: every input future's `Ok` value in input order,
 /// or the first error.
 ///
-/// Its guarantees are the crate's: [*Order*](crate#order), [*Wakes*](crate#wakes),
-/// [*Fairness*](crate#fairness), [*Memory*](crate#memory),
-/// [*Cancellation*](crate#cancellation) and [*Panics*](crate#panics).
+/// Its guarantees are the crate's: [*The shared rules*](crate#the-shared-rules),
+/// [*Polls and wakes*](crate#polls-and-wakes), [*Allocations*](crate#allocations),
+/// [*Cancellation*](crate#cancellation) and [*When user code panics*](crate#when-user-code-panics).
 ///
 /// `Unpin` whatever `F` is (the futures are pinned in the join's own storage); `Send` if `F`
 /// and `F::Ok` are; `Sync` if they are `Sync`.

@@ -9,10 +9,10 @@ use futures_core::Stream;
 ///
 /// A future leaves the map when it finishes (its key with it, moved into the output, not
 /// cloned), when it is removed, or when another is inserted under its key; its output then
-/// never comes. Its order, fairness, wakes, panics and memory are those of the
-/// [crate documentation](crate). `Unpin` whatever `F` is; `Send` if `K`, `F` and `H` are;
-/// `Sync` if `K` and `H` are `Sync` and `F` is `Send + Sync`. Keys are hashed by `H` (see
-/// [`KeyedMap`]).
+/// never comes. Its order, fairness, wakes, panics and memory are those every pinfold primitive
+/// keeps ([the shared rules](crate#the-shared-rules)). `Unpin` whatever `F` is; `Send` if `K`,
+/// `F` and `H` are; `Sync` if `K` and `H` are `Sync` and `F` is `Send + Sync`. Keys are hashed
+/// by `H` (see [`KeyedMap`]).
 ///
 /// # Example
 ///

@@ -17,10 +17,14 @@ use crate::{Core, DefaultHashBuilder};
 /// [`StreamMap<K, S>`](crate::StreamMap) (streams, [`Streams`](crate::Streams)). Use those two
 /// names; the methods here are those of both.
 ///
-/// What a map guarantees is in the crate documentation: the [order](crate#order) of its
-/// outputs, its [keys](crate#keys), [fairness](crate#fairness) within one `poll_next`, which
-/// values are polled and when its task is woken ([wakes](crate#wakes)), what a panic leaves
-/// ([panics](crate#panics)), and what is allocated when ([memory](crate#memory)).
+/// What a map guarantees: its [keys](crate#keys), what its [capacity](crate#capacity) costs,
+/// what a [key's panic](crate#key-panics) leaves, and the rules every pinfold primitive keeps,
+/// stated in [`pinfold_arena::contract`] (the [order](pinfold_arena::contract#order) of its
+/// outputs, [fairness](pinfold_arena::contract#fairness) within one `poll_next`, which values
+/// are polled and when its task is woken ([wakes](pinfold_arena::contract#wakes)), what a panic
+/// leaves ([panics](pinfold_arena::contract#panics)), and what is allocated when
+/// ([memory](pinfold_arena::contract#memory))); the crate's
+/// [shared rules](crate#the-shared-rules) say what differs for a map.
 ///
 /// Keys are hashed by `H`, the [`DefaultHashBuilder`] unless the map was made with a hasher of
 /// its own ([`with_hasher`](Self::with_hasher)).
@@ -53,7 +57,7 @@ impl<K, V, P> KeyedMap<K, V, P> {
     /// An empty map hashing keys with the [`DefaultHashBuilder`], with room for `capacity`
     /// values (the arena's first group and the index), allocated now: a map that holds at most
     /// `capacity` values at once allocates nothing more (see the crate documentation,
-    /// [*Memory*](crate#memory)).
+    /// [*Capacity*](crate#capacity)).
     ///
     /// # Example
     ///
@@ -173,7 +177,8 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
 
     /// Drops every value and key; no output of them comes any more. The index keeps its room;
     /// the arena gives back its empty groups as after an output (see the crate documentation,
-    /// [*Memory*](crate#memory)). The map is no longer [terminated](FusedStream::is_terminated). If a value's `Drop` panics, the others are
+    /// [*Capacity*](crate#capacity)). The map is no longer
+    /// [terminated](FusedStream::is_terminated). If a value's `Drop` panics, the others are
     /// dropped all the same, then the panic propagates; the map is empty and usable.
     ///
     /// # Example

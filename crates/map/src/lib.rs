@@ -29,34 +29,14 @@
 //! # });
 //! ```
 //!
-//! # Order
-//!
-//! A map is a [`Stream`](futures_core::Stream) of `(key, output)`: a [`FutureMap`]'s future
-//! gives one output and leaves, a [`StreamMap`]'s stream gives items until it ends. Each output
-//! comes under the key its value was inserted under, as soon as a call of `poll_next` finds
-//! it, so outputs come in the order the map sees them, not the order of the keys or of the
-//! inserts. What is promised:
-//!
-//! - A future gives its output once; it is dropped in place as soon as it finishes, and its key
-//!   is gone from the map (moved into the output) before the output is returned.
-//! - The items of one stream come in that stream's order, each with a clone of its key. One
-//!   call takes at most one item from each stream, so streams that are always ready take
-//!   turns. A stream that ends is dropped at once and its key removed, within the call (which
-//!   goes on to the other streams), before the next item (or the end) is returned.
-//! - Values are polled in the order they were queued: inserted, woken, or (a stream) having
-//!   given an item, which queues it again without a wake; one already queued keeps its place.
-//!   Values woken since the last call are queued when the next call begins, behind the values
-//!   queued before it, in an order the map chooses among themselves. So values ready when
-//!   inserted give their outputs in insert order, and a woken value is polled before any
-//!   always-ready stream has a second turn after its wake.
-//! - Inserting under a key that is taken, [`remove`](KeyedMap::remove) and
-//!   [`clear`](KeyedMap::clear) drop the values there at once, in place: no output of theirs
-//!   comes any more, also none they had ready.
-//! - `poll_next` returns `Ready(None)` when the map holds no value; it is then
-//!   [terminated](futures_core::FusedStream::is_terminated) until a value is inserted or
-//!   `clear` is called, and gives `Ready(None)` again while it is empty.
-//!
 //! # Keys
+//!
+//! A map is a [`Stream`](futures_core::Stream) of `(key, output)`: each output comes under the
+//! key its value was inserted under. A [`FutureMap`]'s future gives one output and leaves,
+//! its key with it (moved into the output, not cloned); a [`StreamMap`]'s stream gives items,
+//! each with a clone of its key, until it ends and its key is removed. Inserting under a key
+//! that is taken drops the value there at once, in place, and puts the new one in its stead;
+//! [`remove`](KeyedMap::remove) and [`clear`](KeyedMap::clear) drop values at once too.
 //!
 //! Each value sits in a slot of a [`GrowableArena`] with a copy of its user key beside it; an
 //! index (a `hashbrown` hash table) from user key to the slot's arena [`Key`] finds the slot of
@@ -73,42 +53,7 @@
 //! [`DefaultHashBuilder`] for a map made by `new`, `with_capacity`, `default` or `from_iter`,
 //! or any other given to `with_hasher` or `with_capacity_and_hasher` (as for `HashMap`).
 //!
-//! # Fairness
-//!
-//! One call of `poll_next` is a *round* of the arena, with one
-//! [`Budget`](pinfold_arena::Budget) for the whole map: it polls each value at most once, so it
-//! takes at most one item from each stream, and only the values that were woken, the streams
-//! that gave an item in an earlier call, and the values inserted and not polled yet. The whole
-//! rule: [*Fairness*](pinfold_arena::contract#fairness).
-//!
-//! # Wakes
-//!
-//! Each value has a waker of its own; waking it queues that value alone, a burst of wakes
-//! wakes the task once, and no wake is lost. A waker of a value that left (finished, ended,
-//! removed or replaced) never causes a poll of the value that takes its slot, but as
-//! [*Wakes*](pinfold_arena::contract#wakes) says.
-//!
-//! # Panics
-//!
-//! A panic in user code (a value's poll or `Drop`; a key's `Clone`, `Hash`, `Eq` or `Drop`;
-//! the task's waker) reaches the caller of the method that ran it, and leaves the map
-//! consistent and usable: `len`, `keys`, `iter`, `get` and `contains_key` agree, every value
-//! and key it no longer holds was dropped exactly once, and a key that left is refused. A
-//! value's poll and `Drop` and the task's waker are as
-//! [*Panics*](pinfold_arena::contract#panics) says (a value that panics while polled has its
-//! key removed). What the keys add:
-//!
-//! - If the key's `Clone` panics while a stream's item is handed out, the stream is dropped
-//!   and its key removed, as if the stream had panicked (the item is dropped).
-//! - If the key's `Clone`, `Hash` or `Eq` panics in a method given a key (`insert`, `remove`,
-//!   `contains_key`, ...), nothing has changed (a value being inserted is dropped). Handing out
-//!   outputs never runs a key's `Hash` or `Eq`.
-//! - If the `Drop` of a value or of a key panics (in `insert`, `remove`, `clear`, `poll_next`,
-//!   or while dropping the map), the value and its key are gone all the same, then the panic
-//!   propagates: `insert` has put the new value in the map, and `clear` and the map's drop have
-//!   dropped every other value and key.
-//!
-//! # Memory
+//! # Capacity
 //!
 //! Wakers, wakes and outputs allocate nothing (nor does a stream's item, beyond its key's
 //! `Clone`); a map allocates only the arena's groups and the index.
@@ -120,9 +65,41 @@
 //!   allocation as long as it holds at most `n` at once (and they allocate nothing
 //!   themselves). Replacing a key's value frees the old one's slot first, so it needs no room.
 //! - Beyond that, the values' arena is a [`GrowableArena`]: it grows a group at a time and
-//!   gives the empty groups back after a burst, as
-//!   [*Memory*](pinfold_arena::contract#memory) states. The index grows as a `hashbrown` table
+//!   gives the empty groups back after a burst, as the growable primitive of
+//!   [*Memory*](pinfold_arena::contract#memory) does. The index grows as a `hashbrown` table
 //!   does and keeps its room, also through `clear`.
+//!
+//! # Key panics
+//!
+//! A key's `Clone`, `Hash`, `Eq` and `Drop` are user code too. A panic in one reaches the
+//! caller of the method that ran it and leaves the map consistent and usable, as a value's
+//! does: `len`, `keys`, `iter`, `get` and `contains_key` agree, every value and key the map no
+//! longer holds was dropped exactly once, and a key that left is refused.
+//!
+//! - If the key's `Clone` panics while a stream's item is handed out, the stream is dropped
+//!   and its key removed, as if the stream had panicked (the item is dropped).
+//! - If the key's `Clone`, `Hash` or `Eq` panics in a method given a key (`insert`, `remove`,
+//!   `contains_key`, ...), nothing has changed (a value being inserted is dropped). Handing out
+//!   outputs never runs a key's `Hash` or `Eq`.
+//! - If the `Drop` of a value or of a key panics (in `insert`, `remove`, `clear`, `poll_next`,
+//!   or while dropping the map), the value and its key are gone all the same, then the panic
+//!   propagates: `insert` has put the new value in the map, and `clear` and the map's drop have
+//!   dropped every other value and key.
+//!
+//! # The shared rules
+//!
+//! A map keeps the rules of every pinfold primitive on the arena, stated once in
+//! [`pinfold_arena::contract`]: the [order](pinfold_arena::contract#order) of its outputs,
+//! [fairness](pinfold_arena::contract#fairness) within one `poll_next`, which values are
+//! polled and when its task is woken ([wakes](pinfold_arena::contract#wakes)), what a panic
+//! leaves ([panics](pinfold_arena::contract#panics)), and what is allocated when
+//! ([memory](pinfold_arena::contract#memory)). What differs here:
+//!
+//! | Rule | What differs here |
+//! |------|-------------------|
+//! | Order | Outputs are `(key, output)`; a future's key is gone from the map before its output is returned, and a stream that ends has its key removed within the call. |
+//! | Panics | A value whose poll panics has its key removed; a key's own code may panic too ([Key panics](#key-panics)). |
+//! | Memory | The values are on a growable arena; the index of the keys comes on top ([Capacity](#capacity)). |
 //!
 //! # Features
 //!

@@ -10,10 +10,10 @@ use futures_core::Stream;
 /// Each item comes with a clone of its stream's key, and the items of one stream come in its
 /// order. A stream that ends is dropped at once and its key removed, before the next item is
 /// returned; a stream also leaves when it is removed or another is inserted under its key.
-/// Its order, fairness, wakes, panics and memory are those of the
-/// [crate documentation](crate). `Unpin` whatever `S` is; `Send` if `K`, `S` and `H` are;
-/// `Sync` if `K` and `H` are `Sync` and `S` is `Send + Sync`. Keys are hashed by `H` (see
-/// [`KeyedMap`]).
+/// Its order, fairness, wakes, panics and memory are those every pinfold primitive keeps
+/// ([the shared rules](crate#the-shared-rules)). `Unpin` whatever `S` is; `Send` if `K`, `S`
+/// and `H` are; `Sync` if `K` and `H` are `Sync` and `S` is `Send + Sync`. Keys are hashed by
+/// `H` (see [`KeyedMap`]).
 ///
 /// # Example
 ///

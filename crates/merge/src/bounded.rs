@@ -8,8 +8,9 @@ use crate::StreamMerge;
 /// methods are those of [`StreamMerge`].
 ///
 /// Its storage is allocated by [`new`](StreamMerge::new) and never again: adding, polling,
-/// waking, ending and removing streams allocate nothing ([*Memory*](crate#memory)). Its order,
-/// fairness, wakes and panics are those of the crate documentation.
+/// waking, ending and removing streams allocate nothing. It keeps the rules every pinfold
+/// primitive keeps ([the shared rules](crate#the-shared-rules)): it is the bounded merge of
+/// [*Memory*](pinfold_arena::contract#memory).
 ///
 /// # Capacity
 ///

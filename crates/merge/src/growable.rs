@@ -8,9 +8,9 @@ use crate::StreamMerge;
 /// are those of [`StreamMerge`]. [`merge`](crate::merge) makes one from an iterator.
 ///
 /// It has no capacity limit: it grows a group of slots at a time and gives the empty groups
-/// back after a burst ([*Memory*](crate#memory)); a merge that stays within its capacity
-/// allocates nothing. Its order, fairness, wakes and panics are those of the crate
-/// documentation.
+/// back after a burst ([*Memory*](pinfold_arena::contract#memory)); a merge that stays within
+/// its capacity allocates nothing. It keeps the rules every pinfold primitive keeps
+/// ([the shared rules](crate#the-shared-rules)), with one queue for all its groups.
 ///
 /// # Example
 ///

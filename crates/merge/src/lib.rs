@@ -34,67 +34,30 @@
 //! # });
 //! ```
 //!
-//! # Order
-//!
-//! A merge is a [`Stream`] of its streams' items, each given as soon as a call of `poll_next`
-//! finds it. What is promised:
-//!
-//! - The items of one stream come in that stream's order, none lost, none twice.
-//! - One call takes at most one item from each stream (see *Fairness*), so streams that are
-//!   always ready take turns, one item each.
-//! - A stream that gave an item is queued again at once, without a wake; a stream that
-//!   returned `Pending` waits for its waker. Streams are queued in one order, as they are
-//!   added, woken or give an item: a stream woken (by a send on its channel, say) is polled
-//!   before any always-ready stream has a second turn after its wake, so within as many calls
-//!   as the merge holds streams.
-//! - A stream that returns `Ready(None)` is dropped in place at once, within the call (which
-//!   goes on to the other streams), and its slot is free for the next stream; its key is
-//!   refused from then on, also after its slot was reused.
-//! - `poll_next` returns `Ready(None)` when the merge holds no stream; it is then
-//!   [terminated](futures_core::FusedStream::is_terminated) until a stream is added or
-//!   [`clear`](StreamMerge::clear) is called, and gives `Ready(None)` again while it is empty.
+//! # Keys
 //!
 //! [`insert`](StreamMerge::insert) gives a [`Key`] for the stream:
 //! [`remove`](StreamMerge::remove) drops the stream in place at once (no item of it comes any
 //! more), and [`poll_next_keyed`](StreamMerge::poll_next_keyed) says which stream gave each
-//! item.
+//! item. A key is refused once its stream is gone (ended, removed or cleared), also after its
+//! slot was reused.
 //!
-//! # Fairness
+//! # The shared rules
 //!
-//! One call of `poll_next` (or `poll_next_keyed`) is a *round* of the arena, with one
-//! [`Budget`](pinfold_arena::Budget): it polls each stream at most once, so it takes at most
-//! one item from each, and only the streams that were woken, that gave an item in an earlier
-//! call, or that were added and not polled yet. A stream polled again because it gave an item
-//! is never a strike, so streams that are always ready starve neither the executor nor the
-//! other streams. The whole rule: [*Fairness*](pinfold_arena::contract#fairness).
+//! A merge keeps the rules of every pinfold primitive on the arena, stated once in
+//! [`pinfold_arena::contract`]: the [order](pinfold_arena::contract#order) of its items,
+//! [fairness](pinfold_arena::contract#fairness) within one `poll_next` (at most one item from
+//! each stream), which streams are polled and when its task is woken
+//! ([wakes](pinfold_arena::contract#wakes)), what a panic leaves
+//! ([panics](pinfold_arena::contract#panics)), what is allocated when
+//! ([memory](pinfold_arena::contract#memory)), and its `std` and `tokio-coop`
+//! [features](pinfold_arena::contract#features). What differs here:
 //!
-//! # Wakes
+//! | Rule | What differs here |
+//! |------|-------------------|
+//! | Memory | [`MergeBounded`] is the bounded merge, [`Merge`] the growable one; [`merge`] makes a `Merge` by pushing each stream. |
 //!
-//! Each stream has a waker of its own; waking it queues that stream alone, a burst of wakes
-//! wakes the task once, and no wake is lost. Wakers outlive their stream and the merge safely.
-//! The rules: [*Wakes*](pinfold_arena::contract#wakes).
-//!
-//! # Panics
-//!
-//! A panic in a stream's `poll_next` or `Drop`, or in the task's waker, reaches the caller and
-//! leaves the merge consistent and usable, as [*Panics*](pinfold_arena::contract#panics) says:
-//! a stream whose `poll_next` panics is dropped in place and its key refused, and the other
-//! streams give all their items; a stream whose `Drop` panics (as it ends, in `remove`, in
-//! `clear`, or with the merge) is gone all the same.
-//!
-//! # Memory
-//!
-//! Keys, wakers, wakes and items allocate nothing. [`MergeBounded::new`] allocates its storage
-//! (two allocations) and nothing after that: adding, polling, waking, ending and removing
-//! streams allocate nothing. A [`Merge`] allocates nothing until the first stream, then grows
-//! a group at a time and gives empty groups back after a burst, as `FuturesUnordered` of
-//! pinfold-unordered does; [`merge`] builds one by pushing each stream. Both as
-//! [*Memory*](pinfold_arena::contract#memory) states, with the bounds.
-//!
-//! # Features
-//!
-//! `std` (default) and `tokio-coop` (each item spends a unit of tokio's cooperative budget),
-//! as [*Features*](pinfold_arena::contract#features) states.
+//! Nothing else: a merge is the primitive the contract describes, over streams.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // The README's examples, compiled and run as doctests.
 #![cfg_attr(doctest, doc = include_str!("../README.md"))]

@@ -9,10 +9,13 @@ use pinfold_arena::{KeyedSet, Streams};
 /// pinfold-arena's [`KeyedSet`] over [`Streams`]; pinfold-unordered's sets are the same type
 /// over futures, with the same methods.
 ///
-/// What a merge guarantees is in the crate documentation: the [order](crate#order) of its
-/// items and its keys, [fairness](crate#fairness) within one `poll_next`, which streams are
-/// polled and when its task is woken ([wakes](crate#wakes)), what a panic leaves
-/// ([panics](crate#panics)), and what is allocated when ([memory](crate#memory)).
+/// What a merge guarantees: its [keys](crate#keys), and the rules every pinfold primitive
+/// keeps, stated in [`pinfold_arena::contract`] (the [order](pinfold_arena::contract#order) of
+/// its items, [fairness](pinfold_arena::contract#fairness) within one `poll_next`, which streams
+/// are polled and when its task is woken ([wakes](pinfold_arena::contract#wakes)), what a panic
+/// leaves ([panics](pinfold_arena::contract#panics)), and what is allocated when
+/// ([memory](pinfold_arena::contract#memory))); the crate's
+/// [shared rules](crate#the-shared-rules) say what differs for a merge.
 ///
 /// `Unpin` whatever `S` is (streams are pinned in the merge's own storage); `Send` if `S` is;
 /// `Sync` if `S` is `Send + Sync`.

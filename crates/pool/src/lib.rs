@@ -77,6 +77,20 @@
 //! it, and one [`Flusher`] takes the committed messages in [`Batch`]es of packets, each
 //! writer's in commit order, to write to a socket. See the [`writer`] module.
 //!
+//! # The shared rules
+//!
+//! The pool polls no values in rounds, so the rules of pinfold's poll loop, stated once in
+//! [`pinfold_arena::contract`] for the sets, merges, maps, buffers and joins, are not its. The
+//! sections below state its own, for the same questions:
+//!
+//! | Rule | The pool's own |
+//! |------|----------------|
+//! | Order | Waiters are served first come, first served ([*Order*](#order)). |
+//! | Fairness | Nothing but that order: no waiter is passed over, by a newer one or by `try_acquire`. |
+//! | Wakes | A release wakes the oldest waiter alone, once ([*Wakes*](#wakes)). |
+//! | Panics | Only wakers run user code, and a panic in one loses nothing ([*Panics*](#panics)). |
+//! | Memory | Two allocations in [`BufferPool::new`], none after ([*Memory*](#memory)). |
+//!
 //! # Order
 //!
 //! Tasks waiting in [`acquire`](BufferPool::acquire) are served first come, first served: in

@@ -8,9 +8,9 @@ use crate::UnorderedSet;
 /// the futures finish; its methods are those of [`UnorderedSet`].
 ///
 /// Its storage is allocated by [`new`](UnorderedSet::new) and never again: pushing, polling,
-/// waking, finishing and removing a future allocate nothing ([*Memory*](crate#memory)). Only
-/// the futures that were woken are polled, each with its own waker, and a future never moves
-/// once pushed. Its order, fairness, wakes and panics are those of the crate documentation.
+/// waking, finishing and removing a future allocate nothing. A future never moves once pushed.
+/// It keeps the rules every pinfold primitive keeps ([the shared rules](crate#the-shared-rules)):
+/// it is the bounded set of [*Memory*](pinfold_arena::contract#memory).
 ///
 /// # Capacity
 ///

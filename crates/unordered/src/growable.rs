@@ -7,11 +7,12 @@ use crate::UnorderedSet;
 /// A growable set of futures, polled concurrently, whose outputs come out in the order the
 /// futures finish; its methods are those of [`UnorderedSet`].
 ///
-/// It has no capacity limit: it grows a group of slots at a time, each group as large as all
-/// the groups below it, and gives the empty groups back after a burst
-/// ([*Memory*](crate#memory)). A future never moves once pushed, and growing never reallocates
-/// the futures already in the set. Its order (one queue for all groups), fairness, wakes and panics are
-/// those of the crate documentation.
+/// It has no capacity limit: it grows a group of slots at a time (its capacity doubling up to
+/// 256 slots, then growing by a quarter up to 262,144) and gives the empty groups back after a
+/// burst ([*Memory*](pinfold_arena::contract#memory)). A future never moves once pushed, and
+/// growing never reallocates the futures already in the set. It keeps the rules every pinfold
+/// primitive keeps ([the shared rules](crate#the-shared-rules)), with one queue for all its
+/// groups.
 ///
 /// # Example
 ///

@@ -10,10 +10,13 @@ use pinfold_arena::{Futures, KeyedSet};
 /// pinfold-arena's [`KeyedSet`] over [`Futures`]; pinfold-merge's merges are the same type
 /// over streams, with the same methods.
 ///
-/// What a set guarantees is in the crate documentation: the [order](crate#order) of its
-/// outputs, [keys](crate#keys), [fairness](crate#fairness) within one `poll_next`, which
-/// futures are polled and when its task is woken ([wakes](crate#wakes)), what a panic leaves
-/// ([panics](crate#panics)), and what is allocated when ([memory](crate#memory)).
+/// What a set guarantees: its [keys](crate#keys), and the rules every pinfold primitive keeps,
+/// stated in [`pinfold_arena::contract`] (the [order](pinfold_arena::contract#order) of its
+/// outputs, [fairness](pinfold_arena::contract#fairness) within one `poll_next`, which futures
+/// are polled and when its task is woken ([wakes](pinfold_arena::contract#wakes)), what a panic
+/// leaves ([panics](pinfold_arena::contract#panics)), and what is allocated when
+/// ([memory](pinfold_arena::contract#memory))); the crate's
+/// [shared rules](crate#the-shared-rules) say what differs for a set.
 ///
 /// `Unpin` whatever `F` is (futures are pinned in the set's own storage); `Send` if `F` is;
 /// `Sync` if `F` is `Send + Sync`.
