@@ -66,46 +66,39 @@ extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
-mod arena;
-mod atomic_waker;
+// The layers, lowest first: the root's own modules (`sync`, `unwind`, `key`, `index`,
+// `coop`), then `wake`, `poll`, `storage` and `set`. A module imports from its own layer and
+// those below it only (`cargo xtask layers`).
 pub mod contract;
 pub mod coop;
-mod growable;
-mod hub;
 pub mod implementation;
-mod join_arena;
+mod index;
 mod key;
-mod keyed_set;
-mod noted;
-mod queue;
-mod ready_set;
-mod round;
-mod sizing;
-mod step;
+mod poll;
+mod set;
 mod storage;
-mod store;
 mod sync;
 pub mod unwind;
-mod wake_table;
+mod wake;
 
-pub use arena::{Arena, IntoValues, Iter, IterPinMut};
-pub use growable::GrowableArena;
-pub use join_arena::{Filled, JoinArena};
 pub use key::Key;
-pub use keyed_set::{Futures, KeyedSet, Kind, PollKind, Streams};
-pub use noted::with_noted_wakes;
-pub use round::{Budget, MAX_VAIN_REPOLLS};
-pub use step::Step;
+pub use poll::round::{Budget, MAX_VAIN_REPOLLS};
+pub use poll::step::Step;
+pub use set::keyed_set::{Futures, KeyedSet, Kind, PollKind, Streams};
 pub use storage::Storage;
+pub use storage::arena::{Arena, IntoValues, Iter, IterPinMut};
+pub use storage::growable::GrowableArena;
+pub use storage::join_arena::{Filled, JoinArena};
 /// The cell the arena keeps shared state in: `core`'s, or loom's under `--cfg pinfold_loom`
 /// with the `loom` feature, behind loom's closure interface. Not part of the API: exported for
 /// `pinfold-pool`, which builds on the same shim rather than a copy of it.
 #[doc(hidden)]
 pub use sync::UnsafeCell;
+pub use wake::noted::with_noted_wakes;
 
 /// The iterators of a [`GrowableArena`].
 pub mod growable_iter {
-    pub use crate::growable::{IntoValues, Iter, IterPinMut};
+    pub use crate::storage::growable::{IntoValues, Iter, IterPinMut};
 }
 
 #[cfg(all(test, not(all(pinfold_loom, feature = "loom"))))]

@@ -13,7 +13,7 @@ use pinfold_testkit::probe::{Probe, ProbeState, Spinner, probes};
 use pinfold_testkit::waker::counting_waker;
 
 use crate::MAX_VAIN_REPOLLS;
-use crate::store::RETIRED_GENERATION as LAST_GENERATION;
+use crate::storage::store::RETIRED_GENERATION as LAST_GENERATION;
 
 use crate::{Arena, GrowableArena, Key, Step, Storage};
 use alloc::vec::Vec;
@@ -924,9 +924,9 @@ fn more_stale_wakers_than_slots_still_leave_the_arena_working() {
 fn a_slot_adds_sixteen_bytes_to_a_value_of_eight() {
     // The value (or, free, the next free slot), the generation with the occupied bit, and the
     // queue mark; the slot's two wake entries are in the wake table.
-    assert_eq!(size_of::<crate::store::Slot<u64>>(), 24);
-    assert_eq!(size_of::<crate::store::Slot<[u8; 24]>>(), 40);
-    assert_eq!(size_of::<crate::store::Slot<()>>(), 24);
+    assert_eq!(size_of::<crate::storage::store::Slot<u64>>(), 24);
+    assert_eq!(size_of::<crate::storage::store::Slot<[u8; 24]>>(), 40);
+    assert_eq!(size_of::<crate::storage::store::Slot<()>>(), 24);
 }
 
 #[test]
@@ -1422,7 +1422,7 @@ fn a_growable_arena_past_the_prefetch_size_gives_every_woken_value_once() {
             polled: false,
         });
     }
-    assert!(crate::store::slots_far::<Parked>(arena.capacity()));
+    assert!(crate::storage::store::slots_far::<Parked>(arena.capacity()));
     let (task, woken) = counting_waker();
     assert!(next_growable(&mut arena, &task).is_pending());
     // Wake them scattered across the groups, a few at a time, taking what is ready between.

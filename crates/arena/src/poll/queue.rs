@@ -45,7 +45,7 @@ pub trait Marks {
 impl Marks for [Mark] {
     #[inline(always)]
     fn mark(&mut self, id: u32) -> &mut Mark {
-        crate::store::kept_mut(self, id as usize)
+        crate::index::trusted_mut(self, id as usize)
     }
 }
 

@@ -10,8 +10,8 @@
 pub(crate) const FIRST_GROUP: usize = 32;
 
 /// The largest group made: a slot's id in the arena's queues keeps its index in a group in
-/// [`GROUP_SHIFT`](crate::store::GROUP_SHIFT) bits.
-pub(crate) const MAX_GROUP: usize = 1 << crate::store::GROUP_SHIFT;
+/// [`GROUP_SHIFT`](crate::storage::store::GROUP_SHIFT) bits.
+pub(crate) const MAX_GROUP: usize = 1 << crate::storage::store::GROUP_SHIFT;
 
 /// From this capacity up to [`QUARTER_GROWTH_BELOW`] a regular group adds a quarter of the
 /// capacity, so that at most a fifth of the slots are spare after a group is added; below and

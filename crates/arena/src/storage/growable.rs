@@ -5,15 +5,16 @@ use core::fmt;
 use core::pin::Pin;
 use core::task::{Context, Waker};
 
-use crate::hub::Hub;
+use crate::index::{trusted, trusted_mut};
 use crate::key::Key;
-use crate::queue::{Mark, Marks, Queue};
-use crate::ready_set::Drain;
-use crate::round::{Rounds, Slots, TaskParent};
-use crate::sizing::{MAX_GROUP, Sizing};
+use crate::poll::queue::{Mark, Marks, Queue};
+use crate::poll::round::{Rounds, Slots, TaskParent};
+use crate::storage::sizing::{MAX_GROUP, Sizing};
+use crate::storage::store::{self, GROUP_SHIFT, Store, slots_far};
 use crate::storage::{Storage, sealed::Sealed};
-use crate::store::{self, GROUP_SHIFT, Store, kept, kept_mut, slots_far};
 use crate::unwind;
+use crate::wake::hub::Hub;
+use crate::wake::ready_set::Drain;
 use alloc::vec::Vec;
 
 /// A growable arena: a stack of fixed stores (its *groups*), smallest first, sharing one parent
@@ -216,7 +217,7 @@ impl<T> Marks for Groups<T> {
         let (group, index) = split(id);
         // A slot id in the queues names a live group: a group's ids are taken out of them
         // before it is released.
-        kept_mut(&mut self.stores, group).mark_at(index)
+        trusted_mut(&mut self.stores, group).mark_at(index)
     }
 }
 
@@ -237,7 +238,7 @@ impl<T> Slots<T> for Groups<T> {
     #[inline(always)]
     fn prefetch(&self, id: u32) {
         let (group, index) = split(id);
-        kept(&self.stores, group).prefetch(index);
+        trusted(&self.stores, group).prefetch(index);
     }
 
     #[inline(always)]
@@ -279,7 +280,7 @@ impl<T> Slots<T> for Groups<T> {
             // Each group files its woken slots into queues of its own, linked through its own
             // marks, which then go to the ends of the arena's.
             let (mut woken_ready, mut woken_deferred) = (Queue::EMPTY, Queue::EMPTY);
-            got |= kept_mut(&mut self.stores, group).drain::<true>(
+            got |= trusted_mut(&mut self.stores, group).drain::<true>(
                 Drain::Arm,
                 round,
                 &mut woken_ready,
@@ -309,7 +310,7 @@ impl<T> Slots<T> for Groups<T> {
             ..
         } = self;
         let top = stores.len() - 1;
-        kept_mut(stores, group).poll_at(
+        trusted_mut(stores, group).poll_at(
             index,
             take_wake,
             poll,
@@ -330,7 +331,7 @@ impl<T> Slots<T> for Groups<T> {
 
     #[inline(always)]
     fn is_woken(&self, id: u32, entry: u32) -> bool {
-        kept(&self.stores, split(id).0).is_marked(entry)
+        trusted(&self.stores, split(id).0).is_marked(entry)
     }
 
     #[inline(always)]
@@ -342,7 +343,7 @@ impl<T> Slots<T> for Groups<T> {
     fn remove(&mut self, id: u32, rounds: &mut Rounds) {
         let (group, index) = split(id);
         self.leaving(group);
-        kept_mut(&mut self.stores, group).remove_done(index);
+        trusted_mut(&mut self.stores, group).remove_done(index);
         if self.release_due {
             self.release_empty(rounds);
         }
@@ -403,7 +404,7 @@ impl<T> GrowableArena<T> {
         } else {
             groups.not_full.trailing_zeros() as usize
         };
-        let store = kept_mut(&mut groups.stores, group);
+        let store = trusted_mut(&mut groups.stores, group);
         let (key, id) = match store.insert(value) {
             Ok(inserted) => inserted,
             // The group's last free slot was retired when its value left (see `Key`).
@@ -591,7 +592,7 @@ impl<T> fmt::Debug for GrowableArena<T> {
     }
 }
 
-crate::store::counted_iterator!(Iter, IterPinMut);
+crate::storage::store::counted_iterator!(Iter, IterPinMut);
 
 /// The values of a [`GrowableArena`] with their keys: [`GrowableArena::iter`].
 pub struct Iter<'a, T> {

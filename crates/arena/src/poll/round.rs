@@ -7,9 +7,9 @@ use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
 use crate::key::Key;
-use crate::queue::{IDLE, Marks, NIL, Queue};
-use crate::ready_set::Drain;
-use crate::step::Step;
+use crate::poll::queue::{IDLE, Marks, NIL, Queue};
+use crate::poll::step::Step;
+use crate::wake::ready_set::Drain;
 
 /// The fairness budget of one poll round (one call of a set's `poll_next`, or one poll of a
 /// join that takes several outputs).
@@ -96,7 +96,7 @@ pub(crate) enum Queued<R> {
 }
 
 /// What the poll loop needs of an arena kind: storage. A slot is named by an id (`u32`, below
-/// [`IDLE`](crate::queue::IDLE)) that the kind chooses; [`Marks`] gives each slot's mark.
+/// [`IDLE`]) that the kind chooses; [`Marks`] gives each slot's mark.
 ///
 /// The loop never holds a value or a waker across these calls: each is a lookup, a poll of
 /// one value in a context of its own waker, or a look at the wake table. Every method is
@@ -114,10 +114,10 @@ pub trait Slots<T>: Marks {
     fn held(&self) -> usize;
 
     /// Whether a round prefetches the next queued slot while it polls one (see
-    /// [`slots_far`](crate::store::slots_far)).
+    /// [`slots_far`](crate::storage::store::slots_far)).
     fn far(&self) -> bool;
 
-    /// Asks the CPU for slot `id`'s storage (see [`prefetch`](crate::queue::prefetch)).
+    /// Asks the CPU for slot `id`'s storage (see [`prefetch`](crate::poll::queue::prefetch)).
     fn prefetch(&self, id: u32);
 
     /// Whether the owner's parent word (the wake table's top word, or a hub's) says the owner
@@ -125,7 +125,7 @@ pub trait Slots<T>: Marks {
     fn is_idle(&self) -> bool;
 
     /// Whether a collection in `mode` has anything to take or change (see
-    /// [`drain_is_idle`](crate::ready_set::drain_is_idle)).
+    /// [`drain_is_idle`](crate::wake::ready_set::drain_is_idle)).
     fn has_wakes(&self, mode: Drain) -> bool;
 
     /// Sets `BUSY` in the parent word: wakes from now on notify nobody.
@@ -134,7 +134,7 @@ pub trait Slots<T>: Marks {
     /// Registers the task to wake at the next wake after an arming collection.
     fn register(&self, waker: &Waker);
 
-    /// Drains the wakes in `mode`, filing each woken slot that holds a value with [`file`]
+    /// Drains the wakes in `mode`, filing each woken slot that holds a value with [`file()`]
     /// for round `round`. `true` if `ready` got any.
     fn drain(&mut self, mode: Drain, round: u32, ready: &mut Queue, deferred: &mut Queue) -> bool;
 
@@ -175,27 +175,27 @@ pub trait TaskParent {
     fn register(&self, waker: &Waker);
 
     /// Arms the word if nothing was woken since the owner's last collection (see
-    /// [`try_arm`](crate::ready_set::try_arm)).
+    /// [`try_arm`](crate::wake::ready_set::try_arm)).
     fn try_arm(&self) -> bool;
 }
 
-impl TaskParent for crate::wake_table::WakeTable {
+impl TaskParent for crate::wake::wake_table::WakeTable {
     fn register(&self, waker: &Waker) {
-        crate::wake_table::WakeTable::register(self, waker);
+        crate::wake::wake_table::WakeTable::register(self, waker);
     }
 
     fn try_arm(&self) -> bool {
-        crate::wake_table::WakeTable::try_arm(self)
+        crate::wake::wake_table::WakeTable::try_arm(self)
     }
 }
 
-impl TaskParent for crate::hub::Hub {
+impl TaskParent for crate::wake::hub::Hub {
     fn register(&self, waker: &Waker) {
-        crate::hub::Hub::register(self, waker);
+        crate::wake::hub::Hub::register(self, waker);
     }
 
     fn try_arm(&self) -> bool {
-        crate::hub::Hub::try_arm(self)
+        crate::wake::hub::Hub::try_arm(self)
     }
 }
 

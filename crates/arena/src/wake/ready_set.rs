@@ -148,7 +148,7 @@ pub(crate) fn is_marked(words: &[AtomicU64], index: usize) -> bool {
     words[index / 64].load(Ordering::Relaxed) & (1 << (index % 64)) != 0
 }
 
-/// [`is_marked`] without the bound check, for the entry of the value just polled (guarded by
+/// Whether slot `index` is marked now, without the bound check, for the entry of the value just polled (guarded by
 /// `yield_16`, instructions).
 ///
 /// # Safety

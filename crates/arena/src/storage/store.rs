@@ -11,15 +11,16 @@ use core::pin::Pin;
 use core::ptr::{self, NonNull};
 use core::task::{Context, Waker};
 
-use crate::atomic_waker::AtomicWaker;
-use crate::hub::Hub;
+use crate::index::{trusted, trusted_mut};
 use crate::key::Key;
-use crate::queue::{self, Mark, Marks, NIL, Queue};
-use crate::ready_set::{self, Drain};
-use crate::round::{self, Slots};
+use crate::poll::queue::{self, Mark, Marks, NIL, Queue};
+use crate::poll::round::{self, Slots};
 use crate::sync::Ordering;
 use crate::unwind;
-use crate::wake_table::{Parent, RETIRED, WakeTable};
+use crate::wake::atomic_waker::AtomicWaker;
+use crate::wake::hub::Hub;
+use crate::wake::ready_set::{self, Drain};
+use crate::wake::wake_table::{Parent, RETIRED, WakeTable};
 use alloc::boxed::Box;
 
 /// The largest capacity: an arena has two entries per slot, indexed by `u32` below `NIL`.
@@ -243,8 +244,8 @@ pub struct Store<T> {
 }
 
 /// How far a slot id in a growable arena's queues shifts its group's number: a group holds at
-/// most `1 << GROUP_SHIFT` slots (see [`MAX_GROUP`](crate::sizing::MAX_GROUP)), and 63 groups
-/// leave the ids below [`IDLE`](crate::queue::IDLE).
+/// most `1 << GROUP_SHIFT` slots (see [`MAX_GROUP`](crate::storage::sizing::MAX_GROUP)), and 63 groups
+/// leave the ids below [`IDLE`](crate::poll::queue::IDLE).
 pub(crate) const GROUP_SHIFT: u32 = 26;
 
 // SAFETY: the `UnsafeCell` around each value only keeps the owner's shared borrows of the
@@ -363,7 +364,7 @@ impl<T> Store<T> {
             return Err(value);
         }
         let index = self.free_head as usize;
-        let slot = kept_mut(&mut self.slots, index);
+        let slot = trusted_mut(&mut self.slots, index);
         self.free_head = slot.next_free();
         let generation = slot.generation() + 1;
         // The new value's entry is the one its slot's value before last had: free of wakers
@@ -380,7 +381,7 @@ impl<T> Store<T> {
         } else {
             self.bind_retired(index, generation)
         };
-        let slot = kept_mut(&mut self.slots, index);
+        let slot = trusted_mut(&mut self.slots, index);
         *slot.held.get_mut() = Held {
             value: ManuallyDrop::new(value),
         };
@@ -452,7 +453,7 @@ impl<T> Store<T> {
     {
         let index = self.live(key)?;
         // SAFETY: `live` found the slot occupied, and `T: Unpin`.
-        let value = unsafe { kept_mut(&mut self.slots, index).take_value() };
+        let value = unsafe { trusted_mut(&mut self.slots, index).take_value() };
         self.vacate(index);
         Some(value)
     }
@@ -522,7 +523,7 @@ impl<T> Store<T> {
     /// link takes the value's place.
     #[inline(always)]
     fn release(&mut self, index: usize) {
-        let slot = kept_mut(&mut self.slots, index);
+        let slot = trusted_mut(&mut self.slots, index);
         slot.tag &= !OCCUPIED;
         let entry = Self::entry_of(index, slot.generation());
         self.len -= 1;
@@ -532,7 +533,7 @@ impl<T> Store<T> {
     /// Puts free slot `index` on the free list, unless its generation has run out.
     #[inline(always)]
     fn link_free(&mut self, index: usize) {
-        let slot = kept_mut(&mut self.slots, index);
+        let slot = trusted_mut(&mut self.slots, index);
         if slot.generation() != RETIRED_GENERATION {
             *slot.held.get_mut() = Held {
                 next_free: self.free_head,
@@ -585,7 +586,7 @@ impl<T> Store<T> {
             }
         }
         let guard = LinkFree { store: self, index };
-        let slot = kept_mut(&mut guard.store.slots, index);
+        let slot = trusted_mut(&mut guard.store.slots, index);
         // SAFETY: the slot held a value until `release` marked it free, and nothing has read,
         // moved or dropped it since: it is dropped once, in place (it may be pinned). The
         // guard's link overwrites its bytes only after.
@@ -688,7 +689,7 @@ impl<T> Store<T> {
                 // The entry's slot holds a value, and the entry is that value's: not a waker of
                 // a departed value.
                 let bound = (entry as u64 & 1) << 1 | OCCUPIED;
-                if kept(slots, index as usize).tag & 3 != bound {
+                if trusted(slots, index as usize).tag & 3 != bound {
                     return false;
                 }
                 if GROUP {
@@ -714,7 +715,7 @@ impl<T> Store<T> {
         unwound: impl FnOnce(),
         panicked: impl FnOnce(&WakeTable),
     ) -> Option<(Key, u32, R)> {
-        let slot = kept(&self.slots, index);
+        let slot = trusted(&self.slots, index);
         if !slot.occupied() {
             return None;
         }
@@ -744,13 +745,13 @@ impl<T> Store<T> {
     /// Asks the CPU for slot `index` (see [`queue::prefetch`]).
     #[inline(always)]
     pub(crate) fn prefetch(&self, index: usize) {
-        queue::prefetch(kept(&self.slots, index));
+        queue::prefetch(trusted(&self.slots, index));
     }
 
     /// The mark of slot `index`.
     #[inline(always)]
     pub(crate) fn mark_at(&mut self, index: usize) -> &mut Mark {
-        &mut kept_mut(&mut self.slots, index).mark
+        &mut trusted_mut(&mut self.slots, index).mark
     }
 
     /// Polls the value at `index` (there is one) with `poll`, in a context of the waker of
@@ -812,7 +813,7 @@ impl<T> Store<T> {
         index: usize,
         entry: usize,
     ) -> (Pin<&mut T>, ManuallyDrop<Waker>) {
-        let slot = kept_mut(&mut self.slots, index);
+        let slot = trusted_mut(&mut self.slots, index);
         debug_assert!(slot.occupied(), "the slot polled is empty");
         // SAFETY: the caller polls an occupied slot (`poll_at` looked), whose `held` is its
         // value.
@@ -834,7 +835,7 @@ struct Local<'a, T> {
 impl<T> Marks for Local<'_, T> {
     #[inline(always)]
     fn mark(&mut self, id: u32) -> &mut Mark {
-        &mut kept_mut(self.slots, (id - self.ids) as usize).mark
+        &mut trusted_mut(self.slots, (id - self.ids) as usize).mark
     }
 }
 
@@ -842,7 +843,7 @@ impl<T> Marks for Local<'_, T> {
 impl<T> Marks for [Slot<T>] {
     #[inline(always)]
     fn mark(&mut self, id: u32) -> &mut Mark {
-        &mut kept_mut(self, id as usize).mark
+        &mut trusted_mut(self, id as usize).mark
     }
 }
 
@@ -928,38 +929,6 @@ impl<T> Slots<T> for Store<T> {
     #[inline(always)]
     fn remove(&mut self, id: u32, _: &mut round::Rounds) {
         self.remove_done(id as usize);
-    }
-}
-
-/// Element `index` of `items`, not bounds-checked again: for the indexes the arena keeps
-/// itself, each below the length, fixed when the storage is made (a slot from the free list,
-/// a queue or a bound entry's link; a group named by a growable arena's masks). Used on the
-/// paths every output takes, where the checks cost a set's output more than the code they
-/// guard (guarded by `ready_512k`, instructions). A debug build checks (`get_unchecked`'s own
-/// precondition).
-///
-/// Under Miri the index is checked as by `items[index]`: a broken invariant panics there too,
-/// and Miri runs the sets' tests 10-15% faster than through `get_unchecked`.
-#[inline(always)]
-pub(crate) fn kept<E>(items: &[E], index: usize) -> &E {
-    #[cfg(miri)]
-    return &items[index];
-    // SAFETY: `index` is one the arena keeps, below `items.len()` (above).
-    #[cfg(not(miri))]
-    unsafe {
-        items.get_unchecked(index)
-    }
-}
-
-/// [`kept`], mutable.
-#[inline(always)]
-pub(crate) fn kept_mut<E>(items: &mut [E], index: usize) -> &mut E {
-    #[cfg(miri)]
-    return &mut items[index];
-    // SAFETY: as in `kept`.
-    #[cfg(not(miri))]
-    unsafe {
-        items.get_unchecked_mut(index)
     }
 }
 

@@ -3,7 +3,7 @@
 //! Layout, in a single block: a [`Header`] (reference count, parent link, sizes), then the
 //! entries in [`Pair`]s (a pair's own index, and for each of its two entries how many owned
 //! wakers point at it: the data pointer of entry `e`'s wakers is the address of the pair's
-//! `e % 2`-th half-word), then the words of the ready bitset ([`ready_set`](crate::ready_set)),
+//! `e % 2`-th half-word), then the words of the ready bitset ([`ready_set`]),
 //! one bit per entry.
 //!
 //! An entry is the identity of one stay of one value in one slot: a slot's values take its two
@@ -20,10 +20,10 @@ use core::mem::ManuallyDrop;
 use core::ptr::{self, NonNull};
 use core::task::{RawWaker, RawWakerVTable, Waker};
 
-use crate::atomic_waker::AtomicWaker;
-use crate::hub::Hub;
-use crate::ready_set::{self, Marked, ReadyLayout};
 use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering, alloc, dealloc};
+use crate::wake::atomic_waker::AtomicWaker;
+use crate::wake::hub::Hub;
+use crate::wake::ready_set::{self, Marked, ReadyLayout};
 
 /// Who is told when the ready set goes from empty to non-empty.
 pub(crate) enum Parent {

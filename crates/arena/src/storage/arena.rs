@@ -6,10 +6,10 @@ use core::pin::Pin;
 use core::task::Waker;
 
 use crate::key::Key;
-use crate::round::Rounds;
+use crate::poll::round::Rounds;
+use crate::storage::store::Store;
+pub use crate::storage::store::{IntoValues, Iter, IterPinMut};
 use crate::storage::{Storage, sealed::Sealed};
-use crate::store::Store;
-pub use crate::store::{IntoValues, Iter, IterPinMut};
 
 /// A fixed-capacity arena of pinned values, each with its own waker. See the
 /// [crate documentation](crate) for the design.

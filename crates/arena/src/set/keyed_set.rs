@@ -11,11 +11,11 @@ use core::task::{Context, Poll};
 use alloc::vec::Vec;
 use futures_core::{FusedStream, Stream};
 
-use crate::arena::Arena;
-use crate::growable::GrowableArena;
 use crate::key::Key;
-use crate::step::Step;
+use crate::poll::step::Step;
 use crate::storage::Storage;
+use crate::storage::arena::Arena;
+use crate::storage::growable::GrowableArena;
 
 mod sealed {
     pub trait Sealed {}

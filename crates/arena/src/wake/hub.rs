@@ -2,15 +2,15 @@
 
 use core::task::Waker;
 
-use crate::atomic_waker::AtomicWaker;
-use crate::ready_set::{BUSY, Drain};
 use crate::sync::{Arc, AtomicU64, Ordering};
+use crate::wake::atomic_waker::AtomicWaker;
+use crate::wake::ready_set::{BUSY, Drain};
 
 /// The parent of up to [`Hub::MAX_ARENAS`] arenas: one waker registration for all of them, and
 /// one bit per arena that says it has woken slots.
 ///
-/// A set made of several arenas (a growable set adds arenas as it grows) gives each arena a
-/// bit of one hub with [`Arena::with_hub`](crate::Arena::with_hub). A wake into any of them
+/// A growable arena gives each of its groups a bit of one hub when it adds the group
+/// ([`Store::with_hub`](crate::storage::store::Store::with_hub)). A wake into any of them
 /// sets that arena's bit; the first bit set since the last [`take_ready`](Hub::take_ready)
 /// wakes the registered task, once for the whole burst.
 ///
@@ -83,9 +83,9 @@ impl Hub {
     }
 
     /// Clears [`BUSY`] if nothing else is set, as an arming [`take_ready`](Self::take_ready)
-    /// would (see [`try_arm`](crate::ready_set::try_arm)).
+    /// would (see [`try_arm`](crate::wake::ready_set::try_arm)).
     pub(crate) fn try_arm(&self) -> bool {
-        crate::ready_set::try_arm(&self.inner.ready)
+        crate::wake::ready_set::try_arm(&self.inner.ready)
     }
 
     /// Sets [`BUSY`]: the owner starts polling. A plain load when it is set already.

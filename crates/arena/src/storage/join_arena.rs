@@ -8,14 +8,14 @@ use core::pin::Pin;
 use core::ptr::{self, NonNull};
 use core::task::{Context, Poll, Waker};
 
-use crate::atomic_waker::AtomicWaker;
 use crate::key::Key;
-use crate::queue::{IDLE, Mark, Marks, Queue};
-use crate::ready_set::{self, Drain};
-use crate::round::{self, Budget, Rounds, Slots};
-use crate::step::Step;
+use crate::poll::queue::{IDLE, Mark, Marks, Queue};
+use crate::poll::round::{self, Budget, Rounds, Slots};
+use crate::poll::step::Step;
 use crate::sync::Ordering;
-use crate::wake_table::{Parent, WakeTable};
+use crate::wake::atomic_waker::AtomicWaker;
+use crate::wake::ready_set::{self, Drain};
+use crate::wake::wake_table::{Parent, WakeTable};
 use alloc::vec::Vec;
 
 /// The largest storage [`JoinArena::take_vec_with`] hands over as a `Vec` whatever the spare

@@ -1,14 +1,20 @@
 //! [`Storage`]: what a primitive needs of its arena, so that each primitive is written once
 //! over both kinds, the fixed [`Arena`] and the [`GrowableArena`].
 
+pub(crate) mod arena;
+pub(crate) mod growable;
+pub(crate) mod join_arena;
+pub(crate) mod sizing;
+pub(crate) mod store;
+
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use crate::key::Key;
-use crate::round::{Budget, Rounds, Slots};
-use crate::step::Step;
+use crate::poll::round::{Budget, Rounds, Slots};
+use crate::poll::step::Step;
 #[cfg(doc)]
-use crate::{arena::Arena, growable::GrowableArena};
+use crate::{Arena, GrowableArena};
 
 pub(crate) mod sealed {
     /// Keeps [`Storage`](super::Storage) to the arenas of this crate.

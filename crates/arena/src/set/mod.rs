@@ -1,0 +1,3 @@
+//! The keyed sets over an arena: what the sets, merges and maps of the other crates are.
+
+pub(crate) mod keyed_set;
