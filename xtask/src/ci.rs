@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use crate::invocation::Invocation;
+use crate::layers::layers;
 use crate::loom::{DEFAULT_PREEMPTIONS, LoomOptions, loom};
 use crate::miri::miri;
 use crate::msrv::msrv;
@@ -48,6 +49,12 @@ pub(crate) const STEPS: &[Step] = &[
         about: "cargo xtask rules (the shared rules stated in the arena's contract only)",
         only_if: None,
         run: rules,
+    },
+    Step {
+        name: "layers",
+        about: "cargo xtask layers (no import cycle, none up a layer of the arena)",
+        only_if: None,
+        run: |workspace| layers(workspace, &[]),
     },
     Step {
         name: "clippy",

@@ -13,6 +13,7 @@ mod bench;
 mod ci;
 mod instructions;
 mod invocation;
+mod layers;
 mod loom;
 mod miri;
 mod msrv;
@@ -61,6 +62,7 @@ fn main() {
         Some("nostd") => no_more_args("nostd", &args[1..])
             .and_then(|()| nostd::nostd(&workspace))
             .map(announce_skip),
+        Some("layers") => layers::layers(&workspace, &args[1..]).map(announce_skip),
         Some("rules") => no_more_args("rules", &args[1..])
             .and_then(|()| rules::rules(&workspace))
             .map(announce_skip),

@@ -2,7 +2,8 @@
 //! steps ([`ci::STEPS`]), so it lists what runs and cannot drift from it.
 
 use crate::{
-    bench, ci, instructions, loom, miri, msrv, mutants, nostd, package, rules, tsan, valgrind,
+    bench, ci, instructions, layers, loom, miri, msrv, mutants, nostd, package, rules, tsan,
+    valgrind,
 };
 
 /// How one command is called and what it does, for the usage text.
@@ -19,9 +20,10 @@ const HELP: CommandUsage = CommandUsage {
 };
 
 /// Every command, in the order the usage text lists them.
-const COMMANDS: [&CommandUsage; 13] = [
+const COMMANDS: [&CommandUsage; 14] = [
     &ci::USAGE,
     &rules::USAGE,
+    &layers::USAGE,
     &package::USAGE,
     &loom::USAGE,
     &miri::USAGE,
