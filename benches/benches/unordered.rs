@@ -112,7 +112,7 @@ fn burst_100k(c: &mut Criterion) {
             let (allocs, held) = measure_warm(run);
             (allocs, Some(held.max(0) as u64))
         };
-        let pinfold = || burst(driver, Pinfold::new(), |s, f| s.push(f), Pinfold::len);
+        let pinfold = || burst(driver, Pinfold::new(), |s, f| s.push(f), |s| s.len());
         group.bench_with(PINFOLD, move || count(&pinfold), pinfold);
         let buffered = || burst(driver, Buffered::new(), |s, f| s.push(f), Buffered::len);
         group.bench_with(FUTURES_BUFFERED, move || count(&buffered), buffered);

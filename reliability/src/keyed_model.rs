@@ -212,25 +212,25 @@ macro_rules! keyed_subject {
                 ($insert)(self, val)
             }
             fn remove(&mut self, key: Key) -> bool {
-                <$set>::remove(self, key)
+                (**self).remove(key)
             }
             fn contains_key(&self, key: Key) -> bool {
-                <$set>::contains_key(self, key)
+                (**self).contains_key(key)
             }
             fn get(&self, key: Key) -> Option<u32> {
-                <$set>::get(self, key).map(Val::id)
+                (**self).get(key).map(Val::id)
             }
             fn get_pin_mut(&mut self, key: Key) -> Option<u32> {
-                <$set>::get_pin_mut(self, key).map(|val| val.id())
+                (**self).get_pin_mut(key).map(|val| val.id())
             }
             fn len(&self) -> usize {
-                <$set>::len(self)
+                (**self).len()
             }
             fn clear(&mut self) {
-                <$set>::clear(self)
+                (**self).clear()
             }
             fn poll_next_keyed(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Key, (u32, u32))>> {
-                <$set>::poll_next_keyed(self, cx)
+                (**self).poll_next_keyed(cx)
             }
         }
     };
@@ -241,28 +241,28 @@ keyed_subject!(
     "FuturesUnorderedBounded",
     false,
     pinfold_unordered::FuturesUnorderedBounded::new,
-    pinfold_unordered::FuturesUnorderedBounded::try_insert
+    |set: &mut pinfold_unordered::FuturesUnorderedBounded<Val>, val| (**set).try_insert(val)
 );
 keyed_subject!(
     pinfold_unordered::FuturesUnordered<Val>,
     "FuturesUnordered",
     false,
     |_| pinfold_unordered::FuturesUnordered::new(),
-    |set: &mut pinfold_unordered::FuturesUnordered<Val>, val| Ok(set.insert(val))
+    |set: &mut pinfold_unordered::FuturesUnordered<Val>, val| Ok((**set).insert(val))
 );
 keyed_subject!(
     pinfold_merge::MergeBounded<Val>,
     "MergeBounded",
     true,
     pinfold_merge::MergeBounded::new,
-    pinfold_merge::MergeBounded::try_insert
+    |set: &mut pinfold_merge::MergeBounded<Val>, val| (**set).try_insert(val)
 );
 keyed_subject!(
     pinfold_merge::Merge<Val>,
     "Merge",
     true,
     |_| pinfold_merge::Merge::new(),
-    |set: &mut pinfold_merge::Merge<Val>, val| Ok(set.insert(val))
+    |set: &mut pinfold_merge::Merge<Val>, val| Ok((**set).insert(val))
 );
 
 /// One step of a program.

@@ -695,8 +695,16 @@ fn id_of(output: Result<u32, u32>) -> u32 {
     output.unwrap_or_else(|id| id)
 }
 
+/// `Structure` for a set, merge or map. A set or merge reaches its keyed set's `len` through
+/// `Deref` (`deref`); a map has a `len` of its own.
 macro_rules! set_structure {
+    (deref $set:ty, |$this:ident, $value:ident| $push:expr, $map:expr) => {
+        set_structure!(@impl $set, |$this, $value| $push, $map, |set: &$set| (**set).len());
+    };
     ($set:ty, |$this:ident, $value:ident| $push:expr, $map:expr) => {
+        set_structure!(@impl $set, |$this, $value| $push, $map, |map: &$set| map.len());
+    };
+    (@impl $set:ty, |$this:ident, $value:ident| $push:expr, $map:expr, $len:expr) => {
         impl Structure for $set {
             fn push(&mut self, $value: Scripted) -> Result<(), Scripted> {
                 let $this = self;
@@ -706,34 +714,34 @@ macro_rules! set_structure {
                 Pin::new(self).poll_next(cx).map(|out| out.map($map))
             }
             fn len(&self) -> Option<usize> {
-                Some(<$set>::len(self))
+                Some(($len)(self))
             }
         }
     };
 }
 
 set_structure!(
-    pinfold_unordered::FuturesUnorderedBounded<Scripted>,
-    |set, value| set.try_push(value),
+    deref pinfold_unordered::FuturesUnorderedBounded<Scripted>,
+    |set, value| (**set).try_push(value),
     id_of
 );
 set_structure!(
-    pinfold_unordered::FuturesUnordered<Scripted>,
+    deref pinfold_unordered::FuturesUnordered<Scripted>,
     |set, value| {
-        set.push(value);
+        (**set).push(value);
         Ok(())
     },
     id_of
 );
 set_structure!(
-    pinfold_merge::MergeBounded<Scripted>,
-    |set, value| set.try_push(value),
+    deref pinfold_merge::MergeBounded<Scripted>,
+    |set, value| (**set).try_push(value),
     |id| id
 );
 set_structure!(
-    pinfold_merge::Merge<Scripted>,
+    deref pinfold_merge::Merge<Scripted>,
     |set, value| {
-        set.push(value);
+        (**set).push(value);
         Ok(())
     },
     |id| id

@@ -38,26 +38,26 @@ impl Subject for pinfold_unordered::FuturesUnorderedBounded<Ctl<Out>> {
         Pin::new(self).poll_next(cx)
     }
     fn clear(&mut self) {
-        pinfold_unordered::FuturesUnorderedBounded::clear(self);
+        (**self).clear();
     }
     fn len(&self) -> Option<usize> {
-        Some(pinfold_unordered::FuturesUnorderedBounded::len(self))
+        Some((**self).len())
     }
 }
 
 impl Subject for pinfold_unordered::FuturesUnordered<Ctl<Out>> {
     fn push(&mut self, fut: Ctl<Out>) -> Result<(), Ctl<Out>> {
-        pinfold_unordered::FuturesUnordered::push(self, fut);
+        (**self).push(fut);
         Ok(())
     }
     fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Out>> {
         Pin::new(self).poll_next(cx)
     }
     fn clear(&mut self) {
-        pinfold_unordered::FuturesUnordered::clear(self);
+        (**self).clear();
     }
     fn len(&self) -> Option<usize> {
-        Some(pinfold_unordered::FuturesUnordered::len(self))
+        Some((**self).len())
     }
 }
 

@@ -1,11 +1,18 @@
 //! [`FuturesUnorderedBounded`]: the set on a fixed-capacity [`Arena`].
 
+use core::fmt;
+use core::future::Future;
+use core::ops::{Deref, DerefMut};
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use futures_core::{FusedStream, Stream};
 use pinfold_arena::Arena;
 
 use crate::UnorderedSet;
 
 /// A fixed-capacity set of futures, polled concurrently, whose outputs come out in the order
-/// the futures finish; its methods are those of [`UnorderedSet`].
+/// the futures finish; its methods are those of [`UnorderedSet`], which it dereferences to.
 ///
 /// Its storage is allocated by [`new`](UnorderedSet::new) and never again: pushing, polling,
 /// waking, finishing and removing a future allocate nothing. A future never moves once pushed.
@@ -42,7 +49,74 @@ use crate::UnorderedSet;
 /// assert_eq!(squares, [0, 1, 4, 9, 16, 25, 36, 49]);
 /// # });
 /// ```
-pub type FuturesUnorderedBounded<F> = UnorderedSet<F, Arena<F>>;
+#[must_use = "streams do nothing unless polled"]
+pub struct FuturesUnorderedBounded<F>(UnorderedSet<F, Arena<F>>);
+
+impl<F> FuturesUnorderedBounded<F> {
+    /// A set that holds at most `capacity` futures, allocated now (twice: the slots and the wake table) and never again.
+    ///
+    /// # Panics
+    /// If `capacity` is more than `(u32::MAX - 1) / 2`.
+    pub fn new(capacity: usize) -> Self {
+        Self(UnorderedSet::<F, Arena<F>>::new(capacity))
+    }
+}
+
+impl<F> Deref for FuturesUnorderedBounded<F> {
+    type Target = UnorderedSet<F, Arena<F>>;
+
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl<F> DerefMut for FuturesUnorderedBounded<F> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl<F> FromIterator<F> for FuturesUnorderedBounded<F> {
+    fn from_iter<I: IntoIterator<Item = F>>(iter: I) -> Self {
+        Self(iter.into_iter().collect())
+    }
+}
+
+impl<F: Future> Stream for FuturesUnorderedBounded<F> {
+    type Item = F::Output;
+
+    #[inline]
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
+        Pin::new(&mut self.0).poll_next(cx)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl<F: Future> FusedStream for FuturesUnorderedBounded<F> {
+    fn is_terminated(&self) -> bool {
+        self.0.is_terminated()
+    }
+}
+
+impl<F: Unpin> IntoIterator for FuturesUnorderedBounded<F> {
+    type Item = F;
+    type IntoIter = IntoIterBounded<F>;
+
+    fn into_iter(self) -> IntoIterBounded<F> {
+        self.0.into_iter()
+    }
+}
+
+impl<F> fmt::Debug for FuturesUnorderedBounded<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 /// The futures of a [`FuturesUnorderedBounded`], moved out by its `into_iter`, in no particular
 /// order. Dropping it part-way drops the futures it has not given, once each.

@@ -1,11 +1,18 @@
 //! [`FuturesUnordered`]: the set on a [`GrowableArena`].
 
+use core::fmt;
+use core::future::Future;
+use core::ops::{Deref, DerefMut};
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use futures_core::{FusedStream, Stream};
 use pinfold_arena::GrowableArena;
 
 use crate::UnorderedSet;
 
 /// A growable set of futures, polled concurrently, whose outputs come out in the order the
-/// futures finish; its methods are those of [`UnorderedSet`].
+/// futures finish; its methods are those of [`UnorderedSet`], which it dereferences to.
 ///
 /// It has no capacity limit: it grows a group of slots at a time (its capacity doubling up to
 /// 256 slots, then growing by a quarter up to 262,144) and gives the empty groups back after a
@@ -29,7 +36,89 @@ use crate::UnorderedSet;
 /// assert_eq!(set.capacity(), 32); // the empty second group was given back
 /// # });
 /// ```
-pub type FuturesUnordered<F> = UnorderedSet<F, GrowableArena<F>>;
+#[must_use = "streams do nothing unless polled"]
+pub struct FuturesUnordered<F>(UnorderedSet<F, GrowableArena<F>>);
+
+impl<F> FuturesUnordered<F> {
+    /// An empty set. Allocates nothing: the first push allocates the first group.
+    pub const fn new() -> Self {
+        Self(UnorderedSet::<F, GrowableArena<F>>::new())
+    }
+
+    /// An empty set with room for at least `capacity` futures, allocated now; that first
+    /// group is kept as long as the set.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self(UnorderedSet::<F, GrowableArena<F>>::with_capacity(capacity))
+    }
+}
+
+impl<F> Deref for FuturesUnordered<F> {
+    type Target = UnorderedSet<F, GrowableArena<F>>;
+
+    #[inline]
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl<F> DerefMut for FuturesUnordered<F> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl<F> Default for FuturesUnordered<F> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<F> FromIterator<F> for FuturesUnordered<F> {
+    fn from_iter<I: IntoIterator<Item = F>>(iter: I) -> Self {
+        Self(iter.into_iter().collect())
+    }
+}
+
+impl<F> Extend<F> for FuturesUnordered<F> {
+    fn extend<I: IntoIterator<Item = F>>(&mut self, iter: I) {
+        self.0.extend(iter);
+    }
+}
+
+impl<F: Future> Stream for FuturesUnordered<F> {
+    type Item = F::Output;
+
+    #[inline]
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
+        Pin::new(&mut self.0).poll_next(cx)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl<F: Future> FusedStream for FuturesUnordered<F> {
+    fn is_terminated(&self) -> bool {
+        self.0.is_terminated()
+    }
+}
+
+impl<F: Unpin> IntoIterator for FuturesUnordered<F> {
+    type Item = F;
+    type IntoIter = IntoIter<F>;
+
+    fn into_iter(self) -> IntoIter<F> {
+        self.0.into_iter()
+    }
+}
+
+impl<F> fmt::Debug for FuturesUnordered<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 /// The futures of a [`FuturesUnordered`], moved out by its `into_iter`, in no particular order.
 /// Dropping it part-way drops the futures it has not given, once each.

@@ -107,10 +107,12 @@ mod bounded {
 
 /// `iter_keyed` and `iter_pin_mut_keyed` pair each future with the key `insert` returned for
 /// it, on either set: one check over the one set type both are.
-fn iter_keyed_pairs_each_future_with_its_key<A>(
-    mut set: pinfold_unordered::UnorderedSet<pinfold_testkit::probe::Probe, A>,
-) where
+fn iter_keyed_pairs_each_future_with_its_key<A, S>(mut set: S)
+where
     A: pinfold_arena::Storage<pinfold_testkit::probe::Probe>,
+    S: core::ops::DerefMut<
+            Target = pinfold_unordered::UnorderedSet<pinfold_testkit::probe::Probe, A>,
+        >,
 {
     let (futures, _states) = pinfold_testkit::probe::probes(40);
     let keys: Vec<Key> = futures.into_iter().map(|fut| set.insert(fut)).collect();

@@ -161,7 +161,8 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     ///
     /// ```
     /// use futures_util::StreamExt;
-    /// use pinfold_unordered::FuturesUnordered;
+    /// # use pinfold_arena::{Futures, GrowableArena, KeyedSet};
+    /// # type FuturesUnordered<F> = KeyedSet<F, GrowableArena<F>, Futures>;
     ///
     /// async fn double(n: u32) -> u32 {
     ///     n * 2
@@ -200,7 +201,8 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     ///
     /// ```
     /// use futures_util::{StreamExt, stream};
-    /// use pinfold_merge::Merge;
+    /// # use pinfold_arena::{GrowableArena, Streams, KeyedSet};
+    /// # type Merge<S> = KeyedSet<S, GrowableArena<S>, Streams>;
     ///
     /// # futures_executor::block_on(async {
     /// let mut merged = Merge::new();
@@ -237,7 +239,8 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     /// ```
     /// use futures_channel::oneshot;
     /// use futures_util::StreamExt;
-    /// use pinfold_unordered::FuturesUnorderedBounded;
+    /// # use pinfold_arena::{Arena, Futures, KeyedSet};
+    /// # type FuturesUnorderedBounded<F> = KeyedSet<F, Arena<F>, Futures>;
     ///
     /// # futures_executor::block_on(async {
     /// let (sender, receiver) = oneshot::channel::<u32>();
@@ -267,7 +270,8 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     /// ```
     /// use std::future::ready;
     /// use futures_util::StreamExt;
-    /// use pinfold_unordered::FuturesUnorderedBounded;
+    /// # use pinfold_arena::{Arena, Futures, KeyedSet};
+    /// # type FuturesUnorderedBounded<F> = KeyedSet<F, Arena<F>, Futures>;
     ///
     /// # futures_executor::block_on(async {
     /// let mut set = FuturesUnorderedBounded::new(1);
@@ -290,7 +294,8 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     ///
     /// ```
     /// use futures_util::stream::{self, Stream};
-    /// use pinfold_merge::Merge;
+    /// # use pinfold_arena::{GrowableArena, Streams, KeyedSet};
+    /// # type Merge<S> = KeyedSet<S, GrowableArena<S>, Streams>;
     ///
     /// let mut merged = Merge::new();
     /// let key = merged.insert(stream::iter(vec![1, 2, 3]));
@@ -312,7 +317,8 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     /// ```
     /// use futures_channel::mpsc;
     /// use futures_util::StreamExt;
-    /// use pinfold_merge::Merge;
+    /// # use pinfold_arena::{GrowableArena, Streams, KeyedSet};
+    /// # type Merge<S> = KeyedSet<S, GrowableArena<S>, Streams>;
     ///
     /// # futures_executor::block_on(async {
     /// let (sender, receiver) = mpsc::unbounded();
@@ -359,7 +365,8 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     /// ```
     /// use futures_util::StreamExt;
     /// use futures_util::stream::FusedStream;
-    /// use pinfold_unordered::FuturesUnordered;
+    /// # use pinfold_arena::{Futures, GrowableArena, KeyedSet};
+    /// # type FuturesUnordered<F> = KeyedSet<F, GrowableArena<F>, Futures>;
     ///
     /// # futures_executor::block_on(async {
     /// let mut set = FuturesUnordered::with_capacity(64);
@@ -388,7 +395,10 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     ///
     /// ```
     /// use futures_util::stream::{self, Stream};
-    /// use pinfold_merge::merge;
+    /// # use pinfold_arena::{GrowableArena, Streams, KeyedSet};
+    /// # fn merge<S: futures_core::Stream>(s: impl IntoIterator<Item = S>) -> KeyedSet<S, GrowableArena<S>, Streams> {
+    /// # s.into_iter().collect()
+    /// # }
     ///
     /// let merged = merge([stream::iter(vec![1, 2]), stream::iter(vec![3])]);
     /// let hinted: usize = merged.iter().map(|s| s.size_hint().0).sum();
@@ -406,7 +416,8 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     ///
     /// ```
     /// use futures_util::stream::{self, Stream};
-    /// use pinfold_merge::Merge;
+    /// # use pinfold_arena::{GrowableArena, Streams, KeyedSet};
+    /// # type Merge<S> = KeyedSet<S, GrowableArena<S>, Streams>;
     ///
     /// let mut merged = Merge::new();
     /// let short = merged.insert(stream::iter(vec![1]));
@@ -460,7 +471,8 @@ impl<V, A: Storage<V>, K: PollKind<V>> KeyedSet<V, A, K> {
     /// ```
     /// use std::future::poll_fn;
     /// use futures_channel::oneshot;
-    /// use pinfold_unordered::FuturesUnordered;
+    /// # use pinfold_arena::{Futures, GrowableArena, KeyedSet};
+    /// # type FuturesUnordered<F> = KeyedSet<F, GrowableArena<F>, Futures>;
     ///
     /// # futures_executor::block_on(async {
     /// let mut set = FuturesUnordered::new();
@@ -529,7 +541,8 @@ where
     ///
     /// ```
     /// use std::future::{Ready, ready};
-    /// use pinfold_unordered::FuturesUnordered;
+    /// # use pinfold_arena::{Futures, GrowableArena, KeyedSet};
+    /// # type FuturesUnordered<F> = KeyedSet<F, GrowableArena<F>, Futures>;
     ///
     /// let set: FuturesUnordered<Ready<u32>> = (1..=3).map(ready).collect();
     /// let mut values: Vec<u32> = set.into_iter().map(Ready::into_inner).collect();
@@ -557,7 +570,8 @@ impl<V, K: Kind> KeyedSet<V, Arena<V>, K> {
     ///
     /// ```
     /// use std::future::Ready;
-    /// use pinfold_unordered::FuturesUnorderedBounded;
+    /// # use pinfold_arena::{Arena, Futures, KeyedSet};
+    /// # type FuturesUnorderedBounded<F> = KeyedSet<F, Arena<F>, Futures>;
     ///
     /// let set: FuturesUnorderedBounded<Ready<u32>> = FuturesUnorderedBounded::new(16);
     /// assert_eq!(set.capacity(), 16);
@@ -577,7 +591,8 @@ impl<V, K: Kind> KeyedSet<V, Arena<V>, K> {
     /// ```
     /// use std::future::{Ready, ready};
     /// use futures_util::StreamExt;
-    /// use pinfold_unordered::FuturesUnorderedBounded;
+    /// # use pinfold_arena::{Arena, Futures, KeyedSet};
+    /// # type FuturesUnorderedBounded<F> = KeyedSet<F, Arena<F>, Futures>;
     ///
     /// # futures_executor::block_on(async {
     /// let mut set: FuturesUnorderedBounded<Ready<u32>> = FuturesUnorderedBounded::new(1);
@@ -600,7 +615,8 @@ impl<V, K: Kind> KeyedSet<V, Arena<V>, K> {
     ///
     /// ```
     /// use futures_util::stream::{self, Iter};
-    /// use pinfold_merge::MergeBounded;
+    /// # use pinfold_arena::{Arena, Streams, KeyedSet};
+    /// # type MergeBounded<S> = KeyedSet<S, Arena<S>, Streams>;
     ///
     /// let mut merged: MergeBounded<Iter<std::vec::IntoIter<u32>>> = MergeBounded::new(1);
     /// let key = merged.try_insert(stream::iter(vec![1])).unwrap();
@@ -621,7 +637,8 @@ impl<V, K: Kind> KeyedSet<V, Arena<V>, K> {
     ///
     /// ```
     /// use std::future::{Ready, ready};
-    /// use pinfold_unordered::FuturesUnorderedBounded;
+    /// # use pinfold_arena::{Arena, Futures, KeyedSet};
+    /// # type FuturesUnorderedBounded<F> = KeyedSet<F, Arena<F>, Futures>;
     ///
     /// let mut set: FuturesUnorderedBounded<Ready<u32>> = FuturesUnorderedBounded::new(2);
     /// set.push(ready(1));
@@ -664,7 +681,8 @@ impl<V, K: Kind> KeyedSet<V, GrowableArena<V>, K> {
     ///
     /// ```
     /// use std::future::{Ready, ready};
-    /// use pinfold_unordered::FuturesUnordered;
+    /// # use pinfold_arena::{Futures, GrowableArena, KeyedSet};
+    /// # type FuturesUnordered<F> = KeyedSet<F, GrowableArena<F>, Futures>;
     ///
     /// let mut set: FuturesUnordered<Ready<u32>> = FuturesUnordered::new();
     /// assert_eq!(set.capacity(), 0);
@@ -682,7 +700,8 @@ impl<V, K: Kind> KeyedSet<V, GrowableArena<V>, K> {
     ///
     /// ```
     /// use std::future::{Ready, ready};
-    /// use pinfold_unordered::FuturesUnordered;
+    /// # use pinfold_arena::{Futures, GrowableArena, KeyedSet};
+    /// # type FuturesUnordered<F> = KeyedSet<F, GrowableArena<F>, Futures>;
     ///
     /// let mut set: FuturesUnordered<Ready<u32>> = FuturesUnordered::with_capacity(100);
     /// assert_eq!(set.capacity(), 100);
