@@ -47,7 +47,7 @@ const TREE_BORROWS_CRATES: [(&str, &str); 3] = [
 /// contracts it shares with `FuturesUnordered` run under Stacked Borrows only).
 const TREE_BORROWS_BOUNDED_TESTS: [&str; 6] = [
     "bounded_alloc",
-    "bounded_auto_traits",
+    "auto_traits",
     "bounded_basics",
     "bounded_into_iter",
     "bounded_panics",
