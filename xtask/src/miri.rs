@@ -48,7 +48,7 @@ const TREE_BORROWS_CRATES: [(&str, &str); 3] = [
 const TREE_BORROWS_BOUNDED_TESTS: [&str; 6] = [
     "bounded_alloc",
     "auto_traits",
-    "bounded_basics",
+    "basics",
     "bounded_into_iter",
     "bounded_panics",
     "bounded_wakes",
