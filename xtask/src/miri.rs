@@ -49,7 +49,7 @@ const TREE_BORROWS_BOUNDED_TESTS: [&str; 6] = [
     "bounded_alloc",
     "auto_traits",
     "basics",
-    "bounded_into_iter",
+    "into_iter",
     "bounded_panics",
     "bounded_wakes",
 ];
