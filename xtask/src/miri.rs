@@ -46,7 +46,7 @@ const TREE_BORROWS_CRATES: [(&str, &str); 3] = [
 /// `FuturesUnorderedBounded`, the user of `Arena` with the fewest layers in between (the
 /// contracts it shares with `FuturesUnordered` run under Stacked Borrows only).
 const TREE_BORROWS_BOUNDED_TESTS: [&str; 6] = [
-    "bounded_alloc",
+    "alloc",
     "auto_traits",
     "basics",
     "into_iter",
