@@ -50,7 +50,7 @@ const TREE_BORROWS_BOUNDED_TESTS: [&str; 6] = [
     "auto_traits",
     "basics",
     "into_iter",
-    "bounded_panics",
+    "panics",
     "bounded_wakes",
 ];
 
