@@ -51,7 +51,7 @@ const TREE_BORROWS_BOUNDED_TESTS: [&str; 6] = [
     "basics",
     "into_iter",
     "panics",
-    "bounded_wakes",
+    "wakes",
 ];
 
 /// The test files of `pinfold-reliability` that run under Miri too (with Stacked Borrows):

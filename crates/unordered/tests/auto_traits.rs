@@ -24,7 +24,8 @@ impl Future for Pinned {
     }
 }
 
-/// A future that owns a `T` (as far as auto traits go), never ready: `Send` and `Sync` exactly when `T` is.
+/// A future that owns a `T` (as far as auto traits go), never ready: `Send` and `Sync` exactly
+/// when `T` is.
 struct Holding<T>(PhantomData<T>);
 
 impl<T> Future for Holding<T> {
