@@ -576,9 +576,9 @@ mod cases {
             let owned = waker.clone();
             owned.wake();
         }
-        // Half from another thread, which also drops them there.
-        let (here, there) = stale.split_at(n / 2);
-        let there = there.to_vec();
+        // Half by value from another thread, which also drops them there; half by value here.
+        let mut here = stale;
+        let there = here.split_off(n / 2);
         thread::spawn(move || {
             for waker in there {
                 waker.wake();
@@ -586,11 +586,10 @@ mod cases {
         })
         .join()
         .unwrap();
-        for waker in here.to_vec() {
+        for waker in here {
             waker.wake_by_ref();
             waker.wake();
         }
-        drop(stale);
         assert_eq!(
             wakes.count(),
             woken,
