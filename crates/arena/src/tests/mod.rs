@@ -1,5 +1,6 @@
-//! Unit tests of the arena, mostly through its public API, a file per topic; the helpers they
-//! share are here.
+//! Unit tests of the arena, mostly through its public API, a file per topic; what several
+//! files use (one poll of an arena, a value that counts its drops, the counting allocator) is
+//! here.
 
 mod fairness;
 mod growable;
