@@ -42,17 +42,22 @@ const TREE_BORROWS_CRATES: [(&str, &str); 3] = [
     ("pool", "pinfold-pool"),
 ];
 
-/// The test files of `pinfold-unordered` that the Tree Borrows run takes too: those of
-/// `FuturesUnorderedBounded`, the user of `Arena` with the fewest layers in between (the
-/// contracts it shares with `FuturesUnordered` run under Stacked Borrows only).
+/// The test files of `pinfold-unordered` whose `FuturesUnorderedBounded` cases the Tree Borrows
+/// run takes too: the user of `Arena` with the fewest layers in between. Each file runs its
+/// cases over both sets, the bounded set's in its module `bounded`, which
+/// [`TREE_BORROWS_BOUNDED_FILTER`] selects (the growable set's, and the contracts of the other
+/// files, run under Stacked Borrows only).
 const TREE_BORROWS_BOUNDED_TESTS: [&str; 6] = [
-    "bounded_alloc",
-    "bounded_auto_traits",
-    "bounded_basics",
-    "bounded_into_iter",
-    "bounded_panics",
-    "bounded_wakes",
+    "alloc",
+    "auto_traits",
+    "basics",
+    "into_iter",
+    "panics",
+    "wakes",
 ];
+
+/// The test name filter that picks the bounded set's cases out of [`TREE_BORROWS_BOUNDED_TESTS`].
+const TREE_BORROWS_BOUNDED_FILTER: &str = "bounded::";
 
 /// The test files of `pinfold-reliability` that run under Miri too (with Stacked Borrows):
 /// the models, which shrink to a few short programs there, and the joins' fault sweep, which
@@ -109,6 +114,7 @@ pub(crate) fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
         for test in TREE_BORROWS_BOUNDED_TESTS {
             tree_bounded.extend(["--test", test]);
         }
+        tree_bounded.extend(["--", TREE_BORROWS_BOUNDED_FILTER]);
     }
     let mut reliability = Vec::new();
     if workspace.has("reliability/Cargo.toml") {

@@ -1368,7 +1368,7 @@ fn deprecated_push_pushes_to_the_back() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Auto traits, checked at compile time (as `crates/unordered/tests/bounded_auto_traits.rs` does).
+// Auto traits, checked at compile time (as `crates/unordered/tests/auto_traits.rs` does).
 
 fn assert_unpin<T: Unpin>() {}
 fn assert_send<T: Send>() {}

@@ -1,6 +1,7 @@
-//! Allocations, counted by a counting global allocator (this test binary's own): `new`
-//! allocates nothing, the first push allocates the first group, and a set that stays within
-//! its capacity allocates nothing, whether it is fed one future at a time or in batches.
+//! Allocations, counted by a counting global allocator (this test binary's own): a growable
+//! set's `new` allocates nothing, its first push allocates the first group, and a set that
+//! stays within its capacity allocates nothing, whether it is fed one future at a time or in
+//! batches; a bounded set allocates its storage when it is made, and never after.
 
 use std::future::{Ready, ready};
 use std::task::Poll;
@@ -9,6 +10,8 @@ use pinfold_testkit::alloc::{CountingAlloc, measure};
 use pinfold_testkit::stream::poll_once;
 use pinfold_unordered::FuturesUnordered;
 
+// It counts the allocations of the thread that makes them, so the tests of this file, running
+// side by side, do not disturb each other's counts.
 #[global_allocator]
 static ALLOCATOR: CountingAlloc = CountingAlloc;
 
@@ -122,4 +125,69 @@ fn a_set_within_its_capacity_allocates_nothing() {
         }
     });
     assert_eq!(count, 0);
+}
+
+/// The bounded set's allocations.
+mod bounded {
+    use std::future::ready;
+    use std::task::Poll;
+
+    use futures_core::{FusedStream, Stream};
+    use pinfold_testkit::alloc::measure;
+    use pinfold_testkit::stream::poll_once;
+    use pinfold_unordered::FuturesUnorderedBounded;
+
+    #[test]
+    fn allocates_at_most_twice_when_made_and_never_after() {
+        const CAPACITY: usize = 256;
+        let total: usize = if cfg!(miri) { 1_000 } else { 512_000 };
+
+        // The counter counts: a `Vec` made inside the window is seen.
+        let (_, seen) = measure(|| Vec::<u8>::with_capacity(1));
+        assert_eq!(seen, 1, "the counting allocator does not count");
+
+        let (mut set, made) = measure(|| FuturesUnorderedBounded::new(CAPACITY));
+        assert!(made <= 2, "new({CAPACITY}) made {made} allocations");
+        assert_eq!(set.size_hint(), (0, Some(0)));
+
+        let ((count, sum), after) = measure(|| {
+            let mut next = 0;
+            let (mut count, mut sum) = (0, 0);
+            // Fill the set.
+            while !set.is_full() {
+                set.push(ready(next));
+                next += 1;
+            }
+            assert_eq!(set.size_hint(), (CAPACITY, Some(CAPACITY)));
+            // Keep it full: take one output, push one future.
+            while next < total {
+                match poll_once(&mut set) {
+                    Poll::Ready(Some(out)) => {
+                        count += 1;
+                        sum += out;
+                    }
+                    _ => panic!("a full set of ready futures gave no output"),
+                }
+                assert_eq!(set.size_hint(), (CAPACITY - 1, Some(CAPACITY - 1)));
+                set.push(ready(next));
+                next += 1;
+            }
+            assert_eq!(set.size_hint(), (CAPACITY, Some(CAPACITY)));
+            // Drain it.
+            while let Poll::Ready(Some(out)) = poll_once(&mut set) {
+                count += 1;
+                sum += out;
+            }
+            assert_eq!(set.size_hint(), (0, Some(0)));
+            assert!(set.is_terminated());
+            (count, sum)
+        });
+        assert_eq!(
+            after, 0,
+            "pushing and draining {total} futures made {after} allocations"
+        );
+        assert_eq!(count, total);
+        assert_eq!(sum, total * (total - 1) / 2);
+        assert!(set.is_empty());
+    }
 }

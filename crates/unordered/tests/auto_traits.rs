@@ -1,15 +1,17 @@
-//! Auto traits, checked at compile time: the set is `Unpin` whatever its futures are, `Send`
-//! exactly when they are, and `Sync` when they are `Send + Sync` (and not when they are not
-//! `Sync`).
+//! Auto traits, checked at compile time on both sets: the set is `Unpin` whatever its futures
+//! are, `Send` exactly when they are, and `Sync` when they are `Send + Sync` (and not when they
+//! are not `Sync`). A set of futures that are not `Unpin` is polled through `Pin::new`.
 
 use std::cell::Cell;
 use std::future::Future;
 use std::marker::{PhantomData, PhantomPinned};
 use std::pin::Pin;
 use std::rc::Rc;
+use std::sync::MutexGuard;
 use std::task::{Context, Poll};
 
-use pinfold_unordered::FuturesUnordered;
+use pinfold_arena::Storage;
+use pinfold_unordered::{FuturesUnordered, FuturesUnorderedBounded, UnorderedSet};
 
 /// A future that is `!Unpin` (and `Send + Sync`).
 struct Pinned(PhantomPinned);
@@ -22,7 +24,8 @@ impl Future for Pinned {
     }
 }
 
-/// A future that owns a `T` (as far as auto traits go), never ready: `Send` and `Sync` exactly when `T` is.
+/// A future that owns a `T` (as far as auto traits go), never ready: `Send` and `Sync` exactly
+/// when `T` is.
 struct Holding<T>(PhantomData<T>);
 
 impl<T> Future for Holding<T> {
@@ -32,6 +35,23 @@ impl<T> Future for Holding<T> {
         Poll::Pending
     }
 }
+
+/// Makes a future type out of any marker type `M`, which sets its auto traits; ready at once.
+struct Marked<M>(M);
+
+impl<M> Future for Marked<M> {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        Poll::Ready(())
+    }
+}
+
+/// `Send + !Sync`.
+type SendOnly = Marked<Cell<u8>>;
+/// `Sync + !Send`.
+type SyncOnly = Marked<MutexGuard<'static, u8>>;
+/// `Send + Sync`.
+type SendSync = Marked<u8>;
 
 fn unpin<T: Unpin>() {}
 fn send<T: Send>() {}
@@ -56,18 +76,68 @@ impl<T: ?Sized + Sync> AmbiguousIfSync<u8> for T {}
 fn the_set_is_unpin_even_when_its_futures_are_not() {
     unpin::<FuturesUnordered<Pinned>>();
     unpin::<FuturesUnordered<Holding<Rc<u8>>>>();
+    unpin::<FuturesUnordered<SyncOnly>>();
+
+    unpin::<FuturesUnorderedBounded<Pinned>>();
+    unpin::<FuturesUnorderedBounded<Holding<Rc<u8>>>>();
+    unpin::<FuturesUnorderedBounded<SyncOnly>>();
 }
 
 #[test]
 fn the_set_is_send_when_its_futures_are() {
     send::<FuturesUnordered<Pinned>>();
     send::<FuturesUnordered<Holding<Cell<u8>>>>();
+    send::<FuturesUnordered<SendOnly>>();
+    send::<FuturesUnordered<SendSync>>();
+    send::<FuturesUnordered<Marked<(PhantomPinned, Cell<u8>)>>>();
     let _ = <FuturesUnordered<Holding<Rc<u8>>> as AmbiguousIfSend<_>>::not_send;
+
+    send::<FuturesUnorderedBounded<Pinned>>();
+    send::<FuturesUnorderedBounded<Holding<Cell<u8>>>>();
+    send::<FuturesUnorderedBounded<SendOnly>>();
+    send::<FuturesUnorderedBounded<SendSync>>();
+    send::<FuturesUnorderedBounded<Marked<(PhantomPinned, Cell<u8>)>>>();
+    let _ = <FuturesUnorderedBounded<Holding<Rc<u8>>> as AmbiguousIfSend<_>>::not_send;
 }
 
 #[test]
 fn the_set_is_sync_when_its_futures_are_send_and_sync() {
     sync::<FuturesUnordered<Pinned>>();
+    sync::<FuturesUnordered<SendSync>>();
     let _ = <FuturesUnordered<Holding<Cell<u8>>> as AmbiguousIfSync<_>>::not_sync;
     let _ = <FuturesUnordered<Holding<Rc<u8>>> as AmbiguousIfSync<_>>::not_sync;
+
+    sync::<FuturesUnorderedBounded<Pinned>>();
+    sync::<FuturesUnorderedBounded<SendSync>>();
+    let _ = <FuturesUnorderedBounded<Holding<Cell<u8>>> as AmbiguousIfSync<_>>::not_sync;
+    let _ = <FuturesUnorderedBounded<Holding<Rc<u8>>> as AmbiguousIfSync<_>>::not_sync;
+}
+
+/// Pushes a future that is not `Unpin` into `set` (empty) and polls the set through
+/// `Pin::new`: the future's output comes.
+fn poll_a_pinned_future_through_pin_new<A>(mut set: UnorderedSet<Marked<PhantomPinned>, A>)
+where
+    A: Storage<Marked<PhantomPinned>>,
+{
+    set.push(Marked(PhantomPinned));
+    let poll = futures_core::Stream::poll_next(
+        Pin::new(&mut set),
+        &mut Context::from_waker(futures_task::noop_waker_ref()),
+    );
+    assert_eq!(poll, Poll::Ready(Some(())));
+}
+
+#[test]
+fn a_set_of_pinned_futures_is_polled_through_pin_new() {
+    poll_a_pinned_future_through_pin_new(FuturesUnordered::new());
+}
+
+/// The bounded set's own run of the cases above that run code.
+mod bounded {
+    use pinfold_unordered::FuturesUnorderedBounded;
+
+    #[test]
+    fn a_set_of_pinned_futures_is_polled_through_pin_new() {
+        super::poll_a_pinned_future_through_pin_new(FuturesUnorderedBounded::new(1));
+    }
 }

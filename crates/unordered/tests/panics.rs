@@ -1,5 +1,7 @@
-//! Panic safety: a future that panics in `poll` (or in `Drop`) is gone afterwards, the set's
-//! length drops by one, and the set keeps working.
+//! Panics: a future that panics in `poll` is dropped and its panic reaches the caller; a
+//! future whose `Drop` panics is not undefined behaviour; either way the future is gone
+//! afterwards, the set's length drops by one, and the set keeps working. The cases in `cases`
+//! run over each set; those of a growable set's largest group are its own.
 
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -87,7 +89,7 @@ fn finish_and_check(set: &mut FuturesUnordered<Mixed>, states: &[Arc<ProbeState>
 }
 
 #[test]
-fn a_future_that_panics_in_poll_is_dropped_and_the_set_keeps_working() {
+fn a_future_of_the_largest_group_that_panics_in_poll_is_dropped_and_the_set_keeps_working() {
     let (mut set, states, drops) = set_with_a_bomb(true);
     assert_eq!(set.len(), 101);
     let panic = catch_unwind(AssertUnwindSafe(|| poll_once(&mut set))).unwrap_err();
@@ -120,7 +122,7 @@ fn a_future_that_panics_in_poll_is_dropped_and_the_set_keeps_working() {
 }
 
 #[test]
-fn a_future_that_panics_in_drop_leaves_the_set_consistent() {
+fn a_future_of_the_largest_group_that_panics_in_drop_leaves_the_set_consistent() {
     let (mut set, states, drops) = set_with_a_bomb(false);
     let panic = catch_unwind(AssertUnwindSafe(|| poll_once(&mut set))).unwrap_err();
     assert_eq!(panic.downcast_ref::<&str>(), Some(&"boom in drop"));
@@ -129,4 +131,356 @@ fn a_future_that_panics_in_drop_leaves_the_set_consistent() {
     assert_eq!(set.iter().count(), 100);
     finish_and_check(&mut set, &states);
     assert_eq!(poll_once(&mut set), Poll::Ready(None));
+}
+
+#[test]
+fn panic_in_poll_reaches_the_caller_and_drops_the_future() {
+    cases::panic_in_poll_reaches_the_caller_and_drops_the_future(FuturesUnordered::with_capacity(
+        3,
+    ));
+}
+
+#[test]
+fn set_keeps_working_after_many_poll_panics() {
+    cases::set_keeps_working_after_many_poll_panics(FuturesUnordered::with_capacity(4));
+}
+
+#[test]
+fn panic_in_drop_of_a_finished_future_reaches_the_caller() {
+    cases::panic_in_drop_of_a_finished_future_reaches_the_caller(FuturesUnordered::with_capacity(
+        3,
+    ));
+}
+
+#[test]
+fn panic_in_drop_leaves_the_other_futures_in_place() {
+    cases::panic_in_drop_leaves_the_other_futures_in_place(FuturesUnordered::with_capacity(4));
+}
+
+#[test]
+fn panic_in_drop_during_clear_leaves_the_set_usable() {
+    cases::panic_in_drop_during_clear_leaves_the_set_usable(FuturesUnordered::with_capacity(3));
+}
+
+#[test]
+fn panic_in_drop_while_dropping_the_set_drops_the_rest() {
+    cases::panic_in_drop_while_dropping_the_set_drops_the_rest(FuturesUnordered::with_capacity(4));
+}
+
+/// The cases both sets share: `set` is empty, made with room for the futures each case
+/// pushes (three or four) and no more.
+mod cases {
+    use std::future::Future;
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    use std::pin::Pin;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{Context, Poll};
+
+    use pinfold_arena::Storage;
+    use pinfold_testkit::contract::panic_message;
+    use pinfold_testkit::stream::{poll_once, settle};
+    use pinfold_unordered::UnorderedSet;
+
+    /// What the tests push: a future that finishes, one that panics in `poll`, one that panics in
+    /// `Drop`, or one that never finishes (and that nothing wakes). Each counts its drops.
+    enum Task {
+        Ready(usize),
+        PanicInPoll,
+        PanicInDrop(usize),
+        Wait(usize),
+    }
+
+    pub(super) struct Tracked {
+        task: Task,
+        drops: Arc<AtomicUsize>,
+    }
+
+    impl Tracked {
+        fn new(task: Task) -> (Self, Arc<AtomicUsize>) {
+            let drops = Arc::new(AtomicUsize::new(0));
+            (
+                Self {
+                    task,
+                    drops: drops.clone(),
+                },
+                drops,
+            )
+        }
+    }
+
+    impl Future for Tracked {
+        type Output = usize;
+
+        fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<usize> {
+            match &self.task {
+                Task::Ready(id) | Task::PanicInDrop(id) => Poll::Ready(*id),
+                Task::PanicInPoll => panic!("panic in poll"),
+                Task::Wait(_) => Poll::Pending,
+            }
+        }
+    }
+
+    impl Drop for Tracked {
+        fn drop(&mut self) {
+            self.drops.fetch_add(1, Ordering::SeqCst);
+            if let Task::PanicInDrop(_) = self.task {
+                panic!("panic in drop");
+            }
+        }
+    }
+
+    fn catch_poll<A: Storage<Tracked>>(
+        set: &mut UnorderedSet<Tracked, A>,
+    ) -> Result<Poll<Option<usize>>, String> {
+        catch_unwind(AssertUnwindSafe(|| poll_once(set)))
+            .map_err(|panic| panic_message(&*panic).to_owned())
+    }
+
+    pub(super) fn panic_in_poll_reaches_the_caller_and_drops_the_future<A: Storage<Tracked>>(
+        mut set: UnorderedSet<Tracked, A>,
+    ) {
+        let (bomb, bomb_drops) = Tracked::new(Task::PanicInPoll);
+        let (waiter, waiter_drops) = Tracked::new(Task::Wait(1));
+        set.push(waiter);
+        set.push(bomb);
+        settle_until_panic(&mut set, "panic in poll");
+        assert_eq!(bomb_drops.load(Ordering::SeqCst), 1);
+        assert_eq!(set.len(), 1);
+        assert!(set.len() < set.capacity(), "the slot is free again");
+        assert_eq!(waiter_drops.load(Ordering::SeqCst), 0);
+
+        // Still usable: a new future is polled and finishes, the survivor (which nothing wakes)
+        // stays in place.
+        let (more, more_drops) = Tracked::new(Task::Ready(2));
+        set.push(more);
+        assert_eq!(drain_woken(&mut set, 1), [2]);
+        assert_eq!(more_drops.load(Ordering::SeqCst), 1);
+        assert_eq!(set.len(), 1);
+        assert!(matches!(set.iter().next().unwrap().task, Task::Wait(1)));
+        drop(set);
+        assert_eq!(waiter_drops.load(Ordering::SeqCst), 1);
+        assert_eq!(bomb_drops.load(Ordering::SeqCst), 1);
+    }
+
+    /// Polls until one call panics with `expected`.
+    fn settle_until_panic<A: Storage<Tracked>>(set: &mut UnorderedSet<Tracked, A>, expected: &str) {
+        for _ in 0..=set.len() {
+            match catch_poll(set) {
+                Err(message) => {
+                    assert_eq!(message, expected);
+                    return;
+                }
+                Ok(Poll::Pending) => {}
+                Ok(other) => panic!("expected a panic, got {other:?}"),
+            }
+        }
+        panic!("no panic reached the caller");
+    }
+
+    /// Polls until `Pending`, collecting `outputs` outputs; panics on a caught panic.
+    fn drain_woken<A: Storage<Tracked>>(
+        set: &mut UnorderedSet<Tracked, A>,
+        outputs: usize,
+    ) -> Vec<usize> {
+        let mut out = Vec::new();
+        for _ in 0..outputs + 2 {
+            match catch_poll(set).expect("unexpected panic") {
+                Poll::Ready(Some(id)) => out.push(id),
+                Poll::Ready(None) | Poll::Pending => break,
+            }
+        }
+        assert_eq!(out.len(), outputs);
+        out
+    }
+
+    pub(super) fn set_keeps_working_after_many_poll_panics<A: Storage<Tracked>>(
+        mut set: UnorderedSet<Tracked, A>,
+    ) {
+        let rounds = if cfg!(miri) { 3 } else { 50 };
+        let mut drops = Vec::new();
+        for round in 0..rounds {
+            let (bomb, bomb_drops) = Tracked::new(Task::PanicInPoll);
+            let (ok, ok_drops) = Tracked::new(Task::Ready(round));
+            set.push(bomb);
+            set.push(ok);
+            drops.push(bomb_drops);
+            drops.push(ok_drops);
+            let mut outputs = Vec::new();
+            let mut panics = 0;
+            for _ in 0..4 {
+                match catch_poll(&mut set) {
+                    Ok(Poll::Ready(Some(out))) => outputs.push(out),
+                    Ok(Poll::Ready(None)) => break,
+                    Ok(Poll::Pending) => {}
+                    Err(message) => {
+                        assert_eq!(message, "panic in poll");
+                        panics += 1;
+                    }
+                }
+            }
+            assert_eq!(panics, 1, "round {round}");
+            assert_eq!(outputs, [round], "round {round}");
+            assert!(set.is_empty(), "round {round}");
+        }
+        for (i, count) in drops.iter().enumerate() {
+            assert_eq!(count.load(Ordering::SeqCst), 1, "future {i}");
+        }
+    }
+
+    pub(super) fn panic_in_drop_of_a_finished_future_reaches_the_caller<A: Storage<Tracked>>(
+        mut set: UnorderedSet<Tracked, A>,
+    ) {
+        let (bomb, bomb_drops) = Tracked::new(Task::PanicInDrop(0));
+        set.push(bomb);
+        let result = catch_poll(&mut set);
+        assert_eq!(result, Err("panic in drop".to_owned()));
+        assert_eq!(bomb_drops.load(Ordering::SeqCst), 1);
+        assert_eq!(set.len(), 0);
+        assert_eq!(catch_poll(&mut set), Ok(Poll::Ready(None)));
+
+        // Still usable: fill it and drain it.
+        let mut drops = Vec::new();
+        for id in 1..4 {
+            let (ready, count) = Tracked::new(Task::Ready(id));
+            set.push(ready);
+            drops.push(count);
+        }
+        assert_eq!(set.len(), set.capacity(), "full again");
+        let mut outputs = drain_woken(&mut set, 3);
+        outputs.sort_unstable();
+        assert_eq!(outputs, [1, 2, 3]);
+        assert_eq!(catch_poll(&mut set), Ok(Poll::Ready(None)));
+        for count in &drops {
+            assert_eq!(count.load(Ordering::SeqCst), 1);
+        }
+        assert_eq!(bomb_drops.load(Ordering::SeqCst), 1);
+    }
+
+    pub(super) fn panic_in_drop_leaves_the_other_futures_in_place<A: Storage<Tracked>>(
+        mut set: UnorderedSet<Tracked, A>,
+    ) {
+        let mut waiters = Vec::new();
+        for id in 0..3 {
+            let (waiter, drops) = Tracked::new(Task::Wait(id));
+            set.push(waiter);
+            waiters.push(drops);
+        }
+        assert!(settle(&mut set).is_empty());
+        let (bomb, bomb_drops) = Tracked::new(Task::PanicInDrop(9));
+        set.push(bomb);
+        assert_eq!(catch_poll(&mut set), Err("panic in drop".to_owned()));
+        assert_eq!(bomb_drops.load(Ordering::SeqCst), 1);
+        assert_eq!(set.len(), 3);
+        let mut ids: Vec<usize> = set
+            .iter()
+            .map(|tracked| match tracked.task {
+                Task::Wait(id) => id,
+                _ => panic!("a finished future is still in the set"),
+            })
+            .collect();
+        ids.sort_unstable();
+        assert_eq!(ids, [0, 1, 2]);
+        for drops in &waiters {
+            assert_eq!(drops.load(Ordering::SeqCst), 0);
+        }
+        set.clear();
+        for drops in &waiters {
+            assert_eq!(drops.load(Ordering::SeqCst), 1);
+        }
+    }
+
+    pub(super) fn panic_in_drop_during_clear_leaves_the_set_usable<A: Storage<Tracked>>(
+        mut set: UnorderedSet<Tracked, A>,
+    ) {
+        let (bomb, bomb_drops) = Tracked::new(Task::PanicInDrop(0));
+        let (waiter, waiter_drops) = Tracked::new(Task::Wait(1));
+        set.push(waiter);
+        set.push(bomb);
+        let cleared = catch_unwind(AssertUnwindSafe(|| set.clear()));
+        assert_eq!(
+            panic_message(&*cleared.expect_err("the Drop panic did not reach the caller")),
+            "panic in drop"
+        );
+        assert_eq!(bomb_drops.load(Ordering::SeqCst), 1);
+        // The set is consistent whether or not the clear went on past the panic; clearing again
+        // drops whatever is left, once.
+        set.clear();
+        assert!(set.is_empty());
+        assert_eq!(waiter_drops.load(Ordering::SeqCst), 1);
+        let (ready, ready_drops) = Tracked::new(Task::Ready(5));
+        set.push(ready);
+        assert_eq!(catch_poll(&mut set), Ok(Poll::Ready(Some(5))));
+        assert_eq!(ready_drops.load(Ordering::SeqCst), 1);
+    }
+
+    pub(super) fn panic_in_drop_while_dropping_the_set_drops_the_rest<A: Storage<Tracked>>(
+        mut set: UnorderedSet<Tracked, A>,
+    ) {
+        let mut waiters = Vec::new();
+        let (first, first_drops) = Tracked::new(Task::Wait(0));
+        set.push(first);
+        waiters.push(first_drops);
+        let (bomb, bomb_drops) = Tracked::new(Task::PanicInDrop(1));
+        set.push(bomb);
+        for id in 2..4 {
+            let (waiter, drops) = Tracked::new(Task::Wait(id));
+            set.push(waiter);
+            waiters.push(drops);
+        }
+        let dropped = catch_unwind(AssertUnwindSafe(|| drop(set)));
+        assert_eq!(
+            panic_message(&*dropped.expect_err("the Drop panic did not reach the caller")),
+            "panic in drop"
+        );
+        assert_eq!(bomb_drops.load(Ordering::SeqCst), 1);
+        for (i, drops) in waiters.iter().enumerate() {
+            assert_eq!(drops.load(Ordering::SeqCst), 1, "waiter {i}");
+        }
+    }
+}
+
+/// The same cases on the bounded set.
+mod bounded {
+    use pinfold_unordered::FuturesUnorderedBounded;
+
+    #[test]
+    fn panic_in_poll_reaches_the_caller_and_drops_the_future() {
+        super::cases::panic_in_poll_reaches_the_caller_and_drops_the_future(
+            FuturesUnorderedBounded::new(3),
+        );
+    }
+
+    #[test]
+    fn set_keeps_working_after_many_poll_panics() {
+        super::cases::set_keeps_working_after_many_poll_panics(FuturesUnorderedBounded::new(4));
+    }
+
+    #[test]
+    fn panic_in_drop_of_a_finished_future_reaches_the_caller() {
+        super::cases::panic_in_drop_of_a_finished_future_reaches_the_caller(
+            FuturesUnorderedBounded::new(3),
+        );
+    }
+
+    #[test]
+    fn panic_in_drop_leaves_the_other_futures_in_place() {
+        super::cases::panic_in_drop_leaves_the_other_futures_in_place(
+            FuturesUnorderedBounded::new(4),
+        );
+    }
+
+    #[test]
+    fn panic_in_drop_during_clear_leaves_the_set_usable() {
+        super::cases::panic_in_drop_during_clear_leaves_the_set_usable(
+            FuturesUnorderedBounded::new(3),
+        );
+    }
+
+    #[test]
+    fn panic_in_drop_while_dropping_the_set_drops_the_rest() {
+        super::cases::panic_in_drop_while_dropping_the_set_drops_the_rest(
+            FuturesUnorderedBounded::new(4),
+        );
+    }
 }

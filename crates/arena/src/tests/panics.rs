@@ -1,0 +1,160 @@
+//! Panics: a value that panics in `poll` or `drop` is gone afterwards, every other value is
+//! dropped once, and the arena (and a growable arena's groups) stays usable.
+
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll, Waker};
+
+use pinfold_testkit::probe::{Probe, probes};
+use pinfold_testkit::waker::counting_waker;
+
+use super::{DropCounter, next_growable};
+use crate::{Arena, GrowableArena, Key, Step, Storage};
+use alloc::vec::Vec;
+
+#[test]
+fn panic_in_poll_drops_the_value_and_frees_its_slot() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut arena = Arena::new(2);
+    let first = arena.insert(DropCounter(drops.clone())).unwrap();
+    let second = arena.insert(DropCounter(drops.clone())).unwrap();
+    let mut cx = Context::from_waker(Waker::noop());
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        arena.poll_next(&mut cx, |_, _, _| -> Step<()> { panic!("boom") })
+    }));
+    assert!(result.is_err());
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert_eq!(arena.len(), 1);
+    assert!(!arena.is_full());
+    assert!(
+        !arena.contains_key(first),
+        "the first value polled panicked"
+    );
+    assert!(arena.contains_key(second));
+    arena.insert(DropCounter(drops.clone())).unwrap();
+    assert_eq!(arena.len(), 2);
+    drop(arena);
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn panic_in_drop_leaves_the_arena_consistent() {
+    /// Panics when dropped if armed.
+    #[derive(Debug)]
+    struct PanicOnDrop(bool, Arc<AtomicUsize>);
+    impl Drop for PanicOnDrop {
+        fn drop(&mut self) {
+            self.1.fetch_add(1, Ordering::SeqCst);
+            if self.0 {
+                panic!("drop");
+            }
+        }
+    }
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut arena = Arena::new(2);
+    let key = arena.insert(PanicOnDrop(true, drops.clone())).unwrap();
+    assert!(catch_unwind(AssertUnwindSafe(|| arena.remove(key))).is_err());
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert!(arena.is_empty());
+    assert!(arena.get(key).is_none());
+    arena.insert(PanicOnDrop(false, drops.clone())).unwrap();
+    arena.insert(PanicOnDrop(false, drops.clone())).unwrap();
+    assert!(arena.is_full());
+    drop(arena);
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
+}
+
+/// Panics when dropped if armed; counts its drops.
+#[derive(Debug)]
+struct Loud(bool, Arc<AtomicUsize>);
+
+impl Drop for Loud {
+    fn drop(&mut self) {
+        self.1.fetch_add(1, Ordering::SeqCst);
+        assert!(!self.0, "drop");
+    }
+}
+
+/// Clears an arena of `Loud`s armed as given: the clear panics, every value is dropped once,
+/// the arena is empty and usable.
+fn clear_with_panicking_drops(armed: [bool; 4]) {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut arena = Arena::new(4);
+    for armed in armed {
+        arena.insert(Loud(armed, drops.clone())).unwrap();
+    }
+    assert!(catch_unwind(AssertUnwindSafe(|| arena.clear())).is_err());
+    assert_eq!(drops.load(Ordering::SeqCst), 4);
+    assert!(arena.is_empty());
+    arena.insert(Loud(false, drops.clone())).unwrap();
+    assert_eq!(arena.len(), 1);
+}
+
+#[test]
+fn clear_drops_every_value_even_when_one_drop_panics() {
+    clear_with_panicking_drops([false, true, false, false]);
+}
+
+/// Without `std` a second panicking drop aborts, as in a `Vec` (see `unwind`).
+#[cfg(feature = "std")]
+#[test]
+fn clear_drops_every_value_even_when_two_drops_panic() {
+    clear_with_panicking_drops([false, true, false, true]);
+}
+
+#[test]
+fn a_value_of_a_full_group_that_panics_in_poll_leaves_its_slot_to_the_next_insert() {
+    let mut arena = GrowableArena::with_capacity(2);
+    let (values, states) = probes(2);
+    let keys: Vec<Key> = values.into_iter().map(|v| arena.insert(v)).collect();
+    let mut cx = Context::from_waker(Waker::noop());
+    let panicked = catch_unwind(AssertUnwindSafe(|| {
+        arena.poll_next(&mut cx, |key, fut, cx| {
+            assert!(key != keys[0], "boom");
+            Step::of_future(fut.poll(cx))
+        })
+    }));
+    assert!(panicked.is_err());
+    assert_eq!((states[0].drops(), arena.len()), (1, 1));
+    let (value, _) = Probe::new(2);
+    arena.insert(value);
+    assert_eq!(
+        (arena.groups(), arena.capacity()),
+        (1, 2),
+        "the freed slot takes the insert"
+    );
+}
+
+#[test]
+fn a_top_group_emptied_by_a_panic_in_poll_is_released_at_the_next_call() {
+    let mut arena = GrowableArena::with_capacity(2);
+    let (values, states) = probes(3);
+    let keys: Vec<Key> = values.into_iter().map(|v| arena.insert(v)).collect();
+    assert_eq!(arena.groups(), 2);
+    let top = keys[2];
+    assert!(arena.remove(keys[0]) && arena.remove(keys[1]));
+    let (parent_waker, _) = counting_waker();
+    assert!(next_growable(&mut arena, &parent_waker).is_pending());
+    states[2].waker().wake();
+    let mut cx = Context::from_waker(&parent_waker);
+    let panicked = catch_unwind(AssertUnwindSafe(|| {
+        arena.poll_next(&mut cx, |key, fut, cx| {
+            assert!(key != top, "boom");
+            Step::of_future(fut.poll(cx))
+        })
+    }));
+    assert!(panicked.is_err());
+    assert_eq!((states[2].drops(), arena.len()), (1, 0));
+    assert_eq!(arena.groups(), 2, "released at the next call");
+    assert!(matches!(
+        next_growable(&mut arena, &parent_waker),
+        Poll::Ready(None)
+    ));
+    assert_eq!(
+        (arena.groups(), arena.capacity()),
+        (1, 2),
+        "the empty top group is released"
+    );
+}

@@ -1,0 +1,124 @@
+//! The arena as a container: counting, inserting, removing, taking, iterating, clearing and
+//! dropping its values.
+
+use std::future::ready;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Poll, Waker};
+
+use super::{DropCounter, next};
+use crate::{Arena, Key, Storage};
+use alloc::vec::Vec;
+
+#[test]
+fn a_fixed_arena_counts_its_values_and_shows_them_in_debug() {
+    let mut arena = Arena::new(3);
+    assert!(arena.is_empty() && !arena.is_full());
+    let key = arena.insert(ready(1)).unwrap();
+    assert!(!arena.is_empty(), "it holds a value");
+    assert_eq!((arena.len(), arena.capacity()), (1, 3));
+    assert_eq!(
+        alloc::format!("{arena:?}"),
+        "Arena { len: 1, capacity: 3, .. }"
+    );
+    assert!(arena.remove(key));
+    assert!(arena.is_empty());
+}
+
+#[test]
+fn a_fixed_arenas_iterators_count_down_to_the_last_value() {
+    let mut arena = Arena::new(4);
+    for value in [1, 2, 3] {
+        arena.insert(value).unwrap();
+    }
+    let mut iter = arena.iter();
+    for left in (0..3).rev() {
+        assert!(iter.next().is_some());
+        assert_eq!((iter.len(), iter.size_hint()), (left, (left, Some(left))));
+    }
+    assert!(iter.next().is_none());
+    let mut iter = arena.iter_pin_mut();
+    for left in (0..3).rev() {
+        assert!(iter.next().is_some());
+        assert_eq!((iter.len(), iter.size_hint()), (left, (left, Some(left))));
+    }
+    assert!(iter.next().is_none());
+    let mut values = arena.into_values();
+    assert_eq!(values.next(), Some(1));
+    assert_eq!(values.len(), 2);
+    assert_eq!(alloc::format!("{values:?}"), "IntoValues { len: 2, .. }");
+}
+
+#[test]
+fn a_keyed_set_counts_its_values() {
+    let mut set = crate::KeyedSet::<_, Arena<_>, crate::Futures>::new(2);
+    assert!(set.is_empty() && !set.is_full());
+    set.push(ready(1u8));
+    assert!(!set.is_empty(), "it holds a future");
+    assert!(!set.is_full());
+    set.push(ready(2));
+    assert!(set.is_full());
+    assert_eq!(set.len(), 2);
+}
+
+#[test]
+fn zero_capacity_refuses_everything() {
+    let mut arena = Arena::new(0);
+    assert_eq!(
+        arena.insert(ready(7)).err().map(|r| r.into_inner()),
+        Some(7)
+    );
+    assert!(arena.is_full());
+    assert!(matches!(next(&mut arena, Waker::noop()), Poll::Ready(None)));
+}
+
+#[test]
+fn dropping_the_arena_drops_every_value_once() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut arena = Arena::new(8);
+    let keys: Vec<Key> = (0..5)
+        .map(|_| arena.insert(DropCounter(drops.clone())).unwrap())
+        .collect();
+    assert!(arena.remove(keys[2]));
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    drop(arena);
+    assert_eq!(drops.load(Ordering::SeqCst), 5);
+}
+
+#[test]
+fn clear_drops_everything_and_keeps_the_arena_usable() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut arena = Arena::new(3);
+    let keys: Vec<Key> = (0..3)
+        .map(|_| arena.insert(DropCounter(drops.clone())).unwrap())
+        .collect();
+    arena.clear();
+    assert_eq!(drops.load(Ordering::SeqCst), 3);
+    assert!(arena.is_empty());
+    assert!(keys.iter().all(|&key| !arena.contains_key(key)));
+    for _ in 0..3 {
+        arena.insert(DropCounter(drops.clone())).unwrap();
+    }
+    assert!(arena.is_full());
+    assert_eq!(arena.iter().count(), 3);
+    assert!(keys.iter().all(|&key| !arena.contains_key(key)));
+}
+
+#[test]
+fn iterators_visit_every_value_once() {
+    let mut arena = Arena::new(5);
+    let keys: Vec<Key> = (0..5u32).map(|v| arena.insert(v).unwrap()).collect();
+    arena.remove(keys[1]);
+    arena.remove(keys[3]);
+    let seen: Vec<_> = arena.iter().map(|(k, v)| (k, *v)).collect();
+    assert_eq!(seen, [(keys[0], 0), (keys[2], 2), (keys[4], 4)]);
+    assert_eq!(arena.iter().len(), 3);
+    for (_, v) in arena.iter_pin_mut() {
+        *v.get_mut() += 10;
+    }
+    let seen: Vec<_> = arena.iter().map(|(_, v)| *v).collect();
+    assert_eq!(seen, [10, 12, 14]);
+    assert_eq!(arena.take(keys[0]), Some(10));
+    assert_eq!(arena.take(keys[0]), None);
+    assert_eq!(arena.len(), 2);
+}
