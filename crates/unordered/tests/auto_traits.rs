@@ -115,9 +115,12 @@ fn the_set_is_sync_when_its_futures_are_send_and_sync() {
 
 /// Pushes a future that is not `Unpin` into `set` (empty) and polls the set through
 /// `Pin::new`: the future's output comes.
-fn poll_a_pinned_future_through_pin_new<A>(mut set: UnorderedSet<Marked<PhantomPinned>, A>)
+fn poll_a_pinned_future_through_pin_new<A, S>(mut set: S)
 where
     A: Storage<Marked<PhantomPinned>>,
+    S: core::ops::DerefMut<Target = UnorderedSet<Marked<PhantomPinned>, A>>
+        + futures_core::Stream<Item = ()>
+        + Unpin,
 {
     set.push(Marked(PhantomPinned));
     let poll = futures_core::Stream::poll_next(

@@ -88,12 +88,12 @@ mod cases {
 
     /// The `Debug` of `set` (empty) once it holds `fut` holds each of `expected`; it must not
     /// need `F: Debug`: an async block has none.
-    pub(super) fn debug_names_the_type_and_counts<F: Future, A: Storage<F>>(
-        mut set: UnorderedSet<F, A>,
+    pub(super) fn debug_names_the_type_and_counts<F: Future, A: Storage<F>, S>(
+        mut set: S,
         fut: F,
         expected: &[&str],
     ) where
-        UnorderedSet<F, A>: Debug,
+        S: core::ops::DerefMut<Target = UnorderedSet<F, A>> + Debug,
     {
         set.push(fut);
         let text = format!("{set:?}");

@@ -238,7 +238,7 @@ mod cases {
     }
 
     pub(super) fn panic_in_poll_reaches_the_caller_and_drops_the_future<A: Storage<Tracked>>(
-        mut set: UnorderedSet<Tracked, A>,
+        mut set: impl core::ops::DerefMut<Target = UnorderedSet<Tracked, A>>,
     ) {
         let (bomb, bomb_drops) = Tracked::new(Task::PanicInPoll);
         let (waiter, waiter_drops) = Tracked::new(Task::Wait(1));
@@ -295,7 +295,7 @@ mod cases {
     }
 
     pub(super) fn set_keeps_working_after_many_poll_panics<A: Storage<Tracked>>(
-        mut set: UnorderedSet<Tracked, A>,
+        mut set: impl core::ops::DerefMut<Target = UnorderedSet<Tracked, A>>,
     ) {
         let rounds = if cfg!(miri) { 3 } else { 50 };
         let mut drops = Vec::new();
@@ -329,7 +329,7 @@ mod cases {
     }
 
     pub(super) fn panic_in_drop_of_a_finished_future_reaches_the_caller<A: Storage<Tracked>>(
-        mut set: UnorderedSet<Tracked, A>,
+        mut set: impl core::ops::DerefMut<Target = UnorderedSet<Tracked, A>>,
     ) {
         let (bomb, bomb_drops) = Tracked::new(Task::PanicInDrop(0));
         set.push(bomb);
@@ -358,7 +358,7 @@ mod cases {
     }
 
     pub(super) fn panic_in_drop_leaves_the_other_futures_in_place<A: Storage<Tracked>>(
-        mut set: UnorderedSet<Tracked, A>,
+        mut set: impl core::ops::DerefMut<Target = UnorderedSet<Tracked, A>>,
     ) {
         let mut waiters = Vec::new();
         for id in 0..3 {
@@ -366,7 +366,7 @@ mod cases {
             set.push(waiter);
             waiters.push(drops);
         }
-        assert!(settle(&mut set).is_empty());
+        assert!(settle(&mut *set).is_empty());
         let (bomb, bomb_drops) = Tracked::new(Task::PanicInDrop(9));
         set.push(bomb);
         assert_eq!(catch_poll(&mut set), Err("panic in drop".to_owned()));
@@ -391,7 +391,7 @@ mod cases {
     }
 
     pub(super) fn panic_in_drop_during_clear_leaves_the_set_usable<A: Storage<Tracked>>(
-        mut set: UnorderedSet<Tracked, A>,
+        mut set: impl core::ops::DerefMut<Target = UnorderedSet<Tracked, A>>,
     ) {
         let (bomb, bomb_drops) = Tracked::new(Task::PanicInDrop(0));
         let (waiter, waiter_drops) = Tracked::new(Task::Wait(1));
@@ -415,7 +415,7 @@ mod cases {
     }
 
     pub(super) fn panic_in_drop_while_dropping_the_set_drops_the_rest<A: Storage<Tracked>>(
-        mut set: UnorderedSet<Tracked, A>,
+        mut set: impl core::ops::DerefMut<Target = UnorderedSet<Tracked, A>>,
     ) {
         let mut waiters = Vec::new();
         let (first, first_drops) = Tracked::new(Task::Wait(0));
