@@ -126,7 +126,7 @@
 //! - **A merge of busy streams** (`MergeBounded`): `keyed_set.rs` (`poll_next`,
 //!   `poll_next_keyed`, `Streams::poll_next`) → `coop.rs` (`poll_output`) → `arena.rs`
 //!   (`poll_next_some`) → `round.rs` (`Rounds::poll_next_some`, `poll_first`: the top word
-//!   through `Slots::is_idle`, the queue's `append`) → `store.rs` (`poll_at`: the slot, its
+//!   through `Slots::nothing_woken`, the queue's `append`) → `store.rs` (`poll_at`: the slot, its
 //!   waker through `wake_table.rs`, the merge's closure and `step.rs` `of_stream`) → back in
 //!   `round.rs`, the queue's `rotate` → back with the item.
 //! - **A bounded set** (`FuturesUnorderedBounded`): `keyed_set.rs` (the same type as a merge's,

@@ -42,7 +42,7 @@ where
     St::Item: Future,
 {
     #[pin]
-    running: Running<St, Slot<St::Item>>,
+    running: Running<St, FutureOrOutput<St::Item>>,
     /// The slots whose futures finished while the adapter was driven, in the order they
     /// finished: one key for each slot that holds an output.
     finished: VecDeque<Key>,
@@ -51,8 +51,8 @@ where
 }
 
 /// A future in its arena slot, or its output once it finished while the adapter was driven.
-#[pin_project(project = SlotProj, project_replace = SlotReplace)]
-enum Slot<F: Future> {
+#[pin_project(project = FutureOrOutputProj, project_replace = FutureOrOutputReplace)]
+enum FutureOrOutput<F: Future> {
     Running(#[pin] F),
     Finished(Option<F::Output>),
 }
@@ -117,21 +117,26 @@ where
                 .running
                 .as_mut()
                 .take_with(key, |slot| match slot.project() {
-                    SlotProj::Finished(out) => out.take(),
-                    SlotProj::Running(_) => None,
+                    FutureOrOutputProj::Finished(out) => out.take(),
+                    FutureOrOutputProj::Running(_) => None,
                 });
-            this.running.as_mut().refill(cx, usize::MAX, Slot::Running);
+            this.running
+                .as_mut()
+                .refill(cx, usize::MAX, FutureOrOutput::Running);
             return Poll::Ready(Some(out.expect("a queued slot holds its output")));
         }
-        this.running.as_mut().refill(cx, usize::MAX, Slot::Running);
+        this.running
+            .as_mut()
+            .refill(cx, usize::MAX, FutureOrOutput::Running);
         let mut budget = this.running.as_mut().begin_poll();
-        let mut poll =
-            |_, slot: Pin<&mut Slot<St::Item>>, cx: &mut Context<'_>| match slot.project() {
-                SlotProj::Running(fut) => Step::of_future(fut.poll(cx)),
+        let mut poll = |_, slot: Pin<&mut FutureOrOutput<St::Item>>, cx: &mut Context<'_>| {
+            match slot.project() {
+                FutureOrOutputProj::Running(fut) => Step::of_future(fut.poll(cx)),
                 // Woken after it finished (its future had given its waker away): the output comes
                 // from the queue.
-                SlotProj::Finished(_) => Step::Settled,
-            };
+                FutureOrOutputProj::Finished(_) => Step::Settled,
+            }
+        };
         match this
             .running
             .as_mut()
@@ -139,7 +144,9 @@ where
         {
             Poll::Ready(Some(out)) => {
                 // Its slot is free: start the next future now, not on the next poll.
-                this.running.as_mut().refill(cx, usize::MAX, Slot::Running);
+                this.running
+                    .as_mut()
+                    .refill(cx, usize::MAX, FutureOrOutput::Running);
                 Poll::Ready(Some(out))
             }
             Poll::Ready(None) => {
@@ -170,11 +177,13 @@ where
         if *this.terminated {
             return Poll::Ready(());
         }
-        this.running.as_mut().refill(cx, usize::MAX, Slot::Running);
+        this.running
+            .as_mut()
+            .refill(cx, usize::MAX, FutureOrOutput::Running);
         let mut budget = this.running.as_mut().begin_poll();
         let finished = &mut *this.finished;
-        let mut poll = |key, mut slot: Pin<&mut Slot<St::Item>>, cx: &mut Context<'_>| {
-            let SlotProj::Running(fut) = slot.as_mut().project() else {
+        let mut poll = |key, mut slot: Pin<&mut FutureOrOutput<St::Item>>, cx: &mut Context<'_>| {
+            let FutureOrOutputProj::Running(fut) = slot.as_mut().project() else {
                 return Step::<Infallible>::Settled;
             };
             let Poll::Ready(out) = fut.poll(cx) else {
@@ -182,7 +191,7 @@ where
             };
             // If the future's `Drop` panics here, the arena drops the slot with the output in
             // it, and the key is not queued.
-            slot.project_replace(Slot::Finished(Some(out)));
+            slot.project_replace(FutureOrOutput::Finished(Some(out)));
             finished.push_back(key);
             Step::Settled
         };

@@ -10,7 +10,7 @@ use core::task::{Context, Poll};
 use pinfold_arena::unwind::{self, Panic};
 use pinfold_arena::{Filled, JoinArena, Step, coop, with_noted_wakes};
 
-use crate::slot::Slot;
+use crate::input::Input;
 use alloc::vec::Vec;
 
 /// Joins of at most this many futures poll every running future with the task's own waker in
@@ -121,7 +121,7 @@ impl Progress {
 #[repr(C)]
 pub(crate) struct Join<F, T, E> {
     /// Input `i` at index `i`; emptied when the join completes.
-    inputs: JoinArena<Slot<F, T, E>>,
+    inputs: JoinArena<Input<F, T, E>>,
     /// Never written (see above).
     _gap: [MaybeUninit<u8>; GAP],
     progress: Progress,
@@ -132,7 +132,7 @@ pub(crate) struct Join<F, T, E> {
 const GAP: usize = (16 - size_of::<JoinArena<()>>() % 16) % 16;
 
 /// What polling one running input came to.
-enum Polled<T> {
+enum InputPoll<T> {
     /// The future is pending.
     Pending,
     /// The future finished with this output, and is counted as finished: the caller drops it
@@ -147,7 +147,7 @@ enum Polled<T> {
 enum Halt {
     /// The input is pending.
     Pending,
-    /// The input failed (see [`Polled::Failed`]).
+    /// The input failed (see [`InputPoll::Failed`]).
     Failed,
     /// The task's tokio budget is spent: the input was not polled.
     Spent,
@@ -159,33 +159,33 @@ enum Halt {
 /// even if that drop panics. `in_future` is set while the future's poll runs.
 #[inline(always)]
 fn poll_input<F, T, E, P>(
-    slot: Pin<&mut Slot<F, T, E>>,
+    slot: Pin<&mut Input<F, T, E>>,
     cx: &mut Context<'_>,
     poll: &mut P,
     progress: &mut Progress,
     in_future: &mut bool,
-) -> Polled<T>
+) -> InputPoll<T>
 where
     P: FnMut(Pin<&mut F>, &mut Context<'_>) -> Poll<Result<T, E>>,
 {
     let mut slot = slot;
     let Some(fut) = slot.as_mut().running() else {
         // A finished input polled by a stale wake.
-        return Polled::Pending;
+        return InputPoll::Pending;
     };
     *in_future = true;
     let polled = poll(fut, cx);
     *in_future = false;
     match polled {
-        Poll::Pending => Polled::Pending,
+        Poll::Pending => InputPoll::Pending,
         Poll::Ready(Ok(out)) => {
             progress.finished(1);
-            Polled::Output(out)
+            InputPoll::Output(out)
         }
         Poll::Ready(Err(err)) => {
             progress.fail();
             slot.fail(err);
-            Polled::Failed
+            InputPoll::Failed
         }
     }
 }
@@ -195,7 +195,7 @@ impl<F, T, E> Join<F, T, E> {
     /// is exact (what `collect` costs otherwise).
     #[inline]
     pub(crate) fn new<I: Iterator<Item = F>>(iter: I) -> Self {
-        let inputs = JoinArena::new(iter.map(Slot::Running));
+        let inputs = JoinArena::new(iter.map(Input::Running));
         let len = u32::try_from(inputs.len()).expect("a join arena holds fewer than u32::MAX");
         Self {
             inputs,
@@ -316,7 +316,7 @@ impl<F, T, E> Join<F, T, E> {
                 .map_ok(|()| None);
         }
         if !self.inputs.is_armed() {
-            self.inputs.arm(Slot::is_running);
+            self.inputs.arm(Input::is_running);
         }
         let Self {
             inputs, progress, ..
@@ -329,15 +329,15 @@ impl<F, T, E> Join<F, T, E> {
             // Counts a finished input as it finishes (see `poll_input`): a panic later in the
             // round (a future's drop, the task's waker) leaves the count true.
             let mut poll_slot =
-                |_, mut slot: Pin<&mut Slot<F, T, E>>, cx: &mut Context<'_>| match poll_input(
+                |_, mut slot: Pin<&mut Input<F, T, E>>, cx: &mut Context<'_>| match poll_input(
                     slot.as_mut(),
                     cx,
                     poll,
                     progress,
                     in_future,
                 ) {
-                    Polled::Pending => Step::Pending,
-                    Polled::Output(out) => {
+                    InputPoll::Pending => Step::Pending,
+                    InputPoll::Output(out) => {
                         slot.finish(out);
                         // Without tokio's budget to spend, the round goes on past a finished
                         // input, up to the last one.
@@ -347,7 +347,7 @@ impl<F, T, E> Join<F, T, E> {
                             Step::Settled
                         }
                     }
-                    Polled::Failed => Step::Keep(Err(())),
+                    InputPoll::Failed => Step::Keep(Err(())),
                 };
             match inputs.poll_with_budget(cx, &mut budget, &mut poll_slot) {
                 Poll::Ready(Some((_, Ok(())))) => {
@@ -389,15 +389,15 @@ impl<F, T, E> Join<F, T, E> {
                     return Err(Halt::Spent);
                 }
                 match poll_input(slot, cx, poll, progress, in_future) {
-                    Polled::Output(out) => {
+                    InputPoll::Output(out) => {
                         spent = !coop::spend(cx);
                         Ok(out)
                     }
-                    Polled::Pending => Err(Halt::Pending),
-                    Polled::Failed => Err(Halt::Failed),
+                    InputPoll::Pending => Err(Halt::Pending),
+                    InputPoll::Failed => Err(Halt::Failed),
                 }
             },
-            Slot::Done,
+            Input::Done,
         );
         match filled {
             Filled::All(outputs) => {
@@ -452,8 +452,8 @@ impl<F, T, E> Join<F, T, E> {
                     continue;
                 }
                 match poll_input(slot.as_mut(), cx, poll, progress, in_future) {
-                    Polled::Pending => {}
-                    Polled::Output(out) => {
+                    InputPoll::Pending => {}
+                    InputPoll::Output(out) => {
                         slot.finish(out);
                         if !coop::spend(cx) {
                             // The futures not polled yet are polled by the next poll, which
@@ -461,7 +461,7 @@ impl<F, T, E> Join<F, T, E> {
                             break;
                         }
                     }
-                    Polled::Failed => return Poll::Ready(Err(())),
+                    InputPoll::Failed => return Poll::Ready(Err(())),
                 }
             }
             if progress.running() == 0 {
@@ -480,7 +480,7 @@ impl<F, T, E> Join<F, T, E> {
     #[inline]
     fn take_outputs(&mut self) -> Vec<T> {
         let outputs = self.inputs.take_vec_with(|slot| {
-            Slot::take_output(slot)
+            Input::take_output(slot)
                 .unwrap_or_else(|| unreachable!("a finished join lacks an output"))
         });
         self.progress.terminate(outputs.len());
@@ -494,14 +494,14 @@ impl<F, T, E> Join<F, T, E> {
     #[cold]
     fn take_error(&mut self) -> E {
         if let Err(panic) =
-            unwind::each_despite_panics(self.inputs.iter_pin_mut(), Slot::clear_unless_failed)
+            unwind::each_despite_panics(self.inputs.iter_pin_mut(), Input::clear_unless_failed)
         {
             unwind::resume(panic);
         }
         let err = self
             .inputs
             .iter_pin_mut()
-            .find_map(Slot::take_error)
+            .find_map(Input::take_error)
             .unwrap_or_else(|| unreachable!("a failed join lacks its error"));
         self.progress.terminate(self.inputs.len());
         err
@@ -512,6 +512,6 @@ impl<F, T, E> Join<F, T, E> {
     /// `pinfold_arena::unwind`).
     fn cancel(&mut self) -> Result<(), Panic> {
         self.progress.terminate(self.inputs.len());
-        unwind::each_despite_panics(self.inputs.iter_pin_mut(), Slot::clear)
+        unwind::each_despite_panics(self.inputs.iter_pin_mut(), Input::clear)
     }
 }

@@ -195,9 +195,9 @@ extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
+mod input;
 mod join;
 mod join_all;
-mod slot;
 mod try_join_all;
 
 pub use join_all::{JoinAll, join_all};

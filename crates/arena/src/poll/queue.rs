@@ -5,14 +5,14 @@
 pub(crate) const NIL: u32 = u32::MAX;
 
 /// The link of a slot in no queue.
-pub(crate) const IDLE: u32 = u32::MAX - 1;
+pub(crate) const UNLINKED: u32 = u32::MAX - 1;
 
 /// What the poll loop keeps on each slot: its link in a queue, and the round that last polled
 /// it. Eight bytes, so that a join arena keeps one per value in a word of its wake table.
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(8))]
 pub struct Mark {
-    /// The next slot in its queue (`NIL` at the end), or `IDLE` when in no queue.
+    /// The next slot in its queue (`NIL` at the end), or `UNLINKED` when in no queue.
     pub(crate) next: u32,
     /// The last round that polled the slot's value and saw it stay (`Pending`, or an output
     /// kept in place); 0 for none since it came, or since it was queued again for an item
@@ -23,7 +23,7 @@ pub struct Mark {
 impl Mark {
     /// The mark of a slot that no round has polled and no queue holds.
     pub(crate) const NEW: Self = Self {
-        next: IDLE,
+        next: UNLINKED,
         round: 0,
     };
 
@@ -120,7 +120,7 @@ impl Queue {
     #[inline(always)]
     pub(crate) fn push(&mut self, marks: &mut (impl Marks + ?Sized), id: u32) {
         let mark = marks.mark(id);
-        if mark.next != IDLE {
+        if mark.next != UNLINKED {
             return;
         }
         mark.next = NIL;
@@ -145,7 +145,7 @@ impl Queue {
         let id = self.head;
         let mark = marks.mark(id);
         self.head = mark.next;
-        mark.next = IDLE;
+        mark.next = UNLINKED;
         if self.head == NIL {
             self.tail = NIL;
         }

@@ -7,7 +7,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
 use crate::key::Key;
-use crate::poll::queue::{IDLE, Marks, NIL, Queue};
+use crate::poll::queue::{Marks, NIL, Queue, UNLINKED};
 use crate::poll::step::Step;
 use crate::wake::ready_set::Drain;
 
@@ -96,7 +96,7 @@ pub(crate) enum Queued<R> {
 }
 
 /// What the poll loop needs of an arena kind: storage. A slot is named by an id (`u32`, below
-/// [`IDLE`]) that the kind chooses; [`Marks`] gives each slot's mark.
+/// [`UNLINKED`]) that the kind chooses; [`Marks`] gives each slot's mark.
 ///
 /// The loop never holds a value or a waker across these calls: each is a lookup, a poll of
 /// one value in a context of its own waker, or a look at the wake table. Every method is
@@ -111,18 +111,18 @@ pub trait Slots<T>: Marks {
     const MAY_WAIT_UNBOUND: bool;
 
     /// How many values are held.
-    fn held(&self) -> usize;
+    fn count(&self) -> usize;
 
     /// Whether a round prefetches the next queued slot while it polls one (see
-    /// [`slots_far`](crate::storage::store::slots_far)).
-    fn far(&self) -> bool;
+    /// [`prefetch_pays`](crate::storage::store::prefetch_pays)).
+    fn prefetches(&self) -> bool;
 
     /// Asks the CPU for slot `id`'s storage (see [`prefetch`](crate::poll::queue::prefetch)).
     fn prefetch(&self, id: u32);
 
     /// Whether the owner's parent word (the wake table's top word, or a hub's) says the owner
     /// is busy and nothing was woken since it last collected.
-    fn is_idle(&self) -> bool;
+    fn nothing_woken(&self) -> bool;
 
     /// Whether a collection in `mode` has anything to take or change (see
     /// [`drain_is_idle`](crate::wake::ready_set::drain_is_idle)).
@@ -212,7 +212,7 @@ pub(crate) fn file(
     let mark = marks.mark(id);
     let this_round = mark.round != round;
     // A slot in a queue already stays where it is.
-    if mark.next == IDLE {
+    if mark.next == UNLINKED {
         mark.next = NIL;
         let queue = if this_round { ready } else { deferred };
         queue.link_last(marks, id);
@@ -315,7 +315,7 @@ impl Rounds {
     #[inline(always)]
     pub(crate) fn push(&mut self, marks: &mut (impl Marks + ?Sized), id: u32) {
         let mark = marks.mark(id);
-        if mark.next == IDLE {
+        if mark.next == UNLINKED {
             mark.next = NIL;
             self.ready.link_last(marks, id);
         } else if self.ready.front() == Some(id) {
@@ -370,7 +370,7 @@ impl Rounds {
         if S::MAY_WAIT_UNBOUND {
             self.ready.append(slots, &mut self.unbound);
         }
-        Budget::new(self.round, slots.held())
+        Budget::new(self.round, slots.count())
     }
 
     /// One poll round: the next output of any woken value, fairly.
@@ -393,15 +393,15 @@ impl Rounds {
         S: Slots<T>,
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
-        if slots.held() == 0 {
+        if slots.count() == 0 {
             return Poll::Ready(None);
         }
         self.begin(slots);
         // A small arena's slots stay in a core's caches from one poll to the next: its loop
         // tests nothing for the prefetch (guarded by `merge_hot_16`).
-        let far = slots.far();
+        let prefetch = slots.prefetches();
         loop {
-            let queued = if far {
+            let queued = if prefetch {
                 self.poll_queued::<true, T, S, R, F>(slots, cx.waker(), budget, f)
             } else {
                 self.poll_queued::<false, T, S, R, F>(slots, cx.waker(), budget, f)
@@ -648,7 +648,7 @@ impl Rounds {
         S: Slots<T>,
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
-        if !slots.is_idle() {
+        if !slots.nothing_woken() {
             return First::NotTaken;
         }
         // Nothing woken: the streams that gave an item in the last round go behind those
@@ -658,7 +658,7 @@ impl Rounds {
             return First::NotTaken;
         }
         let id = self.ready.head_unchecked();
-        let held = slots.held();
+        let held = slots.count();
         // Polled in place at the head of the queue: nothing else touches the queue meanwhile,
         // and a value that panics is dropped and its slot skipped when met, as any removed one.
         // Nothing was woken since the last collection: the value's mark is clear.

@@ -10,7 +10,7 @@ use crate::key::Key;
 use crate::poll::queue::{Mark, Marks, Queue};
 use crate::poll::round::{Rounds, Slots, TaskParent};
 use crate::storage::sizing::{MAX_GROUP, Sizing};
-use crate::storage::store::{self, GROUP_SHIFT, Store, slots_far};
+use crate::storage::store::{self, GROUP_SHIFT, Store, prefetch_pays};
 use crate::storage::{Storage, sealed::Sealed};
 use crate::unwind;
 use crate::wake::hub::Hub;
@@ -226,13 +226,13 @@ impl<T> Slots<T> for Groups<T> {
     const MAY_WAIT_UNBOUND: bool = false;
 
     #[inline(always)]
-    fn held(&self) -> usize {
+    fn count(&self) -> usize {
         self.len
     }
 
     #[inline(always)]
-    fn far(&self) -> bool {
-        slots_far::<T>(self.capacity)
+    fn prefetches(&self) -> bool {
+        prefetch_pays::<T>(self.capacity)
     }
 
     #[inline(always)]
@@ -242,8 +242,10 @@ impl<T> Slots<T> for Groups<T> {
     }
 
     #[inline(always)]
-    fn is_idle(&self) -> bool {
-        self.hub.as_ref().is_some_and(|OwnerHub(hub)| hub.is_idle())
+    fn nothing_woken(&self) -> bool {
+        self.hub
+            .as_ref()
+            .is_some_and(|OwnerHub(hub)| hub.nothing_woken())
     }
 
     #[inline(always)]

@@ -9,7 +9,7 @@ use core::ptr::{self, NonNull};
 use core::task::{Context, Poll, Waker};
 
 use crate::key::Key;
-use crate::poll::queue::{IDLE, Mark, Marks, Queue};
+use crate::poll::queue::{Mark, Marks, Queue, UNLINKED};
 use crate::poll::round::{self, Budget, Rounds, Slots};
 use crate::poll::step::Step;
 use crate::sync::Ordering;
@@ -68,10 +68,10 @@ impl<T> JoinArena<T> {
         let mut cells = Vec::with_capacity(iter.size_hint().0);
         cells.extend(iter);
         assert!(
-            cells.len() < IDLE as usize,
+            cells.len() < UNLINKED as usize,
             "too many values for a join arena: {} (at most {})",
             cells.len(),
-            IDLE - 1
+            UNLINKED - 1
         );
         Self { cells, armed: None }
     }
@@ -542,12 +542,12 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
     const MAY_WAIT_UNBOUND: bool = true;
 
     #[inline(always)]
-    fn held(&self) -> usize {
+    fn count(&self) -> usize {
         self.cells.len()
     }
 
     #[inline(always)]
-    fn far(&self) -> bool {
+    fn prefetches(&self) -> bool {
         false
     }
 
@@ -555,8 +555,8 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
     fn prefetch(&self, _id: u32) {}
 
     #[inline(always)]
-    fn is_idle(&self) -> bool {
-        self.table.is_idle()
+    fn nothing_woken(&self) -> bool {
+        self.table.nothing_woken()
     }
 
     #[inline(always)]

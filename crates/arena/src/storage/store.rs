@@ -43,7 +43,7 @@ const FAR_SLOTS_BYTES: usize = 256 * 1024;
 /// Whether an arena (or growable arena) of `capacity` slots of `T` is past
 /// [`FAR_SLOTS_BYTES`].
 #[inline]
-pub(crate) fn slots_far<T>(capacity: usize) -> bool {
+pub(crate) fn prefetch_pays<T>(capacity: usize) -> bool {
     capacity >= FAR_SLOTS_BYTES / size_of::<Slot<T>>().max(1)
 }
 pub(crate) struct Slot<T> {
@@ -245,7 +245,7 @@ pub struct Store<T> {
 
 /// How far a slot id in a growable arena's queues shifts its group's number: a group holds at
 /// most `1 << GROUP_SHIFT` slots (see [`MAX_GROUP`](crate::storage::sizing::MAX_GROUP)), and 63 groups
-/// leave the ids below [`IDLE`](crate::poll::queue::IDLE).
+/// leave the ids below [`UNLINKED`](crate::poll::queue::UNLINKED).
 pub(crate) const GROUP_SHIFT: u32 = 26;
 
 // SAFETY: the `UnsafeCell` around each value only keeps the owner's shared borrows of the
@@ -864,12 +864,12 @@ impl<T> Slots<T> for Store<T> {
     const MAY_WAIT_UNBOUND: bool = false;
 
     #[inline(always)]
-    fn held(&self) -> usize {
+    fn count(&self) -> usize {
         self.len
     }
 
     #[inline(always)]
-    fn far(&self) -> bool {
+    fn prefetches(&self) -> bool {
         // A bounded arena does not prefetch: telling a large one from a small one on each call
         // costs every output more than the prefetch saves. Guarded by `ready_512k`.
         false
@@ -881,8 +881,8 @@ impl<T> Slots<T> for Store<T> {
     }
 
     #[inline(always)]
-    fn is_idle(&self) -> bool {
-        self.table.is_idle()
+    fn nothing_woken(&self) -> bool {
+        self.table.nothing_woken()
     }
 
     #[inline(always)]

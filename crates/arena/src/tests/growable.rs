@@ -154,7 +154,7 @@ impl Future for Parked {
 
 #[test]
 fn a_growable_arena_past_the_prefetch_size_gives_every_woken_value_once() {
-    // Large enough that its rounds prefetch the next queued slot (`arena::slots_far`).
+    // Large enough that its rounds prefetch the next queued slot (`arena::prefetch_pays`).
     const VALUES: usize = 100;
     let wakers = Arc::new(std::sync::Mutex::new(alloc::vec![None; VALUES]));
     let mut arena = GrowableArena::new();
@@ -166,7 +166,9 @@ fn a_growable_arena_past_the_prefetch_size_gives_every_woken_value_once() {
             polled: false,
         });
     }
-    assert!(crate::storage::store::slots_far::<Parked>(arena.capacity()));
+    assert!(crate::storage::store::prefetch_pays::<Parked>(
+        arena.capacity()
+    ));
     let (task, woken) = counting_waker();
     assert!(next_growable(&mut arena, &task).is_pending());
     // Wake them scattered across the groups, a few at a time, taking what is ready between.

@@ -67,7 +67,7 @@ impl Hub {
     /// Whether the owner is busy (from an earlier call) and no group was woken since: the word
     /// holds `BUSY` and nothing else.
     #[inline]
-    pub(crate) fn is_idle(&self) -> bool {
+    pub(crate) fn nothing_woken(&self) -> bool {
         self.inner.ready.load(Ordering::Relaxed) == BUSY
     }
 

@@ -323,7 +323,7 @@ impl WakeTable {
     /// Whether the owner is busy (from an earlier call) and nothing was woken since: the top
     /// word holds `BUSY` and nothing else.
     #[inline(always)]
-    pub(crate) fn is_idle(&self) -> bool {
+    pub(crate) fn nothing_woken(&self) -> bool {
         self.top_word().load(Ordering::Relaxed) == ready_set::BUSY
     }
 

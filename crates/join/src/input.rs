@@ -11,8 +11,8 @@ use pin_project::pin_project;
 /// output kept in the same slot (`Done`), so finished outputs need no storage of their own;
 /// an error is kept the same way (`Failed`) until the join returns it. When every slot is
 /// `Done`, the outputs are moved out in input order and the slots left `Taken`.
-#[pin_project(project = SlotProj, project_replace = SlotOwn)]
-pub(crate) enum Slot<F, T, E> {
+#[pin_project(project = InputProj, project_replace = InputOwn)]
+pub(crate) enum Input<F, T, E> {
     /// The future, still running.
     Running(#[pin] F),
     /// Its output, kept until every future has finished.
@@ -23,14 +23,14 @@ pub(crate) enum Slot<F, T, E> {
     Taken,
 }
 
-impl<F, T, E> Slot<F, T, E> {
+impl<F, T, E> Input<F, T, E> {
     /// The future, if it is still running. Takes the slot pinned and mutable, not shared: a
     /// shared reference covering a pending future that borrows itself would take that
     /// borrow's permission away.
     #[inline]
     pub(crate) fn running(self: Pin<&mut Self>) -> Option<Pin<&mut F>> {
         match self.project() {
-            SlotProj::Running(fut) => Some(fut),
+            InputProj::Running(fut) => Some(fut),
             _ => None,
         }
     }
@@ -44,47 +44,47 @@ impl<F, T, E> Slot<F, T, E> {
     /// written even if that drop panics.
     #[inline]
     pub(crate) fn finish(self: Pin<&mut Self>, out: T) {
-        self.project_replace(Slot::Done(out));
+        self.project_replace(Input::Done(out));
     }
 
     /// Drops the failed future in place and keeps its error in the slot: the error is written
     /// even if that drop panics.
     pub(crate) fn fail(self: Pin<&mut Self>, err: E) {
-        self.project_replace(Slot::Failed(err));
+        self.project_replace(Input::Failed(err));
     }
 
     /// Drops the future or the output in place now, leaving the slot `Taken` (even if that
     /// drop panics).
     pub(crate) fn clear(self: Pin<&mut Self>) {
-        self.project_replace(Slot::Taken);
+        self.project_replace(Input::Taken);
     }
 
     /// As [`clear`](Self::clear), but keeps an error.
     pub(crate) fn clear_unless_failed(mut self: Pin<&mut Self>) {
-        if !matches!(self.as_mut().project(), SlotProj::Failed(_)) {
+        if !matches!(self.as_mut().project(), InputProj::Failed(_)) {
             self.clear();
         }
     }
 
     /// Moves the output out, leaving the slot `Taken`; `None` if the slot holds no output.
     pub(crate) fn take_output(mut self: Pin<&mut Self>) -> Option<T> {
-        if !matches!(self.as_mut().project(), SlotProj::Done(_)) {
+        if !matches!(self.as_mut().project(), InputProj::Done(_)) {
             return None;
         }
-        match self.project_replace(Slot::Taken) {
-            SlotOwn::Done(out) => Some(out),
-            SlotOwn::Running(_) | SlotOwn::Failed(_) | SlotOwn::Taken => None,
+        match self.project_replace(Input::Taken) {
+            InputOwn::Done(out) => Some(out),
+            InputOwn::Running(_) | InputOwn::Failed(_) | InputOwn::Taken => None,
         }
     }
 
     /// Moves the error out, leaving the slot `Taken`; `None` if the slot holds no error.
     pub(crate) fn take_error(mut self: Pin<&mut Self>) -> Option<E> {
-        if !matches!(self.as_mut().project(), SlotProj::Failed(_)) {
+        if !matches!(self.as_mut().project(), InputProj::Failed(_)) {
             return None;
         }
-        match self.project_replace(Slot::Taken) {
-            SlotOwn::Failed(err) => Some(err),
-            SlotOwn::Running(_) | SlotOwn::Done(_) | SlotOwn::Taken => None,
+        match self.project_replace(Input::Taken) {
+            InputOwn::Failed(err) => Some(err),
+            InputOwn::Running(_) | InputOwn::Done(_) | InputOwn::Taken => None,
         }
     }
 }
