@@ -10,8 +10,8 @@ use core::task::Waker;
 use crate::block::Block;
 use crate::free_list::{self, Chain, FreeList, NIL, Padded};
 use crate::stocks::{self, CLOSED, DRAINED, MAX_BATCH, STOCKS, Stock, WAITING, barrier};
-use crate::sync::{AtomicU32, AtomicUsize, Mutex, MutexGuard, Ordering};
-use crate::waiters::Waiters;
+use crate::sync::{AtomicU32, AtomicUsize, MutexGuard, Ordering};
+use crate::waiters::{WaitQueue, Waiters};
 
 /// A pointer to a pool's shared state that counts nothing by itself: it is held by a
 /// [`BufferPool`](crate::BufferPool), a [`Buf`](crate::Buf) or a [`Packet`](crate::Packet), each of which holds one of the
@@ -60,7 +60,8 @@ pub(crate) struct Inner {
     free: Padded<FreeList>,
     /// The threads' stocks (see `stocks`).
     stocks: [Padded<Stock>; STOCKS],
-    waiters: Mutex<Waiters>,
+    /// The tasks waiting for a buffer.
+    queue: WaitQueue,
     /// The counts that keep this state alive: one for the handles together (while one
     /// lives), and one per buffer outside `free` (a `Buf`'s or its packets', a stock's, or on
     /// its way between lists or to a waiter). It changes once per batch that moves between
@@ -100,7 +101,7 @@ impl InnerRef {
             high: 2 * batch,
             free,
             stocks: core::array::from_fn(|_| Padded(Stock::new())),
-            waiters: Mutex::new(Waiters::new()),
+            queue: WaitQueue::new(),
             refs: Padded(AtomicUsize::new(1)),
             handles: AtomicUsize::new(1),
         });
@@ -143,11 +144,9 @@ pub(crate) enum Released {
 }
 
 impl Inner {
-    /// The waiter lock. No user code runs with it held (wakers are cloned before it is taken,
-    /// dropped and woken after it is released), so no panic can leave the list half-changed,
-    /// and a poisoned lock is used as is.
+    /// The wait queue, locked (see [`WaitQueue::lock`]).
     pub(crate) fn lock(&self) -> MutexGuard<'_, Waiters> {
-        crate::sync::lock(&self.waiters)
+        self.queue.lock()
     }
 
     /// How many buffers are free: in the shared list and in the stocks (a snapshot).
@@ -449,7 +448,7 @@ impl Inner {
             let Some(chain) = next else { break };
             let (index, rest) = chain.split_first(metas);
             next = rest;
-            match waiters.hand_off(index) {
+            match waiters.serve_oldest(index) {
                 Ok(waker) => *wake = waker,
                 Err(_) => {
                     inner.clear_waiters_if_none(&waiters);
@@ -476,7 +475,7 @@ impl Inner {
     /// With the lock held: hands buffer `index` to the first waiter, or, if none is left,
     /// clears the waiters flags and pushes it to the shared list.
     pub(crate) fn release_locked(&self, waiters: &mut Waiters, index: u32) -> Released {
-        match waiters.hand_off(index) {
+        match waiters.serve_oldest(index) {
             Ok(waker) => {
                 self.clear_waiters_if_none(waiters);
                 Released::Handed(waker)
