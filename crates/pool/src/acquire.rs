@@ -114,7 +114,7 @@ impl Future for Acquire<'_> {
             // Copied out first, so that the `Buf` is built from a register, not from the
             // future after the write of its stage.
             let inner = this.inner;
-            if let Some(index) = inner.pop_stock() {
+            if let Some(index) = inner.free.take(inner.block.metas()) {
                 this.stage = Stage::Done;
                 return Poll::Ready(Buf::new(inner, index));
             }
@@ -139,7 +139,7 @@ impl Acquire<'_> {
                 // drop may release a buffer of this pool, which takes the lock).
                 let waker = cx.waker().clone();
                 let mut waiters = inner.lock();
-                if let Some(index) = inner.pop_or_flag_waiters(&waiters) {
+                if let Some(index) = inner.take_or_wait(&waiters) {
                     drop(waiters);
                     // Owned by a `Buf` before the clone's drop (user code) runs: if that
                     // panics, unwinding drops the `Buf`, which gives the buffer back.

@@ -284,6 +284,7 @@ mod buf;
 #[cfg(feature = "bytes")]
 mod buf_mut;
 mod framer;
+mod free_buffers;
 mod free_list;
 mod packet;
 mod pool;
