@@ -229,7 +229,7 @@ impl Acquire<'_> {
             // Handed a buffer it never took: it goes to the next waiter, or back.
             Some(inner.release_locked(&mut waiters, handed))
         } else {
-            inner.clear_waiters_if_none(&waiters);
+            inner.stop_waiting_if_queue_empty(&waiters);
             None
         };
         drop(waiters);

@@ -184,7 +184,7 @@ impl FreeBuffers {
 
     /// With the wait queue's lock held, for a task about to wait: takes a buffer from the
     /// shared list, or, if there is none, sets the waiting flags (the shared list's
-    /// [`WAITERS`](crate::free_list::WAITERS), and [`WAITING`] with [`DRAINED`]), so
+    /// [`TO_WAITERS`](crate::free_list::TO_WAITERS), and [`WAITING`] with [`DRAINED`]), so
     /// that the next give returns [`Given::Waiting`]. If no flag was set, it then sweeps every
     /// stock (a flag already set means they are empty, and have been since the sweep that set
     /// it): it takes one buffer for the caller, puts the rest in the shared list and clears the
@@ -196,7 +196,7 @@ impl FreeBuffers {
     /// found empty, so that a pool going in and out of exhaustion pays the sweep's barrier
     /// once, not at every wait.
     pub(crate) fn take_or_wait(&self, metas: Metas<'_>) -> Option<Taken> {
-        if let Some(index) = self.shared.pop_or_flag_waiters(metas) {
+        if let Some(index) = self.shared.pop_or_set_to_waiters(metas) {
             return Some(Taken::Shared(index));
         }
         self.last_empty
@@ -220,8 +220,8 @@ impl FreeBuffers {
     /// set, so that takes and gives use the lists again.
     pub(crate) fn stop_waiting(&self) {
         // The flags are set and cleared together, under the lock.
-        if self.shared.flagged() {
-            self.shared.clear_waiters();
+        if self.shared.is_to_waiters() {
+            self.shared.clear_to_waiters();
             // Release pairs with the owners' Acquire in `Stock::enter`: the sweep's changes
             // to their stocks happen before they use them again (once `DRAINED` is cleared
             // too, see `end_drain_if_due`).

@@ -214,14 +214,14 @@ impl Inner {
             return None;
         }
         let found = inner.take_or_wait(&waiters);
-        inner.clear_waiters_if_none(&waiters);
+        inner.stop_waiting_if_queue_empty(&waiters);
         found
     }
 
     /// With the lock held (`_locked`), for a task about to wait: a free buffer, holding its
     /// count, from the shared list or the stocks; or `None`, and the waiting flags are set
     /// for the caller to queue, or to clear with
-    /// [`clear_waiters_if_none`](Inner::clear_waiters_if_none) (see
+    /// [`stop_waiting_if_queue_empty`](Inner::stop_waiting_if_queue_empty) (see
     /// [`FreeBuffers::take_or_wait`]).
     pub(crate) fn take_or_wait(&self, _locked: &Waiters) -> Option<u32> {
         match self.free.take_or_wait(self.block.metas())? {
@@ -284,7 +284,7 @@ impl Inner {
             match waiters.serve_oldest(index) {
                 Ok(waker) => *wake = waker,
                 Err(_) => {
-                    inner.clear_waiters_if_none(&waiters);
+                    inner.stop_waiting_if_queue_empty(&waiters);
                     // `chain` still starts at `index`: the buffers nobody waits for.
                     inner.free.give_unwaited(metas, chain);
                     freed = chain.len as usize;
@@ -294,7 +294,7 @@ impl Inner {
             }
         }
         debug_assert!(next.is_none(), "a chain is at most MAX_BATCH + 1 buffers");
-        inner.clear_waiters_if_none(&waiters);
+        inner.stop_waiting_if_queue_empty(&waiters);
         drop(waiters);
         // Before the wakes (user code that may panic); the state is not touched after it.
         if freed != 0 {
@@ -308,11 +308,11 @@ impl Inner {
     pub(crate) fn release_locked(&self, waiters: &mut Waiters, index: u32) -> Released {
         match waiters.serve_oldest(index) {
             Ok(waker) => {
-                self.clear_waiters_if_none(waiters);
+                self.stop_waiting_if_queue_empty(waiters);
                 Released::Handed(waker)
             }
             Err(index) => {
-                self.clear_waiters_if_none(waiters);
+                self.stop_waiting_if_queue_empty(waiters);
                 self.free
                     .give_unwaited(self.block.metas(), Chain::single(index));
                 Released::Freed
@@ -321,7 +321,7 @@ impl Inner {
     }
 
     /// With the lock held: clears the waiting flags once the queue is empty.
-    pub(crate) fn clear_waiters_if_none(&self, waiters: &Waiters) {
+    pub(crate) fn stop_waiting_if_queue_empty(&self, waiters: &Waiters) {
         if waiters.is_empty() {
             self.free.stop_waiting();
         }

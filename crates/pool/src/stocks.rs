@@ -42,7 +42,9 @@ pub(crate) const STOCKS: usize = 2;
 pub(crate) const MAX_BATCH: u32 = 16;
 
 /// A pool's flag: tasks wait (or a sweep is under way). Stocks are empty and untouched by
-/// their owners while it is set.
+/// their owners while it is set. Set and cleared with the shared list's
+/// [`TO_WAITERS`](crate::free_list::TO_WAITERS) bit, which sends what is given back to the
+/// waiters.
 pub(crate) const WAITING: u32 = 1;
 /// A pool's flag: the stocks were swept and are unused (their owners take from and give to
 /// the shared list) while the pool is short of buffers, so that waiting again pays no
