@@ -114,7 +114,7 @@ impl Future for Acquire<'_> {
             // Copied out first, so that the `Buf` is built from a register, not from the
             // future after the write of its stage.
             let inner = this.inner;
-            if let Some(index) = inner.free.take(inner.block.metas()) {
+            if let Some(index) = inner.free.take(&inner.block) {
                 this.stage = Stage::Done;
                 return Poll::Ready(Buf::new(inner, index));
             }

@@ -8,9 +8,9 @@
 //! It counts nothing: a buffer outside the shared list holds a count of the pool's state, and
 //! each method says which buffers left or entered the shared list, for the caller (see
 //! `shared`) to count. Nor does it know the waiters: a buffer given while tasks wait comes
-//! back as [`Given::Waiting`], for the caller to hand over under the wait queue's lock.
+//! back as [`Unstocked::Waiting`], for the caller to hand over under the wait queue's lock.
 
-use crate::block::Metas;
+use crate::block::{Block, Metas};
 use crate::free_list::{CHANGES_MASK, Chain, FreeList, Padded, changes};
 use crate::stocks::{self, CLOSED, DRAINED, STOCKS, Stock, WAITING, barrier};
 use crate::sync::{AtomicU32, Ordering};
@@ -54,6 +54,15 @@ pub(crate) enum Given<'a> {
     /// In the calling thread's stock, which the caller is still inside (see
     /// [`InStock::leave`]): the buffer's count is the stock's.
     Stocked(InStock<'a>),
+    /// Anywhere else: see [`Unstocked`].
+    Unstocked(Unstocked),
+}
+
+/// Where a give put buffers that did not stay in the caller's stock. A type of its own, apart
+/// from [`Given`], so that the slow gives return no stock and the fast one writes nothing to
+/// memory for its answer.
+#[must_use]
+pub(crate) enum Unstocked {
     /// This many buffers are free, in the shared list or in a closed pool (whose memory goes
     /// with its last count): the caller gives up their counts.
     Free(usize),
@@ -94,7 +103,8 @@ impl FreeBuffers {
     }
 
     /// How many buffers are free: in the shared list and in the stocks (a snapshot).
-    pub(crate) fn available(&self, metas: Metas<'_>) -> usize {
+    pub(crate) fn available(&self, block: &Block) -> usize {
+        let metas = block.metas();
         let stocked: usize = self.stocked().map(|len| len as usize).sum();
         self.shared.len(metas) + stocked
     }
@@ -136,23 +146,24 @@ impl FreeBuffers {
 
     /// The last handle's drop: sets [`CLOSED`] and takes every stock's buffers, so that no
     /// buffer stays where no acquire will come; a give from now on leaves its buffer nowhere
-    /// ([`Given::Free`]). Returns how many it took (their counts are the caller's to give up).
-    pub(crate) fn close(&self, metas: Metas<'_>) -> usize {
+    /// ([`Unstocked::Free`]). Returns how many it took (their counts are the caller's to give up).
+    pub(crate) fn close(&self, block: &Block) -> usize {
         // No handle is left, so no task waits and nobody holds the lock to change the flags.
         self.flags.fetch_or(CLOSED, Ordering::Relaxed);
         barrier::heavy();
-        self.sweep(metas).map_or(0, |chain| chain.len as usize)
+        self.sweep(block.metas())
+            .map_or(0, |chain| chain.len as usize)
     }
 
     /// A buffer from the calling thread's stock, if it owns one: counted already. `None` if
     /// the stock is empty, or a flag is set.
     #[inline]
-    pub(crate) fn take(&self, metas: Metas<'_>) -> Option<u32> {
+    pub(crate) fn take(&self, block: &Block) -> Option<u32> {
         let stock = self.stock()?;
         if !stock.enter(&self.flags) {
             return None;
         }
-        let popped = stock.pop(metas);
+        let popped = stock.pop(block.metas());
         stock.leave();
         popped
     }
@@ -161,20 +172,20 @@ impl FreeBuffers {
     /// thread owns a stock and no flag is set, else one. The caller counts them, then puts all
     /// but one in its stock with [`stock_rest`](Self::stock_rest). `None` if the shared list is
     /// empty, or tasks wait.
-    pub(crate) fn take_batch(&self, metas: Metas<'_>) -> Option<Chain> {
+    pub(crate) fn take_batch(&self, block: &Block) -> Option<Chain> {
         // A batch only for a stock in use (a hint: if a flag is set before the batch is in the
         // stock, `stock_rest` refuses it).
         let stocking = self.stock().is_some() && self.flags.load(Ordering::Relaxed) == 0;
         let max = if stocking { self.batch } else { 1 };
-        self.shared.pop_chain(metas, max)
+        self.shared.pop_chain(block.metas(), max)
     }
 
     /// Puts the rest of a batch (counted) in the calling thread's stock. `Err(rest)` if a flag
     /// was set meanwhile: the caller gives the buffers to the tasks that wait, or back.
-    pub(crate) fn stock_rest(&self, metas: Metas<'_>, rest: Chain) -> Result<(), Chain> {
+    pub(crate) fn stock_rest(&self, block: &Block, rest: Chain) -> Result<(), Chain> {
         match self.stock() {
             Some(stock) if stock.enter(&self.flags) => {
-                stock.put(metas, rest);
+                stock.put(block.metas(), rest);
                 stock.leave();
                 Ok(())
             }
@@ -185,7 +196,7 @@ impl FreeBuffers {
     /// With the wait queue's lock held, for a task about to wait: takes a buffer from the
     /// shared list, or, if there is none, sets the waiting flags (the shared list's
     /// [`TO_WAITERS`](crate::free_list::TO_WAITERS), and [`WAITING`] with [`DRAINED`]), so
-    /// that the next give returns [`Given::Waiting`]. If no flag was set, it then sweeps every
+    /// that the next give returns [`Unstocked::Waiting`]. If no flag was set, it then sweeps every
     /// stock (a flag already set means they are empty, and have been since the sweep that set
     /// it): it takes one buffer for the caller, puts the rest in the shared list and clears the
     /// waiting flags again ([`stop_waiting`](Self::stop_waiting)). `None`: every list was
@@ -195,7 +206,8 @@ impl FreeBuffers {
     /// until the shared list has gone [`drain_span`](Self::drain_span) changes without being
     /// found empty, so that a pool going in and out of exhaustion pays the sweep's barrier
     /// once, not at every wait.
-    pub(crate) fn take_or_wait(&self, metas: Metas<'_>) -> Option<Taken> {
+    pub(crate) fn take_or_wait(&self, block: &Block) -> Option<Taken> {
+        let metas = block.metas();
         if let Some(index) = self.shared.pop_or_set_to_waiters(metas) {
             return Some(Taken::Shared(index));
         }
@@ -210,7 +222,7 @@ impl FreeBuffers {
         // Nobody waits (no flag was set), so the rest goes to the shared list.
         self.stop_waiting();
         let returned = rest.map_or(0, |rest| {
-            self.give_unwaited(metas, rest);
+            self.give_unwaited(block, rest);
             rest.len
         });
         Some(Taken::Swept { index, returned })
@@ -233,25 +245,27 @@ impl FreeBuffers {
     /// the stock holds two batches, with a batch from there to the shared list), or to the
     /// shared list. See [`Given`] for what the caller does next.
     #[inline]
-    pub(crate) fn give(&self, metas: Metas<'_>, index: u32) -> Given<'_> {
-        match self.stock() {
+    pub(crate) fn give(&self, block: &Block, index: u32) -> Given<'_> {
+        // The block's metas are read once the stock is entered, not before the thread-local
+        // read of `stock`, which would keep them in registers saved across that call.
+        let unstocked = match self.stock() {
             Some(stock) if stock.enter(&self.flags) => {
-                if stock.push(metas, index, self.high) {
-                    Given::Stocked(InStock(stock))
-                } else {
-                    self.give_spilling(stock, metas, index)
+                if stock.push(block.metas(), index, self.high) {
+                    return Given::Stocked(InStock(stock));
                 }
+                self.give_spilling(stock, block.metas(), index)
             }
-            Some(_) => self.give_flagged(metas, index),
-            None => self.give_unstocked(metas, index),
-        }
+            Some(_) => self.give_flagged(block.metas(), index),
+            None => self.give_unstocked(block.metas(), index),
+        };
+        Given::Unstocked(unstocked)
     }
 
     /// A give by a stock's owner whose stock is full (between `enter` and `leave`): the
     /// buffer and a batch from the stock go to the shared list.
     #[cold]
     #[inline(never)]
-    fn give_spilling(&self, stock: &Stock, metas: Metas<'_>, index: u32) -> Given<'_> {
+    fn give_spilling(&self, stock: &Stock, metas: Metas<'_>, index: u32) -> Unstocked {
         let batch = stock.take(metas, self.batch);
         stock.leave();
         let chain = match batch {
@@ -264,42 +278,42 @@ impl FreeBuffers {
     /// A give by a stock's owner that found a flag set.
     #[cold]
     #[inline(never)]
-    fn give_flagged(&self, metas: Metas<'_>, index: u32) -> Given<'_> {
+    fn give_flagged(&self, metas: Metas<'_>, index: u32) -> Unstocked {
         // Relaxed: `CLOSED` is set for good, `WAITING` is read again under the lock (and a
         // push to the shared list is refused while tasks wait).
         let flags = self.flags.load(Ordering::Relaxed);
         if flags & CLOSED != 0 {
-            return Given::Free(1);
+            return Unstocked::Free(1);
         }
         if flags & WAITING == 0 {
             return self.give_chain(metas, Chain::single(index));
         }
-        Given::Waiting(Chain::single(index))
+        Unstocked::Waiting(Chain::single(index))
     }
 
     /// A give by a thread without a stock.
     #[cold]
     #[inline(never)]
-    fn give_unstocked(&self, metas: Metas<'_>, index: u32) -> Given<'_> {
+    fn give_unstocked(&self, metas: Metas<'_>, index: u32) -> Unstocked {
         self.give_chain(metas, Chain::single(index))
     }
 
     /// Gives the buffers of `chain` (each holding its count) to the shared list, or, if tasks
     /// wait, back to the caller to hand to them.
-    pub(crate) fn give_chain(&self, metas: Metas<'_>, chain: Chain) -> Given<'_> {
+    fn give_chain(&self, metas: Metas<'_>, chain: Chain) -> Unstocked {
         match self.shared.push_chain(metas, chain) {
             Ok(state) => {
                 self.end_drain_if_due(state);
-                Given::Free(chain.len as usize)
+                Unstocked::Free(chain.len as usize)
             }
-            Err(chain) => Given::Waiting(chain),
+            Err(chain) => Unstocked::Waiting(chain),
         }
     }
 
     /// With the wait queue's lock held and the waiting flags clear (nobody waits): gives the
     /// buffers of `chain` to the shared list; the caller gives up their counts.
-    pub(crate) fn give_unwaited(&self, metas: Metas<'_>, chain: Chain) {
-        if self.shared.push_chain(metas, chain).is_err() {
+    pub(crate) fn give_unwaited(&self, block: &Block, chain: Chain) {
+        if self.shared.push_chain(block.metas(), chain).is_err() {
             unreachable!("nobody waits and the flag is only set under the lock");
         }
     }

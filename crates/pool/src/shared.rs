@@ -9,7 +9,7 @@ use core::ptr::NonNull;
 use core::task::Waker;
 
 use crate::block::Block;
-use crate::free_buffers::{FreeBuffers, Given, Taken};
+use crate::free_buffers::{FreeBuffers, Given, Taken, Unstocked};
 use crate::free_list::{Chain, NIL, Padded};
 use crate::stocks::MAX_BATCH;
 use crate::sync::{AtomicUsize, MutexGuard, Ordering};
@@ -105,7 +105,7 @@ impl InnerRef {
         handles.load(Ordering::Acquire);
         // No acquire can come now: the buffers in the stocks give their counts up, and so
         // does every buffer released into one from now on (see `FreeBuffers::give`).
-        let stocked = self.free.close(self.block.metas());
+        let stocked = self.free.close(&self.block);
         Inner::unref(self, stocked + 1);
     }
 }
@@ -128,7 +128,7 @@ impl Inner {
 
     /// How many buffers are free: in the shared list and in the stocks (a snapshot).
     pub(crate) fn available(&self) -> usize {
-        self.free.available(self.block.metas())
+        self.free.available(&self.block)
     }
 
     /// Counts `n` buffers that left the shared list. Only called with a count held (a handle
@@ -160,7 +160,7 @@ impl Inner {
     #[inline]
     pub(crate) fn try_take(this: InnerRef) -> Option<u32> {
         this.free
-            .take(this.block.metas())
+            .take(&this.block)
             .or_else(|| Inner::refill(this))
             .or_else(|| Inner::gather(this))
     }
@@ -173,13 +173,13 @@ impl Inner {
     pub(crate) fn refill(this: InnerRef) -> Option<u32> {
         let inner: &Inner = &this;
         let metas = inner.block.metas();
-        let chain = inner.free.take_batch(metas)?;
+        let chain = inner.free.take_batch(&inner.block)?;
         // Counted before any of them is in the stock, where a sweep may take it and give its
         // count up.
         inner.count_out(chain.len);
         let (index, rest) = chain.split_first(metas);
         if let Some(rest) = rest {
-            if let Err(rest) = inner.free.stock_rest(metas, rest) {
+            if let Err(rest) = inner.free.stock_rest(&inner.block, rest) {
                 Inner::give_back_rest(this, index, rest);
             }
         }
@@ -224,7 +224,7 @@ impl Inner {
     /// [`stop_waiting_if_queue_empty`](Inner::stop_waiting_if_queue_empty) (see
     /// [`FreeBuffers::take_or_wait`]).
     pub(crate) fn take_or_wait(&self, _locked: &Waiters) -> Option<u32> {
-        match self.free.take_or_wait(self.block.metas())? {
+        match self.free.take_or_wait(&self.block)? {
             Taken::Shared(index) => {
                 self.count_out(1);
                 Some(index)
@@ -246,9 +246,9 @@ impl Inner {
     #[inline]
     pub(crate) fn release(this: InnerRef, index: u32) {
         let inner: &Inner = &this;
-        match inner.free.give(inner.block.metas(), index) {
+        match inner.free.give(&inner.block, index) {
             Given::Stocked(stock) => stock.leave(),
-            given => Inner::released(this, given),
+            Given::Unstocked(unstocked) => Inner::released(this, unstocked),
         }
     }
 
@@ -256,11 +256,10 @@ impl Inner {
     /// free go, and buffers given while tasks wait go to them.
     #[cold]
     #[inline(never)]
-    fn released(this: InnerRef, given: Given<'_>) {
-        match given {
-            Given::Stocked(stock) => stock.leave(),
-            Given::Free(n) => Inner::unref(this, n),
-            Given::Waiting(chain) => Inner::release_chain(this, chain),
+    fn released(this: InnerRef, unstocked: Unstocked) {
+        match unstocked {
+            Unstocked::Free(n) => Inner::unref(this, n),
+            Unstocked::Waiting(chain) => Inner::release_chain(this, chain),
         }
     }
 
@@ -286,7 +285,7 @@ impl Inner {
                 Err(_) => {
                     inner.stop_waiting_if_queue_empty(&waiters);
                     // `chain` still starts at `index`: the buffers nobody waits for.
-                    inner.free.give_unwaited(metas, chain);
+                    inner.free.give_unwaited(&inner.block, chain);
                     freed = chain.len as usize;
                     next = None;
                     break;
@@ -313,8 +312,7 @@ impl Inner {
             }
             Err(index) => {
                 self.stop_waiting_if_queue_empty(waiters);
-                self.free
-                    .give_unwaited(self.block.metas(), Chain::single(index));
+                self.free.give_unwaited(&self.block, Chain::single(index));
                 Released::Freed
             }
         }
