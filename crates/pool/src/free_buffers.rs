@@ -23,8 +23,9 @@ pub(crate) struct FreeBuffers {
     /// by a give.
     flags: AtomicU32,
     /// The shared list's count of changes (see [`FreeList::changes`]) when it was last found
-    /// empty by a task about to wait: a [`DRAINED`] spell ends once the list's head has
-    /// changed [`drain_span`](Self::drain_span) times since.
+    /// empty under the wait queue's lock ([`take_or_wait`](Self::take_or_wait)): a
+    /// [`DRAINED`] spell ends once the list's head has changed
+    /// [`drain_span`](Self::drain_span) times since.
     last_empty: AtomicU32,
     /// How many changes of the shared list's head, with none finding it empty, end a
     /// [`DRAINED`] spell: four per buffer.
