@@ -4,27 +4,23 @@
 use core::fmt;
 use core::future::Future;
 use core::marker::{PhantomData, PhantomPinned};
-use core::mem::MaybeUninit;
 use core::pin::Pin;
-use core::ptr::NonNull;
 use core::task::{Context, Poll, Waker};
 
 use crate::buf::Buf;
-use crate::free_list::NIL;
 use crate::shared::{Inner, InnerRef, Released};
-use crate::sync::UnsafeCell;
-use crate::waiters::Node;
+use crate::waiters::{Place, Revisit};
 
 /// Where an [`Acquire`] stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
-    /// Not polled yet, or polled and not queued: its node is not written yet.
+    /// Not polled yet, or polled and not queued: its place is not written yet.
     Start,
-    /// Queued: its node is in the waiter list, or was handed a buffer.
+    /// Queued: its place is in the wait queue, or was handed a buffer.
     Waiting,
-    /// Returned its buffer without queueing: its node was never written.
+    /// Returned its buffer without queueing: its place was never written.
     Done,
-    /// Returned the buffer it was handed: its node is written, out of the list.
+    /// Returned the buffer it was handed: its place is written, out of the queue.
     Served,
 }
 
@@ -71,22 +67,23 @@ enum Stage {
 /// assert!(second.as_mut().poll(&mut cx).is_ready());
 /// ```
 #[must_use = "futures do nothing unless you `.await` or poll them"]
-// `C`: the pool and the stage first, the node after them, so that a new future is two
+// `C`: the pool and the stage first, the place after them, so that a new future is two
 // fields written side by side, and a move of it (into an executor, or a `block_on`) reads
-// the node's bytes without waiting on any write of them.
+// the place's bytes without waiting on any write of them.
 #[repr(C)]
 pub struct Acquire<'a> {
     /// The pool's state, borrowed through a handle for `'a`.
     inner: InnerRef,
     stage: Stage,
-    /// Written when the future queues: a future served at once never touches it.
-    node: UnsafeCell<MaybeUninit<Node>>,
+    /// Its node in the wait queue, written when the future queues: a future served at once
+    /// never touches it.
+    place: Place,
     _pinned: PhantomPinned,
     _pool: PhantomData<&'a ()>,
 }
 
-// SAFETY: the node is only touched with the pool's lock held, from whichever thread; the rest
-// is a pointer to a `Sync` pool's state.
+// SAFETY: the place's node is only touched by the wait queue with its lock held, from whichever
+// thread; the rest is a pointer to a `Sync` pool's state.
 unsafe impl Send for Acquire<'_> {}
 // SAFETY: `&Acquire` gives access to nothing.
 unsafe impl Sync for Acquire<'_> {}
@@ -96,7 +93,7 @@ impl<'a> Acquire<'a> {
     pub(crate) fn new(inner: InnerRef) -> Self {
         Self {
             inner,
-            node: UnsafeCell::new(MaybeUninit::uninit()),
+            place: Place::new(),
             stage: Stage::Start,
             _pinned: PhantomPinned,
             _pool: PhantomData,
@@ -109,7 +106,7 @@ impl Future for Acquire<'_> {
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Buf> {
-        // SAFETY: nothing is moved out of the future; the node stays where it is.
+        // SAFETY: nothing is moved out of the future; the place stays where it is.
         let this = unsafe { self.get_unchecked_mut() };
         // The fast path: the thread's stock, or a batch from the shared list, before any
         // waiter machinery (whose first step sweeps the other stocks).
@@ -117,7 +114,7 @@ impl Future for Acquire<'_> {
             // Copied out first, so that the `Buf` is built from a register, not from the
             // future after the write of its stage.
             let inner = this.inner;
-            if let Some(index) = inner.pop_stock() {
+            if let Some(index) = inner.free.take(&inner.block) {
                 this.stage = Stage::Done;
                 return Poll::Ready(Buf::new(inner, index));
             }
@@ -142,7 +139,7 @@ impl Acquire<'_> {
                 // drop may release a buffer of this pool, which takes the lock).
                 let waker = cx.waker().clone();
                 let mut waiters = inner.lock();
-                if let Some(index) = inner.pop_or_flag_waiters(&waiters) {
+                if let Some(index) = inner.take_or_wait(&waiters) {
                     drop(waiters);
                     // Owned by a `Buf` before the clone's drop (user code) runs: if that
                     // panics, unwinding drops the `Buf`, which gives the buffer back.
@@ -151,22 +148,10 @@ impl Acquire<'_> {
                     this.stage = Stage::Done;
                     return Poll::Ready(buf);
                 }
-                this.node.with_mut(|slot| {
-                    let node = slot.cast::<Node>();
-                    // SAFETY: the future is pinned, so the node stays at this address until the
-                    // future's drop unlinks it; it is only touched under the lock, held here,
-                    // and written first (it was not, in `Start`).
-                    unsafe {
-                        node.write(Node {
-                            prev: None,
-                            next: None,
-                            waker: Some(waker),
-                            buffer: NIL,
-                            queued: false,
-                        });
-                        waiters.push_back(NonNull::new_unchecked(node));
-                    }
-                });
+                // SAFETY: the future is pinned, so its place stays at this address until the
+                // future's drop takes it out of the queue; it is not written yet (the stage is
+                // `Start`), and `waiters` is this pool's queue, locked.
+                unsafe { waiters.enqueue(&this.place, waker) };
                 this.stage = Stage::Waiting;
                 Poll::Pending
             }
@@ -175,24 +160,14 @@ impl Acquire<'_> {
                 let mut fresh: Option<Waker> = None;
                 loop {
                     let waiters = inner.lock();
-                    let (handed, replaced, up_to_date) = this.node.with_mut(|slot| {
-                        // SAFETY: the node was written when the future queued, and is only
-                        // touched under the lock, held here.
-                        let node = unsafe { &mut *slot.cast::<Node>() };
-                        if node.buffer != NIL {
-                            if fresh.is_some() {
-                                // The clone is dropped first, with the buffer still in the
-                                // node: if its drop panics, the buffer stays this waiter's.
-                                return (None, None, false);
-                            }
-                            return (Some(core::mem::replace(&mut node.buffer, NIL)), None, true);
-                        }
-                        if let Some(waker) = fresh.take() {
-                            return (None, node.waker.replace(waker), true);
-                        }
-                        let same = node.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker()));
-                        (None, None, same)
-                    });
+                    // SAFETY: the place was written into this pool's queue when the future
+                    // queued (the stage is `Waiting`), and has neither left it nor given out
+                    // a buffer (that makes the stage `Served`).
+                    let Revisit {
+                        handed,
+                        replaced,
+                        up_to_date,
+                    } = unsafe { waiters.revisit(&this.place, &mut fresh, cx.waker()) };
                     drop(waiters);
                     if let Some(index) = handed {
                         this.stage = Stage::Served;
@@ -233,12 +208,9 @@ impl Acquire<'_> {
     fn drop_node(&mut self) {
         match self.stage {
             Stage::Waiting => self.give_up_place(),
-            Stage::Served => self.node.with_mut(|slot| {
-                // SAFETY: the node was written when the future queued, and is out of the
-                // list (the hand-off unlinked it); it is dropped once, here. Its waker was
-                // taken by the hand-off, so this runs no user code.
-                unsafe { slot.cast::<Node>().drop_in_place() }
-            }),
+            // SAFETY: the place was written when the future queued and gave out the buffer it
+            // was handed (the stage is `Served`); it is dropped once, here.
+            Stage::Served => unsafe { self.place.drop_served() },
             Stage::Start | Stage::Done => {}
         }
     }
@@ -250,23 +222,14 @@ impl Acquire<'_> {
     fn give_up_place(&mut self) {
         let inner: &Inner = &self.inner;
         let mut waiters = inner.lock();
-        let (handed, waker) = self.node.with_mut(|slot| {
-            let node = slot.cast::<Node>();
-            // SAFETY: the node was written when the future queued, and is only touched under
-            // the lock, held here; no reference to it is alive while `unlink` takes its own.
-            if unsafe { (*node).queued } {
-                // SAFETY: the node is alive and in this pool's list, and the lock is held.
-                unsafe { waiters.unlink(NonNull::new_unchecked(node)) };
-            }
-            // SAFETY: as above; `unlink`'s reference is gone.
-            let n = unsafe { &mut *node };
-            (core::mem::replace(&mut n.buffer, NIL), n.waker.take())
-        });
-        let released = if handed != NIL {
+        // SAFETY: the place was written into this pool's queue when the future queued (the
+        // stage is `Waiting`), and leaves it once, here, in the future's drop.
+        let (handed, waker) = unsafe { waiters.leave(&self.place) };
+        let released = if let Some(handed) = handed {
             // Handed a buffer it never took: it goes to the next waiter, or back.
             Some(inner.release_locked(&mut waiters, handed))
         } else {
-            inner.clear_waiters_if_none(&waiters);
+            inner.stop_waiting_if_queue_empty(&waiters);
             None
         };
         drop(waiters);

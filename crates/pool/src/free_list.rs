@@ -1,9 +1,9 @@
 //! The pool's shared free list: a lock-free stack of free buffer indices in one atomic word,
-//! with a flag that sends everyone to the waiter queue while tasks wait. The threads' own
-//! stocks are in `stocks`.
+//! with a bit, [`TO_WAITERS`], that sends every buffer given back to the wait queue while
+//! tasks wait. The threads' own stocks are in `stocks`.
 //!
 //! The word holds the index of the first free buffer (or [`NIL`]) in its low 32 bits, a tag
-//! in the next 31 bits and [`WAITERS`] in the top bit. Each buffer's next link, and its
+//! in the next 31 bits and [`TO_WAITERS`] in the top bit. Each buffer's next link, and its
 //! depth (how many buffers the list holds from it on, so a list's length is its head's
 //! depth), live in its [`Meta`](crate::block::Meta). Every change of the head bumps the tag, so a pop that read a
 //! head and its link cannot succeed after that buffer was popped and pushed back meanwhile
@@ -16,12 +16,15 @@ use crate::sync::{AtomicU64, Ordering};
 /// The end of the free list.
 pub(crate) const NIL: u32 = u32::MAX;
 
-/// Set while tasks wait: the free list is then empty, releases go to the first waiter, and
-/// acquires queue behind the waiters. Only changed with the waiter lock held.
-pub(crate) const WAITERS: u64 = 1 << 63;
+/// The list word's top bit, set while tasks wait: the list is then empty, a pop finds
+/// nothing and a push is refused, so that a buffer given back goes to the first waiter and an
+/// acquire queues behind the waiters. Only changed with the wait queue's lock held. It is the
+/// list's own part of the waiting state; the pool's [`WAITING`](crate::stocks::WAITING) flag,
+/// set and cleared with it, keeps the threads out of their stocks.
+pub(crate) const TO_WAITERS: u64 = 1 << 63;
 
 const TAG_ONE: u64 = 1 << 32;
-const TAG_MASK: u64 = !WAITERS & !(u32::MAX as u64);
+const TAG_MASK: u64 = !TO_WAITERS & !(u32::MAX as u64);
 
 /// The bits of a tag: how many times the head has changed, wrapping.
 pub(crate) const CHANGES_MASK: u32 = (TAG_MASK >> 32) as u32;
@@ -131,7 +134,7 @@ impl FreeList {
         loop {
             let index = head(state);
             if index == NIL {
-                // Empty, and always so while `WAITERS` is set.
+                // Empty, and always so while `TO_WAITERS` is set.
                 return None;
             }
             let next = metas.get(index).next.load(Ordering::Relaxed);
@@ -181,14 +184,14 @@ impl FreeList {
     }
 
     /// Pushes a chain of buffers at once (one CAS of the head, after a walk that sets their
-    /// depths), unless the list is flagged ([`WAITERS`]): then `Err(chain)`, and the caller
+    /// depths), unless [`TO_WAITERS`] is set: then `Err(chain)`, and the caller
     /// hands them over.
     pub(crate) fn push_chain(&self, metas: Metas<'_>, chain: Chain) -> Result<u64, Chain> {
         // Acquire pairs with the Release of the push that put the head there, whose depth is
         // read.
         let mut state = self.state.load(Ordering::Acquire);
         loop {
-            if state & WAITERS != 0 {
+            if state & TO_WAITERS != 0 {
                 return Err(chain);
             }
             let mut depth = self.depth_below(metas, state) + chain.len;
@@ -227,15 +230,15 @@ impl FreeList {
         }
     }
 
-    /// With the waiter lock held: pops a free buffer, or, if there is none, sets [`WAITERS`]
-    /// (if it is not set already) and returns `None`.
-    pub(crate) fn pop_or_flag_waiters(&self, metas: Metas<'_>) -> Option<u32> {
+    /// With the wait queue's lock held: pops a free buffer, or, if there is none, sets
+    /// [`TO_WAITERS`] (if it is not set already) and returns `None`.
+    pub(crate) fn pop_or_set_to_waiters(&self, metas: Metas<'_>) -> Option<u32> {
         loop {
             if let Some(index) = self.pop(metas) {
                 return Some(index);
             }
             let state = self.state.load(Ordering::Relaxed);
-            if state & WAITERS != 0 {
+            if state & TO_WAITERS != 0 {
                 return None;
             }
             if head(state) != NIL {
@@ -245,7 +248,12 @@ impl FreeList {
             // publishes nothing; the buffer's hand-off goes through the lock.
             if self
                 .state
-                .compare_exchange(state, state | WAITERS, Ordering::Relaxed, Ordering::Relaxed)
+                .compare_exchange(
+                    state,
+                    state | TO_WAITERS,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
                 .is_ok()
             {
                 return None;
@@ -258,15 +266,15 @@ impl FreeList {
         changes(self.state.load(Ordering::Relaxed))
     }
 
-    /// Whether [`WAITERS`] is set.
-    pub(crate) fn flagged(&self) -> bool {
-        self.state.load(Ordering::Relaxed) & WAITERS != 0
+    /// Whether [`TO_WAITERS`] is set.
+    pub(crate) fn is_to_waiters(&self) -> bool {
+        self.state.load(Ordering::Relaxed) & TO_WAITERS != 0
     }
 
-    /// With the waiter lock held: clears [`WAITERS`], if set.
-    pub(crate) fn clear_waiters(&self) {
+    /// With the wait queue's lock held: clears [`TO_WAITERS`], if set.
+    pub(crate) fn clear_to_waiters(&self) {
         let state = self.state.load(Ordering::Relaxed);
-        if state & WAITERS != 0 {
+        if state & TO_WAITERS != 0 {
             // While the flag is set the list is empty and only lock holders change the word.
             // Relaxed: clearing publishes nothing (the list is empty).
             self.state.store(with_head(state, NIL), Ordering::Relaxed);
@@ -308,7 +316,11 @@ mod tests {
         let top = TAG_MASK | 5;
         let wrapped = with_head(top, 9);
         assert_eq!(head(wrapped), 9);
-        assert_eq!(wrapped & WAITERS, 0, "the tag never spills into the flag");
-        assert_eq!(with_head(WAITERS | 3, NIL) & WAITERS, 0);
+        assert_eq!(
+            wrapped & TO_WAITERS,
+            0,
+            "the tag never spills into the flag"
+        );
+        assert_eq!(with_head(TO_WAITERS | 3, NIL) & TO_WAITERS, 0);
     }
 }

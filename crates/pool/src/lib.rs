@@ -154,8 +154,10 @@
 //! **The free lists** are lock-free stacks of buffer indices, each in one `AtomicU64`: the
 //! first free buffer's index, a tag that changes with every change of the head (so a pop whose
 //! CAS would succeed after the head was popped and pushed back in between fails instead: the
-//! ABA problem), and a `WAITERS` flag. Each buffer's record holds its link and its depth (how
-//! many buffers its list holds from it on, so a list's length is its head's depth). A pop
+//! ABA problem), and a `TO_WAITERS` bit (set while tasks wait: the list is empty and refuses
+//! pushes, whose buffers go to the waiters instead). Each buffer's record holds its link and
+//! its depth (how many buffers its list holds from it on, so a list's length is its head's
+//! depth). A pop
 //! loads the word with `Acquire` and CASes the head to the head's link with `Acquire`; a push
 //! writes the buffer's link and depth, then CASes the head with `Release`. The push's
 //! `Release` pairs with the pop's `Acquire`: whatever the last owner did with the buffer
@@ -177,41 +179,48 @@
 //! at their high-water mark. [`BufferPool::available`] adds the lists' lengths.
 //!
 //! **Reaching another thread's stock.** Each stock has a `busy` flag, and the pool a word of
-//! flags (`WAITING`, `CLOSED`). An owner brackets each operation: it stores `busy`, passes a
-//! light barrier, loads the flags (`Acquire`), and uses its stock only if none is set; then it
-//! clears `busy` (`Release`). Whoever needs the buffers in other threads' stocks (a task about
-//! to wait, a [`try_acquire`](BufferPool::try_acquire) that found nothing else, the last
-//! handle's drop) sets a flag, passes a heavy barrier, and then, for each stock, waits while its
-//! owner is busy (`Acquire`; an operation is a few instructions and runs no user code) and takes
-//! what it holds. The two barriers order each side's store before its load, so either the owner
-//! sees the flag and leaves its stock alone, or the sweeper sees it busy and waits: no stock is
-//! used by two at once, and no buffer stays in one, out of a waiter's reach, whether its owner
-//! works, idles or has exited. On Linux the light barrier is a compiler fence, free, and the
-//! heavy one the `membarrier` system call (`MEMBARRIER_CMD_PRIVATE_EXPEDITED`), paid once per
-//! sweep: it runs a full barrier on every CPU running a thread of the process. Elsewhere (or if
-//! the kernel refuses it, in which case no thread owns a stock), both are `fence(SeqCst)`.
+//! flags (`WAITING`, `DRAINED`, `CLOSED`). An owner brackets each operation: it stores `busy`,
+//! passes a light barrier, loads the flags (`Acquire`), and uses its stock only if none is set;
+//! then it clears `busy` (`Release`). Whoever needs the buffers in other threads' stocks (a
+//! task about to wait, a [`try_acquire`](BufferPool::try_acquire) that found nothing else, the
+//! last handle's drop) sets a flag, passes a heavy barrier, and then, for each stock, waits
+//! while its owner is busy (`Acquire`; an operation is a few instructions and runs no user
+//! code) and takes what it holds. The two barriers order each side's store before its load, so
+//! either the owner sees the flag and leaves its stock alone, or the sweeper sees it busy and
+//! waits: no stock is used by two at once, and no buffer stays in one, out of a waiter's reach,
+//! whether its owner works, idles or has exited. On Linux the light barrier is a compiler
+//! fence, free, and the heavy one the `membarrier` system call
+//! (`MEMBARRIER_CMD_PRIVATE_EXPEDITED`), paid once per sweep: it runs a full barrier on every
+//! CPU running a thread of the process. Elsewhere (or if the kernel refuses it, in which case
+//! no thread owns a stock), both are `fence(SeqCst)`.
+//!
+//! The stocks, the shared list, the flags and the barriers are one structure with one way in
+//! and out: an acquire takes a buffer from it and a release gives one to it, and what it
+//! cannot take or keep (every list empty, tasks waiting) is the caller's to take to the
+//! waiters.
 //!
 //! **Waiters.** An [`Acquire`] that finds no free buffer takes the waiter lock, tries the
-//! shared list once more, and otherwise sets `WAITERS` on it (a CAS that fails if a buffer was
-//! pushed meanwhile: then it takes that buffer) and sets `WAITING` and `DRAINED`; if no flag was
-//! set before, it sweeps the stocks: if that finds buffers it takes one, puts the rest in the
-//! shared list and clears `WAITING`. Otherwise it links a node that lives inside the pinned
-//! future itself into a FIFO list. `DRAINED` stays set while the pool is short of buffers: the
-//! stocks stay empty, their owners take from and give to the shared list, and a task that
-//! waits again pays no barrier (the stocks have been empty since the sweep); a release clears
-//! it once the shared list's head has changed four times per buffer without the list being
-//! found empty. So a pool going in and out of exhaustion pays the heavy barrier once per spell,
-//! not per wait. While the flags are set the shared list and the stocks are empty, pops
-//! fail, and a release finds a flag (on its CAS of the shared list, or after its light barrier)
-//! and takes the lock instead: it unlinks the oldest node, stores the buffer's index in it, and
-//! wakes its task once the lock is released. So a buffer released on any thread reaches the
-//! oldest waiter. A batch on its way between two lists when the flags are set (taken by a
-//! refill or a return before, pushed after) finds the flag on its push and is handed over the
-//! same way, one buffer per waiter, under one hold of the lock (the rest to the shared list if
-//! the waiters run out). The lock orders the hand-off (the releaser's use of the buffer happens
-//! before the waiter's). The flags are set and cleared only with the lock held, together, and
-//! cleared when the list of waiters empties (`Release`, which the owners' `Acquire` load of the
-//! flags pairs with: the sweep's changes to their stocks happen before they use them again).
+//! shared list once more, and otherwise sets `TO_WAITERS` on it (a CAS that fails if a buffer
+//! was pushed meanwhile: then it takes that buffer) and sets `WAITING` and `DRAINED`; if no
+//! flag was set before, it sweeps the stocks: if that finds buffers it takes one, puts the rest
+//! in the shared list and clears `WAITING`. Otherwise it links a node that lives inside the
+//! pinned future itself into a FIFO list, the wait queue (the only code that reads or writes a
+//! node). `DRAINED` stays set while the pool is short of buffers: the stocks stay empty, their
+//! owners take from and give to the shared list, and a task that waits again pays no barrier
+//! (the stocks have been empty since the sweep); a release clears it once the shared list's
+//! head has changed four times per buffer without the list being found empty. So a pool going
+//! in and out of exhaustion pays the heavy barrier once per spell, not per wait. While the
+//! flags are set the shared list and the stocks are empty, pops fail, and a release finds a
+//! flag (on its CAS of the shared list, or after its light barrier) and takes the lock instead:
+//! it unlinks the oldest node, stores the buffer's index in it, and wakes its task once the
+//! lock is released. So a buffer released on any thread reaches the oldest waiter. A batch on
+//! its way between two lists when the flags are set (taken by a refill or a return before,
+//! pushed after) finds the flag on its push and is handed over the same way, one buffer per
+//! waiter, under one hold of the lock (the rest to the shared list if the waiters run out). The
+//! lock orders the hand-off (the releaser's use of the buffer happens before the waiter's). The
+//! flags are set and cleared only with the lock held, together, and cleared when the list of
+//! waiters empties (`Release`, which the owners' `Acquire` load of the flags pairs with: the
+//! sweep's changes to their stocks happen before they use them again).
 //!
 //! **Lifetime.** The shared state counts what keeps it alive: one count for the handles
 //! together, and one per buffer outside the shared list (held by a `Buf` or its packets, in a
@@ -298,6 +307,7 @@ mod buf;
 #[cfg(feature = "bytes")]
 mod buf_mut;
 mod framer;
+mod free_buffers;
 mod free_list;
 mod packet;
 mod pool;

@@ -1,6 +1,7 @@
 //! What the handles, buffers and packets of one pool share: the state behind a
-//! [`BufferPool`](crate::BufferPool), and how a buffer leaves and comes back (the stocks, the
-//! shared list, the waiters).
+//! [`BufferPool`](crate::BufferPool), and how a buffer leaves and comes back: through the free
+//! buffers' take and give (see `free_buffers`), and, while tasks wait, the wait queue (see
+//! `waiters`). This is where the two meet, and where the state's counts are kept.
 
 use alloc::boxed::Box;
 use core::ops::Deref;
@@ -8,10 +9,11 @@ use core::ptr::NonNull;
 use core::task::Waker;
 
 use crate::block::Block;
-use crate::free_list::{self, Chain, FreeList, NIL, Padded};
-use crate::stocks::{self, CLOSED, DRAINED, MAX_BATCH, STOCKS, Stock, WAITING, barrier};
-use crate::sync::{AtomicU32, AtomicUsize, Mutex, MutexGuard, Ordering};
-use crate::waiters::Waiters;
+use crate::free_buffers::{FreeBuffers, Given, Taken, Unstocked};
+use crate::free_list::{Chain, NIL, Padded};
+use crate::stocks::MAX_BATCH;
+use crate::sync::{AtomicUsize, MutexGuard, Ordering};
+use crate::waiters::{WaitQueue, Waiters};
 
 /// A pointer to a pool's shared state that counts nothing by itself: it is held by a
 /// [`BufferPool`](crate::BufferPool), a [`Buf`](crate::Buf) or a [`Packet`](crate::Packet), each of which holds one of the
@@ -41,34 +43,18 @@ impl Deref for InnerRef {
 /// What the handles, buffers and packets of one pool share.
 pub(crate) struct Inner {
     pub(crate) block: Block,
-    /// [`WAITING`], [`DRAINED`] and [`CLOSED`] (see `stocks`): read by every stock
-    /// operation, so beside what only changes when the pool is made. Changed by
-    /// read-modify-writes only: set with the waiter lock held (`CLOSED` by the last handle's
-    /// drop), `WAITING` cleared with it held, `DRAINED` cleared by a release.
-    flags: AtomicU32,
-    /// The shared list's tag (see `free_list`) when it was last found empty: the stocks stay
-    /// [`DRAINED`] until the list's head has changed [`calm`](Inner::calm) times since.
-    scarce_at: AtomicU32,
-    /// How many changes of the shared list's head, with none finding it empty, end a
-    /// [`DRAINED`] spell: four per buffer.
-    calm: u32,
-    /// How many buffers move between a stock and `free` at once.
-    batch: u32,
-    /// How many buffers a stock holds at most: two batches.
-    high: u32,
-    /// The shared free list.
-    free: Padded<FreeList>,
-    /// The threads' stocks (see `stocks`).
-    stocks: [Padded<Stock>; STOCKS],
-    waiters: Mutex<Waiters>,
+    /// The free buffers: the threads' stocks and the shared list.
+    pub(crate) free: FreeBuffers,
+    /// The tasks waiting for a buffer.
+    queue: WaitQueue,
     /// The counts that keep this state alive: one for the handles together (while one
-    /// lives), and one per buffer outside `free` (a `Buf`'s or its packets', a stock's, or on
-    /// its way between lists or to a waiter). It changes once per batch that moves between
-    /// `free` and a stock, not per acquire or release, so threads that acquire and release
-    /// on their own stocks share no count.
+    /// lives), and one per buffer outside the shared list (a `Buf`'s or its packets', a
+    /// stock's, or on its way between lists or to a waiter). It changes once per batch that
+    /// moves between the shared list and a stock, not per acquire or release, so threads that
+    /// acquire and release on their own stocks share no count.
     refs: Padded<AtomicUsize>,
     /// How many [`BufferPool`](crate::BufferPool) handles live. The last one's drop closes the stocks (see
-    /// [`Inner::close`]) and gives up the handles' count.
+    /// [`FreeBuffers::close`]) and gives up the handles' count.
     handles: AtomicUsize,
 }
 
@@ -88,19 +74,11 @@ impl InnerRef {
             };
             (next, count as u32 - index)
         });
-        let free = Padded(FreeList::new(block.count()));
-        let batch = stocks::batch(block.count());
-        let calm = block.count().saturating_mul(4);
+        let free = FreeBuffers::new(block.count());
         let inner = Box::new(Inner {
             block,
-            flags: AtomicU32::new(0),
-            scarce_at: AtomicU32::new(0),
-            calm,
-            batch,
-            high: 2 * batch,
             free,
-            stocks: core::array::from_fn(|_| Padded(Stock::new())),
-            waiters: Mutex::new(Waiters::new()),
+            queue: WaitQueue::new(),
             refs: Padded(AtomicUsize::new(1)),
             handles: AtomicUsize::new(1),
         });
@@ -126,13 +104,13 @@ impl InnerRef {
         }
         handles.load(Ordering::Acquire);
         // No acquire can come now: the buffers in the stocks give their counts up, and so
-        // does every buffer released into one from now on (see `Inner::release`).
-        let stocked = self.close();
+        // does every buffer released into one from now on (see `FreeBuffers::give`).
+        let stocked = self.free.close(&self.block);
         Inner::unref(self, stocked + 1);
     }
 }
 
-/// What became of a buffer given back under the waiter lock.
+/// What became of a buffer given back under the wait queue's lock.
 pub(crate) enum Released {
     /// Handed to the first waiter, whose waker (if it had one) is to be woken once the lock
     /// is released. The buffer's count went with it.
@@ -143,57 +121,14 @@ pub(crate) enum Released {
 }
 
 impl Inner {
-    /// The waiter lock. No user code runs with it held (wakers are cloned before it is taken,
-    /// dropped and woken after it is released), so no panic can leave the list half-changed,
-    /// and a poisoned lock is used as is.
+    /// The wait queue, locked (see [`WaitQueue::lock`]).
     pub(crate) fn lock(&self) -> MutexGuard<'_, Waiters> {
-        crate::sync::lock(&self.waiters)
+        self.queue.lock()
     }
 
     /// How many buffers are free: in the shared list and in the stocks (a snapshot).
     pub(crate) fn available(&self) -> usize {
-        let stocked: usize = self.stocked().map(|len| len as usize).sum();
-        self.free.len(self.block.metas()) + stocked
-    }
-
-    /// How many buffers each stock holds that a sweep would take (a snapshot): none for an
-    /// [abandoned](Stock::abandoned) one.
-    fn stocked(&self) -> impl Iterator<Item = u32> + '_ {
-        self.stocks.iter().enumerate().map(|(slot, stock)| {
-            if stock.abandoned(slot) {
-                0
-            } else {
-                stock.len()
-            }
-        })
-    }
-
-    /// The calling thread's stock, if it owns one.
-    #[inline]
-    fn stock(&self) -> Option<&Stock> {
-        // `%` of a power of two, which also spares the bounds check.
-        stocks::slot().map(|slot| &*self.stocks[slot % STOCKS])
-    }
-
-    /// Every stock's buffers, once a flag is set and the heavy barrier passed (see `stocks`),
-    /// as one chain; each holds its count.
-    fn sweep(&self) -> Option<Chain> {
-        let metas = self.block.metas();
-        self.stocks
-            .iter()
-            .enumerate()
-            .filter_map(|(slot, stock)| stock.sweep(metas, slot))
-            .reduce(|chain, more| chain.append(metas, more))
-    }
-
-    /// The last handle's drop: sets [`CLOSED`] and takes every stock's buffers, so that no
-    /// buffer stays where no acquire will come. Returns how many it took (their counts are
-    /// the caller's to give up).
-    fn close(&self) -> usize {
-        // No handle is left, so no task waits and nobody holds the lock to change the flags.
-        self.flags.fetch_or(CLOSED, Ordering::Relaxed);
-        barrier::heavy();
-        self.sweep().map_or(0, |chain| chain.len as usize)
+        self.free.available(&self.block)
     }
 
     /// Counts `n` buffers that left the shared list. Only called with a count held (a handle
@@ -219,25 +154,13 @@ impl Inner {
         drop(unsafe { Box::from_raw(this.0.as_ptr()) });
     }
 
-    /// A buffer from the calling thread's stock, if it owns one, holding its count. `None` if
-    /// the stock is empty, or tasks wait.
-    #[inline]
-    pub(crate) fn pop_stock(&self) -> Option<u32> {
-        let stock = self.stock()?;
-        if !stock.enter(&self.flags) {
-            return None;
-        }
-        let popped = stock.pop(self.block.metas());
-        stock.leave();
-        popped
-    }
-
     /// A free buffer for a handle's `try_acquire`: from the calling thread's stock, a batch
     /// from the shared list, or the other threads' stocks (see [`gather`](Inner::gather)).
     /// The buffer holds its count, which passes to the caller's `Buf`.
     #[inline]
     pub(crate) fn try_take(this: InnerRef) -> Option<u32> {
-        this.pop_stock()
+        this.free
+            .take(&this.block)
             .or_else(|| Inner::refill(this))
             .or_else(|| Inner::gather(this))
     }
@@ -250,21 +173,14 @@ impl Inner {
     pub(crate) fn refill(this: InnerRef) -> Option<u32> {
         let inner: &Inner = &this;
         let metas = inner.block.metas();
-        // A batch only for a stock in use (a hint: if a flag is set before the batch is in the
-        // stock, the rest goes back below).
-        let stock = inner
-            .stock()
-            .filter(|_| inner.flags.load(Ordering::Relaxed) == 0);
-        let max = if stock.is_some() { inner.batch } else { 1 };
-        let chain = inner.free.pop_chain(metas, max)?;
+        let chain = inner.free.take_batch(&inner.block)?;
+        // Counted before any of them is in the stock, where a sweep may take it and give its
+        // count up.
         inner.count_out(chain.len);
         let (index, rest) = chain.split_first(metas);
-        if let (Some(rest), Some(stock)) = (rest, stock) {
-            if stock.enter(&inner.flags) {
-                stock.put(metas, rest);
-                stock.leave();
-            } else {
-                Inner::hand_on(this, index, rest);
+        if let Some(rest) = rest {
+            if let Err(rest) = inner.free.stock_rest(&inner.block, rest) {
+                Inner::give_back_rest(this, index, rest);
             }
         }
         Some(index)
@@ -275,7 +191,7 @@ impl Inner {
     /// waker panics, unwinding gives it back.
     #[cold]
     #[inline(never)]
-    fn hand_on(this: InnerRef, index: u32, rest: Chain) {
+    fn give_back_rest(this: InnerRef, index: u32, rest: Chain) {
         let held = Held { inner: this, index };
         Inner::release_chain(this, rest);
         core::mem::forget(held);
@@ -290,68 +206,34 @@ impl Inner {
         let inner: &Inner = &this;
         // A snapshot: a buffer whose release has not landed yet is not looked for (as in a
         // try_acquire just before that release).
-        if inner.stocked().all(|len| len == 0) {
+        if !inner.free.any_stocked() {
             return None;
         }
         let waiters = inner.lock();
         if !waiters.is_empty() {
             return None;
         }
-        let found = inner.pop_or_flag_waiters(&waiters);
-        inner.clear_waiters_if_none(&waiters);
+        let found = inner.take_or_wait(&waiters);
+        inner.stop_waiting_if_queue_empty(&waiters);
         found
     }
 
-    /// With the lock held: pops a free buffer from the shared list, or, if there is none,
-    /// sets the waiters flags (that of the shared list, and [`WAITING`] with [`DRAINED`]), so
-    /// that the next release comes to the lock. If no flag was set, it then sweeps every
-    /// stock (a flag already set means they are empty, and have been since the sweep that set
-    /// it): it takes one buffer for the caller, puts the rest in the shared list and clears
-    /// `WAITING` again. `None`: every list was empty, and the flags stay set for the caller to
-    /// queue (or to clear, with [`clear_waiters_if_none`](Inner::clear_waiters_if_none)).
-    ///
-    /// The stocks stay `DRAINED` (unused: their owners take from and give to the shared list)
-    /// until the shared list has gone [`calm`](Inner::calm) changes without being found empty,
-    /// so that a pool going in and out of exhaustion pays the sweep's barrier once, not at
-    /// every wait.
-    pub(crate) fn pop_or_flag_waiters(&self, waiters: &MutexGuard<'_, Waiters>) -> Option<u32> {
-        let metas = self.block.metas();
-        if let Some(index) = self.free.pop_or_flag_waiters(metas) {
-            self.count_out(1);
-            return Some(index);
-        }
-        self.scarce_at.store(self.free.changes(), Ordering::Relaxed);
-        // Relaxed: the flags publish nothing here; the barrier orders them.
-        if self.flags.fetch_or(WAITING | DRAINED, Ordering::Relaxed) != 0 {
-            return None;
-        }
-        barrier::heavy();
-        let (index, rest) = self.sweep()?.split_first(metas);
-        // Nobody waits (no flag was set), so the rest goes to the shared list.
-        self.clear_waiters_if_none(waiters);
-        if let Some(rest) = rest {
-            if self.free.push_chain(metas, rest).is_err() {
-                unreachable!("nobody waits and the flag is only set under the lock");
+    /// With the lock held (`_locked`), for a task about to wait: a free buffer, holding its
+    /// count, from the shared list or the stocks; or `None`, and the waiting flags are set
+    /// for the caller to queue, or to clear with
+    /// [`stop_waiting_if_queue_empty`](Inner::stop_waiting_if_queue_empty) (see
+    /// [`FreeBuffers::take_or_wait`]).
+    pub(crate) fn take_or_wait(&self, _locked: &Waiters) -> Option<u32> {
+        match self.free.take_or_wait(&self.block)? {
+            Taken::Shared(index) => {
+                self.count_out(1);
+                Some(index)
             }
-            // Never the last count: the caller borrows a handle.
-            self.refs.fetch_sub(rest.len as usize, Ordering::Relaxed);
-        }
-        Some(index)
-    }
-
-    /// After a push to the shared list that left its word `state`: ends a [`DRAINED`] spell
-    /// once the list has gone [`calm`](Inner::calm) changes of its head without being found
-    /// empty.
-    #[inline]
-    fn settle(&self, state: u64) {
-        if self.flags.load(Ordering::Relaxed) & DRAINED == 0 {
-            return;
-        }
-        let since = free_list::changes(state).wrapping_sub(self.scarce_at.load(Ordering::Relaxed));
-        if since & free_list::CHANGES_MASK >= self.calm {
-            // Release, continuing the release sequence of the flags' last change: the sweep's
-            // changes to the stocks happen before the owners use them again.
-            self.flags.fetch_and(!DRAINED, Ordering::Release);
+            Taken::Swept { index, returned } => {
+                // Never the last count: the caller borrows a handle.
+                self.refs.fetch_sub(returned as usize, Ordering::Relaxed);
+                Some(index)
+            }
         }
     }
 
@@ -359,76 +241,25 @@ impl Inner {
     /// if the stock holds two batches, with a batch from there to the shared list), or to the
     /// first waiter, woken here. Once the buffer is in a stock and the owner has left it, the
     /// count is the stock's, and the state may be freed by another thread (the last handle's
-    /// drop, see `close`), so `this` is a copied pointer and nothing is touched after
-    /// [`Stock::leave`].
+    /// drop, see `FreeBuffers::close`), so `this` is a copied pointer and nothing is touched
+    /// after [`InStock::leave`](crate::free_buffers::InStock::leave).
     #[inline]
     pub(crate) fn release(this: InnerRef, index: u32) {
         let inner: &Inner = &this;
-        match inner.stock() {
-            Some(stock) if stock.enter(&inner.flags) => {
-                if stock.push(inner.block.metas(), index, inner.high) {
-                    stock.leave();
-                } else {
-                    Inner::release_full(this, stock, index);
-                }
-            }
-            Some(_) => Inner::release_flagged(this, index),
-            None => Inner::return_batch(this, None, index),
+        match inner.free.give(&inner.block, index) {
+            Given::Stocked(stock) => stock.leave(),
+            Given::Unstocked(unstocked) => Inner::released(this, unstocked),
         }
     }
 
-    /// A release by a stock's owner whose stock is full (between `enter` and `leave`): the
-    /// buffer and a batch from the stock go to the shared list.
+    /// A release that did not end in the caller's stock: the counts of the buffers that are
+    /// free go, and buffers given while tasks wait go to them.
     #[cold]
     #[inline(never)]
-    fn release_full(this: InnerRef, stock: &Stock, index: u32) {
-        let batch = stock.take(this.block.metas(), this.batch);
-        stock.leave();
-        Inner::return_batch(this, batch, index);
-    }
-
-    /// A release by a stock's owner that found a flag set.
-    #[cold]
-    #[inline(never)]
-    fn release_flagged(this: InnerRef, index: u32) {
-        let inner: &Inner = &this;
-        // Relaxed: `CLOSED` is set for good, `WAITING` is read again under the lock (and a
-        // push to the shared list is refused while tasks wait).
-        let flags = inner.flags.load(Ordering::Relaxed);
-        if flags & CLOSED != 0 {
-            return Inner::unref(this, 1);
-        }
-        if flags & WAITING == 0 {
-            return Inner::return_batch(this, None, index);
-        }
-        let mut waiters = inner.lock();
-        let released = inner.release_locked(&mut waiters, index);
-        drop(waiters);
-        match released {
-            Released::Handed(Some(waker)) => waker.wake(),
-            Released::Handed(None) => {}
-            Released::Freed => Inner::unref(this, 1),
-        }
-    }
-
-    /// Buffer `index` and `batch` (taken from the calling thread's full stock, if any) go to
-    /// the shared list together (or to waiters), and give up their counts.
-    #[cold]
-    #[inline(never)]
-    fn return_batch(this: InnerRef, batch: Option<Chain>, index: u32) {
-        let inner: &Inner = &this;
-        let metas = inner.block.metas();
-        let chain = match batch {
-            Some(batch) => batch.prepend(metas, index),
-            None => Chain::single(index),
-        };
-        match inner.free.push_chain(metas, chain) {
-            Ok(state) => {
-                inner.settle(state);
-                Inner::unref(this, chain.len as usize);
-            }
-            // Tasks wait.
-            Err(chain) => Inner::release_chain(this, chain),
+    fn released(this: InnerRef, unstocked: Unstocked) {
+        match unstocked {
+            Unstocked::Free(n) => Inner::unref(this, n),
+            Unstocked::Waiting(chain) => Inner::release_chain(this, chain),
         }
     }
 
@@ -449,14 +280,12 @@ impl Inner {
             let Some(chain) = next else { break };
             let (index, rest) = chain.split_first(metas);
             next = rest;
-            match waiters.hand_off(index) {
+            match waiters.serve_oldest(index) {
                 Ok(waker) => *wake = waker,
                 Err(_) => {
-                    inner.clear_waiters_if_none(&waiters);
+                    inner.stop_waiting_if_queue_empty(&waiters);
                     // `chain` still starts at `index`: the buffers nobody waits for.
-                    if inner.free.push_chain(metas, chain).is_err() {
-                        unreachable!("nobody waits and the flag is only set under the lock");
-                    }
+                    inner.free.give_unwaited(&inner.block, chain);
                     freed = chain.len as usize;
                     next = None;
                     break;
@@ -464,7 +293,7 @@ impl Inner {
             }
         }
         debug_assert!(next.is_none(), "a chain is at most MAX_BATCH + 1 buffers");
-        inner.clear_waiters_if_none(&waiters);
+        inner.stop_waiting_if_queue_empty(&waiters);
         drop(waiters);
         // Before the wakes (user code that may panic); the state is not touched after it.
         if freed != 0 {
@@ -474,36 +303,25 @@ impl Inner {
     }
 
     /// With the lock held: hands buffer `index` to the first waiter, or, if none is left,
-    /// clears the waiters flags and pushes it to the shared list.
+    /// clears the waiting flags and gives it to the shared list.
     pub(crate) fn release_locked(&self, waiters: &mut Waiters, index: u32) -> Released {
-        match waiters.hand_off(index) {
+        match waiters.serve_oldest(index) {
             Ok(waker) => {
-                self.clear_waiters_if_none(waiters);
+                self.stop_waiting_if_queue_empty(waiters);
                 Released::Handed(waker)
             }
             Err(index) => {
-                self.clear_waiters_if_none(waiters);
-                if self
-                    .free
-                    .push_chain(self.block.metas(), Chain::single(index))
-                    .is_err()
-                {
-                    unreachable!("nobody waits and the flag is only set under the lock");
-                }
+                self.stop_waiting_if_queue_empty(waiters);
+                self.free.give_unwaited(&self.block, Chain::single(index));
                 Released::Freed
             }
         }
     }
 
-    /// With the lock held: clears the waiters flags once the queue is empty.
-    pub(crate) fn clear_waiters_if_none(&self, waiters: &Waiters) {
-        // The flags are set and cleared together, under the lock.
-        if waiters.is_empty() && self.free.flagged() {
-            self.free.clear_waiters();
-            // Release pairs with the owners' Acquire in `Stock::enter`: the sweep's changes
-            // to their stocks happen before they use them again (once `DRAINED` is cleared
-            // too, see `settle`).
-            self.flags.fetch_and(!WAITING, Ordering::Release);
+    /// With the lock held: clears the waiting flags once the queue is empty.
+    pub(crate) fn stop_waiting_if_queue_empty(&self, waiters: &Waiters) {
+        if waiters.is_empty() {
+            self.free.stop_waiting();
         }
     }
 }
@@ -548,7 +366,8 @@ mod tests {
 
     use core::future::Future;
 
-    use super::{Chain, Inner, MAX_BATCH, STOCKS, barrier, wake_each};
+    use super::{Chain, Inner, MAX_BATCH, wake_each};
+    use crate::stocks::barrier;
 
     /// Counts its wakes, and panics in each if told to.
     struct Task {
@@ -581,11 +400,10 @@ mod tests {
         use core::task::Context;
 
         use crate::pool::BufferPool;
-        use crate::stocks::DRAINED;
 
         let pool = BufferPool::new(2, 8);
-        let drained = || pool.inner.flags.load(Ordering::Relaxed) & DRAINED != 0;
-        let (free, metas) = (&pool.inner.free, pool.inner.block.metas());
+        let drained = || pool.inner.free.drained();
+        let (free, metas) = (pool.inner.free.shared(), pool.inner.block.metas());
         for _ in 0..100 {
             let index = free.pop(metas).expect("a free buffer");
             assert!(free.push_chain(metas, Chain::single(index)).is_ok());
@@ -676,12 +494,12 @@ mod tests {
         let pool = BufferPool::new(1024, 1);
         let inner = &*pool.inner;
         let (stock, metas, batch) = (
-            &inner.stocks[slot % STOCKS],
+            inner.free.stock_at(slot).0,
             inner.block.metas(),
-            inner.batch,
+            inner.free.batch(),
         );
         assert!(batch > 1, "a pool of 1,024 buffers moves them in batches");
-        let shared = || inner.free.len(metas);
+        let shared = || inner.free.shared().len(metas);
 
         let first = pool.try_acquire().expect("a free buffer");
         assert_eq!(
@@ -766,7 +584,7 @@ mod tests {
         let mut waiting = queue(&pool, waker.as_ref().unwrap());
 
         let unwound = catch_unwind(AssertUnwindSafe(|| {
-            Inner::hand_on(pool.inner, taken[0], Chain::single(taken[1]));
+            Inner::give_back_rest(pool.inner, taken[0], Chain::single(taken[1]));
         }));
         assert!(unwound.is_err(), "the waker's panic comes out");
         assert_eq!(panicky.wakes.load(Ordering::Relaxed), 1);
@@ -847,13 +665,13 @@ mod tests {
             .recv()
             .unwrap()
             .expect("the thread owns a stock while stocks are free");
-        let stock = &pool.inner.stocks[slot];
+        let (stock, flags) = pool.inner.free.stock_at(slot);
         let stocked = stock.len() as usize;
         assert!(
             stocked > 0,
             "the owner's released buffers wait in its stock"
         );
-        assert!(stock.enter(&pool.inner.flags), "no flag is set");
+        assert!(stock.enter(flags), "no flag is set");
         assert!(!stocks::orphaned(slot), "the owner lives: not orphaned");
         assert_eq!(
             pool.available(),

@@ -42,11 +42,14 @@ pub(crate) const STOCKS: usize = 2;
 pub(crate) const MAX_BATCH: u32 = 16;
 
 /// A pool's flag: tasks wait (or a sweep is under way). Stocks are empty and untouched by
-/// their owners while it is set.
+/// their owners while it is set. Set and cleared with the shared list's
+/// [`TO_WAITERS`](crate::free_list::TO_WAITERS) bit, which sends what is given back to the
+/// waiters.
 pub(crate) const WAITING: u32 = 1;
 /// A pool's flag: the stocks were swept and are unused (their owners take from and give to
 /// the shared list) while the pool is short of buffers, so that waiting again pays no
-/// barrier; cleared once the shared list has been calm a while (see `shared`).
+/// barrier; cleared once the shared list has gone a while without being found empty (see
+/// `free_buffers`).
 pub(crate) const DRAINED: u32 = 4;
 /// A pool's flag: no handle is left. Stocks are empty for good; a release gives up its
 /// buffer's count instead.

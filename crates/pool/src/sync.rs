@@ -43,7 +43,7 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// The waiter lock without `std`: a test-and-test-and-set spin lock. It is held only for a
-/// few list operations (no user code runs under it, see `Inner::lock`), so spinning is short.
+/// few list operations (no user code runs under it, see `WaitQueue::lock`), so spinning is short.
 /// Built from this module's atomics and cell, so `loom-tests/tests/pool_spin_lock.rs` checks
 /// it under loom.
 #[cfg_attr(
