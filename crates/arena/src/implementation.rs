@@ -103,7 +103,7 @@
 //! the slot's mark in the ready set before it polls.
 //!
 //! A merge's call takes one item and ends, so its common case is shorter, a branch of the
-//! same loop (`Rounds::poll_first`): when the top word of the ready set says nothing was woken
+//! same loop (`Rounds::poll_first`, in `poll/round.rs`): when the top word of the ready set says nothing was woken
 //! since the last call (it holds `BUSY` and no mark), the deferred slots are appended and the
 //! slot at the head of the queue is polled in place; if it gives an item, it moves to the tail
 //! of the queue (two links rewritten, no round numbered, no budget made) and the item is the
@@ -112,38 +112,91 @@
 //! value that is `Pending` or ends) goes on as the round above, from that first poll. A
 //! growable arena does the same, with the hub's word for the top word.
 //!
-//! The loop is written once, in `round.rs`: `Rounds` owns the queues, the
-//! round number, the budget and the owner's `BUSY`, and reaches each kind's storage through
-//! one trait of lookups (`Slots`: a slot by id polled with its own waker, its mark, the wake
-//! table and the parent's word), implemented by an arena's store (`store.rs`), a growable
-//! arena's groups (`growable.rs`) and an armed join arena's values (`join_arena.rs`).
+//! # Layers
+//!
+//! The crate's modules are in layers, each importing only from its own and those below it
+//! (`cargo xtask layers` checks it, and that no crate's modules import in a circle):
+//!
+//! 1. the root's `sync` (the atomics and cells, loom's under `--cfg pinfold_loom`), `unwind`,
+//!    `key`, `index` (indexing by the indexes the arena keeps) and `coop`;
+//! 2. `wake/`: `atomic_waker`, `ready_set` (the bitset), `wake_table` (the entries and the
+//!    wakers' vtables), `hub` (the parent of a growable arena's groups) and `noted`;
+//! 3. `poll/`: `step` ([`Step`](crate::Step)), `queue` (the intrusive queues through the
+//!    slots' marks) and `round` (the loop: `Rounds`, and the `Slots` trait through which it
+//!    reaches a storage kind);
+//! 4. `storage/`: `store` (one block of slots and its wake table), `growable` (a stack of
+//!    stores: `Groups` and [`GrowableArena`](crate::GrowableArena)), `sizing`, `arena`
+//!    ([`Arena`](crate::Arena)), `join_arena` and, in `storage/mod.rs`, the
+//!    [`Storage`](crate::Storage) trait;
+//! 5. `set/`: `keyed_set` ([`KeyedSet`](crate::KeyedSet)), what the sets and merges of the
+//!    other crates are.
+//!
+//! The loop is written once, in `poll/round.rs`: `Rounds` owns the queues, the round number,
+//! the budget and the owner's `BUSY`, and reaches each kind's storage through one trait of
+//! lookups (`Slots`: a slot by id polled with its own waker, its mark, the wake table and the
+//! parent's word), implemented by a store (`storage/store.rs`), a growable arena's groups
+//! (`storage/growable.rs`) and an armed join arena's values (`storage/join_arena.rs`). Its
+//! entry points are written once too, as the provided methods of [`Storage`](crate::Storage)
+//! (`budget`, `poll_next`, `poll_next_some`, `poll_with_budget`), over each arena's `engine`:
+//! its `Rounds` and its `Slots`. The queues reach the slots' marks through the `Marks` trait
+//! (a mark lives in its slot), which the stores implement; the queue imports nothing above it.
 //!
 //! # Walks
 //!
-//! One output, from the user's call down to the value's `poll` and back, file by file, as the
-//! code stands (the queue's operations in `queue.rs` are leaves the loop calls on the way):
+//! One output, from the user's call down to the value's `poll` and back, each file named once,
+//! in the order the call first enters it (it enters several more than once: `round.rs` calls
+//! into the store for each value it polls, and the queue's operations are leaves it calls on
+//! the way). Paths are under `crates/`.
 //!
-//! - **A merge of busy streams** (`MergeBounded`): `keyed_set.rs` (`poll_next`,
-//!   `poll_next_keyed`, `Streams::poll_next`) → `coop.rs` (`poll_output`) → `arena.rs`
-//!   (`poll_next_some`) → `round.rs` (`Rounds::poll_next_some`, `poll_first`: the top word
-//!   through `Slots::nothing_woken`, the queue's `append`) → `store.rs` (`poll_at`: the slot, its
-//!   waker through `wake_table.rs`, the merge's closure and `step.rs` `of_stream`) → back in
-//!   `round.rs`, the queue's `rotate` → back with the item.
-//! - **A bounded set** (`FuturesUnorderedBounded`): `keyed_set.rs` (the same type as a merge's,
-//!   over `Futures`) → `coop.rs` → `arena.rs` (`poll_next`) → `round.rs` (`Rounds::poll_next`:
-//!   `budget`, `poll`, the wakes collected through `Slots::drain`; `poll_queued`: the queue's
-//!   `pop`) → `store.rs` (`poll_at`: `wake_table.rs` `borrowed_waker`, the set's closure and
-//!   `step.rs`) → back in `round.rs` (`settle`) → `store.rs` (`remove_done`: the slot and its
-//!   entry freed, `ready_set.rs` `unmark`) → back with the output.
-//! - **A growable set** (`FuturesUnordered`): as the bounded set, with `growable.rs` (`Groups`)
-//!   where the loop reaches a slot: the slot's id names its group, whose store is polled; a
-//!   value that leaves is counted there, and the top group released if the memory policy
-//!   (`sizing.rs`) allows.
-//! - **`join_all`** of futures ready at once: `join_all.rs` → `join.rs` (`drive`,
-//!   `poll_every_input`) → `join_arena.rs` (`fill_in_place`: each value polled through
-//!   `join.rs` `poll_input` and `slot.rs`, its output written over it) → back with the `Vec`.
-//!   Once armed: `join.rs` → `join_arena.rs` (`budget`, `poll_with_budget`) → `round.rs` (the
-//!   same loop) → `join_arena.rs` (`ArmedSlots`: a value by index and its waker) → back.
+//! - **A bounded set** (`FuturesUnorderedBounded::poll_next`, 11 files):
+//!   `unordered/src/bounded.rs` (the `Stream` impl, to the keyed set) →
+//!   `arena/src/set/keyed_set.rs` (`KeyedSet::poll_next`, `poll_next_keyed`,
+//!   `Futures::poll_next`) → `arena/src/coop.rs` (`poll_output`: tokio's budget, without
+//!   `tokio-coop` a call) → `arena/src/storage/mod.rs` (`Storage::poll_next`) →
+//!   `arena/src/storage/arena.rs` (`engine`) → `arena/src/poll/round.rs` (`Rounds::poll_next`:
+//!   `budget`, whose `collect` calls `Slots::has_wakes` and `Slots::drain`; `poll`;
+//!   `poll_queued`) → `arena/src/storage/store.rs` (`drain`, filing each woken slot with
+//!   `round::file`; then `Slots::poll_slot`: `poll_at`, `poll_value`, `value_and_waker`) →
+//!   `arena/src/wake/ready_set.rs` (`drain`, `take_unchecked`) → `arena/src/poll/queue.rs`
+//!   (`pop`, `link_last`) → `arena/src/wake/wake_table.rs` (`borrowed_waker_unchecked`) →
+//!   `arena/src/poll/step.rs` (`Step::of_future`, in the set's closure) → back in `round.rs`
+//!   (`settle`), which calls `Slots::remove` (`store.rs` `remove_done`: the slot freed and its
+//!   entry released, `release_entry`) → back with the output.
+//! - **A growable set** (`FuturesUnordered::poll_next`, 13 files): as the bounded set from
+//!   `unordered/src/growable.rs`, with `arena/src/storage/growable.rs` in place of `arena.rs`
+//!   (`engine`, which first releases a group if a poll unwound) and between `round.rs` and
+//!   the store: `Groups` implements `Slots`, a slot's id names its group (`split`), whose
+//!   store is drained and polled; its wakes come through `arena/src/wake/hub.rs`
+//!   (`take_ready`), and a value that leaves is counted in `Groups::leaving`, the top group
+//!   released if `arena/src/storage/sizing.rs` allows.
+//! - **A merge of busy streams** (`MergeBounded::poll_next`, 10 files): `merge/src/bounded.rs`
+//!   → `keyed_set.rs` (`Streams::poll_next`) → `coop.rs` → `storage/mod.rs`
+//!   (`Storage::poll_next_some`) → `arena.rs` (`engine`) → `round.rs`
+//!   (`Rounds::poll_next_some`, `poll_first`: the top word through `Slots::nothing_woken`)
+//!   → `store.rs` (`Slots::poll_slot`, `poll_at`) → `wake_table.rs` → `step.rs`
+//!   (`Step::of_stream`) → `queue.rs` (`rotate`, back in `poll_first`) → back with the item.
+//! - **`join_all`** of futures ready at once (4 files): `join/src/join_all.rs` (`JoinAll`'s
+//!   `poll`) → `join/src/join.rs` (`drive`, `poll_every_input`) →
+//!   `arena/src/storage/join_arena.rs` (`fill_in_place`) → `join/src/input.rs` (each
+//!   `Input::running` polled by `join.rs` `poll_input`, its output written over it) → back
+//!   with the `Vec` (`Filled::All`). Once armed
+//!   (some input was pending): `join.rs` → `join_arena.rs` (`budget`, `poll_with_budget`) →
+//!   `round.rs` (the same loop) → `join_arena.rs` (`ArmedSlots`: a value by index and its
+//!   waker, through `wake_table.rs`) → `ready_set.rs` → `queue.rs` → back.
+//! - **The pool's acquire** (`pool/src/acquire.rs` `Acquire::poll`): the fast path →
+//!   `pool/src/free_buffers.rs` (`FreeBuffers::take`: the thread's stock) →
+//!   `pool/src/stocks.rs` (`Stock::enter`, `pop`, `leave`) → back with a `Buf`
+//!   (`pool/src/buf.rs`). Otherwise `poll_slow` → `pool/src/shared.rs` (`Inner::refill`:
+//!   `FreeBuffers::take_batch` from `pool/src/free_list.rs`, `stock_rest`; then, under the
+//!   lock, `Inner::take_or_wait` → `FreeBuffers::take_or_wait`) → `pool/src/waiters.rs`
+//!   (`Waiters::enqueue`; on a later poll `revisit`; on drop `leave`). `try_acquire`
+//!   (`pool/src/pool.rs`) is `Inner::try_take`: `take`, `refill`, then `gather`.
+//! - **The pool's release** (`Buf`'s drop, `pool/src/buf.rs`) → `shared.rs` (`Inner::release`)
+//!   → `free_buffers.rs` (`FreeBuffers::give`: the thread's stock if it has room, `Given`) →
+//!   `stocks.rs` (`Stock::enter`, `push`; `InStock::leave` once the count is the stock's) →
+//!   back. Otherwise `Inner::released`: the buffers nobody waits for back to the state's count
+//!   (`unref`), or, when someone waits, `release_chain` → `waiters.rs`
+//!   (`Waiters::serve_oldest`, under the lock) → the wakers woken after the lock is dropped.
 //!
 //! # Growable arenas
 //!
