@@ -7,7 +7,8 @@ use crate::invocation::Invocation;
 
 /// The library crates below the facade: (directory under `crates/`, package name). Their unit
 /// and integration tests run under Miri and ThreadSanitizer.
-pub(crate) const LIBRARY_CRATES: [(&str, &str); 7] = [
+pub(crate) const LIBRARY_CRATES: [(&str, &str); 8] = [
+    ("sync", "pinfold-sync"),
     ("arena", "pinfold-arena"),
     ("unordered", "pinfold-unordered"),
     ("join", "pinfold-join"),

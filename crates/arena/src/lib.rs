@@ -89,11 +89,6 @@ pub use storage::Storage;
 pub use storage::arena::{Arena, IntoValues, Iter, IterPinMut};
 pub use storage::growable::GrowableArena;
 pub use storage::join_arena::{Filled, JoinArena};
-/// The cell the arena keeps shared state in: `core`'s, or loom's under `--cfg pinfold_loom`
-/// with the `loom` feature, behind loom's closure interface. Not part of the API: exported for
-/// `pinfold-pool`, which builds on the same shim rather than a copy of it.
-#[doc(hidden)]
-pub use sync::UnsafeCell;
 pub use wake::noted::with_noted_wakes;
 
 /// The iterators of a [`GrowableArena`].

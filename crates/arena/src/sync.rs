@@ -19,25 +19,6 @@ pub(crate) use alloc::{
 #[cfg(not(all(pinfold_loom, feature = "loom")))]
 pub(crate) use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
-#[cfg(all(pinfold_loom, feature = "loom"))]
-pub use loom::cell::UnsafeCell;
-
-/// `core::cell::UnsafeCell` behind loom's closure-based interface, so the same code compiles
-/// under both. The one home of this shim: `pinfold-pool` takes it from here (see the crate
-/// root's hidden `UnsafeCell`).
-#[cfg(not(all(pinfold_loom, feature = "loom")))]
-#[derive(Debug)]
-pub struct UnsafeCell<T>(core::cell::UnsafeCell<T>);
-
-#[cfg(not(all(pinfold_loom, feature = "loom")))]
-impl<T> UnsafeCell<T> {
-    /// A cell holding `value`.
-    pub const fn new(value: T) -> Self {
-        Self(core::cell::UnsafeCell::new(value))
-    }
-
-    /// Runs `f` on a pointer to the value (what loom's cell does, tracking the access).
-    pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
-        f(self.0.get())
-    }
-}
+/// The cell the arena keeps shared state in (`pinfold-sync`'s, loom's under `--cfg
+/// pinfold_loom`).
+pub(crate) use pinfold_sync::UnsafeCell;

@@ -86,22 +86,7 @@ pub fn each_despite_panics<I: IntoIterator>(
 /// Aborts the process: `std::process::abort` with `std`; without it, a panic raised while a
 /// panic unwinds, which the Rust runtime turns into an abort (and with `panic = "abort"`, the
 /// first panic aborts).
-#[cold]
-pub fn abort() -> ! {
-    #[cfg(feature = "std")]
-    std::process::abort();
-    #[cfg(not(feature = "std"))]
-    {
-        struct PanicAgain;
-        impl Drop for PanicAgain {
-            fn drop(&mut self) {
-                panic!("pinfold: aborting");
-            }
-        }
-        let _again = PanicAgain;
-        panic!("pinfold: aborting");
-    }
-}
+pub use pinfold_sync::abort;
 
 /// The drop-guard versions, compiled always so that the tests (which have `std`) check them
 /// too.

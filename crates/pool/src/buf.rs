@@ -204,7 +204,7 @@ impl Buf {
             // `Arc::clone`).
             let before = self.packets().fetch_add(1, Ordering::Relaxed);
             if before > crate::packet::MAX_PACKETS {
-                pinfold_arena::unwind::abort();
+                pinfold_sync::abort();
             }
         } else {
             // One count for the packet, one for this `Buf`. Relaxed: no packet of this

@@ -80,7 +80,7 @@
 //! # The shared rules
 //!
 //! The pool polls no values in rounds, so the rules of pinfold's poll loop, stated once in
-//! [`pinfold_arena::contract`] for the sets, merges, maps, buffers and joins, are not its. The
+//! [`pinfold_arena::contract`](https://docs.rs/pinfold-arena/latest/pinfold_arena/contract/) for the sets, merges, maps, buffers and joins, are not its. The
 //! sections below state its own, for the same questions:
 //!
 //! | Rule | The pool's own |

@@ -140,7 +140,7 @@ impl Clone for Packet {
             .packets
             .fetch_add(1, Ordering::Relaxed);
         if before > MAX_PACKETS {
-            pinfold_arena::unwind::abort();
+            pinfold_sync::abort();
         }
         Self {
             inner: self.inner,

@@ -90,7 +90,7 @@ impl InnerRef {
         // Relaxed: a handle is made from one that is alive, so the count cannot reach 0
         // meanwhile (as `Arc::clone`).
         if self.handles.fetch_add(1, Ordering::Relaxed) > MAX_HANDLES {
-            pinfold_arena::unwind::abort();
+            pinfold_sync::abort();
         }
     }
 

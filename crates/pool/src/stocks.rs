@@ -490,7 +490,7 @@ pub(crate) mod asymmetric {
         if ready() && !membarrier(PRIVATE_EXPEDITED) {
             // Registered, so it cannot fail; if it did, the owners' compiler fences would
             // order nothing, and going on could hand one buffer to two owners.
-            pinfold_arena::unwind::abort();
+            pinfold_sync::abort();
         }
     }
 }

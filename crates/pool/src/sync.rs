@@ -160,4 +160,4 @@ pub(crate) mod spin {
 
 /// `core::cell::UnsafeCell` behind loom's closure-based interface (loom's own under loom), so
 /// the same code compiles under both: the arena's shim, shared rather than copied.
-pub(crate) use pinfold_arena::UnsafeCell;
+pub(crate) use pinfold_sync::UnsafeCell;

@@ -37,7 +37,7 @@ impl Shared {
                 return None;
             }
             if before & OPEN == OPEN {
-                pinfold_arena::unwind::abort();
+                pinfold_sync::abort();
             }
             // Acquire pairs with the Release store of the word that opened this slot (the
             // base, and the zeroed buffer, happen before the bytes are written): the CAS
