@@ -159,5 +159,5 @@ pub(crate) mod spin {
 }
 
 /// `core::cell::UnsafeCell` behind loom's closure-based interface (loom's own under loom), so
-/// the same code compiles under both: the arena's shim, shared rather than copied.
+/// the same code compiles under both: `pinfold-sync`'s, which the arena uses too.
 pub(crate) use pinfold_sync::UnsafeCell;
