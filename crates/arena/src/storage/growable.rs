@@ -484,8 +484,12 @@ impl<T> Storage<T> for GrowableArena<T> {
 
     #[inline(always)]
     fn engine(&mut self) -> (&mut Rounds, &mut Groups<T>) {
-        self.release_if_due();
         (&mut self.rounds, &mut self.groups)
+    }
+
+    #[inline(always)]
+    fn before_poll(&mut self) {
+        self.release_if_due();
     }
 
     /// [`GrowableArena::insert`]: never gives the value back.

@@ -75,10 +75,15 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     #[doc(hidden)]
     type Slots: Slots<T>;
 
-    /// The poll loop's state and the storage it polls. A growable arena first releases what
-    /// its memory policy allows if a value left while a poll unwound.
+    /// The poll loop's state and the storage it polls.
     #[doc(hidden)]
     fn engine(&mut self) -> (&mut Rounds, &mut Self::Slots);
+
+    /// What a kind does before a poll: a growable arena releases what its memory policy
+    /// allows if a value left while a poll unwound.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn before_poll(&mut self) {}
 
     /// Stores `value` in a free slot, queues it to be polled (without any atomic operation)
     /// and returns its key; gives `value` back if the arena is full (a [`GrowableArena`] never
@@ -144,6 +149,7 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
+        self.before_poll();
         let (rounds, slots) = self.engine();
         rounds.poll_next(slots, cx, f)
     }
@@ -157,6 +163,7 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
+        self.before_poll();
         let (rounds, slots) = self.engine();
         rounds.poll_next_some(slots, cx, f)
     }
@@ -175,6 +182,7 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
+        self.before_poll();
         let (rounds, slots) = self.engine();
         rounds.poll(slots, cx, budget, f)
     }
