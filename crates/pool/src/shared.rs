@@ -259,7 +259,24 @@ impl Inner {
     fn released(this: InnerRef, unstocked: Unstocked) {
         match unstocked {
             Unstocked::Free(n) => Inner::unref(this, n),
+            Unstocked::Waiting(chain) if chain.len == 1 => Inner::release_one(this, chain.first),
             Unstocked::Waiting(chain) => Inner::release_chain(this, chain),
+        }
+    }
+
+    /// Buffer `index`, holding its count, to the oldest waiter (or, if none is left, to the
+    /// shared list): the common release while tasks wait, with one waker to wake and none of
+    /// [`release_chain`](Self::release_chain)'s batch of them.
+    fn release_one(this: InnerRef, index: u32) {
+        let inner: &Inner = &this;
+        let mut waiters = inner.lock();
+        let released = inner.release_locked(&mut waiters, index);
+        drop(waiters);
+        match released {
+            Released::Handed(Some(waker)) => waker.wake(),
+            Released::Handed(None) => {}
+            // The last touch of the state: this count may be its last.
+            Released::Freed => Inner::unref(this, 1),
         }
     }
 
