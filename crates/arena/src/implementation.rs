@@ -195,8 +195,9 @@
 //!   → `free_buffers.rs` (`FreeBuffers::give`: the thread's stock if it has room, `Given`) →
 //!   `stocks.rs` (`Stock::enter`, `push`; `InStock::leave` once the count is the stock's) →
 //!   back. Otherwise `Inner::released`: the buffers nobody waits for back to the state's count
-//!   (`unref`), or, when someone waits, `release_chain` → `waiters.rs`
-//!   (`Waiters::serve_oldest`, under the lock) → the wakers woken after the lock is dropped.
+//!   (`unref`), or, when someone waits, `release_one` (or `release_chain` for a batch) →
+//!   `waiters.rs` (`Waiters::serve_oldest`, under the lock) → the waker woken after the lock is
+//!   dropped.
 //!
 //! # Growable arenas
 //!
