@@ -137,6 +137,7 @@ extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
+mod driven;
 mod iter;
 mod ordered;
 mod ordered_set;
@@ -151,6 +152,7 @@ use core::future::Future;
 
 use futures_core::Stream;
 
+pub use driven::Driven;
 pub use iter::{IterStream, iter_stream};
 pub use ordered::OrderedBuffer;
 pub use ordered_set::{FuturesOrdered, FuturesOrderedBounded, OrderedSet};
@@ -250,6 +252,22 @@ pub trait BufferExt: Stream {
         Self::Item: Future,
     {
         UnorderedBuffer::new(self, concurrency, "unordered_buffer")
+    }
+
+    /// Takes up to `limit` items of this stream ahead while it is driven
+    /// ([`ProgressStream::poll_progress`]), and gives them first: any stream made a
+    /// [`ProgressStream`], so that [`for_each_driven`](ProgressStreamExt::for_each_driven) and
+    /// [`drive_while`](ProgressStreamExt::drive_while) keep a set of futures, a merge or a map
+    /// polled while the consumer works on an item. See [`Driven`].
+    ///
+    /// # Panics
+    /// If `limit` is 0, with the message `driven: limit must be greater than 0`.
+    #[track_caller]
+    fn driven(self, limit: usize) -> Driven<Self>
+    where
+        Self: Sized,
+    {
+        Driven::new(self, limit)
     }
 }
 

@@ -63,9 +63,9 @@ pub use iter_ext::IterExt;
 pub use pinfold_arena as arena;
 pub use pinfold_arena::Key;
 pub use pinfold_buffer::{
-    BufferExt, DriveWhile, FobStreamExt, ForEachDriven, FuturesOrdered, FuturesOrderedBounded,
-    IterStream, OrderedBuffer, ProgressStream, ProgressStreamExt, TryBufferExt, TryOrderedBuffer,
-    TryUnorderedBuffer, UnorderedBuffer, iter_stream,
+    BufferExt, DriveWhile, Driven, FobStreamExt, ForEachDriven, FuturesOrdered,
+    FuturesOrderedBounded, IterStream, OrderedBuffer, ProgressStream, ProgressStreamExt,
+    TryBufferExt, TryOrderedBuffer, TryUnorderedBuffer, UnorderedBuffer, iter_stream,
 };
 pub use pinfold_join::{JoinAll, TryJoinAll, join_all, try_join_all};
 pub use pinfold_map::{FutureMap, StreamMap};

@@ -1,0 +1,215 @@
+//! Sets, merges and any stream driven while their consumer works (`driven`, then
+//! `for_each_driven` or `drive_while`), in tokio's paused virtual time, where elapsed times are
+//! exact and may be asserted: the scenarios of futures-rs issue #2387 (titled "Footgun lurking
+//! in FuturesUnordered"), for the sets it names.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures_core::{FusedStream, Stream};
+use futures_util::{StreamExt, stream};
+use pinfold_buffer::{BufferExt, ProgressStream, ProgressStreamExt};
+use pinfold_unordered::{FuturesUnordered, FuturesUnorderedBounded};
+use tokio::sync::Mutex;
+use tokio::time::{Instant, sleep, timeout};
+
+type Job = Pin<Box<dyn Future<Output = u64> + Send>>;
+
+/// Future `id` takes `3 (id + 1)` sleeps of 10 ms in a row: it needs a poll every 10 ms to
+/// finish at `30 (id + 1)` ms.
+fn in_steps(id: u64) -> Job {
+    Box::pin(async move {
+        for _ in 0..3 * (id + 1) {
+            sleep(Duration::from_millis(10)).await;
+        }
+        id
+    })
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
+/// Four futures of 30 to 120 ms, a consumer of 30 ms an item: driven, each output is ready
+/// when the consumer is (30, 60, 90, 120 ms) and the whole takes 150 ms, the longest future
+/// plus one item's work; taken with `next` alone, the futures stall while the consumer works.
+fn driven_then_undriven<S>(make: impl Fn() -> S) -> (Duration, Duration)
+where
+    S: Stream<Item = u64> + Unpin,
+{
+    runtime().block_on(async {
+        let start = Instant::now();
+        let mut seen = Vec::new();
+        make()
+            .driven(4)
+            .for_each_driven(|id| {
+                seen.push(id);
+                sleep(Duration::from_millis(30))
+            })
+            .await;
+        let driven = start.elapsed();
+        assert_eq!(seen, [0, 1, 2, 3]);
+
+        let start = Instant::now();
+        let mut set = make();
+        while let Some(_id) = set.next().await {
+            sleep(Duration::from_millis(30)).await;
+        }
+        (driven, start.elapsed())
+    })
+}
+
+#[test]
+fn a_driven_set_finishes_in_the_longest_future_plus_one_item_of_work() {
+    let (driven, undriven) =
+        driven_then_undriven(|| (0..4).map(in_steps).collect::<FuturesUnordered<_>>());
+    assert_eq!(driven, Duration::from_millis(150));
+    // Taken with `next` alone: the sum of the futures' 120 ms and the consumer's 120 ms.
+    assert_eq!(undriven, Duration::from_millis(240));
+}
+
+#[test]
+fn a_driven_bounded_set_finishes_in_the_longest_future_plus_one_item_of_work() {
+    let (driven, undriven) = driven_then_undriven(|| {
+        let mut set = FuturesUnorderedBounded::new(4);
+        for id in 0..4 {
+            set.push(in_steps(id));
+        }
+        set
+    });
+    assert_eq!(driven, Duration::from_millis(150));
+    // Taken with `next` alone: the sum of the futures' 120 ms and the consumer's 120 ms.
+    assert_eq!(undriven, Duration::from_millis(240));
+}
+
+#[test]
+fn a_driven_merge_finishes_in_the_longest_stream_plus_one_item_of_work() {
+    let (driven, _) =
+        driven_then_undriven(|| pinfold_merge::merge((0..4).map(|id| stream::once(in_steps(id)))));
+    assert_eq!(driven, Duration::from_millis(150));
+}
+
+/// The consumer waits for a lock that a future in the set holds until its next poll: driven,
+/// the set lets it go; taken with `next` alone, nothing polls that future and the consumer
+/// waits for ever (here: until the timeout).
+#[test]
+fn a_consumer_waiting_on_a_lock_a_future_of_the_set_holds_completes_when_driven() {
+    runtime().block_on(async {
+        let make = |lock: &Arc<Mutex<u64>>| {
+            let mut set: FuturesUnordered<Job> = FuturesUnordered::new();
+            let held = lock.clone();
+            set.push(Box::pin(async move {
+                let mut guard = held.lock().await;
+                sleep(Duration::from_millis(10)).await;
+                *guard += 1;
+                0
+            }));
+            set.push(Box::pin(async { 1 }));
+            set
+        };
+
+        let lock = Arc::new(Mutex::new(0));
+        let driven = make(&lock).driven(2).for_each_driven(|_| {
+            let lock = lock.clone();
+            async move { *lock.lock().await += 10 }
+        });
+        timeout(Duration::from_secs(60), driven)
+            .await
+            .expect("a driven set lets the lock go");
+        assert_eq!(*lock.lock().await, 21);
+
+        let lock = Arc::new(Mutex::new(0));
+        let mut set = make(&lock);
+        let undriven = async {
+            while let Some(_id) = set.next().await {
+                *lock.lock().await += 10;
+            }
+        };
+        assert!(
+            timeout(Duration::from_secs(60), undriven).await.is_err(),
+            "without driving, the consumer waits on a lock nobody lets go"
+        );
+    });
+}
+
+/// A stream that counts its polls and is ready with its next item every time.
+struct Counting {
+    next: u64,
+    end: u64,
+    polls: usize,
+}
+
+impl Stream for Counting {
+    type Item = u64;
+
+    fn poll_next(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<u64>> {
+        self.polls += 1;
+        if self.next == self.end {
+            return Poll::Ready(None);
+        }
+        self.next += 1;
+        Poll::Ready(Some(self.next - 1))
+    }
+}
+
+#[test]
+fn driving_holds_at_most_the_limit_and_gives_the_items_in_order() {
+    let mut cx = Context::from_waker(futures_task::noop_waker_ref());
+    let mut driven = Counting {
+        next: 0,
+        end: 10,
+        polls: 0,
+    }
+    .driven(3);
+    assert_eq!(
+        Pin::new(&mut driven).poll_progress(&mut cx),
+        Poll::Ready(())
+    );
+    assert_eq!(driven.held(), 3);
+    assert_eq!(driven.get_ref().polls, 3, "no item taken past the limit");
+    assert_eq!(
+        Pin::new(&mut driven).poll_progress(&mut cx),
+        Poll::Ready(()),
+        "a full hold polls nothing"
+    );
+    assert_eq!(driven.get_ref().polls, 3);
+    assert_eq!(driven.size_hint().0, 3);
+    let items: Vec<u64> = futures_executor::block_on(driven.by_ref().collect());
+    assert_eq!(items, (0..10).collect::<Vec<_>>());
+    assert!(driven.is_terminated());
+}
+
+#[test]
+fn the_end_comes_after_the_items_held() {
+    let mut cx = Context::from_waker(futures_task::noop_waker_ref());
+    let mut driven = stream::iter([1, 2]).driven(5);
+    assert_eq!(
+        Pin::new(&mut driven).poll_progress(&mut cx),
+        Poll::Ready(())
+    );
+    assert_eq!(driven.held(), 2);
+    assert!(!driven.is_terminated(), "items are held");
+    assert_eq!(
+        Pin::new(&mut driven).poll_next(&mut cx),
+        Poll::Ready(Some(1))
+    );
+    assert_eq!(
+        Pin::new(&mut driven).poll_next(&mut cx),
+        Poll::Ready(Some(2))
+    );
+    assert_eq!(Pin::new(&mut driven).poll_next(&mut cx), Poll::Ready(None));
+    assert!(driven.is_terminated());
+}
+
+#[test]
+#[should_panic(expected = "driven: limit must be greater than 0")]
+fn a_limit_of_zero_panics_with_a_message() {
+    let _ = stream::iter([1]).driven(0);
+}
