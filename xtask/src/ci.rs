@@ -11,6 +11,7 @@ use crate::msrv::msrv;
 use crate::nostd::nostd;
 use crate::outcome::{Failure, Outcome, Seconds, print_skip_banner};
 use crate::package::package;
+use crate::readme::readme;
 use crate::rules::rules;
 use crate::tsan::tsan;
 use crate::usage::CommandUsage;
@@ -125,6 +126,12 @@ pub(crate) const STEPS: &[Step] = &[
                 "message_bus",
             ]))
         },
+    },
+    Step {
+        name: "readme",
+        about: "cargo xtask readme (each README example as a project of its own)",
+        only_if: None,
+        run: readme,
     },
     Step {
         name: "valgrind",

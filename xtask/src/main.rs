@@ -21,6 +21,7 @@ mod mutants;
 mod nostd;
 mod outcome;
 mod package;
+mod readme;
 mod rules;
 mod toolchain;
 mod tsan;
@@ -65,6 +66,9 @@ fn main() {
         Some("layers") => layers::layers(&workspace, &args[1..]).map(announce_skip),
         Some("rules") => no_more_args("rules", &args[1..])
             .and_then(|()| rules::rules(&workspace))
+            .map(announce_skip),
+        Some("readme") => no_more_args("readme", &args[1..])
+            .and_then(|()| readme::readme(&workspace))
             .map(announce_skip),
         Some("package") => no_more_args("package", &args[1..])
             .and_then(|()| package::package(&workspace))

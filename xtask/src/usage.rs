@@ -2,8 +2,8 @@
 //! steps ([`ci::STEPS`]), so it lists what runs and cannot drift from it.
 
 use crate::{
-    bench, ci, instructions, layers, loom, miri, msrv, mutants, nostd, package, rules, tsan,
-    valgrind,
+    bench, ci, instructions, layers, loom, miri, msrv, mutants, nostd, package, readme, rules,
+    tsan, valgrind,
 };
 
 /// How one command is called and what it does, for the usage text.
@@ -20,11 +20,12 @@ const HELP: CommandUsage = CommandUsage {
 };
 
 /// Every command, in the order the usage text lists them.
-const COMMANDS: [&CommandUsage; 14] = [
+const COMMANDS: [&CommandUsage; 15] = [
     &ci::USAGE,
     &rules::USAGE,
     &layers::USAGE,
     &package::USAGE,
+    &readme::USAGE,
     &loom::USAGE,
     &miri::USAGE,
     &tsan::USAGE,

@@ -273,8 +273,8 @@ pub trait BufferExt: Stream {
 
 impl<St: Stream + ?Sized> BufferExt for St {}
 
-/// The `fast_ordered_buffer` crate's extension trait, as a drop-in replacement: change the
-/// import and nothing else.
+/// The `fast_ordered_buffer` crate's extension trait: change the import, and the adapter's
+/// type where it is named (`OrderedBuffer`, was `FastBufferOrdered`).
 ///
 /// Replace `use fast_ordered_buffer::FobStreamExt;` with `use pinfold_buffer::FobStreamExt;`.
 /// Differences from that crate: a concurrency of 0 panics (that crate ran every future of the

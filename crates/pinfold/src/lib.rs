@@ -78,3 +78,8 @@ pub use pinfold_unordered::{FuturesUnordered, FuturesUnorderedBounded};
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;
+
+/// MIGRATION.md's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../MIGRATION.md")]
+pub struct MigrationDoctests;
