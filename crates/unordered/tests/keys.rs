@@ -169,3 +169,28 @@ fn keyed_names_each_output_and_ends_with_the_set() {
     assert!(set.is_terminated(), "the adapter ended the set itself");
     assert!(!set.contains_key(first) && !set.contains_key(second));
 }
+
+#[test]
+fn keyed_reaches_the_set_so_futures_can_be_added_while_it_streams() {
+    use futures_util::StreamExt;
+    use std::future::ready;
+
+    let mut set = FuturesUnordered::new();
+    let first = set.insert(ready(1));
+    let mut keyed = set.keyed();
+    let mut outputs = Vec::new();
+    futures_executor::block_on(async {
+        while let Some((key, n)) = keyed.next().await {
+            outputs.push((key, n));
+            if n < 3 {
+                keyed.push(ready(n + 1));
+            }
+        }
+    });
+    assert_eq!(outputs.len(), 3);
+    assert_eq!(outputs[0], (first, 1));
+    assert_eq!(
+        outputs.iter().map(|&(_, n)| n).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+}

@@ -785,8 +785,9 @@ impl<V, A: Storage<V>, K: PollKind<V>> KeyedSet<V, A, K> {
     /// The set as a [`Stream`] of `(key, output)`, borrowing it mutably: each output with the
     /// key [`insert`](Self::insert) returned for its value, as
     /// [`poll_next_keyed`](Self::poll_next_keyed) gives them. It ends when the set does, and
-    /// is [terminated](FusedStream::is_terminated) when the set is; the set can be polled
-    /// again once the adapter is dropped.
+    /// is [terminated](FusedStream::is_terminated) when the set is. It dereferences to the
+    /// set, so values can be added while it streams; the set is the caller's again once the
+    /// adapter is dropped.
     ///
     /// # Example
     ///
@@ -815,10 +816,25 @@ impl<V, A: Storage<V>, K: PollKind<V>> KeyedSet<V, A, K> {
     }
 }
 
-/// A [`KeyedSet`] as a [`Stream`] of `(key, output)`: what [`KeyedSet::keyed`] returns.
+/// A [`KeyedSet`] as a [`Stream`] of `(key, output)`: what [`KeyedSet::keyed`] returns. It
+/// dereferences to the set, so values can be added and removed while it streams.
 #[must_use = "streams do nothing unless polled"]
 pub struct Keyed<'a, V, A, K> {
     set: &'a mut KeyedSet<V, A, K>,
+}
+
+impl<V, A, K> core::ops::Deref for Keyed<'_, V, A, K> {
+    type Target = KeyedSet<V, A, K>;
+
+    fn deref(&self) -> &KeyedSet<V, A, K> {
+        self.set
+    }
+}
+
+impl<V, A, K> core::ops::DerefMut for Keyed<'_, V, A, K> {
+    fn deref_mut(&mut self) -> &mut KeyedSet<V, A, K> {
+        self.set
+    }
 }
 
 impl<V, A: Storage<V>, K: PollKind<V>> Stream for Keyed<'_, V, A, K> {
