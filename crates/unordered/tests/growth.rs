@@ -285,3 +285,34 @@ fn reserved_groups_are_kept_through_outputs() {
     let _more = push_probes(&mut set, 32, 1_000);
     assert_eq!(set.capacity(), reserved);
 }
+
+#[test]
+fn reserved_groups_are_given_back_once_the_set_has_stayed_small_for_as_many_outputs() {
+    let mut set = FuturesUnordered::new();
+    set.push(ready(0));
+    assert_eq!(take_ready(&mut set), [0]);
+    assert_eq!(
+        set.capacity(),
+        32,
+        "the first group, kept as long as the set"
+    );
+    set.reserve(1_000);
+    let reserved = set.capacity();
+    assert!(reserved >= 1_000);
+    // One future at a time: the set holds at most a quarter of what it reserved.
+    let mut outputs = 0;
+    while set.capacity() == reserved {
+        assert!(
+            outputs <= reserved,
+            "reserved groups kept past {outputs} outputs"
+        );
+        set.push(ready(outputs));
+        assert_eq!(take_ready(&mut set), [outputs]);
+        outputs += 1;
+    }
+    assert!(
+        outputs >= reserved,
+        "reserved groups given back after {outputs} outputs"
+    );
+    assert_eq!(set.capacity(), 32);
+}

@@ -752,8 +752,9 @@ impl<V, K: Kind> KeyedSet<V, GrowableArena<V>, K> {
     /// Adds groups ahead of time, until at least `additional` slots are free, so that the next
     /// `additional` pushes allocate nothing; does nothing if that many are free already. The
     /// groups are sized as growth sizes them (a set with no group first gets one of
-    /// `additional` slots, at least 32), and the capacity reached is *retained*: outputs do not
-    /// give it back until the set has stayed small for a while
+    /// `additional` slots, at least 32, kept as long as the set as `with_capacity`'s is), and
+    /// the capacity reached is *retained*: outputs do not give it back until the set has given
+    /// as many outputs as that capacity while holding at most a quarter of it
     /// ([*Memory*](crate::contract#memory)).
     ///
     /// # Example

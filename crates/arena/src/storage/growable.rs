@@ -379,7 +379,8 @@ impl<T> GrowableArena<T> {
 
     /// Adds groups, sized as growth sizes them, until at least `additional` slots are free, so
     /// that the next `additional` inserts add no group; does nothing if that many are free
-    /// already. An arena with no group first gets one of `additional` slots (at least 32). The
+    /// already. An arena with no group first gets one of `additional` slots (at least 32), kept
+    /// as long as the arena, as [`with_capacity`](Self::with_capacity)'s is. The
     /// capacity reached is *retained*, as capacity grown back into is (see the contract's
     /// [*Memory*](crate::contract#memory)): outputs do not release it until the arena forgets.
     ///
