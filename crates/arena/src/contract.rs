@@ -174,7 +174,8 @@
 //! grows as a new one does. So a set that is filled with 256 futures and drained, again and
 //! again, adds groups in its first two cycles and never again (14 allocations in all, the
 //! first push's included), and a primitive that settles down gives its memory back after
-//! doing that much work.
+//! doing that much work. A growable set's `reserve(n)` adds groups, sized as above, until `n`
+//! slots are free, and retains the capacity it reaches in the same way.
 //!
 //! # Features
 //!

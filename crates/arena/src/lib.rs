@@ -84,7 +84,7 @@ mod wake;
 pub use key::Key;
 pub use poll::round::{Budget, MAX_VAIN_REPOLLS};
 pub use poll::step::Step;
-pub use set::keyed_set::{Futures, KeyedSet, Kind, PollKind, Streams};
+pub use set::keyed_set::{Futures, Keyed, KeyedSet, Kind, PollKind, Streams};
 pub use storage::Storage;
 pub use storage::arena::{Arena, IntoValues, Iter, IterPinMut};
 pub use storage::growable::GrowableArena;

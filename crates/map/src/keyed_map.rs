@@ -7,6 +7,7 @@ use core::marker::PhantomData;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
+use alloc::vec::Vec;
 use futures_core::{FusedStream, Stream};
 
 use crate::kind::ValueKind;
@@ -175,6 +176,111 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
         self.core.iter_pin_mut()
     }
 
+    /// The values with their keys, mutably, in no particular order. For `V: Unpin` (as
+    /// tokio-stream's `iter_mut`); use [`iter_pin_mut`](Self::iter_pin_mut) otherwise.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_channel::mpsc;
+    /// use futures_util::StreamExt;
+    /// use pinfold_map::StreamMap;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let (a_tx, a) = mpsc::unbounded::<u32>();
+    /// let (b_tx, b) = mpsc::unbounded::<u32>();
+    /// let mut map = StreamMap::new();
+    /// map.insert("a", a);
+    /// map.insert("b", b);
+    ///
+    /// // Close the receivers of the keys that are done: they end once drained.
+    /// for (key, receiver) in map.iter_mut() {
+    ///     if *key == "a" {
+    ///         receiver.close();
+    ///     }
+    /// }
+    /// assert!(a_tx.unbounded_send(1).is_err());
+    /// b_tx.unbounded_send(2).unwrap();
+    /// assert_eq!(map.next().await, Some(("b", 2)));
+    /// assert!(!map.contains_key("a"));
+    /// # });
+    /// ```
+    pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = (&K, &mut V)> + '_
+    where
+        V: Unpin,
+    {
+        self.core.iter_mut()
+    }
+
+    /// The values, in no particular order.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_util::stream::{self, Stream};
+    /// use pinfold_map::StreamMap;
+    ///
+    /// let mut map = StreamMap::new();
+    /// map.insert("a", stream::iter(vec![1]));
+    /// map.insert("b", stream::iter(vec![1, 2, 3]));
+    ///
+    /// let items_left: usize = map.values().map(|s| s.size_hint().0).sum();
+    /// assert_eq!(items_left, 4);
+    /// ```
+    pub fn values(&self) -> impl ExactSizeIterator<Item = &V> + '_ {
+        self.core.values()
+    }
+
+    /// The values, mutably, in no particular order. For `V: Unpin` (as tokio-stream's
+    /// `values_mut`); use [`iter_pin_mut`](Self::iter_pin_mut) otherwise.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_channel::mpsc;
+    /// use futures_util::StreamExt;
+    /// use pinfold_map::StreamMap;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let (tx, rx) = mpsc::unbounded::<u32>();
+    /// let mut map = StreamMap::new();
+    /// map.insert(1, rx);
+    ///
+    /// tx.unbounded_send(7).unwrap();
+    /// map.values_mut().for_each(|receiver| receiver.close()); // shutting down
+    /// assert_eq!(map.next().await, Some((1, 7))); // what was sent still comes
+    /// assert_eq!(map.next().await, None);
+    /// # });
+    /// ```
+    pub fn values_mut(&mut self) -> impl ExactSizeIterator<Item = &mut V> + '_
+    where
+        V: Unpin,
+    {
+        self.core.iter_mut().map(|(_, value)| value)
+    }
+
+    /// How many values the map can hold before an insert allocates: the smaller of the room
+    /// of the values' arena and of the index of the keys; at least [`len`](Self::len).
+    /// [`with_capacity(n)`](Self::with_capacity) gives at least `n`, and [`new`](Self::new)
+    /// 0. The arena gives its empty groups back after outputs, and an index that removed many
+    /// keys has less room until it rehashes (see the crate documentation,
+    /// [*Capacity*](crate#capacity)), so the capacity may shrink as well as grow.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::future::Pending;
+    /// use pinfold_map::FutureMap;
+    ///
+    /// let map: FutureMap<u32, Pending<()>> = FutureMap::new();
+    /// assert_eq!(map.capacity(), 0);
+    /// let map: FutureMap<u32, Pending<()>> = FutureMap::with_capacity(100);
+    /// assert!(map.capacity() >= 100);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.core.capacity()
+    }
+
     /// Drops every value and key; no output of them comes any more. The index keeps its room;
     /// the arena gives back its empty groups as after an output (see the crate documentation,
     /// [*Capacity*](crate#capacity)). The map is no longer
@@ -272,6 +378,89 @@ impl<K: Hash + Eq + Clone, V, P, H: BuildHasher> KeyedMap<K, V, P, H> {
         self.core.remove(key)
     }
 
+    /// Adds `value` under `key`, as [`insert`](Self::insert), and gives back the value it
+    /// replaced, moved out of the map, instead of dropping it: tokio-stream's `insert`. For
+    /// `V: Unpin`, as a value is pinned in the map (see the crate documentation,
+    /// [*Coming from tokio-stream*](crate#coming-from-tokio-stream)). The replaced value's
+    /// output never comes from the map; it is the caller's to poll or drop. Until it is polled
+    /// again it holds the waker the map last polled it with, whose wakes poll nothing in the
+    /// map (at most, they wake the map's task once for nothing).
+    ///
+    /// If a key's `Drop` panics (`key`'s, as it is not needed: the map keeps the key it
+    /// has), the new value is in the map, the old one is dropped, and the panic propagates.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_channel::mpsc;
+    /// use futures_util::StreamExt;
+    /// use pinfold_map::StreamMap;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let (old_tx, old_rx) = mpsc::unbounded();
+    /// let (new_tx, new_rx) = mpsc::unbounded();
+    /// let mut map = StreamMap::new();
+    /// assert!(map.replace("feed", old_rx).is_none());
+    ///
+    /// let mut old_rx = map.replace("feed", new_rx).unwrap(); // not dropped: given back
+    /// old_tx.unbounded_send("old").unwrap();
+    /// new_tx.unbounded_send("new").unwrap();
+    /// assert_eq!(old_rx.next().await, Some("old"));
+    /// assert_eq!(map.next().await, Some(("feed", "new")));
+    /// # });
+    /// ```
+    pub fn replace(&mut self, key: K, value: V) -> Option<V>
+    where
+        V: Unpin,
+    {
+        self.core.replace(key, value)
+    }
+
+    /// Moves the value under `key` out of the map, with its key, as [`remove`](Self::remove)
+    /// but giving them back instead of dropping them (as `HashMap::remove_entry`):
+    /// tokio-stream's `remove`, which gives the stream alone, is `remove_entry(k).map(|(_, s)|
+    /// s)`. For `V: Unpin`, as a value is pinned in the map (see the crate documentation,
+    /// [*Coming from tokio-stream*](crate#coming-from-tokio-stream)). `None` if there was
+    /// none. The key given back is the one the value was inserted under. The value's output
+    /// never comes from the map; it is the caller's to poll or drop. Until it is polled again
+    /// it holds the waker the map last polled it with, whose wakes poll nothing in the map (at
+    /// most, they wake the map's task once for nothing).
+    ///
+    /// If the `Drop` of the map's copy of the key panics, the value and the key are dropped
+    /// and the panic propagates; they have left the map all the same.
+    ///
+    /// # Example
+    ///
+    /// Moving a stream from one map to another:
+    ///
+    /// ```
+    /// use futures_channel::mpsc;
+    /// use futures_util::StreamExt;
+    /// use pinfold_map::StreamMap;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let (tx, rx) = mpsc::unbounded();
+    /// let mut idle = StreamMap::new();
+    /// let mut active = StreamMap::new();
+    /// idle.insert(String::from("peer"), rx);
+    ///
+    /// let (key, rx) = idle.remove_entry("peer").unwrap();
+    /// assert!(idle.remove_entry("peer").is_none());
+    /// active.insert(key, rx);
+    ///
+    /// tx.unbounded_send(1).unwrap();
+    /// assert_eq!(active.next().await, Some((String::from("peer"), 1)));
+    /// # });
+    /// ```
+    pub fn remove_entry<Q>(&mut self, key: &Q) -> Option<(K, V)>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+        V: Unpin,
+    {
+        self.core.remove_entry(key)
+    }
+
     /// Whether a value is under `key`: `false` once it finished (a future, before its output is
     /// returned), ended (a stream), or was removed.
     ///
@@ -351,6 +540,101 @@ impl<K: Hash + Eq + Clone, V, P, H: BuildHasher> KeyedMap<K, V, P, H> {
         Q: Hash + Eq + ?Sized,
     {
         self.core.get_pin_mut(key)
+    }
+}
+
+impl<K: Hash + Eq + Clone, V, P: ValueKind<V>, H: BuildHasher> KeyedMap<K, V, P, H> {
+    /// Waits for outputs and appends up to `limit` of them, with their keys, to `buffer`;
+    /// returns how many it appended. As tokio-stream's `next_many`: once an output is ready, it
+    /// takes every output ready now, up to `limit`, without waiting for more; it returns 0 only
+    /// if `limit` is 0 or the map is empty (its end: it then holds no value).
+    ///
+    /// Cancel safe: outputs are taken only in the poll that returns them, so dropping the
+    /// future (a `select!` branch that lost) loses none. The outputs come as
+    /// [`poll_next`](Stream::poll_next) gives them, in the same order and fairness.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_channel::mpsc;
+    /// use pinfold_map::StreamMap;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let (tx, rx) = mpsc::unbounded();
+    /// let mut map = StreamMap::new();
+    /// map.insert("log", rx);
+    /// for line in 0..5 {
+    ///     tx.unbounded_send(line).unwrap();
+    /// }
+    ///
+    /// let mut batch = Vec::new();
+    /// assert_eq!(map.next_many(&mut batch, 3).await, 3);
+    /// assert_eq!(map.next_many(&mut batch, 10).await, 2); // what is ready: no waiting
+    /// assert_eq!(batch.iter().map(|&(_, line)| line).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+    ///
+    /// drop(tx); // the stream ends, and the map is empty
+    /// assert_eq!(map.next_many(&mut batch, 10).await, 0);
+    /// # });
+    /// ```
+    pub async fn next_many(&mut self, buffer: &mut Vec<(K, P::Output)>, limit: usize) -> usize {
+        core::future::poll_fn(|cx| self.poll_next_many(cx, buffer, limit)).await
+    }
+
+    /// Appends up to `limit` outputs ready now, with their keys, to `buffer`, as tokio-stream's
+    /// `poll_next_many`:
+    ///
+    /// - `Ready(n)`, `n` from 1 to `limit`: `n` outputs were appended;
+    /// - `Pending`: no output is ready, and the map holds values (the task is woken as by
+    ///   [`poll_next`](Stream::poll_next));
+    /// - `Ready(0)`: `limit` is 0 (nothing is polled) or the map is empty (its end: the map is
+    ///   then [terminated](FusedStream::is_terminated)).
+    ///
+    /// Each output is taken as by `poll_next`, in the same order and fairness, and spends the
+    /// same unit of tokio's budget with the `tokio-coop` feature.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::future::{poll_fn, ready};
+    /// use std::task::Poll;
+    /// use pinfold_map::FutureMap;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let mut map = FutureMap::new();
+    /// map.insert("a", ready(1));
+    /// map.insert("b", ready(2));
+    ///
+    /// let mut outputs = Vec::new();
+    /// let taken = poll_fn(|cx| map.poll_next_many(cx, &mut outputs, 8)).await;
+    /// assert_eq!(taken, 2);
+    /// assert_eq!(outputs, [("a", 1), ("b", 2)]);
+    ///
+    /// let end = poll_fn(|cx| Poll::Ready(map.poll_next_many(cx, &mut outputs, 8))).await;
+    /// assert_eq!(end, Poll::Ready(0));
+    /// # });
+    /// ```
+    pub fn poll_next_many(
+        &mut self,
+        cx: &mut Context<'_>,
+        buffer: &mut Vec<(K, P::Output)>,
+        limit: usize,
+    ) -> Poll<usize> {
+        if limit == 0 {
+            return Poll::Ready(0);
+        }
+        let mut added = 0;
+        while added < limit {
+            match self.core.poll_next(cx, P::poll) {
+                Poll::Ready(Some(output)) => {
+                    buffer.push(output);
+                    added += 1;
+                }
+                Poll::Ready(None) => break,
+                Poll::Pending if added == 0 => return Poll::Pending,
+                Poll::Pending => break,
+            }
+        }
+        Poll::Ready(added)
     }
 }
 

@@ -85,6 +85,72 @@
 //!   or while dropping the map), the value and its key are gone all the same, then the panic
 //!   propagates: `insert` has put the new value in the map, and `clear` and the map's drop have
 //!   dropped every other value and key.
+//! - If the `Drop` of the slot's copy of a key panics in `replace` or `remove_entry`, the map
+//!   is consistent, and what was being given back (the value, and the key) is dropped as the
+//!   panic unwinds.
+//!
+//! # Coming from tokio-stream
+//!
+//! tokio-stream's `StreamMap` requires `S: Unpin` of every stream and moves streams in and out
+//! of a `Vec`: its `insert(k, s)` gives back the stream it replaced and `remove(&k)` the
+//! stream it removed, as `Option<S>`. Here a value is pinned in its slot from `insert` on, so
+//! it can be moved out only when `V: Unpin`; and a method cannot return the value for
+//! `V: Unpin` and something else for the other values under one name. So the names are kept
+//! for what works for every value, and the moves have names of their own:
+//!
+//! - [`insert`](KeyedMap::insert) and [`remove`](KeyedMap::remove), for any `V` (an `async`
+//!   block is not `Unpin`), drop the value they replace or remove, in place, and return
+//!   whether there was one: `bool`, where tokio-stream's `Option<S>` would be `Some`.
+//! - [`replace`](KeyedMap::replace) and [`remove_entry`](KeyedMap::remove_entry), for
+//!   `V: Unpin` (every stream tokio-stream accepts), move the value out and give it back:
+//!   `replace(k, s)` is tokio-stream's `insert(k, s)`, an `Option<S>`, and `remove_entry(k)`
+//!   is its `remove(k)` with the key beside the stream, an `Option<(K, S)>`, as
+//!   `HashMap::remove_entry`. (`take`, the name `replace` would pair with, is
+//!   `StreamExt::take`'s, which a call on the map would reach first.)
+//!
+//! A tokio-stream user's `map.insert(k, s)` whose result is unused, or `map.remove(&k)` used
+//! as a flag, keeps working with nothing dropped late; code that uses the value returned calls
+//! `replace` or `remove_entry` instead, and a compiler error (a `bool` where an `Option` was
+//! expected) points there, rather than a value silently dropped. The other methods keep
+//! tokio-stream's names and meaning: [`keys`](KeyedMap::keys), [`values`](KeyedMap::values),
+//! [`iter`](KeyedMap::iter), [`values_mut`](KeyedMap::values_mut) and
+//! [`iter_mut`](KeyedMap::iter_mut) (for `V: Unpin`; [`iter_pin_mut`](KeyedMap::iter_pin_mut)
+//! for any `V`), [`capacity`](KeyedMap::capacity), [`len`](KeyedMap::len),
+//! [`is_empty`](KeyedMap::is_empty), [`clear`](KeyedMap::clear),
+//! [`contains_key`](KeyedMap::contains_key), [`next_many`](KeyedMap::next_many) and
+//! [`poll_next_many`](KeyedMap::poll_next_many) (on `FutureMap` too). What differs beyond
+//! that: no `Unpin` bound on keys or values, only woken streams are polled (tokio-stream polls
+//! every stream, from a random one, on each call), and the order and fairness are the
+//! [shared rules](#the-shared-rules)'.
+//!
+//! ```
+//! use futures_channel::mpsc;
+//! use futures_util::StreamExt;
+//! use pinfold_map::StreamMap;
+//!
+//! # futures_executor::block_on(async {
+//! let (tx, rx) = mpsc::unbounded();
+//! let mut map = StreamMap::new();
+//! assert!(map.replace("a", rx).is_none()); // tokio-stream: `map.insert("a", rx)`
+//! let (_, rx) = map.remove_entry("a").unwrap(); // tokio-stream: `map.remove("a")`
+//!
+//! map.insert("b", rx); // any stream; `true` if it replaced one, dropped now
+//! tx.unbounded_send(1).unwrap();
+//! assert_eq!(map.next().await, Some(("b", 1)));
+//! assert!(map.remove("b")); // any stream, dropped now
+//! # });
+//! ```
+//!
+//! A map of values that are not `Unpin`, such as `async` blocks, has no `replace` or
+//! `remove_entry`:
+//!
+//! ```compile_fail
+//! use pinfold_map::FutureMap;
+//!
+//! let mut map = FutureMap::new();
+//! map.insert(1, async { 1 });
+//! let _ = map.remove_entry(&1); // error: the `async` block is not `Unpin`
+//! ```
 //!
 //! # The shared rules
 //!
@@ -272,6 +338,24 @@ impl<K, V, H> Core<K, V, H> {
             .map(|(_, entry)| (&entry.key, &entry.value))
     }
 
+    /// How many values the map holds before an insert allocates: the smaller of the arena's
+    /// slots and the index's room.
+    fn capacity(&self) -> usize {
+        self.arena.capacity().min(self.index.capacity())
+    }
+
+    fn values(&self) -> impl ExactSizeIterator<Item = &V> + '_ {
+        self.arena.iter().map(|(_, entry)| &entry.value)
+    }
+
+    fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = (&K, &mut V)> + '_
+    where
+        V: Unpin,
+    {
+        self.iter_pin_mut()
+            .map(|(key, value)| (key, Pin::into_inner(value)))
+    }
+
     fn iter_pin_mut(&mut self) -> impl ExactSizeIterator<Item = (&K, Pin<&mut V>)> + '_ {
         self.arena.iter_pin_mut().map(|(_, entry)| {
             let entry = entry.project();
@@ -308,6 +392,36 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
     }
 
     fn insert(&mut self, key: K, value: V) -> bool {
+        self.insert_evicting(key, value, |arena, replaced| {
+            arena.remove(replaced);
+        })
+        .is_some()
+    }
+
+    /// [`insert`](Self::insert) that moves the replaced value out instead of dropping it.
+    fn replace(&mut self, key: K, value: V) -> Option<V>
+    where
+        V: Unpin,
+    {
+        let Entry {
+            key: stored, value, ..
+        } = self
+            .insert_evicting(key, value, GrowableArena::take)?
+            .expect("pinfold-map: a key's slot is missing from the arena");
+        // The replaced value's key is dropped once the map is consistent; if its `Drop`
+        // panics, the value is dropped as the panic unwinds.
+        drop(stored);
+        Some(value)
+    }
+
+    /// Puts `value` under `key`. If a value was under `key`, `evict` takes it out of its slot
+    /// (its slot's key is given) first, and what `evict` returned comes back.
+    fn insert_evicting<R>(
+        &mut self,
+        key: K,
+        value: V,
+        evict: impl FnOnce(&mut GrowableArena<Entry<K, V>>, Key) -> R,
+    ) -> Option<R> {
         // The key's code runs first, before anything changes.
         let hash = self.hash(&key);
         let stored = key.clone();
@@ -322,23 +436,24 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
             });
             self.index
                 .insert_unique(hash, Indexed { hash, key, slot }, |indexed| indexed.hash);
-            return false;
+            return None;
         };
         self.terminated = false;
         // The old value goes first, so that replacing in a full map needs no new room; if its
         // `Drop` (or its stored key's) panics, the new value goes in all the same and then the
         // panic propagates.
         let mut incoming = Some((stored, value));
-        unwind::repair_on_unwind(
+        let evicted = unwind::repair_on_unwind(
             self,
-            |core| {
-                core.arena.remove(replaced);
-            },
+            |core| evict(&mut core.arena, replaced),
             |core| core.put_in_place_of(hash, replaced, &mut incoming),
         );
         self.put_in_place_of(hash, replaced, &mut incoming);
-        // `key` is dropped now, with the map consistent (the index keeps the key it has).
-        true
+        // `key` is dropped now, with the map consistent (the index keeps the key it has), and
+        // before the result is made: if its `Drop` panics, what was evicted is dropped as the
+        // panic unwinds, not leaked with an unfinished return value.
+        drop(key);
+        Some(evicted)
     }
 
     /// Puts the value that replaces the one in slot `replaced` (which is gone) in a slot of its
@@ -381,6 +496,32 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
         // The value goes before the key is dropped: a panicking key `Drop` leaves the map
         // consistent.
         self.arena.remove(slot)
+    }
+
+    /// [`remove`](Self::remove) that moves the value out, with its key, instead of dropping
+    /// them.
+    fn remove_entry<Q>(&mut self, key: &Q) -> Option<(K, V)>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+        V: Unpin,
+    {
+        let hash = self.hash(key);
+        let found = self
+            .index
+            .find_entry(hash, |indexed| indexed.key.borrow() == key)
+            .ok()?;
+        let (Indexed { key, slot, .. }, _) = found.remove();
+        let Entry {
+            key: stored, value, ..
+        } = self
+            .arena
+            .take(slot)
+            .expect("pinfold-map: a key's slot is missing from the arena");
+        // The slot's copy of the key is dropped once the map is consistent; if its `Drop`
+        // panics, the key and the value are dropped as the panic unwinds.
+        drop(stored);
+        Some((key, value))
     }
 
     /// The slot of the value under `key`.

@@ -28,6 +28,8 @@ both!(
     a_duplicate_key_gives_only_the_later_values_output,
     a_ready_value_replaced_by_a_pending_one_gives_nothing_until_that_one_finishes,
     a_key_whose_drop_panics_in_insert_still_replaces_the_old_value,
+    a_key_whose_drop_panics_in_replace_still_replaces_and_drops_the_old_value,
+    a_key_whose_drop_panics_in_remove_entry_leaves_the_map_without_the_value,
     removed_keys_give_nothing_and_the_others_finish_in_deadline_order,
 );
 
@@ -275,6 +277,54 @@ fn a_key_whose_drop_panics_in_insert_still_replaces_the_old_value<M: MapUnderTes
         .map(|(_, out)| out.unwrap())
         .collect();
     assert_eq!(outputs, [2]);
+}
+
+/// `replace` over a taken key during which a key's drop panics: the new value is in the map
+/// alone, and the old one, which was being given back, is dropped as the panic unwinds.
+fn a_key_whose_drop_panics_in_replace_still_replaces_and_drops_the_old_value<M: MapUnderTest>() {
+    let armed = Arc::new(AtomicBool::new(false));
+    let (old_sender, old) = oneshot::channel::<u32>();
+    let (new_sender, new) = oneshot::channel::<u32>();
+    let mut map = M::new();
+    M::insert(&mut map, DropPanics(armed.clone()), old);
+    armed.store(true, Ordering::SeqCst);
+    let replaced = catch_unwind(AssertUnwindSafe(|| {
+        M::replace(&mut map, DropPanics(armed.clone()), new)
+    }));
+    assert_eq!(
+        panic_message(&*replaced.expect_err("no key was dropped")),
+        "drop called for key"
+    );
+    assert!(old_sender.is_canceled(), "the old value was not dropped");
+    assert_eq!(M::len(&map), 1);
+    new_sender.send(2).unwrap();
+    let outputs: Vec<u32> = drain(&mut map)
+        .into_iter()
+        .map(|(_, out)| out.unwrap())
+        .collect();
+    assert_eq!(outputs, [2]);
+}
+
+/// `remove_entry` during which the drop of the slot's copy of the key panics: the value is
+/// gone from the map, dropped as the panic unwinds, and the map goes on.
+fn a_key_whose_drop_panics_in_remove_entry_leaves_the_map_without_the_value<M: MapUnderTest>() {
+    let armed = Arc::new(AtomicBool::new(false));
+    let (sender, receiver) = oneshot::channel::<u32>();
+    let mut map = M::new();
+    M::insert(&mut map, DropPanics(armed.clone()), receiver);
+    armed.store(true, Ordering::SeqCst);
+    let removed = catch_unwind(AssertUnwindSafe(|| {
+        M::remove_entry(&mut map, &DropPanics(Arc::new(AtomicBool::new(false))))
+    }));
+    assert_eq!(
+        panic_message(&*removed.expect_err("no key was dropped")),
+        "drop called for key"
+    );
+    assert!(sender.is_canceled(), "the value was not dropped");
+    assert!(M::is_empty(&map));
+    assert_eq!(poll_once(&mut map), Poll::Ready(None));
+    M::insert(&mut map, DropPanics(armed.clone()), oneshot::channel().1);
+    assert_eq!(M::len(&map), 1);
 }
 
 /// Sleeps `secs` seconds of tokio's clock, then gives `secs`.

@@ -69,7 +69,7 @@ extern crate std;
 
 use futures_core::Stream;
 
-pub use pinfold_arena::Key;
+pub use pinfold_arena::{Key, Keyed};
 
 mod bounded;
 mod growable;

@@ -174,3 +174,28 @@ fn try_push_into_a_full_merge_gives_the_same_stream_back() {
     items.extend(futures_executor::block_on_stream(merged));
     assert_each_stream_whole_and_in_order(&items, &[1, 2]);
 }
+
+#[test]
+fn keyed_gives_each_item_under_its_streams_key_until_the_stream_ends() {
+    let mut merged = pinfold_merge::Merge::new();
+    let short = merged.insert(numbered(0, 1));
+    let long = merged.insert(numbered(1, 3));
+    let mut items = {
+        let mut keyed = merged.keyed();
+        let items = support::drain(&mut keyed);
+        assert!(keyed.is_terminated());
+        items
+    };
+    assert!(merged.is_empty());
+    assert!(merged.is_terminated());
+    items.sort_by_key(|&(_, item)| item);
+    assert_eq!(
+        items,
+        [
+            (short, (0, 0)),
+            (long, (1, 0)),
+            (long, (1, 1)),
+            (long, (1, 2))
+        ]
+    );
+}

@@ -79,5 +79,5 @@ mod set;
 
 pub use bounded::{FuturesUnorderedBounded, IntoIterBounded};
 pub use growable::{FuturesUnordered, IntoIter};
-pub use pinfold_arena::Key;
+pub use pinfold_arena::{Key, Keyed};
 pub use set::UnorderedSet;

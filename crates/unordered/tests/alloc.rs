@@ -191,3 +191,18 @@ mod bounded {
         assert!(set.is_empty());
     }
 }
+
+#[test]
+fn pushes_after_reserve_allocate_nothing() {
+    let n = if cfg!(miri) { 300 } else { 5_000 };
+    let mut set = FuturesUnordered::new();
+    set.push(ready(0));
+    set.reserve(n);
+    let ((), count) = measure(|| {
+        for i in 1..=n {
+            set.push(ready(i));
+        }
+    });
+    assert_eq!(count, 0, "{n} pushes after reserve({n})");
+    assert_eq!(set.len(), n + 1);
+}

@@ -235,3 +235,84 @@ fn a_set_that_settles_down_gives_retained_memory_back() {
     }
     assert_eq!(set.capacity(), 32);
 }
+
+#[test]
+fn reserve_on_a_new_set_makes_one_first_group_of_that_size() {
+    let mut set: FuturesUnordered<Probe> = FuturesUnordered::new();
+    set.reserve(100);
+    assert_eq!(set.capacity(), 100);
+    let mut small: FuturesUnordered<Probe> = FuturesUnordered::new();
+    small.reserve(3);
+    assert_eq!(
+        small.capacity(),
+        32,
+        "the first group is at least as large as a new set's"
+    );
+    small.reserve(0);
+    assert_eq!(small.capacity(), 32);
+}
+
+#[test]
+fn reserve_adds_nothing_while_enough_slots_are_free() {
+    let mut set = FuturesUnordered::new();
+    let _states = push_probes(&mut set, 0, 10);
+    set.reserve(22);
+    assert_eq!(set.capacity(), 32, "22 slots of the first group are free");
+    set.reserve(23);
+    assert!(set.capacity() >= 33);
+    assert!(set.capacity() - set.len() >= 23);
+}
+
+#[test]
+fn reserved_groups_are_kept_through_outputs() {
+    let mut set = FuturesUnordered::new();
+    let states = push_probes(&mut set, 0, 32);
+    set.reserve(1_000);
+    let reserved = set.capacity();
+    assert!(reserved - set.len() >= 1_000);
+    poll_pending(&mut set);
+    // Every future finishes: outputs that would release empty groups of a set that grew.
+    for state in &states {
+        state.finish();
+    }
+    assert_eq!(drain_ready(&mut set).len(), 32);
+    assert!(set.is_empty());
+    assert_eq!(
+        set.capacity(),
+        reserved,
+        "outputs gave reserved groups back"
+    );
+    let _more = push_probes(&mut set, 32, 1_000);
+    assert_eq!(set.capacity(), reserved);
+}
+
+#[test]
+fn reserved_groups_are_given_back_once_the_set_has_stayed_small_for_as_many_outputs() {
+    let mut set = FuturesUnordered::new();
+    set.push(ready(0));
+    assert_eq!(take_ready(&mut set), [0]);
+    assert_eq!(
+        set.capacity(),
+        32,
+        "the first group, kept as long as the set"
+    );
+    set.reserve(1_000);
+    let reserved = set.capacity();
+    assert!(reserved >= 1_000);
+    // One future at a time: the set holds at most a quarter of what it reserved.
+    let mut outputs = 0;
+    while set.capacity() == reserved {
+        assert!(
+            outputs <= reserved,
+            "reserved groups kept past {outputs} outputs"
+        );
+        set.push(ready(outputs));
+        assert_eq!(take_ready(&mut set), [outputs]);
+        outputs += 1;
+    }
+    assert!(
+        outputs >= reserved,
+        "reserved groups given back after {outputs} outputs"
+    );
+    assert_eq!(set.capacity(), 32);
+}

@@ -142,3 +142,55 @@ fn iter_keyed_pairs_each_future_with_the_key_insert_returned() {
     iter_keyed_pairs_each_future_with_its_key(FuturesUnordered::with_capacity(8));
     iter_keyed_pairs_each_future_with_its_key(pinfold_unordered::FuturesUnorderedBounded::new(40));
 }
+
+#[test]
+fn keyed_names_each_output_and_ends_with_the_set() {
+    use futures_core::{FusedStream, Stream};
+    use pinfold_testkit::probe::Probe;
+    use pinfold_testkit::stream::poll_once;
+    use std::task::Poll;
+
+    let mut set = FuturesUnordered::new();
+    let (first, first_state) = Probe::new(1);
+    let (second, second_state) = Probe::new(2);
+    let first = set.insert(first);
+    let second = set.insert(second);
+    let mut keyed = set.keyed();
+    assert_eq!(keyed.size_hint(), (2, Some(2)));
+    assert_eq!(poll_once(&mut keyed), Poll::Pending);
+    second_state.finish();
+    assert_eq!(poll_once(&mut keyed), Poll::Ready(Some((second, 2))));
+    first_state.finish();
+    assert_eq!(poll_once(&mut keyed), Poll::Ready(Some((first, 1))));
+    assert!(!keyed.is_terminated());
+    assert_eq!(poll_once(&mut keyed), Poll::Ready(None));
+    assert!(keyed.is_terminated());
+    drop(keyed);
+    assert!(set.is_terminated(), "the adapter ended the set itself");
+    assert!(!set.contains_key(first) && !set.contains_key(second));
+}
+
+#[test]
+fn keyed_reaches_the_set_so_futures_can_be_added_while_it_streams() {
+    use futures_util::StreamExt;
+    use std::future::ready;
+
+    let mut set = FuturesUnordered::new();
+    let first = set.insert(ready(1));
+    let mut keyed = set.keyed();
+    let mut outputs = Vec::new();
+    futures_executor::block_on(async {
+        while let Some((key, n)) = keyed.next().await {
+            outputs.push((key, n));
+            if n < 3 {
+                keyed.push(ready(n + 1));
+            }
+        }
+    });
+    assert_eq!(outputs.len(), 3);
+    assert_eq!(outputs[0], (first, 1));
+    assert_eq!(
+        outputs.iter().map(|&(_, n)| n).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
+}

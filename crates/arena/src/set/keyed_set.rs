@@ -747,3 +747,124 @@ impl<V, K: Kind> fmt::Debug for KeyedSet<V, GrowableArena<V>, K> {
             .finish_non_exhaustive()
     }
 }
+
+impl<V, K: Kind> KeyedSet<V, GrowableArena<V>, K> {
+    /// Adds groups ahead of time, until at least `additional` slots are free, so that the next
+    /// `additional` pushes allocate nothing; does nothing if that many are free already. The
+    /// groups are sized as growth sizes them (a set with no group first gets one of
+    /// `additional` slots, at least 32, kept as long as the set as `with_capacity`'s is), and
+    /// the capacity reached is *retained*: outputs do not give it back until the set has given
+    /// as many outputs as that capacity while holding at most a quarter of it
+    /// ([*Memory*](crate::contract#memory)).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::future::{Ready, ready};
+    /// # use pinfold_arena::{Futures, GrowableArena, KeyedSet};
+    /// # type FuturesUnordered<F> = KeyedSet<F, GrowableArena<F>, Futures>;
+    ///
+    /// let mut set: FuturesUnordered<Ready<u32>> = FuturesUnordered::new();
+    /// set.push(ready(0)); // the first group: 32 slots
+    /// set.reserve(100);
+    /// assert!(set.capacity() - set.len() >= 100);
+    ///
+    /// let capacity = set.capacity();
+    /// set.extend((1..=100).map(ready)); // no group added
+    /// assert_eq!(set.capacity(), capacity);
+    /// ```
+    ///
+    /// # Panics
+    /// If that many slots would take more than the 63 groups can hold (more values than
+    /// memory can hold).
+    pub fn reserve(&mut self, additional: usize) {
+        self.arena.reserve(additional);
+    }
+}
+
+impl<V, A: Storage<V>, K: PollKind<V>> KeyedSet<V, A, K> {
+    /// The set as a [`Stream`] of `(key, output)`, borrowing it mutably: each output with the
+    /// key [`insert`](Self::insert) returned for its value, as
+    /// [`poll_next_keyed`](Self::poll_next_keyed) gives them. It ends when the set does, and
+    /// is [terminated](FusedStream::is_terminated) when the set is. It dereferences to the
+    /// set, so values can be added while it streams; the set is the caller's again once the
+    /// adapter is dropped.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_channel::oneshot;
+    /// use futures_util::StreamExt;
+    /// # use pinfold_arena::{Futures, GrowableArena, KeyedSet};
+    /// # type FuturesUnordered<F> = KeyedSet<F, GrowableArena<F>, Futures>;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let mut set = FuturesUnordered::new();
+    /// let (first_tx, first_rx) = oneshot::channel();
+    /// let (second_tx, second_rx) = oneshot::channel();
+    /// let first = set.insert(first_rx);
+    /// let second = set.insert(second_rx);
+    ///
+    /// second_tx.send("second").unwrap();
+    /// first_tx.send("first").unwrap();
+    /// let outputs: Vec<_> = set.keyed().collect().await;
+    /// assert_eq!(outputs, [(first, Ok("first")), (second, Ok("second"))]);
+    /// assert!(set.is_empty());
+    /// # });
+    /// ```
+    pub fn keyed(&mut self) -> Keyed<'_, V, A, K> {
+        Keyed { set: self }
+    }
+}
+
+/// A [`KeyedSet`] as a [`Stream`] of `(key, output)`: what [`KeyedSet::keyed`] returns. It
+/// dereferences to the set, so values can be added and removed while it streams.
+#[must_use = "streams do nothing unless polled"]
+pub struct Keyed<'a, V, A, K> {
+    set: &'a mut KeyedSet<V, A, K>,
+}
+
+impl<V, A, K> core::ops::Deref for Keyed<'_, V, A, K> {
+    type Target = KeyedSet<V, A, K>;
+
+    fn deref(&self) -> &KeyedSet<V, A, K> {
+        self.set
+    }
+}
+
+impl<V, A, K> core::ops::DerefMut for Keyed<'_, V, A, K> {
+    fn deref_mut(&mut self) -> &mut KeyedSet<V, A, K> {
+        self.set
+    }
+}
+
+impl<V, A: Storage<V>, K: PollKind<V>> Stream for Keyed<'_, V, A, K> {
+    type Item = (Key, K::Output);
+
+    #[inline]
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.get_mut().set.poll_next_keyed(cx)
+    }
+
+    /// The set's.
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.set.size_hint()
+    }
+}
+
+impl<V, A: Storage<V>, K: PollKind<V>> FusedStream for Keyed<'_, V, A, K> {
+    /// The set's: `true` once it returned `Ready(None)`, until a value is added or it is
+    /// cleared.
+    fn is_terminated(&self) -> bool {
+        self.set.is_terminated()
+    }
+}
+
+impl<V, A, K> fmt::Debug for Keyed<'_, V, A, K>
+where
+    KeyedSet<V, A, K>: fmt::Debug,
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Keyed").field(&self.set).finish()
+    }
+}

@@ -9,7 +9,7 @@ use crate::index::{trusted, trusted_mut};
 use crate::key::Key;
 use crate::poll::queue::{Mark, Marks, Queue};
 use crate::poll::round::{Rounds, Slots, TaskParent};
-use crate::storage::sizing::{MAX_GROUP, Sizing};
+use crate::storage::sizing::{FIRST_GROUP, MAX_GROUP, Sizing};
 use crate::storage::store::{self, GROUP_SHIFT, Store, prefetch_pays};
 use crate::storage::{Storage, sealed::Sealed};
 use crate::unwind;
@@ -375,6 +375,31 @@ impl<T> GrowableArena<T> {
             }
         }
         arena
+    }
+
+    /// Adds groups, sized as growth sizes them, until at least `additional` slots are free, so
+    /// that the next `additional` inserts add no group; does nothing if that many are free
+    /// already. An arena with no group first gets one of `additional` slots (at least 32), kept
+    /// as long as the arena, as [`with_capacity`](Self::with_capacity)'s is. The
+    /// capacity reached is *retained*, as capacity grown back into is (see the contract's
+    /// [*Memory*](crate::contract#memory)): outputs do not release it until the arena forgets.
+    ///
+    /// # Panics
+    /// If that many slots would take more than the 63 groups can hold.
+    pub fn reserve(&mut self, additional: usize) {
+        let groups = &mut self.groups;
+        let wanted = groups.len.saturating_add(additional);
+        if wanted <= groups.capacity {
+            return;
+        }
+        if groups.stores.is_empty() {
+            groups.add(wanted.clamp(FIRST_GROUP, MAX_GROUP));
+        }
+        while groups.capacity < wanted {
+            let size = groups.sizing.grow(groups.capacity);
+            groups.add(size);
+        }
+        groups.sizing.reserved(groups.capacity);
     }
 
     /// [`with_capacity`](Self::with_capacity) with the slots' generations starting at

@@ -84,6 +84,13 @@ impl Sizing {
         below >= self.retain && len <= below / 2
     }
 
+    /// Notes that the set reserved room up to `capacity` slots: that capacity is retained as
+    /// capacity grown back into is, until the set forgets.
+    pub(crate) fn reserved(&mut self, capacity: usize) {
+        self.retain = self.retain.max(capacity);
+        self.calm = 0;
+    }
+
     /// Notes that the top group was released from a set of `capacity` slots.
     pub(crate) fn released(&mut self, capacity: usize) {
         if capacity > self.released_from {

@@ -56,6 +56,38 @@ pub(crate) trait MapUnderTest: 'static {
         K: Hash + Eq + Clone + Borrow<Q>,
         F: Future,
         Q: Hash + Eq + ?Sized;
+    /// Replaces the value under `key` by `future`; the future of the value it replaced.
+    fn replace<K: Hash + Eq + Clone, F: Future + Unpin>(
+        map: &mut Self::Map<K, F>,
+        key: K,
+        future: F,
+    ) -> Option<F>;
+    /// Takes the value under `key` out with `remove_entry`; its key and its future.
+    fn remove_entry<K, F, Q>(map: &mut Self::Map<K, F>, key: &Q) -> Option<(K, F)>
+    where
+        K: Hash + Eq + Clone + Borrow<Q>,
+        F: Future + Unpin,
+        Q: Hash + Eq + ?Sized;
+    /// The futures, mutably, out of the values that hold them, with their keys, sorted by
+    /// key, and the length `iter_mut` announced; and the length `values_mut` announced.
+    fn iter_mut<K: Hash + Eq + Clone + Ord, F: Future + Unpin>(
+        map: &mut Self::Map<K, F>,
+    ) -> (usize, Vec<(&K, &mut F)>, usize);
+    /// The futures, out of the values that hold them, as `values` gives them, and its length.
+    fn values<K: Hash + Eq + Clone, F: Future>(map: &Self::Map<K, F>) -> (usize, Vec<&F>);
+    fn capacity<K: Hash + Eq + Clone, F: Future>(map: &Self::Map<K, F>) -> usize;
+    fn poll_next_many<K: Hash + Eq + Clone, F: Future>(
+        map: &mut Self::Map<K, F>,
+        cx: &mut Context<'_>,
+        buffer: &mut Vec<(K, F::Output)>,
+        limit: usize,
+    ) -> Poll<usize>;
+    /// `next_many`'s future, boxed.
+    fn next_many<'a, K: Hash + Eq + Clone, F: Future>(
+        map: &'a mut Self::Map<K, F>,
+        buffer: &'a mut Vec<(K, F::Output)>,
+        limit: usize,
+    ) -> Pin<Box<dyn Future<Output = usize> + 'a>>;
     fn contains_key<K, F, Q>(map: &Self::Map<K, F>, key: &Q) -> bool
     where
         K: Hash + Eq + Clone + Borrow<Q>,
@@ -114,6 +146,14 @@ impl<F> OneItem<F> {
     pub(crate) fn future_pin_mut(self: Pin<&mut Self>) -> Pin<&mut F> {
         self.project().future
     }
+
+    pub(crate) fn future_mut(&mut self) -> &mut F {
+        &mut self.future
+    }
+
+    pub(crate) fn into_future(self) -> F {
+        self.future
+    }
 }
 
 impl<F> From<F> for OneItem<F> {
@@ -149,6 +189,8 @@ macro_rules! map_under_test {
         $(#[$doc:meta])* $marker:ident: $map:ident of $value:ident,
         leaves_with_output: $leaves:expr,
         future: |$v:ident| $future:expr,
+        future_mut: |$m:ident| $future_mut:expr,
+        into_future: |$o:ident| $into_future:expr,
         pinned: |$p:ident| $pinned:expr $(,)?
     ) => {
         $(#[$doc])*
@@ -184,6 +226,53 @@ macro_rules! map_under_test {
                 Q: Hash + Eq + ?Sized,
             {
                 map.remove(key)
+            }
+            fn replace<K: Hash + Eq + Clone, F: Future + Unpin>(
+                map: &mut Self::Map<K, F>,
+                key: K,
+                future: F,
+            ) -> Option<F> {
+                map.replace(key, future.into()).map(|$o| $into_future)
+            }
+            fn remove_entry<K, F, Q>(map: &mut Self::Map<K, F>, key: &Q) -> Option<(K, F)>
+            where
+                K: Hash + Eq + Clone + Borrow<Q>,
+                F: Future + Unpin,
+                Q: Hash + Eq + ?Sized,
+            {
+                map.remove_entry(key).map(|(key, $o)| (key, $into_future))
+            }
+            fn iter_mut<K: Hash + Eq + Clone + Ord, F: Future + Unpin>(
+                map: &mut Self::Map<K, F>,
+            ) -> (usize, Vec<(&K, &mut F)>, usize) {
+                let values_len = map.values_mut().len();
+                let iter = map.iter_mut();
+                let len = iter.len();
+                let mut given: Vec<_> = iter.map(|(key, $m)| (key, $future_mut)).collect();
+                given.sort_unstable_by(|(a, _), (b, _)| a.cmp(b));
+                (len, given, values_len)
+            }
+            fn values<K: Hash + Eq + Clone, F: Future>(map: &Self::Map<K, F>) -> (usize, Vec<&F>) {
+                let values = map.values();
+                (values.len(), values.map(|$v| $future).collect())
+            }
+            fn capacity<K: Hash + Eq + Clone, F: Future>(map: &Self::Map<K, F>) -> usize {
+                map.capacity()
+            }
+            fn poll_next_many<K: Hash + Eq + Clone, F: Future>(
+                map: &mut Self::Map<K, F>,
+                cx: &mut Context<'_>,
+                buffer: &mut Vec<(K, F::Output)>,
+                limit: usize,
+            ) -> Poll<usize> {
+                map.poll_next_many(cx, buffer, limit)
+            }
+            fn next_many<'a, K: Hash + Eq + Clone, F: Future>(
+                map: &'a mut Self::Map<K, F>,
+                buffer: &'a mut Vec<(K, F::Output)>,
+                limit: usize,
+            ) -> Pin<Box<dyn Future<Output = usize> + 'a>> {
+                Box::pin(map.next_many(buffer, limit))
             }
             fn contains_key<K, F, Q>(map: &Self::Map<K, F>, key: &Q) -> bool
             where
@@ -263,6 +352,8 @@ map_under_test!(
     Futures: FutureMap of Bare,
     leaves_with_output: true,
     future: |value| value,
+    future_mut: |value| value,
+    into_future: |value| value,
     pinned: |value| value,
 );
 map_under_test!(
@@ -270,6 +361,8 @@ map_under_test!(
     Streams: StreamMap of OneItem,
     leaves_with_output: false,
     future: |value| value.future(),
+    future_mut: |value| value.future_mut(),
+    into_future: |value| value.into_future(),
     pinned: |value| value.future_pin_mut(),
 );
 
