@@ -6,6 +6,7 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
+use alloc::boxed::Box;
 use futures_core::Stream;
 use futures_core::future::FusedFuture;
 use pin_project::pin_project;
@@ -98,8 +99,8 @@ impl<St: Stream + ?Sized> ForEachConcurrentExt for St {}
 /// A limit of at most 4,096 gets a fixed arena when the future is made: as many slots as the
 /// limit, or as the stream's `size_hint` says it has items at most, if that is fewer. Nothing
 /// is allocated after that, per item or per poll. Without a limit, or with a larger one, the
-/// futures run on a growable arena, which grows in blocks as futures come and gives them back
-/// as they finish; a poll then pulls at most as many items as run when it starts (or 32), and
+/// futures run on a growable arena (its bookkeeping boxed when the future is made), which
+/// grows in blocks as futures come and gives them back as they finish; a poll then pulls at most as many items as run when it starts (or 32), and
 /// wakes the task to pull more, so that an always-ready stream cannot grow it without bound
 /// within one poll.
 ///
@@ -123,8 +124,9 @@ pub struct ForEachConcurrent<St, Fut, F> {
 enum Running<Fut> {
     /// A limit of at most [`LARGEST_FIXED_LIMIT`]: the arena's capacity.
     Fixed(Arena<Fut>),
-    /// No limit (`usize::MAX`), or a larger one.
-    Growable(GrowableArena<Fut>, usize),
+    /// No limit (`usize::MAX`), or a larger one. Boxed: a growable arena's bookkeeping is
+    /// several times a fixed arena's, and a future for a limit should not carry it.
+    Growable(Box<GrowableArena<Fut>>, usize),
 }
 
 impl<St, Fut, F> ForEachConcurrent<St, Fut, F>
@@ -139,8 +141,8 @@ where
                 let most_items = stream.size_hint().1.unwrap_or(usize::MAX);
                 Running::Fixed(Arena::new(limit.min(most_items).max(1)))
             }
-            Some(0) | None => Running::Growable(GrowableArena::new(), usize::MAX),
-            Some(limit) => Running::Growable(GrowableArena::new(), limit),
+            Some(0) | None => Running::Growable(Box::new(GrowableArena::new()), usize::MAX),
+            Some(limit) => Running::Growable(Box::new(GrowableArena::new()), limit),
         };
         Self {
             stream: Some(stream),
@@ -191,7 +193,7 @@ where
             Running::Fixed(arena) => drive(arena, usize::MAX, usize::MAX, this.stream, this.f, cx),
             Running::Growable(arena, limit) => {
                 let room = arena.len().max(LEAST_PULLED);
-                drive(arena, *limit, room, this.stream, this.f, cx)
+                drive(&mut **arena, *limit, room, this.stream, this.f, cx)
             }
         }
     }

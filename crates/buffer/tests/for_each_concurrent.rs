@@ -240,8 +240,11 @@ fn each_future_is_polled_at_most_once_per_poll() {
     }
 }
 
-/// `n` tracked gates with ids `0..n`, the gates' states and the tracked counts.
-fn tracked_gates(n: usize) -> (Vec<Tracked<Gate>>, Vec<Arc<GateState>>, Vec<Arc<Counts>>) {
+/// Tracked gates, the gates' states and the tracked counts, in id order.
+type TrackedGates = (Vec<Tracked<Gate>>, Vec<Arc<GateState>>, Vec<Arc<Counts>>);
+
+/// `n` tracked gates with ids `0..n`.
+fn tracked_gates(n: usize) -> TrackedGates {
     let (items, states) = gates(n);
     let (tracked, counts) = items
         .into_iter()
