@@ -10,7 +10,7 @@ use alloc::boxed::Box;
 use futures_core::Stream;
 use futures_core::future::FusedFuture;
 use pin_project::pin_project;
-use pinfold_arena::{Arena, GrowableArena, Step, Storage, coop};
+use pinfold_arena::{Arena, GrowableArena, Step, Storage, coop, unwind};
 
 /// The largest limit that gets a fixed arena of its own size; a larger one runs on a growable
 /// arena, which allocates as the futures come.
@@ -109,7 +109,8 @@ impl<St: Stream + ?Sized> ForEachConcurrentExt for St {}
 /// A panic in `f` propagates out of the poll, and its item is lost. A panic in a future's poll
 /// or `Drop` propagates as the crate's [*When a future panics*](crate#when-a-future-panics)
 /// says: that future is dropped in place, once. In both cases the other futures and the stream
-/// are kept, and polling again goes on with them.
+/// are kept, and polling again goes on with them; with the `std` feature, the task is woken
+/// before the panic leaves the poll, so that an executor that polls it again does.
 #[pin_project]
 #[must_use = "futures do nothing unless polled"]
 pub struct ForEachConcurrent<St, Fut, F> {
@@ -189,14 +190,30 @@ where
         if !coop::may_proceed(cx) {
             return Poll::Pending;
         }
-        match this.running {
-            Running::Fixed(arena) => drive(arena, usize::MAX, usize::MAX, this.stream, this.f, cx),
-            Running::Growable(arena, limit) => {
-                let room = arena.len().max(LEAST_PULLED);
-                drive(&mut **arena, *limit, room, this.stream, this.f, cx)
-            }
-        }
+        let (running, stream, f) = (this.running, this.stream, this.f);
+        unwind::repair_on_unwind(
+            cx,
+            |cx| match running {
+                Running::Fixed(arena) => drive(arena, usize::MAX, usize::MAX, stream, f, cx),
+                Running::Growable(arena, limit) => {
+                    let room = arena.len().max(LEAST_PULLED);
+                    drive(&mut **arena, *limit, room, stream, f, cx)
+                }
+            },
+            wake_after_panic,
+        )
     }
+}
+
+/// After a panic in `f` or in the stream (which may come after the arena's round gave an
+/// output, so that wakes reach the task only after a poll returned `Pending`), or in a
+/// future: wakes the task, so that it is polled again. With `std` only: without it this runs
+/// while the panic unwinds, where no user code may run.
+fn wake_after_panic(cx: &mut Context<'_>) {
+    #[cfg(feature = "std")]
+    cx.waker().wake_by_ref();
+    #[cfg(not(feature = "std"))]
+    let _ = cx;
 }
 
 /// One poll: pulls items into free slots (while fewer than `limit` run, at most `room` of

@@ -284,6 +284,28 @@ fn a_panic_in_f_propagates_and_the_others_go_on() {
     }
 }
 
+/// `f` panics after a future finished in the same poll: the task is woken before the panic
+/// leaves, so the futures that finish meanwhile are not left unpolled.
+#[test]
+fn a_panic_in_f_wakes_the_task() {
+    let (items, states, counts) = tracked_gates(4);
+    let mut fut = stream::iter(items).for_each_concurrent(2, |tracked: Tracked<Gate>| {
+        assert_ne!(tracked.id(), 2, "f panics at 2");
+        tracked.map(drop)
+    });
+    let (waker, wakes) = counting_waker();
+    assert_eq!(poll_with(&mut fut, &waker), Poll::Pending);
+    states[0].open();
+    let woken = wakes.count();
+    let panicked = catch_unwind(AssertUnwindSafe(|| poll_with(&mut fut, &waker)));
+    assert!(panicked.is_err());
+    assert!(wakes.count() > woken, "the task is woken");
+    states[1].open();
+    states[3].open();
+    assert_eq!(poll_with(&mut fut, &waker), Poll::Ready(()));
+    assert!(counts.iter().all(|counts| counts.drops() == 1));
+}
+
 #[test]
 fn a_panicking_future_is_dropped_once_and_the_others_go_on() {
     for limit in [Some(3), None] {
