@@ -100,9 +100,9 @@ impl<St: Stream + ?Sized> ForEachConcurrentExt for St {}
 /// limit, or as the stream's `size_hint` says it has items at most, if that is fewer. Nothing
 /// is allocated after that, per item or per poll. Without a limit, or with a larger one, the
 /// futures run on a growable arena (its bookkeeping boxed when the future is made), which
-/// grows in blocks as futures come and gives them back as they finish; a poll then pulls at most as many items as run when it starts (or 32), and
-/// wakes the task to pull more, so that an always-ready stream cannot grow it without bound
-/// within one poll.
+/// grows in blocks as futures come and gives them back as they finish; a poll then pulls at
+/// most as many items as run when it starts (or 32), and wakes the task to pull more, so that
+/// an always-ready stream cannot grow it without bound within one poll.
 ///
 /// # Panics
 ///

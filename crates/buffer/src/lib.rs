@@ -79,9 +79,10 @@
 //!   [`drive_while`](ProgressStreamExt::drive_while) drive it while the consumer works on an
 //!   output, so the buffered futures do not stall meanwhile (as they do under `for_each` or a
 //!   `while let` loop over `next()`).
-//! - [`ForEachConcurrentExt`]: [`for_each_concurrent(limit, f)`](ForEachConcurrentExt::for_each_concurrent),
-//!   futures-util's consumer of the same name and contract: `f`'s future for each item, at
-//!   most `limit` of them running at once, on an arena allocated once.
+//! - [`ForEachConcurrentExt`]:
+//!   [`for_each_concurrent(limit, f)`](ForEachConcurrentExt::for_each_concurrent), futures-util's
+//!   consumer of the same name and contract: `f`'s future for each item, at most `limit` of
+//!   them running at once, on an arena allocated once.
 //!
 //! What every adapter guarantees:
 //!
