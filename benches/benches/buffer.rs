@@ -18,7 +18,13 @@
 //! And without timers: `ordered_selfwake_100k_c64` and `unordered_selfwake_100k_c64`, 100,000
 //! futures that wake themselves 0 to 4 times, at concurrency 64, under futures-executor's
 //! `block_on`: the buffers' own cost per future, with nothing to wait for.
+//!
+//! `for_each_concurrent_10k_c64`: the consumer `for_each_concurrent(64, f)` over 10,000 items,
+//! `f`'s future for each waking itself 0 to 4 times (the self-waking workloads' first 10,000
+//! counts) and adding its item to a tally, under `block_on`: pinfold's against futures-util's
+//! and futures-buffered's.
 
+use std::cell::Cell;
 use std::future::Future;
 use std::time::Duration;
 
@@ -245,8 +251,13 @@ const MAX_SELF_WAKES: u64 = 4;
 /// How many times each future of the self-waking workloads wakes itself: `0..=4`, from the
 /// suite's xorshift with a fixed seed (the same for everyone).
 fn self_wakes() -> Vec<u32> {
+    self_wakes_of(SELFWAKE_TOTAL)
+}
+
+/// The first `total` of [`self_wakes`].
+fn self_wakes_of(total: usize) -> Vec<u32> {
     let mut rng = Xorshift::new(0x5E1F_3A4E);
-    (0..SELFWAKE_TOTAL)
+    (0..total)
         .map(|_| rng.up_to(MAX_SELF_WAKES) as u32)
         .collect()
 }
@@ -324,9 +335,89 @@ fn unordered_selfwake(c: &mut Criterion) {
     group.finish();
 }
 
+/// Items in `for_each_concurrent_10k_c64`.
+const FOR_EACH_TOTAL: usize = 10_000;
+
+/// The source of `for_each_concurrent_10k_c64`: each index with its count of self-wakes.
+fn for_each_source(wakes: &[u32]) -> impl Stream<Item = (u64, u32)> + '_ {
+    stream::iter(wakes.iter().enumerate()).map(|(i, &k)| (i as u64, k))
+}
+
+/// The consumer's future for one item: it wakes itself `k` times, then adds `i` to `tally`.
+async fn tally_item(tally: &Cell<(u64, u64)>, (i, k): (u64, u32)) {
+    let i = YieldK::new(k, i).await;
+    let (count, sum) = tally.get();
+    tally.set((count + 1, sum.wrapping_add(i)));
+}
+
+/// Times one implementation of `for_each_concurrent_10k_c64`: `run` consumes the source over
+/// `wakes` with its `for_each_concurrent(64, f)`, `f` tallying into `tally`, under
+/// futures-executor's `block_on`. Every run checks that each item was handled once (count and
+/// sum).
+fn bench_for_each<'r, C, F>(
+    group: &mut Group<'_, 'r>,
+    id: &str,
+    wakes: &'r [u32],
+    tally: &'r Cell<(u64, u64)>,
+    run: F,
+) where
+    C: Future<Output = ()>,
+    F: Fn(&'r [u32], &'r Cell<(u64, u64)>) -> C + 'r,
+{
+    let (name, id_owned) = (group.name().to_string(), id.to_string());
+    let expected = Tally::indexes(wakes.len());
+    group.bench(id, move || {
+        tally.set((0, 0));
+        futures_executor::block_on(run(wakes, tally));
+        assert_eq!(
+            tally.get(),
+            (expected.count, expected.sum),
+            "{name}/{id_owned}: every item once"
+        );
+    });
+}
+
+/// `for_each_concurrent(64, f)` over 10,000 items whose futures wake themselves 0 to 4 times,
+/// under futures-executor's `block_on`: pinfold's (a fixed arena of 64) against futures-util's
+/// (a `FuturesUnordered`, one allocation per item) and futures-buffered's (a
+/// `FuturesUnorderedBounded` of 64).
+fn for_each_concurrent(c: &mut Criterion) {
+    const LIMIT: usize = 64;
+    let wakes = self_wakes_of(FOR_EACH_TOTAL);
+    let wakes = wakes.as_slice();
+    let tally = Cell::new((0, 0));
+    let tally = &tally;
+    let mut group = Group::new(c, "for_each_concurrent_10k_c64", Tuning::MEDIUM);
+    bench_for_each(&mut group, PINFOLD, wakes, tally, |wakes, tally| {
+        pinfold_buffer::ForEachConcurrentExt::for_each_concurrent(
+            for_each_source(wakes),
+            LIMIT,
+            move |item| tally_item(tally, item),
+        )
+    });
+    bench_for_each(&mut group, FUTURES_UTIL, wakes, tally, |wakes, tally| {
+        for_each_source(wakes).for_each_concurrent(LIMIT, move |item| tally_item(tally, item))
+    });
+    bench_for_each(
+        &mut group,
+        FUTURES_BUFFERED,
+        wakes,
+        tally,
+        |wakes, tally| {
+            futures_buffered::BufferedStreamExt::for_each_concurrent(
+                for_each_source(wakes),
+                LIMIT,
+                move |item| tally_item(tally, item),
+            )
+        },
+    );
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = criterion(WallTime);
-    targets = ordered, ordered_window, unordered, driven, ordered_selfwake, unordered_selfwake
+    targets = ordered, ordered_window, unordered, driven, ordered_selfwake, unordered_selfwake,
+        for_each_concurrent
 }
 criterion_main!(benches);

@@ -559,6 +559,12 @@ pub const BUFFER_WORKLOADS: &[Workload] = &[
         "unordered buffer: 100k futures that wake themselves 0–4 times, concurrency 64; block_on",
     )
     .holding(64),
+    Workload::new(
+        "for_each_concurrent_10k_c64",
+        10_000,
+        "for_each_concurrent(64, f): 10k items, f's futures wake themselves 0–4 times; block_on",
+    )
+    .holding(64),
 ];
 
 /// The rows of the ordered sets (`pinfold-buffer`'s `FuturesOrdered`), in order: a criterion group (or `group/id`, see

@@ -79,6 +79,10 @@
 //!   [`drive_while`](ProgressStreamExt::drive_while) drive it while the consumer works on an
 //!   output, so the buffered futures do not stall meanwhile (as they do under `for_each` or a
 //!   `while let` loop over `next()`).
+//! - [`ForEachConcurrentExt`]:
+//!   [`for_each_concurrent(limit, f)`](ForEachConcurrentExt::for_each_concurrent), futures-util's
+//!   consumer of the same name and contract: `f`'s future for each item, at most `limit` of
+//!   them running at once, on an arena allocated once.
 //!
 //! What every adapter guarantees:
 //!
@@ -138,6 +142,7 @@ extern crate alloc;
 extern crate std;
 
 mod driven;
+mod for_each;
 mod iter;
 mod ordered;
 mod ordered_set;
@@ -153,6 +158,7 @@ use core::future::Future;
 use futures_core::Stream;
 
 pub use driven::Driven;
+pub use for_each::{ForEachConcurrent, ForEachConcurrentExt};
 pub use iter::{IterStream, iter_stream};
 pub use ordered::OrderedBuffer;
 pub use ordered_set::{FuturesOrdered, FuturesOrderedBounded, OrderedSet};

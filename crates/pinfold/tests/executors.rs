@@ -250,8 +250,9 @@ mod workloads {
     use pinfold::pool::BufferPool;
     // `join_all`, `try_join_all` and `merge` are named in full: the workloads take their names.
     use pinfold::{
-        BufferExt, FutureMap, FuturesOrdered, FuturesOrderedBounded, FuturesUnordered,
-        FuturesUnorderedBounded, Merge, MergeBounded, ProgressStreamExt, StreamMap,
+        BufferExt, ForEachConcurrentExt, FutureMap, FuturesOrdered, FuturesOrderedBounded,
+        FuturesUnordered, FuturesUnorderedBounded, Merge, MergeBounded, ProgressStreamExt,
+        StreamMap,
     };
     use pinfold_testkit::stream::assert_each_stream_whole_and_in_order;
 
@@ -358,6 +359,26 @@ mod workloads {
             })
             .await;
         assert_eq!(sorted(seen), (0..N).collect::<Vec<_>>());
+    }
+
+    /// Each item handled by a future that completes on another thread, with a limit and
+    /// without one: every item once. Called through its trait: `StreamExt` is in scope too.
+    pub(super) async fn for_each_concurrent(remote: Remote) {
+        for limit in [Some(8), None] {
+            let seen = std::sync::Mutex::new(Vec::new());
+            ForEachConcurrentExt::for_each_concurrent(stream::iter(0..N), limit, |i| {
+                let (value, seen) = (remote.value(i), &seen);
+                async move {
+                    let i = value.await;
+                    seen.lock().unwrap().push(i);
+                }
+            })
+            .await;
+            assert_eq!(
+                sorted(seen.into_inner().unwrap()),
+                (0..N).collect::<Vec<_>>()
+            );
+        }
     }
 
     pub(super) async fn unordered_buffer(remote: Remote) {
@@ -534,6 +555,7 @@ matrix! {
         ordered_buffer,
         unordered_buffer,
         for_each_driven,
+        for_each_concurrent,
         futures_ordered,
         futures_ordered_bounded,
         merge_bounded,

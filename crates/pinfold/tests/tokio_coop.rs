@@ -17,8 +17,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use futures_util::StreamExt;
 use futures_util::stream;
 use pinfold::{
-    BufferExt, FutureMap, FuturesOrdered, FuturesOrderedBounded, FuturesUnordered,
-    FuturesUnorderedBounded, Merge, MergeBounded, StreamMap, join_all, try_join_all,
+    BufferExt, ForEachConcurrentExt, FutureMap, FuturesOrdered, FuturesOrderedBounded,
+    FuturesUnordered, FuturesUnorderedBounded, Merge, MergeBounded, StreamMap, join_all,
+    try_join_all,
 };
 
 /// Outputs each drainer takes.
@@ -180,6 +181,24 @@ fn maps() {
         }
     });
     assert_yielded("StreamMap", ticks, ITEMS);
+}
+
+#[test]
+fn for_each_concurrent() {
+    // Each future it completes spends a unit of budget, as a join's. With a limit as large as
+    // the stream, one poll could complete every future: the budget stops it. (Under a smaller
+    // limit, each poll of the arena's round ends after as many futures as run, which yields
+    // with a wake that tokio does not defer: the ticker's turns then are tokio's choice.)
+    let ticks = ticks_while(|| async {
+        let handled = AtomicUsize::new(0);
+        ForEachConcurrentExt::for_each_concurrent(stream::iter(0..ITEMS), ITEMS, |_| {
+            handled.fetch_add(1, Ordering::Relaxed);
+            ready(())
+        })
+        .await;
+        assert_eq!(handled.into_inner(), ITEMS);
+    });
+    assert_yielded("for_each_concurrent", ticks, ITEMS);
 }
 
 #[test]
