@@ -15,7 +15,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -113,7 +113,7 @@ async fn fetch(client: HttpClient, addr: SocketAddr, id: u32) -> (u32, Bytes) {
 /// A database file of its own, with a table of pages; each insert is its own transaction, in
 /// SQLite's write-ahead log, synced at checkpoints (`synchronous = NORMAL`) rather than at each
 /// commit, so that a run measures the work more than the disk's sync.
-fn open(path: &PathBuf) -> Arc<Mutex<Connection>> {
+fn open(path: &Path) -> Arc<Mutex<Connection>> {
     remove(path);
     let connection = Connection::open(path).expect("open the database");
     connection
@@ -175,9 +175,9 @@ async fn measure<F: Future<Output = ()>>(db: &Arc<Mutex<Connection>>, run: F) ->
 }
 
 /// Removes a database and its write-ahead log.
-fn remove(path: &PathBuf) {
+fn remove(path: &Path) {
     for suffix in ["", "-wal", "-shm"] {
-        let mut file = path.clone().into_os_string();
+        let mut file = path.as_os_str().to_owned();
         file.push(suffix);
         let _ = std::fs::remove_file(file);
     }
