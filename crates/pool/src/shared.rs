@@ -589,6 +589,37 @@ mod tests {
         }
     }
 
+    /// A give that comes back with buffers for the waiters (`Unstocked::Waiting`) hands each
+    /// of them on: one buffer alone through the one-waker path, a chain (a full stock's batch
+    /// and the buffer released) one buffer to each waiter.
+    #[test]
+    fn released_buffers_for_waiters_go_to_them_one_or_a_chain() {
+        use crate::free_buffers::Unstocked;
+        use crate::pool::BufferPool;
+
+        for buffers in [1, 3] {
+            let pool = BufferPool::new(buffers, 1);
+            let taken = take_all(&pool);
+            let tasks: std::vec::Vec<_> = (0..buffers).map(|_| task(false)).collect();
+            let mut queued: std::vec::Vec<_> = tasks
+                .iter()
+                .map(|(_, waker)| queue(&pool, waker.as_ref().unwrap()))
+                .collect();
+
+            Inner::released(pool.inner, Unstocked::Waiting(chain_of(&pool, &taken)));
+            let mut cx = core::task::Context::from_waker(Waker::noop());
+            for (n, ((task, _), waiting)) in tasks.iter().zip(&mut queued).enumerate() {
+                assert_eq!(task.wakes.load(Ordering::Relaxed), 1, "task {n} woken once");
+                let core::task::Poll::Ready(buf) = waiting.as_mut().poll(&mut cx) else {
+                    panic!("task {n} of {buffers} was handed no buffer");
+                };
+                drop(buf);
+            }
+            drop(queued);
+            assert_eq!(pool.available(), buffers, "every buffer is back");
+        }
+    }
+
     /// A refill that finds a task waiting once its batch is taken hands the rest of the batch
     /// to it; if the task's waker panics, the refill's own buffer is given back, not lost.
     #[test]
