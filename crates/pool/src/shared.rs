@@ -589,6 +589,39 @@ mod tests {
         }
     }
 
+    /// The rest of a refill's batch goes to the thread's stock only while no task waits: with
+    /// one waiting, the stock refuses it, and it is handed on instead.
+    #[test]
+    fn a_refills_rest_is_refused_by_the_stock_while_a_task_waits() {
+        use crate::pool::BufferPool;
+
+        if crate::stocks::slot().is_none() {
+            return;
+        }
+        let pool = BufferPool::new(64, 1);
+        let taken = take_all(&pool);
+        let (waiter, waker) = task(false);
+        let mut queued = queue(&pool, waker.as_ref().unwrap());
+        let inner = &*pool.inner;
+        let rest = chain_of(&pool, &taken[..2]);
+        let refused = inner
+            .free
+            .stock_rest(&inner.block, rest)
+            .expect_err("a stock takes no rest while a task waits");
+        Inner::release_chain(pool.inner, refused);
+        assert_eq!(waiter.wakes.load(Ordering::Relaxed), 1, "the waiter is woken");
+        let mut cx = core::task::Context::from_waker(Waker::noop());
+        let core::task::Poll::Ready(buf) = queued.as_mut().poll(&mut cx) else {
+            panic!("the waiter was handed no buffer");
+        };
+        drop(buf);
+        drop(queued);
+        for index in &taken[2..] {
+            Inner::release(pool.inner, *index);
+        }
+        assert_eq!(pool.available(), 64, "every buffer is back");
+    }
+
     /// A give that comes back with buffers for the waiters (`Unstocked::Waiting`) hands each
     /// of them on: one buffer alone through the one-waker path, a chain (a full stock's batch
     /// and the buffer released) one buffer to each waiter.
