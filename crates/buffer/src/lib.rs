@@ -72,6 +72,7 @@
 //!   futures-buffered's and futures-util's types of those names with the same methods. They
 //!   live here because they share the ordered buffer's reorder ring and its handling of a
 //!   panicking future.
+//! - [`Limit`]: a buffer's concurrency, changed from a handle while it runs.
 //! - [`iter_stream`]: an iterator as a stream, for the buffers (the facade's `IterExt` calls
 //!   it).
 //! - [`ProgressStream`]: every adapter and ordered set can be driven without taking an output,
@@ -139,6 +140,7 @@ extern crate std;
 
 mod driven;
 mod iter;
+mod limit;
 mod ordered;
 mod ordered_set;
 mod progress;
@@ -154,6 +156,7 @@ use futures_core::Stream;
 
 pub use driven::Driven;
 pub use iter::{IterStream, iter_stream};
+pub use limit::Limit;
 pub use ordered::OrderedBuffer;
 pub use ordered_set::{FuturesOrdered, FuturesOrderedBounded, OrderedSet};
 pub use progress::{DriveWhile, ForEachDriven, ProgressStream, ProgressStreamExt};

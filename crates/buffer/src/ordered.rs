@@ -9,6 +9,7 @@ use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
 use pinfold_arena::Budget;
 
+use crate::limit::Limit;
 use crate::progress::ProgressStream;
 use crate::ring::ReorderRing;
 use crate::running::Running;
@@ -161,6 +162,36 @@ where
         self.window = Some(window);
         self.limit = Some(window);
         self.running.lower_concurrency(window);
+        self
+    }
+
+    /// Lets `limit` set the concurrency while the buffer runs, within the concurrency the
+    /// buffer was made with, or its [`window`](Self::window) if smaller (its capacity): see
+    /// [`Limit`] for what lowering and raising it do. The order is the same; the window, if
+    /// any, still bounds the futures running plus the outputs held.
+    ///
+    /// # Panics
+    /// If `limit` (or a clone of it) already steers another buffer.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_util::{StreamExt, stream};
+    /// use pinfold_buffer::{BufferExt, Limit};
+    ///
+    /// let limit = Limit::new(2);
+    /// let outputs: Vec<u32> = futures_executor::block_on(
+    ///     stream::iter(1..=5u32)
+    ///         .map(|n| async move { n })
+    ///         .ordered_buffer(8)
+    ///         .limit(limit)
+    ///         .collect(),
+    /// );
+    /// assert_eq!(outputs, [1, 2, 3, 4, 5]);
+    /// ```
+    #[track_caller]
+    pub fn limit(mut self, limit: Limit) -> Self {
+        self.running.set_limit(limit);
         self
     }
 

@@ -8,8 +8,10 @@ use futures_core::Stream;
 use pin_project::pin_project;
 use pinfold_arena::{Arena, Budget, Key, Step, Storage};
 
+use crate::limit::Limit;
+
 /// The source of futures and the futures running, at most `concurrency` of them (the arena's
-/// capacity).
+/// capacity), and fewer while a [`Limit`] says so.
 #[pin_project]
 pub(crate) struct Running<St, T> {
     #[pin]
@@ -17,6 +19,8 @@ pub(crate) struct Running<St, T> {
     /// The source returned `None`: it is not polled again.
     source_done: bool,
     arena: Arena<T>,
+    /// The handle that sets the concurrency while the buffer runs, if one was given.
+    limit: Option<Limit>,
 }
 
 impl<St: Stream, T> Running<St, T> {
@@ -26,7 +30,22 @@ impl<St: Stream, T> Running<St, T> {
             source,
             source_done: false,
             arena: Arena::new(concurrency),
+            limit: None,
         }
+    }
+
+    /// From now on, at most `limit` futures start running (the arena's capacity at most).
+    #[track_caller]
+    pub(crate) fn set_limit(&mut self, limit: Limit) {
+        self.limit = Some(limit.attach());
+    }
+
+    /// How many futures may run now: the concurrency, or the limit if it is lower.
+    pub(crate) fn current_limit(&self) -> usize {
+        let capacity = self.arena.capacity();
+        self.limit
+            .as_ref()
+            .map_or(capacity, |limit| limit.get().min(capacity))
     }
 
     /// How many futures run now.
@@ -34,7 +53,7 @@ impl<St: Stream, T> Running<St, T> {
         self.arena.len()
     }
 
-    /// How many futures may run at once.
+    /// How many futures the arena holds at most: the capacity, whatever the limit.
     pub(crate) fn concurrency(&self) -> usize {
         self.arena.capacity()
     }
@@ -96,8 +115,9 @@ impl<St: Stream, T> Running<St, T> {
     }
 
     /// Pulls futures from the source into free slots, at most `room` of them, each made into
-    /// what the arena stores by `start`. Stops when the arena is full, the source is `Pending`
-    /// (it will wake the task) or has ended.
+    /// what the arena stores by `start`. Stops when the arena is full or the limit reached (a
+    /// raise of the limit wakes the task), the source is `Pending` (it will wake the task) or
+    /// has ended.
     pub(crate) fn refill(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -106,6 +126,11 @@ impl<St: Stream, T> Running<St, T> {
     ) {
         let mut this = self.project();
         while room > 0 && !*this.source_done && !this.arena.is_full() {
+            if let Some(limit) = this.limit {
+                if !limit.admits(this.arena.len(), cx) {
+                    break;
+                }
+            }
             match this.source.as_mut().poll_next(cx) {
                 Poll::Ready(Some(fut)) => {
                     if this.arena.insert(start(fut)).is_err() {

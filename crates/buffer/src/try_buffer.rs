@@ -10,7 +10,7 @@ use futures_core::stream::TryStream;
 use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
 
-use crate::{OrderedBuffer, ProgressStream, UnorderedBuffer};
+use crate::{Limit, OrderedBuffer, ProgressStream, UnorderedBuffer};
 
 /// The buffers of [`BufferExt`](crate::BufferExt) for a [`TryStream`] of [`TryFuture`]s, with
 /// the semantics of futures-util's `try_buffered` and `try_buffer_unordered`: the stream yields
@@ -213,6 +213,18 @@ where
         }
     }
 
+    /// Lets `limit` set the concurrency while the buffer runs, as
+    /// [`OrderedBuffer::limit`].
+    ///
+    /// # Panics
+    /// If `limit` (or a clone of it) already steers another buffer.
+    #[track_caller]
+    pub fn limit(self, limit: Limit) -> Self {
+        Self {
+            inner: self.inner.limit(limit),
+        }
+    }
+
     /// The source stream.
     pub fn get_ref(&self) -> &St {
         &self.inner.get_ref().source
@@ -287,6 +299,18 @@ where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
 {
+    /// Lets `limit` set the concurrency while the buffer runs, as
+    /// [`UnorderedBuffer::limit`].
+    ///
+    /// # Panics
+    /// If `limit` (or a clone of it) already steers another buffer.
+    #[track_caller]
+    pub fn limit(self, limit: Limit) -> Self {
+        Self {
+            inner: self.inner.limit(limit),
+        }
+    }
+
     /// The source stream.
     pub fn get_ref(&self) -> &St {
         &self.inner.get_ref().source

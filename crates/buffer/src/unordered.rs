@@ -11,6 +11,7 @@ use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
 use pinfold_arena::{Key, Step};
 
+use crate::limit::Limit;
 use crate::progress::ProgressStream;
 use crate::running::Running;
 
@@ -73,6 +74,34 @@ where
             finished: VecDeque::new(),
             terminated: false,
         }
+    }
+
+    /// Lets `limit` set the concurrency while the buffer runs, within the concurrency the
+    /// buffer was made with (its capacity): see [`Limit`] for what lowering and raising it do.
+    ///
+    /// # Panics
+    /// If `limit` (or a clone of it) already steers another buffer.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_util::{StreamExt, stream};
+    /// use pinfold_buffer::{BufferExt, Limit};
+    ///
+    /// let limit = Limit::new(1);
+    /// let outputs: Vec<u32> = futures_executor::block_on(
+    ///     stream::iter(1..=3u32)
+    ///         .map(|n| async move { n })
+    ///         .unordered_buffer(8)
+    ///         .limit(limit)
+    ///         .collect(),
+    /// );
+    /// assert_eq!(outputs, [1, 2, 3]); // one at a time
+    /// ```
+    #[track_caller]
+    pub fn limit(mut self, limit: Limit) -> Self {
+        self.running.set_limit(limit);
+        self
     }
 
     /// The source stream.
@@ -200,7 +229,7 @@ where
             .as_mut()
             .poll_output(cx, &mut budget, &mut poll);
         let stuck = this.running.len() == this.finished.len()
-            && (this.running.source_done() || this.running.len() == this.running.concurrency());
+            && (this.running.source_done() || this.running.len() >= this.running.current_limit());
         match polled {
             Poll::Ready(Some(never)) => match never {},
             Poll::Ready(None) if this.running.source_done() => Poll::Ready(()),
