@@ -72,7 +72,8 @@
 //!   futures-buffered's and futures-util's types of those names with the same methods. They
 //!   live here because they share the ordered buffer's reorder ring and its handling of a
 //!   panicking future.
-//! - [`Limit`]: a buffer's concurrency, changed from a handle while it runs.
+//! - [`Limit`]: a buffer's concurrency, changed from a handle while it runs; [`Adaptive`]
+//!   sets it from the latency of the futures (additive increase, multiplicative decrease).
 //! - [`iter_stream`]: an iterator as a stream, for the buffers (the facade's `IterExt` calls
 //!   it).
 //! - [`ProgressStream`]: every adapter and ordered set can be driven without taking an output,
@@ -138,6 +139,8 @@ extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
+#[cfg(feature = "std")]
+mod adaptive;
 mod driven;
 mod iter;
 mod limit;
@@ -154,6 +157,9 @@ use core::future::Future;
 
 use futures_core::Stream;
 
+#[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub use adaptive::{Adaptive, AdaptiveSettings, Clock, Measured, SystemClock};
 pub use driven::Driven;
 pub use iter::{IterStream, iter_stream};
 pub use limit::Limit;

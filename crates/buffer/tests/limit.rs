@@ -55,7 +55,9 @@ async fn lowering_starts_nothing_until_below_the_new_limit() {
     assert_eq!(outputs, (0..40).collect::<Vec<_>>());
     let starts = starts.lock().unwrap();
     assert!(
-        starts.iter().any(|&(after, running)| !after && running == 8),
+        starts
+            .iter()
+            .any(|&(after, running)| !after && running == 8),
         "8 ran at once before the lowering"
     );
     let after: Vec<usize> = starts
@@ -139,8 +141,12 @@ async fn ordered_buffer_keeps_order_under_a_changing_limit() {
 #[test]
 fn try_buffers_take_a_limit() {
     let source = || stream::iter((0..6u32).map(|n| Ok::<_, ()>(async move { Ok(n) })));
-    let ordered: Vec<Result<u32, ()>> =
-        futures_executor::block_on(source().try_ordered_buffer(4).limit(Limit::new(2)).collect());
+    let ordered: Vec<Result<u32, ()>> = futures_executor::block_on(
+        source()
+            .try_ordered_buffer(4)
+            .limit(Limit::new(2))
+            .collect(),
+    );
     assert_eq!(ordered, (0..6).map(Ok).collect::<Vec<_>>());
     let mut unordered: Vec<Result<u32, ()>> = futures_executor::block_on(
         source()
@@ -162,6 +168,8 @@ fn a_limit_of_zero_panics() {
 #[should_panic = "Limit: a limit steers one buffer only"]
 fn a_limit_steers_one_buffer() {
     let limit = Limit::new(2);
-    let _first = stream::iter([async {}]).unordered_buffer(2).limit(limit.clone());
+    let _first = stream::iter([async {}])
+        .unordered_buffer(2)
+        .limit(limit.clone());
     let _second = stream::iter([async {}]).unordered_buffer(2).limit(limit);
 }
