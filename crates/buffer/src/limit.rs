@@ -109,21 +109,25 @@ impl Limit {
         self
     }
 
-    /// Whether one more future may start while `running` run; if not, the task is registered
-    /// to be woken by a raise.
-    #[inline]
-    pub(crate) fn admits(&self, running: usize, cx: &mut Context<'_>) -> bool {
-        self.get() > running || self.register(running, cx)
+    /// How many of `room` futures may start while `running` run. If the limit is what stops
+    /// them (it allows fewer than `room`), the task is registered first to be woken by a
+    /// raise, so a raise after this call wakes it.
+    #[inline(never)]
+    pub(crate) fn room(&self, running: usize, room: usize, cx: &mut Context<'_>) -> usize {
+        if self.get().saturating_sub(running) >= room {
+            return room;
+        }
+        self.shared.task.register(cx.waker());
+        // SeqCst: pairs with the swap in `set` (see there): a raise this load misses wakes the
+        // task just registered.
+        let limit = self.shared.value.load(Ordering::SeqCst);
+        limit.saturating_sub(running).min(room)
     }
 
-    /// Registers the task for a raise, then looks again: a raise that came before the
-    /// registration is seen here, one after it wakes the task.
-    #[cold]
-    #[inline(never)]
-    fn register(&self, running: usize, cx: &mut Context<'_>) -> bool {
-        self.shared.task.register(cx.waker());
-        // SeqCst: pairs with the swap in `set` (see there).
-        self.shared.value.load(Ordering::SeqCst) > running
+    /// Whether one more future may start while `running` run; if not, the task is registered
+    /// to be woken by a raise.
+    pub(crate) fn admits(&self, running: usize, cx: &mut Context<'_>) -> bool {
+        self.room(running, 1, cx) > 0
     }
 }
 

@@ -69,6 +69,8 @@ where
     ring: ReorderRing<<St::Item as Future>::Output>,
     /// The window, if one was set.
     window: Option<usize>,
+    /// The handle the window follows, if one was given.
+    window_limit: Option<Limit>,
     /// The bound on running plus held futures that every refill keeps to: the window, or,
     /// once the buffer has been driven without one, the concurrency; `None` while unbounded.
     limit: Option<usize>,
@@ -96,6 +98,7 @@ where
             running: Running::new(source, concurrency),
             ring: ReorderRing::new(),
             window: None,
+            window_limit: None,
             limit: None,
             polling: None,
             terminated: false,
@@ -195,6 +198,41 @@ where
         self
     }
 
+    /// Lets `window` set the [`window`](Self::window) while the buffer runs: the futures
+    /// running plus the outputs held are kept to its value from the next poll on. Lowering it
+    /// cancels nothing and drops no output: no future starts until fewer than the new window
+    /// are running or held. Raising it starts more at the next poll, and wakes the buffer's
+    /// task if it waits only for room in the window. Any window of 1 or more may be set (the
+    /// concurrency still bounds the futures running); this replaces a window set before.
+    ///
+    /// # Panics
+    /// If `window` (or a clone of it) already steers another buffer.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_util::{StreamExt, stream};
+    /// use pinfold_buffer::{BufferExt, Limit};
+    ///
+    /// let window = Limit::new(2);
+    /// let outputs: Vec<u32> = futures_executor::block_on(
+    ///     stream::iter(1..=5u32)
+    ///         .map(|n| async move { n })
+    ///         .ordered_buffer(4)
+    ///         .window_limit(window.clone())
+    ///         .collect(),
+    /// );
+    /// assert_eq!(outputs, [1, 2, 3, 4, 5]);
+    /// ```
+    #[track_caller]
+    pub fn window_limit(mut self, window: Limit) -> Self {
+        let window = window.attach();
+        self.window = Some(window.get());
+        self.limit = Some(window.get());
+        self.window_limit = Some(window);
+        self
+    }
+
     /// The source stream.
     pub fn get_ref(&self) -> &St {
         self.running.source()
@@ -234,6 +272,10 @@ where
             // The last poll panicked in this future's poll or drop; the arena dropped it.
             this.ring.lose(seq);
         }
+        if let Some(handle) = this.window_limit {
+            *this.window = Some(handle.get());
+            *this.limit = *this.window;
+        }
         refill(this.running.as_mut(), this.ring, *this.limit, cx);
         let mut budget = this.running.as_mut().begin_poll();
         loop {
@@ -259,9 +301,13 @@ where
                         *this.terminated = true;
                         return Poll::Ready(None);
                     }
+                    park(this.window_limit.as_ref(), this.ring, *this.limit, cx);
                     return Poll::Pending;
                 }
-                Poll::Pending => return Poll::Pending,
+                Poll::Pending => {
+                    park(this.window_limit.as_ref(), this.ring, *this.limit, cx);
+                    return Poll::Pending;
+                }
             }
         }
     }
@@ -286,6 +332,10 @@ where
         if let Some(seq) = this.polling.take() {
             this.ring.lose(seq);
         }
+        if let Some(handle) = this.window_limit {
+            *this.window = Some(handle.get());
+            *this.limit = *this.window;
+        }
         // From now on `poll_next` keeps to the bound too: otherwise it would fill the slots
         // freed while driving, and driving would finish those futures too, each item adding
         // to what is held.
@@ -304,11 +354,11 @@ where
                 Poll::Ready(None) | Poll::Pending => {
                     let full = this.ring.len() >= bound;
                     let stuck = this.running.len() == 0 && (full || this.running.source_done());
-                    return if stuck {
-                        Poll::Ready(())
-                    } else {
-                        Poll::Pending
-                    };
+                    if stuck {
+                        return Poll::Ready(());
+                    }
+                    park(this.window_limit.as_ref(), this.ring, Some(bound), cx);
+                    return Poll::Pending;
                 }
             }
         }
@@ -361,6 +411,21 @@ where
     );
     *polling = None;
     polled
+}
+
+/// Before a `Pending`: if the window follows a handle and is full, asks the handle to wake the
+/// task on a raise (and wakes it now if a raise came since the window was read).
+fn park<T>(
+    window_limit: Option<&Limit>,
+    ring: &ReorderRing<T>,
+    window: Option<usize>,
+    cx: &mut Context<'_>,
+) {
+    if let (Some(handle), Some(window)) = (window_limit, window) {
+        if ring.len() >= window && handle.admits(ring.len(), cx) {
+            cx.waker().wake_by_ref();
+        }
+    }
 }
 
 /// Pulls futures from the source while a slot is free and the futures running plus the

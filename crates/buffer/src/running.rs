@@ -125,12 +125,10 @@ impl<St: Stream, T> Running<St, T> {
         mut start: impl FnMut(St::Item) -> T,
     ) {
         let mut this = self.project();
+        if let Some(limit) = this.limit {
+            room = limit.room(this.arena.len(), room, cx);
+        }
         while room > 0 && !*this.source_done && !this.arena.is_full() {
-            if let Some(limit) = this.limit {
-                if !limit.admits(this.arena.len(), cx) {
-                    break;
-                }
-            }
             match this.source.as_mut().poll_next(cx) {
                 Poll::Ready(Some(fut)) => {
                     if this.arena.insert(start(fut)).is_err() {

@@ -213,6 +213,18 @@ where
         }
     }
 
+    /// Lets `window` set the window while the buffer runs, as
+    /// [`OrderedBuffer::window_limit`].
+    ///
+    /// # Panics
+    /// If `window` (or a clone of it) already steers another buffer.
+    #[track_caller]
+    pub fn window_limit(self, window: Limit) -> Self {
+        Self {
+            inner: self.inner.window_limit(window),
+        }
+    }
+
     /// Lets `limit` set the concurrency while the buffer runs, as
     /// [`OrderedBuffer::limit`].
     ///

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use futures_util::{StreamExt, stream};
 use pinfold_buffer::{BufferExt, Limit, TryBufferExt};
-use support::{Gauge, counting_waker, poll_with};
+use support::{CountingSource, Gate, Gauge, counting_waker, poll_with, settle};
 use tokio::time::sleep;
 
 /// 40 futures of 10 ms through `unordered_buffer(8)` under a limit of 8, lowered to 3 after the
@@ -135,6 +135,33 @@ async fn ordered_buffer_keeps_order_under_a_changing_limit() {
     }
     assert_eq!(outputs, (0..delays.len()).collect::<Vec<_>>());
     assert!(gauge.max() <= 6);
+}
+
+/// A window that follows a handle: the head never finishes on its own and everything behind
+/// it is ready, so the window fills; raising it wakes the parked task and lets more in,
+/// lowering it lets nothing in, and every output comes in order once the head finishes.
+#[test]
+fn the_window_follows_its_handle() {
+    let head = Gate::new(0);
+    let futures = std::iter::once(head.0).chain((1..20).map(|id| Gate::ready(id).0));
+    let (source, counts) = CountingSource::new(futures);
+    let window = Limit::new(2);
+    let mut buffer = source.ordered_buffer(4).window_limit(window.clone());
+    let (waker, wakes) = counting_waker();
+    assert_eq!(poll_with(&mut buffer, &waker), Poll::Pending);
+    assert_eq!(counts.pulled(), 2, "the window holds 2");
+
+    window.set(6);
+    assert_eq!(wakes.count(), 1, "the raise woke the parked task");
+    assert_eq!(poll_with(&mut buffer, &waker), Poll::Pending);
+    assert_eq!(counts.pulled(), 6, "the window holds 6");
+
+    window.set(1);
+    assert_eq!(poll_with(&mut buffer, &waker), Poll::Pending);
+    assert_eq!(counts.pulled(), 6, "nothing comes in over a lowered window");
+
+    head.1.open();
+    assert_eq!(settle(&mut buffer), (0..20).collect::<Vec<_>>());
 }
 
 /// The try buffers take a limit too.
