@@ -162,7 +162,7 @@ use futures_core::Stream;
 pub use adaptive::{Adaptive, AdaptiveSettings, Clock, Measured, SystemClock};
 pub use driven::Driven;
 pub use iter::{IterStream, iter_stream};
-pub use limit::Limit;
+pub use limit::{Fixed, Limit, Steered, Steering};
 pub use ordered::OrderedBuffer;
 pub use ordered_set::{FuturesOrdered, FuturesOrderedBounded, OrderedSet};
 pub use progress::{DriveWhile, ForEachDriven, ProgressStream, ProgressStreamExt};

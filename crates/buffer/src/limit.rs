@@ -1,4 +1,5 @@
-//! [`Limit`]: a concurrency that a handle changes while the buffer runs.
+//! [`Limit`]: a concurrency that a handle changes while the buffer runs; [`Steering`]: what a
+//! buffer's type says of its handles, so that a buffer without one pays nothing for them.
 
 use core::fmt;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -30,6 +31,10 @@ use pinfold_arena::AtomicWaker;
 ///
 /// A `Limit` steers one buffer: giving it (or a clone of it) to a second buffer panics. Its
 /// clones are for reading and setting it.
+///
+/// A buffer given a handle has [`Steered`] as its type's last parameter
+/// (`UnorderedBuffer<St, Steered>`); one without keeps [`Fixed`], the default, and its polls
+/// do not look for a handle.
 ///
 /// # Example
 ///
@@ -134,5 +139,101 @@ impl Limit {
 impl fmt::Debug for Limit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Limit").field(&self.get()).finish()
+    }
+}
+
+/// What steers a buffer's concurrency (and an ordered buffer's window): [`Fixed`], the
+/// numbers it was made with, or [`Steered`], [`Limit`] handles. A buffer's type carries it,
+/// `Fixed` by default, so that a buffer without a handle does not look for one.
+/// [`limit`](crate::UnorderedBuffer::limit) and
+/// [`window_limit`](crate::OrderedBuffer::window_limit) make a buffer `Steered`. Sealed.
+pub trait Steering: sealed::Sealed {}
+
+/// The [`Steering`] of a buffer without handles: the concurrency and window it was made with.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Fixed;
+
+/// The [`Steering`] of a buffer given a [`Limit`] for its concurrency, or its window, or both.
+#[derive(Debug, Default)]
+pub struct Steered {
+    concurrency: Option<Limit>,
+    window: Option<Limit>,
+}
+
+impl Steering for Fixed {}
+impl Steering for Steered {}
+
+impl Steered {
+    #[track_caller]
+    pub(crate) fn with_concurrency(mut self, limit: Limit) -> Self {
+        self.concurrency = Some(limit.attach());
+        self
+    }
+
+    #[track_caller]
+    pub(crate) fn with_window(mut self, window: Limit) -> Self {
+        self.window = Some(window.attach());
+        self
+    }
+}
+
+/// What the buffers ask of their [`Steering`], out of the public trait.
+pub(crate) mod sealed {
+    use core::task::Context;
+
+    use super::{Fixed, Limit, Steered};
+
+    pub trait Sealed {
+        /// How many of `room` futures may start while `running` run.
+        fn room(&self, running: usize, room: usize, cx: &mut Context<'_>) -> usize;
+        /// The concurrency's handle, if any.
+        fn concurrency(&self) -> Option<&Limit>;
+        /// The window's handle, if any.
+        fn window(&self) -> Option<&Limit>;
+        /// The same handles, as [`Steered`].
+        fn steered(self) -> Steered;
+    }
+
+    impl Sealed for Fixed {
+        #[inline(always)]
+        fn room(&self, _: usize, room: usize, _: &mut Context<'_>) -> usize {
+            room
+        }
+
+        #[inline(always)]
+        fn concurrency(&self) -> Option<&Limit> {
+            None
+        }
+
+        #[inline(always)]
+        fn window(&self) -> Option<&Limit> {
+            None
+        }
+
+        fn steered(self) -> Steered {
+            Steered::default()
+        }
+    }
+
+    impl Sealed for Steered {
+        #[inline]
+        fn room(&self, running: usize, room: usize, cx: &mut Context<'_>) -> usize {
+            match &self.concurrency {
+                Some(limit) => limit.room(running, room, cx),
+                None => room,
+            }
+        }
+
+        fn concurrency(&self) -> Option<&Limit> {
+            self.concurrency.as_ref()
+        }
+
+        fn window(&self) -> Option<&Limit> {
+            self.window.as_ref()
+        }
+
+        fn steered(self) -> Steered {
+            self
+        }
     }
 }

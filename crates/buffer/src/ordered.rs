@@ -9,7 +9,7 @@ use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
 use pinfold_arena::Budget;
 
-use crate::limit::Limit;
+use crate::limit::{Fixed, Limit, Steered, Steering};
 use crate::progress::ProgressStream;
 use crate::ring::ReorderRing;
 use crate::running::Running;
@@ -58,19 +58,17 @@ use crate::tagged::Tagged;
 /// from the first `drive_while` whose future has to wait.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
-pub struct OrderedBuffer<St>
+pub struct OrderedBuffer<St, S = Fixed>
 where
     St: Stream,
     St::Item: Future,
 {
     #[pin]
-    running: Running<St, Tagged<St::Item>>,
+    running: Running<St, Tagged<St::Item>, S>,
     /// One entry per future pulled and not yet yielded, in input order.
     ring: ReorderRing<<St::Item as Future>::Output>,
     /// The window, if one was set.
     window: Option<usize>,
-    /// The handle the window follows, if one was given.
-    window_limit: Option<Limit>,
     /// The bound on running plus held futures that every refill keeps to: the window, or,
     /// once the buffer has been driven without one, the concurrency; `None` while unbounded.
     limit: Option<usize>,
@@ -98,14 +96,20 @@ where
             running: Running::new(source, concurrency),
             ring: ReorderRing::new(),
             window: None,
-            window_limit: None,
             limit: None,
             polling: None,
             terminated: false,
             method,
         }
     }
+}
 
+impl<St, S> OrderedBuffer<St, S>
+where
+    St: Stream,
+    St::Item: Future,
+    S: Steering,
+{
     /// Bounds the futures running plus the outputs held (finished, waiting for an earlier
     /// future) to `window`. While the window is full the source is not polled.
     ///
@@ -193,9 +197,8 @@ where
     /// assert_eq!(outputs, [1, 2, 3, 4, 5]);
     /// ```
     #[track_caller]
-    pub fn limit(mut self, limit: Limit) -> Self {
-        self.running.set_limit(limit);
-        self
+    pub fn limit(self, limit: Limit) -> OrderedBuffer<St, Steered> {
+        self.steer(|steered| steered.with_concurrency(limit))
     }
 
     /// Lets `window` set the [`window`](Self::window) while the buffer runs: the futures
@@ -225,12 +228,26 @@ where
     /// assert_eq!(outputs, [1, 2, 3, 4, 5]);
     /// ```
     #[track_caller]
-    pub fn window_limit(mut self, window: Limit) -> Self {
-        let window = window.attach();
-        self.window = Some(window.get());
-        self.limit = Some(window.get());
-        self.window_limit = Some(window);
-        self
+    pub fn window_limit(self, window: Limit) -> OrderedBuffer<St, Steered> {
+        let size = window.get();
+        let mut buffer = self.steer(|steered| steered.with_window(window));
+        buffer.window = Some(size);
+        buffer.limit = Some(size);
+        buffer
+    }
+
+    /// The same buffer, its handles changed by `steer`.
+    #[track_caller]
+    fn steer(self, steer: impl FnOnce(Steered) -> Steered) -> OrderedBuffer<St, Steered> {
+        OrderedBuffer {
+            running: self.running.steer(steer),
+            ring: self.ring,
+            window: self.window,
+            limit: self.limit,
+            polling: self.polling,
+            terminated: self.terminated,
+            method: self.method,
+        }
     }
 
     /// The source stream.
@@ -254,10 +271,11 @@ where
     }
 }
 
-impl<St> OrderedBuffer<St>
+impl<St, S> OrderedBuffer<St, S>
 where
     St: Stream,
     St::Item: Future,
+    S: Steering,
 {
     /// [`Stream::poll_next`] without tokio's budget.
     fn poll_buffered(
@@ -272,7 +290,7 @@ where
             // The last poll panicked in this future's poll or drop; the arena dropped it.
             this.ring.lose(seq);
         }
-        if let Some(handle) = this.window_limit {
+        if let Some(handle) = this.running.window_limit() {
             *this.window = Some(handle.get());
             *this.limit = *this.window;
         }
@@ -301,11 +319,11 @@ where
                         *this.terminated = true;
                         return Poll::Ready(None);
                     }
-                    park(this.window_limit.as_ref(), this.ring, *this.limit, cx);
+                    park(this.running.window_limit(), this.ring, *this.limit, cx);
                     return Poll::Pending;
                 }
                 Poll::Pending => {
-                    park(this.window_limit.as_ref(), this.ring, *this.limit, cx);
+                    park(this.running.window_limit(), this.ring, *this.limit, cx);
                     return Poll::Pending;
                 }
             }
@@ -313,10 +331,11 @@ where
     }
 }
 
-impl<St> ProgressStream for OrderedBuffer<St>
+impl<St, S> ProgressStream for OrderedBuffer<St, S>
 where
     St: Stream,
     St::Item: Future,
+    S: Steering,
 {
     /// Finished outputs wait in the ring, in order, for `poll_next`. The source is pulled while
     /// the futures running plus the outputs held are fewer than the
@@ -332,7 +351,7 @@ where
         if let Some(seq) = this.polling.take() {
             this.ring.lose(seq);
         }
-        if let Some(handle) = this.window_limit {
+        if let Some(handle) = this.running.window_limit() {
             *this.window = Some(handle.get());
             *this.limit = *this.window;
         }
@@ -357,7 +376,7 @@ where
                     if stuck {
                         return Poll::Ready(());
                     }
-                    park(this.window_limit.as_ref(), this.ring, Some(bound), cx);
+                    park(this.running.window_limit(), this.ring, Some(bound), cx);
                     return Poll::Pending;
                 }
             }
@@ -365,10 +384,11 @@ where
     }
 }
 
-impl<St> Stream for OrderedBuffer<St>
+impl<St, S> Stream for OrderedBuffer<St, S>
 where
     St: Stream,
     St::Item: Future,
+    S: Steering,
 {
     type Item = <St::Item as Future>::Output;
 
@@ -394,8 +414,8 @@ where
 /// [`Running::poll_output`] says. `polling` names the future whose poll or drop runs, and is
 /// cleared once it returned, the finished future dropped without a panic.
 #[inline]
-fn poll_finished<St>(
-    running: Pin<&mut Running<St, Tagged<St::Item>>>,
+fn poll_finished<St, S: Steering>(
+    running: Pin<&mut Running<St, Tagged<St::Item>, S>>,
     polling: &mut Option<u64>,
     budget: &mut Budget,
     cx: &mut Context<'_>,
@@ -430,8 +450,8 @@ fn park<T>(
 
 /// Pulls futures from the source while a slot is free and the futures running plus the
 /// outputs held are fewer than `window`, if given.
-fn refill<St>(
-    running: Pin<&mut Running<St, Tagged<St::Item>>>,
+fn refill<St, S: Steering>(
+    running: Pin<&mut Running<St, Tagged<St::Item>, S>>,
     ring: &mut ReorderRing<<St::Item as Future>::Output>,
     window: Option<usize>,
     cx: &mut Context<'_>,
@@ -446,20 +466,22 @@ fn refill<St>(
     });
 }
 
-impl<St> FusedStream for OrderedBuffer<St>
+impl<St, S> FusedStream for OrderedBuffer<St, S>
 where
     St: Stream,
     St::Item: Future,
+    S: Steering,
 {
     fn is_terminated(&self) -> bool {
         self.terminated
     }
 }
 
-impl<St> fmt::Debug for OrderedBuffer<St>
+impl<St, S> fmt::Debug for OrderedBuffer<St, S>
 where
     St: Stream + fmt::Debug,
     St::Item: Future,
+    S: Steering,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OrderedBuffer")

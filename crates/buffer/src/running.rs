@@ -8,19 +8,19 @@ use futures_core::Stream;
 use pin_project::pin_project;
 use pinfold_arena::{Arena, Budget, Key, Step, Storage};
 
-use crate::limit::Limit;
+use crate::limit::{Fixed, Limit, Steered, Steering};
 
 /// The source of futures and the futures running, at most `concurrency` of them (the arena's
-/// capacity), and fewer while a [`Limit`] says so.
+/// capacity), and fewer while a [`Limit`] of its [`Steering`] says so.
 #[pin_project]
-pub(crate) struct Running<St, T> {
+pub(crate) struct Running<St, T, S = Fixed> {
     #[pin]
     source: St,
     /// The source returned `None`: it is not polled again.
     source_done: bool,
     arena: Arena<T>,
-    /// The handle that sets the concurrency while the buffer runs, if one was given.
-    limit: Option<Limit>,
+    /// The handles that set the concurrency and the window while the buffer runs, if any.
+    steering: S,
 }
 
 impl<St: Stream, T> Running<St, T> {
@@ -30,21 +30,33 @@ impl<St: Stream, T> Running<St, T> {
             source,
             source_done: false,
             arena: Arena::new(concurrency),
-            limit: None,
+            steering: Fixed,
+        }
+    }
+}
+
+impl<St: Stream, T, S: Steering> Running<St, T, S> {
+    /// The same, with handles changed by `steer`.
+    #[track_caller]
+    pub(crate) fn steer(self, steer: impl FnOnce(Steered) -> Steered) -> Running<St, T, Steered> {
+        Running {
+            source: self.source,
+            source_done: self.source_done,
+            arena: self.arena,
+            steering: steer(self.steering.steered()),
         }
     }
 
-    /// From now on, at most `limit` futures start running (the arena's capacity at most).
-    #[track_caller]
-    pub(crate) fn set_limit(&mut self, limit: Limit) {
-        self.limit = Some(limit.attach());
+    /// The handle of the window, if one was given.
+    pub(crate) fn window_limit(&self) -> Option<&Limit> {
+        self.steering.window()
     }
 
     /// How many futures may run now: the concurrency, or the limit if it is lower.
     pub(crate) fn current_limit(&self) -> usize {
         let capacity = self.arena.capacity();
-        self.limit
-            .as_ref()
+        self.steering
+            .concurrency()
             .map_or(capacity, |limit| limit.get().min(capacity))
     }
 
@@ -125,9 +137,7 @@ impl<St: Stream, T> Running<St, T> {
         mut start: impl FnMut(St::Item) -> T,
     ) {
         let mut this = self.project();
-        if let Some(limit) = this.limit {
-            room = limit.room(this.arena.len(), room, cx);
-        }
+        room = this.steering.room(this.arena.len(), room, cx);
         while room > 0 && !*this.source_done && !this.arena.is_full() {
             match this.source.as_mut().poll_next(cx) {
                 Poll::Ready(Some(fut)) => {

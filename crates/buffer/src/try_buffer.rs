@@ -10,6 +10,7 @@ use futures_core::stream::TryStream;
 use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
 
+use crate::limit::{Fixed, Steered, Steering};
 use crate::{Limit, OrderedBuffer, ProgressStream, UnorderedBuffer};
 
 /// The buffers of [`BufferExt`](crate::BufferExt) for a [`TryStream`] of [`TryFuture`]s, with
@@ -173,32 +174,33 @@ impl<Fut: TryFuture> Future for Place<Fut> {
 /// a source error given by [`TryBufferExt`](TryBufferExt#order).
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
-pub struct TryOrderedBuffer<St>
+pub struct TryOrderedBuffer<St, S = Fixed>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
 {
     #[pin]
-    inner: OrderedBuffer<Places<St>>,
+    inner: OrderedBuffer<Places<St>, S>,
 }
 
 /// Stream for [`TryBufferExt::try_unordered_buffer`]: [`UnorderedBuffer`] over a fallible
 /// source, with its [order](UnorderedBuffer#order) and [memory](UnorderedBuffer#memory).
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
-pub struct TryUnorderedBuffer<St>
+pub struct TryUnorderedBuffer<St, S = Fixed>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
 {
     #[pin]
-    inner: UnorderedBuffer<Places<St>>,
+    inner: UnorderedBuffer<Places<St>, S>,
 }
 
-impl<St> TryOrderedBuffer<St>
+impl<St, S> TryOrderedBuffer<St, S>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
     /// Bounds the futures running plus the results held, as
     /// [`OrderedBuffer::window`]; `window(concurrency)` behaves like futures-util's
@@ -219,8 +221,8 @@ where
     /// # Panics
     /// If `window` (or a clone of it) already steers another buffer.
     #[track_caller]
-    pub fn window_limit(self, window: Limit) -> Self {
-        Self {
+    pub fn window_limit(self, window: Limit) -> TryOrderedBuffer<St, Steered> {
+        TryOrderedBuffer {
             inner: self.inner.window_limit(window),
         }
     }
@@ -231,8 +233,8 @@ where
     /// # Panics
     /// If `limit` (or a clone of it) already steers another buffer.
     #[track_caller]
-    pub fn limit(self, limit: Limit) -> Self {
-        Self {
+    pub fn limit(self, limit: Limit) -> TryOrderedBuffer<St, Steered> {
+        TryOrderedBuffer {
             inner: self.inner.limit(limit),
         }
     }
@@ -258,10 +260,11 @@ where
     }
 }
 
-impl<St> Stream for TryOrderedBuffer<St>
+impl<St, S> Stream for TryOrderedBuffer<St, S>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
     type Item = Result<<St::Ok as TryFuture>::Ok, St::Error>;
 
@@ -274,20 +277,22 @@ where
     }
 }
 
-impl<St> ProgressStream for TryOrderedBuffer<St>
+impl<St, S> ProgressStream for TryOrderedBuffer<St, S>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
     fn poll_progress(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         self.project().inner.poll_progress(cx)
     }
 }
 
-impl<St> FusedStream for TryOrderedBuffer<St>
+impl<St, S> FusedStream for TryOrderedBuffer<St, S>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
     fn is_terminated(&self) -> bool {
         self.inner.is_terminated()
@@ -306,10 +311,11 @@ where
     }
 }
 
-impl<St> TryUnorderedBuffer<St>
+impl<St, S> TryUnorderedBuffer<St, S>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
     /// Lets `limit` set the concurrency while the buffer runs, as
     /// [`UnorderedBuffer::limit`].
@@ -317,8 +323,8 @@ where
     /// # Panics
     /// If `limit` (or a clone of it) already steers another buffer.
     #[track_caller]
-    pub fn limit(self, limit: Limit) -> Self {
-        Self {
+    pub fn limit(self, limit: Limit) -> TryUnorderedBuffer<St, Steered> {
+        TryUnorderedBuffer {
             inner: self.inner.limit(limit),
         }
     }
@@ -344,10 +350,11 @@ where
     }
 }
 
-impl<St> Stream for TryUnorderedBuffer<St>
+impl<St, S> Stream for TryUnorderedBuffer<St, S>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
     type Item = Result<<St::Ok as TryFuture>::Ok, St::Error>;
 
@@ -360,20 +367,22 @@ where
     }
 }
 
-impl<St> ProgressStream for TryUnorderedBuffer<St>
+impl<St, S> ProgressStream for TryUnorderedBuffer<St, S>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
     fn poll_progress(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         self.project().inner.poll_progress(cx)
     }
 }
 
-impl<St> FusedStream for TryUnorderedBuffer<St>
+impl<St, S> FusedStream for TryUnorderedBuffer<St, S>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
     fn is_terminated(&self) -> bool {
         self.inner.is_terminated()

@@ -11,7 +11,7 @@ use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
 use pinfold_arena::{Key, Step};
 
-use crate::limit::Limit;
+use crate::limit::{Fixed, Limit, Steered, Steering};
 use crate::progress::ProgressStream;
 use crate::running::Running;
 
@@ -37,13 +37,13 @@ use crate::running::Running;
 /// concurrency at most, allocated when the first such output is kept.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
-pub struct UnorderedBuffer<St>
+pub struct UnorderedBuffer<St, S = Fixed>
 where
     St: Stream,
     St::Item: Future,
 {
     #[pin]
-    running: Running<St, FutureOrOutput<St::Item>>,
+    running: Running<St, FutureOrOutput<St::Item>, S>,
     /// The slots whose futures finished while the adapter was driven, in the order they
     /// finished: one key for each slot that holds an output.
     finished: VecDeque<Key>,
@@ -75,7 +75,14 @@ where
             terminated: false,
         }
     }
+}
 
+impl<St, S> UnorderedBuffer<St, S>
+where
+    St: Stream,
+    St::Item: Future,
+    S: Steering,
+{
     /// Lets `limit` set the concurrency while the buffer runs, within the concurrency the
     /// buffer was made with (its capacity): see [`Limit`] for what lowering and raising it do.
     ///
@@ -99,9 +106,14 @@ where
     /// assert_eq!(outputs, [1, 2, 3]); // one at a time
     /// ```
     #[track_caller]
-    pub fn limit(mut self, limit: Limit) -> Self {
-        self.running.set_limit(limit);
-        self
+    pub fn limit(self, limit: Limit) -> UnorderedBuffer<St, Steered> {
+        UnorderedBuffer {
+            running: self
+                .running
+                .steer(|steered| steered.with_concurrency(limit)),
+            finished: self.finished,
+            terminated: self.terminated,
+        }
     }
 
     /// The source stream.
@@ -125,10 +137,11 @@ where
     }
 }
 
-impl<St> UnorderedBuffer<St>
+impl<St, S> UnorderedBuffer<St, S>
 where
     St: Stream,
     St::Item: Future,
+    S: Steering,
 {
     /// [`Stream::poll_next`] without tokio's budget.
     fn poll_buffered(
@@ -193,10 +206,11 @@ where
     }
 }
 
-impl<St> ProgressStream for UnorderedBuffer<St>
+impl<St, S> ProgressStream for UnorderedBuffer<St, S>
 where
     St: Stream,
     St::Item: Future,
+    S: Steering,
 {
     /// A future that finishes keeps its output in its slot until `poll_next` takes it, so the
     /// futures running plus the outputs waiting never exceed the concurrency; outputs come out
@@ -239,10 +253,11 @@ where
     }
 }
 
-impl<St> Stream for UnorderedBuffer<St>
+impl<St, S> Stream for UnorderedBuffer<St, S>
 where
     St: Stream,
     St::Item: Future,
+    S: Steering,
 {
     type Item = <St::Item as Future>::Output;
 
@@ -264,20 +279,22 @@ where
     }
 }
 
-impl<St> FusedStream for UnorderedBuffer<St>
+impl<St, S> FusedStream for UnorderedBuffer<St, S>
 where
     St: Stream,
     St::Item: Future,
+    S: Steering,
 {
     fn is_terminated(&self) -> bool {
         self.terminated
     }
 }
 
-impl<St> fmt::Debug for UnorderedBuffer<St>
+impl<St, S> fmt::Debug for UnorderedBuffer<St, S>
 where
     St: Stream + fmt::Debug,
     St::Item: Future,
+    S: Steering,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("UnorderedBuffer")

@@ -65,9 +65,10 @@ pub use pinfold_arena::Key;
 #[cfg(feature = "std")]
 pub use pinfold_buffer::{Adaptive, AdaptiveSettings, Clock, Measured, SystemClock};
 pub use pinfold_buffer::{
-    BufferExt, DriveWhile, Driven, FobStreamExt, ForEachDriven, FuturesOrdered,
+    BufferExt, DriveWhile, Driven, Fixed, FobStreamExt, ForEachDriven, FuturesOrdered,
     FuturesOrderedBounded, IterStream, Limit, OrderedBuffer, ProgressStream, ProgressStreamExt,
-    TryBufferExt, TryOrderedBuffer, TryUnorderedBuffer, UnorderedBuffer, iter_stream,
+    Steered, Steering, TryBufferExt, TryOrderedBuffer, TryUnorderedBuffer, UnorderedBuffer,
+    iter_stream,
 };
 pub use pinfold_join::{JoinAll, TryJoinAll, join_all, try_join_all};
 pub use pinfold_map::{FutureMap, StreamMap};
