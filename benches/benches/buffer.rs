@@ -15,6 +15,12 @@
 //! polls each to finish; pinfold's buffer driven while it works (`for_each_driven`) against
 //! `for_each` over the others.
 //!
+//! `adaptive_knee_200`: 200 requests to a simulated backend that answers in 10 ms up to 8 in
+//! flight and in `10 ms × (in_flight / 8)²` past that knee: pinfold's `unordered_buffer(64)`
+//! under an `Adaptive` limit, and at fixed concurrencies of 2 (`pinfold-fixed-2`) and 64
+//! (`pinfold-fixed-64`), against futures-util's `buffer_unordered(64)`. The virtual time is
+//! the figure: how fast the requests are served.
+//!
 //! And without timers: `ordered_selfwake_100k_c64` and `unordered_selfwake_100k_c64`, 100,000
 //! futures that wake themselves 0 to 4 times, at concurrency 64, under futures-executor's
 //! `block_on`: the buffers' own cost per future, with nothing to wait for.
@@ -26,14 +32,16 @@
 
 use std::cell::Cell;
 use std::future::Future;
+use std::rc::Rc;
 use std::time::Duration;
 
 use criterion::measurement::WallTime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_util::{Stream, StreamExt, stream};
 use pinfold_benches::{
-    FAST_ORDERED_BUFFER, FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD, Tally, Tuning, Xorshift,
-    YieldK, criterion, measure_warm, paused_runtime, random_delays, record_virtual, tally_block_on,
+    FAST_ORDERED_BUFFER, FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD, PINFOLD_FIXED_2,
+    PINFOLD_FIXED_64, Tally, Tuning, Xorshift, YieldK, criterion, measure_warm, paused_runtime,
+    random_delays, record_virtual, tally_block_on,
 };
 use tokio::runtime::Runtime;
 
@@ -241,6 +249,59 @@ fn driven(c: &mut Criterion) {
     group.finish();
 }
 
+/// Requests in `adaptive_knee_200`.
+const KNEE_REQUESTS: usize = 200;
+/// The buffer's capacity there: the most the adaptive limit reaches.
+const KNEE_CAPACITY: usize = 64;
+
+/// The requests of `adaptive_knee_200` to a backend whose latency is 10 ms up to 8 requests in
+/// flight and `10 ms × (in_flight / 8)²` past it (in flight counted as a request arrives,
+/// itself included); request `i` gives `i`.
+fn knee_requests() -> impl Stream<Item = impl Future<Output = u64>> {
+    let in_flight = Rc::new(Cell::new(0u64));
+    stream::iter(0..KNEE_REQUESTS as u64).map(move |i| {
+        let in_flight = in_flight.clone();
+        async move {
+            let n = in_flight.get() + 1;
+            in_flight.set(n);
+            let micros = if n <= 8 { 10_000 } else { 10_000 * n * n / 64 };
+            tokio::time::sleep(Duration::from_micros(micros)).await;
+            in_flight.set(in_flight.get() - 1);
+            i
+        }
+    })
+}
+
+/// The knee workload: pinfold's `unordered_buffer(64)` under an adaptive limit (a new one each
+/// run, on tokio's clock), `unordered_buffer(2)` and `unordered_buffer(64)`, and futures-util's
+/// `buffer_unordered(64)`.
+fn adaptive_knee(c: &mut Criterion) {
+    use pinfold_buffer::{Adaptive, AdaptiveSettings, BufferExt};
+    let runtime = paused_runtime();
+    let mut group = Group::new(c, "adaptive_knee_200", Tuning::MEDIUM);
+    bench_consumer(&mut group, PINFOLD, &runtime, false, || async {
+        let origin = tokio::time::Instant::now();
+        let adaptive = Adaptive::with_clock(AdaptiveSettings::new(KNEE_CAPACITY), move || {
+            origin.elapsed()
+        });
+        knee_requests()
+            .map(|request| adaptive.measure(request))
+            .unordered_buffer(KNEE_CAPACITY)
+            .limit(adaptive.limit())
+            .collect()
+            .await
+    });
+    for (id, limit) in [(PINFOLD_FIXED_2, 2), (PINFOLD_FIXED_64, 64)] {
+        bench_buffer(&mut group, id, &runtime, false, move || {
+            knee_requests().unordered_buffer(limit)
+        });
+    }
+    bench_buffer(&mut group, FUTURES_UTIL, &runtime, false, || {
+        knee_requests().buffer_unordered(KNEE_CAPACITY)
+    });
+    group.finish();
+}
+
 /// Futures in the self-waking workloads.
 const SELFWAKE_TOTAL: usize = 100_000;
 /// Their concurrency.
@@ -418,6 +479,6 @@ criterion_group! {
     name = benches;
     config = criterion(WallTime);
     targets = ordered, ordered_window, unordered, driven, ordered_selfwake, unordered_selfwake,
-        for_each_concurrent
+        for_each_concurrent, adaptive_knee
 }
 criterion_main!(benches);

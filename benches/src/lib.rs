@@ -129,6 +129,13 @@ pub const PINFOLD_GROWABLE: &str = "pinfold-growable";
 /// [`POOL_WORKLOADS`]).
 pub const PINFOLD_ASYNC: &str = "pinfold-async";
 
+/// The `BenchmarkId`s of pinfold's `unordered_buffer(2)` and `unordered_buffer(64)`, fixed
+/// concurrencies, in the group whose [`PINFOLD`] is `unordered_buffer(64)` under an adaptive
+/// limit (`adaptive_knee_200`): rows of their own in [`BUFFER_WORKLOADS`].
+pub const PINFOLD_FIXED_2: &str = "pinfold-fixed-2";
+/// See [`PINFOLD_FIXED_2`].
+pub const PINFOLD_FIXED_64: &str = "pinfold-fixed-64";
+
 /// The `BenchmarkId` of the `bab` crate's implementation (its `BufferPool`).
 pub const BAB: &str = "bab";
 
@@ -565,6 +572,21 @@ pub const BUFFER_WORKLOADS: &[Workload] = &[
         "for_each_concurrent(64, f): 10k items, f's futures wake themselves 0–4 times; block_on",
     )
     .holding(64),
+    Workload::new(
+        "adaptive_knee_200",
+        200,
+        "200 requests to a backend that slows past 8 in flight: unordered_buffer(64) under an adaptive limit; futures-util buffer_unordered(64) (paused clock)",
+    ),
+    Workload::new(
+        "adaptive_knee_200/pinfold-fixed-2",
+        200,
+        "the same 200 requests, pinfold unordered_buffer(2)",
+    ),
+    Workload::new(
+        "adaptive_knee_200/pinfold-fixed-64",
+        200,
+        "the same 200 requests, pinfold unordered_buffer(64)",
+    ),
 ];
 
 /// The rows of the ordered sets (`pinfold-buffer`'s `FuturesOrdered`), in order: a criterion group (or `group/id`, see

@@ -89,6 +89,7 @@ pub use storage::Storage;
 pub use storage::arena::{Arena, IntoValues, Iter, IterPinMut};
 pub use storage::growable::GrowableArena;
 pub use storage::join_arena::{Filled, JoinArena};
+pub use wake::atomic_waker::AtomicWaker;
 pub use wake::noted::with_noted_wakes;
 
 /// The iterators of a [`GrowableArena`].

@@ -72,6 +72,8 @@
 //!   futures-buffered's and futures-util's types of those names with the same methods. They
 //!   live here because they share the ordered buffer's reorder ring and its handling of a
 //!   panicking future.
+//! - [`Limit`]: a buffer's concurrency, changed from a handle while it runs; [`Adaptive`]
+//!   sets it from the latency of the futures (additive increase, multiplicative decrease).
 //! - [`iter_stream`]: an iterator as a stream, for the buffers (the facade's `IterExt` calls
 //!   it).
 //! - [`ProgressStream`]: every adapter and ordered set can be driven without taking an output,
@@ -141,9 +143,12 @@ extern crate alloc;
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
+#[cfg(feature = "std")]
+mod adaptive;
 mod driven;
 mod for_each;
 mod iter;
+mod limit;
 mod ordered;
 mod ordered_set;
 mod progress;
@@ -157,9 +162,13 @@ use core::future::Future;
 
 use futures_core::Stream;
 
+#[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub use adaptive::{Adaptive, AdaptiveSettings, Clock, Measured, SystemClock};
 pub use driven::Driven;
 pub use for_each::{ForEachConcurrent, ForEachConcurrentExt};
 pub use iter::{IterStream, iter_stream};
+pub use limit::{Fixed, Limit, Steered, Steering};
 pub use ordered::OrderedBuffer;
 pub use ordered_set::{FuturesOrdered, FuturesOrderedBounded, OrderedSet};
 pub use progress::{DriveWhile, ForEachDriven, ProgressStream, ProgressStreamExt};

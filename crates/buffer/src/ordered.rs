@@ -9,6 +9,7 @@ use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
 use pinfold_arena::Budget;
 
+use crate::limit::{Fixed, Limit, Steered, Steering};
 use crate::progress::ProgressStream;
 use crate::ring::ReorderRing;
 use crate::running::Running;
@@ -57,13 +58,13 @@ use crate::tagged::Tagged;
 /// from the first `drive_while` whose future has to wait.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
-pub struct OrderedBuffer<St>
+pub struct OrderedBuffer<St, S = Fixed>
 where
     St: Stream,
     St::Item: Future,
 {
     #[pin]
-    running: Running<St, Tagged<St::Item>>,
+    running: Running<St, Tagged<St::Item>, S>,
     /// One entry per future pulled and not yet yielded, in input order.
     ring: ReorderRing<<St::Item as Future>::Output>,
     /// The window, if one was set.
@@ -101,7 +102,14 @@ where
             method,
         }
     }
+}
 
+impl<St, S> OrderedBuffer<St, S>
+where
+    St: Stream,
+    St::Item: Future,
+    S: Steering,
+{
     /// Bounds the futures running plus the outputs held (finished, waiting for an earlier
     /// future) to `window`. While the window is full the source is not polled.
     ///
@@ -164,6 +172,84 @@ where
         self
     }
 
+    /// Lets `limit` set the concurrency while the buffer runs, within the concurrency the
+    /// buffer was made with, or its [`window`](Self::window) if smaller (its capacity): see
+    /// [`Limit`] for what lowering and raising it do. The order is the same; the window, if
+    /// any, still bounds the futures running plus the outputs held.
+    ///
+    /// # Panics
+    /// If `limit` (or a clone of it) already steers another buffer.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_util::{StreamExt, stream};
+    /// use pinfold_buffer::{BufferExt, Limit};
+    ///
+    /// let limit = Limit::new(2);
+    /// let outputs: Vec<u32> = futures_executor::block_on(
+    ///     stream::iter(1..=5u32)
+    ///         .map(|n| async move { n })
+    ///         .ordered_buffer(8)
+    ///         .limit(limit)
+    ///         .collect(),
+    /// );
+    /// assert_eq!(outputs, [1, 2, 3, 4, 5]);
+    /// ```
+    #[track_caller]
+    pub fn limit(self, limit: Limit) -> OrderedBuffer<St, Steered> {
+        self.steer(|steered| steered.with_concurrency(limit))
+    }
+
+    /// Lets `window` set the [`window`](Self::window) while the buffer runs: the futures
+    /// running plus the outputs held are kept to its value from the next poll on. Lowering it
+    /// cancels nothing and drops no output: no future starts until fewer than the new window
+    /// are running or held. Raising it starts more at the next poll, and wakes the buffer's
+    /// task if it waits only for room in the window. Any window of 1 or more may be set (the
+    /// concurrency still bounds the futures running); this replaces a window set before.
+    ///
+    /// # Panics
+    /// If `window` (or a clone of it) already steers another buffer.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_util::{StreamExt, stream};
+    /// use pinfold_buffer::{BufferExt, Limit};
+    ///
+    /// let window = Limit::new(2);
+    /// let outputs: Vec<u32> = futures_executor::block_on(
+    ///     stream::iter(1..=5u32)
+    ///         .map(|n| async move { n })
+    ///         .ordered_buffer(4)
+    ///         .window_limit(window.clone())
+    ///         .collect(),
+    /// );
+    /// assert_eq!(outputs, [1, 2, 3, 4, 5]);
+    /// ```
+    #[track_caller]
+    pub fn window_limit(self, window: Limit) -> OrderedBuffer<St, Steered> {
+        let size = window.get();
+        let mut buffer = self.steer(|steered| steered.with_window(window));
+        buffer.window = Some(size);
+        buffer.limit = Some(size);
+        buffer
+    }
+
+    /// The same buffer, its handles changed by `steer`.
+    #[track_caller]
+    fn steer(self, steer: impl FnOnce(Steered) -> Steered) -> OrderedBuffer<St, Steered> {
+        OrderedBuffer {
+            running: self.running.steer(steer),
+            ring: self.ring,
+            window: self.window,
+            limit: self.limit,
+            polling: self.polling,
+            terminated: self.terminated,
+            method: self.method,
+        }
+    }
+
     /// The source stream.
     pub fn get_ref(&self) -> &St {
         self.running.source()
@@ -185,10 +271,11 @@ where
     }
 }
 
-impl<St> OrderedBuffer<St>
+impl<St, S> OrderedBuffer<St, S>
 where
     St: Stream,
     St::Item: Future,
+    S: Steering,
 {
     /// [`Stream::poll_next`] without tokio's budget.
     fn poll_buffered(
@@ -202,6 +289,10 @@ where
         if let Some(seq) = this.polling.take() {
             // The last poll panicked in this future's poll or drop; the arena dropped it.
             this.ring.lose(seq);
+        }
+        if let Some(handle) = this.running.window_limit() {
+            *this.window = Some(handle.get());
+            *this.limit = *this.window;
         }
         refill(this.running.as_mut(), this.ring, *this.limit, cx);
         let mut budget = this.running.as_mut().begin_poll();
@@ -228,18 +319,23 @@ where
                         *this.terminated = true;
                         return Poll::Ready(None);
                     }
+                    park(this.running.window_limit(), this.ring, *this.limit, cx);
                     return Poll::Pending;
                 }
-                Poll::Pending => return Poll::Pending,
+                Poll::Pending => {
+                    park(this.running.window_limit(), this.ring, *this.limit, cx);
+                    return Poll::Pending;
+                }
             }
         }
     }
 }
 
-impl<St> ProgressStream for OrderedBuffer<St>
+impl<St, S> ProgressStream for OrderedBuffer<St, S>
 where
     St: Stream,
     St::Item: Future,
+    S: Steering,
 {
     /// Finished outputs wait in the ring, in order, for `poll_next`. The source is pulled while
     /// the futures running plus the outputs held are fewer than the
@@ -254,6 +350,10 @@ where
         }
         if let Some(seq) = this.polling.take() {
             this.ring.lose(seq);
+        }
+        if let Some(handle) = this.running.window_limit() {
+            *this.window = Some(handle.get());
+            *this.limit = *this.window;
         }
         // From now on `poll_next` keeps to the bound too: otherwise it would fill the slots
         // freed while driving, and driving would finish those futures too, each item adding
@@ -273,21 +373,22 @@ where
                 Poll::Ready(None) | Poll::Pending => {
                     let full = this.ring.len() >= bound;
                     let stuck = this.running.len() == 0 && (full || this.running.source_done());
-                    return if stuck {
-                        Poll::Ready(())
-                    } else {
-                        Poll::Pending
-                    };
+                    if stuck {
+                        return Poll::Ready(());
+                    }
+                    park(this.running.window_limit(), this.ring, Some(bound), cx);
+                    return Poll::Pending;
                 }
             }
         }
     }
 }
 
-impl<St> Stream for OrderedBuffer<St>
+impl<St, S> Stream for OrderedBuffer<St, S>
 where
     St: Stream,
     St::Item: Future,
+    S: Steering,
 {
     type Item = <St::Item as Future>::Output;
 
@@ -313,8 +414,8 @@ where
 /// [`Running::poll_output`] says. `polling` names the future whose poll or drop runs, and is
 /// cleared once it returned, the finished future dropped without a panic.
 #[inline]
-fn poll_finished<St>(
-    running: Pin<&mut Running<St, Tagged<St::Item>>>,
+fn poll_finished<St, S: Steering>(
+    running: Pin<&mut Running<St, Tagged<St::Item>, S>>,
     polling: &mut Option<u64>,
     budget: &mut Budget,
     cx: &mut Context<'_>,
@@ -332,10 +433,25 @@ where
     polled
 }
 
+/// Before a `Pending`: if the window follows a handle and is full, asks the handle to wake the
+/// task on a raise (and wakes it now if a raise came since the window was read).
+fn park<T>(
+    window_limit: Option<&Limit>,
+    ring: &ReorderRing<T>,
+    window: Option<usize>,
+    cx: &mut Context<'_>,
+) {
+    if let (Some(handle), Some(window)) = (window_limit, window) {
+        if ring.len() >= window && handle.admits(ring.len(), cx) {
+            cx.waker().wake_by_ref();
+        }
+    }
+}
+
 /// Pulls futures from the source while a slot is free and the futures running plus the
 /// outputs held are fewer than `window`, if given.
-fn refill<St>(
-    running: Pin<&mut Running<St, Tagged<St::Item>>>,
+fn refill<St, S: Steering>(
+    running: Pin<&mut Running<St, Tagged<St::Item>, S>>,
     ring: &mut ReorderRing<<St::Item as Future>::Output>,
     window: Option<usize>,
     cx: &mut Context<'_>,
@@ -350,20 +466,22 @@ fn refill<St>(
     });
 }
 
-impl<St> FusedStream for OrderedBuffer<St>
+impl<St, S> FusedStream for OrderedBuffer<St, S>
 where
     St: Stream,
     St::Item: Future,
+    S: Steering,
 {
     fn is_terminated(&self) -> bool {
         self.terminated
     }
 }
 
-impl<St> fmt::Debug for OrderedBuffer<St>
+impl<St, S> fmt::Debug for OrderedBuffer<St, S>
 where
     St: Stream + fmt::Debug,
     St::Item: Future,
+    S: Steering,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OrderedBuffer")

@@ -8,15 +8,19 @@ use futures_core::Stream;
 use pin_project::pin_project;
 use pinfold_arena::{Arena, Budget, Key, Step, Storage};
 
+use crate::limit::{Fixed, Limit, Steered, Steering};
+
 /// The source of futures and the futures running, at most `concurrency` of them (the arena's
-/// capacity).
+/// capacity), and fewer while a [`Limit`] of its [`Steering`] says so.
 #[pin_project]
-pub(crate) struct Running<St, T> {
+pub(crate) struct Running<St, T, S = Fixed> {
     #[pin]
     source: St,
     /// The source returned `None`: it is not polled again.
     source_done: bool,
     arena: Arena<T>,
+    /// The handles that set the concurrency and the window while the buffer runs, if any.
+    steering: S,
 }
 
 impl<St: Stream, T> Running<St, T> {
@@ -26,7 +30,34 @@ impl<St: Stream, T> Running<St, T> {
             source,
             source_done: false,
             arena: Arena::new(concurrency),
+            steering: Fixed,
         }
+    }
+}
+
+impl<St: Stream, T, S: Steering> Running<St, T, S> {
+    /// The same, with handles changed by `steer`.
+    #[track_caller]
+    pub(crate) fn steer(self, steer: impl FnOnce(Steered) -> Steered) -> Running<St, T, Steered> {
+        Running {
+            source: self.source,
+            source_done: self.source_done,
+            arena: self.arena,
+            steering: steer(self.steering.steered()),
+        }
+    }
+
+    /// The handle of the window, if one was given.
+    pub(crate) fn window_limit(&self) -> Option<&Limit> {
+        self.steering.window()
+    }
+
+    /// How many futures may run now: the concurrency, or the limit if it is lower.
+    pub(crate) fn current_limit(&self) -> usize {
+        let capacity = self.arena.capacity();
+        self.steering
+            .concurrency()
+            .map_or(capacity, |limit| limit.get().min(capacity))
     }
 
     /// How many futures run now.
@@ -34,7 +65,7 @@ impl<St: Stream, T> Running<St, T> {
         self.arena.len()
     }
 
-    /// How many futures may run at once.
+    /// How many futures the arena holds at most: the capacity, whatever the limit.
     pub(crate) fn concurrency(&self) -> usize {
         self.arena.capacity()
     }
@@ -96,8 +127,9 @@ impl<St: Stream, T> Running<St, T> {
     }
 
     /// Pulls futures from the source into free slots, at most `room` of them, each made into
-    /// what the arena stores by `start`. Stops when the arena is full, the source is `Pending`
-    /// (it will wake the task) or has ended.
+    /// what the arena stores by `start`. Stops when the arena is full or the limit reached (a
+    /// raise of the limit wakes the task), the source is `Pending` (it will wake the task) or
+    /// has ended.
     pub(crate) fn refill(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -105,6 +137,7 @@ impl<St: Stream, T> Running<St, T> {
         mut start: impl FnMut(St::Item) -> T,
     ) {
         let mut this = self.project();
+        room = this.steering.room(this.arena.len(), room, cx);
         while room > 0 && !*this.source_done && !this.arena.is_full() {
             match this.source.as_mut().poll_next(cx) {
                 Poll::Ready(Some(fut)) => {

@@ -10,7 +10,8 @@ use futures_core::stream::TryStream;
 use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
 
-use crate::{OrderedBuffer, ProgressStream, UnorderedBuffer};
+use crate::limit::{Fixed, Steered, Steering};
+use crate::{Limit, OrderedBuffer, ProgressStream, UnorderedBuffer};
 
 /// The buffers of [`BufferExt`](crate::BufferExt) for a [`TryStream`] of [`TryFuture`]s, with
 /// the semantics of futures-util's `try_buffered` and `try_buffer_unordered`: the stream yields
@@ -173,32 +174,33 @@ impl<Fut: TryFuture> Future for Place<Fut> {
 /// a source error given by [`TryBufferExt`](TryBufferExt#order).
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
-pub struct TryOrderedBuffer<St>
+pub struct TryOrderedBuffer<St, S = Fixed>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
 {
     #[pin]
-    inner: OrderedBuffer<Places<St>>,
+    inner: OrderedBuffer<Places<St>, S>,
 }
 
 /// Stream for [`TryBufferExt::try_unordered_buffer`]: [`UnorderedBuffer`] over a fallible
 /// source, with its [order](UnorderedBuffer#order) and [memory](UnorderedBuffer#memory).
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
-pub struct TryUnorderedBuffer<St>
+pub struct TryUnorderedBuffer<St, S = Fixed>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
 {
     #[pin]
-    inner: UnorderedBuffer<Places<St>>,
+    inner: UnorderedBuffer<Places<St>, S>,
 }
 
-impl<St> TryOrderedBuffer<St>
+impl<St, S> TryOrderedBuffer<St, S>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
     /// Bounds the futures running plus the results held, as
     /// [`OrderedBuffer::window`]; `window(concurrency)` behaves like futures-util's
@@ -210,6 +212,30 @@ where
     pub fn window(self, window: usize) -> Self {
         Self {
             inner: self.inner.window(window),
+        }
+    }
+
+    /// Lets `window` set the window while the buffer runs, as
+    /// [`OrderedBuffer::window_limit`].
+    ///
+    /// # Panics
+    /// If `window` (or a clone of it) already steers another buffer.
+    #[track_caller]
+    pub fn window_limit(self, window: Limit) -> TryOrderedBuffer<St, Steered> {
+        TryOrderedBuffer {
+            inner: self.inner.window_limit(window),
+        }
+    }
+
+    /// Lets `limit` set the concurrency while the buffer runs, as
+    /// [`OrderedBuffer::limit`].
+    ///
+    /// # Panics
+    /// If `limit` (or a clone of it) already steers another buffer.
+    #[track_caller]
+    pub fn limit(self, limit: Limit) -> TryOrderedBuffer<St, Steered> {
+        TryOrderedBuffer {
+            inner: self.inner.limit(limit),
         }
     }
 
@@ -234,10 +260,11 @@ where
     }
 }
 
-impl<St> Stream for TryOrderedBuffer<St>
+impl<St, S> Stream for TryOrderedBuffer<St, S>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
     type Item = Result<<St::Ok as TryFuture>::Ok, St::Error>;
 
@@ -250,20 +277,22 @@ where
     }
 }
 
-impl<St> ProgressStream for TryOrderedBuffer<St>
+impl<St, S> ProgressStream for TryOrderedBuffer<St, S>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
     fn poll_progress(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         self.project().inner.poll_progress(cx)
     }
 }
 
-impl<St> FusedStream for TryOrderedBuffer<St>
+impl<St, S> FusedStream for TryOrderedBuffer<St, S>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
     fn is_terminated(&self) -> bool {
         self.inner.is_terminated()
@@ -282,11 +311,24 @@ where
     }
 }
 
-impl<St> TryUnorderedBuffer<St>
+impl<St, S> TryUnorderedBuffer<St, S>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
+    /// Lets `limit` set the concurrency while the buffer runs, as
+    /// [`UnorderedBuffer::limit`].
+    ///
+    /// # Panics
+    /// If `limit` (or a clone of it) already steers another buffer.
+    #[track_caller]
+    pub fn limit(self, limit: Limit) -> TryUnorderedBuffer<St, Steered> {
+        TryUnorderedBuffer {
+            inner: self.inner.limit(limit),
+        }
+    }
+
     /// The source stream.
     pub fn get_ref(&self) -> &St {
         &self.inner.get_ref().source
@@ -308,10 +350,11 @@ where
     }
 }
 
-impl<St> Stream for TryUnorderedBuffer<St>
+impl<St, S> Stream for TryUnorderedBuffer<St, S>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
     type Item = Result<<St::Ok as TryFuture>::Ok, St::Error>;
 
@@ -324,20 +367,22 @@ where
     }
 }
 
-impl<St> ProgressStream for TryUnorderedBuffer<St>
+impl<St, S> ProgressStream for TryUnorderedBuffer<St, S>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
     fn poll_progress(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         self.project().inner.poll_progress(cx)
     }
 }
 
-impl<St> FusedStream for TryUnorderedBuffer<St>
+impl<St, S> FusedStream for TryUnorderedBuffer<St, S>
 where
     St: TryStream,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
     fn is_terminated(&self) -> bool {
         self.inner.is_terminated()

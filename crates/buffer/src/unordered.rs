@@ -11,6 +11,7 @@ use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
 use pinfold_arena::{Key, Step};
 
+use crate::limit::{Fixed, Limit, Steered, Steering};
 use crate::progress::ProgressStream;
 use crate::running::Running;
 
@@ -36,13 +37,13 @@ use crate::running::Running;
 /// concurrency at most, allocated when the first such output is kept.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
-pub struct UnorderedBuffer<St>
+pub struct UnorderedBuffer<St, S = Fixed>
 where
     St: Stream,
     St::Item: Future,
 {
     #[pin]
-    running: Running<St, FutureOrOutput<St::Item>>,
+    running: Running<St, FutureOrOutput<St::Item>, S>,
     /// The slots whose futures finished while the adapter was driven, in the order they
     /// finished: one key for each slot that holds an output.
     finished: VecDeque<Key>,
@@ -74,6 +75,46 @@ where
             terminated: false,
         }
     }
+}
+
+impl<St, S> UnorderedBuffer<St, S>
+where
+    St: Stream,
+    St::Item: Future,
+    S: Steering,
+{
+    /// Lets `limit` set the concurrency while the buffer runs, within the concurrency the
+    /// buffer was made with (its capacity): see [`Limit`] for what lowering and raising it do.
+    ///
+    /// # Panics
+    /// If `limit` (or a clone of it) already steers another buffer.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures_util::{StreamExt, stream};
+    /// use pinfold_buffer::{BufferExt, Limit};
+    ///
+    /// let limit = Limit::new(1);
+    /// let outputs: Vec<u32> = futures_executor::block_on(
+    ///     stream::iter(1..=3u32)
+    ///         .map(|n| async move { n })
+    ///         .unordered_buffer(8)
+    ///         .limit(limit)
+    ///         .collect(),
+    /// );
+    /// assert_eq!(outputs, [1, 2, 3]); // one at a time
+    /// ```
+    #[track_caller]
+    pub fn limit(self, limit: Limit) -> UnorderedBuffer<St, Steered> {
+        UnorderedBuffer {
+            running: self
+                .running
+                .steer(|steered| steered.with_concurrency(limit)),
+            finished: self.finished,
+            terminated: self.terminated,
+        }
+    }
 
     /// The source stream.
     pub fn get_ref(&self) -> &St {
@@ -96,10 +137,11 @@ where
     }
 }
 
-impl<St> UnorderedBuffer<St>
+impl<St, S> UnorderedBuffer<St, S>
 where
     St: Stream,
     St::Item: Future,
+    S: Steering,
 {
     /// [`Stream::poll_next`] without tokio's budget.
     fn poll_buffered(
@@ -164,10 +206,11 @@ where
     }
 }
 
-impl<St> ProgressStream for UnorderedBuffer<St>
+impl<St, S> ProgressStream for UnorderedBuffer<St, S>
 where
     St: Stream,
     St::Item: Future,
+    S: Steering,
 {
     /// A future that finishes keeps its output in its slot until `poll_next` takes it, so the
     /// futures running plus the outputs waiting never exceed the concurrency; outputs come out
@@ -200,7 +243,7 @@ where
             .as_mut()
             .poll_output(cx, &mut budget, &mut poll);
         let stuck = this.running.len() == this.finished.len()
-            && (this.running.source_done() || this.running.len() == this.running.concurrency());
+            && (this.running.source_done() || this.running.len() >= this.running.current_limit());
         match polled {
             Poll::Ready(Some(never)) => match never {},
             Poll::Ready(None) if this.running.source_done() => Poll::Ready(()),
@@ -210,10 +253,11 @@ where
     }
 }
 
-impl<St> Stream for UnorderedBuffer<St>
+impl<St, S> Stream for UnorderedBuffer<St, S>
 where
     St: Stream,
     St::Item: Future,
+    S: Steering,
 {
     type Item = <St::Item as Future>::Output;
 
@@ -235,20 +279,22 @@ where
     }
 }
 
-impl<St> FusedStream for UnorderedBuffer<St>
+impl<St, S> FusedStream for UnorderedBuffer<St, S>
 where
     St: Stream,
     St::Item: Future,
+    S: Steering,
 {
     fn is_terminated(&self) -> bool {
         self.terminated
     }
 }
 
-impl<St> fmt::Debug for UnorderedBuffer<St>
+impl<St, S> fmt::Debug for UnorderedBuffer<St, S>
 where
     St: Stream + fmt::Debug,
     St::Item: Future,
+    S: Steering,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("UnorderedBuffer")

@@ -609,7 +609,11 @@ mod tests {
             .stock_rest(&inner.block, rest)
             .expect_err("a stock takes no rest while a task waits");
         Inner::release_chain(pool.inner, refused);
-        assert_eq!(waiter.wakes.load(Ordering::Relaxed), 1, "the waiter is woken");
+        assert_eq!(
+            waiter.wakes.load(Ordering::Relaxed),
+            1,
+            "the waiter is woken"
+        );
         let mut cx = core::task::Context::from_waker(Waker::noop());
         let core::task::Poll::Ready(buf) = queued.as_mut().poll(&mut cx) else {
             panic!("the waiter was handed no buffer");

@@ -13,11 +13,14 @@ const WAKING: usize = 0b10;
 
 /// Holds one [`Waker`] that a single owner registers and any thread may wake.
 ///
+/// Exported for the primitives that wake a task from a handle (the buffers' `Limit`): the
+/// owner is whoever polls, one at a time; [`wake`](Self::wake) may come from any thread.
+///
 /// The protocol is the classic three-state one: the owner sets `REGISTERING` while it writes
 /// the cell; a waker sets `WAKING` while it takes the waker out. When a wake arrives during a
 /// registration, the registering owner sees `WAKING` on its way out and wakes the new waker
 /// itself, so no wake is lost.
-pub(crate) struct AtomicWaker {
+pub struct AtomicWaker {
     state: AtomicUsize,
     waker: UnsafeCell<Option<Waker>>,
 }
@@ -30,19 +33,21 @@ unsafe impl Send for AtomicWaker {}
 unsafe impl Sync for AtomicWaker {}
 
 impl AtomicWaker {
-    pub(crate) fn new() -> Self {
+    /// An empty slot.
+    pub fn new() -> Self {
         Self {
             state: AtomicUsize::new(IDLE),
             waker: UnsafeCell::new(None),
         }
     }
 
-    /// Stores `waker` to be woken by the next [`wake`](Self::wake). Called by the owner only.
+    /// Stores `waker` to be woken by the next [`wake`](Self::wake). Called by the owner only:
+    /// one caller at a time (a second, concurrent call is a bug, asserted in debug builds).
     ///
     /// If `waker`'s `clone` panics, or the `drop` of the waker it replaces, the panic
     /// propagates and the cell is left usable: no state is left stuck, and the next
     /// registration works as usual.
-    pub(crate) fn register(&self, waker: &Waker) {
+    pub fn register(&self, waker: &Waker) {
         // Acquire pairs with the Release in `wake`, so we see the cell as that waker left it.
         match self
             .state
@@ -111,7 +116,7 @@ impl AtomicWaker {
     }
 
     /// Wakes the registered waker, if any, and forgets it.
-    pub(crate) fn wake(&self) {
+    pub fn wake(&self) {
         if let Some(waker) = self.take() {
             waker.wake();
         }
@@ -148,6 +153,12 @@ impl Drop for Registering<'_> {
         // the owner collects on its next poll (its poll is what is unwinding now).
         // Release: publishes the cell, as `finish` does.
         self.0.state.swap(IDLE, Ordering::Release);
+    }
+}
+
+impl Default for AtomicWaker {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

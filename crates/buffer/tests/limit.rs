@@ -1,0 +1,202 @@
+//! A `Limit` changes a buffer's concurrency while it runs: lowering lets the running futures
+//! finish and starts none until fewer run than the new limit; raising starts more, and wakes a
+//! buffer parked for room.
+
+mod support;
+
+use std::future::pending;
+use std::pin::pin;
+use std::sync::{Arc, Mutex};
+use std::task::Poll;
+use std::time::Duration;
+
+use futures_util::{StreamExt, stream};
+use pinfold_buffer::{BufferExt, Limit, TryBufferExt};
+use support::{CountingSource, Gate, Gauge, counting_waker, poll_with, settle};
+use tokio::time::sleep;
+
+/// 40 futures of 10 ms through `unordered_buffer(8)` under a limit of 8, lowered to 3 after the
+/// tenth output: every future that starts after the lowering finds at most 3 running
+/// (itself included), and the ones running then all finish.
+#[tokio::test(start_paused = true)]
+#[cfg_attr(miri, ignore)]
+async fn lowering_starts_nothing_until_below_the_new_limit() {
+    let gauge = Gauge::default();
+    let limit = Limit::new(8);
+    // For each future: whether it started after the lowering, and how many ran as it started.
+    let starts = Arc::new(Mutex::new(Vec::new()));
+    let lowered = Arc::new(Mutex::new(false));
+    let mut buffer = pin!(
+        stream::iter(0..40usize)
+            .map(|id| {
+                let (gauge, starts, lowered) = (gauge.clone(), starts.clone(), lowered.clone());
+                async move {
+                    let _running = gauge.enter();
+                    starts
+                        .lock()
+                        .unwrap()
+                        .push((*lowered.lock().unwrap(), gauge.now()));
+                    sleep(Duration::from_millis(10)).await;
+                    id
+                }
+            })
+            .unordered_buffer(8)
+            .limit(limit.clone())
+    );
+    let mut outputs = Vec::new();
+    while let Some(id) = buffer.next().await {
+        outputs.push(id);
+        if outputs.len() == 10 {
+            limit.set(3);
+            *lowered.lock().unwrap() = true;
+        }
+    }
+    outputs.sort_unstable();
+    assert_eq!(outputs, (0..40).collect::<Vec<_>>());
+    let starts = starts.lock().unwrap();
+    assert!(
+        starts
+            .iter()
+            .any(|&(after, running)| !after && running == 8),
+        "8 ran at once before the lowering"
+    );
+    let after: Vec<usize> = starts
+        .iter()
+        .filter(|(after, _)| *after)
+        .map(|&(_, running)| running)
+        .collect();
+    assert!(!after.is_empty());
+    assert!(after.iter().all(|&running| running <= 3), "{after:?}");
+}
+
+/// A limit of 1 on a buffer of capacity 4 whose futures never finish: one starts, the buffer
+/// parks; raising the limit to 3 wakes its task, and the next poll starts two more.
+#[test]
+fn raising_wakes_a_buffer_parked_for_room() {
+    let gauge = Gauge::default();
+    let limit = Limit::new(1);
+    let mut buffer = stream::iter(0..10usize)
+        .map(|_| {
+            let gauge = gauge.clone();
+            async move {
+                let _running = gauge.enter();
+                pending::<()>().await;
+            }
+        })
+        .unordered_buffer(4)
+        .limit(limit.clone());
+    let (waker, wakes) = counting_waker();
+    assert_eq!(poll_with(&mut buffer, &waker), Poll::Pending);
+    assert_eq!(gauge.now(), 1);
+
+    limit.set(3);
+    assert_eq!(wakes.count(), 1, "the raise woke the parked task");
+    assert_eq!(poll_with(&mut buffer, &waker), Poll::Pending);
+    assert_eq!(gauge.now(), 3);
+
+    // Above the capacity, the buffer runs its capacity.
+    limit.set(100);
+    assert_eq!(poll_with(&mut buffer, &waker), Poll::Pending);
+    assert_eq!(gauge.now(), 4);
+
+    // Lowering wakes nothing: no future is cancelled.
+    let before = wakes.count();
+    limit.set(1);
+    assert_eq!(wakes.count(), before);
+    assert_eq!(poll_with(&mut buffer, &waker), Poll::Pending);
+    assert_eq!(gauge.now(), 4);
+}
+
+/// The ordered buffer keeps its order under a limit that changes, and a window still bounds
+/// what it holds.
+#[tokio::test(start_paused = true)]
+#[cfg_attr(miri, ignore)]
+async fn ordered_buffer_keeps_order_under_a_changing_limit() {
+    let gauge = Gauge::default();
+    let limit = Limit::new(2);
+    let delays = [30u64, 5, 20, 5, 10, 40, 5, 5, 15, 5, 25, 5];
+    let mut buffer = pin!(
+        stream::iter(delays.into_iter().enumerate())
+            .map(|(id, millis)| {
+                let gauge = gauge.clone();
+                async move {
+                    let _running = gauge.enter();
+                    sleep(Duration::from_millis(millis)).await;
+                    id
+                }
+            })
+            .ordered_buffer(6)
+            .limit(limit.clone())
+    );
+    let mut outputs = Vec::new();
+    while let Some(id) = buffer.next().await {
+        outputs.push(id);
+        limit.set(if outputs.len() % 2 == 0 { 5 } else { 1 });
+    }
+    assert_eq!(outputs, (0..delays.len()).collect::<Vec<_>>());
+    assert!(gauge.max() <= 6);
+}
+
+/// A window that follows a handle: the head never finishes on its own and everything behind
+/// it is ready, so the window fills; raising it wakes the parked task and lets more in,
+/// lowering it lets nothing in, and every output comes in order once the head finishes.
+#[test]
+fn the_window_follows_its_handle() {
+    let head = Gate::new(0);
+    let futures = std::iter::once(head.0).chain((1..20).map(|id| Gate::ready(id).0));
+    let (source, counts) = CountingSource::new(futures);
+    let window = Limit::new(2);
+    let mut buffer = source.ordered_buffer(4).window_limit(window.clone());
+    let (waker, wakes) = counting_waker();
+    assert_eq!(poll_with(&mut buffer, &waker), Poll::Pending);
+    assert_eq!(counts.pulled(), 2, "the window holds 2");
+
+    window.set(6);
+    assert_eq!(wakes.count(), 1, "the raise woke the parked task");
+    assert_eq!(poll_with(&mut buffer, &waker), Poll::Pending);
+    assert_eq!(counts.pulled(), 6, "the window holds 6");
+
+    window.set(1);
+    assert_eq!(poll_with(&mut buffer, &waker), Poll::Pending);
+    assert_eq!(counts.pulled(), 6, "nothing comes in over a lowered window");
+
+    head.1.open();
+    assert_eq!(settle(&mut buffer), (0..20).collect::<Vec<_>>());
+}
+
+/// The try buffers take a limit too.
+#[test]
+fn try_buffers_take_a_limit() {
+    let source = || stream::iter((0..6u32).map(|n| Ok::<_, ()>(async move { Ok(n) })));
+    let ordered: Vec<Result<u32, ()>> = futures_executor::block_on(
+        source()
+            .try_ordered_buffer(4)
+            .limit(Limit::new(2))
+            .collect(),
+    );
+    assert_eq!(ordered, (0..6).map(Ok).collect::<Vec<_>>());
+    let mut unordered: Vec<Result<u32, ()>> = futures_executor::block_on(
+        source()
+            .try_unordered_buffer(4)
+            .limit(Limit::new(1))
+            .collect(),
+    );
+    unordered.sort_unstable();
+    assert_eq!(unordered, (0..6).map(Ok).collect::<Vec<_>>());
+}
+
+#[test]
+#[should_panic = "Limit: a limit must be at least 1"]
+fn a_limit_of_zero_panics() {
+    Limit::new(3).set(0);
+}
+
+#[test]
+#[should_panic = "Limit: a limit steers one buffer only"]
+fn a_limit_steers_one_buffer() {
+    let limit = Limit::new(2);
+    let _first = stream::iter([async {}])
+        .unordered_buffer(2)
+        .limit(limit.clone());
+    let _second = stream::iter([async {}]).unordered_buffer(2).limit(limit);
+}
