@@ -26,7 +26,8 @@ use pin_project::pin_project;
 /// and [`TryUnorderedBuffer`](crate::TryUnorderedBuffer) (so by every adapter of this crate,
 /// `fast_ordered_buffer` among them), and by the ordered sets
 /// [`FuturesOrderedBounded`](crate::FuturesOrderedBounded) and
-/// [`FuturesOrdered`](crate::FuturesOrdered).
+/// [`FuturesOrdered`](crate::FuturesOrdered); and, for any stream (a set of futures, a merge,
+/// a map), by [`Driven`](crate::Driven), from [`BufferExt::driven`](crate::BufferExt::driven).
 pub trait ProgressStream: Stream {
     /// Drives the stream without taking an item: starts futures from the source and polls the
     /// running ones that were woken, keeping their outputs for later calls of `poll_next`.
@@ -41,8 +42,10 @@ pub trait ProgressStream: Stream {
     /// `poll_next` keeps to that bound too: see [`OrderedBuffer`](crate::OrderedBuffer#memory));
     /// an unordered buffer keeps a finished output in its slot.
     ///
-    /// Each call is one round under the [*Fairness*](pinfold_arena::contract#fairness) rule:
-    /// each running future is polled at most once. A panic in a future's poll or `Drop`
+    /// A buffer's or ordered set's call is one round under the
+    /// [*Fairness*](pinfold_arena::contract#fairness) rule: each running future is polled at
+    /// most once. [`Driven`](crate::Driven)'s is as many calls of its stream's `poll_next` as it
+    /// takes to hold its limit or find the stream pending. A panic in a future's poll or `Drop`
     /// propagates out of this call as it would out of `poll_next`
     /// ([*When a future panics*](crate#when-a-future-panics)).
     fn poll_progress(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()>;
