@@ -6,17 +6,16 @@
 //!   the fetches keep going while a page is being stored;
 //! - futures-util: `buffered(concurrency).for_each`, whose fetches wait while a page is stored.
 //!
-//! It prints each run's wall time, the rows stored, and the peak of memory allocated during it.
+//! It prints each run's wall time, the rows stored, and the process's peak resident memory
+//! during it (Linux; elsewhere the peak since the process started).
 //!
 //! ```text
 //! cargo run --release --manifest-path examples/real-io/Cargo.toml [PAGES [CONCURRENCY [LATENCY_MS]]]
 //! ```
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -34,34 +33,28 @@ use pinfold::{BufferExt, ProgressStreamExt};
 use rusqlite::{Connection, params};
 use tokio::net::TcpListener;
 
-/// The system allocator, counting the bytes live and their peak.
-struct Counting;
-
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: every call is passed on to the system allocator unchanged; the counters are
-// atomics, touched only after the system's call returned.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract for `alloc` is the system allocator's.
-        let ptr = unsafe { System.alloc(layout) };
-        if !ptr.is_null() {
-            let live = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
-            PEAK.fetch_max(live, Ordering::Relaxed);
-        }
-        ptr
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by `alloc` above, with `layout`.
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
-    }
+/// Restarts the process's peak resident memory (Linux: `/proc/self/clear_refs`); `false` where
+/// that cannot be done, and the peak is then the process's since it started.
+fn reset_peak() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+/// The process's peak resident memory in bytes since the last [`reset_peak`] (Linux:
+/// `VmHWM` in `/proc/self/status`); 0 where it cannot be read.
+fn peak_resident() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|kib| {
+            kib.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<usize>()
+                .ok()
+        })
+        .map_or(0, |kib| kib * 1024)
+}
 
 /// The size of each page the server sends.
 const PAGE_BYTES: usize = 64 * 1024;
@@ -153,8 +146,7 @@ fn rows(db: &Arc<Mutex<Connection>>) -> i64 {
         .expect("count the rows")
 }
 
-/// One run: its wall time, the rows stored and the peak of memory allocated above what was
-/// live when it started.
+/// One run: its wall time, the rows stored and the process's peak resident memory during it.
 struct Run {
     wall: Duration,
     rows: i64,
@@ -162,15 +154,14 @@ struct Run {
 }
 
 async fn measure<F: Future<Output = ()>>(db: &Arc<Mutex<Connection>>, run: F) -> Run {
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    reset_peak();
     let start = Instant::now();
     run.await;
     let wall = start.elapsed();
     Run {
         wall,
         rows: rows(db),
-        peak: PEAK.load(Ordering::Relaxed).saturating_sub(base),
+        peak: peak_resident(),
     }
 }
 
@@ -262,7 +253,7 @@ async fn main() {
         ),
     ] {
         println!(
-            "{name:58} {:>8.1} ms  {:>5} rows  peak {:>6.1} MiB",
+            "{name:58} {:>8.1} ms  {:>5} rows  peak RSS {:>6.1} MiB",
             run.wall.as_secs_f64() * 1e3,
             run.rows,
             run.peak as f64 / (1024.0 * 1024.0)
