@@ -112,12 +112,13 @@ impl<St: Stream> Driven<St> {
         &self.stream
     }
 
-    /// The stream. Items taken from it directly come before those held.
+    /// The stream. An item taken from it directly comes out ahead of those held, which came
+    /// before it.
     pub fn get_mut(&mut self) -> &mut St {
         &mut self.stream
     }
 
-    /// The stream, pinned. Items taken from it directly come before those held.
+    /// The stream, pinned. An item taken from it directly comes out ahead of those held.
     pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut St> {
         self.project().stream
     }

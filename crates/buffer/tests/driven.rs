@@ -196,6 +196,10 @@ fn the_end_comes_after_the_items_held() {
     );
     assert_eq!(driven.held(), 2);
     assert!(!driven.is_terminated(), "items are held");
+    let debug = format!("{driven:?}");
+    for part in ["Driven", "held: 2", "limit: 5", "ended: true"] {
+        assert!(debug.contains(part), "{part} in {debug}");
+    }
     assert_eq!(
         Pin::new(&mut driven).poll_next(&mut cx),
         Poll::Ready(Some(1))
