@@ -13,6 +13,7 @@ use crate::poll::queue::{Mark, Marks, Queue, UNLINKED};
 use crate::poll::round::{self, Budget, Rounds, Slots};
 use crate::poll::step::Step;
 use crate::sync::Ordering;
+use crate::unwind;
 use crate::wake::atomic_waker::AtomicWaker;
 use crate::wake::ready_set::{self, Drain};
 use crate::wake::wake_table::{Parent, WakeTable};
@@ -36,7 +37,7 @@ const MAX_SPARE: usize = 2048;
 /// and is polled again only if a stale waker of it fires.
 pub struct JoinArena<T> {
     /// The values; never grown, shrunk or reallocated.
-    cells: Vec<T>,
+    cells: Cells<T>,
     /// Everything the wakers need, made by [`arm`](JoinArena::arm). Until then a join arena is
     /// its `Vec` and a `None`: making one writes those alone, not the queues and counters a
     /// join that finishes in its first polls never uses (and which its caller would move).
@@ -48,6 +49,98 @@ pub struct JoinArena<T> {
 struct Armed {
     table: WakeTable,
     rounds: Rounds,
+}
+
+/// The values of a [`JoinArena`], in a `Vec<T>` that is never dropped as such: it is dropped
+/// through a type with no parameter ([`ErasedCells`]), as a store's slots are (see
+/// `store::SlotBox`), so that a join arena has no `Drop` of its own and its values may borrow
+/// what is declared after it; and its drop drops every value also when the `Drop` of some
+/// panics.
+struct Cells<T> {
+    vec: ManuallyDrop<Vec<T>>,
+    /// Drops the `Vec` above, after it (fields drop in order).
+    _dropper: ErasedCells,
+    _values: PhantomData<T>,
+}
+
+/// A `Vec<T>` whose `T` is forgotten: its pointer, length and capacity, and the function that
+/// drops it as the `Vec` it was.
+struct ErasedCells {
+    base: NonNull<u8>,
+    len: usize,
+    capacity: usize,
+    drop: unsafe fn(NonNull<u8>, usize, usize),
+}
+
+// SAFETY: `ErasedCells` is only ever the `_dropper` field of a `Cells<T>`, used only to drop
+// it; the values are reached through the `Cells`' own `Vec`, whose auto traits are those of a
+// `Vec<T>`.
+unsafe impl Send for ErasedCells {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for ErasedCells {}
+
+impl Drop for ErasedCells {
+    fn drop(&mut self) {
+        // SAFETY: the fields come from one `Cells::new` or `Cells::take` (the `Vec`'s parts,
+        // and the function for its type), and this drop is the only one: the `Vec` kept beside
+        // it is never dropped, and is gone with the `Cells` once this has run.
+        unsafe { (self.drop)(self.base, self.len, self.capacity) }
+    }
+}
+
+/// Drops the `Vec<T>` of `len` values and `capacity` at `base`: every value, also when the
+/// `Drop` of some panics, then the block; then the first panic goes on (see
+/// [`resume_unless_unwinding`](unwind::resume_unless_unwinding)).
+///
+/// # Safety
+/// The parts are those of a `Vec<T>` not dropped yet, whose `Cells` is not used again.
+unsafe fn drop_cells<T>(base: NonNull<u8>, len: usize, capacity: usize) {
+    // SAFETY: the `Vec`'s own parts (the caller), given back to it once; with length 0 it
+    // frees the block and drops no value, whatever happens to the values below.
+    let vec = unsafe { Vec::from_raw_parts(base.cast::<T>().as_ptr(), 0, capacity) };
+    let values = base.cast::<T>().as_ptr();
+    let dropped = unwind::each_despite_panics(0..len, |index| {
+        // SAFETY: `index < len`: an initialised value, dropped once, in place.
+        unsafe { ptr::drop_in_place(values.add(index)) }
+    });
+    drop(vec);
+    if let Err(panic) = dropped {
+        unwind::resume_unless_unwinding(panic);
+    }
+}
+
+impl<T> Cells<T> {
+    fn new(vec: Vec<T>) -> Self {
+        let mut vec = ManuallyDrop::new(vec);
+        Self {
+            _dropper: ErasedCells {
+                base: NonNull::new(vec.as_mut_ptr().cast::<u8>())
+                    .expect("a Vec's pointer is not null"),
+                len: vec.len(),
+                capacity: vec.capacity(),
+                drop: drop_cells::<T>,
+            },
+            vec,
+            _values: PhantomData,
+        }
+    }
+
+    /// The values, moved out: the cells hold none after.
+    fn take(&mut self) -> Vec<T> {
+        let vec = mem::take(&mut *self.vec);
+        // The old dropper is forgotten: its `Vec` is the caller's now.
+        mem::forget(mem::replace(self, Self::new(Vec::new())));
+        vec
+    }
+}
+
+impl<T> core::ops::Deref for Cells<T> {
+    type Target = Vec<T>;
+
+    #[inline(always)]
+    fn deref(&self) -> &Vec<T> {
+        &self.vec
+    }
 }
 
 // The values live in a heap block that never moves: moving a `JoinArena` moves none of them.
@@ -73,7 +166,10 @@ impl<T> JoinArena<T> {
             cells.len(),
             UNLINKED - 1
         );
-        Self { cells, armed: None }
+        Self {
+            cells: Cells::new(cells),
+            armed: None,
+        }
     }
 
     /// The values, pinned, in order.
@@ -84,7 +180,7 @@ impl<T> JoinArena<T> {
     /// The values from index `start` on, pinned, in order (none if `start` is past the end).
     pub fn iter_pin_mut_from(&mut self, start: usize) -> impl Iterator<Item = Pin<&mut T>> {
         // Through the `Vec`'s pointer, as `pinned` does.
-        let base = self.cells.as_mut_ptr();
+        let base = self.cells.vec.as_mut_ptr();
         (start..self.cells.len()).map(move |index| {
             // SAFETY: `index < len`: an initialised value of the buffer, which stays in place
             // until it is dropped (as in `pinned`); each index is visited once, so the `&mut`s
@@ -109,7 +205,7 @@ impl<T> JoinArena<T> {
     /// If `index` is out of bounds.
     #[inline]
     pub fn get_pin_mut(&mut self, index: usize) -> Pin<&mut T> {
-        pinned(&mut self.cells, index)
+        pinned(&mut self.cells.vec, index)
     }
 
     /// Value `index`.
@@ -142,7 +238,7 @@ impl<T> JoinArena<T> {
         });
         let marks = marks(armed.table.owner_words());
         for index in 0..len {
-            if queue(pinned(&mut self.cells, index)) {
+            if queue(pinned(&mut self.cells.vec, index)) {
                 armed.rounds.ready.push(marks, index as u32);
             }
         }
@@ -224,7 +320,7 @@ impl<T> JoinArena<T> {
             return Filled::Unfit;
         }
         let mut guard = Filling {
-            base: NonNull::new(self.cells.as_mut_ptr()).expect("a Vec's pointer is not null"),
+            base: NonNull::new(self.cells.vec.as_mut_ptr()).expect("a Vec's pointer is not null"),
             taken: 0,
             held: None,
             restore: &mut restore,
@@ -260,7 +356,7 @@ impl<T> JoinArena<T> {
         let base = guard.base;
         mem::forget(guard);
         // The block is the outputs' now.
-        mem::forget(mem::take(&mut self.cells));
+        mem::forget(self.cells.take());
         let capacity_bytes = capacity * size_of::<T>();
         // SAFETY: the block holds `len` initialised `U`s at its start and no value (each was
         // dropped before its bytes were written); it was allocated by a `Vec<T>` of `capacity`
@@ -295,7 +391,7 @@ impl<T> JoinArena<T> {
         // go): the outputs' `Vec`, when it is a new allocation, can then take its place, and a
         // join's peak memory is its values and table, not those and its outputs too.
         self.armed = None;
-        let cells = mem::take(&mut self.cells);
+        let cells = self.cells.take();
         let capacity_bytes = cells.capacity() * size_of::<T>();
         if !reuses_storage::<T, U>(cells.len(), cells.capacity()) {
             let mut cells = cells;
@@ -491,7 +587,13 @@ impl<T> JoinArena<T> {
         let Armed { table, rounds } = armed
             .as_mut()
             .expect("JoinArena polled before it was armed");
-        (rounds, ArmedSlots { cells, table })
+        (
+            rounds,
+            ArmedSlots {
+                cells: &mut cells.vec,
+                table,
+            },
+        )
     }
 }
 

@@ -102,7 +102,8 @@ impl Drop for ErasedSlots {
 }
 
 /// Drops the `Box<[Slot<T>]>` of `len` slots at `slots`: every value, also when the `Drop`
-/// of some panics, then the box; then the first panic goes on (see [`drop_all`]).
+/// of some panics, then the box; then the first panic goes on (see [`drop_all`] and
+/// [`resume_unless_unwinding`](unwind::resume_unless_unwinding)).
 ///
 /// # Safety
 /// `slots` and `len` are those of a box made by [`SlotBox::new`] for this `T`, not dropped
@@ -115,13 +116,7 @@ unsafe fn drop_slots<T>(slots: NonNull<u8>, len: usize) {
     // Every slot is free now: the box's drop drops no value.
     drop(slots);
     if let Err(panic) = dropped {
-        // A store dropped while another panic unwinds (a growable arena's next group, or an
-        // arena dropped by an unwinding caller) keeps that one: a second would abort.
-        #[cfg(feature = "std")]
-        if std::thread::panicking() {
-            return;
-        }
-        unwind::resume(panic);
+        unwind::resume_unless_unwinding(panic);
     }
 }
 
