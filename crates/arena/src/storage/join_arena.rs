@@ -59,7 +59,7 @@ struct Armed {
 struct Cells<T> {
     vec: ManuallyDrop<Vec<T>>,
     /// Drops the `Vec` above, after it (fields drop in order).
-    _dropper: ErasedCells,
+    dropper: ErasedCells,
     _values: PhantomData<T>,
 }
 
@@ -113,7 +113,7 @@ impl<T> Cells<T> {
     fn new(vec: Vec<T>) -> Self {
         let mut vec = ManuallyDrop::new(vec);
         Self {
-            _dropper: ErasedCells {
+            dropper: ErasedCells {
                 base: NonNull::new(vec.as_mut_ptr().cast::<u8>())
                     .expect("a Vec's pointer is not null"),
                 len: vec.len(),
@@ -123,6 +123,16 @@ impl<T> Cells<T> {
             vec,
             _values: PhantomData,
         }
+    }
+
+    /// Sets the number of values to `len`, for the `Vec` and its dropper alike.
+    ///
+    /// # Safety
+    /// Values `0..len` are initialised, and no other value needs dropping.
+    unsafe fn set_len(&mut self, len: usize) {
+        // SAFETY: the caller's.
+        unsafe { self.vec.set_len(len) };
+        self.dropper.len = len;
     }
 
     /// The values, moved out: the cells hold none after.
@@ -306,8 +316,9 @@ impl<T> JoinArena<T> {
     /// pass stops (a value whose `Drop` panicked gets `restore` of its output), and the panic
     /// goes on. If the pass is complete and the drop of the wake table's task waker panics
     /// (an armed arena frees its table then), the arena is left empty, every output is
-    /// dropped, and the panic goes on. `restore` must not panic: a panic of it while the arena puts outputs back
-    /// (which may be during an unwinding) leaves values in the arena that are not there.
+    /// dropped, and the panic goes on. `restore` should not panic: if it does while the arena puts outputs back, the
+    /// values and outputs not yet put back are dropped, the arena is left empty, and the panic
+    /// goes on (if that is during an unwinding, the process aborts).
     #[inline]
     pub fn fill_in_place<U, B>(
         &mut self,
@@ -319,11 +330,20 @@ impl<T> JoinArena<T> {
         if !reuses_storage::<T, U>(len, capacity) {
             return Filled::Unfit;
         }
+        let base = NonNull::new(self.cells.vec.as_mut_ptr()).expect("a Vec's pointer is not null");
+        // Until the outputs are put back, the cells count no value: if `restore` panics while
+        // it puts them back, what is left is dropped as what it is (see `Abandon`), never as a
+        // value it no longer is.
+        // SAFETY: no value is dropped or read through the cells while their length is 0; the
+        // guard sets it back to `len` once every value is in place again.
+        unsafe { self.cells.set_len(0) };
         let mut guard = Filling {
-            base: NonNull::new(self.cells.vec.as_mut_ptr()).expect("a Vec's pointer is not null"),
+            base,
             taken: 0,
             held: None,
             restore: &mut restore,
+            cells: &mut self.cells,
+            len,
         };
         while guard.taken < len {
             let index = guard.taken;
@@ -394,12 +414,13 @@ impl<T> JoinArena<T> {
         let cells = self.cells.take();
         let capacity_bytes = cells.capacity() * size_of::<T>();
         if !reuses_storage::<T, U>(cells.len(), cells.capacity()) {
-            let mut cells = cells;
+            // Dropped as the arena's values are: every one, also when two panic.
+            let mut cells = Cells::new(cells);
             let mut outputs = Vec::with_capacity(cells.len());
-            for value in &mut cells {
-                // SAFETY: as in `get_pin_mut`; the values are dropped in place below.
-                outputs.push(take(unsafe { Pin::new_unchecked(value) }));
+            for index in 0..cells.len() {
+                outputs.push(take(pinned(&mut cells.vec, index)));
             }
+            drop(cells);
             return outputs;
         }
         let mut cells = ManuallyDrop::new(cells);
@@ -471,6 +492,10 @@ struct Filling<'r, T, U, R: FnMut(U) -> T> {
     /// The output of value `taken` while that value is being dropped.
     held: Option<U>,
     restore: &'r mut R,
+    /// The arena's cells, which count no value while the pass runs.
+    cells: &'r mut Cells<T>,
+    /// How many values the cells hold once every output is put back.
+    len: usize,
 }
 
 impl<T, U, R: FnMut(U) -> T> Drop for Filling<'_, T, U, R> {
@@ -486,6 +511,14 @@ impl<T, U, R: FnMut(U) -> T> Filling<'_, T, U, R> {
     #[inline(never)]
     fn put_back(&mut self) {
         let base = self.base.as_ptr();
+        // Drops what is left if `restore` panics: the outputs not yet read, and the values in
+        // place after the one whose output `restore` took. The cells then hold no value.
+        let mut abandon = Abandon::<T, U> {
+            base,
+            at: self.taken,
+            len: self.len,
+            _output: PhantomData,
+        };
         if let Some(output) = self.held.take() {
             // SAFETY: value `taken` was dropped (its `Drop` panicked); its bytes overlap no
             // output written, as outputs `0..taken` end at or before its start.
@@ -494,11 +527,43 @@ impl<T, U, R: FnMut(U) -> T> Filling<'_, T, U, R> {
         // From the last output to the first: a value's bytes overlap only outputs at or after
         // its own index, each read (and put back) before the value is written.
         for index in (0..self.taken).rev() {
+            abandon.at = index;
             // SAFETY: output `index` is initialised and read once.
             let output = unsafe { base.cast::<U>().add(index).read() };
             // SAFETY: the bytes of value `index` hold no live value and no output not yet read
             // (see above); aligned and in bounds as the `Vec`'s values are.
             unsafe { base.add(index).write((self.restore)(output)) };
+        }
+        mem::forget(abandon);
+        // SAFETY: values `0..len` are all in place again.
+        unsafe { self.cells.set_len(self.len) };
+    }
+}
+
+/// What [`Filling::put_back`] drops if `restore` panics: outputs `0..at`, not yet read, and
+/// values `at + 1..len`, in place (the output of value `at` went to `restore`).
+struct Abandon<T, U> {
+    base: *mut T,
+    at: usize,
+    len: usize,
+    _output: PhantomData<U>,
+}
+
+impl<T, U> Drop for Abandon<T, U> {
+    fn drop(&mut self) {
+        let outputs = unwind::each_despite_panics(0..self.at, |index| {
+            // SAFETY: outputs `0..at` are initialised and not read yet; each dropped once.
+            unsafe { ptr::drop_in_place(self.base.cast::<U>().add(index)) }
+        });
+        let values = unwind::each_despite_panics(self.at + 1..self.len, |index| {
+            // SAFETY: values `at + 1..len` are in place and not dropped; each dropped once.
+            unsafe { ptr::drop_in_place(self.base.add(index)) }
+        });
+        // This runs while `restore`'s panic unwinds: later panics are dropped.
+        for dropped in [outputs, values] {
+            if let Err(panic) = dropped {
+                unwind::resume_unless_unwinding(panic);
+            }
         }
     }
 }
@@ -532,33 +597,28 @@ struct InPlace<C, U> {
 
 impl<C, U> Drop for InPlace<C, U> {
     fn drop(&mut self) {
-        // SAFETY: by the fields' invariants; the block is the one a `Vec<C>` of `capacity`
-        // allocated, which `Vec::from_raw_parts` with length 0 frees with the same layout.
-        unsafe {
-            let outputs =
-                ptr::slice_from_raw_parts_mut(self.base.as_ptr().cast::<U>(), self.written);
-            let rest = ptr::slice_from_raw_parts_mut(
-                self.base.as_ptr().add(self.dropped),
-                self.len - self.dropped,
-            );
-            // Each drop may panic too; the storage is freed by the last guard in any case.
-            let _free = FreeBlock::<C> {
-                base: self.base,
-                capacity: self.capacity,
-            };
-            let _rest = DropSlice(rest);
-            ptr::drop_in_place(outputs);
+        // The storage is freed by this guard whatever the drops below do.
+        let _free = FreeBlock::<C> {
+            base: self.base,
+            capacity: self.capacity,
+        };
+        let (cells, outputs) = (self.base.as_ptr(), self.base.as_ptr().cast::<U>());
+        // Each drop may panic too: the others are dropped all the same, and the first of
+        // these panics goes on unless one unwinds already (this runs as the pass unwinds).
+        let rest = unwind::each_despite_panics(self.dropped..self.len, |index| {
+            // SAFETY: cells `dropped..len` are initialised and not dropped yet (the fields'
+            // invariants); each is dropped once.
+            unsafe { ptr::drop_in_place(cells.add(index)) }
+        });
+        let written = unwind::each_despite_panics(0..self.written, |index| {
+            // SAFETY: outputs `0..written` are initialised; each is dropped once.
+            unsafe { ptr::drop_in_place(outputs.add(index)) }
+        });
+        for dropped in [rest, written] {
+            if let Err(panic) = dropped {
+                unwind::resume_unless_unwinding(panic);
+            }
         }
-    }
-}
-
-/// Drops the elements of a slice in place when dropped.
-struct DropSlice<X>(*mut [X]);
-
-impl<X> Drop for DropSlice<X> {
-    fn drop(&mut self) {
-        // SAFETY: the creator hands over initialised elements not dropped elsewhere.
-        unsafe { ptr::drop_in_place(self.0) }
     }
 }
 
