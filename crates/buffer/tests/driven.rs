@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use futures_core::{FusedStream, Stream};
 use futures_util::{StreamExt, stream};
-use pinfold_buffer::{BufferExt, ProgressStream, ProgressStreamExt};
+use pinfold_buffer::{
+    BufferExt, Driven, FuturesOrdered, FuturesOrderedBounded, ProgressStream, ProgressStreamExt,
+};
 use pinfold_unordered::{FuturesUnordered, FuturesUnorderedBounded};
 use tokio::sync::Mutex;
 use tokio::time::{Instant, sleep, timeout};
@@ -137,6 +139,112 @@ fn a_consumer_waiting_on_a_lock_a_future_of_the_set_holds_completes_when_driven(
             "without driving, the consumer waits on a lock nobody lets go"
         );
     });
+}
+
+/// `ready` futures ready at once, behind one that takes `lock` and holds it across a sleep:
+/// pushed in that order, so the first poll of the set leaves the lock taken.
+fn a_lock_holder_and_ready_futures(lock: &Arc<Mutex<u64>>, ready: u64) -> Vec<Job> {
+    let held = lock.clone();
+    let holder: Job = Box::pin(async move {
+        let mut guard = held.lock().await;
+        sleep(Duration::from_millis(10)).await;
+        *guard += 1;
+        0
+    });
+    let mut jobs = vec![holder];
+    jobs.extend((1..=ready).map(|id| -> Job { Box::pin(async move { id }) }));
+    jobs
+}
+
+/// Drives the set `drive` makes of a lock holder and three ready futures with a consumer that
+/// takes the lock for each output: more outputs are ready than the limit of 1 the set is
+/// driven with, and the set must still poll the holder, or the consumer waits for ever.
+fn a_consumer_waits_on_the_lock_with_more_outputs_ready_than_the_limit<S>(
+    drive: impl FnOnce(Vec<Job>) -> Driven<S>,
+) where
+    S: Stream<Item = u64>,
+{
+    runtime().block_on(async {
+        let lock = Arc::new(Mutex::new(0));
+        let mut seen = Vec::new();
+        let driven = drive(a_lock_holder_and_ready_futures(&lock, 3)).for_each_driven(|id| {
+            seen.push(id);
+            let lock = lock.clone();
+            async move { *lock.lock().await += 10 }
+        });
+        timeout(Duration::from_secs(60), driven)
+            .await
+            .expect("the set goes on polling the lock holder at its limit");
+        seen.sort();
+        assert_eq!(seen, [0, 1, 2, 3]);
+        assert_eq!(*lock.lock().await, 41);
+    });
+}
+
+#[test]
+fn a_set_driven_at_its_limit_still_polls_a_future_holding_the_consumer_s_lock() {
+    a_consumer_waits_on_the_lock_with_more_outputs_ready_than_the_limit(|jobs| {
+        jobs.into_iter().collect::<FuturesUnordered<_>>().driven(1)
+    });
+}
+
+#[test]
+fn a_bounded_set_driven_at_its_limit_still_polls_a_future_holding_the_consumer_s_lock() {
+    a_consumer_waits_on_the_lock_with_more_outputs_ready_than_the_limit(|jobs| {
+        let mut set = FuturesUnorderedBounded::new(jobs.len());
+        for job in jobs {
+            set.push(job);
+        }
+        set.driven(1)
+    });
+}
+
+#[test]
+fn an_ordered_set_driven_at_its_limit_still_polls_a_future_holding_the_consumer_s_lock() {
+    a_consumer_waits_on_the_lock_with_more_outputs_ready_than_the_limit(|jobs| {
+        // Pushed to the front, the holder comes last: the three ready outputs come first.
+        let mut set = FuturesOrdered::new();
+        for job in jobs {
+            set.push_front(job);
+        }
+        set.driven(1)
+    });
+    a_consumer_waits_on_the_lock_with_more_outputs_ready_than_the_limit(|jobs| {
+        let mut set = FuturesOrderedBounded::new(jobs.len());
+        for job in jobs {
+            set.push_front(job);
+        }
+        set.driven(1)
+    });
+}
+
+/// An always-ready stream driven at its limit: a merge of them holds exactly the limit, and
+/// the streams are not polled again until an item is taken.
+#[test]
+fn a_merge_driven_at_its_limit_holds_the_limit_and_polls_nothing_more() {
+    let mut cx = Context::from_waker(futures_task::noop_waker_ref());
+    let counting = |next| Counting {
+        next,
+        end: u64::MAX,
+        polls: 0,
+    };
+    let mut driven = pinfold_merge::merge([counting(0), counting(1_000)]).driven(3);
+    for _ in 0..3 {
+        assert_eq!(
+            Pin::new(&mut driven).poll_progress(&mut cx),
+            Poll::Ready(()),
+            "at its limit, nothing more moves until an item is taken"
+        );
+        assert_eq!(driven.held(), 3);
+        let polls: usize = driven.get_ref().iter().map(|stream| stream.polls).sum();
+        assert_eq!(polls, 3, "no stream polled past the limit");
+    }
+    assert!(Pin::new(&mut driven).poll_next(&mut cx).is_ready());
+    assert_eq!(
+        Pin::new(&mut driven).poll_progress(&mut cx),
+        Poll::Ready(())
+    );
+    assert_eq!(driven.held(), 3, "one item taken, one more taken ahead");
 }
 
 /// A stream that counts its polls and is ready with its next item every time.
