@@ -62,6 +62,19 @@ use crate::ProgressStream;
 /// A set reached through `&mut` (`(&mut set).driven(limit)`) is a stream of the second kind
 /// to method-call syntax; `Driven::one_item_per_value(&mut set, limit)` drives it as a set.
 ///
+/// # The end
+///
+/// An end of the stream seen while driving is given by `poll_next` once, after the items
+/// held, and then forgotten: a set, merge or map that was empty and takes new values goes on
+/// as it would undriven, and the next call polls it again. [`get_mut`](Self::get_mut) and
+/// [`get_pin_mut`](Self::get_pin_mut) forget an end not given yet too, as the stream may
+/// have been refilled through them. So `Driven` is no fuse: after `None` it polls the stream
+/// again on the next call, which pinfold's sets, merges and maps allow (they give `None`
+/// again while empty); fuse a stream that must not be polled after its end (futures-util's
+/// `StreamExt::fuse`) before driving it. It is a [`FusedStream`] when its stream is:
+/// terminated when it holds no item and the stream is terminated, or it holds none and an
+/// end seen while driving was not given yet.
+///
 /// # Example
 ///
 /// The consumer waits on a lock that a future in the set holds until its second poll:
@@ -120,7 +133,8 @@ pub struct Driven<St: Stream> {
     limit: usize,
     /// What bounds the items held: the limit, or the stream's values.
     hold: Hold,
-    /// Set when the stream ended; its end is given once `held` is empty.
+    /// An end of the stream that `poll_progress` saw and `poll_next` has not given yet; given
+    /// once `held` is empty, then forgotten.
     ended: bool,
 }
 
@@ -198,15 +212,21 @@ impl<St: Stream> Driven<St> {
         &self.stream
     }
 
-    /// The stream. An item taken from it directly comes out ahead of those held, which came
-    /// before it.
+    /// The stream, to push into it for instance. An item taken from it directly comes out
+    /// ahead of those held, which came before it. An end seen while driving and not given yet
+    /// is forgotten ([*The end*](#the-end)): the stream is polled again.
     pub fn get_mut(&mut self) -> &mut St {
+        self.ended = false;
         &mut self.stream
     }
 
-    /// The stream, pinned. An item taken from it directly comes out ahead of those held.
+    /// The stream, pinned. An item taken from it directly comes out ahead of those held. An
+    /// end seen while driving and not given yet is forgotten, as by
+    /// [`get_mut`](Self::get_mut).
     pub fn get_pin_mut(self: Pin<&mut Self>) -> Pin<&mut St> {
-        self.project().stream
+        let this = self.project();
+        *this.ended = false;
+        this.stream
     }
 
     /// The stream; the items held are dropped.
@@ -224,13 +244,11 @@ impl<St: Stream> Stream for Driven<St> {
             return Poll::Ready(Some(item));
         }
         if *this.ended {
+            // Given once: the stream (a set that takes new values) may go on.
+            *this.ended = false;
             return Poll::Ready(None);
         }
-        let polled = this.stream.poll_next(cx);
-        if let Poll::Ready(None) = polled {
-            *this.ended = true;
-        }
-        polled
+        this.stream.poll_next(cx)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -263,9 +281,11 @@ impl<St: Stream> ProgressStream for Driven<St> {
     }
 }
 
-impl<St: Stream> FusedStream for Driven<St> {
+/// Terminated when nothing is held and the stream is terminated, or its end was seen while
+/// driving and not given yet.
+impl<St: FusedStream> FusedStream for Driven<St> {
     fn is_terminated(&self) -> bool {
-        self.ended && self.held.is_empty()
+        self.held.is_empty() && (self.ended || self.stream.is_terminated())
     }
 }
 

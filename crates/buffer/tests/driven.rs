@@ -267,6 +267,12 @@ impl Stream for Counting {
     }
 }
 
+impl FusedStream for Counting {
+    fn is_terminated(&self) -> bool {
+        self.next == self.end
+    }
+}
+
 #[test]
 fn driving_holds_at_most_the_limit_and_gives_the_items_in_order() {
     let mut cx = Context::from_waker(futures_task::noop_waker_ref());
@@ -297,7 +303,7 @@ fn driving_holds_at_most_the_limit_and_gives_the_items_in_order() {
 #[test]
 fn the_end_comes_after_the_items_held() {
     let mut cx = Context::from_waker(futures_task::noop_waker_ref());
-    let mut driven = stream::iter([1, 2]).driven(5);
+    let mut driven = stream::iter([1, 2]).fuse().driven(5);
     assert_eq!(
         Pin::new(&mut driven).poll_progress(&mut cx),
         Poll::Ready(())
@@ -305,7 +311,13 @@ fn the_end_comes_after_the_items_held() {
     assert_eq!(driven.held(), 2);
     assert!(!driven.is_terminated(), "items are held");
     let debug = format!("{driven:?}");
-    for part in ["Driven", "held: 2", "limit: 5", "ended: true"] {
+    for part in [
+        "Driven",
+        "held: 2",
+        "limit: 5",
+        "hold: Limit",
+        "ended: true",
+    ] {
         assert!(debug.contains(part), "{part} in {debug}");
     }
     assert_eq!(
@@ -318,6 +330,100 @@ fn the_end_comes_after_the_items_held() {
     );
     assert_eq!(Pin::new(&mut driven).poll_next(&mut cx), Poll::Ready(None));
     assert!(driven.is_terminated());
+}
+
+/// Drives `driven` once with a no-op waker.
+fn progress<S: Stream + Unpin>(driven: &mut Driven<S>) -> Poll<()> {
+    let mut cx = Context::from_waker(futures_task::noop_waker_ref());
+    Pin::new(driven).poll_progress(&mut cx)
+}
+
+/// Takes the next item with a no-op waker.
+fn next_now<S: Stream + Unpin>(driven: &mut Driven<S>) -> Poll<Option<S::Item>> {
+    let mut cx = Context::from_waker(futures_task::noop_waker_ref());
+    Pin::new(driven).poll_next(&mut cx)
+}
+
+#[test]
+fn a_set_driven_while_empty_runs_a_future_pushed_through_get_mut() {
+    let mut driven = FuturesUnordered::new().driven(2);
+    assert_eq!(progress(&mut driven), Poll::Ready(()), "empty: it ended");
+    driven.get_mut().push(std::future::ready(7));
+    assert_eq!(next_now(&mut driven), Poll::Ready(Some(7)));
+    assert_eq!(next_now(&mut driven), Poll::Ready(None));
+    assert!(driven.is_terminated());
+
+    // Through `get_pin_mut`, and the end taken by `next` before the push.
+    assert_eq!(progress(&mut driven), Poll::Ready(()));
+    assert_eq!(next_now(&mut driven), Poll::Ready(None));
+    Pin::new(&mut driven)
+        .get_pin_mut()
+        .get_mut()
+        .push(std::future::ready(8));
+    assert!(!driven.is_terminated());
+    assert_eq!(progress(&mut driven), Poll::Ready(()));
+    assert_eq!(driven.held(), 1);
+    assert!(!driven.is_terminated(), "an output is held");
+    assert_eq!(next_now(&mut driven), Poll::Ready(Some(8)));
+    assert_eq!(next_now(&mut driven), Poll::Ready(None));
+}
+
+#[test]
+fn a_driven_set_is_not_terminated_while_it_holds_a_future() {
+    let mut driven = FuturesUnorderedBounded::new(2).driven(1);
+    assert_eq!(progress(&mut driven), Poll::Ready(()));
+    let (tx, rx) = futures_channel::oneshot::channel::<u32>();
+    driven.get_mut().push(rx);
+    assert!(!driven.is_terminated());
+    assert_eq!(progress(&mut driven), Poll::Pending);
+    assert!(!driven.is_terminated(), "the future runs");
+    assert_eq!(next_now(&mut driven), Poll::Pending);
+    assert!(!driven.is_terminated());
+    tx.send(3).unwrap();
+    assert_eq!(progress(&mut driven), Poll::Ready(()));
+    assert!(!driven.is_terminated(), "its output is held");
+    assert_eq!(next_now(&mut driven), Poll::Ready(Some(Ok(3))));
+    assert_eq!(next_now(&mut driven), Poll::Ready(None));
+    assert!(driven.is_terminated());
+}
+
+/// Emptied, refilled and emptied again, driven all along: every round's outputs come, then
+/// its end, once.
+#[test]
+fn a_driven_set_and_merge_go_through_empty_refill_empty_cycles() {
+    let mut set = FuturesUnordered::new().driven(2);
+    let mut merge = pinfold_merge::Merge::new().driven(2);
+    for round in 0..4u64 {
+        for _ in 0..2 {
+            assert_eq!(progress(&mut set), Poll::Ready(()));
+            assert_eq!(progress(&mut merge), Poll::Ready(()));
+        }
+        assert!(
+            set.is_terminated() && merge.is_terminated(),
+            "empty, nothing held"
+        );
+        assert_eq!(next_now(&mut set), Poll::Ready(None));
+        assert_eq!(next_now(&mut merge), Poll::Ready(None));
+        assert!(set.is_terminated() && merge.is_terminated());
+
+        for n in 0..3 {
+            set.get_mut().push(std::future::ready(round * 10 + n));
+            merge
+                .get_mut()
+                .push(stream::iter([round * 10 + n, round * 10 + n]));
+        }
+        assert!(!set.is_terminated() && !merge.is_terminated());
+        assert_eq!(progress(&mut set), Poll::Ready(()));
+        assert_eq!(progress(&mut merge), Poll::Ready(()));
+        assert_eq!(merge.held(), 2, "a merge keeps to its limit");
+        let mut outputs: Vec<u64> = futures_executor::block_on(set.by_ref().collect());
+        outputs.sort();
+        assert_eq!(outputs, [0, 1, 2].map(|n| round * 10 + n));
+        let mut items: Vec<u64> = futures_executor::block_on(merge.by_ref().collect());
+        items.sort();
+        assert_eq!(items, [0, 0, 1, 1, 2, 2].map(|n| round * 10 + n));
+        assert!(set.is_terminated() && merge.is_terminated());
+    }
 }
 
 #[test]
