@@ -24,9 +24,9 @@ use crate::ProgressStream;
 /// [`for_each_driven`](crate::ProgressStreamExt::for_each_driven) or
 /// [`drive_while`](crate::ProgressStreamExt::drive_while), the set is polled beside the
 /// consumer's future, so a value that needs several polls to finish (or that holds a lock the
-/// consumer waits for) is not left stalled: a set of futures' never, a merge's or a stream
-/// map's as long as fewer than `limit` items are held. The set itself stays as it is: a set
-/// that is not driven pays nothing for this.
+/// consumer waits for) is not left stalled (in a merge or a stream map, as long as fewer than
+/// `limit` items are held: see [*At the limit*](#at-the-limit)). The set itself stays as it
+/// is: a set that is not driven pays nothing for this.
 ///
 /// Each `poll_progress` calls the stream's `poll_next` until it is `Pending`, ends, or (see
 /// [*At the limit*](#at-the-limit)) `limit` items are held; so one call may be several of the
@@ -40,9 +40,10 @@ use crate::ProgressStream;
 /// was made:
 ///
 /// - **A set of futures** (`FuturesUnordered`, `FuturesUnorderedBounded`, `FutureMap`,
-///   [`FuturesOrdered`](crate::FuturesOrdered), [`FuturesOrderedBounded`](crate::FuturesOrderedBounded)):
-///   their own `driven(limit)`, an inherent method that `set.driven(limit)` calls rather
-///   than [`BufferExt::driven`](crate::BufferExt::driven), makes a `Driven` by
+///   [`FuturesOrdered`](crate::FuturesOrdered),
+///   [`FuturesOrderedBounded`](crate::FuturesOrderedBounded)): their own `driven(limit)`,
+///   an inherent method that `set.driven(limit)` calls rather than
+///   [`BufferExt::driven`](crate::BufferExt::driven), makes a `Driven` by
 ///   [`one_item_per_value`](Self::one_item_per_value). Driving goes on at the limit: the set
 ///   is polled as before, its futures keep running, and the outputs they give are held past
 ///   the limit. A set gives each future one output, so what is held stays within the futures
@@ -154,11 +155,12 @@ impl<St: Stream> Driven<St> {
     }
 
     /// Drives `stream`, a stream that gives at most one item per value it holds (a set of
-    /// futures, each future giving one output), taking up to `limit` items ahead, and going
-    /// on polling it once `limit` are held: its values keep running at the limit, and the
-    /// items they give are held past it ([*At the limit*](#at-the-limit)). The stream's values
-    /// bound what is held, not the limit. The sets of futures' own `driven(limit)` methods
-    /// call this.
+    /// futures, each future giving one output), going on polling it once `limit` items are
+    /// held: its values keep running at the limit, and the items they give are held past it
+    /// ([*At the limit*](#at-the-limit)). So the limit does not stop the driving here; the
+    /// stream's values bound what is held (it takes the same `limit` as
+    /// [`BufferExt::driven`](crate::BufferExt::driven), whose signature the sets' own
+    /// `driven(limit)` methods share: they call this).
     ///
     /// Over a stream that may give more than one item per value (a merge, a `StreamMap`), what
     /// is held is not bounded: use [`BufferExt::driven`](crate::BufferExt::driven) for those.

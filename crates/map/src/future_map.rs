@@ -55,11 +55,11 @@ pub type FutureMap<K, F, H = DefaultHashBuilder> = KeyedMap<K, F, Futures, H>;
 impl<K: Hash + Eq + Clone, F: Future, H: BuildHasher> FutureMap<K, F, H> {
     /// The map as a [`Driven`]: [`BufferExt::driven`](pinfold_buffer::BufferExt::driven) for a
     /// map of futures, which `map.driven(limit)` calls instead of that one (a `StreamMap` has
-    /// that one). Up to `limit` outputs are taken ahead while the map is driven
-    /// ([`poll_progress`](pinfold_buffer::ProgressStream::poll_progress)), and once `limit`
-    /// are held it goes on polling the map: the futures keep running (one that holds a lock
-    /// the consumer waits for lets it go), and the outputs they give are held past the limit,
-    /// at most one per future ([*At the limit*](Driven#at-the-limit)).
+    /// that one). Driven ([`poll_progress`](pinfold_buffer::ProgressStream::poll_progress)),
+    /// the map is polled and its outputs taken ahead, and once `limit` are held it goes on
+    /// polling the map: the futures keep running (one that holds a lock the consumer waits for
+    /// lets it go), and the outputs they give are held past the limit, at most one per future
+    /// ([*At the limit*](Driven#at-the-limit)).
     ///
     /// # Panics
     /// If `limit` is 0, with the message `driven: limit must be greater than 0`.

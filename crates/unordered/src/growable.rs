@@ -55,12 +55,12 @@ impl<F> FuturesUnordered<F> {
 
 impl<F: Future> FuturesUnordered<F> {
     /// The set as a [`Driven`]: [`BufferExt::driven`](pinfold_buffer::BufferExt::driven) for a
-    /// set of futures, which `set.driven(limit)` calls instead of that one. Up to `limit`
-    /// outputs are taken ahead while the set is driven
-    /// ([`poll_progress`](pinfold_buffer::ProgressStream::poll_progress)), and once `limit`
-    /// are held it goes on polling the set: the futures keep running (one that holds a lock
-    /// the consumer waits for lets it go), and the outputs they give are held past the limit,
-    /// at most one per future ([*At the limit*](Driven#at-the-limit)).
+    /// set of futures, which `set.driven(limit)` calls instead of that one. Driven
+    /// ([`poll_progress`](pinfold_buffer::ProgressStream::poll_progress)), the set is polled
+    /// and its outputs taken ahead, and once `limit` are held it goes on polling the set: the
+    /// futures keep running (one that holds a lock the consumer waits for lets it go), and the
+    /// outputs they give are held past the limit, at most one per future
+    /// ([*At the limit*](Driven#at-the-limit)).
     ///
     /// # Panics
     /// If `limit` is 0, with the message `driven: limit must be greater than 0`.
