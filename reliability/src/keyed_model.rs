@@ -70,14 +70,35 @@ impl ValState {
         self.drops.load(Ordering::SeqCst)
     }
 
-    /// Fires `item` and wakes the value's latest waker.
-    fn fire(&self, item: u32) -> Option<Waker> {
+    /// How many times the value was polled.
+    pub fn polls(&self) -> usize {
+        self.polls.load(Ordering::SeqCst)
+    }
+
+    /// Whether it finished: a future gave its output, a stream its end.
+    pub fn finished(&self) -> bool {
+        self.finished.load(Ordering::SeqCst)
+    }
+
+    /// Items fired and not yet taken by a poll.
+    pub fn waiting(&self) -> usize {
+        lock(&self.items).len()
+    }
+
+    /// The first thing the value saw done to it that must not be (a poll after it finished, a
+    /// second drop).
+    pub fn violation_seen(&self) -> Option<String> {
+        lock(&self.violations).first().cloned()
+    }
+
+    /// Fires `item` and returns the value's latest waker, to wake it with.
+    pub fn fire(&self, item: u32) -> Option<Waker> {
         lock(&self.items).push_back(item);
         lock(&self.waker).clone()
     }
 
-    /// Ends the stream and returns the value's latest waker.
-    fn end(&self) -> Option<Waker> {
+    /// Ends the stream and returns the value's latest waker, to wake it with.
+    pub fn end(&self) -> Option<Waker> {
         self.ended.store(true, Ordering::SeqCst);
         lock(&self.waker).clone()
     }
@@ -104,6 +125,21 @@ impl fmt::Debug for Val {
 }
 
 impl Val {
+    /// Value `id`, whose poll and drop count on `clock`, and what it shares with the test.
+    pub fn new(id: u32, clock: Arc<FaultClock>) -> (Self, Arc<ValState>) {
+        let state = Arc::new(ValState {
+            id,
+            ..ValState::default()
+        });
+        (
+            Self {
+                state: state.clone(),
+                clock,
+            },
+            state,
+        )
+    }
+
     /// The value's id.
     pub fn id(&self) -> u32 {
         self.state.id
@@ -401,15 +437,9 @@ impl<S: KeyedSubject> Run<S> {
     }
 
     fn new_val(&mut self) -> Val {
-        let state = Arc::new(ValState {
-            id: self.states.len() as u32,
-            ..ValState::default()
-        });
-        self.states.push(state.clone());
-        Val {
-            state,
-            clock: self.clock.clone(),
-        }
+        let (val, state) = Val::new(self.states.len() as u32, self.clock.clone());
+        self.states.push(state);
+        val
     }
 
     fn item(&mut self) -> u32 {
@@ -1008,15 +1038,9 @@ pub fn run_ordered<S: OrderedSubject>(
     let mut wakes_seen = 0;
     let mut dirty = false;
     let make = |states: &mut Vec<Arc<ValState>>| {
-        let state = Arc::new(ValState {
-            id: states.len() as u32,
-            ..ValState::default()
-        });
-        states.push(state.clone());
-        Val {
-            state,
-            clock: clock.clone(),
-        }
+        let (val, state) = Val::new(states.len() as u32, clock.clone());
+        states.push(state);
+        val
     };
     let fail =
         |step: usize, op: &Op, what: String| format!("{}: step {step} ({op:?}): {what}", S::NAME);
