@@ -28,6 +28,25 @@ pub fn resume(panic: Panic) -> ! {
     match panic {}
 }
 
+#[cfg(feature = "std")]
+std::thread_local! {
+    /// A panic caught in a value's poll, on its way from the arena kind that caught it to the
+    /// poll round that repairs and resumes it ([`keep`], [`take_kept`]).
+    static KEPT: core::cell::Cell<Option<Panic>> = const { core::cell::Cell::new(None) };
+}
+
+/// Keeps `panic` for [`take_kept`] on this thread.
+#[cfg(feature = "std")]
+pub(crate) fn keep(panic: Panic) {
+    KEPT.set(Some(panic));
+}
+
+/// The panic [`keep`] kept on this thread, if any.
+#[cfg(feature = "std")]
+pub(crate) fn take_kept() -> Option<Panic> {
+    KEPT.take()
+}
+
 /// Calls `each(index)` for every index in `0..len`, for drops that must all run: a plain loop
 /// while nothing panics (no catch on the way); if a call panics, the rest are called while
 /// that panic unwinds, each caught (with `std`, where their panics are dropped; without, a

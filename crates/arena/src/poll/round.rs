@@ -9,7 +9,8 @@ use core::task::{Context, Poll, Waker};
 use crate::key::Key;
 use crate::poll::queue::{Marks, NIL, Queue, UNLINKED};
 use crate::poll::step::Step;
-use crate::unwind::Panic;
+#[cfg(feature = "std")]
+use crate::unwind::{self, Panic};
 use crate::wake::ready_set::Drain;
 
 /// The fairness budget of one poll round (one call of a set's `poll_next`, or one poll of a
@@ -255,6 +256,11 @@ pub struct Rounds {
     /// fresh join reads back inside a wider load, which stalls; without them, `None` is the
     /// wake table's null pointer, a whole word.
     busy: u8,
+    /// Set (1) when a value's poll panicked and its panic waits in [`unwind::keep`] for the
+    /// round to repair and resume it ([`rethrow`](Self::rethrow)), once the kind is done with
+    /// the slot. A byte, as `busy`.
+    #[cfg(feature = "std")]
+    unwound: u8,
 }
 
 impl Rounds {
@@ -264,6 +270,8 @@ impl Rounds {
         unbound: Queue::EMPTY,
         round: 0,
         busy: 0,
+        #[cfg(feature = "std")]
+        unwound: 0,
     };
 
     /// Whether slots are queued for this round, and for the next.
@@ -331,41 +339,44 @@ impl Rounds {
         }
     }
 
-    /// What the kind calls when a value's poll panicked: with `std`, the panic is kept in
-    /// `caught` for [`rethrow`](Self::rethrow); without, the word is armed while the panic
-    /// unwinds ([`arm_after_panic`](Self::arm_after_panic)).
+    /// What the kind calls when a value's poll panicked: with `std`, the panic is kept (in
+    /// [`unwind::keep`]) for [`rethrow`](Self::rethrow); without, the word is armed while the
+    /// panic unwinds ([`arm_after_panic`](Self::arm_after_panic)).
     #[inline(always)]
-    fn unwound(&mut self, unwound: Unwound<'_>, in_place: bool, caught: &mut Option<Panic>) {
+    fn unwound(&mut self, unwound: Unwound<'_>, in_place: bool) {
         #[cfg(feature = "std")]
         {
             let _ = in_place;
-            *caught = Some(unwound);
+            self.keep(unwound);
         }
         #[cfg(not(feature = "std"))]
-        {
-            let _ = caught;
-            self.arm_after_panic(unwound, in_place);
-        }
+        self.arm_after_panic(unwound, in_place);
+    }
+
+    /// Keeps a value's panic for [`rethrow`](Self::rethrow).
+    #[cfg(feature = "std")]
+    #[cold]
+    #[inline(never)]
+    fn keep(&mut self, panic: Panic) {
+        unwind::keep(panic);
+        self.unwound = 1;
     }
 
     /// After a poll that gave nothing (its value had left, or panicked): with `std`, repairs
-    /// and resumes a panic kept in `caught` ([`after_panic`](Self::after_panic)). The one
-    /// branch the poll loop has for a value that left carries it: nothing is added to a poll
-    /// that gives something.
+    /// and resumes a panic kept by [`unwound`](Self::unwound) ([`after_panic`](Self::after_panic)).
+    /// It rides on the branch the poll loop has for a value that left: a poll that gives
+    /// something pays nothing for it, and one that gave nothing a byte's test.
     #[inline(always)]
-    fn rethrow<T, S: Slots<T>>(
-        &mut self,
-        slots: &mut S,
-        in_place: bool,
-        task: &Waker,
-        caught: &mut Option<Panic>,
-    ) {
+    fn rethrow<T, S: Slots<T>>(&mut self, slots: &mut S, in_place: bool, task: &Waker) {
         #[cfg(feature = "std")]
-        if let Some(panic) = caught.take() {
-            self.after_panic(slots, in_place, task, panic);
+        if self.unwound != 0 {
+            self.unwound = 0;
+            if let Some(panic) = unwind::take_kept() {
+                self.after_panic(slots, in_place, task, panic);
+            }
         }
         #[cfg(not(feature = "std"))]
-        let _ = (slots, in_place, task, caught);
+        let _ = (slots, in_place, task);
     }
 
     /// Queues the value just put into slot `id` at the end of this round's queue. A slot still
@@ -540,8 +551,6 @@ impl Rounds {
         S: Slots<T>,
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
-        // A panic of a value's poll, kept until the kind is done with its slot.
-        let mut caught = None;
         loop {
             if self.ready.is_empty_before_pop() {
                 return Queued::Empty;
@@ -570,11 +579,11 @@ impl Rounds {
                     budget.polled();
                     f(key, value, cx)
                 },
-                |unwound| rounds.unwound(unwound, false, &mut caught),
+                |unwound| rounds.unwound(unwound, false),
             );
             // A slot whose value left while it was queued is skipped.
             let Some((key, entry, step)) = polled else {
-                self.rethrow(slots, false, task, &mut caught);
+                self.rethrow(slots, false, task);
                 continue;
             };
             if let Some(out) = self.settle(slots, id, key, entry, step, budget) {
@@ -729,15 +738,14 @@ impl Rounds {
         // Nothing was woken since the last collection: the value's mark is clear.
         let rounds = &mut *self;
         // A value that panics here stays at the head of the queue (see `push`), to be skipped.
-        let mut caught = None;
         let polled = slots.poll_slot(
             id,
             false,
             |key, value, cx| f(key, value, cx),
-            |unwound| rounds.unwound(unwound, true, &mut caught),
+            |unwound| rounds.unwound(unwound, true),
         );
         let Some((key, entry, step)) = polled else {
-            self.rethrow(slots, true, task, &mut caught);
+            self.rethrow(slots, true, task);
             // A value that left: the round in full skips it.
             return First::NotTaken;
         };

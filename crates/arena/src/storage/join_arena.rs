@@ -101,10 +101,12 @@ unsafe fn drop_cells<T>(base: NonNull<u8>, len: usize, capacity: usize) {
     // frees the block and drops no value, after the values (also while a panic of theirs
     // unwinds).
     let _block = unsafe { Vec::from_raw_parts(values, 0, capacity) };
-    unwind::drop_each(len, |index| {
-        // SAFETY: `index < len`: an initialised value, dropped once, in place.
-        unsafe { ptr::drop_in_place(values.add(index)) }
-    });
+    if mem::needs_drop::<T>() {
+        unwind::drop_each(len, |index| {
+            // SAFETY: `index < len`: an initialised value, dropped once, in place.
+            unsafe { ptr::drop_in_place(values.add(index)) }
+        });
+    }
 }
 
 impl<T> Cells<T> {

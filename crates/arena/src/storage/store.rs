@@ -108,10 +108,11 @@ impl Drop for ErasedSlots {
 /// `slots` and `len` are those of a box made by [`SlotBox::new`] for this `T`, not dropped
 /// yet, and the `SlotBox`'s own copy of the box is not used again.
 unsafe fn drop_slots<T>(slots: NonNull<u8>, len: usize) {
-    let slots = ptr::slice_from_raw_parts_mut(slots.cast::<Slot<T>>().as_ptr(), len);
-    // SAFETY: the box's own pointer and length (the caller), given back to it once. Dropped
-    // after the values (also while a panic of theirs unwinds), it drops none: each slot is
-    // free by then.
+    // As slots whose own drop does not run: `drop_each` drops every value, and the box,
+    // dropped after (also while a panic of a value unwinds), only frees the block.
+    let slots = ptr::slice_from_raw_parts_mut(slots.cast::<ManuallyDrop<Slot<T>>>().as_ptr(), len);
+    // SAFETY: the box's own pointer and length (the caller), given back to it once, as the
+    // same slots, each in a `ManuallyDrop` (the same layout).
     let mut slots = unsafe { Box::from_raw(slots) };
     unwind::drop_each(len, |index| trusted_mut(&mut slots, index).drop_value());
 }
