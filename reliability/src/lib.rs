@@ -34,6 +34,9 @@
 //! - [`faulty`]: the fault driver of the sets and buffers ([`Faulty`](faulty::Faulty)): a
 //!   program of futures that panic at random points, and the programs' strategies.
 //! - [`faulty_join`]: the fault driver of `join_all` and `try_join_all`.
+//! - [`isolated`]: [`in_child_process`](isolated::in_child_process), which runs a case that
+//!   may abort the process (two panics, one while the other unwinds) in a child process, so
+//!   that an abort fails that case instead of ending the test binary.
 //! - [`join_sweep`]: `join_all` and `try_join_all` of a mix of inputs with a panic at every
 //!   call into user code in turn, each run checked against the joins' documented contract
 //!   ([`panic_at_every_call_of_join_all`](join_sweep::panic_at_every_call_of_join_all)), and
@@ -44,7 +47,8 @@
 //! - [`order_model`]: the order model: when each value of every primitive is polled, checked
 //!   at every poll against a reference of due values and their epochs (no value polled
 //!   unless due, none twice in a call, none passed over by values due from a later batch), with
-//!   the budget and the task's wakes, and the programs' strategies.
+//!   the budget and the task's wakes, after one fault or two in a call, and the programs'
+//!   strategies.
 //! - [`pool_model`]: the buffer pool and its batching writer against a model of where every
 //!   buffer is and what every message became, with a panic at every call into the task's
 //!   wakers in turn ([`sweep`](pool_model::sweep)).
@@ -69,6 +73,7 @@ pub mod exec;
 pub mod fault;
 pub mod faulty;
 pub mod faulty_join;
+pub mod isolated;
 pub mod join_lockstep;
 pub mod join_sweep;
 pub mod keyed_model;
