@@ -1,14 +1,16 @@
 //! Faults: futures that panic in `poll`, in `Drop` and in their output's `Drop` at random
 //! points (property tests, `PROPTEST_CASES` cases, default 128, of up to
-//! `PINFOLD_PROGRAM_OPS` operations, default 120). After every operation: a panic that reached
-//! the caller is an injected one that was raised during that operation (never a panic of the
-//! primitive's own, such as a failed assertion or a borrow error), and no injected panic was
-//! swallowed without one reaching the caller; no value was dropped twice. What the docs promise
-//! after a panic holds:
+//! `PINFOLD_PROGRAM_OPS` operations, default 120); a future that panics in its poll panics in
+//! its `Drop` too, one time in three. After every operation: the panic that reached the caller
+//! is the first injected one raised during that operation (never a panic of the primitive's
+//! own, such as a failed assertion or a borrow error, nor a later one), and no injected panic
+//! was swallowed without one reaching the caller; no value was dropped twice. What the docs
+//! promise after a panic holds:
 //!
 //! - the sets and the stream buffers stay usable: once the task settles, every future that was
 //!   completed and did not panic has given its output (the ordered buffer in input order,
 //!   skipping the futures that panicked), and a set's `len` counts the futures not yet dropped;
+//!   after a panic of a future's poll, a wake of a future still running reaches the task;
 //! - `join_all` and `try_join_all` are terminated: every future and kept output is dropped
 //!   before the panic reaches the caller, and polling again panics with "polled after
 //!   completion".
