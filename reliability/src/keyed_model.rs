@@ -77,14 +77,35 @@ impl ValState {
         self.drops.load(Ordering::SeqCst)
     }
 
-    /// Fires `item` and wakes the value's latest waker.
-    fn fire(&self, item: u32) -> Option<Waker> {
+    /// How many times the value was polled.
+    pub fn polls(&self) -> usize {
+        self.polls.load(Ordering::SeqCst)
+    }
+
+    /// Whether it finished: a future gave its output, a stream its end.
+    pub fn finished(&self) -> bool {
+        self.finished.load(Ordering::SeqCst)
+    }
+
+    /// Items fired and not yet taken by a poll.
+    pub fn waiting(&self) -> usize {
+        lock(&self.items).len()
+    }
+
+    /// The first thing the value saw done to it that must not be (a poll after it finished, a
+    /// second drop).
+    pub fn violation_seen(&self) -> Option<String> {
+        lock(&self.violations).first().cloned()
+    }
+
+    /// Fires `item` and returns the value's latest waker, to wake it with.
+    pub fn fire(&self, item: u32) -> Option<Waker> {
         lock(&self.items).push_back(item);
         lock(&self.waker).clone()
     }
 
-    /// Ends the stream and returns the value's latest waker.
-    fn end(&self) -> Option<Waker> {
+    /// Ends the stream and returns the value's latest waker, to wake it with.
+    pub fn end(&self) -> Option<Waker> {
         self.ended.store(true, Ordering::SeqCst);
         lock(&self.waker).clone()
     }
@@ -117,7 +138,8 @@ pub const SECOND_PANIC: &str = "keyed model: second panic";
 pub struct Faults {
     clock: Arc<FaultClock>,
     second: Option<Second>,
-    switches: Arc<WakerSwitches>,
+    /// The task waker's switches, which [`Second::TaskWake`] arms.
+    switches: Option<Arc<WakerSwitches>>,
     /// Whether the clock's panic fell in a value's poll.
     poll_fired: AtomicBool,
     /// Whether the clock's panic fell in a value's poll or drop (else, if it fired, in a call
@@ -133,7 +155,7 @@ impl Faults {
     fn new(
         clock: Arc<FaultClock>,
         second: Option<Second>,
-        switches: Arc<WakerSwitches>,
+        switches: Option<Arc<WakerSwitches>>,
     ) -> Arc<Self> {
         Arc::new(Self {
             clock,
@@ -152,7 +174,11 @@ impl Faults {
             self.value_fired.store(true, Ordering::SeqCst);
             match self.second {
                 Some(Second::ValueDrop) => *lock(&self.drop_armed) = Some(id),
-                Some(Second::TaskWake) => self.switches.panic_once(WakerOps::ANY_WAKE),
+                Some(Second::TaskWake) => {
+                    if let Some(switches) = &self.switches {
+                        switches.panic_once(WakerOps::ANY_WAKE);
+                    }
+                }
                 _ => {}
             }
             panic!("{CLOCK_PANIC}");
@@ -199,6 +225,26 @@ impl fmt::Debug for Val {
 }
 
 impl Val {
+    /// Value `id`, whose poll and drop count on `clock`, and what it shares with the test.
+    pub fn new(id: u32, clock: Arc<FaultClock>) -> (Self, Arc<ValState>) {
+        Self::with_faults(id, Faults::new(clock, None, None))
+    }
+
+    /// Value `id`, whose poll and drop count on the run's `faults`.
+    fn with_faults(id: u32, faults: Arc<Faults>) -> (Self, Arc<ValState>) {
+        let state = Arc::new(ValState {
+            id,
+            ..ValState::default()
+        });
+        (
+            Self {
+                state: state.clone(),
+                faults,
+            },
+            state,
+        )
+    }
+
     /// The value's id.
     pub fn id(&self) -> u32 {
         self.state.id
@@ -479,7 +525,7 @@ impl<S: KeyedSubject> Run<S> {
         faulty: bool,
     ) -> Self {
         let (waker, switches) = panicking_waker_on(clock.clone());
-        let faults = Faults::new(clock, second, switches.clone());
+        let faults = Faults::new(clock, second, Some(switches.clone()));
         Self {
             set: Some(S::make(BOUNDED_CAPACITY)),
             faults,
@@ -502,15 +548,9 @@ impl<S: KeyedSubject> Run<S> {
     }
 
     fn new_val(&mut self) -> Val {
-        let state = Arc::new(ValState {
-            id: self.states.len() as u32,
-            ..ValState::default()
-        });
-        self.states.push(state.clone());
-        Val {
-            state,
-            faults: self.faults.clone(),
-        }
+        let (val, state) = Val::with_faults(self.states.len() as u32, self.faults.clone());
+        self.states.push(state);
+        val
     }
 
     fn item(&mut self) -> u32 {
@@ -1165,7 +1205,7 @@ pub fn run_ordered<S: OrderedSubject>(
 ) -> Result<(), Mismatch> {
     let clock = FaultClock::new();
     let (waker, switches) = panicking_waker_on(clock.clone());
-    let faults = Faults::new(clock, None, switches.clone());
+    let faults = Faults::new(clock, None, Some(switches.clone()));
     let mut set = S::make(BOUNDED_CAPACITY);
     let mut states: Vec<Arc<ValState>> = Vec::new();
     // The ids in the set, in output order, with the item each will give once fired.
@@ -1174,15 +1214,9 @@ pub fn run_ordered<S: OrderedSubject>(
     let mut wakes_seen = 0;
     let mut dirty = false;
     let make = |states: &mut Vec<Arc<ValState>>| {
-        let state = Arc::new(ValState {
-            id: states.len() as u32,
-            ..ValState::default()
-        });
-        states.push(state.clone());
-        Val {
-            state,
-            faults: faults.clone(),
-        }
+        let (val, state) = Val::with_faults(states.len() as u32, faults.clone());
+        states.push(state);
+        val
     };
     let fail =
         |step: usize, op: &Op, what: String| format!("{}: step {step} ({op:?}): {what}", S::NAME);

@@ -41,6 +41,11 @@
 //!   call into user code in turn, each run checked against the joins' documented contract
 //!   ([`panic_at_every_call_of_join_all`](join_sweep::panic_at_every_call_of_join_all)), and
 //!   the inputs' strategy.
+//! - [`driven_model`]: the driven model: `Driven` over every set of futures, merge and map,
+//!   made as a user makes it, through random programs of pushes between calls, drives, takes,
+//!   empties and refills, values finished from outside and consumers waiting on a value,
+//!   checked after every step against what each value owes
+//!   ([`run`](driven_model::run)), and the programs' strategy.
 //! - [`map_model`]: the keyed model of `FutureMap` and `StreamMap` ([`Driver`](map_model::Driver)),
 //!   with a key and a value type whose user code can panic at its k-th call, and the programs'
 //!   strategy.
@@ -69,6 +74,7 @@
 pub mod beacon;
 pub mod churn;
 pub mod ctl;
+pub mod driven_model;
 pub mod exec;
 pub mod fault;
 pub mod faulty;

@@ -3,7 +3,7 @@
 //!
 //! | variable | default | what |
 //! |---|---|---|
-//! | `PROPTEST_CASES` | 256 (differential, join_sweep), 128 (faults, map_model), 64 (map_faults) | cases of each property test |
+//! | `PROPTEST_CASES` | 256 (differential, join_sweep), 128 (faults, map_model), 64 (map_faults), 16 (driven_model) | cases of each property test |
 //! | `PINFOLD_PROGRAM_OPS` | 120 | the longest program of operations a case runs |
 //! | `PINFOLD_STRESS_WAKES` | 1,000,000 | wakes of each flood stress test (`--ignored`: 10,000,000) |
 //! | `PINFOLD_PING_PONG_WAKES` | 1,000,000 | wakes of each ping-pong stress test (`--ignored`: 10,000,000) |

@@ -28,6 +28,17 @@ pub fn resume(panic: Panic) -> ! {
     match panic {}
 }
 
+/// Resumes `panic`, caught while dropping, unless another panic is unwinding already (a value
+/// of one group dropped while the panic of another's unwinds, or a primitive dropped by an
+/// unwinding caller): then it is dropped, since a second panic would abort.
+pub(crate) fn resume_unless_unwinding(panic: Panic) {
+    #[cfg(feature = "std")]
+    if std::thread::panicking() {
+        return;
+    }
+    resume(panic)
+}
+
 /// Runs `body` on `state`; if it panics, runs `repair` on `state` before the panic goes on.
 #[inline]
 pub fn repair_on_unwind<S: ?Sized, R>(

@@ -272,8 +272,16 @@ pub trait BufferExt: Stream {
     /// Takes up to `limit` items of this stream ahead while it is driven
     /// ([`ProgressStream::poll_progress`]), and gives them first: any stream made a
     /// [`ProgressStream`], so that [`for_each_driven`](ProgressStreamExt::for_each_driven) and
-    /// [`drive_while`](ProgressStreamExt::drive_while) keep a set of futures, a merge or a map
+    /// [`drive_while`](ProgressStreamExt::drive_while) keep a merge, a map or any stream
     /// polled while the consumer works on an item. See [`Driven`].
+    ///
+    /// Once `limit` items are held, the stream is not polled until one is taken
+    /// ([*At the limit*](Driven#at-the-limit) says what that means for a consumer that waits
+    /// on one of its values): a stream can give items without end. The sets of futures
+    /// (`FuturesUnordered`, `FuturesUnorderedBounded`, `FutureMap`, [`FuturesOrdered`],
+    /// [`FuturesOrderedBounded`]) have a `driven(limit)` of their own, which `set.driven(limit)`
+    /// calls instead of this one: it goes on polling the set at the limit
+    /// ([`Driven::one_item_per_value`]).
     ///
     /// # Panics
     /// If `limit` is 0, with the message `driven: limit must be greater than 0`.

@@ -11,6 +11,7 @@ use alloc::vec::Vec;
 use futures_core::{FusedStream, Stream};
 use pinfold_arena::{Arena, Budget, GrowableArena, Storage, unwind};
 
+use crate::driven::Driven;
 use crate::progress::ProgressStream;
 use crate::ring::ReorderRing;
 use crate::tagged::Tagged;
@@ -239,6 +240,44 @@ impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
             debug.field("capacity", &capacity);
         }
         debug.field("terminated", &self.terminated).finish()
+    }
+}
+
+impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
+    /// The set as a [`Driven`]: [`BufferExt::driven`](crate::BufferExt::driven) for a set of
+    /// futures, which `set.driven(limit)` calls instead of that one. Once `limit` outputs are
+    /// held it goes on polling the set, so the futures keep running and the outputs they give
+    /// are held past the limit, at most one per future
+    /// ([*At the limit*](Driven#at-the-limit)).
+    ///
+    /// A set is a [`ProgressStream`] already, holding its outputs in its ring while driven:
+    /// [`for_each_driven`](crate::ProgressStreamExt::for_each_driven) takes it as it is. This
+    /// method is there so that `set.driven(limit)` drives it as it drives every other set.
+    ///
+    /// # Panics
+    /// If `limit` is 0, with the message `driven: limit must be greater than 0`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::future::ready;
+    /// use pinfold_buffer::{FuturesOrdered, ProgressStreamExt};
+    ///
+    /// # futures_executor::block_on(async {
+    /// let set: FuturesOrdered<_> = (0..4u32).map(ready).collect();
+    /// let mut seen = Vec::new();
+    /// set.driven(1)
+    ///     .for_each_driven(|n| {
+    ///         seen.push(n);
+    ///         async {}
+    ///     })
+    ///     .await;
+    /// assert_eq!(seen, [0, 1, 2, 3]);
+    /// # });
+    /// ```
+    #[track_caller]
+    pub fn driven(self, limit: usize) -> Driven<Self> {
+        Driven::one_item_per_value(self, limit)
     }
 }
 

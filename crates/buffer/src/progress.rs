@@ -45,7 +45,8 @@ pub trait ProgressStream: Stream {
     /// A buffer's or ordered set's call is one round under the
     /// [*Fairness*](pinfold_arena::contract#fairness) rule: each running future is polled at
     /// most once. [`Driven`](crate::Driven)'s is as many calls of its stream's `poll_next` as it
-    /// takes to hold its limit or find the stream pending. A panic in a future's poll or `Drop`
+    /// takes to hold its limit (a set of futures: past it, as
+    /// [*At the limit*](crate::Driven#at-the-limit) says) or find the stream pending. A panic in a future's poll or `Drop`
     /// propagates out of this call as it would out of `poll_next`
     /// ([*When a future panics*](crate#when-a-future-panics)).
     fn poll_progress(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()>;

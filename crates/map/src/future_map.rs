@@ -1,5 +1,10 @@
 //! [`FutureMap`]: futures keyed by the user's keys.
 
+use core::future::Future;
+use core::hash::{BuildHasher, Hash};
+
+use pinfold_buffer::Driven;
+
 use crate::{DefaultHashBuilder, Futures, KeyedMap};
 #[cfg(doc)]
 use futures_core::Stream;
@@ -46,3 +51,43 @@ use futures_core::Stream;
 /// # });
 /// ```
 pub type FutureMap<K, F, H = DefaultHashBuilder> = KeyedMap<K, F, Futures, H>;
+
+impl<K: Hash + Eq + Clone, F: Future, H: BuildHasher> FutureMap<K, F, H> {
+    /// The map as a [`Driven`]: [`BufferExt::driven`](pinfold_buffer::BufferExt::driven) for a
+    /// map of futures, which `map.driven(limit)` calls instead of that one (a `StreamMap` has
+    /// that one). Driven ([`poll_progress`](pinfold_buffer::ProgressStream::poll_progress)),
+    /// the map is polled and its outputs taken ahead, and once `limit` are held it goes on
+    /// polling the map: the futures keep running (one that holds a lock the consumer waits for
+    /// lets it go), and the outputs they give are held past the limit, at most one per future
+    /// ([*At the limit*](Driven#at-the-limit)).
+    ///
+    /// # Panics
+    /// If `limit` is 0, with the message `driven: limit must be greater than 0`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use pinfold_buffer::ProgressStreamExt;
+    /// use pinfold_map::FutureMap;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let mut map = FutureMap::new();
+    /// for id in 0..4u32 {
+    ///     map.insert(id, async move { id * 10 });
+    /// }
+    /// let mut seen = Vec::new();
+    /// map.driven(1)
+    ///     .for_each_driven(|(id, output)| {
+    ///         seen.push((id, output));
+    ///         async {}
+    ///     })
+    ///     .await;
+    /// seen.sort();
+    /// assert_eq!(seen, [(0, 0), (1, 10), (2, 20), (3, 30)]);
+    /// # });
+    /// ```
+    #[track_caller]
+    pub fn driven(self, limit: usize) -> Driven<Self> {
+        Driven::one_item_per_value(self, limit)
+    }
+}

@@ -383,8 +383,10 @@ impl<K: Hash + Eq + Clone, V, P, H: BuildHasher> KeyedMap<K, V, P, H> {
     /// `V: Unpin`, as a value is pinned in the map (see the crate documentation,
     /// [*Coming from tokio-stream*](crate#coming-from-tokio-stream)). The replaced value's
     /// output never comes from the map; it is the caller's to poll or drop. Until it is polled
-    /// again it holds the waker the map last polled it with, whose wakes poll nothing in the
-    /// map (at most, they wake the map's task once for nothing).
+    /// again it holds the waker the map last polled it with: a waker of a value that left,
+    /// whose wakes may wake the map's task for nothing and poll none of its values, save the
+    /// spurious poll that [*Wakes*](pinfold_arena::contract#wakes) allows for such wakers
+    /// (two `replace`s of one key, each value kept with its waker, can make one).
     ///
     /// If a key's `Drop` panics (`key`'s, as it is not needed: the map keeps the key it
     /// has), the new value is in the map, the old one is dropped, and the panic propagates.
@@ -423,8 +425,9 @@ impl<K: Hash + Eq + Clone, V, P, H: BuildHasher> KeyedMap<K, V, P, H> {
     /// [*Coming from tokio-stream*](crate#coming-from-tokio-stream)). `None` if there was
     /// none. The key given back is the one the value was inserted under. The value's output
     /// never comes from the map; it is the caller's to poll or drop. Until it is polled again
-    /// it holds the waker the map last polled it with, whose wakes poll nothing in the map (at
-    /// most, they wake the map's task once for nothing).
+    /// it holds the waker the map last polled it with: a waker of a value that left, whose
+    /// wakes may wake the map's task for nothing and poll none of its values, save the
+    /// spurious poll that [*Wakes*](pinfold_arena::contract#wakes) allows for such wakers.
     ///
     /// If the `Drop` of the map's copy of the key panics, the value and the key are dropped
     /// and the panic propagates; they have left the map all the same.

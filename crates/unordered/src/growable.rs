@@ -8,6 +8,7 @@ use core::task::{Context, Poll};
 
 use futures_core::{FusedStream, Stream};
 use pinfold_arena::GrowableArena;
+use pinfold_buffer::Driven;
 
 use crate::UnorderedSet;
 
@@ -49,6 +50,42 @@ impl<F> FuturesUnordered<F> {
     /// group is kept as long as the set.
     pub fn with_capacity(capacity: usize) -> Self {
         Self(UnorderedSet::<F, GrowableArena<F>>::with_capacity(capacity))
+    }
+}
+
+impl<F: Future> FuturesUnordered<F> {
+    /// The set as a [`Driven`]: [`BufferExt::driven`](pinfold_buffer::BufferExt::driven) for a
+    /// set of futures, which `set.driven(limit)` calls instead of that one. Driven
+    /// ([`poll_progress`](pinfold_buffer::ProgressStream::poll_progress)), the set is polled
+    /// and its outputs taken ahead, and once `limit` are held it goes on polling the set: the
+    /// futures keep running (one that holds a lock the consumer waits for lets it go), and the
+    /// outputs they give are held past the limit, at most one per future
+    /// ([*At the limit*](Driven#at-the-limit)).
+    ///
+    /// # Panics
+    /// If `limit` is 0, with the message `driven: limit must be greater than 0`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use pinfold_buffer::ProgressStreamExt;
+    /// use pinfold_unordered::FuturesUnordered;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let set: FuturesUnordered<_> = (0..4u32).map(|n| async move { n }).collect();
+    /// let mut sum = 0;
+    /// set.driven(1)
+    ///     .for_each_driven(|n| {
+    ///         sum += n;
+    ///         async {}
+    ///     })
+    ///     .await;
+    /// assert_eq!(sum, 6);
+    /// # });
+    /// ```
+    #[track_caller]
+    pub fn driven(self, limit: usize) -> Driven<Self> {
+        Driven::one_item_per_value(self, limit)
     }
 }
 

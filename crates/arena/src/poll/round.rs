@@ -9,6 +9,7 @@ use core::task::{Context, Poll, Waker};
 use crate::key::Key;
 use crate::poll::queue::{Marks, NIL, Queue, UNLINKED};
 use crate::poll::step::Step;
+use crate::unwind::Panic;
 use crate::wake::ready_set::Drain;
 
 /// The fairness budget of one poll round (one call of a set's `poll_next`, or one poll of a
@@ -144,15 +145,17 @@ pub trait Slots<T>: Marks {
     /// `take_wake`, the slot's mark in the ready set is taken first: a wake that came since
     /// the collection that queued the value is answered by this poll, not by another. If
     /// `poll` panics, the kind does what its panics rule says (an arena drops the value and
-    /// frees its slot), calls `panicked` with its parent (a kind whose owner ends at a panic,
-    /// a join, need not), and the panic goes on.
+    /// frees its slot; a panic of the value's `Drop` then is dropped) and, with `std`,
+    /// returns the panic for the round to repair and resume; without `std` it calls
+    /// `panicked` with its parent while the panic goes on. A kind whose owner ends at a
+    /// panic (a join) lets it go on.
     fn poll_slot<R>(
         &mut self,
         id: u32,
         take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
         panicked: impl FnOnce(&dyn TaskParent),
-    ) -> Option<(Key, u32, R)>;
+    ) -> Result<Option<(Key, u32, R)>, Panic>;
 
     /// Whether entry `entry` (of slot `id`) was woken since its value's poll began.
     fn is_woken(&self, id: u32, entry: u32) -> bool;
@@ -168,32 +171,21 @@ pub trait Slots<T>: Marks {
 }
 
 /// The task's side of an arena kind's parent word (a wake table's, or a hub's): what a round
-/// needs to stay reachable after a value's poll panicked.
+/// needs to stay reachable after a value's poll panicked without `std`, while the panic
+/// unwinds.
 pub trait TaskParent {
-    /// Registers the task to wake at the next wake after the word is armed.
-    #[cfg_attr(not(feature = "std"), allow(dead_code))]
-    fn register(&self, waker: &Waker);
-
     /// Arms the word if nothing was woken since the owner's last collection (see
     /// [`try_arm`](crate::wake::ready_set::try_arm)).
     fn try_arm(&self) -> bool;
 }
 
 impl TaskParent for crate::wake::wake_table::WakeTable {
-    fn register(&self, waker: &Waker) {
-        crate::wake::wake_table::WakeTable::register(self, waker);
-    }
-
     fn try_arm(&self) -> bool {
         crate::wake::wake_table::WakeTable::try_arm(self)
     }
 }
 
 impl TaskParent for crate::wake::hub::Hub {
-    fn register(&self, waker: &Waker) {
-        crate::wake::hub::Hub::register(self, waker);
-    }
-
     fn try_arm(&self) -> bool {
         crate::wake::hub::Hub::try_arm(self)
     }
@@ -278,32 +270,87 @@ impl Rounds {
         self.unbound.retain(marks, &keep);
     }
 
-    /// What a round does when slot `id`'s value panics in its poll, before the panic leaves
-    /// the call: the task (`task`) is registered with `parent` and, if nothing waits to be polled and nothing
-    /// was woken since the last collection, the parent word is armed; otherwise the task is
-    /// woken, so that its next poll polls them. So later wakes reach the task although the
-    /// call did not end as a round does. Without `std` this runs while the panic unwinds,
-    /// where user code (the waker's `clone` and `wake`) must not run: the word is armed only,
-    /// and the next call registers.
-    #[cold]
-    #[inline(never)]
-    fn after_panic(&mut self, parent: &dyn TaskParent, in_place: bool, task: &Waker) {
-        // A merge's head that panicked stays at the head of the queue, to be skipped.
-        let queued = if in_place {
+    /// Whether values wait to be polled, after slot `id`'s value panicked in its poll: a
+    /// merge's head that panicked in place (`in_place`) stays at the head of the queue, to be
+    /// skipped, and does not count.
+    fn queued_after_panic(&self, in_place: bool) -> bool {
+        (if in_place {
             self.ready.len_above_one()
         } else {
             !self.ready.is_empty()
-        } || !self.deferred.is_empty();
-        #[cfg(feature = "std")]
-        parent.register(task);
-        if !queued && parent.try_arm() {
-            self.busy = 0;
-        } else {
-            #[cfg(feature = "std")]
-            task.wake_by_ref();
+        }) || !self.deferred.is_empty()
+    }
+
+    /// What a round does when a value panicked in its poll (the kind dropped it already),
+    /// before the panic `panic` leaves the call: the task (`task`) is registered, every wake
+    /// since the last collection is collected and the parent word armed, so later wakes reach
+    /// the task although the call did not end as a round does; and if values wait to be
+    /// polled, the task is woken, so that its next poll polls them. A panic of the task's
+    /// waker here (its `clone` or `wake`) is dropped: the registration, the collection and the
+    /// arming hold all the same (a panicking `clone` leaves the waker registered before), and
+    /// the value's panic goes on.
+    #[cfg(feature = "std")]
+    #[cold]
+    #[inline(never)]
+    fn after_panic<T, S: Slots<T>>(
+        &mut self,
+        slots: &mut S,
+        in_place: bool,
+        task: &Waker,
+        panic: Panic,
+    ) -> ! {
+        use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+        drop(catch_unwind(AssertUnwindSafe(|| slots.register(task))));
+        let collected = self.collect(slots, Drain::Arm);
+        if collected || self.queued_after_panic(in_place) {
+            drop(catch_unwind(AssertUnwindSafe(|| task.wake_by_ref())));
         }
+        resume_unwind(panic)
+    }
+
+    /// [`after_panic`](Self::after_panic) without `std`, from the kind while the value's panic
+    /// unwinds, where user code (the waker's `clone` and `wake`) must not run: the word is
+    /// armed if nothing waits to be polled and nothing was woken since the last collection,
+    /// and the next call registers.
+    #[cfg(not(feature = "std"))]
+    #[cold]
+    #[inline(never)]
+    fn arm_after_panic(&mut self, parent: &dyn TaskParent, in_place: bool) {
+        if !self.queued_after_panic(in_place) && parent.try_arm() {
+            self.busy = 0;
+        }
+    }
+
+    /// What the kind calls while a value's panic unwinds: nothing with `std` (the kind returns
+    /// the panic instead), [`arm_after_panic`](Self::arm_after_panic) without.
+    #[inline(always)]
+    fn unwinding(&mut self, parent: &dyn TaskParent, in_place: bool) {
         #[cfg(not(feature = "std"))]
-        let _ = task;
+        self.arm_after_panic(parent, in_place);
+        #[cfg(feature = "std")]
+        let _ = (parent, in_place);
+    }
+
+    /// Repairs after a value's poll panicked, given what the kind returned: with `std`, the
+    /// panic (see [`after_panic`](Self::after_panic)); without, nothing is ever returned.
+    #[inline(always)]
+    fn repair<T, S: Slots<T>, P>(
+        &mut self,
+        slots: &mut S,
+        in_place: bool,
+        task: &Waker,
+        polled: Result<P, Panic>,
+    ) -> P {
+        match polled {
+            Ok(polled) => polled,
+            #[cfg(feature = "std")]
+            Err(panic) => self.after_panic(slots, in_place, task, panic),
+            #[cfg(not(feature = "std"))]
+            Err(never) => {
+                let _ = (slots, in_place, task);
+                match never {}
+            }
+        }
     }
 
     /// Queues the value just put into slot `id` at the end of this round's queue. A slot still
@@ -506,8 +553,9 @@ impl Rounds {
                     budget.polled();
                     f(key, value, cx)
                 },
-                |parent| rounds.after_panic(parent, false, task),
+                |parent| rounds.unwinding(parent, false),
             );
+            let polled = self.repair(slots, false, task, polled);
             // A slot whose value left while it was queued is skipped.
             let Some((key, entry, step)) = polled else {
                 continue;
@@ -664,12 +712,13 @@ impl Rounds {
         // Nothing was woken since the last collection: the value's mark is clear.
         let rounds = &mut *self;
         // A value that panics here stays at the head of the queue (see `push`), to be skipped.
-        let Some((key, entry, step)) = slots.poll_slot(
+        let polled = slots.poll_slot(
             id,
             false,
             |key, value, cx| f(key, value, cx),
-            |parent| rounds.after_panic(parent, true, task),
-        ) else {
+            |parent| rounds.unwinding(parent, true),
+        );
+        let Some((key, entry, step)) = self.repair(slots, true, task, polled) else {
             // A value that left: the round in full skips it.
             return First::NotTaken;
         };

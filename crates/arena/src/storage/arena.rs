@@ -9,7 +9,10 @@ use crate::key::Key;
 use crate::poll::round::Rounds;
 use crate::storage::store::Store;
 pub use crate::storage::store::{IntoValues, Iter, IterPinMut};
-use crate::storage::{Storage, sealed::Sealed};
+use crate::storage::{
+    Storage,
+    sealed::{Sealed, Token},
+};
 
 /// A fixed-capacity arena of pinned values, each with its own waker. See the
 /// [crate documentation](crate) for the design.
@@ -88,7 +91,7 @@ impl<T> Storage<T> for Arena<T> {
     type Slots = Store<T>;
 
     #[inline(always)]
-    fn engine(&mut self) -> (&mut Rounds, &mut Store<T>) {
+    fn engine(&mut self, _: Token) -> (&mut Rounds, &mut Store<T>) {
         (&mut self.rounds, &mut self.store)
     }
 

@@ -11,7 +11,10 @@ use crate::poll::queue::{Mark, Marks, Queue};
 use crate::poll::round::{Rounds, Slots, TaskParent};
 use crate::storage::sizing::{FIRST_GROUP, MAX_GROUP, Sizing};
 use crate::storage::store::{self, GROUP_SHIFT, Store, prefetch_pays};
-use crate::storage::{Storage, sealed::Sealed};
+use crate::storage::{
+    Storage,
+    sealed::{Sealed, Token},
+};
 use crate::unwind;
 use crate::wake::hub::Hub;
 use crate::wake::ready_set::Drain;
@@ -301,7 +304,7 @@ impl<T> Slots<T> for Groups<T> {
         take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
         panicked: impl FnOnce(&dyn TaskParent),
-    ) -> Option<(Key, u32, R)> {
+    ) -> Result<Option<(Key, u32, R)>, unwind::Panic> {
         let (group, index) = split(id);
         let Self {
             stores,
@@ -508,12 +511,12 @@ impl<T> Storage<T> for GrowableArena<T> {
     type Slots = Groups<T>;
 
     #[inline(always)]
-    fn engine(&mut self) -> (&mut Rounds, &mut Groups<T>) {
+    fn engine(&mut self, _: Token) -> (&mut Rounds, &mut Groups<T>) {
         (&mut self.rounds, &mut self.groups)
     }
 
     #[inline(always)]
-    fn before_poll(&mut self) {
+    fn before_poll(&mut self, _: Token) {
         self.release_if_due();
     }
 

@@ -13,6 +13,7 @@ use crate::poll::queue::{Mark, Marks, Queue, UNLINKED};
 use crate::poll::round::{self, Budget, Rounds, Slots};
 use crate::poll::step::Step;
 use crate::sync::Ordering;
+use crate::unwind;
 use crate::wake::atomic_waker::AtomicWaker;
 use crate::wake::ready_set::{self, Drain};
 use crate::wake::wake_table::{Parent, WakeTable};
@@ -36,7 +37,7 @@ const MAX_SPARE: usize = 2048;
 /// and is polled again only if a stale waker of it fires.
 pub struct JoinArena<T> {
     /// The values; never grown, shrunk or reallocated.
-    cells: Vec<T>,
+    cells: Cells<T>,
     /// Everything the wakers need, made by [`arm`](JoinArena::arm). Until then a join arena is
     /// its `Vec` and a `None`: making one writes those alone, not the queues and counters a
     /// join that finishes in its first polls never uses (and which its caller would move).
@@ -48,6 +49,108 @@ pub struct JoinArena<T> {
 struct Armed {
     table: WakeTable,
     rounds: Rounds,
+}
+
+/// The values of a [`JoinArena`], in a `Vec<T>` that is never dropped as such: it is dropped
+/// through a type with no parameter ([`ErasedCells`]), as a store's slots are (see
+/// `store::SlotBox`), so that a join arena has no `Drop` of its own and its values may borrow
+/// what is declared after it; and its drop drops every value also when the `Drop` of some
+/// panics.
+struct Cells<T> {
+    vec: ManuallyDrop<Vec<T>>,
+    /// Drops the `Vec` above, after it (fields drop in order).
+    dropper: ErasedCells,
+    _values: PhantomData<T>,
+}
+
+/// A `Vec<T>` whose `T` is forgotten: its pointer, length and capacity, and the function that
+/// drops it as the `Vec` it was.
+struct ErasedCells {
+    base: NonNull<u8>,
+    len: usize,
+    capacity: usize,
+    drop: unsafe fn(NonNull<u8>, usize, usize),
+}
+
+// SAFETY: `ErasedCells` is only ever the `_dropper` field of a `Cells<T>`, used only to drop
+// it; the values are reached through the `Cells`' own `Vec`, whose auto traits are those of a
+// `Vec<T>`.
+unsafe impl Send for ErasedCells {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for ErasedCells {}
+
+impl Drop for ErasedCells {
+    fn drop(&mut self) {
+        // SAFETY: the fields come from one `Cells::new` or `Cells::take` (the `Vec`'s parts,
+        // and the function for its type), and this drop is the only one: the `Vec` kept beside
+        // it is never dropped, and is gone with the `Cells` once this has run.
+        unsafe { (self.drop)(self.base, self.len, self.capacity) }
+    }
+}
+
+/// Drops the `Vec<T>` of `len` values and `capacity` at `base`: every value, also when the
+/// `Drop` of some panics, then the block; then the first panic goes on (see
+/// [`resume_unless_unwinding`](unwind::resume_unless_unwinding)).
+///
+/// # Safety
+/// The parts are those of a `Vec<T>` not dropped yet, whose `Cells` is not used again.
+unsafe fn drop_cells<T>(base: NonNull<u8>, len: usize, capacity: usize) {
+    // SAFETY: the `Vec`'s own parts (the caller), given back to it once; with length 0 it
+    // frees the block and drops no value, whatever happens to the values below.
+    let vec = unsafe { Vec::from_raw_parts(base.cast::<T>().as_ptr(), 0, capacity) };
+    let values = base.cast::<T>().as_ptr();
+    let dropped = unwind::each_despite_panics(0..len, |index| {
+        // SAFETY: `index < len`: an initialised value, dropped once, in place.
+        unsafe { ptr::drop_in_place(values.add(index)) }
+    });
+    drop(vec);
+    if let Err(panic) = dropped {
+        unwind::resume_unless_unwinding(panic);
+    }
+}
+
+impl<T> Cells<T> {
+    fn new(vec: Vec<T>) -> Self {
+        let mut vec = ManuallyDrop::new(vec);
+        Self {
+            dropper: ErasedCells {
+                base: NonNull::new(vec.as_mut_ptr().cast::<u8>())
+                    .expect("a Vec's pointer is not null"),
+                len: vec.len(),
+                capacity: vec.capacity(),
+                drop: drop_cells::<T>,
+            },
+            vec,
+            _values: PhantomData,
+        }
+    }
+
+    /// Sets the number of values to `len`, for the `Vec` and its dropper alike.
+    ///
+    /// # Safety
+    /// Values `0..len` are initialised, and no other value needs dropping.
+    unsafe fn set_len(&mut self, len: usize) {
+        // SAFETY: the caller's.
+        unsafe { self.vec.set_len(len) };
+        self.dropper.len = len;
+    }
+
+    /// The values, moved out: the cells hold none after.
+    fn take(&mut self) -> Vec<T> {
+        let vec = mem::take(&mut *self.vec);
+        // The old dropper is forgotten: its `Vec` is the caller's now.
+        mem::forget(mem::replace(self, Self::new(Vec::new())));
+        vec
+    }
+}
+
+impl<T> core::ops::Deref for Cells<T> {
+    type Target = Vec<T>;
+
+    #[inline(always)]
+    fn deref(&self) -> &Vec<T> {
+        &self.vec
+    }
 }
 
 // The values live in a heap block that never moves: moving a `JoinArena` moves none of them.
@@ -73,7 +176,10 @@ impl<T> JoinArena<T> {
             cells.len(),
             UNLINKED - 1
         );
-        Self { cells, armed: None }
+        Self {
+            cells: Cells::new(cells),
+            armed: None,
+        }
     }
 
     /// The values, pinned, in order.
@@ -84,7 +190,7 @@ impl<T> JoinArena<T> {
     /// The values from index `start` on, pinned, in order (none if `start` is past the end).
     pub fn iter_pin_mut_from(&mut self, start: usize) -> impl Iterator<Item = Pin<&mut T>> {
         // Through the `Vec`'s pointer, as `pinned` does.
-        let base = self.cells.as_mut_ptr();
+        let base = self.cells.vec.as_mut_ptr();
         (start..self.cells.len()).map(move |index| {
             // SAFETY: `index < len`: an initialised value of the buffer, which stays in place
             // until it is dropped (as in `pinned`); each index is visited once, so the `&mut`s
@@ -109,7 +215,7 @@ impl<T> JoinArena<T> {
     /// If `index` is out of bounds.
     #[inline]
     pub fn get_pin_mut(&mut self, index: usize) -> Pin<&mut T> {
-        pinned(&mut self.cells, index)
+        pinned(&mut self.cells.vec, index)
     }
 
     /// Value `index`.
@@ -142,7 +248,7 @@ impl<T> JoinArena<T> {
         });
         let marks = marks(armed.table.owner_words());
         for index in 0..len {
-            if queue(pinned(&mut self.cells, index)) {
+            if queue(pinned(&mut self.cells.vec, index)) {
                 armed.rounds.ready.push(marks, index as u32);
             }
         }
@@ -210,8 +316,9 @@ impl<T> JoinArena<T> {
     /// pass stops (a value whose `Drop` panicked gets `restore` of its output), and the panic
     /// goes on. If the pass is complete and the drop of the wake table's task waker panics
     /// (an armed arena frees its table then), the arena is left empty, every output is
-    /// dropped, and the panic goes on. `restore` must not panic: a panic of it while the arena puts outputs back
-    /// (which may be during an unwinding) leaves values in the arena that are not there.
+    /// dropped, and the panic goes on. `restore` should not panic: if it does while the arena puts outputs back, the
+    /// values and outputs not yet put back are dropped, the arena is left empty, and the panic
+    /// goes on (if that is during an unwinding, the process aborts).
     #[inline]
     pub fn fill_in_place<U, B>(
         &mut self,
@@ -223,11 +330,20 @@ impl<T> JoinArena<T> {
         if !reuses_storage::<T, U>(len, capacity) {
             return Filled::Unfit;
         }
+        let base = NonNull::new(self.cells.vec.as_mut_ptr()).expect("a Vec's pointer is not null");
+        // Until the outputs are put back, the cells count no value: if `restore` panics while
+        // it puts them back, what is left is dropped as what it is (see `Abandon`), never as a
+        // value it no longer is.
+        // SAFETY: no value is dropped or read through the cells while their length is 0; the
+        // guard sets it back to `len` once every value is in place again.
+        unsafe { self.cells.set_len(0) };
         let mut guard = Filling {
-            base: NonNull::new(self.cells.as_mut_ptr()).expect("a Vec's pointer is not null"),
+            base,
             taken: 0,
             held: None,
             restore: &mut restore,
+            cells: &mut self.cells,
+            len,
         };
         while guard.taken < len {
             let index = guard.taken;
@@ -260,7 +376,7 @@ impl<T> JoinArena<T> {
         let base = guard.base;
         mem::forget(guard);
         // The block is the outputs' now.
-        mem::forget(mem::take(&mut self.cells));
+        mem::forget(self.cells.take());
         let capacity_bytes = capacity * size_of::<T>();
         // SAFETY: the block holds `len` initialised `U`s at its start and no value (each was
         // dropped before its bytes were written); it was allocated by a `Vec<T>` of `capacity`
@@ -295,15 +411,16 @@ impl<T> JoinArena<T> {
         // go): the outputs' `Vec`, when it is a new allocation, can then take its place, and a
         // join's peak memory is its values and table, not those and its outputs too.
         self.armed = None;
-        let cells = mem::take(&mut self.cells);
+        let cells = self.cells.take();
         let capacity_bytes = cells.capacity() * size_of::<T>();
         if !reuses_storage::<T, U>(cells.len(), cells.capacity()) {
-            let mut cells = cells;
+            // Dropped as the arena's values are: every one, also when two panic.
+            let mut cells = Cells::new(cells);
             let mut outputs = Vec::with_capacity(cells.len());
-            for value in &mut cells {
-                // SAFETY: as in `get_pin_mut`; the values are dropped in place below.
-                outputs.push(take(unsafe { Pin::new_unchecked(value) }));
+            for index in 0..cells.len() {
+                outputs.push(take(pinned(&mut cells.vec, index)));
             }
+            drop(cells);
             return outputs;
         }
         let mut cells = ManuallyDrop::new(cells);
@@ -375,6 +492,10 @@ struct Filling<'r, T, U, R: FnMut(U) -> T> {
     /// The output of value `taken` while that value is being dropped.
     held: Option<U>,
     restore: &'r mut R,
+    /// The arena's cells, which count no value while the pass runs.
+    cells: &'r mut Cells<T>,
+    /// How many values the cells hold once every output is put back.
+    len: usize,
 }
 
 impl<T, U, R: FnMut(U) -> T> Drop for Filling<'_, T, U, R> {
@@ -390,6 +511,14 @@ impl<T, U, R: FnMut(U) -> T> Filling<'_, T, U, R> {
     #[inline(never)]
     fn put_back(&mut self) {
         let base = self.base.as_ptr();
+        // Drops what is left if `restore` panics: the outputs not yet read, and the values in
+        // place after the one whose output `restore` took. The cells then hold no value.
+        let mut abandon = Abandon::<T, U> {
+            base,
+            at: self.taken,
+            len: self.len,
+            _output: PhantomData,
+        };
         if let Some(output) = self.held.take() {
             // SAFETY: value `taken` was dropped (its `Drop` panicked); its bytes overlap no
             // output written, as outputs `0..taken` end at or before its start.
@@ -398,11 +527,43 @@ impl<T, U, R: FnMut(U) -> T> Filling<'_, T, U, R> {
         // From the last output to the first: a value's bytes overlap only outputs at or after
         // its own index, each read (and put back) before the value is written.
         for index in (0..self.taken).rev() {
+            abandon.at = index;
             // SAFETY: output `index` is initialised and read once.
             let output = unsafe { base.cast::<U>().add(index).read() };
             // SAFETY: the bytes of value `index` hold no live value and no output not yet read
             // (see above); aligned and in bounds as the `Vec`'s values are.
             unsafe { base.add(index).write((self.restore)(output)) };
+        }
+        mem::forget(abandon);
+        // SAFETY: values `0..len` are all in place again.
+        unsafe { self.cells.set_len(self.len) };
+    }
+}
+
+/// What [`Filling::put_back`] drops if `restore` panics: outputs `0..at`, not yet read, and
+/// values `at + 1..len`, in place (the output of value `at` went to `restore`).
+struct Abandon<T, U> {
+    base: *mut T,
+    at: usize,
+    len: usize,
+    _output: PhantomData<U>,
+}
+
+impl<T, U> Drop for Abandon<T, U> {
+    fn drop(&mut self) {
+        let outputs = unwind::each_despite_panics(0..self.at, |index| {
+            // SAFETY: outputs `0..at` are initialised and not read yet; each dropped once.
+            unsafe { ptr::drop_in_place(self.base.cast::<U>().add(index)) }
+        });
+        let values = unwind::each_despite_panics(self.at + 1..self.len, |index| {
+            // SAFETY: values `at + 1..len` are in place and not dropped; each dropped once.
+            unsafe { ptr::drop_in_place(self.base.add(index)) }
+        });
+        // This runs while `restore`'s panic unwinds: later panics are dropped.
+        for dropped in [outputs, values] {
+            if let Err(panic) = dropped {
+                unwind::resume_unless_unwinding(panic);
+            }
         }
     }
 }
@@ -436,33 +597,28 @@ struct InPlace<C, U> {
 
 impl<C, U> Drop for InPlace<C, U> {
     fn drop(&mut self) {
-        // SAFETY: by the fields' invariants; the block is the one a `Vec<C>` of `capacity`
-        // allocated, which `Vec::from_raw_parts` with length 0 frees with the same layout.
-        unsafe {
-            let outputs =
-                ptr::slice_from_raw_parts_mut(self.base.as_ptr().cast::<U>(), self.written);
-            let rest = ptr::slice_from_raw_parts_mut(
-                self.base.as_ptr().add(self.dropped),
-                self.len - self.dropped,
-            );
-            // Each drop may panic too; the storage is freed by the last guard in any case.
-            let _free = FreeBlock::<C> {
-                base: self.base,
-                capacity: self.capacity,
-            };
-            let _rest = DropSlice(rest);
-            ptr::drop_in_place(outputs);
+        // The storage is freed by this guard whatever the drops below do.
+        let _free = FreeBlock::<C> {
+            base: self.base,
+            capacity: self.capacity,
+        };
+        let (cells, outputs) = (self.base.as_ptr(), self.base.as_ptr().cast::<U>());
+        // Each drop may panic too: the others are dropped all the same, and the first of
+        // these panics goes on unless one unwinds already (this runs as the pass unwinds).
+        let rest = unwind::each_despite_panics(self.dropped..self.len, |index| {
+            // SAFETY: cells `dropped..len` are initialised and not dropped yet (the fields'
+            // invariants); each is dropped once.
+            unsafe { ptr::drop_in_place(cells.add(index)) }
+        });
+        let written = unwind::each_despite_panics(0..self.written, |index| {
+            // SAFETY: outputs `0..written` are initialised; each is dropped once.
+            unsafe { ptr::drop_in_place(outputs.add(index)) }
+        });
+        for dropped in [rest, written] {
+            if let Err(panic) = dropped {
+                unwind::resume_unless_unwinding(panic);
+            }
         }
-    }
-}
-
-/// Drops the elements of a slice in place when dropped.
-struct DropSlice<X>(*mut [X]);
-
-impl<X> Drop for DropSlice<X> {
-    fn drop(&mut self) {
-        // SAFETY: the creator hands over initialised elements not dropped elsewhere.
-        unsafe { ptr::drop_in_place(self.0) }
     }
 }
 
@@ -491,7 +647,13 @@ impl<T> JoinArena<T> {
         let Armed { table, rounds } = armed
             .as_mut()
             .expect("JoinArena polled before it was armed");
-        (rounds, ArmedSlots { cells, table })
+        (
+            rounds,
+            ArmedSlots {
+                cells: &mut cells.vec,
+                table,
+            },
+        )
     }
 }
 
@@ -588,7 +750,7 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
         take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
         _panicked: impl FnOnce(&dyn round::TaskParent),
-    ) -> Option<(Key, u32, R)> {
+    ) -> Result<Option<(Key, u32, R)>, crate::unwind::Panic> {
         let key = Key::new(id, 0);
         // Checks that `id` is below the number of values, which is the table's number of
         // entries (made with one per value; the values never change in number).
@@ -602,7 +764,7 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
         let waker = unsafe { self.table.borrowed_waker_unchecked(id as usize) };
         // A panic goes on to the owner, a join, which drops every value.
         let out = poll(key, value, &mut Context::from_waker(&waker));
-        Some((key, id, out))
+        Ok(Some((key, id, out)))
     }
 
     #[inline(always)]

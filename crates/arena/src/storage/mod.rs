@@ -19,7 +19,24 @@ use crate::{Arena, GrowableArena};
 pub(crate) mod sealed {
     /// Keeps [`Storage`](super::Storage) to the arenas of this crate.
     pub trait Sealed {}
+
+    /// The argument of [`Storage`](super::Storage)'s hidden methods, which hand out the poll
+    /// loop's parts: only this crate can make one, so no code outside it can call them, put
+    /// the parts out of step (a queue of one arena with the slots of another) and make the
+    /// loop index out of bounds.
+    #[derive(Debug, Clone, Copy)]
+    pub struct Token(());
+
+    impl Token {
+        /// The token, for this crate's own calls.
+        #[inline(always)]
+        pub(crate) const fn new() -> Self {
+            Self(())
+        }
+    }
 }
+
+use sealed::Token;
 
 /// The keyed arenas' methods: implemented by [`Arena<T>`] (a fixed capacity:
 /// [`insert`](Storage::insert) gives the value back when it is full) and by
@@ -75,15 +92,32 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     #[doc(hidden)]
     type Slots: Slots<T>;
 
-    /// The poll loop's state and the storage it polls.
+    /// The poll loop's state and the storage it polls. Only this crate has the token: safe
+    /// code outside it cannot reach the parts, nor swap one arena's with another's.
+    ///
+    /// ```compile_fail,E0061
+    /// use pinfold_arena::{Arena, Storage};
+    ///
+    /// let mut arena = Arena::<std::future::Ready<u32>>::new(1);
+    /// let _parts = arena.engine();
+    /// ```
+    ///
+    /// ```compile_fail,E0603
+    /// use pinfold_arena::{Arena, Storage};
+    ///
+    /// let mut arena = Arena::<std::future::Ready<u32>>::new(1);
+    /// let _parts = arena.engine(pinfold_arena::storage::sealed::Token::new());
+    /// ```
     #[doc(hidden)]
-    fn engine(&mut self) -> (&mut Rounds, &mut Self::Slots);
+    fn engine(&mut self, token: Token) -> (&mut Rounds, &mut Self::Slots);
 
     /// What a kind does before a poll: a growable arena releases what its memory policy
-    /// allows if a value left while a poll unwound.
+    /// allows if a value left while a poll unwound. Only this crate has the token.
     #[doc(hidden)]
     #[inline(always)]
-    fn before_poll(&mut self) {}
+    fn before_poll(&mut self, token: Token) {
+        let _ = token;
+    }
 
     /// Stores `value` in a free slot, queues it to be polled (without any atomic operation)
     /// and returns its key; gives `value` back if the arena is full (a [`GrowableArena`] never
@@ -131,7 +165,7 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     /// are queued for this one.
     #[inline]
     fn budget(&mut self) -> Budget {
-        let (rounds, slots) = self.engine();
+        let (rounds, slots) = self.engine(Token::new());
         rounds.budget(slots)
     }
 
@@ -149,8 +183,8 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
-        self.before_poll();
-        let (rounds, slots) = self.engine();
+        self.before_poll(Token::new());
+        let (rounds, slots) = self.engine(Token::new());
         rounds.poll_next(slots, cx, f)
     }
 
@@ -163,8 +197,8 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
-        self.before_poll();
-        let (rounds, slots) = self.engine();
+        self.before_poll(Token::new());
+        let (rounds, slots) = self.engine(Token::new());
         rounds.poll_next_some(slots, cx, f)
     }
 
@@ -182,8 +216,8 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
-        self.before_poll();
-        let (rounds, slots) = self.engine();
+        self.before_poll(Token::new());
+        let (rounds, slots) = self.engine(Token::new());
         rounds.poll(slots, cx, budget, f)
     }
 }

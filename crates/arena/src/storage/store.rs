@@ -16,7 +16,7 @@ use crate::key::Key;
 use crate::poll::queue::{self, Mark, Marks, NIL, Queue};
 use crate::poll::round::{self, Slots};
 use crate::sync::Ordering;
-use crate::unwind;
+use crate::unwind::{self, Panic};
 use crate::wake::atomic_waker::AtomicWaker;
 use crate::wake::hub::Hub;
 use crate::wake::ready_set::{self, Drain};
@@ -101,7 +101,9 @@ impl Drop for ErasedSlots {
     }
 }
 
-/// Drops the `Box<[Slot<T>]>` of `len` slots at `slots`.
+/// Drops the `Box<[Slot<T>]>` of `len` slots at `slots`: every value, also when the `Drop`
+/// of some panics, then the box; then the first panic goes on (see [`drop_all`] and
+/// [`resume_unless_unwinding`](unwind::resume_unless_unwinding)).
 ///
 /// # Safety
 /// `slots` and `len` are those of a box made by [`SlotBox::new`] for this `T`, not dropped
@@ -109,7 +111,20 @@ impl Drop for ErasedSlots {
 unsafe fn drop_slots<T>(slots: NonNull<u8>, len: usize) {
     let slots = ptr::slice_from_raw_parts_mut(slots.cast::<Slot<T>>().as_ptr(), len);
     // SAFETY: the box's own pointer and length (the caller), given back to it once.
-    drop(unsafe { Box::from_raw(slots) });
+    let mut slots = unsafe { Box::from_raw(slots) };
+    let dropped = drop_all(&mut slots);
+    // Every slot is free now: the box's drop drops no value.
+    drop(slots);
+    if let Err(panic) = dropped {
+        unwind::resume_unless_unwinding(panic);
+    }
+}
+
+/// Drops the value of every occupied slot in place, also when the `Drop` of some panics: the
+/// rest are dropped all the same, and the first panic is returned (as
+/// [`each_despite_panics`](unwind::each_despite_panics)).
+fn drop_all<T>(slots: &mut [Slot<T>]) -> Result<(), Panic> {
+    unwind::each_despite_panics(slots.iter_mut(), Slot::drop_value)
 }
 
 // The values sit in the heap, where moving the box does not move them, as with `Box`.
@@ -213,13 +228,22 @@ impl<T> Slot<T> {
     }
 }
 
-impl<T> Drop for Slot<T> {
-    fn drop(&mut self) {
+impl<T> Slot<T> {
+    /// Drops the slot's value in place, if it holds one, leaving it free (not linked): free
+    /// also if the `Drop` panics.
+    fn drop_value(&mut self) {
         if self.occupied() {
             self.tag &= !OCCUPIED;
-            // SAFETY: the slot held a value, dropped once, in place (it may be pinned).
+            // SAFETY: the slot held a value, dropped once, in place (it may be pinned): the tag
+            // says the slot is free before the drop runs, so nothing drops it again.
             unsafe { ManuallyDrop::drop(&mut self.held.get_mut().value) }
         }
+    }
+}
+
+impl<T> Drop for Slot<T> {
+    fn drop(&mut self) {
+        self.drop_value();
     }
 }
 
@@ -553,10 +577,20 @@ impl<T> Store<T> {
     }
 
     /// [`remove_at`](Self::remove_at) for a value whose poll panicked: out of line, so that
-    /// the poll loop it unwinds from stays small.
+    /// the poll loop it unwinds from stays small. With `std`, a panic of the value's `Drop`
+    /// is dropped: the poll's panic is the one that goes on, and the round's repair after it
+    /// still runs. (Without `std` this runs while the poll's panic unwinds, and a second panic
+    /// aborts, see [`unwind`].)
     #[cold]
     #[inline(never)]
     fn remove_unwound(&mut self, index: usize) {
+        #[cfg(feature = "std")]
+        {
+            use std::panic::{AssertUnwindSafe, catch_unwind};
+            // The slot is freed also when the drop panics (`drop_value`).
+            drop(catch_unwind(AssertUnwindSafe(|| self.remove_at(index))));
+        }
+        #[cfg(not(feature = "std"))]
         self.remove_at(index);
     }
 
@@ -704,8 +738,9 @@ impl<T> Store<T> {
 
     /// Polls the value of slot `index`, if it holds one, with `poll` (given its key), in a
     /// context of its own waker; its key and entry come back with what `poll` returned. If
-    /// `poll` panics, `unwound` runs, the value is dropped in place and its slot freed,
-    /// `panicked` runs with the table, and the panic goes on.
+    /// `poll` panics, `unwound` runs and the value is dropped in place and its slot freed;
+    /// then, with `std`, the panic is returned (the caller repairs and resumes it), and
+    /// without `std` `panicked` runs with the table while the panic goes on.
     #[inline(always)]
     pub(crate) fn poll_at<R>(
         &mut self,
@@ -714,10 +749,10 @@ impl<T> Store<T> {
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
         unwound: impl FnOnce(),
         panicked: impl FnOnce(&WakeTable),
-    ) -> Option<(Key, u32, R)> {
+    ) -> Result<Option<(Key, u32, R)>, Panic> {
         let slot = trusted(&self.slots, index);
         if !slot.occupied() {
-            return None;
+            return Ok(None);
         }
         let generation = slot.generation();
         let key = Key::new(self.base + index as u32, generation);
@@ -729,8 +764,8 @@ impl<T> Store<T> {
         }
         let out = self.poll_value(index, entry as usize, unwound, panicked, |value, cx| {
             poll(key, value, cx)
-        });
-        Some((key, entry, out))
+        })?;
+        Ok(Some((key, entry, out)))
     }
 
     /// Whether entry `entry` was woken since its value's poll began.
@@ -756,7 +791,8 @@ impl<T> Store<T> {
 
     /// Polls the value at `index` (there is one) with `poll`, in a context of the waker of
     /// wake table entry `entry`. If `poll` panics, `unwound` runs and the value is dropped and
-    /// its slot freed before the panic goes on.
+    /// its slot freed; then the panic is returned (with `std`), or goes on after `panicked`
+    /// (without).
     #[inline(always)]
     fn poll_value<R>(
         &mut self,
@@ -765,11 +801,13 @@ impl<T> Store<T> {
         unwound: impl FnOnce(),
         panicked: impl FnOnce(&WakeTable),
         poll: impl FnOnce(Pin<&mut T>, &mut Context<'_>) -> R,
-    ) -> R {
+    ) -> Result<R, Panic> {
         #[cfg(feature = "std")]
         {
             use core::mem::MaybeUninit;
-            use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+            use std::panic::{AssertUnwindSafe, catch_unwind};
+            // The round repairs with its queues and the storage both at hand.
+            let _ = panicked;
             let (value, waker) = self.value_and_waker(index, entry);
             // The output goes through a place of our own, not through `catch_unwind`'s result:
             // that passes it through a union, written field by field and read back whole, and
@@ -782,18 +820,17 @@ impl<T> Store<T> {
                 out.write(poll(value, &mut Context::from_waker(&waker)));
             })) {
                 // SAFETY: the closure returned, so it wrote the output.
-                Ok(()) => unsafe { out.assume_init() },
+                Ok(()) => Ok(unsafe { out.assume_init() }),
                 Err(panic) => {
                     // The caller's bookkeeping first: the value's `Drop` may panic too.
                     unwound();
                     self.remove_unwound(index);
-                    panicked(&self.table);
-                    resume_unwind(panic);
+                    Err(panic)
                 }
             }
         }
         #[cfg(not(feature = "std"))]
-        unwind::repair_on_unwind(
+        Ok(unwind::repair_on_unwind(
             self,
             |store| {
                 let (value, waker) = store.value_and_waker(index, entry);
@@ -804,7 +841,7 @@ impl<T> Store<T> {
                 store.remove_unwound(index);
                 panicked(&store.table);
             },
-        )
+        ))
     }
     /// The value at `index` (there is one), pinned, and the waker of wake table entry `entry`.
     #[inline(always)]
@@ -911,7 +948,7 @@ impl<T> Slots<T> for Store<T> {
         take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
         panicked: impl FnOnce(&dyn round::TaskParent),
-    ) -> Option<(Key, u32, R)> {
+    ) -> Result<Option<(Key, u32, R)>, Panic> {
         self.poll_at(id as usize, take_wake, poll, || {}, |table| panicked(table))
     }
 

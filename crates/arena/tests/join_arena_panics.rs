@@ -1,0 +1,80 @@
+//! `JoinArena` driven from safe code while the closures and the values' `Drop` panic: every
+//! value is dropped exactly once, the first panic reaches the caller, and nothing aborts.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use pinfold_arena::JoinArena;
+
+static COUNTED_DROPS: [AtomicUsize; 3] = [
+    AtomicUsize::new(0),
+    AtomicUsize::new(0),
+    AtomicUsize::new(0),
+];
+
+/// Eight bytes, aligned as a `u64`: a `u64` output may take its storage.
+struct Counted {
+    id: u64,
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        COUNTED_DROPS[self.id as usize].fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn fill_in_place_with_a_panicking_restore_drops_each_value_once() {
+    let mut arena = JoinArena::new((0..3).map(|id| Counted { id }));
+    let filled = catch_unwind(AssertUnwindSafe(|| {
+        arena.fill_in_place(
+            |value| if value.id < 2 { Ok(value.id) } else { Err(()) },
+            |_output: u64| -> Counted { panic!("restore panics") },
+        )
+    }));
+    assert!(filled.is_err(), "the panic of restore propagates");
+    drop(arena);
+    for (id, drops) in COUNTED_DROPS.iter().enumerate() {
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "drops of value {id}");
+    }
+}
+
+static PANICKY_DROPS: [AtomicUsize; 4] = [
+    AtomicUsize::new(0),
+    AtomicUsize::new(0),
+    AtomicUsize::new(0),
+    AtomicUsize::new(0),
+];
+
+/// Sixteen bytes, aligned as a `u64`: a `u64` output takes its storage in place.
+struct Panicky {
+    id: u64,
+    panics: bool,
+}
+
+impl Drop for Panicky {
+    fn drop(&mut self) {
+        PANICKY_DROPS[self.id as usize].fetch_add(1, Ordering::SeqCst);
+        if self.panics {
+            panic!("value {} panics in drop", self.id);
+        }
+    }
+}
+
+#[test]
+fn take_vec_with_two_panicking_drops_drops_every_value_then_the_first_panic_goes_on() {
+    let mut arena = JoinArena::new((0..4).map(|id| Panicky {
+        id,
+        panics: id == 0 || id == 2,
+    }));
+    let taken = catch_unwind(AssertUnwindSafe(|| arena.take_vec_with(|value| value.id)));
+    let panic = taken.expect_err("the panic of a value's Drop reaches the caller");
+    assert_eq!(
+        panic.downcast_ref::<String>().map(String::as_str),
+        Some("value 0 panics in drop")
+    );
+    drop(arena);
+    for (id, drops) in PANICKY_DROPS.iter().enumerate() {
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "drops of value {id}");
+    }
+}
