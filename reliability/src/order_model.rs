@@ -51,7 +51,8 @@
 //!
 //! Besides the sets, merges, maps, buffers and joins, the model runs a set taken ahead of its
 //! consumer ([`Target::Driven`]: `poll_progress` is several of the set's rounds, a call that
-//! gives an output it holds is none, and a due value may wait behind the outputs it holds too)
+//! gives an output it holds is none, and a due value may wait behind the outputs it held when
+//! it became due too)
 //! and `for_each_concurrent` ([`Target::ForEachConcurrent`], checked as an unordered buffer).
 
 use std::fmt;
@@ -239,9 +240,11 @@ struct Value {
     last_call: u64,
     /// The waker of its latest poll (of its first, for a `keeps_first` value).
     waker: Option<Waker>,
-    /// Outputs the primitive gave while it was due, and the most values it held meanwhile.
+    /// Outputs the primitive gave while it was due, the most values it held meanwhile, and
+    /// the outputs it held, taken ahead, when the value became due.
     waited: usize,
     slots: usize,
+    ahead: usize,
     dropped: bool,
     /// Pushed (into a buffer's source) before the buffer was first driven: it may have been
     /// pulled by an undriven `poll_next`, which runs ahead of a slow head, so the driven bound
@@ -311,9 +314,9 @@ struct Model {
     rounds: bool,
     /// Whether a value woke a value (itself or another) in this call.
     woke_in_call: bool,
-    /// Outputs the primitive may hold, taken ahead of its consumer (`Driven`'s limit): given
-    /// before any value's output, they add to how long a due value waits.
-    ahead: usize,
+    /// Whether the primitive takes outputs ahead of its consumer (`Driven`): those it holds
+    /// when a value becomes due come before that value's, and add to how long it waits.
+    takes_ahead: bool,
     /// Task wakes made by values themselves through a clone of the task's waker (a join's
     /// futures polled with it) in this call.
     user_task_wakes: usize,
@@ -332,6 +335,8 @@ struct Model {
     switches: Arc<WakerSwitches>,
     /// The panics values raised since the driver last took them, in order.
     raised: Vec<Raised>,
+    /// The first panic a value raised in the last call, `clear` or drop, if one did.
+    first_raised: Option<FaultPanic>,
 }
 
 /// A panic a value raised, and how many the task's waker had raised before it.
@@ -441,12 +446,18 @@ impl Model {
     fn make_due(&mut self, id: usize, by_wake: bool) {
         let epoch = self.call;
         let held = self.held();
+        let ahead = if self.takes_ahead {
+            self.outputs_held()
+        } else {
+            0
+        };
         let value = &mut self.values[id];
         if value.life == Life::Live && value.due.is_none() {
             value.due = Some(epoch);
             value.by_wake = by_wake;
             value.waited = 0;
             value.slots = held;
+            value.ahead = ahead;
         }
     }
 
@@ -717,18 +728,17 @@ impl Model {
             .filter(|v| v.life == Life::Finished { yielded: false })
             .count();
         let held = self.held() + finished + 1;
-        let ahead = self.ahead;
         let mut waited_too_long = Vec::new();
         for (u, value) in self.values.iter_mut().enumerate() {
             if u != id && value.life == Life::Live && value.due.is_some() {
                 value.waited += 1;
                 value.slots = value.slots.max(held);
-                if value.waited > value.slots + ahead {
-                    waited_too_long.push((u, value.waited, value.slots));
+                if value.waited > value.slots + value.ahead {
+                    waited_too_long.push((u, value.waited, value.slots, value.ahead));
                 }
             }
         }
-        for (u, waited, slots) in waited_too_long {
+        for (u, waited, slots, ahead) in waited_too_long {
             self.violation(format!(
                 "value {u} due and waiting behind {waited} outputs, more than the {slots} values \
                  held and {ahead} outputs taken ahead"
@@ -1112,8 +1122,9 @@ pub enum Target {
         /// Whether `poll_progress` is called.
         driven: bool,
     },
-    /// `FuturesUnordered` made a `ProgressStream` by `driven(DRIVEN_LIMIT)`: [`Op::Progress`]
-    /// calls its `poll_progress`.
+    /// `FuturesUnordered` made a `ProgressStream` by its `driven(DRIVEN_LIMIT)` (which goes on
+    /// driving the set at the limit: each future gives one output): [`Op::Progress`] calls its
+    /// `poll_progress`.
     Driven,
     /// `for_each_concurrent(CONCURRENCY, f)` over a source of values, `f` running each.
     ForEachConcurrent,
@@ -1123,7 +1134,7 @@ pub enum Target {
 pub const CAPACITY: usize = 48;
 /// The concurrency of the buffers.
 pub const CONCURRENCY: usize = 4;
-/// The most outputs [`Target::Driven`] takes ahead.
+/// The limit of [`Target::Driven`].
 pub const DRIVEN_LIMIT: usize = 3;
 
 impl Target {
@@ -1194,9 +1205,9 @@ impl Target {
         )
     }
 
-    /// The most outputs it holds, taken ahead (`Driven`'s limit).
-    fn held_limit(self) -> Option<usize> {
-        (self == Self::Driven).then_some(DRIVEN_LIMIT)
+    /// Whether it takes outputs ahead of its consumer.
+    fn takes_ahead(self) -> bool {
+        self == Self::Driven
     }
 
     fn make(self) -> Box<dyn Structure> {
@@ -1637,8 +1648,8 @@ pub struct Driver {
     switches: Arc<WakerSwitches>,
     threads: WakeThreads,
     driven: bool,
-    /// The most outputs the primitive takes ahead (`Driven`'s limit), if it does.
-    held_limit: Option<usize>,
+    /// Whether the primitive takes outputs ahead of its consumer (`Driven`).
+    takes_ahead: bool,
     /// A call of a join after it completed would poll a finished future.
     ended: bool,
     /// A panic reached the caller of the current op.
@@ -1668,7 +1679,7 @@ impl Driver {
         streams: bool,
         structure: Option<Box<dyn Structure>>,
         driven: bool,
-        held_limit: Option<usize>,
+        takes_ahead: bool,
     ) -> Self {
         quiet_fault_panics();
         let (waker, switches) = panicking_waker();
@@ -1692,9 +1703,10 @@ impl Driver {
             violations: Vec::new(),
             switches: switches.clone(),
             raised: Vec::new(),
+            first_raised: None,
             rounds: false,
             woke_in_call: false,
-            ahead: held_limit.unwrap_or(0),
+            takes_ahead,
         };
         Self {
             model: Arc::new(Mutex::new(model)),
@@ -1703,7 +1715,7 @@ impl Driver {
             switches,
             threads: WakeThreads::new(WAKE_THREADS),
             driven,
-            held_limit,
+            takes_ahead,
             ended: false,
             panicked: false,
         }
@@ -1729,6 +1741,7 @@ impl Driver {
             waker: None,
             waited: 0,
             slots: 0,
+            ahead: 0,
             dropped: false,
             before_driven,
         });
@@ -1768,6 +1781,7 @@ impl Driver {
         let mut model = self.model();
         let raised = std::mem::take(&mut model.raised);
         model.check_first_panic(what, caught.as_ref(), &raised, waker_panics);
+        model.first_raised = raised.first().map(|r| r.fault);
         drop(model);
         if caught.is_some() {
             self.panicked = true;
@@ -1871,15 +1885,11 @@ impl Driver {
             if let Rules::Buffer { driven, .. } = &mut model.rules {
                 *driven |= progress;
             }
-            model.rounds = progress && self.held_limit.is_some();
+            model.rounds = progress && self.takes_ahead;
         }
-        // A `Driven` set holding outputs gives one without calling the set, and one holding
-        // its limit is driven no further: for the set, and for the order of what is pushed and
-        // woken meanwhile, that is no call.
-        let passes = self.held_limit.is_some_and(|limit| {
-            let held = self.model().outputs_held();
-            if progress { held >= limit } else { held > 0 }
-        });
+        // A `Driven` set holding outputs gives one without calling the set: for the set, and
+        // for the order of what is pushed and woken meanwhile, that is no call.
+        let passes = self.takes_ahead && !progress && self.model().outputs_held() > 0;
         let waker = self.waker.clone();
         let (labels_before, panics_before) =
             (self.switches.step_labels().len(), self.switches.panics());
@@ -1926,12 +1936,6 @@ impl Driver {
                 model.violation(format!("values {left:?} left in a join a panic ended"));
             }
         }
-        if let Some(limit) = self.held_limit {
-            let held = model.outputs_held();
-            if held > limit {
-                model.violation(format!("{held} outputs held, over the limit {limit}"));
-            }
-        }
         // The first call of the task waker in this call is the one that panicked, if one did
         // (the switch fires at the first call of an armed operation).
         let waker_panicked = self.switches.panics() > panics_before;
@@ -1952,6 +1956,18 @@ impl Driver {
             // lost is the caller's to make up (the join crate's docs), by calling again.
             _ if panicked && model.is_join() => {
                 model.after = After::WakePanic;
+                None
+            }
+            // The `Drop` of a value that finished or ended panicked: the call ended as if with
+            // an output, and the consumer calls again (wakes reach the task once a call has
+            // returned `Pending`).
+            _ if panicked
+                && !model.value_panicked
+                && model
+                    .first_raised
+                    .is_some_and(|first| first.site == Site::Drop) =>
+            {
+                model.after = After::Ready;
                 None
             }
             _ if panicked => {
@@ -2052,7 +2068,7 @@ pub fn run(target: Target, program: &[Op]) -> Result<(), TestCaseError> {
         target.streams(),
         Some(target.make()),
         target.driven(),
-        target.held_limit(),
+        target.takes_ahead(),
     );
     for (index, op) in program.iter().enumerate() {
         {
@@ -2165,7 +2181,7 @@ pub fn run_join(
     program: &[JoinOp],
 ) -> Result<(), TestCaseError> {
     let eager_calls = if scripts.len() <= 32 { 3 } else { 2 };
-    let mut driver = Driver::new(Rules::Join { eager_calls }, false, None, false, None);
+    let mut driver = Driver::new(Rules::Join { eager_calls }, false, None, false, false);
     let values: Vec<Scripted> = scripts.iter().map(|s| driver.value(s.clone())).collect();
     driver.structure = Some(match kind {
         JoinKind::JoinAll => Box::new(Join::new(pinfold_join::join_all(values), check_join_all)),

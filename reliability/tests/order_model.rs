@@ -294,6 +294,36 @@ fn a_value_that_panics_in_poll_and_drop_while_the_task_waker_panics_leaves_the_t
     all_passed(&every_failure(&ops));
 }
 
+/// `waiting` values polled, then `value` pushed, the task's waker armed, and a call: nothing
+/// else is queued when `value` panics (in its poll, or in its `Drop` as it finishes), so the
+/// only wake of the task that can panic is one the primitive makes after that panic.
+fn alone_a_call_of(value: Script) -> Vec<Op> {
+    vec![
+        Op::PushMany {
+            count: 2,
+            script: Script::pending(),
+        },
+        Op::Poll,
+        Op::Push(value),
+        Op::WakerPanics,
+        Op::Poll,
+        Op::Wake {
+            pick: Pick(0),
+            via: Via::Here,
+            times: 1,
+        },
+        Op::Run,
+    ]
+}
+
+#[test]
+fn a_value_that_panics_alone_while_the_task_waker_panics_leaves_the_first_panic_out() {
+    let mut failures = every_failure(&alone_a_call_of(Script::panics()));
+    let finishes_and_panics_in_drop = Script::ready().dropping(OnDrop::Panic);
+    failures.extend(every_failure(&alone_a_call_of(finishes_and_panics_in_drop)));
+    all_passed(&failures);
+}
+
 #[test]
 fn clear_of_values_whose_drops_panic_drops_them_all_and_goes_on() -> Result<(), TestCaseError> {
     let ops = [
