@@ -1078,6 +1078,7 @@ fn fault_run<S: KeyedSubject>(
     let mut run = Run::<S>::new(clock.clone(), second, None, true);
     for (step, op) in program.iter().enumerate() {
         let fired_before = clock.fired();
+        let waker_panics = run.switches.panics();
         match catch_unwind(AssertUnwindSafe(|| run.op(op))) {
             Ok(result) => result.map_err(|m| format!("step {step} ({op:?}): {m}"))?,
             Err(payload) => {
@@ -1091,9 +1092,14 @@ fn fault_run<S: KeyedSubject>(
                     .map_err(|m| format!("step {step} ({op:?}): {m}"))?;
                 run.reconcile()
                     .map_err(|m| format!("step {step} ({op:?}), after the panic: {m}"))?;
-                if second.is_some() && fired_here && run.faults.poll_fired.load(Ordering::SeqCst) {
-                    // Wakes reach the task after a value's poll panicked: it needs no call
-                    // unasked.
+                if second.is_some()
+                    && fired_here
+                    && run.faults.poll_fired.load(Ordering::SeqCst)
+                    && run.switches.panics() == waker_panics
+                {
+                    // Wakes reach the task after a value's poll panicked, and the set woke it
+                    // if values are still queued: it needs no call unasked (unless the set's
+                    // wake panicked, and could not wake it).
                     run.dirty = false;
                 }
             }

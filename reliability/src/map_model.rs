@@ -1027,6 +1027,7 @@ impl Driver {
     /// panic the model is taken from the map. Then checks the map against the model. Returns
     /// the injected panic, if one was caught.
     pub fn step(&mut self, op: &MapOp) -> Result<Option<Injected>, Fail> {
+        let waker_panics = self.switches.panics();
         let caught = catch(|| self.apply(op));
         let first = self.plan.take_first();
         let injected = match caught {
@@ -1046,8 +1047,12 @@ impl Driver {
             }
             self.injected.push(injected);
             self.resync()?;
-            if self.plan.second.is_some() && first.is_some_and(|first| first.site == Site::Poll) {
-                // The task's waker was registered before the panic came out: it polls only
+            if self.plan.second.is_some()
+                && first.is_some_and(|first| first.site == Site::Poll)
+                && self.switches.panics() == waker_panics
+            {
+                // The task's waker was registered before the panic came out, and woken if
+                // values are still queued (unless that wake panicked): the task polls only
                 // when woken.
                 self.dirty = false;
             }
