@@ -1542,7 +1542,7 @@ fn woken_then(waiting: u8, value: Script) -> Vec<Op> {
 }
 
 /// Programs where a value's poll panics and then its `Drop` panics too, as the primitive drops
-/// it (see [`woken_then`]): the poll's panic comes out, the task is woken for the value still
+/// it (see `woken_then`): the poll's panic comes out, the task is woken for the value still
 /// queued, and a wake of a waiting value after the panic reaches the task.
 pub fn value_panics_then_its_drop() -> impl Strategy<Value = Vec<Op>> {
     (2..5u8, any::<u64>()).prop_map(|(waiting, pick)| {
@@ -1561,7 +1561,7 @@ pub fn value_panics_then_its_drop() -> impl Strategy<Value = Vec<Op>> {
 }
 
 /// Programs where a value's poll panics and the task's waker panics as the primitive wakes it
-/// for the value still queued (see [`woken_then`]); in half of them the value's `Drop` panics
+/// for the value still queued (see `woken_then`); in half of them the value's `Drop` panics
 /// too. The value's panic comes out, and a wake of a waiting value after it reaches the task.
 pub fn value_panics_then_the_task_waker() -> impl Strategy<Value = Vec<Op>> {
     (2..5u8, any::<u64>(), any::<bool>()).prop_map(|(waiting, pick, drop_too)| {
