@@ -162,6 +162,39 @@ mod regressions {
         ])
     }
 
+    /// Two panics in one call: the future's poll, then its `Drop` as the primitive drops it.
+    /// The poll's panic comes out, and a wake of the future still running reaches the task.
+    #[test]
+    fn a_future_that_panics_in_poll_and_in_drop_lets_the_poll_s_panic_out()
+    -> Result<(), TestCaseError> {
+        quiet_fault_panics();
+        let panics_in_poll_and_drop = Spec {
+            faults: Faults {
+                poll_panic_at: Some(1),
+                drop_panics: true,
+                ..Faults::default()
+            },
+            ..Spec::default()
+        };
+        let program = [
+            push(Spec::default()),
+            Op::Run,
+            push(panics_in_poll_and_drop),
+            Op::Run,
+            complete_first(),
+        ];
+        for kind in [
+            Kind::Bounded(4),
+            Kind::Growable,
+            Kind::UnorderedBuffer(2),
+            Kind::OrderedBuffer(2, None),
+            Kind::OrderedBuffer(2, Some(2)),
+        ] {
+            Faulty::new(kind).run(&program)?;
+        }
+        Ok(())
+    }
+
     #[test]
     fn join_all_drops_the_others_when_a_finished_futures_drop_panics() -> Result<(), TestCaseError>
     {
