@@ -111,8 +111,8 @@ pub fn check_panic(
             })?;
             prop_assert!(
                 fired.first() == Some(&fault),
-                "{what}: the panic {fault:?} reached the caller, but the panics raised were \
-                 {fired:?}, the first first"
+                "{what}: the panic {fault:?} reached the caller, not the first of the panics \
+                 raised, {fired:?}"
             );
         }
         None => prop_assert!(

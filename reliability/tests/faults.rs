@@ -100,7 +100,8 @@ proptest! {
 /// them against deliberately broken copies of the library (mutants of the panic handling: an
 /// arena that frees a slot only after the value's `Drop` returned, an arena `clear` that stops
 /// at the first panicking `Drop`, a join that does not drop the others when one panics, an
-/// ordered buffer that does not skip the place of a future that panicked).
+/// ordered buffer that does not skip the place of a future that panicked). Beside them, a fixed
+/// program of two panics in one call.
 mod regressions {
     use super::*;
 
