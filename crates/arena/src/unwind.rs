@@ -28,6 +28,44 @@ pub fn resume(panic: Panic) -> ! {
     match panic {}
 }
 
+/// Calls `each(index)` for every index in `0..len`, for drops that must all run: a plain loop
+/// while nothing panics (no catch on the way); if a call panics, the rest are called while
+/// that panic unwinds, each caught (with `std`, where their panics are dropped; without, a
+/// second panic aborts), and the first panic goes on. Called while another panic unwinds
+/// already, every call is caught from the start (with `std`), and their panics dropped: a
+/// panic escaping a drop then would abort.
+#[inline]
+pub(crate) fn drop_each(len: usize, each: impl FnMut(usize)) {
+    /// The calls not made yet: made when dropped, which only happens while a call's panic
+    /// unwinds (the loop leaves none).
+    struct Rest<F: FnMut(usize)> {
+        next: usize,
+        len: usize,
+        each: F,
+    }
+
+    impl<F: FnMut(usize)> Drop for Rest<F> {
+        fn drop(&mut self) {
+            if self.next < self.len {
+                // The first panic is the one unwinding: later ones are dropped.
+                let _ = each_despite_panics(self.next..self.len, &mut self.each);
+            }
+        }
+    }
+
+    let mut rest = Rest { next: 0, len, each };
+    #[cfg(feature = "std")]
+    if std::thread::panicking() {
+        // `rest`'s drop makes every call, each caught.
+        return;
+    }
+    while rest.next < rest.len {
+        let index = rest.next;
+        rest.next = index + 1;
+        (rest.each)(index);
+    }
+}
+
 /// Resumes `panic`, caught while dropping, unless another panic is unwinding already (a value
 /// of one group dropped while the panic of another's unwinds, or a primitive dropped by an
 /// unwinding caller): then it is dropped, since a second panic would abort.

@@ -145,17 +145,17 @@ pub trait Slots<T>: Marks {
     /// `take_wake`, the slot's mark in the ready set is taken first: a wake that came since
     /// the collection that queued the value is answered by this poll, not by another. If
     /// `poll` panics, the kind does what its panics rule says (an arena drops the value and
-    /// frees its slot; a panic of the value's `Drop` then is dropped) and, with `std`,
-    /// returns the panic for the round to repair and resume; without `std` it calls
-    /// `panicked` with its parent while the panic goes on. A kind whose owner ends at a
+    /// frees its slot; a panic of the value's `Drop` then is dropped) and calls `panicked`:
+    /// with `std`, with the panic, and returns `None` (the round repairs and resumes it);
+    /// without `std`, with its parent, while the panic goes on. A kind whose owner ends at a
     /// panic (a join) lets it go on.
     fn poll_slot<R>(
         &mut self,
         id: u32,
         take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
-        panicked: impl FnOnce(&dyn TaskParent),
-    ) -> Result<Option<(Key, u32, R)>, Panic>;
+        panicked: impl FnOnce(Unwound<'_>),
+    ) -> Option<(Key, u32, R)>;
 
     /// Whether entry `entry` (of slot `id`) was woken since its value's poll began.
     fn is_woken(&self, id: u32, entry: u32) -> bool;
@@ -170,9 +170,19 @@ pub trait Slots<T>: Marks {
     fn remove(&mut self, id: u32, rounds: &mut Rounds);
 }
 
+/// What a kind hands the round when a value's poll panicked: with `std`, the panic, caught
+/// (the round repairs once the kind is done with the slot, then resumes it).
+#[cfg(feature = "std")]
+pub(crate) type Unwound<'a> = Panic;
+/// What a kind hands the round when a value's poll panicked: without `std`, the parent word,
+/// to arm while the panic unwinds.
+#[cfg(not(feature = "std"))]
+pub(crate) type Unwound<'a> = &'a dyn TaskParent;
+
 /// The task's side of an arena kind's parent word (a wake table's, or a hub's): what a round
 /// needs to stay reachable after a value's poll panicked without `std`, while the panic
 /// unwinds.
+#[cfg_attr(feature = "std", allow(dead_code, unreachable_pub))]
 pub trait TaskParent {
     /// Arms the word if nothing was woken since the owner's last collection (see
     /// [`try_arm`](crate::wake::ready_set::try_arm)).
@@ -321,36 +331,41 @@ impl Rounds {
         }
     }
 
-    /// What the kind calls while a value's panic unwinds: nothing with `std` (the kind returns
-    /// the panic instead), [`arm_after_panic`](Self::arm_after_panic) without.
+    /// What the kind calls when a value's poll panicked: with `std`, the panic is kept in
+    /// `caught` for [`rethrow`](Self::rethrow); without, the word is armed while the panic
+    /// unwinds ([`arm_after_panic`](Self::arm_after_panic)).
     #[inline(always)]
-    fn unwinding(&mut self, parent: &dyn TaskParent, in_place: bool) {
-        #[cfg(not(feature = "std"))]
-        self.arm_after_panic(parent, in_place);
+    fn unwound(&mut self, unwound: Unwound<'_>, in_place: bool, caught: &mut Option<Panic>) {
         #[cfg(feature = "std")]
-        let _ = (parent, in_place);
+        {
+            let _ = in_place;
+            *caught = Some(unwound);
+        }
+        #[cfg(not(feature = "std"))]
+        {
+            let _ = caught;
+            self.arm_after_panic(unwound, in_place);
+        }
     }
 
-    /// Repairs after a value's poll panicked, given what the kind returned: with `std`, the
-    /// panic (see [`after_panic`](Self::after_panic)); without, nothing is ever returned.
+    /// After a poll that gave nothing (its value had left, or panicked): with `std`, repairs
+    /// and resumes a panic kept in `caught` ([`after_panic`](Self::after_panic)). The one
+    /// branch the poll loop has for a value that left carries it: nothing is added to a poll
+    /// that gives something.
     #[inline(always)]
-    fn repair<T, S: Slots<T>, P>(
+    fn rethrow<T, S: Slots<T>>(
         &mut self,
         slots: &mut S,
         in_place: bool,
         task: &Waker,
-        polled: Result<P, Panic>,
-    ) -> P {
-        match polled {
-            Ok(polled) => polled,
-            #[cfg(feature = "std")]
-            Err(panic) => self.after_panic(slots, in_place, task, panic),
-            #[cfg(not(feature = "std"))]
-            Err(never) => {
-                let _ = (slots, in_place, task);
-                match never {}
-            }
+        caught: &mut Option<Panic>,
+    ) {
+        #[cfg(feature = "std")]
+        if let Some(panic) = caught.take() {
+            self.after_panic(slots, in_place, task, panic);
         }
+        #[cfg(not(feature = "std"))]
+        let _ = (slots, in_place, task, caught);
     }
 
     /// Queues the value just put into slot `id` at the end of this round's queue. A slot still
@@ -525,6 +540,8 @@ impl Rounds {
         S: Slots<T>,
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
+        // A panic of a value's poll, kept until the kind is done with its slot.
+        let mut caught = None;
         loop {
             if self.ready.is_empty_before_pop() {
                 return Queued::Empty;
@@ -553,11 +570,11 @@ impl Rounds {
                     budget.polled();
                     f(key, value, cx)
                 },
-                |parent| rounds.unwinding(parent, false),
+                |unwound| rounds.unwound(unwound, false, &mut caught),
             );
-            let polled = self.repair(slots, false, task, polled);
             // A slot whose value left while it was queued is skipped.
             let Some((key, entry, step)) = polled else {
+                self.rethrow(slots, false, task, &mut caught);
                 continue;
             };
             if let Some(out) = self.settle(slots, id, key, entry, step, budget) {
@@ -712,13 +729,15 @@ impl Rounds {
         // Nothing was woken since the last collection: the value's mark is clear.
         let rounds = &mut *self;
         // A value that panics here stays at the head of the queue (see `push`), to be skipped.
+        let mut caught = None;
         let polled = slots.poll_slot(
             id,
             false,
             |key, value, cx| f(key, value, cx),
-            |parent| rounds.unwinding(parent, true),
+            |unwound| rounds.unwound(unwound, true, &mut caught),
         );
-        let Some((key, entry, step)) = self.repair(slots, true, task, polled) else {
+        let Some((key, entry, step)) = polled else {
+            self.rethrow(slots, true, task, &mut caught);
             // A value that left: the round in full skips it.
             return First::NotTaken;
         };

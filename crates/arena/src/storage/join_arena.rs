@@ -51,15 +51,14 @@ struct Armed {
     rounds: Rounds,
 }
 
-/// The values of a [`JoinArena`], in a `Vec<T>` that is never dropped as such: it is dropped
-/// through a type with no parameter ([`ErasedCells`]), as a store's slots are (see
-/// `store::SlotBox`), so that a join arena has no `Drop` of its own and its values may borrow
-/// what is declared after it; and its drop drops every value also when the `Drop` of some
-/// panics.
+/// The values of a [`JoinArena`]: the parts of a `Vec<T>` (never grown, shrunk or
+/// reallocated), kept with the function that drops them as that `Vec`, in a type with no
+/// parameter ([`ErasedCells`]), as a store's slots are (see `store::SlotBox`): so a join arena
+/// has no `Drop` of its own and its values may borrow what is declared after it
+/// (`PhantomData<T>` tells the compiler the values are dropped with it, as `Vec<T>` does), and
+/// its drop drops every value also when the `Drop` of some panics.
 struct Cells<T> {
-    vec: ManuallyDrop<Vec<T>>,
-    /// Drops the `Vec` above, after it (fields drop in order).
-    dropper: ErasedCells,
+    raw: ErasedCells,
     _values: PhantomData<T>,
 }
 
@@ -72,84 +71,108 @@ struct ErasedCells {
     drop: unsafe fn(NonNull<u8>, usize, usize),
 }
 
-// SAFETY: `ErasedCells` is only ever the `_dropper` field of a `Cells<T>`, used only to drop
-// it; the values are reached through the `Cells`' own `Vec`, whose auto traits are those of a
-// `Vec<T>`.
+// SAFETY: `ErasedCells` is only ever the `raw` field of a `Cells<T>`, whose `PhantomData<T>`
+// gives it the auto traits of a `Vec<T>`: the values are reached only through a `Cells<T>`.
 unsafe impl Send for ErasedCells {}
 // SAFETY: as for `Send`.
 unsafe impl Sync for ErasedCells {}
 
 impl Drop for ErasedCells {
     fn drop(&mut self) {
-        // SAFETY: the fields come from one `Cells::new` or `Cells::take` (the `Vec`'s parts,
-        // and the function for its type), and this drop is the only one: the `Vec` kept beside
-        // it is never dropped, and is gone with the `Cells` once this has run.
-        unsafe { (self.drop)(self.base, self.len, self.capacity) }
+        // No block, no value (a `Vec` of zero-sized values has the largest capacity): a
+        // finished join's cells, taken, cost no call.
+        if self.capacity != 0 {
+            // SAFETY: the fields are the parts of one `Vec` of the type `drop` is for (from
+            // `Cells::new`, its length set by `Cells::set_len`), and this drop is the only one.
+            unsafe { (self.drop)(self.base, self.len, self.capacity) }
+        }
     }
 }
 
 /// Drops the `Vec<T>` of `len` values and `capacity` at `base`: every value, also when the
-/// `Drop` of some panics, then the block; then the first panic goes on (see
-/// [`resume_unless_unwinding`](unwind::resume_unless_unwinding)).
+/// `Drop` of some panics (see [`drop_each`](unwind::drop_each)), then the block; the first
+/// panic goes on.
 ///
 /// # Safety
 /// The parts are those of a `Vec<T>` not dropped yet, whose `Cells` is not used again.
 unsafe fn drop_cells<T>(base: NonNull<u8>, len: usize, capacity: usize) {
-    // SAFETY: the `Vec`'s own parts (the caller), given back to it once; with length 0 it
-    // frees the block and drops no value, whatever happens to the values below.
-    let vec = unsafe { Vec::from_raw_parts(base.cast::<T>().as_ptr(), 0, capacity) };
     let values = base.cast::<T>().as_ptr();
-    let dropped = unwind::each_despite_panics(0..len, |index| {
+    // SAFETY: the `Vec`'s own parts (the caller), given back to it once; with length 0 it
+    // frees the block and drops no value, after the values (also while a panic of theirs
+    // unwinds).
+    let _block = unsafe { Vec::from_raw_parts(values, 0, capacity) };
+    unwind::drop_each(len, |index| {
         // SAFETY: `index < len`: an initialised value, dropped once, in place.
         unsafe { ptr::drop_in_place(values.add(index)) }
     });
-    drop(vec);
-    if let Err(panic) = dropped {
-        unwind::resume_unless_unwinding(panic);
-    }
 }
 
 impl<T> Cells<T> {
+    #[inline]
     fn new(vec: Vec<T>) -> Self {
         let mut vec = ManuallyDrop::new(vec);
         Self {
-            dropper: ErasedCells {
+            raw: ErasedCells {
                 base: NonNull::new(vec.as_mut_ptr().cast::<u8>())
                     .expect("a Vec's pointer is not null"),
                 len: vec.len(),
                 capacity: vec.capacity(),
                 drop: drop_cells::<T>,
             },
-            vec,
             _values: PhantomData,
         }
     }
 
-    /// Sets the number of values to `len`, for the `Vec` and its dropper alike.
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.raw.len
+    }
+
+    #[inline(always)]
+    fn capacity(&self) -> usize {
+        self.raw.capacity
+    }
+
+    /// The first value's place: values `0..len` are initialised.
+    #[inline(always)]
+    fn as_mut_ptr(&mut self) -> *mut T {
+        self.raw.base.cast::<T>().as_ptr()
+    }
+
+    /// Value `index`.
+    ///
+    /// # Panics
+    /// If `index` is out of bounds.
+    fn get(&self, index: usize) -> &T {
+        assert!(
+            index < self.len(),
+            "join arena index {index} out of bounds ({} values)",
+            self.len()
+        );
+        // SAFETY: `index < len`: an initialised value; the shared borrow of `self` keeps any
+        // `&mut` to it away for the returned borrow's lifetime.
+        unsafe { &*self.raw.base.cast::<T>().as_ptr().add(index) }
+    }
+
+    /// Sets the number of values to `len`.
     ///
     /// # Safety
     /// Values `0..len` are initialised, and no other value needs dropping.
-    unsafe fn set_len(&mut self, len: usize) {
-        // SAFETY: the caller's.
-        unsafe { self.vec.set_len(len) };
-        self.dropper.len = len;
-    }
-
-    /// The values, moved out: the cells hold none after.
-    fn take(&mut self) -> Vec<T> {
-        let vec = mem::take(&mut *self.vec);
-        // The old dropper is forgotten: its `Vec` is the caller's now.
-        mem::forget(mem::replace(self, Self::new(Vec::new())));
-        vec
-    }
-}
-
-impl<T> core::ops::Deref for Cells<T> {
-    type Target = Vec<T>;
-
     #[inline(always)]
-    fn deref(&self) -> &Vec<T> {
-        &self.vec
+    unsafe fn set_len(&mut self, len: usize) {
+        self.raw.len = len;
+    }
+
+    /// The values, moved out as their `Vec`: the cells hold none after.
+    #[inline]
+    fn take(&mut self) -> Vec<T> {
+        // SAFETY: the parts of the `Vec` the cells were made from, taken out once: the cells
+        // are left the parts of an empty `Vec`.
+        let vec = unsafe { Vec::from_raw_parts(self.as_mut_ptr(), self.len(), self.capacity()) };
+        self.raw.base = NonNull::<T>::dangling().cast::<u8>();
+        self.raw.len = 0;
+        self.raw.capacity = 0;
+        vec
     }
 }
 
@@ -190,7 +213,7 @@ impl<T> JoinArena<T> {
     /// The values from index `start` on, pinned, in order (none if `start` is past the end).
     pub fn iter_pin_mut_from(&mut self, start: usize) -> impl Iterator<Item = Pin<&mut T>> {
         // Through the `Vec`'s pointer, as `pinned` does.
-        let base = self.cells.vec.as_mut_ptr();
+        let base = self.cells.as_mut_ptr();
         (start..self.cells.len()).map(move |index| {
             // SAFETY: `index < len`: an initialised value of the buffer, which stays in place
             // until it is dropped (as in `pinned`); each index is visited once, so the `&mut`s
@@ -206,7 +229,7 @@ impl<T> JoinArena<T> {
 
     /// Whether there is no value.
     pub fn is_empty(&self) -> bool {
-        self.cells.is_empty()
+        self.cells.len() == 0
     }
 
     /// Value `index`, pinned.
@@ -215,7 +238,7 @@ impl<T> JoinArena<T> {
     /// If `index` is out of bounds.
     #[inline]
     pub fn get_pin_mut(&mut self, index: usize) -> Pin<&mut T> {
-        pinned(&mut self.cells.vec, index)
+        pinned(&mut self.cells, index)
     }
 
     /// Value `index`.
@@ -223,7 +246,7 @@ impl<T> JoinArena<T> {
     /// # Panics
     /// If `index` is out of bounds.
     pub fn get(&self, index: usize) -> &T {
-        &self.cells[index]
+        self.cells.get(index)
     }
 
     /// Whether [`arm`](JoinArena::arm) has run.
@@ -248,7 +271,7 @@ impl<T> JoinArena<T> {
         });
         let marks = marks(armed.table.owner_words());
         for index in 0..len {
-            if queue(pinned(&mut self.cells.vec, index)) {
+            if queue(pinned(&mut self.cells, index)) {
                 armed.rounds.ready.push(marks, index as u32);
             }
         }
@@ -330,7 +353,7 @@ impl<T> JoinArena<T> {
         if !reuses_storage::<T, U>(len, capacity) {
             return Filled::Unfit;
         }
-        let base = NonNull::new(self.cells.vec.as_mut_ptr()).expect("a Vec's pointer is not null");
+        let base = NonNull::new(self.cells.as_mut_ptr()).expect("a Vec's pointer is not null");
         // Until the outputs are put back, the cells count no value: if `restore` panics while
         // it puts them back, what is left is dropped as what it is (see `Abandon`), never as a
         // value it no longer is.
@@ -418,7 +441,7 @@ impl<T> JoinArena<T> {
             let mut cells = Cells::new(cells);
             let mut outputs = Vec::with_capacity(cells.len());
             for index in 0..cells.len() {
-                outputs.push(take(pinned(&mut cells.vec, index)));
+                outputs.push(take(pinned(&mut cells, index)));
             }
             drop(cells);
             return outputs;
@@ -647,13 +670,7 @@ impl<T> JoinArena<T> {
         let Armed { table, rounds } = armed
             .as_mut()
             .expect("JoinArena polled before it was armed");
-        (
-            rounds,
-            ArmedSlots {
-                cells: &mut cells.vec,
-                table,
-            },
-        )
+        (rounds, ArmedSlots { cells, table })
     }
 }
 
@@ -664,16 +681,16 @@ impl<T> JoinArena<T> {
 /// # Panics
 /// If `index` is out of bounds.
 #[inline]
-fn pinned<T>(cells: &mut Vec<T>, index: usize) -> Pin<&mut T> {
+fn pinned<T>(cells: &mut Cells<T>, index: usize) -> Pin<&mut T> {
     assert!(
         index < cells.len(),
         "join arena index {index} out of bounds ({} values)",
         cells.len()
     );
     // SAFETY: `index < len`, so the pointer is to an initialised value of the buffer; the
-    // cells live in a `Vec` that is never grown, shrunk or moved out of while the arena lives
+    // cells are a `Vec`'s parts, never grown, shrunk or moved out of while the arena lives
     // (`take_vec_with` drops each value in place first), so the value stays where it is until
-    // it is dropped; `&mut Vec` gives exclusive access for the returned borrow's lifetime.
+    // it is dropped; `&mut Cells` gives exclusive access for the returned borrow's lifetime.
     unsafe { Pin::new_unchecked(&mut *cells.as_mut_ptr().add(index)) }
 }
 
@@ -688,7 +705,7 @@ fn marks(words: &mut [u64]) -> &mut [Mark] {
 /// The values of an armed [`JoinArena`] with its wake table: its storage, as the poll loop
 /// reaches it. A value's id is its index, and its entry too.
 struct ArmedSlots<'a, T> {
-    cells: &'a mut Vec<T>,
+    cells: &'a mut Cells<T>,
     table: &'a mut WakeTable,
 }
 
@@ -749,8 +766,8 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
         id: u32,
         take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
-        _panicked: impl FnOnce(&dyn round::TaskParent),
-    ) -> Result<Option<(Key, u32, R)>, crate::unwind::Panic> {
+        _panicked: impl FnOnce(round::Unwound<'_>),
+    ) -> Option<(Key, u32, R)> {
         let key = Key::new(id, 0);
         // Checks that `id` is below the number of values, which is the table's number of
         // entries (made with one per value; the values never change in number).
@@ -764,7 +781,7 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
         let waker = unsafe { self.table.borrowed_waker_unchecked(id as usize) };
         // A panic goes on to the owner, a join, which drops every value.
         let out = poll(key, value, &mut Context::from_waker(&waker));
-        Ok(Some((key, id, out)))
+        Some((key, id, out))
     }
 
     #[inline(always)]

@@ -14,9 +14,9 @@ use core::task::{Context, Waker};
 use crate::index::{trusted, trusted_mut};
 use crate::key::Key;
 use crate::poll::queue::{self, Mark, Marks, NIL, Queue};
-use crate::poll::round::{self, Slots};
+use crate::poll::round::{self, Slots, Unwound};
 use crate::sync::Ordering;
-use crate::unwind::{self, Panic};
+use crate::unwind;
 use crate::wake::atomic_waker::AtomicWaker;
 use crate::wake::hub::Hub;
 use crate::wake::ready_set::{self, Drain};
@@ -102,29 +102,18 @@ impl Drop for ErasedSlots {
 }
 
 /// Drops the `Box<[Slot<T>]>` of `len` slots at `slots`: every value, also when the `Drop`
-/// of some panics, then the box; then the first panic goes on (see [`drop_all`] and
-/// [`resume_unless_unwinding`](unwind::resume_unless_unwinding)).
+/// of some panics (see [`drop_each`](unwind::drop_each)), then the box; the first panic goes on.
 ///
 /// # Safety
 /// `slots` and `len` are those of a box made by [`SlotBox::new`] for this `T`, not dropped
 /// yet, and the `SlotBox`'s own copy of the box is not used again.
 unsafe fn drop_slots<T>(slots: NonNull<u8>, len: usize) {
     let slots = ptr::slice_from_raw_parts_mut(slots.cast::<Slot<T>>().as_ptr(), len);
-    // SAFETY: the box's own pointer and length (the caller), given back to it once.
+    // SAFETY: the box's own pointer and length (the caller), given back to it once. Dropped
+    // after the values (also while a panic of theirs unwinds), it drops none: each slot is
+    // free by then.
     let mut slots = unsafe { Box::from_raw(slots) };
-    let dropped = drop_all(&mut slots);
-    // Every slot is free now: the box's drop drops no value.
-    drop(slots);
-    if let Err(panic) = dropped {
-        unwind::resume_unless_unwinding(panic);
-    }
-}
-
-/// Drops the value of every occupied slot in place, also when the `Drop` of some panics: the
-/// rest are dropped all the same, and the first panic is returned (as
-/// [`each_despite_panics`](unwind::each_despite_panics)).
-fn drop_all<T>(slots: &mut [Slot<T>]) -> Result<(), Panic> {
-    unwind::each_despite_panics(slots.iter_mut(), Slot::drop_value)
+    unwind::drop_each(len, |index| trusted_mut(&mut slots, index).drop_value());
 }
 
 // The values sit in the heap, where moving the box does not move them, as with `Box`.
@@ -739,8 +728,8 @@ impl<T> Store<T> {
     /// Polls the value of slot `index`, if it holds one, with `poll` (given its key), in a
     /// context of its own waker; its key and entry come back with what `poll` returned. If
     /// `poll` panics, `unwound` runs and the value is dropped in place and its slot freed;
-    /// then, with `std`, the panic is returned (the caller repairs and resumes it), and
-    /// without `std` `panicked` runs with the table while the panic goes on.
+    /// then, with `std`, `panicked` gets the panic and `None` is returned (the caller repairs
+    /// and resumes it), and without `std` `panicked` gets the table while the panic goes on.
     #[inline(always)]
     pub(crate) fn poll_at<R>(
         &mut self,
@@ -748,11 +737,11 @@ impl<T> Store<T> {
         take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
         unwound: impl FnOnce(),
-        panicked: impl FnOnce(&WakeTable),
-    ) -> Result<Option<(Key, u32, R)>, Panic> {
+        panicked: impl FnOnce(Unwound<'_>),
+    ) -> Option<(Key, u32, R)> {
         let slot = trusted(&self.slots, index);
         if !slot.occupied() {
-            return Ok(None);
+            return None;
         }
         let generation = slot.generation();
         let key = Key::new(self.base + index as u32, generation);
@@ -765,7 +754,7 @@ impl<T> Store<T> {
         let out = self.poll_value(index, entry as usize, unwound, panicked, |value, cx| {
             poll(key, value, cx)
         })?;
-        Ok(Some((key, entry, out)))
+        Some((key, entry, out))
     }
 
     /// Whether entry `entry` was woken since its value's poll began.
@@ -791,23 +780,21 @@ impl<T> Store<T> {
 
     /// Polls the value at `index` (there is one) with `poll`, in a context of the waker of
     /// wake table entry `entry`. If `poll` panics, `unwound` runs and the value is dropped and
-    /// its slot freed; then the panic is returned (with `std`), or goes on after `panicked`
-    /// (without).
+    /// its slot freed; then `panicked` gets the panic and `None` is returned (with `std`), or
+    /// it gets the table and the panic goes on (without).
     #[inline(always)]
     fn poll_value<R>(
         &mut self,
         index: usize,
         entry: usize,
         unwound: impl FnOnce(),
-        panicked: impl FnOnce(&WakeTable),
+        panicked: impl FnOnce(Unwound<'_>),
         poll: impl FnOnce(Pin<&mut T>, &mut Context<'_>) -> R,
-    ) -> Result<R, Panic> {
+    ) -> Option<R> {
         #[cfg(feature = "std")]
         {
             use core::mem::MaybeUninit;
             use std::panic::{AssertUnwindSafe, catch_unwind};
-            // The round repairs with its queues and the storage both at hand.
-            let _ = panicked;
             let (value, waker) = self.value_and_waker(index, entry);
             // The output goes through a place of our own, not through `catch_unwind`'s result:
             // that passes it through a union, written field by field and read back whole, and
@@ -820,17 +807,19 @@ impl<T> Store<T> {
                 out.write(poll(value, &mut Context::from_waker(&waker)));
             })) {
                 // SAFETY: the closure returned, so it wrote the output.
-                Ok(()) => Ok(unsafe { out.assume_init() }),
+                Ok(()) => Some(unsafe { out.assume_init() }),
                 Err(panic) => {
                     // The caller's bookkeeping first: the value's `Drop` may panic too.
                     unwound();
                     self.remove_unwound(index);
-                    Err(panic)
+                    // The round repairs with its queues and the storage both at hand.
+                    panicked(panic);
+                    None
                 }
             }
         }
         #[cfg(not(feature = "std"))]
-        Ok(unwind::repair_on_unwind(
+        Some(unwind::repair_on_unwind(
             self,
             |store| {
                 let (value, waker) = store.value_and_waker(index, entry);
@@ -947,9 +936,9 @@ impl<T> Slots<T> for Store<T> {
         id: u32,
         take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
-        panicked: impl FnOnce(&dyn round::TaskParent),
-    ) -> Result<Option<(Key, u32, R)>, Panic> {
-        self.poll_at(id as usize, take_wake, poll, || {}, |table| panicked(table))
+        panicked: impl FnOnce(Unwound<'_>),
+    ) -> Option<(Key, u32, R)> {
+        self.poll_at(id as usize, take_wake, poll, || {}, panicked)
     }
 
     #[inline(always)]

@@ -84,6 +84,7 @@ impl Hub {
 
     /// Clears [`BUSY`] if nothing else is set, as an arming [`take_ready`](Self::take_ready)
     /// would (see [`try_arm`](crate::wake::ready_set::try_arm)).
+    #[cfg_attr(feature = "std", allow(dead_code))]
     pub(crate) fn try_arm(&self) -> bool {
         crate::wake::ready_set::try_arm(&self.inner.ready)
     }

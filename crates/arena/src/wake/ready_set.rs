@@ -196,6 +196,7 @@ pub(crate) fn set_busy(top: &AtomicU64) {
 /// Clears [`BUSY`] from the top word `top` if it holds nothing else (nothing was marked since
 /// the owner's last drain), as an arming drain would: the next wake then notifies the parent.
 /// `false` if something is marked: the owner must drain (or have its task do so) instead.
+#[cfg_attr(feature = "std", allow(dead_code))]
 pub(crate) fn try_arm(top: &AtomicU64) -> bool {
     // AcqRel: as the arming drain's swap, of which this is the case with nothing to take.
     top.compare_exchange(BUSY, 0, Ordering::AcqRel, Ordering::Relaxed)

@@ -342,6 +342,7 @@ impl WakeTable {
 
     /// Arms the table's ready set if nothing was woken since the owner's last drain (see
     /// [`try_arm`](ready_set::try_arm)).
+    #[cfg_attr(feature = "std", allow(dead_code))]
     pub(crate) fn try_arm(&self) -> bool {
         ready_set::try_arm(self.top_word())
     }
