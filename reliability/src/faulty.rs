@@ -37,6 +37,7 @@ pub fn faults() -> impl Strategy<Value = Faults> {
                 poll_panic_at,
                 drop_panics: drop_panics || poll_panic_at.is_some() && drop_panics_too,
                 output_drop_panics,
+                panics_while_unwinding: false,
             },
         )
 }
