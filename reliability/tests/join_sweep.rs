@@ -174,6 +174,9 @@ fn joins_of_a_mix_survive_a_second_panic_after_a_future_s_poll_panicked()
     // `try_join_all`'s error kept when a later poll panics.
     joins_survive_two_panics(&[Ready, Wait, Yield(1), Ready, Wait, Yield(2)])?;
     joins_survive_two_panics(&[Ready, Yield(1), Wait, WaitErr, Ready])?;
+    if cfg!(miri) {
+        return Ok(());
+    }
     // Past 32 futures.
     let kinds: Vec<Kind> = [Ready, Yield(1), Wait]
         .into_iter()
