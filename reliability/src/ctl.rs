@@ -9,7 +9,7 @@
 //!
 //! It can be told to panic in `poll` (at its n-th poll), in `Drop`, or in its output's `Drop`
 //! ([`Faults`]). It never panics in a drop that runs during unwinding (that would abort the
-//! process, whatever the primitive does).
+//! process, unless the primitive catches it), unless told to.
 //!
 //! What must never happen but is seen where a panic would be wrong (in `Drop`) is recorded as a
 //! violation in the [`World`], which tests check after every operation.
@@ -45,6 +45,10 @@ pub struct Faults {
     pub drop_panics: bool,
     /// The output panics in its `Drop` (unless already unwinding).
     pub output_drop_panics: bool,
+    /// Its `Drop` and its output's panic even while the thread unwinds: a primitive that drops
+    /// them there without catching the panic aborts the process (so the cases that use it run
+    /// in a child process).
+    pub panics_while_unwinding: bool,
 }
 
 /// How a [`Ctl`] behaves.
@@ -207,7 +211,8 @@ impl<T> Drop for Ctl<T> {
                 .stats
                 .violation(format!("future {} dropped twice", state.id));
         }
-        if state.spec.faults.drop_panics && !thread::panicking() {
+        let unwinding = thread::panicking() && !state.spec.faults.panics_while_unwinding;
+        if state.spec.faults.drop_panics && !unwinding {
             state.fire(Site::Drop);
         }
     }
@@ -247,7 +252,8 @@ impl Drop for Out {
                 .stats
                 .violation(format!("output of future {} dropped twice", state.id));
         }
-        if state.spec.faults.output_drop_panics && !thread::panicking() {
+        let unwinding = thread::panicking() && !state.spec.faults.panics_while_unwinding;
+        if state.spec.faults.output_drop_panics && !unwinding {
             state.fire(Site::OutputDrop);
         }
     }

@@ -1,10 +1,13 @@
 //! The fault driver of the sets and stream buffers: a random program of operations (push a
 //! future that may panic in `poll`, in `Drop` or in its output's `Drop`; complete or wake
 //! future i from thread t; poll until settled or once; clear; drop the whole set) run against
-//! one primitive, checking after every operation that a panic that reached the caller is an
-//! injected one raised during it, that none was swallowed, and that what the docs promise
-//! after a panic holds (see `tests/faults.rs`).
+//! one primitive, checking after every operation that a panic that reached the caller is the
+//! first injected one raised during it (a future whose poll panics may panic in its `Drop`
+//! too), that none was swallowed, that after a panic of a future's poll a wake from outside
+//! reaches the task, and that what the docs promise after a panic holds (see
+//! `tests/faults.rs`).
 
+use std::cell::Cell;
 use std::task::{Context, Poll};
 
 use pinfold_buffer::BufferExt;
@@ -13,25 +16,30 @@ use proptest::test_runner::TestCaseError;
 
 use crate::ctl::{Faults, Out, Outcome, Spec, World};
 use crate::exec::Exec;
-use crate::fault::{Payload, Site, catch, check_panic, drop_outputs, less};
+use crate::fault::{Payload, Site, as_fault, catch, check_panic, drop_outputs, less};
 use crate::program::{Pick, Via, WAKE_THREADS, via};
 use crate::sizes::program_ops;
 use crate::subject::{Buffer, Subject};
 use crate::wake_threads::WakeThreads;
 
 /// Faults at random points: a panic in the first, second or third poll; in `Drop`; in the
-/// output's `Drop`.
+/// output's `Drop`. A future that panics in its poll panics in its `Drop` too one time in
+/// three: two panics in one call, the poll's first.
 pub fn faults() -> impl Strategy<Value = Faults> {
     (
         prop::option::weighted(0.2, 1..=3u32),
         prop::bool::weighted(0.15),
+        prop::bool::weighted(0.2),
         prop::bool::weighted(0.15),
     )
-        .prop_map(|(poll_panic_at, drop_panics, output_drop_panics)| Faults {
-            poll_panic_at,
-            drop_panics,
-            output_drop_panics,
-        })
+        .prop_map(
+            |(poll_panic_at, drop_panics, drop_panics_too, output_drop_panics)| Faults {
+                poll_panic_at,
+                drop_panics: drop_panics || poll_panic_at.is_some() && drop_panics_too,
+                output_drop_panics,
+                panics_while_unwinding: false,
+            },
+        )
 }
 
 /// A future's [`Spec`]: its faults, and whether it wakes itself once completed (one in five
@@ -221,6 +229,9 @@ impl Faulty {
             }
             Op::Run | Op::PollOnce => {
                 let limit = 256 + 16 * self.world.len();
+                let flag = self.exec.flag().clone();
+                // The task's wakes when the latest call began.
+                let wakes_at_call = Cell::new(flag.wakes());
                 let Self {
                     world,
                     exec,
@@ -231,6 +242,7 @@ impl Faulty {
                 } = self;
                 let mut poll = |cx: &mut Context<'_>| {
                     world.begin_poll_call();
+                    wakes_at_call.set(flag.wakes());
                     match subject.poll_next(cx) {
                         Poll::Ready(Some(out)) => {
                             delivered.push(out.id());
@@ -241,7 +253,7 @@ impl Faulty {
                         Poll::Pending => Poll::Pending,
                     }
                 };
-                if matches!(op, Op::PollOnce) {
+                let caught = if matches!(op, Op::PollOnce) {
                     catch(|| exec.poll_once(&mut poll).is_ready()).err()
                 } else {
                     match catch(|| exec.run(limit, &mut poll)) {
@@ -256,7 +268,14 @@ impl Faulty {
                         }
                         Err(payload) => Some(payload),
                     }
+                };
+                let poll_panicked = caught
+                    .as_ref()
+                    .is_some_and(|p| as_fault(&**p).is_ok_and(|fault| fault.site == Site::Poll));
+                if poll_panicked {
+                    self.check_reachable(wakes_at_call.get())?;
                 }
+                caught
             }
             Op::Clear => {
                 let caught = catch(|| self.subject.clear()).err();
@@ -293,6 +312,28 @@ impl Faulty {
         self.after(op, caught)?;
         if settled {
             self.check_settled()?;
+        }
+        Ok(())
+    }
+
+    /// After a call that a future's poll panicked in (the future's `Drop` may have panicked
+    /// too): the task's waker was registered before the panic left the call, so a wake of
+    /// a future still running, from outside, reaches the task (unless the call woke it
+    /// already: `task_wakes` is the count when the call began).
+    fn check_reachable(&self, task_wakes: usize) -> Result<(), TestCaseError> {
+        let running = self
+            .world
+            .handles()
+            .iter()
+            .find(|ctl| ctl.drops() == 0 && ctl.waker().is_some());
+        if let Some(ctl) = running {
+            ctl.wake();
+            let wakes = self.exec.flag().wakes();
+            prop_assert!(
+                wakes > task_wakes,
+                "after a panic of a future's poll, a wake of future {} did not reach the task",
+                ctl.id()
+            );
         }
         Ok(())
     }

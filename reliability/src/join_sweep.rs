@@ -18,6 +18,12 @@
 //! and in every case no future is polled after it finished, and every future and every output
 //! made is dropped exactly once, with no clone of the task's waker left behind.
 //!
+//! A second sweep makes two panics of each future's poll
+//! ([`two_panics_in_a_call_of_join_all`], [`two_panics_in_a_call_of_try_join_all`]): the poll
+//! panics, and so does each call into user code in turn that the join makes before that panic
+//! is out (the drops of everything as the join ends, the task's waker). The first panic comes
+//! out, and the contract after it holds as for one.
+//!
 //! [`kinds`] makes random inputs for the sweep; up to 40 span the 32 at which a join stops
 //! polling its futures a second time with the task's waker.
 
@@ -32,8 +38,9 @@ use std::task::{Context, Poll, Waker};
 use futures_core::future::FusedFuture;
 use pinfold_join::{join_all, try_join_all};
 use pinfold_testkit::contract::panic_message;
+use pinfold_testkit::fault_clock::FaultClock;
 use pinfold_testkit::future::poll_with;
-use pinfold_testkit::panicking_waker::{WakerSwitches, panicking_waker};
+use pinfold_testkit::panicking_waker::{WakerSwitches, panicking_waker_on};
 use pinfold_testkit::waker::{WakeCounter, counting_waker};
 use proptest::prelude::*;
 
@@ -181,6 +188,9 @@ impl Drop for Out {
     }
 }
 
+/// The label of a future's poll.
+const POLL_STEP: &str = "future: poll";
+
 /// A future of the given kind whose poll and drop are steps.
 struct Input {
     id: usize,
@@ -206,7 +216,7 @@ impl Future for Input {
         let run = self.run.clone();
         let _guard = PollGuard(&run);
         let id = self.id;
-        run.switches.step("future: poll");
+        run.switches.step(POLL_STEP);
         let seen = run.seen(id);
         if seen.finished.load(Ordering::SeqCst) {
             seen.polls_after_finishing.fetch_add(1, Ordering::SeqCst);
@@ -317,14 +327,15 @@ impl TaskWaker {
     }
 }
 
-/// Turns the panic off when dropped: a run cut short by a violation drops its join, outputs
+/// Turns the panics off when dropped: a run cut short by a violation drops its join, outputs
 /// and waker without a panic that would hide the violation.
-struct Disarm<'a>(&'a WakerSwitches);
+struct Disarm<'a>(&'a WakerSwitches, &'a FaultClock);
 
 impl Drop for Disarm<'_> {
     fn drop(&mut self) {
         // Calls are counted from 1: none is call 0.
         self.0.panic_at_call(0);
+        self.1.arm(0);
     }
 }
 
@@ -338,14 +349,34 @@ struct PanicAt {
     label: &'static str,
 }
 
-/// Runs `kinds` through `J`'s join with a panic at `panic_at` (none if `None`), and checks the
-/// contract after it. Returns what every step was: the counting run's labels tell the message
-/// of the panic at step `k`.
-fn run<J: Joiner>(kinds: &[Kind], panic_at: Option<PanicAt>) -> Result<Vec<&'static str>, String> {
+/// What a run did: every step, and the steps made before the first panic came out of a
+/// future's poll, if one did.
+struct Steps {
+    labels: Vec<&'static str>,
+    before_poll_panic_out: Option<usize>,
+}
+
+/// Runs `kinds` through `J`'s join with a panic at `panic_at` (none if `None`), and a second
+/// at `then` (a later step, before the first panic is out of the call: the join must drop it
+/// and let the first out), and checks the contract after them. Returns what every step was:
+/// the counting run's labels tell the message of the panic at step `k`.
+fn run<J: Joiner>(
+    kinds: &[Kind],
+    panic_at: Option<PanicAt>,
+    then: Option<PanicAt>,
+) -> Result<Steps, String> {
     let n = kinds.len();
-    let (task, switches) = panicking_waker();
-    if let Some(at) = panic_at {
-        switches.panic_at_call(at.step);
+    // The first panic comes from the clock (never while unwinding: the first is not), the
+    // second from the switches (also while the first unwinds).
+    let clock = FaultClock::new();
+    let (task, switches) = panicking_waker_on(clock.clone());
+    match (panic_at, then) {
+        (Some(first), Some(second)) => {
+            clock.arm(first.step);
+            switches.panic_at_call(second.step);
+        }
+        (Some(at), None) => switches.panic_at_call(at.step),
+        _ => {}
     }
     let run = Arc::new(Run {
         switches: switches.clone(),
@@ -362,19 +393,28 @@ fn run<J: Joiner>(kinds: &[Kind], panic_at: Option<PanicAt>) -> Result<Vec<&'sta
             run: run.clone(),
         })
         .collect();
-    let context = |what: &str| match panic_at {
-        Some(at) => format!(
+    let context = |what: &str| match (panic_at, then) {
+        (Some(at), Some(second)) => format!(
+            "{} of {kinds:?}, panic at step {} ({}) and at step {} ({}): {what}",
+            J::NAME,
+            at.step,
+            at.label,
+            second.step,
+            second.label
+        ),
+        (Some(at), None) => format!(
             "{} of {kinds:?}, panic at step {} ({}): {what}",
             J::NAME,
             at.step,
             at.label
         ),
-        None => format!("{} of {kinds:?}, no panic: {what}", J::NAME),
+        _ => format!("{} of {kinds:?}, no panic: {what}", J::NAME),
     };
     let mut join = J::join(inputs);
     let mut waker = TaskWaker::Panicking(task, switches.clone());
     let mut outcome = None;
-    let disarm = Disarm(&switches);
+    let mut before_poll_panic_out = None;
+    let disarm = Disarm(&switches, &clock);
     let mut caught: Option<String> = None;
     let mut catch =
         |panic: Box<dyn std::any::Any + Send>, waker: &mut TaskWaker| -> Result<(), String> {
@@ -423,9 +463,11 @@ fn run<J: Joiner>(kinds: &[Kind], panic_at: Option<PanicAt>) -> Result<Vec<&'sta
             }
             Ok(Poll::Pending) => woken = waker.wakes() > before,
             Err(panic) => {
+                let steps = switches.calls();
                 catch(panic, &mut waker)?;
                 woken = true;
                 if run.poll_panicked.load(Ordering::SeqCst) {
+                    before_poll_panic_out = Some(steps);
                     break;
                 }
             }
@@ -463,10 +505,14 @@ fn run<J: Joiner>(kinds: &[Kind], panic_at: Option<PanicAt>) -> Result<Vec<&'sta
         catch(panic, &mut waker)?;
     }
     let labels = switches.step_labels();
+    let panics = switches.panics();
     drop(disarm);
     drop(outcome);
     if panic_at.is_some() && caught.is_none() {
         return Err(context("the injected panic was not seen"));
+    }
+    if then.is_some() && panics != 2 {
+        return Err(context(&format!("{panics} panics raised, not two")));
     }
     for id in 0..n {
         if run.seen(id).polls_after_finishing.load(Ordering::SeqCst) != 0 {
@@ -478,7 +524,10 @@ fn run<J: Joiner>(kinds: &[Kind], panic_at: Option<PanicAt>) -> Result<Vec<&'sta
     if switches.live() != 0 {
         return Err(context("a clone of the task's waker was leaked"));
     }
-    Ok(labels)
+    Ok(Steps {
+        labels,
+        before_poll_panic_out,
+    })
 }
 
 /// Checks a completed join's result: every output in input order, each `Ok` or `Err` as its
@@ -530,7 +579,7 @@ fn check_outcome(
 
 /// Counts the steps of `kinds` joined by `J`, then runs it once with a panic at each.
 fn panic_at_every_call<J: Joiner>(kinds: &[Kind]) -> Result<(), String> {
-    let labels = run::<J>(kinds, None)?;
+    let labels = run::<J>(kinds, None, None)?.labels;
     let steps = labels.len();
     // Under Miri, about 20 steps spread over the run (and the last, if there are any: a join
     // of nothing calls no user code).
@@ -541,7 +590,67 @@ fn panic_at_every_call<J: Joiner>(kinds: &[Kind]) -> Result<(), String> {
             step,
             label: labels[step - 1],
         };
-        run::<J>(kinds, Some(at))?;
+        run::<J>(kinds, Some(at), None)?;
+    }
+    Ok(())
+}
+
+/// Runs `join_all` of inputs of `kinds` once with two panics for each future's poll: the poll
+/// panics, and so does each call into user code in turn that the join makes before that panic
+/// is out (the future's drop, the other futures' and the kept outputs' drops as the join
+/// drops everything, the task's waker). The contract after the first panic holds, and the
+/// first panic is the one that comes out. Under Miri, about 20 of the pairs after about 6 of
+/// the polls.
+///
+/// # Errors
+/// The first violation, naming the kinds, the two steps that panicked and what went wrong.
+pub fn two_panics_in_a_call_of_join_all(kinds: &[Kind]) -> Result<(), String> {
+    two_panics_in_a_call::<JoinAllOf>(kinds)
+}
+
+/// [`two_panics_in_a_call_of_join_all`] for `try_join_all`.
+///
+/// # Errors
+/// The first violation, naming the kinds, the two steps that panicked and what went wrong.
+pub fn two_panics_in_a_call_of_try_join_all(kinds: &[Kind]) -> Result<(), String> {
+    two_panics_in_a_call::<TryJoinAllOf>(kinds)
+}
+
+/// Counts the steps of `kinds` joined by `J`; for each future's poll, runs it once with a
+/// panic there to count the steps until that panic is out, then once per such step with a
+/// second panic there.
+fn two_panics_in_a_call<J: Joiner>(kinds: &[Kind]) -> Result<(), String> {
+    let labels = run::<J>(kinds, None, None)?.labels;
+    let polls: Vec<usize> = (0..labels.len())
+        .filter(|&index| labels[index] == POLL_STEP)
+        .collect();
+    // Under Miri, about 6 of the polls, spread over the run.
+    let stride = if cfg!(miri) {
+        (polls.len() / 6).max(1)
+    } else {
+        1
+    };
+    let mut pairs = Vec::new();
+    for &index in polls.iter().step_by(stride) {
+        let label = labels[index];
+        let first = PanicAt {
+            step: index + 1,
+            label,
+        };
+        let steps = run::<J>(kinds, Some(first), None)?;
+        let out = steps.before_poll_panic_out.unwrap_or(first.step);
+        for step in first.step + 1..=out {
+            let label = steps.labels[step - 1];
+            pairs.push((first, PanicAt { step, label }));
+        }
+    }
+    let stride = if cfg!(miri) {
+        (pairs.len() / 20).max(1)
+    } else {
+        1
+    };
+    for &(first, second) in pairs.iter().step_by(stride) {
+        run::<J>(kinds, Some(first), Some(second))?;
     }
     Ok(())
 }

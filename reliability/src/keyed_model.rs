@@ -11,6 +11,12 @@
 //! panicked has left (dropped once, its key refused); every other value is still there under
 //! its key; no output or item a value gave is lost; nothing is polled after it left.
 //!
+//! [`sweep_two_faults`] makes each of those panics two in one call ([`Second`]): a value's
+//! poll panics and then its `Drop` as the set drops it, or the task's waker as the set wakes
+//! the task for the values still queued; or a value's `Drop` panics and then the next one's
+//! (in `clear`, or the set's drop). The first panic must come out, and after a value's poll
+//! panicked the task is polled only when woken, so a wake the panic lost leaves an item owed.
+//!
 //! The ordered sets have no keys: [`run_ordered`] checks them against a model of the order
 //! they promise.
 
@@ -27,7 +33,8 @@ use futures_core::Stream;
 use pinfold_testkit::contract::panic_message;
 use pinfold_testkit::fault_clock::{CLOCK_PANIC, FaultClock};
 use pinfold_testkit::panicking_waker::{
-    CLONE_PANIC, DROP_PANIC, WAKE_BY_REF_PANIC, WAKE_PANIC, WakerSwitches, panicking_waker_on,
+    CLONE_PANIC, DROP_PANIC, WAKE_BY_REF_PANIC, WAKE_PANIC, WakerOps, WakerSwitches,
+    panicking_waker_on,
 };
 use proptest::prelude::*;
 
@@ -110,12 +117,105 @@ impl fmt::Debug for ValState {
     }
 }
 
+/// A second panic in the call the [`FaultClock`]'s panic fell in: two faults at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Second {
+    /// The value whose poll panicked panics in its `Drop` too, as the set drops it.
+    ValueDrop,
+    /// The task waker's next wake panics: the set's, as it wakes the task for the values still
+    /// queued after a value's poll panicked.
+    TaskWake,
+    /// The next value dropped after one whose `Drop` panicked panics in its `Drop` too: two
+    /// panicking drops in `clear`, or in the set's drop.
+    NextDrop,
+}
+
+/// The message of the second panic of a [`Second`] fault in a value's `Drop`.
+pub const SECOND_PANIC: &str = "keyed model: second panic";
+
+/// The faults of a run: the clock's panic, and what follows it.
+#[derive(Debug)]
+pub struct Faults {
+    clock: Arc<FaultClock>,
+    second: Option<Second>,
+    /// The task waker's switches, which [`Second::TaskWake`] arms.
+    switches: Option<Arc<WakerSwitches>>,
+    /// Whether the clock's panic fell in a value's poll.
+    poll_fired: AtomicBool,
+    /// Whether the clock's panic fell in a value's poll or drop (else, if it fired, in a call
+    /// of the task's waker, whose message it has).
+    value_fired: AtomicBool,
+    /// The value whose `Drop` panics next ([`Second::ValueDrop`]), or any value's
+    /// ([`Second::NextDrop`]): its id, `u32::MAX` for any, or none.
+    drop_armed: Mutex<Option<u32>>,
+}
+
+impl Faults {
+    /// The faults of a run whose task waker has `switches` (on `clock`).
+    fn new(
+        clock: Arc<FaultClock>,
+        second: Option<Second>,
+        switches: Option<Arc<WakerSwitches>>,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            clock,
+            second,
+            switches,
+            poll_fired: AtomicBool::new(false),
+            value_fired: AtomicBool::new(false),
+            drop_armed: Mutex::new(None),
+        })
+    }
+
+    /// Counts a call of value `id`'s poll; panics if the clock picks it.
+    fn polled(&self, id: u32) {
+        if self.clock.tick() {
+            self.poll_fired.store(true, Ordering::SeqCst);
+            self.value_fired.store(true, Ordering::SeqCst);
+            match self.second {
+                Some(Second::ValueDrop) => *lock(&self.drop_armed) = Some(id),
+                Some(Second::TaskWake) => {
+                    if let Some(switches) = &self.switches {
+                        switches.panic_once(WakerOps::ANY_WAKE);
+                    }
+                }
+                _ => {}
+            }
+            panic!("{CLOCK_PANIC}");
+        }
+    }
+
+    /// Counts a call of value `id`'s drop; panics if the clock picks it, or if a second panic
+    /// is armed for it (and the thread is not unwinding already).
+    fn dropped(&self, id: u32) {
+        let armed = {
+            let mut armed = lock(&self.drop_armed);
+            let this = armed.is_some_and(|for_id| for_id == id || for_id == u32::MAX);
+            if this && !std::thread::panicking() {
+                *armed = None;
+            }
+            this
+        };
+        if armed && !std::thread::panicking() {
+            panic!("{SECOND_PANIC}");
+        }
+        if self.clock.tick() {
+            self.value_fired.store(true, Ordering::SeqCst);
+            if self.second == Some(Second::NextDrop) {
+                *lock(&self.drop_armed) = Some(u32::MAX);
+            }
+            panic!("{CLOCK_PANIC}");
+        }
+    }
+}
+
 /// A value the test controls: as a future, ready with the first item fired at it; as a
 /// stream, the items fired at it in order, then the end once the test ends it. Its poll and
-/// drop count on the run's [`FaultClock`] and panic when it picks them.
+/// drop count on the run's [`FaultClock`] and panic when it picks them (and when a [`Second`]
+/// fault picks its drop).
 pub struct Val {
     state: Arc<ValState>,
-    clock: Arc<FaultClock>,
+    faults: Arc<Faults>,
 }
 
 impl fmt::Debug for Val {
@@ -127,6 +227,11 @@ impl fmt::Debug for Val {
 impl Val {
     /// Value `id`, whose poll and drop count on `clock`, and what it shares with the test.
     pub fn new(id: u32, clock: Arc<FaultClock>) -> (Self, Arc<ValState>) {
+        Self::with_faults(id, Faults::new(clock, None, None))
+    }
+
+    /// Value `id`, whose poll and drop count on the run's `faults`.
+    fn with_faults(id: u32, faults: Arc<Faults>) -> (Self, Arc<ValState>) {
         let state = Arc::new(ValState {
             id,
             ..ValState::default()
@@ -134,7 +239,7 @@ impl Val {
         (
             Self {
                 state: state.clone(),
-                clock,
+                faults,
             },
             state,
         )
@@ -156,7 +261,7 @@ impl Val {
             *waker = Some(cx.waker().clone());
         }
         drop(waker);
-        self.clock.panic_now();
+        self.faults.polled(self.state.id);
     }
 
     fn take_item(&self) -> Option<u32> {
@@ -203,7 +308,7 @@ impl Drop for Val {
             self.state
                 .violation(format!("value {} dropped twice", self.state.id));
         }
-        self.clock.panic_now();
+        self.faults.dropped(self.state.id);
     }
 }
 
@@ -391,7 +496,7 @@ struct Live {
 /// One run of a program against a set, with its model.
 struct Run<S: KeyedSubject> {
     set: Option<S>,
-    clock: Arc<FaultClock>,
+    faults: Arc<Faults>,
     waker: Waker,
     switches: Arc<WakerSwitches>,
     /// Task wakes seen so far (to tell whether the task was woken since).
@@ -413,11 +518,17 @@ struct Run<S: KeyedSubject> {
 pub type Mismatch = String;
 
 impl<S: KeyedSubject> Run<S> {
-    fn new(clock: Arc<FaultClock>, threads: Option<WakeThreads>, faulty: bool) -> Self {
+    fn new(
+        clock: Arc<FaultClock>,
+        second: Option<Second>,
+        threads: Option<WakeThreads>,
+        faulty: bool,
+    ) -> Self {
         let (waker, switches) = panicking_waker_on(clock.clone());
+        let faults = Faults::new(clock, second, Some(switches.clone()));
         Self {
             set: Some(S::make(BOUNDED_CAPACITY)),
-            clock,
+            faults,
             waker,
             switches,
             wakes_seen: 0,
@@ -437,7 +548,7 @@ impl<S: KeyedSubject> Run<S> {
     }
 
     fn new_val(&mut self) -> Val {
-        let (val, state) = Val::new(self.states.len() as u32, self.clock.clone());
+        let (val, state) = Val::with_faults(self.states.len() as u32, self.faults.clone());
         self.states.push(state);
         val
     }
@@ -859,7 +970,7 @@ pub fn run_keyed<S: KeyedSubject>(
     program: &[Op],
     threads: Option<WakeThreads>,
 ) -> Result<(), Mismatch> {
-    let mut run = Run::<S>::new(FaultClock::new(), threads, false);
+    let mut run = Run::<S>::new(FaultClock::new(), None, threads, false);
     for (step, op) in program.iter().enumerate() {
         run.op(op)
             .and_then(|()| run.check())
@@ -870,12 +981,13 @@ pub fn run_keyed<S: KeyedSubject>(
 }
 
 /// The messages of the panics a fault run injects.
-const INJECTED: [&str; 5] = [
+const INJECTED: [&str; 6] = [
     CLOCK_PANIC,
     CLONE_PANIC,
     WAKE_PANIC,
     WAKE_BY_REF_PANIC,
     DROP_PANIC,
+    SECOND_PANIC,
 ];
 
 /// What a sweep of faults over a program did.
@@ -892,9 +1004,25 @@ pub struct Sweep {
 /// caught where it surfaced and the model reconciled (see the [module documentation](self)).
 /// Wakes come from this thread, so that every run makes the same calls.
 pub fn sweep_faults<S: KeyedSubject>(program: &[Op]) -> Result<Sweep, Mismatch> {
+    sweep::<S>(program, None)
+}
+
+/// [`sweep_faults`] with a second panic in the call of each: the `second` fault, where the
+/// first panic makes it possible (after a value's poll panicked, or its drop). The first panic
+/// comes out; after a value's poll panicked, the task's waker was registered before it came
+/// out, so the task is polled only when woken: a wake lost to it leaves an item owed when the
+/// program drains the set, and fails it.
+pub fn sweep_two_faults<S: KeyedSubject>(
+    program: &[Op],
+    second: Second,
+) -> Result<Sweep, Mismatch> {
+    sweep::<S>(program, Some(second))
+}
+
+fn sweep<S: KeyedSubject>(program: &[Op], second: Option<Second>) -> Result<Sweep, Mismatch> {
     let clock = FaultClock::new();
     let calls = {
-        let mut run = Run::<S>::new(clock.clone(), None, true);
+        let mut run = Run::<S>::new(clock.clone(), None, None, true);
         for op in program {
             run.op(op)?;
         }
@@ -905,8 +1033,13 @@ pub fn sweep_faults<S: KeyedSubject>(program: &[Op]) -> Result<Sweep, Mismatch> 
     let mut sweep = Sweep { calls, fired: 0 };
     for k in 1..=calls {
         clock.arm(k);
-        fault_run::<S>(program, &clock)
-            .map_err(|mismatch| format!("{}: panic at call {k} of {calls}: {mismatch}", S::NAME))?;
+        fault_run::<S>(program, &clock, second).map_err(|mismatch| {
+            let second = second.map_or(String::new(), |second| format!(" and {second:?}"));
+            format!(
+                "{}: panic at call {k} of {calls}{second}: {mismatch}",
+                S::NAME
+            )
+        })?;
         if clock.fired() {
             sweep.fired += 1;
         }
@@ -915,9 +1048,37 @@ pub fn sweep_faults<S: KeyedSubject>(program: &[Op]) -> Result<Sweep, Mismatch> 
     Ok(sweep)
 }
 
-fn fault_run<S: KeyedSubject>(program: &[Op], clock: &Arc<FaultClock>) -> Result<(), Mismatch> {
-    let mut run = Run::<S>::new(clock.clone(), None, true);
+/// The panic that came out of an operation in which the clock's panic fell must be the
+/// clock's, the first: [`CLOCK_PANIC`] if it fell in a value's call (`value`), else the task
+/// waker's (a second panic follows only one of a value's).
+fn check_first(message: &str, fired_in_op: bool, value: bool) -> Result<(), Mismatch> {
+    let first = if value {
+        message == CLOCK_PANIC
+    } else {
+        message != CLOCK_PANIC && message != SECOND_PANIC
+    };
+    if fired_in_op && !first {
+        return Err(format!(
+            "{message} came out, not the first panic ({})",
+            if value {
+                CLOCK_PANIC
+            } else {
+                "the task waker's"
+            }
+        ));
+    }
+    Ok(())
+}
+
+fn fault_run<S: KeyedSubject>(
+    program: &[Op],
+    clock: &Arc<FaultClock>,
+    second: Option<Second>,
+) -> Result<(), Mismatch> {
+    let mut run = Run::<S>::new(clock.clone(), second, None, true);
     for (step, op) in program.iter().enumerate() {
+        let fired_before = clock.fired();
+        let waker_panics = run.switches.panics();
         match catch_unwind(AssertUnwindSafe(|| run.op(op))) {
             Ok(result) => result.map_err(|m| format!("step {step} ({op:?}): {m}"))?,
             Err(payload) => {
@@ -925,8 +1086,22 @@ fn fault_run<S: KeyedSubject>(program: &[Op], clock: &Arc<FaultClock>) -> Result
                 if !INJECTED.contains(&message) {
                     return Err(format!("step {step} ({op:?}): unexpected panic: {message}"));
                 }
+                let fired_here = clock.fired() && !fired_before;
+                let value = run.faults.value_fired.load(Ordering::SeqCst);
+                check_first(message, fired_here, value)
+                    .map_err(|m| format!("step {step} ({op:?}): {m}"))?;
                 run.reconcile()
                     .map_err(|m| format!("step {step} ({op:?}), after the panic: {m}"))?;
+                if second.is_some()
+                    && fired_here
+                    && run.faults.poll_fired.load(Ordering::SeqCst)
+                    && run.switches.panics() == waker_panics
+                {
+                    // Wakes reach the task after a value's poll panicked, and the set woke it
+                    // if values are still queued: it needs no call unasked (unless the set's
+                    // wake panicked, and could not wake it).
+                    run.dirty = false;
+                }
             }
         }
         run.check().map_err(|m| {
@@ -945,7 +1120,13 @@ fn fault_run<S: KeyedSubject>(program: &[Op], clock: &Arc<FaultClock>) -> Result
         run.depart(id);
     }
     let set = run.set.take();
-    let _ = catch_unwind(AssertUnwindSafe(move || drop(set)));
+    let fired_before = clock.fired();
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(set))) {
+        let message = panic_message(&*payload);
+        let value = run.faults.value_fired.load(Ordering::SeqCst);
+        check_first(message, clock.fired() && !fired_before, value)
+            .map_err(|m| format!("dropping the set: {m}"))?;
+    }
     run.check_drops().map_err(|m| format!("at the end: {m}"))?;
     for state in &run.states {
         drop(lock(&state.waker).take());
@@ -1030,6 +1211,7 @@ pub fn run_ordered<S: OrderedSubject>(
 ) -> Result<(), Mismatch> {
     let clock = FaultClock::new();
     let (waker, switches) = panicking_waker_on(clock.clone());
+    let faults = Faults::new(clock, None, Some(switches.clone()));
     let mut set = S::make(BOUNDED_CAPACITY);
     let mut states: Vec<Arc<ValState>> = Vec::new();
     // The ids in the set, in output order, with the item each will give once fired.
@@ -1038,7 +1220,7 @@ pub fn run_ordered<S: OrderedSubject>(
     let mut wakes_seen = 0;
     let mut dirty = false;
     let make = |states: &mut Vec<Arc<ValState>>| {
-        let (val, state) = Val::new(states.len() as u32, clock.clone());
+        let (val, state) = Val::with_faults(states.len() as u32, faults.clone());
         states.push(state);
         val
     };

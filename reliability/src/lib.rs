@@ -28,15 +28,21 @@
 //! - [`keyed_model`]: the keyed model of the sets and merges (random programs checked against
 //!   live keys, owed outputs and departed keys after every step), the same programs with a
 //!   panic at every call into user code in turn ([`sweep_faults`](keyed_model::sweep_faults)),
-//!   and the ordered sets against a model of their order.
+//!   or two in one call ([`sweep_two_faults`](keyed_model::sweep_two_faults)), and the ordered
+//!   sets against a model of their order.
 //! - [`fault`]: the panic payload of an injected fault, a panic hook that keeps those quiet,
 //!   and the accounting of which injected panics were raised and which reached the caller.
 //! - [`faulty`]: the fault driver of the sets and buffers ([`Faulty`](faulty::Faulty)): a
 //!   program of futures that panic at random points, and the programs' strategies.
 //! - [`faulty_join`]: the fault driver of `join_all` and `try_join_all`.
+//! - [`isolated`]: [`in_child_process`](isolated::in_child_process), which runs a case that
+//!   may abort the process (two panics, one while the other unwinds) in a child process, so
+//!   that an abort fails that case instead of ending the test binary.
 //! - [`join_sweep`]: `join_all` and `try_join_all` of a mix of inputs with a panic at every
 //!   call into user code in turn, each run checked against the joins' documented contract
-//!   ([`panic_at_every_call_of_join_all`](join_sweep::panic_at_every_call_of_join_all)), and
+//!   ([`panic_at_every_call_of_join_all`](join_sweep::panic_at_every_call_of_join_all)), or
+//!   with two, a future's poll and a call after it
+//!   ([`two_panics_in_a_call_of_join_all`](join_sweep::two_panics_in_a_call_of_join_all)), and
 //!   the inputs' strategy.
 //! - [`driven_model`]: the driven model: `Driven` over every set of futures, merge and map,
 //!   made as a user makes it, through random programs of pushes between calls, drives, takes,
@@ -44,12 +50,13 @@
 //!   checked after every step against what each value owes
 //!   ([`run`](driven_model::run)), and the programs' strategy.
 //! - [`map_model`]: the keyed model of `FutureMap` and `StreamMap` ([`Driver`](map_model::Driver)),
-//!   with a key and a value type whose user code can panic at its k-th call, and the programs'
-//!   strategy.
+//!   with a key and a value type whose user code can panic at its k-th call (and, after a
+//!   value's poll, at a second site in the same call), and the programs' strategy.
 //! - [`order_model`]: the order model: when each value of every primitive is polled, checked
 //!   at every poll against a reference of due values and their epochs (no value polled
 //!   unless due, none twice in a call, none passed over by values due from a later batch), with
-//!   the budget and the task's wakes, and the programs' strategies.
+//!   the budget and the task's wakes, after one fault or two in a call, and the programs'
+//!   strategies.
 //! - [`pool_model`]: the buffer pool and its batching writer against a model of where every
 //!   buffer is and what every message became, with a panic at every call into the task's
 //!   wakers in turn ([`sweep`](pool_model::sweep)).
@@ -75,6 +82,7 @@ pub mod exec;
 pub mod fault;
 pub mod faulty;
 pub mod faulty_join;
+pub mod isolated;
 pub mod join_lockstep;
 pub mod join_sweep;
 pub mod keyed_model;

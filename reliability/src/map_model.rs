@@ -15,6 +15,10 @@
 //! The task's waker is [`panicking_waker`]'s, which counts its wakes (the driver polls only
 //! after a wake, or after an output or a change of its own, so a lost wake shows up as an
 //! output that never comes) and can be made to panic.
+//!
+//! A plan may add a second panic to a value's poll's ([`Plan::with_second`]), in the same call:
+//! the value's or its key's `Drop` as the map drops the entry, or the task waker's wake. The
+//! panic that comes out must be the first, and after it the task is polled only when woken.
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::fmt;
@@ -88,6 +92,18 @@ pub struct Plan {
     keys_made: AtomicUsize,
     keys_dropped: AtomicUsize,
     violations: Mutex<Vec<String>>,
+    /// A second panic in the call of the first, once that was a value's poll: at the next
+    /// call at this site (a value's or a key's `Drop`, as the map drops the entry; the task
+    /// waker's next wake for [`Site::Waker`]).
+    second: Option<Site>,
+    /// Set when the first panic (a value's poll) armed the second, until that fires.
+    second_armed: AtomicBool,
+    /// The task waker's switches, which [`Site::Waker`] arms.
+    switches: Option<Arc<WakerSwitches>>,
+    /// The first injected panic, raised and not yet taken by the driver.
+    first: Mutex<Option<Injected>>,
+    /// The calls counted at each site.
+    site_counts: Mutex<HashMap<Site, u64>>,
 }
 
 /// Which user-code call of a run panics.
@@ -121,12 +137,39 @@ impl Plan {
         self.calls.load(Ordering::SeqCst)
     }
 
-    /// Counts a call at `site`; panics if it is the chosen one (never while unwinding).
+    /// The user-code calls at `site` counted so far.
+    pub fn calls_at(&self, site: Site) -> u64 {
+        lock(&self.site_counts).get(&site).copied().unwrap_or(0)
+    }
+
+    /// A plan whose user code panics at `fault` (a value's poll) and then, in the same call, at
+    /// the next call at `second` (see [`Site`]); `switches` are the task waker's.
+    pub fn with_second(fault: Fault, second: Site, switches: Arc<WakerSwitches>) -> Arc<Self> {
+        let mut plan = Arc::into_inner(Self::new(fault)).expect("a new plan");
+        plan.second = Some(second);
+        plan.switches = Some(switches);
+        Arc::new(plan)
+    }
+
+    /// The first injected panic, if it was raised since the last call.
+    fn take_first(&self) -> Option<Injected> {
+        lock(&self.first).take()
+    }
+
+    /// Counts a call at `site`; panics if it is the chosen one, or the second panic armed for
+    /// it (never while unwinding).
     fn tick(&self, site: Site) {
         if self.paused.load(Ordering::SeqCst) {
             return;
         }
         let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        *lock(&self.site_counts).entry(site).or_default() += 1;
+        if self.second == Some(site)
+            && !thread::panicking()
+            && self.second_armed.swap(false, Ordering::SeqCst)
+        {
+            panic::panic_any(Injected { site, call });
+        }
         let counted = match self.panic_site {
             None => call,
             Some(panic_site) if panic_site == site => {
@@ -135,7 +178,16 @@ impl Plan {
             Some(_) => return,
         };
         if counted == self.panic_at.load(Ordering::SeqCst) && !thread::panicking() {
-            panic::panic_any(Injected { site, call });
+            let first = Injected { site, call };
+            *lock(&self.first) = Some(first);
+            if site == Site::Poll {
+                match (self.second, &self.switches) {
+                    (Some(Site::Waker), Some(switches)) => switches.panic_once(WakerOps::ANY_WAKE),
+                    (Some(_), _) => self.second_armed.store(true, Ordering::SeqCst),
+                    (None, _) => {}
+                }
+            }
+            panic::panic_any(first);
         }
     }
 
@@ -593,10 +645,27 @@ pub struct Driver {
 impl Driver {
     /// A driver of a new map of `kind`, whose user code panics at `fault`.
     pub fn new(kind: Kind, fault: Fault, threads: WakeThreads) -> Self {
+        Self::with_second(kind, fault, None, threads)
+    }
+
+    /// A driver of a new map of `kind`, whose user code panics at `fault` and, if `fault` is
+    /// in a value's poll, then at the next call at `second` (see [`Plan::with_second`]): the
+    /// first panic must come out, and after it the task is polled only when woken, so a wake
+    /// it lost leaves an event not taken when the program drains the map.
+    pub fn with_second(
+        kind: Kind,
+        fault: Fault,
+        second: Option<Site>,
+        threads: WakeThreads,
+    ) -> Self {
         let (task, switches) = panicking_waker();
+        let plan = match second {
+            Some(second) => Plan::with_second(fault, second, switches.clone()),
+            None => Plan::new(fault),
+        };
         Self {
             kind,
-            plan: Plan::new(fault),
+            plan,
             map: Some(AnyMap::new(kind)),
             model: HashMap::new(),
             departed: BTreeSet::new(),
@@ -958,17 +1027,35 @@ impl Driver {
     /// panic the model is taken from the map. Then checks the map against the model. Returns
     /// the injected panic, if one was caught.
     pub fn step(&mut self, op: &MapOp) -> Result<Option<Injected>, Fail> {
+        let waker_panics = self.switches.panics();
         let caught = catch(|| self.apply(op));
+        let first = self.plan.take_first();
         let injected = match caught {
             Ok(result) => {
                 result?;
+                check!(first.is_none(), "the panic {first:?} was swallowed");
                 None
             }
             Err(payload) => Some(self.injected(payload)?),
         };
         if let Some(injected) = injected {
+            if let Some(first) = first {
+                check!(
+                    injected == first,
+                    "{injected:?} came out, not the first panic, {first:?}"
+                );
+            }
             self.injected.push(injected);
             self.resync()?;
+            if self.plan.second.is_some()
+                && first.is_some_and(|first| first.site == Site::Poll)
+                && self.switches.panics() == waker_panics
+            {
+                // The task's waker was registered before the panic came out, and woken if
+                // values are still queued (unless that wake panicked): the task polls only
+                // when woken.
+                self.dirty = false;
+            }
         }
         self.check()?;
         Ok(injected)
@@ -1024,11 +1111,16 @@ impl Driver {
 /// step; returns the driver (for its counts).
 pub fn run(kind: Kind, ops: &[MapOp], fault: Fault, threads: WakeThreads) -> Result<Driver, Fail> {
     let mut driver = Driver::new(kind, fault, threads);
+    run_driver(&mut driver, ops)?;
+    Ok(driver)
+}
+
+/// Runs `ops` with `driver`, checking after every step, and finishes it.
+pub fn run_driver(driver: &mut Driver, ops: &[MapOp]) -> Result<(), Fail> {
     for (i, op) in ops.iter().enumerate() {
         driver
             .step(op)
             .map_err(|fail| TestCaseError::fail(format!("step {i} ({op:?}): {fail}")))?;
     }
-    driver.finish()?;
-    Ok(driver)
+    driver.finish()
 }

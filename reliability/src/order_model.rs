@@ -37,6 +37,23 @@
 //!
 //! The task's waker is the test kit's [`panicking_waker`], which counts its wakes and can
 //! panic at the next one ([`Op::WakerPanics`]).
+//!
+//! Faults come one at a time or two in one call: a value's poll panics and then its `Drop`
+//! ([`OnDrop`]) as the primitive drops it, or the task's waker as the primitive wakes it for
+//! the values still queued; `clear` ([`Op::Clear`]) and the primitive's drop meet several
+//! values whose `Drop` panics. Whatever came out of a call, `clear` or the drop must be the
+//! first panic raised in it (later ones are the primitive's to drop), and after a value's
+//! panic the task's waker is registered all the same: every later wake from outside reaches
+//! it, as after a call that returned `Pending`. A value whose `Drop` panics even while a panic
+//! unwinds ([`OnDrop::PanicUnwinding`]) aborts the process if the primitive drops it there
+//! without catching it: the programs that have one run in a child process
+//! ([`isolated`](crate::isolated)).
+//!
+//! Besides the sets, merges, maps, buffers and joins, the model runs a set taken ahead of its
+//! consumer ([`Target::Driven`]: `poll_progress` is several of the set's rounds, a call that
+//! gives an output it holds is none, and a due value may wait behind the outputs it held when
+//! it became due too)
+//! and `for_each_concurrent` ([`Target::ForEachConcurrent`], checked as an unordered buffer).
 
 use std::fmt;
 use std::future::Future;
@@ -44,16 +61,18 @@ use std::panic::{AssertUnwindSafe, catch_unwind, panic_any};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
+use std::thread;
 
 use futures_core::Stream;
+use futures_core::future::FusedFuture;
 use futures_util::stream::poll_fn;
 use pinfold_arena::MAX_VAIN_REPOLLS;
-use pinfold_buffer::{BufferExt, ProgressStream};
+use pinfold_buffer::{BufferExt, Driven, ForEachConcurrent, ForEachConcurrentExt, ProgressStream};
 use pinfold_testkit::panicking_waker::{CLONE_PANIC, WakerOps, WakerSwitches, panicking_waker};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-use crate::fault::{FaultPanic, Site, expecting_panics, quiet_fault_panics};
+use crate::fault::{FaultPanic, Payload, Site, as_fault, expecting_panics, quiet_fault_panics};
 use crate::program::{JoinOp, Pick, Via, WAKE_THREADS, join_op, via};
 use crate::sizes::env_number;
 use crate::source::{SourceHandle, source};
@@ -96,6 +115,22 @@ pub struct Script {
     /// Keeps the waker of its first poll and never takes another (joins only: the contract
     /// does not allow it, but a join must not spin its task on it).
     pub keeps_first: bool,
+    /// What its `Drop` does.
+    pub on_drop: OnDrop,
+}
+
+/// What a value does when it is dropped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OnDrop {
+    /// Nothing.
+    #[default]
+    Quiet,
+    /// Panics, unless its thread is unwinding already (where a second panic that leaves the
+    /// `Drop` aborts the process, whatever the primitive does about it).
+    Panic,
+    /// Panics, even while its thread unwinds: a primitive that drops it there without catching
+    /// the panic aborts the process (so the cases that use it run in a child process).
+    PanicUnwinding,
 }
 
 impl Script {
@@ -107,6 +142,7 @@ impl Script {
             first,
             then: Act::Pending,
             keeps_first: false,
+            on_drop: OnDrop::Quiet,
         }
     }
 
@@ -121,6 +157,7 @@ impl Script {
             first: Vec::new(),
             then: Act::Pending,
             keeps_first: false,
+            on_drop: OnDrop::Quiet,
         }
     }
 
@@ -130,6 +167,7 @@ impl Script {
             first: Vec::new(),
             then: Act::WakeSelf,
             keeps_first: false,
+            on_drop: OnDrop::Quiet,
         }
     }
 
@@ -139,6 +177,7 @@ impl Script {
             first: vec![Act::WakeSelf; n],
             then: Act::Pending,
             keeps_first: false,
+            on_drop: OnDrop::Quiet,
         }
     }
 
@@ -148,6 +187,20 @@ impl Script {
             first: Vec::new(),
             then: Act::Pending,
             keeps_first: true,
+            on_drop: OnDrop::Quiet,
+        }
+    }
+
+    /// The same script, with a `Drop` that does `on_drop`.
+    pub fn dropping(self, on_drop: OnDrop) -> Self {
+        Self { on_drop, ..self }
+    }
+
+    /// A value that panics at its first poll.
+    pub fn panics() -> Self {
+        Self {
+            first: vec![Act::Panic],
+            ..Self::pending()
         }
     }
 
@@ -166,6 +219,9 @@ enum Life {
     Finished { yielded: bool },
     /// Dropped before it finished (refused by a full set, or its poll panicked).
     Gone,
+    /// A future that finished, whose `Drop` panicked as the primitive dropped it: its output
+    /// went with it (a join keeps it: [`Finished`](Life::Finished) still).
+    Lost,
 }
 
 /// The model of one value.
@@ -184,9 +240,11 @@ struct Value {
     last_call: u64,
     /// The waker of its latest poll (of its first, for a `keeps_first` value).
     waker: Option<Waker>,
-    /// Outputs the primitive gave while it was due, and the most values it held meanwhile.
+    /// Outputs the primitive gave while it was due, the most values it held meanwhile, and
+    /// the outputs it held, taken ahead, when the value became due.
     waited: usize,
     slots: usize,
+    ahead: usize,
     dropped: bool,
     /// Pushed (into a buffer's source) before the buffer was first driven: it may have been
     /// pulled by an undriven `poll_next`, which runs ahead of a slow head, so the driven bound
@@ -251,6 +309,14 @@ struct Model {
     vain_in_call: usize,
     /// Whether a value's poll panicked in this call.
     value_panicked: bool,
+    /// Whether this call may be several of the primitive's rounds (a `Driven` set's
+    /// `poll_progress`), each polling a value at most once.
+    rounds: bool,
+    /// Whether a value woke a value (itself or another) in this call.
+    woke_in_call: bool,
+    /// Whether the primitive takes outputs ahead of its consumer (`Driven`): those it holds
+    /// when a value becomes due come before that value's, and add to how long it waits.
+    takes_ahead: bool,
     /// Task wakes made by values themselves through a clone of the task's waker (a join's
     /// futures polled with it) in this call.
     user_task_wakes: usize,
@@ -265,6 +331,19 @@ struct Model {
     /// Whether to print every event (`PINFOLD_ORDER_TRACE=1`).
     trace: bool,
     violations: Vec<String>,
+    /// The task waker's switches: how many panics it had raised when a value raised one.
+    switches: Arc<WakerSwitches>,
+    /// The panics values raised since the driver last took them, in order.
+    raised: Vec<Raised>,
+    /// The first panic a value raised in the last call, `clear` or drop, if one did.
+    first_raised: Option<FaultPanic>,
+}
+
+/// A panic a value raised, and how many the task's waker had raised before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Raised {
+    fault: FaultPanic,
+    waker_panics_before: usize,
 }
 
 impl Model {
@@ -273,6 +352,68 @@ impl Model {
         let op = self.op;
         self.violations
             .push(format!("op {op}, call {call}: {what}"));
+    }
+
+    /// Notes that value `id` raises a panic at `site`: the payload to raise.
+    fn raise(&mut self, id: usize, site: Site) -> FaultPanic {
+        let fault = FaultPanic {
+            id: id as u32,
+            site,
+        };
+        let waker_panics_before = self.switches.panics();
+        self.raised.push(Raised {
+            fault,
+            waker_panics_before,
+        });
+        fault
+    }
+
+    /// Checks what reached the caller of `what` (`caught`, a panic's payload) against the
+    /// panics raised meanwhile (`raised`, with the task waker's panics counted at its start,
+    /// `waker_panics`): a panic comes out if and only if one was raised, and it is the first
+    /// raised. A primitive that drops or wakes after a value panicked (the value itself, the
+    /// others in `clear` or its drop, the task) drops the later panics.
+    fn check_first_panic(
+        &mut self,
+        what: &str,
+        caught: Option<&Payload>,
+        raised: &[Raised],
+        waker_panics: usize,
+    ) {
+        let waker_panicked = self.switches.panics() > waker_panics;
+        let waker_first = match raised.first() {
+            Some(first) => first.waker_panics_before > waker_panics,
+            None => waker_panicked,
+        };
+        let Some(payload) = caught else {
+            if !raised.is_empty() {
+                let faults: Vec<FaultPanic> = raised.iter().map(|r| r.fault).collect();
+                self.violation(format!("{what}: the panics {faults:?} were swallowed"));
+            }
+            return;
+        };
+        let message = match as_fault(&**payload) {
+            Ok(fault) => format!("{fault:?}"),
+            Err(message) => message,
+        };
+        if waker_first {
+            if !message.starts_with("panicking waker") {
+                self.violation(format!(
+                    "{what}: the task's waker panicked first, but {message} came out"
+                ));
+            }
+        } else if let Some(first) = raised.first() {
+            if as_fault(&**payload) != Ok(first.fault) {
+                let faults: Vec<FaultPanic> = raised.iter().map(|r| r.fault).collect();
+                self.violation(format!(
+                    "{what}: {message} came out, not the first panic raised (of {faults:?})"
+                ));
+            }
+        } else {
+            self.violation(format!(
+                "{what}: a panic nothing raised came out: {message}"
+            ));
+        }
     }
 
     fn is_join(&self) -> bool {
@@ -305,12 +446,18 @@ impl Model {
     fn make_due(&mut self, id: usize, by_wake: bool) {
         let epoch = self.call;
         let held = self.held();
+        let ahead = if self.takes_ahead {
+            self.outputs_held()
+        } else {
+            0
+        };
         let value = &mut self.values[id];
         if value.life == Life::Live && value.due.is_none() {
             value.due = Some(epoch);
             value.by_wake = by_wake;
             value.waited = 0;
             value.slots = held;
+            value.ahead = ahead;
         }
     }
 
@@ -343,7 +490,7 @@ impl Model {
             let life = self.values[id].life;
             self.violation(format!("value {id} polled when it is {life:?}"));
         }
-        if self.values[id].last_call == call {
+        if self.values[id].last_call == call && !self.rounds {
             self.violation(format!("value {id} polled twice in one call"));
         }
         let exempt = self.exempt(id);
@@ -438,6 +585,7 @@ impl Model {
     fn on_result(&mut self, id: usize, act: Act, woke: Option<usize>) {
         if let Some(target) = woke {
             self.make_due(target, true);
+            self.woke_in_call = true;
         }
         match act {
             Act::Pending | Act::WakeSelf | Act::Wake(_) => {
@@ -467,6 +615,16 @@ impl Model {
         self.vain_in_call = 0;
         self.user_task_wakes = 0;
         self.value_panicked = false;
+        self.rounds = false;
+        self.woke_in_call = false;
+    }
+
+    /// Outputs the primitive holds: futures that gave theirs, not yielded yet.
+    fn outputs_held(&self) -> usize {
+        self.values
+            .iter()
+            .filter(|v| v.life == Life::Finished { yielded: false })
+            .count()
     }
 
     /// The checks of a call that returned `Pending`; `task_wakes` the wakes of the task during
@@ -521,14 +679,16 @@ impl Model {
 
     /// The checks of a set's, merge's or map's call that a value's panic ended (the task's
     /// waker did not panic): as after `Pending`, the task was woken if anything is due (values
-    /// the call did not reach, or woken in it), and not by the primitive if nothing is.
+    /// the call did not reach, or woken in it), and not by the primitive if nothing is and no
+    /// value was woken in the call (the contract lets it wake the task for a value woken in
+    /// the call, also one that left since: the value that panicked).
     fn on_value_panic(&mut self, task_wakes: usize) {
         let due: Vec<usize> = self
             .live()
             .filter(|(_, v)| v.due.is_some())
             .map(|(id, _)| id)
             .collect();
-        let anything_due = !due.is_empty();
+        let anything_due = !due.is_empty() || self.woke_in_call;
         self.check_task_woken(
             "a call a value's panic ended",
             &due,
@@ -573,15 +733,15 @@ impl Model {
             if u != id && value.life == Life::Live && value.due.is_some() {
                 value.waited += 1;
                 value.slots = value.slots.max(held);
-                if value.waited > value.slots {
-                    waited_too_long.push((u, value.waited, value.slots));
+                if value.waited > value.slots + value.ahead {
+                    waited_too_long.push((u, value.waited, value.slots, value.ahead));
                 }
             }
         }
-        for (u, waited, slots) in waited_too_long {
+        for (u, waited, slots, ahead) in waited_too_long {
             self.violation(format!(
                 "value {u} due and waiting behind {waited} outputs, more than the {slots} values \
-                 held"
+                 held and {ahead} outputs taken ahead"
             ));
         }
     }
@@ -603,7 +763,7 @@ impl fmt::Debug for Scripted {
 impl Scripted {
     /// One poll: the model's checks, then the act.
     fn step(&self, cx: &Context<'_>) -> Act {
-        let (act, wake) = {
+        let (act, wake, fault) = {
             let mut model = lock(&self.model);
             let act = model.on_poll(self.id, cx.waker());
             let wake = match act {
@@ -617,16 +777,14 @@ impl Scripted {
                 model.user_task_wakes += 1;
             }
             model.on_result(self.id, act, wake.as_ref().map(|(id, _)| *id));
-            (act, wake)
+            let fault = (act == Act::Panic).then(|| model.raise(self.id, Site::Poll));
+            (act, wake, fault)
         };
         if let Some((_, waker)) = wake {
             waker.wake();
         }
-        if act == Act::Panic {
-            panic_any(FaultPanic {
-                id: self.id as u32,
-                site: Site::Poll,
-            });
+        if let Some(fault) = fault {
+            panic_any(fault);
         }
         act
     }
@@ -672,6 +830,21 @@ impl Drop for Scripted {
             let id = self.id;
             model.violation(format!("value {id} dropped twice"));
         }
+        let panics = match model.values[self.id].script.on_drop {
+            OnDrop::Quiet => false,
+            OnDrop::Panic => !thread::panicking(),
+            OnDrop::PanicUnwinding => true,
+        };
+        let output_lost = !model.is_join() && !model.streams;
+        let value = &mut model.values[self.id];
+        if panics && output_lost && value.life == (Life::Finished { yielded: false }) {
+            value.life = Life::Lost;
+        }
+        if panics {
+            let fault = model.raise(self.id, Site::Drop);
+            drop(model);
+            panic_any(fault);
+        }
     }
 }
 
@@ -685,9 +858,17 @@ trait Structure {
     fn call(&mut self, progress: bool, cx: &mut Context<'_>) -> Poll<Option<u32>>;
     /// How many values it holds, if it says.
     fn len(&self) -> Option<usize>;
+    /// `clear()`: drops every value it holds; `false` if it has no `clear`.
+    fn clear(&mut self) -> bool {
+        false
+    }
     /// What was wrong with its final output (a join's), if anything.
     fn error(&mut self) -> Option<String> {
         None
+    }
+    /// Whether it is terminated: a join that completed, or that a future's panic ended.
+    fn terminated(&self) -> bool {
+        false
     }
 }
 
@@ -699,12 +880,20 @@ fn id_of(output: Result<u32, u32>) -> u32 {
 /// `Deref` (`deref`); a map has a `len` of its own.
 macro_rules! set_structure {
     (deref $set:ty, |$this:ident, $value:ident| $push:expr, $map:expr) => {
-        set_structure!(@impl $set, |$this, $value| $push, $map, |set: &$set| (**set).len());
+        set_structure!(
+            @impl $set, |$this, $value| $push, $map,
+            |set: &$set| (**set).len(),
+            |set: &mut $set| (**set).clear()
+        );
     };
     ($set:ty, |$this:ident, $value:ident| $push:expr, $map:expr) => {
-        set_structure!(@impl $set, |$this, $value| $push, $map, |map: &$set| map.len());
+        set_structure!(
+            @impl $set, |$this, $value| $push, $map,
+            |map: &$set| map.len(),
+            |map: &mut $set| map.clear()
+        );
     };
-    (@impl $set:ty, |$this:ident, $value:ident| $push:expr, $map:expr, $len:expr) => {
+    (@impl $set:ty, |$this:ident, $value:ident| $push:expr, $map:expr, $len:expr, $clear:expr) => {
         impl Structure for $set {
             fn push(&mut self, $value: Scripted) -> Result<(), Scripted> {
                 let $this = self;
@@ -715,6 +904,10 @@ macro_rules! set_structure {
             }
             fn len(&self) -> Option<usize> {
                 Some(($len)(self))
+            }
+            fn clear(&mut self) -> bool {
+                ($clear)(self);
+                true
             }
         }
     };
@@ -799,14 +992,74 @@ impl<B: ProgressStream<Item = Result<u32, u32>>> Structure for Buffer<B> {
     }
 }
 
+/// A set taken ahead of its consumer: `FuturesUnordered` through `Driven`, whose
+/// `poll_progress` is as many of the set's rounds as it takes to be `Pending` or hold its
+/// limit.
+type DrivenSet = Driven<pinfold_unordered::FuturesUnordered<Scripted>>;
+
+impl Structure for DrivenSet {
+    fn push(&mut self, value: Scripted) -> Result<(), Scripted> {
+        (**self.get_mut()).push(value);
+        Ok(())
+    }
+    fn call(&mut self, progress: bool, cx: &mut Context<'_>) -> Poll<Option<u32>> {
+        if progress {
+            Pin::new(self).poll_progress(cx).map(|()| None)
+        } else {
+            Pin::new(self).poll_next(cx).map(|out| out.map(id_of))
+        }
+    }
+    fn len(&self) -> Option<usize> {
+        Some((**self.get_ref()).len())
+    }
+    fn clear(&mut self) -> bool {
+        (**self.get_mut()).clear();
+        true
+    }
+}
+
+/// A future that runs a value and drops its output: the consumer's future of
+/// `for_each_concurrent`.
+struct Discard(Scripted);
+
+impl Future for Discard {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        Pin::new(&mut self.0).poll(cx).map(drop)
+    }
+}
+
+/// `for_each_concurrent` of values pulled from a source, each run as it is.
+type RunEach = ForEachConcurrent<Pull, Discard, fn(Scripted) -> Discard>;
+
+/// `for_each_concurrent` over a hand-fed source of values, each run as it is.
+struct ForEach {
+    source: SourceHandle<Scripted>,
+    run: Pin<Box<RunEach>>,
+}
+
+impl Structure for ForEach {
+    fn push(&mut self, value: Scripted) -> Result<(), Scripted> {
+        self.source.push(value);
+        Ok(())
+    }
+    fn call(&mut self, _: bool, cx: &mut Context<'_>) -> Poll<Option<u32>> {
+        self.run.as_mut().poll(cx).map(|()| None)
+    }
+    fn len(&self) -> Option<usize> {
+        None
+    }
+}
+
 /// A join, polled until it completes.
-struct Join<J: Future> {
+struct Join<J: FusedFuture> {
     join: Option<Pin<Box<J>>>,
     check: fn(J::Output) -> Result<(), String>,
     errors: Vec<String>,
 }
 
-impl<J: Future> Join<J> {
+impl<J: FusedFuture> Join<J> {
     fn new(join: J, check: fn(J::Output) -> Result<(), String>) -> Self {
         Self {
             join: Some(Box::pin(join)),
@@ -816,7 +1069,7 @@ impl<J: Future> Join<J> {
     }
 }
 
-impl<J: Future> Structure for Join<J> {
+impl<J: FusedFuture> Structure for Join<J> {
     fn push(&mut self, value: Scripted) -> Result<(), Scripted> {
         Err(value)
     }
@@ -836,6 +1089,9 @@ impl<J: Future> Structure for Join<J> {
     }
     fn error(&mut self) -> Option<String> {
         self.errors.pop()
+    }
+    fn terminated(&self) -> bool {
+        self.join.as_ref().is_none_or(|join| join.is_terminated())
     }
 }
 
@@ -866,12 +1122,20 @@ pub enum Target {
         /// Whether `poll_progress` is called.
         driven: bool,
     },
+    /// `FuturesUnordered` made a `ProgressStream` by its `driven(DRIVEN_LIMIT)` (which goes on
+    /// driving the set at the limit: each future gives one output): [`Op::Progress`] calls its
+    /// `poll_progress`.
+    Driven,
+    /// `for_each_concurrent(CONCURRENCY, f)` over a source of values, `f` running each.
+    ForEachConcurrent,
 }
 
 /// The capacity of the bounded sets: small enough for programs to fill.
 pub const CAPACITY: usize = 48;
 /// The concurrency of the buffers.
 pub const CONCURRENCY: usize = 4;
+/// The limit of [`Target::Driven`].
+pub const DRIVEN_LIMIT: usize = 3;
 
 impl Target {
     /// Every target: the sets, merges and maps, and the buffers driven and not, with and
@@ -899,6 +1163,10 @@ impl Target {
         },
     ];
 
+    /// The adapters that run futures on an arena of their own or take a set's outputs ahead:
+    /// `Driven`, `for_each_concurrent`.
+    pub const ADAPTERS: [Self; 2] = [Self::Driven, Self::ForEachConcurrent];
+
     /// Whether its values are streams.
     pub fn streams(self) -> bool {
         matches!(self, Self::MergeBounded | Self::Merge | Self::StreamMap)
@@ -918,6 +1186,12 @@ impl Target {
                 window,
                 driven: false,
             },
+            Self::ForEachConcurrent => Rules::Buffer {
+                concurrency: CONCURRENCY,
+                ordered: false,
+                window: None,
+                driven: false,
+            },
             _ => Rules::Set,
         }
     }
@@ -925,8 +1199,15 @@ impl Target {
     fn driven(self) -> bool {
         matches!(
             self,
-            Self::UnorderedBuffer { driven: true } | Self::OrderedBuffer { driven: true, .. }
+            Self::UnorderedBuffer { driven: true }
+                | Self::OrderedBuffer { driven: true, .. }
+                | Self::Driven
         )
+    }
+
+    /// Whether it takes outputs ahead of its consumer.
+    fn takes_ahead(self) -> bool {
+        self == Self::Driven
     }
 
     fn make(self) -> Box<dyn Structure> {
@@ -958,6 +1239,17 @@ impl Target {
                     buffer: Box::pin(buffer),
                 })
             }
+            Self::Driven => {
+                Box::new(pinfold_unordered::FuturesUnordered::new().driven(DRIVEN_LIMIT))
+            }
+            Self::ForEachConcurrent => {
+                let (handle, pulled) = source();
+                let run: fn(Scripted) -> Discard = Discard;
+                Box::new(ForEach {
+                    source: handle,
+                    run: Box::pin(pull(pulled).for_each_concurrent(CONCURRENCY, run)),
+                })
+            }
         }
     }
 }
@@ -983,6 +1275,8 @@ pub enum Op {
     Run,
     /// The next wake of the task's waker panics.
     WakerPanics,
+    /// `clear()` (a set, merge or map; nothing for the others).
+    Clear,
 }
 
 /// An act of a script for values that are streams or not, with panics or not.
@@ -998,7 +1292,9 @@ pub fn act(streams: bool, panics: bool) -> impl Strategy<Value = Act> {
     ]
 }
 
-/// A script: up to five acts, then `Pending` (mostly), a self-wake or (streams) an item for ever.
+/// A script: up to five acts, then `Pending` (mostly), a self-wake or (streams) an item for ever;
+/// with panics, one value in four panics in its `Drop` too (so that a value whose poll panics
+/// often panics again as it is dropped).
 pub fn script(streams: bool, panics: bool) -> impl Strategy<Value = Script> {
     (
         prop::collection::vec(act(streams, panics), 0..5),
@@ -1007,11 +1303,17 @@ pub fn script(streams: bool, panics: bool) -> impl Strategy<Value = Script> {
             1 => Just(Act::WakeSelf),
             u32::from(streams) => Just(Act::Ready),
         ],
+        prop::bool::weighted(if panics { 0.25 } else { 0.0 }),
     )
-        .prop_map(|(first, then)| Script {
+        .prop_map(|(first, then, drop_panics)| Script {
             first,
             then,
             keeps_first: false,
+            on_drop: if drop_panics {
+                OnDrop::Panic
+            } else {
+                OnDrop::Quiet
+            },
         })
 }
 
@@ -1188,8 +1490,7 @@ pub fn value_panics_after_a_wake() -> impl Strategy<Value = Vec<Op>> {
     (1..5u8, 0..3u8, any::<u64>(), any::<bool>()).prop_map(|(waiting, ready, pick, twice)| {
         let panics = Script {
             first: vec![Act::Pending, Act::Panic],
-            then: Act::Pending,
-            keeps_first: false,
+            ..Script::pending()
         };
         let mut ops = vec![
             Op::PushMany {
@@ -1219,6 +1520,109 @@ pub fn value_panics_after_a_wake() -> impl Strategy<Value = Vec<Op>> {
     })
 }
 
+/// The start of the programs aimed at a compound fault: `waiting` values are polled (the
+/// task's waker registered), the first is woken from outside (which spends the registration:
+/// the task is woken, and must be registered again for a later wake to reach it), and `value`
+/// is pushed. A set polls it first in the next call (it was queued as it was added, the woken
+/// value as the call began, behind it), so the woken value is still queued when it panics.
+fn woken_then(waiting: u8, value: Script) -> Vec<Op> {
+    vec![
+        Op::PushMany {
+            count: waiting,
+            script: Script::pending(),
+        },
+        Op::Poll,
+        Op::Wake {
+            pick: Pick(0),
+            via: Via::Here,
+            times: 1,
+        },
+        Op::Push(value),
+    ]
+}
+
+/// Programs where a value's poll panics and then its `Drop` panics too, as the primitive drops
+/// it (see `woken_then`): the poll's panic comes out, the task is woken for the value still
+/// queued, and a wake of a waiting value after the panic reaches the task.
+pub fn value_panics_then_its_drop() -> impl Strategy<Value = Vec<Op>> {
+    (2..5u8, any::<u64>()).prop_map(|(waiting, pick)| {
+        let mut ops = woken_then(waiting, Script::panics().dropping(OnDrop::Panic));
+        ops.extend([
+            Op::Poll,
+            Op::Wake {
+                pick: Pick(pick),
+                via: Via::Here,
+                times: 1,
+            },
+            Op::Run,
+        ]);
+        ops
+    })
+}
+
+/// Programs where a value's poll panics and the task's waker panics as the primitive wakes it
+/// for the value still queued (see `woken_then`); in half of them the value's `Drop` panics
+/// too. The value's panic comes out, and a wake of a waiting value after it reaches the task.
+pub fn value_panics_then_the_task_waker() -> impl Strategy<Value = Vec<Op>> {
+    (2..5u8, any::<u64>(), any::<bool>()).prop_map(|(waiting, pick, drop_too)| {
+        let on_drop = if drop_too {
+            OnDrop::Panic
+        } else {
+            OnDrop::Quiet
+        };
+        let mut ops = woken_then(waiting, Script::panics().dropping(on_drop));
+        ops.extend([
+            Op::WakerPanics,
+            Op::Poll,
+            Op::Wake {
+                pick: Pick(pick),
+                via: Via::Here,
+                times: 1,
+            },
+            Op::Run,
+        ]);
+        ops
+    })
+}
+
+/// Programs that `clear` a primitive holding `panicking` values whose `Drop` panics beside
+/// `quiet` ones, then push a ready value and run it: every value is dropped once, the first
+/// panic comes out, and the primitive goes on.
+pub fn drops_panic_in_clear() -> impl Strategy<Value = Vec<Op>> {
+    (2..6u8, 0..3u8, any::<bool>()).prop_map(|(panicking, quiet, polled)| {
+        let mut ops = vec![
+            Op::PushMany {
+                count: quiet,
+                script: Script::pending(),
+            },
+            Op::PushMany {
+                count: panicking,
+                script: Script::pending().dropping(OnDrop::Panic),
+            },
+        ];
+        if polled {
+            ops.push(Op::Poll);
+        }
+        ops.extend([Op::Clear, Op::Push(Script::ready()), Op::Run]);
+        ops
+    })
+}
+
+/// A program that leaves two values whose `Drop` panics (even while a panic unwinds) between
+/// quiet ones running, to be dropped with the primitive: every value is dropped once, the
+/// first panic comes out, and the process does not abort. Three values, so that every buffer
+/// runs them all: none is left in the source, whose queue is the test's (dropped as the
+/// primitive's drop unwinds, it would abort the process whatever the primitive does).
+pub fn drops_panic_in_the_primitive_s_drop() -> Vec<Op> {
+    let panics = Script::pending().dropping(OnDrop::PanicUnwinding);
+    vec![
+        Op::Push(panics.clone()),
+        Op::Push(Script::pending()),
+        Op::Push(panics),
+        Op::Poll,
+    ]
+}
+
 /// Programs of an ordered buffer whose head stays `Pending` while the futures behind it
 /// finish at once, driven and polled in turn: what it runs and holds stays within its bound.
 pub fn stuck_head(max_rounds: usize) -> impl Strategy<Value = Vec<Op>> {
@@ -1244,10 +1648,21 @@ pub struct Driver {
     switches: Arc<WakerSwitches>,
     threads: WakeThreads,
     driven: bool,
+    /// Whether the primitive takes outputs ahead of its consumer (`Driven`).
+    takes_ahead: bool,
     /// A call of a join after it completed would poll a finished future.
     ended: bool,
     /// A panic reached the caller of the current op.
     panicked: bool,
+}
+
+impl Drop for Driver {
+    /// A program cut short by a violation drops the primitive here: its values' panics are
+    /// the driver's to catch.
+    fn drop(&mut self) {
+        let structure = self.structure.take();
+        let _ = expecting_panics(|| catch_unwind(AssertUnwindSafe(|| drop(structure))));
+    }
 }
 
 impl fmt::Debug for Driver {
@@ -1264,6 +1679,7 @@ impl Driver {
         streams: bool,
         structure: Option<Box<dyn Structure>>,
         driven: bool,
+        takes_ahead: bool,
     ) -> Self {
         quiet_fault_panics();
         let (waker, switches) = panicking_waker();
@@ -1285,6 +1701,12 @@ impl Driver {
             yielded: Vec::new(),
             trace: env_number("PINFOLD_ORDER_TRACE", 0) != 0,
             violations: Vec::new(),
+            switches: switches.clone(),
+            raised: Vec::new(),
+            first_raised: None,
+            rounds: false,
+            woke_in_call: false,
+            takes_ahead,
         };
         Self {
             model: Arc::new(Mutex::new(model)),
@@ -1293,6 +1715,7 @@ impl Driver {
             switches,
             threads: WakeThreads::new(WAKE_THREADS),
             driven,
+            takes_ahead,
             ended: false,
             panicked: false,
         }
@@ -1318,6 +1741,7 @@ impl Driver {
             waker: None,
             waited: 0,
             slots: 0,
+            ahead: 0,
             dropped: false,
             before_driven,
         });
@@ -1341,18 +1765,42 @@ impl Driver {
         });
         // A panic of the source's wake of the task leaves the primitive as it was: what wakes
         // must reach stays as the last call left it.
-        if let Ok(refused) = pushed {
-            drop(refused);
+        if let Ok(Some(refused)) = pushed {
+            // Its drop is the test's, and may panic.
+            let _ = expecting_panics(|| catch_unwind(AssertUnwindSafe(|| drop(refused))));
         }
+        self.model().raised.clear();
     }
 
-    /// Runs `f` where a panic of user code is caught; `true` if one was.
-    fn catching(&mut self, f: impl FnOnce(&mut Self)) -> bool {
-        let caught = expecting_panics(|| catch_unwind(AssertUnwindSafe(|| f(self)))).is_err();
-        if caught {
+    /// Runs `f` (a call, `clear`, the primitive's drop), catching a panic, and checks that
+    /// the panic that came out, if any, is the first that was raised in it; `true` if one came.
+    fn first_panic_of(&mut self, what: &str, f: impl FnOnce(&mut Self)) -> bool {
+        let waker_panics = self.switches.panics();
+        self.model().raised.clear();
+        let caught = expecting_panics(|| catch_unwind(AssertUnwindSafe(|| f(self)))).err();
+        let mut model = self.model();
+        let raised = std::mem::take(&mut model.raised);
+        model.check_first_panic(what, caught.as_ref(), &raised, waker_panics);
+        model.first_raised = raised.first().map(|r| r.fault);
+        drop(model);
+        if caught.is_some() {
             self.panicked = true;
         }
-        caught
+        caught.is_some()
+    }
+
+    /// `clear()`, if the primitive has it: every value dropped, the first panic of their drops
+    /// out.
+    fn clear(&mut self) {
+        let mut cleared = false;
+        let panicked = self.first_panic_of("clear", |this| {
+            cleared = this.structure.as_mut().expect("a structure").clear();
+        });
+        let mut model = self.model();
+        let kept: Vec<usize> = model.live().map(|(id, _)| id).collect();
+        if (cleared || panicked) && !kept.is_empty() {
+            model.violation(format!("values {kept:?} were not dropped by clear"));
+        }
     }
 
     /// Wakes the `pick`-th live value with a waker from `via`, `times` times.
@@ -1437,12 +1885,17 @@ impl Driver {
             if let Rules::Buffer { driven, .. } = &mut model.rules {
                 *driven |= progress;
             }
+            model.rounds = progress && self.takes_ahead;
         }
+        // A `Driven` set holding outputs gives one without calling the set: for the set, and
+        // for the order of what is pushed and woken meanwhile, that is no call.
+        let passes = self.takes_ahead && !progress && self.model().outputs_held() > 0;
         let waker = self.waker.clone();
         let (labels_before, panics_before) =
             (self.switches.step_labels().len(), self.switches.panics());
         let mut polled = None;
-        let panicked = self.catching(|this| {
+        let what = format!("call {}", self.model().call);
+        let panicked = self.first_panic_of(&what, |this| {
             let mut cx = Context::from_waker(&waker);
             let structure = this.structure.as_mut().expect("a structure");
             polled = Some(structure.call(progress, &mut cx));
@@ -1455,10 +1908,33 @@ impl Driver {
             );
         }
         let error = self.structure.as_mut().and_then(|s| s.error());
+        let terminated = self.structure.as_ref().is_some_and(|s| s.terminated());
+        // A join that a future's panic ended is never polled again.
+        self.ended |= panicked && terminated;
         let mut model = self.model();
         model.in_call = false;
+        if passes && model.polled_in_call == 0 {
+            model.call -= 1;
+        }
         if let Some(error) = error {
             model.violation(error);
+        }
+        let call = model.call;
+        if let Rules::Join { eager_calls } = &mut model.rules
+            && panicked
+            && !terminated
+            && call <= *eager_calls
+        {
+            // A drop's panic cut the pass short: the join may poll every future in the next
+            // call too.
+            *eager_calls += 1;
+        }
+        if panicked && terminated {
+            // Every future was dropped before the panic came out.
+            let left: Vec<usize> = model.live().map(|(id, _)| id).collect();
+            if !left.is_empty() {
+                model.violation(format!("values {left:?} left in a join a panic ended"));
+            }
         }
         // The first call of the task waker in this call is the one that panicked, if one did
         // (the switch fires at the first call of an armed operation).
@@ -1466,12 +1942,32 @@ impl Driver {
         let clone_panicked =
             waker_panicked && self.switches.step_labels().get(labels_before) == Some(&CLONE_PANIC);
         match polled {
-            // Its `clone` panicked, so it could not be registered; or it panicked as the set,
-            // repairing after a value's panic, woke it for the values still queued, so it was
-            // not woken and the set could not arm (that takes a collection, which the next
-            // call makes): no wake can reach the task until a later call.
-            _ if panicked && (clone_panicked || waker_panicked && model.value_panicked) => {
+            // Its `clone` panicked, so it could not be registered: no wake can reach the task
+            // until a later call.
+            _ if panicked && clone_panicked => {
                 model.after = After::WakePanic;
+                None
+            }
+            // A value's poll panicked (its drop may have panicked after it), or the task's
+            // waker's wake did (at a yield, or as the primitive woke its task after a value's
+            // panic, for the values still queued): the task's waker is registered all the same,
+            // and every later wake reaches it.
+            // A join that a drop's panic (or the task waker's) left running: a wake the panic
+            // lost is the caller's to make up (the join crate's docs), by calling again.
+            _ if panicked && model.is_join() => {
+                model.after = After::WakePanic;
+                None
+            }
+            // The `Drop` of a value that finished or ended panicked: the call ended as if with
+            // an output, and the consumer calls again (wakes reach the task once a call has
+            // returned `Pending`).
+            _ if panicked
+                && !model.value_panicked
+                && model
+                    .first_raised
+                    .is_some_and(|first| first.site == Site::Drop) =>
+            {
+                model.after = After::Ready;
                 None
             }
             _ if panicked => {
@@ -1531,6 +2027,7 @@ impl Driver {
             }
             Op::Run => self.run(),
             Op::WakerPanics => self.switches.panic_once(WakerOps::ANY_WAKE),
+            Op::Clear => self.clear(),
         }
     }
 
@@ -1550,9 +2047,7 @@ impl Driver {
 
     /// Drops the structure, and checks that every value was dropped once.
     fn end(mut self) -> Result<(), TestCaseError> {
-        let structure = self.structure.take();
-        let caught = expecting_panics(|| catch_unwind(AssertUnwindSafe(|| drop(structure))));
-        prop_assert!(caught.is_ok(), "dropping the structure panicked");
+        self.first_panic_of("the primitive's drop", |this| drop(this.structure.take()));
         let model = self.model();
         prop_assert!(
             model.violations.is_empty(),
@@ -1573,6 +2068,7 @@ pub fn run(target: Target, program: &[Op]) -> Result<(), TestCaseError> {
         target.streams(),
         Some(target.make()),
         target.driven(),
+        target.takes_ahead(),
     );
     for (index, op) in program.iter().enumerate() {
         {
@@ -1616,32 +2112,44 @@ fn check_try_join_all(output: Result<Vec<u32>, u32>) -> Result<(), String> {
 }
 
 /// The scripts of a join's futures: `Pending`, self-wakes and wakes of others, `Ready`, `Err`
-/// (a `try_join_all`'s error, an output of `join_all`), some keeping their first waker.
-pub fn join_script() -> impl Strategy<Value = Script> {
+/// (a `try_join_all`'s error, an output of `join_all`), some keeping their first waker; with
+/// `panics`, a panic now and then, and one future in four panicking in its `Drop`.
+pub fn join_script(panics: bool) -> impl Strategy<Value = Script> {
     let acts = prop_oneof![
         4 => Just(Act::Pending),
         3 => Just(Act::WakeSelf),
         2 => any::<u64>().prop_map(|p| Act::Wake(Pick(p))),
         2 => Just(Act::Ready),
         1 => Just(Act::Fail),
+        u32::from(panics) => Just(Act::Panic),
     ];
     (
         prop::collection::vec(acts, 0..4),
         prop_oneof![5 => Just(Act::Pending), 1 => Just(Act::WakeSelf)],
         prop::bool::weighted(0.15),
+        prop::bool::weighted(if panics { 0.25 } else { 0.0 }),
     )
-        .prop_map(|(first, then, keeps_first)| Script {
+        .prop_map(|(first, then, keeps_first, drop_panics)| Script {
             first,
             then,
             keeps_first,
+            on_drop: if drop_panics {
+                OnDrop::Panic
+            } else {
+                OnDrop::Quiet
+            },
         })
 }
 
 /// A join program: 0 to 40 futures (past the 32 at which a join polls differently), and the
-/// shared join operations ([`join_op`]).
-pub fn join_program(max_ops: usize) -> impl Strategy<Value = (Vec<Script>, Vec<JoinOp>)> {
+/// shared join operations ([`join_op`]); with `panics`, futures that panic (see
+/// [`join_script`]).
+pub fn join_program(
+    max_ops: usize,
+    panics: bool,
+) -> impl Strategy<Value = (Vec<Script>, Vec<JoinOp>)> {
     (
-        prop::collection::vec(join_script(), 0..=40),
+        prop::collection::vec(join_script(panics), 0..=40),
         prop::collection::vec(join_op(0.9, 3), 1..=max_ops),
     )
 }
@@ -1673,7 +2181,7 @@ pub fn run_join(
     program: &[JoinOp],
 ) -> Result<(), TestCaseError> {
     let eager_calls = if scripts.len() <= 32 { 3 } else { 2 };
-    let mut driver = Driver::new(Rules::Join { eager_calls }, false, None, false);
+    let mut driver = Driver::new(Rules::Join { eager_calls }, false, None, false, false);
     let values: Vec<Scripted> = scripts.iter().map(|s| driver.value(s.clone())).collect();
     driver.structure = Some(match kind {
         JoinKind::JoinAll => Box::new(Join::new(pinfold_join::join_all(values), check_join_all)),

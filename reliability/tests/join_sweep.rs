@@ -3,7 +3,9 @@
 //! call, each checked against the contract of the join crate's docs (*Panics*): a panic of a
 //! future's poll terminates the join with everything dropped; any other leaves it to complete
 //! with every output in order, or the first error in time; nothing is polled after it
-//! finished, dropped twice or leaked, no clone of the task's waker included.
+//! finished, dropped twice or leaked, no clone of the task's waker included. And two panics in
+//! one call: a future's poll, then each later call into user code before that panic is out
+//! (the drops as the join ends, the task's waker): the first comes out, the rest as for one.
 //!
 //! Random inputs (property tests, `PROPTEST_CASES` cases, default 256) of 0 to 40 futures,
 //! ready, failing, yielding or waiting for an event; under Miri, 2 cases of up to 8 futures,
@@ -15,6 +17,7 @@ use std::time::Duration;
 use pinfold_reliability::fault::{expecting_panics, quiet_fault_panics};
 use pinfold_reliability::join_sweep::{
     Kind, kinds, panic_at_every_call_of_join_all, panic_at_every_call_of_try_join_all,
+    two_panics_in_a_call_of_join_all, two_panics_in_a_call_of_try_join_all,
 };
 use pinfold_reliability::sizes::proptest_cases;
 use pinfold_reliability::watchdog::Watchdog;
@@ -62,6 +65,23 @@ fn try_join_all_survives(kinds: &[Kind]) -> Result<(), TestCaseError> {
     expecting_panics(|| panic_at_every_call_of_try_join_all(kinds)).map_err(TestCaseError::fail)
 }
 
+/// Both joins of `kinds` survive two panics in one call: a future's poll, and each call into
+/// user code after it in turn until its panic is out.
+fn joins_survive_two_panics(kinds: &[Kind]) -> Result<(), TestCaseError> {
+    expecting_panics(|| {
+        two_panics_in_a_call_of_join_all(kinds)?;
+        two_panics_in_a_call_of_try_join_all(kinds)
+    })
+    .map_err(TestCaseError::fail)
+}
+
+/// The most futures a random join of the two-panic sweep has (it runs a join once for each
+/// pair of a poll and a call after it: about the square of the futures): past the 32 at which
+/// a join stops polling its futures a second time is the fixed case's.
+fn max_inputs_of_two_panics() -> usize {
+    if cfg!(miri) { 4 } else { 12 }
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -75,6 +95,23 @@ proptest! {
     fn random_try_join_all_survives_a_panic_at_every_call(kinds in kinds(max_inputs())) {
         let _watchdog = watchdog("random_try_join_all_survives_a_panic_at_every_call");
         try_join_all_survives(&kinds)?;
+    }
+}
+
+proptest! {
+    // A quarter of the cases: each runs both joins once per pair of panics.
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 2 } else { proptest_cases(64) },
+        ..config()
+    })]
+
+    #[test]
+    fn random_joins_survive_a_second_panic_after_a_future_s_poll_panicked(
+        kinds in kinds(max_inputs_of_two_panics())
+    ) {
+        let _watchdog =
+            watchdog("random_joins_survive_a_second_panic_after_a_future_s_poll_panicked");
+        joins_survive_two_panics(&kinds)?;
     }
 }
 
@@ -126,4 +163,25 @@ fn try_join_all_failing_in_its_first_poll_survives_a_panic_at_every_step()
 fn try_join_all_failing_later_survives_a_panic_at_every_step() -> Result<(), TestCaseError> {
     let _watchdog = watchdog("try_join_all_failing_later_survives_a_panic_at_every_step");
     try_join_all_survives(&[Ready, Wait, Yield(1), WaitErr, Ready, Wait, Yield(2)])
+}
+
+#[test]
+fn joins_of_a_mix_survive_a_second_panic_after_a_future_s_poll_panicked()
+-> Result<(), TestCaseError> {
+    let _watchdog =
+        watchdog("joins_of_a_mix_survive_a_second_panic_after_a_future_s_poll_panicked");
+    // Outputs kept and futures running when a poll panics, in each of the join's passes, and
+    // `try_join_all`'s error kept when a later poll panics.
+    joins_survive_two_panics(&[Ready, Wait, Yield(1), Ready, Wait, Yield(2)])?;
+    joins_survive_two_panics(&[Ready, Yield(1), Wait, WaitErr, Ready])?;
+    if cfg!(miri) {
+        return Ok(());
+    }
+    // Past 32 futures.
+    let kinds: Vec<Kind> = [Ready, Yield(1), Wait]
+        .into_iter()
+        .cycle()
+        .take(34)
+        .collect();
+    joins_survive_two_panics(&kinds)
 }

@@ -1,6 +1,7 @@
 //! The keyed model (`pinfold_reliability::keyed_model`) over every keyed set and merge and the
-//! ordered sets: random programs checked after every step, and the same programs with a panic
-//! at every call into user code in turn.
+//! ordered sets: random programs checked after every step, the same programs with a panic at
+//! every call into user code in turn, and with two in one call (a value's poll and then its
+//! `Drop` or the task's waker, or two values' `Drop`s).
 //!
 //! `PROPTEST_CASES` sets the cases of each property (default 64; 2 under Miri), and
 //! `PINFOLD_PROGRAM_OPS` the longest program (default 120; 8 under Miri).
@@ -9,7 +10,8 @@ use pinfold_buffer::{FuturesOrdered, FuturesOrderedBounded};
 use pinfold_merge::{Merge, MergeBounded};
 use pinfold_reliability::fault::quiet_fault_panics;
 use pinfold_reliability::keyed_model::{
-    KeyedSubject, Op, OrderedSubject, Val, program, run_keyed, run_ordered, sweep_faults,
+    KeyedSubject, Op, OrderedSubject, Second, Val, program, run_keyed, run_ordered, sweep_faults,
+    sweep_two_faults,
 };
 use pinfold_reliability::program::{Pick, Via, WAKE_THREADS};
 use pinfold_reliability::sizes::{env_number, program_ops, proptest_cases};
@@ -54,6 +56,33 @@ fn faults<S: KeyedSubject>(program: &[Op]) -> Result<(), TestCaseError> {
     let sweep = sweep_faults::<S>(program).map_err(TestCaseError::fail)?;
     prop_assert!(sweep.fired <= sweep.calls);
     Ok(())
+}
+
+/// A sweep of `program` with a second panic in the call of each, against one keyed set or
+/// merge: `set` picks it.
+fn two_faults_on(set: usize, program: &[Op], second: Second) -> Result<(), TestCaseError> {
+    quiet_fault_panics();
+    let swept = match set {
+        0 => sweep_two_faults::<FuturesUnorderedBounded<Val>>(program, second),
+        1 => sweep_two_faults::<FuturesUnordered<Val>>(program, second),
+        2 => sweep_two_faults::<MergeBounded<Val>>(program, second),
+        _ => sweep_two_faults::<Merge<Val>>(program, second),
+    };
+    swept.map_err(TestCaseError::fail)?;
+    Ok(())
+}
+
+/// The same, against every keyed set and merge.
+fn two_faults(program: &[Op], second: Second) -> Result<(), TestCaseError> {
+    (0..4).try_for_each(|set| two_faults_on(set, program, second))
+}
+
+fn second() -> impl Strategy<Value = Second> {
+    prop_oneof![
+        Just(Second::ValueDrop),
+        Just(Second::TaskWake),
+        Just(Second::NextDrop),
+    ]
 }
 
 proptest! {
@@ -112,6 +141,58 @@ proptest! {
     fn growable_merge_survives_a_panic_at_every_call(program in program(max_ops() / 4 + 1)) {
         faults::<Merge<Val>>(&program)?;
     }
+}
+
+proptest! {
+    // Half the cases of one set's sweep, of programs a third as long, each against one set.
+    #![proptest_config(config(cases() / 16 + 1))]
+
+    #[test]
+    fn sets_survive_two_panics_in_one_call(
+        set in 0..4usize,
+        program in program(max_ops() / 12 + 1),
+        second in second(),
+    ) {
+        two_faults_on(set, &program, second)?;
+    }
+}
+
+/// Values polled and woken, one at a time and two at once, between drains that poll only
+/// when woken, then `clear` and the set's drop: a value's poll with another still queued (the
+/// set wakes its task for it), a drop in `clear` and in the set's drop before others.
+fn two_faults_program() -> Vec<Op> {
+    vec![
+        Op::Insert { count: 3, ready: 1 },
+        Op::DrainAll,
+        Op::FireMany {
+            pick: Pick(0),
+            count: 2,
+        },
+        Op::Drain { max: 1 },
+        Op::Fire {
+            pick: Pick(u64::MAX),
+            via: Via::Here,
+        },
+        Op::DrainAll,
+        Op::Insert { count: 3, ready: 0 },
+        Op::Clear,
+        Op::Insert { count: 3, ready: 0 },
+    ]
+}
+
+#[test]
+fn a_value_whose_poll_and_drop_panic_leaves_every_set_consistent_and_awake() {
+    two_faults(&two_faults_program(), Second::ValueDrop).unwrap();
+}
+
+#[test]
+fn a_value_whose_poll_panics_while_the_task_waker_panics_leaves_every_set_awake() {
+    two_faults(&two_faults_program(), Second::TaskWake).unwrap();
+}
+
+#[test]
+fn two_panicking_drops_in_clear_leave_every_set_consistent() {
+    two_faults(&two_faults_program(), Second::NextDrop).unwrap();
 }
 
 /// The schedule that took a growable set's stale key for the key of a new value: groups 0 and

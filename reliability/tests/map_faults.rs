@@ -8,6 +8,10 @@
 //! fault: every output comes, no value is polled after it finished, and once the map is
 //! dropped every value and key was dropped exactly once.
 //!
+//! Two panics in one call too: a value's poll, then the next call of the value's or its key's
+//! `Drop` or of the task waker's wake; the first comes out, and the map stays consistent and
+//! awake (after the panic it is polled only when woken).
+//!
 //! The hash of the index is randomly keyed, so how often `Eq` runs differs a little between
 //! runs: the k-th call is not always the same one, and a few calls near the end may be
 //! skipped. Each site must see at least one panic.
@@ -17,7 +21,9 @@
 use std::collections::BTreeSet;
 
 use pinfold_reliability::fault::{expecting_panics, quiet_fault_panics};
-use pinfold_reliability::map_model::{Driver, Fault, Kind, MapOp, Site, program, run, site_fault};
+use pinfold_reliability::map_model::{
+    Driver, Fault, Kind, MapOp, Site, program, run, run_driver, site_fault,
+};
 use pinfold_reliability::program::{Pick, Via, WAKE_THREADS};
 use pinfold_reliability::sizes::proptest_cases;
 use pinfold_reliability::wake_threads::WakeThreads;
@@ -190,6 +196,47 @@ fn a_panicking_task_waker_leaves_the_map_consistent() {
     }
 }
 
+/// Runs `ops` once to count its values' polls, then once with each poll `ks` picks panicking
+/// and a second panic after it, in the same call, at `second`.
+fn two_panics_at_each_poll(
+    kind: Kind,
+    ops: &[MapOp],
+    second: Site,
+    ks: impl Fn(u64) -> Vec<u64>,
+) -> Result<(), TestCaseError> {
+    let counting = run(kind, ops, Fault::Never, WakeThreads::new(WAKE_THREADS))?;
+    let polls = counting.plan().calls_at(Site::Poll);
+    let mut threads = counting.into_threads();
+    for k in ks(polls) {
+        let fault = Fault::At(Site::Poll, k);
+        let mut driver = Driver::with_second(kind, fault, Some(second), threads);
+        expecting_panics(|| run_driver(&mut driver, ops)).map_err(|fail| {
+            TestCaseError::fail(format!("{kind:?}, {fault:?} then {second:?}: {fail}"))
+        })?;
+        threads = driver.into_threads();
+    }
+    Ok(())
+}
+
+#[test]
+fn a_second_panic_after_a_value_s_poll_panicked_leaves_the_map_consistent_and_awake() {
+    quiet_fault_panics();
+    let mut failures = Vec::new();
+    for kind in [Kind::Futures, Kind::Streams] {
+        for second in [Site::ValueDrop, Site::KeyDrop, Site::Waker] {
+            // About 30 polls spread over the schedule (4 under Miri): each is a run of it.
+            let spread = |polls: u64| -> Vec<u64> {
+                let stride = (polls / if cfg!(miri) { 4 } else { 30 }).max(1);
+                (1..=polls).step_by(stride as usize).collect()
+            };
+            if let Err(fail) = two_panics_at_each_poll(kind, &schedule(), second, spread) {
+                failures.push(fail.to_string());
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 fn config() -> ProptestConfig {
     ProptestConfig {
         cases: if cfg!(miri) { 2 } else { proptest_cases(64) },
@@ -218,5 +265,28 @@ proptest! {
     ) {
         quiet_fault_panics();
         run_with(kind, &ops, fault, WakeThreads::new(WAKE_THREADS))?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 2 } else { proptest_cases(16) },
+        ..config()
+    })]
+
+    /// A random program whose value's k-th poll panics, and then the next call at a second
+    /// site in the same call: the value's or its key's drop, or the task waker's wake.
+    #[test]
+    fn a_random_program_survives_two_panics_in_a_call(
+        (kind, ops) in program(if cfg!(miri) { 8 } else { 30 }),
+        k in 1u64..60,
+        second in prop_oneof![Just(Site::ValueDrop), Just(Site::KeyDrop), Just(Site::Waker)],
+    ) {
+        quiet_fault_panics();
+        let fault = Fault::At(Site::Poll, k);
+        let mut driver = Driver::with_second(kind, fault, Some(second), WakeThreads::new(WAKE_THREADS));
+        expecting_panics(|| run_driver(&mut driver, &ops)).map_err(|fail| {
+            TestCaseError::fail(format!("{fault:?} then {second:?}: {fail}"))
+        })?;
     }
 }
