@@ -85,6 +85,32 @@ pub(crate) fn drop_each(len: usize, each: impl FnMut(usize)) {
     }
 }
 
+/// Drops every item of `items`, also when the `Drop` of some panics: the rest are dropped all
+/// the same, then the first panic goes on (with `std`; a second panic is dropped, and so is the
+/// first if another panic unwinds already; without `std`, a second panic aborts). A plain loop
+/// while nothing panics. For the `Drop` of a container whose items are the user's.
+pub fn drop_all<I: IntoIterator>(items: I) {
+    /// The items not dropped yet: dropped one by one, each caught, if a drop panics.
+    struct Rest<I: Iterator>(I);
+
+    impl<I: Iterator> Drop for Rest<I> {
+        fn drop(&mut self) {
+            // Empty unless a drop panicked: the first panic is the one unwinding.
+            let _ = each_despite_panics(&mut self.0, drop);
+        }
+    }
+
+    let mut rest = Rest(items.into_iter());
+    #[cfg(feature = "std")]
+    if std::thread::panicking() {
+        // `rest`'s drop drops every item, each caught.
+        return;
+    }
+    for item in &mut rest.0 {
+        drop(item);
+    }
+}
+
 /// Resumes `panic`, caught while dropping, unless another panic is unwinding already (a value
 /// of one group dropped while the panic of another's unwinds, or a primitive dropped by an
 /// unwinding caller): then it is dropped, since a second panic would abort.
@@ -96,7 +122,8 @@ pub(crate) fn resume_unless_unwinding(panic: Panic) {
     resume(panic)
 }
 
-/// Runs `body` on `state`; if it panics, runs `repair` on `state` before the panic goes on.
+/// Runs `body` on `state`; if it panics, runs `repair` on `state` before the panic goes on. With
+/// `std`, a panic of `repair` is dropped and the first one goes on; without, it aborts.
 #[inline]
 pub fn repair_on_unwind<S: ?Sized, R>(
     state: &mut S,
@@ -117,7 +144,9 @@ pub fn repair_on_unwind<S: ?Sized, R>(
             // SAFETY: the closure returned, so it wrote the output.
             Ok(()) => unsafe { out.assume_init() },
             Err(panic) => {
-                repair(state);
+                // The first panic goes on: one of the repair (user code it runs, such as a
+                // waker's `wake` or a key's `Drop`) is dropped.
+                drop(catch_unwind(AssertUnwindSafe(|| repair(state))));
                 resume_unwind(panic)
             }
         }

@@ -11,6 +11,30 @@ use pin_project::pin_project;
 
 use crate::ProgressStream;
 
+/// The items a [`Driven`] holds: dropped every one, also when the `Drop` of some panics, then
+/// the first panic goes on (see `pinfold_arena::unwind::drop_all`).
+struct Held<T>(VecDeque<T>);
+
+impl<T> Drop for Held<T> {
+    fn drop(&mut self) {
+        pinfold_arena::unwind::drop_all(self.0.drain(..));
+    }
+}
+
+impl<T> core::ops::Deref for Held<T> {
+    type Target = VecDeque<T>;
+
+    fn deref(&self) -> &VecDeque<T> {
+        &self.0
+    }
+}
+
+impl<T> core::ops::DerefMut for Held<T> {
+    fn deref_mut(&mut self) -> &mut VecDeque<T> {
+        &mut self.0
+    }
+}
+
 /// A stream whose items are taken ahead, up to `limit` of them (a set of futures: past it,
 /// see [*At the limit*](#at-the-limit)), when it is driven
 /// ([`poll_progress`](ProgressStream::poll_progress)), and given by
@@ -129,7 +153,7 @@ pub struct Driven<St: Stream> {
     #[pin]
     stream: St,
     /// Items taken ahead, oldest first.
-    held: VecDeque<St::Item>,
+    held: Held<St::Item>,
     /// How many items are taken ahead.
     limit: usize,
     /// What bounds the items held: the limit, or the stream's values.
@@ -197,7 +221,7 @@ impl<St: Stream> Driven<St> {
         assert!(limit > 0, "driven: limit must be greater than 0");
         Self {
             stream,
-            held: VecDeque::new(),
+            held: Held(VecDeque::new()),
             limit,
             hold,
             ended: false,

@@ -34,6 +34,14 @@ pub(crate) struct ReorderRing<T> {
     held: usize,
 }
 
+/// Every entry is dropped, also when the `Drop` of some outputs panics; then the first panic
+/// goes on (see `pinfold_arena::unwind::drop_all`).
+impl<T> Drop for ReorderRing<T> {
+    fn drop(&mut self) {
+        pinfold_arena::unwind::drop_all(self.entries.drain(..));
+    }
+}
+
 impl<T> ReorderRing<T> {
     /// An empty ring. Allocates nothing until an output finishes out of order.
     pub(crate) const fn new() -> Self {
@@ -57,7 +65,7 @@ impl<T> ReorderRing<T> {
     pub(crate) fn clear(&mut self) {
         self.head = self.tail;
         self.held = 0;
-        self.entries.clear();
+        pinfold_arena::unwind::drop_all(self.entries.drain(..));
     }
 
     /// How many places the ring has: futures pulled and not yet yielded (and lost ones not
