@@ -35,16 +35,38 @@ std::thread_local! {
     static KEPT: core::cell::Cell<Option<Panic>> = const { core::cell::Cell::new(None) };
 }
 
-/// Keeps `panic` for [`take_kept`] on this thread.
+/// What an arena kind returns in place of a value's output when the value's poll panicked:
+/// the panic itself is kept on the thread ([`keep`]) for the round that repairs and resumes
+/// it ([`take_kept`]), so that what a poll returns is no larger than its output. Without
+/// `std` a panic is never caught, so there is no value of this type.
 #[cfg(feature = "std")]
-pub(crate) fn keep(panic: Panic) {
-    KEPT.set(Some(panic));
+pub(crate) use kept::Kept;
+#[cfg(not(feature = "std"))]
+pub(crate) type Kept = core::convert::Infallible;
+
+/// [`Kept`]'s home: a public type (it is in the arena kinds' hidden storage trait) that no
+/// code outside the crate can name or make.
+#[cfg(feature = "std")]
+mod kept {
+    /// See [`Kept`](super::Kept).
+    #[derive(Debug)]
+    pub struct Kept(pub(crate) ());
 }
 
-/// The panic [`keep`] kept on this thread, if any.
+/// Keeps `panic` on this thread for [`take_kept`].
 #[cfg(feature = "std")]
-pub(crate) fn take_kept() -> Option<Panic> {
+#[cold]
+pub(crate) fn keep(panic: Panic) -> Kept {
+    KEPT.set(Some(panic));
+    Kept(())
+}
+
+/// The panic [`keep`] kept on this thread.
+#[cfg(feature = "std")]
+#[cold]
+pub(crate) fn take_kept(_: Kept) -> Panic {
     KEPT.take()
+        .unwrap_or_else(|| alloc::boxed::Box::new("a kept panic was taken twice"))
 }
 
 /// Calls `each(index)` for every index in `0..len`, for drops that must all run: a plain loop

@@ -9,6 +9,7 @@ use core::task::{Context, Poll, Waker};
 use crate::key::Key;
 use crate::poll::queue::{Marks, NIL, Queue, UNLINKED};
 use crate::poll::step::Step;
+use crate::unwind::Kept;
 #[cfg(feature = "std")]
 use crate::unwind::{self, Panic};
 use crate::wake::ready_set::Drain;
@@ -146,17 +147,17 @@ pub trait Slots<T>: Marks {
     /// `take_wake`, the slot's mark in the ready set is taken first: a wake that came since
     /// the collection that queued the value is answered by this poll, not by another. If
     /// `poll` panics, the kind does what its panics rule says (an arena drops the value and
-    /// frees its slot; a panic of the value's `Drop` then is dropped) and calls `panicked`:
-    /// with `std`, with the panic, and returns `None` (the round repairs and resumes it);
-    /// without `std`, with its parent, while the panic goes on. A kind whose owner ends at a
+    /// frees its slot; a panic of the value's `Drop` then is dropped) and, with `std`,
+    /// returns the panic for the round to repair and resume; without `std` it calls
+    /// `panicked` with its parent while the panic goes on. A kind whose owner ends at a
     /// panic (a join) lets it go on.
     fn poll_slot<R>(
         &mut self,
         id: u32,
         take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
-        panicked: impl FnOnce(Unwound<'_>),
-    ) -> Option<(Key, u32, R)>;
+        panicked: impl FnOnce(&dyn TaskParent),
+    ) -> Result<Option<(Key, u32, R)>, Kept>;
 
     /// Whether entry `entry` (of slot `id`) was woken since its value's poll began.
     fn is_woken(&self, id: u32, entry: u32) -> bool;
@@ -171,19 +172,9 @@ pub trait Slots<T>: Marks {
     fn remove(&mut self, id: u32, rounds: &mut Rounds);
 }
 
-/// What a kind hands the round when a value's poll panicked: with `std`, the panic, caught
-/// (the round repairs once the kind is done with the slot, then resumes it).
-#[cfg(feature = "std")]
-pub(crate) type Unwound<'a> = Panic;
-/// What a kind hands the round when a value's poll panicked: without `std`, the parent word,
-/// to arm while the panic unwinds.
-#[cfg(not(feature = "std"))]
-pub(crate) type Unwound<'a> = &'a dyn TaskParent;
-
 /// The task's side of an arena kind's parent word (a wake table's, or a hub's): what a round
 /// needs to stay reachable after a value's poll panicked without `std`, while the panic
 /// unwinds.
-#[cfg_attr(feature = "std", allow(dead_code, unreachable_pub))]
 pub trait TaskParent {
     /// Arms the word if nothing was woken since the owner's last collection (see
     /// [`try_arm`](crate::wake::ready_set::try_arm)).
@@ -256,11 +247,6 @@ pub struct Rounds {
     /// fresh join reads back inside a wider load, which stalls; without them, `None` is the
     /// wake table's null pointer, a whole word.
     busy: u8,
-    /// Set (1) when a value's poll panicked and its panic waits in [`unwind::keep`] for the
-    /// round to repair and resume it ([`rethrow`](Self::rethrow)), once the kind is done with
-    /// the slot. A byte, as `busy`.
-    #[cfg(feature = "std")]
-    unwound: u8,
 }
 
 impl Rounds {
@@ -270,8 +256,6 @@ impl Rounds {
         unbound: Queue::EMPTY,
         round: 0,
         busy: 0,
-        #[cfg(feature = "std")]
-        unwound: 0,
     };
 
     /// Whether slots are queued for this round, and for the next.
@@ -339,44 +323,36 @@ impl Rounds {
         }
     }
 
-    /// What the kind calls when a value's poll panicked: with `std`, the panic is kept (in
-    /// [`unwind::keep`]) for [`rethrow`](Self::rethrow); without, the word is armed while the
-    /// panic unwinds ([`arm_after_panic`](Self::arm_after_panic)).
+    /// What the kind calls while a value's panic unwinds: nothing with `std` (the kind returns
+    /// the panic instead), [`arm_after_panic`](Self::arm_after_panic) without.
     #[inline(always)]
-    fn unwound(&mut self, unwound: Unwound<'_>, in_place: bool) {
-        #[cfg(feature = "std")]
-        {
-            let _ = in_place;
-            self.keep(unwound);
-        }
+    fn unwinding(&mut self, parent: &dyn TaskParent, in_place: bool) {
         #[cfg(not(feature = "std"))]
-        self.arm_after_panic(unwound, in_place);
-    }
-
-    /// Keeps a value's panic for [`rethrow`](Self::rethrow).
-    #[cfg(feature = "std")]
-    #[cold]
-    #[inline(never)]
-    fn keep(&mut self, panic: Panic) {
-        unwind::keep(panic);
-        self.unwound = 1;
-    }
-
-    /// After a poll that gave nothing (its value had left, or panicked): with `std`, repairs
-    /// and resumes a panic kept by [`unwound`](Self::unwound) ([`after_panic`](Self::after_panic)).
-    /// It rides on the branch the poll loop has for a value that left: a poll that gives
-    /// something pays nothing for it, and one that gave nothing a byte's test.
-    #[inline(always)]
-    fn rethrow<T, S: Slots<T>>(&mut self, slots: &mut S, in_place: bool, task: &Waker) {
+        self.arm_after_panic(parent, in_place);
         #[cfg(feature = "std")]
-        if self.unwound != 0 {
-            self.unwound = 0;
-            if let Some(panic) = unwind::take_kept() {
-                self.after_panic(slots, in_place, task, panic);
+        let _ = (parent, in_place);
+    }
+
+    /// Repairs after a value's poll panicked, given what the kind returned: with `std`, the
+    /// panic (see [`after_panic`](Self::after_panic)); without, nothing is ever returned.
+    #[inline(always)]
+    fn repair<T, S: Slots<T>, P>(
+        &mut self,
+        slots: &mut S,
+        in_place: bool,
+        task: &Waker,
+        polled: Result<P, Kept>,
+    ) -> P {
+        match polled {
+            Ok(polled) => polled,
+            #[cfg(feature = "std")]
+            Err(kept) => self.after_panic(slots, in_place, task, unwind::take_kept(kept)),
+            #[cfg(not(feature = "std"))]
+            Err(never) => {
+                let _ = (slots, in_place, task);
+                match never {}
             }
         }
-        #[cfg(not(feature = "std"))]
-        let _ = (slots, in_place, task);
     }
 
     /// Queues the value just put into slot `id` at the end of this round's queue. A slot still
@@ -579,11 +555,11 @@ impl Rounds {
                     budget.polled();
                     f(key, value, cx)
                 },
-                |unwound| rounds.unwound(unwound, false),
+                |parent| rounds.unwinding(parent, false),
             );
+            let polled = self.repair(slots, false, task, polled);
             // A slot whose value left while it was queued is skipped.
             let Some((key, entry, step)) = polled else {
-                self.rethrow(slots, false, task);
                 continue;
             };
             if let Some(out) = self.settle(slots, id, key, entry, step, budget) {
@@ -742,10 +718,9 @@ impl Rounds {
             id,
             false,
             |key, value, cx| f(key, value, cx),
-            |unwound| rounds.unwound(unwound, true),
+            |parent| rounds.unwinding(parent, true),
         );
-        let Some((key, entry, step)) = polled else {
-            self.rethrow(slots, true, task);
+        let Some((key, entry, step)) = self.repair(slots, true, task, polled) else {
             // A value that left: the round in full skips it.
             return First::NotTaken;
         };

@@ -8,7 +8,7 @@ use core::task::{Context, Waker};
 use crate::index::{trusted, trusted_mut};
 use crate::key::Key;
 use crate::poll::queue::{Mark, Marks, Queue};
-use crate::poll::round::{Rounds, Slots, Unwound};
+use crate::poll::round::{Rounds, Slots, TaskParent};
 use crate::storage::sizing::{FIRST_GROUP, MAX_GROUP, Sizing};
 use crate::storage::store::{self, GROUP_SHIFT, Store, prefetch_pays};
 use crate::storage::{
@@ -303,8 +303,8 @@ impl<T> Slots<T> for Groups<T> {
         id: u32,
         take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
-        panicked: impl FnOnce(Unwound<'_>),
-    ) -> Option<(Key, u32, R)> {
+        panicked: impl FnOnce(&dyn TaskParent),
+    ) -> Result<Option<(Key, u32, R)>, unwind::Kept> {
         let (group, index) = split(id);
         let Self {
             stores,
@@ -325,17 +325,10 @@ impl<T> Slots<T> for Groups<T> {
                 *not_full |= bit(group);
                 *release_due |= group != 0 && group == top;
             },
-            |unwound| {
-                // Without `std`, the task's parent is the hub, not the group's table.
-                #[cfg(not(feature = "std"))]
+            // The task's parent is the hub, not the group's table.
+            |_| {
                 if let Some(OwnerHub(hub)) = hub {
-                    let _ = unwound;
                     panicked(hub);
-                }
-                #[cfg(feature = "std")]
-                {
-                    let _ = hub;
-                    panicked(unwound);
                 }
             },
         )

@@ -768,8 +768,8 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
         id: u32,
         take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
-        _panicked: impl FnOnce(round::Unwound<'_>),
-    ) -> Option<(Key, u32, R)> {
+        _panicked: impl FnOnce(&dyn round::TaskParent),
+    ) -> Result<Option<(Key, u32, R)>, unwind::Kept> {
         let key = Key::new(id, 0);
         // Checks that `id` is below the number of values, which is the table's number of
         // entries (made with one per value; the values never change in number).
@@ -783,7 +783,7 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
         let waker = unsafe { self.table.borrowed_waker_unchecked(id as usize) };
         // A panic goes on to the owner, a join, which drops every value.
         let out = poll(key, value, &mut Context::from_waker(&waker));
-        Some((key, id, out))
+        Ok(Some((key, id, out)))
     }
 
     #[inline(always)]

@@ -14,9 +14,9 @@ use core::task::{Context, Waker};
 use crate::index::{trusted, trusted_mut};
 use crate::key::Key;
 use crate::poll::queue::{self, Mark, Marks, NIL, Queue};
-use crate::poll::round::{self, Slots, Unwound};
+use crate::poll::round::{self, Slots};
 use crate::sync::Ordering;
-use crate::unwind;
+use crate::unwind::{self, Kept};
 use crate::wake::atomic_waker::AtomicWaker;
 use crate::wake::hub::Hub;
 use crate::wake::ready_set::{self, Drain};
@@ -729,8 +729,8 @@ impl<T> Store<T> {
     /// Polls the value of slot `index`, if it holds one, with `poll` (given its key), in a
     /// context of its own waker; its key and entry come back with what `poll` returned. If
     /// `poll` panics, `unwound` runs and the value is dropped in place and its slot freed;
-    /// then, with `std`, `panicked` gets the panic and `None` is returned (the caller repairs
-    /// and resumes it), and without `std` `panicked` gets the table while the panic goes on.
+    /// then, with `std`, the panic is returned (the caller repairs and resumes it), and
+    /// without `std` `panicked` runs with the table while the panic goes on.
     #[inline(always)]
     pub(crate) fn poll_at<R>(
         &mut self,
@@ -738,11 +738,11 @@ impl<T> Store<T> {
         take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
         unwound: impl FnOnce(),
-        panicked: impl FnOnce(Unwound<'_>),
-    ) -> Option<(Key, u32, R)> {
+        panicked: impl FnOnce(&WakeTable),
+    ) -> Result<Option<(Key, u32, R)>, Kept> {
         let slot = trusted(&self.slots, index);
         if !slot.occupied() {
-            return None;
+            return Ok(None);
         }
         let generation = slot.generation();
         let key = Key::new(self.base + index as u32, generation);
@@ -755,7 +755,7 @@ impl<T> Store<T> {
         let out = self.poll_value(index, entry as usize, unwound, panicked, |value, cx| {
             poll(key, value, cx)
         })?;
-        Some((key, entry, out))
+        Ok(Some((key, entry, out)))
     }
 
     /// Whether entry `entry` was woken since its value's poll began.
@@ -781,21 +781,23 @@ impl<T> Store<T> {
 
     /// Polls the value at `index` (there is one) with `poll`, in a context of the waker of
     /// wake table entry `entry`. If `poll` panics, `unwound` runs and the value is dropped and
-    /// its slot freed; then `panicked` gets the panic and `None` is returned (with `std`), or
-    /// it gets the table and the panic goes on (without).
+    /// its slot freed; then the panic is returned (with `std`), or goes on after `panicked`
+    /// (without).
     #[inline(always)]
     fn poll_value<R>(
         &mut self,
         index: usize,
         entry: usize,
         unwound: impl FnOnce(),
-        panicked: impl FnOnce(Unwound<'_>),
+        panicked: impl FnOnce(&WakeTable),
         poll: impl FnOnce(Pin<&mut T>, &mut Context<'_>) -> R,
-    ) -> Option<R> {
+    ) -> Result<R, Kept> {
         #[cfg(feature = "std")]
         {
             use core::mem::MaybeUninit;
             use std::panic::{AssertUnwindSafe, catch_unwind};
+            // The round repairs with its queues and the storage both at hand.
+            let _ = panicked;
             let (value, waker) = self.value_and_waker(index, entry);
             // The output goes through a place of our own, not through `catch_unwind`'s result:
             // that passes it through a union, written field by field and read back whole, and
@@ -808,19 +810,17 @@ impl<T> Store<T> {
                 out.write(poll(value, &mut Context::from_waker(&waker)));
             })) {
                 // SAFETY: the closure returned, so it wrote the output.
-                Ok(()) => Some(unsafe { out.assume_init() }),
+                Ok(()) => Ok(unsafe { out.assume_init() }),
                 Err(panic) => {
                     // The caller's bookkeeping first: the value's `Drop` may panic too.
                     unwound();
                     self.remove_unwound(index);
-                    // The round repairs with its queues and the storage both at hand.
-                    panicked(panic);
-                    None
+                    Err(unwind::keep(panic))
                 }
             }
         }
         #[cfg(not(feature = "std"))]
-        Some(unwind::repair_on_unwind(
+        Ok(unwind::repair_on_unwind(
             self,
             |store| {
                 let (value, waker) = store.value_and_waker(index, entry);
@@ -937,9 +937,9 @@ impl<T> Slots<T> for Store<T> {
         id: u32,
         take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
-        panicked: impl FnOnce(Unwound<'_>),
-    ) -> Option<(Key, u32, R)> {
-        self.poll_at(id as usize, take_wake, poll, || {}, panicked)
+        panicked: impl FnOnce(&dyn round::TaskParent),
+    ) -> Result<Option<(Key, u32, R)>, Kept> {
+        self.poll_at(id as usize, take_wake, poll, || {}, |table| panicked(table))
     }
 
     #[inline(always)]
