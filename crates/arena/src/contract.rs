@@ -99,9 +99,10 @@
 //!   that call are polled by the next one, and they give all their outputs. Before the panic
 //!   leaves the call, the task's waker is registered and, if values are still queued or were
 //!   woken, woken: later wakes reach the task as after a call that returned `Pending`. A
-//!   second panic there (the value's `Drop` as it is dropped, or the task waker's `clone` or
-//!   `wake`) is dropped: the poll's panic propagates, and later wakes reach the task all the
-//!   same (after a `clone` that panicked, through the waker registered before).
+//!   second panic there (the value's `Drop` as it is dropped, a map key's `Drop`, or the task
+//!   waker's `clone` or `wake`) is dropped: the poll's panic propagates, and later wakes reach
+//!   the task all the same (after a `clone` that panicked, through the waker registered
+//!   before).
 //! - A value whose `Drop` panics (as it finishes or ends, in `remove`, in `clear`, or when the
 //!   primitive is dropped) is gone all the same, and a future's output with it; then the panic
 //!   propagates. When that happens inside a call (a value that finished or ended), the call
