@@ -133,6 +133,9 @@ impl<T> Storage<T> for Arena<T> {
 
     /// Drops every value in place. Storage is kept; nothing is allocated or freed.
     fn clear(&mut self) {
+        // No value is left to poll: the queues forget their slots first (also if a drop
+        // panics), so that the next call does not wake the task for a value that left.
+        self.rounds.retain(&mut self.store, |_| false);
         self.store.clear();
     }
 
