@@ -264,6 +264,13 @@ impl Rounds {
         (!self.ready.is_empty(), !self.deferred.is_empty())
     }
 
+    /// Takes every slot out of the queues, each unlinked: every value left (`clear`).
+    pub(crate) fn forget_all(&mut self, marks: &mut (impl Marks + ?Sized)) {
+        self.ready.unlink_all(marks);
+        self.deferred.unlink_all(marks);
+        self.unbound.unlink_all(marks);
+    }
+
     /// Takes every slot for which `keep` says `false` out of the queues (slots about to be
     /// freed with their storage).
     pub(crate) fn retain(&mut self, marks: &mut (impl Marks + ?Sized), keep: impl Fn(u32) -> bool) {

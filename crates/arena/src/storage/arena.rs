@@ -135,7 +135,7 @@ impl<T> Storage<T> for Arena<T> {
     fn clear(&mut self) {
         // No value is left to poll: the queues forget their slots first (also if a drop
         // panics), so that the next call does not wake the task for a value that left.
-        self.rounds.retain(&mut self.store, |_| false);
+        self.rounds.forget_all(&mut self.store);
         self.store.clear();
     }
 

@@ -567,7 +567,7 @@ impl<T> Storage<T> for GrowableArena<T> {
     /// Drops every value in place, then releases empty groups as after an output.
     fn clear(&mut self) {
         // As an `Arena`'s: the queues forget every slot first.
-        self.rounds.retain(&mut self.groups, |_| false);
+        self.rounds.forget_all(&mut self.groups);
         let cleared = unwind::each_despite_panics(&mut self.groups.stores, Store::clear);
         self.groups.recount();
         self.groups.release_due = true;
