@@ -406,18 +406,18 @@ impl<T> JoinArena<T> {
         // SAFETY: the block holds `len` initialised `U`s at its start and no value (each was
         // dropped before its bytes were written); it was allocated by a `Vec<T>` of `capacity`
         // values, aligned as `U`, `capacity_bytes / size_of::<U>()` whole `U`s.
-        let outputs = unsafe {
+        let outputs = Made(unsafe {
             Vec::from_raw_parts(
                 base.as_ptr().cast::<U>(),
                 len,
                 capacity_bytes / size_of::<U>(),
             )
-        };
+        });
         // The wake table, if any, goes too (as in `take_vec_with`), once the outputs are a
         // `Vec`: if dropping the task's waker it holds panics, they are dropped with it.
         // Dropped in place, not moved out first.
         self.armed = None;
-        Filled::All(outputs)
+        Filled::All(outputs.into_vec())
     }
 
     /// Turns the values into a `Vec` of `take(value)`, in order, and leaves no value: each value
@@ -441,12 +441,12 @@ impl<T> JoinArena<T> {
         if !reuses_storage::<T, U>(cells.len(), cells.capacity()) {
             // Dropped as the arena's values are: every one, also when two panic.
             let mut cells = Cells::new(cells);
-            let mut outputs = Vec::with_capacity(cells.len());
+            let mut outputs = Made(Vec::with_capacity(cells.len()));
             for index in 0..cells.len() {
-                outputs.push(take(pinned(&mut cells, index)));
+                outputs.0.push(take(pinned(&mut cells, index)));
             }
             drop(cells);
-            return outputs;
+            return outputs.into_vec();
         }
         let mut cells = ManuallyDrop::new(cells);
         let mut guard = InPlace::<T, U> {
@@ -464,12 +464,13 @@ impl<T> JoinArena<T> {
             // than a cell); its value is pinned in place as in `get_pin_mut`.
             let cell = unsafe { &mut *guard.base.as_ptr().add(index) };
             // SAFETY: as in `get_pin_mut`.
-            let output = take(unsafe { Pin::new_unchecked(&mut *cell) });
+            let output = Made(One(Some(take(unsafe { Pin::new_unchecked(&mut *cell) }))));
             guard.dropped = index + 1;
             // SAFETY: the cell is initialised and dropped once: `dropped` already counts it, so
-            // the guard will not drop it again even if this drop panics (then `output`, a local,
-            // is dropped by the unwinding).
+            // the guard will not drop it again even if this drop panics (then `output` is
+            // dropped by the unwinding, caught if it panics too).
             unsafe { ptr::drop_in_place(cell) };
+            let output = output.into_inner();
             // SAFETY: output `index` occupies bytes `index * size_of::<U>()..` up to at most
             // `(index + 1) * size_of::<T>()`: inside cells `0..=index`, all dropped now;
             // the pointer is aligned as `U` has the cells' alignment.
@@ -605,6 +606,57 @@ fn reuses_storage<T, U>(len: usize, capacity: usize) -> bool {
         && size_of::<U>() <= size_of::<T>()
         && capacity_bytes % size_of::<U>() == 0
         && (capacity_bytes <= MAX_SPARE || capacity_bytes <= 2 * len * size_of::<U>())
+}
+
+/// Outputs made by a pass and not handed over yet (one, or a `Vec` of them): dropped, if a
+/// panic unwinds first, as [`unwind::drop_all`] drops (a `Vec` item by item), so that an output
+/// whose `Drop` panics then does not abort; handed over with [`into_inner`](Made::into_inner).
+struct Made<U: MadeOutputs>(U);
+
+/// What [`Made`] holds: how to drop it despite panics.
+trait MadeOutputs {
+    fn drop_despite_panics(&mut self);
+}
+
+impl<U> MadeOutputs for Vec<U> {
+    fn drop_despite_panics(&mut self) {
+        unwind::drop_all(mem::take(self));
+    }
+}
+
+/// One output, in a `Some` until dropped.
+struct One<U>(Option<U>);
+
+impl<U> MadeOutputs for One<U> {
+    fn drop_despite_panics(&mut self) {
+        unwind::drop_all(self.0.take());
+    }
+}
+
+impl<U: MadeOutputs> Drop for Made<U> {
+    fn drop(&mut self) {
+        self.0.drop_despite_panics();
+    }
+}
+
+impl<U> Made<Vec<U>> {
+    /// The outputs, handed over.
+    fn into_vec(self) -> Vec<U> {
+        let mut this = ManuallyDrop::new(self);
+        mem::take(&mut this.0)
+    }
+}
+
+impl<U> Made<One<U>> {
+    /// The output, handed over.
+    #[inline(always)]
+    fn into_inner(self) -> U {
+        let mut this = ManuallyDrop::new(self);
+        this.0
+            .0
+            .take()
+            .unwrap_or_else(|| unreachable!("an output made is handed over once"))
+    }
 }
 
 /// The storage of [`JoinArena::take_vec_with`] while it works in place: on unwind, drops the
