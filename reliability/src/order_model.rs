@@ -1468,16 +1468,7 @@ pub fn waker_panics_at_yield() -> impl Strategy<Value = Vec<Op>> {
                     Op::Poll,
                 ]
             };
-            ops.extend([
-                Op::WakerPanics,
-                Op::Poll,
-                Op::Wake {
-                    pick: Pick(pick),
-                    via: Via::Here,
-                    times: 1,
-                },
-                Op::Run,
-            ]);
+            ops.extend(waker_panics_then_a_wake(pick));
             ops
         })
 }
@@ -1518,6 +1509,21 @@ pub fn value_panics_after_a_wake() -> impl Strategy<Value = Vec<Op>> {
         ]);
         ops
     })
+}
+
+/// The task's waker panics at the call that follows; then value `pick` is woken from outside
+/// and the task runs: the wake must reach it.
+fn waker_panics_then_a_wake(pick: u64) -> [Op; 4] {
+    [
+        Op::WakerPanics,
+        Op::Poll,
+        Op::Wake {
+            pick: Pick(pick),
+            via: Via::Here,
+            times: 1,
+        },
+        Op::Run,
+    ]
 }
 
 /// The start of the programs aimed at a compound fault: `waiting` values are polled (the
@@ -1571,16 +1577,7 @@ pub fn value_panics_then_the_task_waker() -> impl Strategy<Value = Vec<Op>> {
             OnDrop::Quiet
         };
         let mut ops = woken_then(waiting, Script::panics().dropping(on_drop));
-        ops.extend([
-            Op::WakerPanics,
-            Op::Poll,
-            Op::Wake {
-                pick: Pick(pick),
-                via: Via::Here,
-                times: 1,
-            },
-            Op::Run,
-        ]);
+        ops.extend(waker_panics_then_a_wake(pick));
         ops
     })
 }

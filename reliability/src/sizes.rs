@@ -59,3 +59,29 @@ pub fn churn_sets(default: usize) -> usize {
 pub fn time_limit(limit: Duration) -> Duration {
     limit.mul_f64(env_number("PINFOLD_TIMEOUT_SCALE", 1.0))
 }
+
+/// The cases of a model's property test: `default`, or 2 under Miri (`PROPTEST_CASES` over
+/// both).
+pub fn model_cases(default: u32) -> u32 {
+    proptest_cases(if cfg!(miri) { 2 } else { default })
+}
+
+/// The longest program a model's case runs: `full` ([`program_ops`] or a share of it), or 8
+/// under Miri (`PINFOLD_PROGRAM_OPS` there).
+pub fn model_ops(full: usize) -> usize {
+    if cfg!(miri) {
+        env_number("PINFOLD_PROGRAM_OPS", 8)
+    } else {
+        full
+    }
+}
+
+/// A property test's configuration for a model: `cases` cases, no failure file (the shrunk
+/// programs worth keeping are written out as tests).
+pub fn model_config(cases: u32) -> proptest::test_runner::Config {
+    proptest::test_runner::Config {
+        cases,
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    }
+}

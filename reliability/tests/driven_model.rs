@@ -14,29 +14,21 @@ use pinfold_merge::{Merge, MergeBounded};
 use pinfold_reliability::driven_model::{DrivenSubject, Op, program, run};
 use pinfold_reliability::keyed_model::Val;
 use pinfold_reliability::program::{Pick, Via, WAKE_THREADS};
-use pinfold_reliability::sizes::{env_number, program_ops, proptest_cases};
+use pinfold_reliability::sizes::{model_cases, model_config, model_ops, program_ops};
 use pinfold_reliability::wake_threads::WakeThreads;
 use pinfold_unordered::{FuturesUnordered, FuturesUnorderedBounded};
 use proptest::prelude::*;
 
 fn cases() -> u32 {
-    proptest_cases(if cfg!(miri) { 2 } else { 16 })
+    model_cases(16)
 }
 
 fn max_ops() -> usize {
-    if cfg!(miri) {
-        env_number("PINFOLD_PROGRAM_OPS", 8)
-    } else {
-        program_ops() / 2
-    }
+    model_ops(program_ops() / 2)
 }
 
 fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
+    model_config(cases())
 }
 
 fn driven<S: DrivenSubject>(limit: usize, program: &[Op]) -> Result<(), TestCaseError> {

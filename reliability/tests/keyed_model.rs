@@ -14,30 +14,22 @@ use pinfold_reliability::keyed_model::{
     sweep_two_faults,
 };
 use pinfold_reliability::program::{Pick, Via, WAKE_THREADS};
-use pinfold_reliability::sizes::{env_number, program_ops, proptest_cases};
+use pinfold_reliability::sizes::{model_cases, model_config, model_ops, program_ops};
 use pinfold_reliability::wake_threads::WakeThreads;
 use pinfold_unordered::FuturesUnordered;
 use pinfold_unordered::FuturesUnorderedBounded;
 use proptest::prelude::*;
 
 fn cases() -> u32 {
-    proptest_cases(if cfg!(miri) { 2 } else { 64 })
+    model_cases(64)
 }
 
 fn max_ops() -> usize {
-    if cfg!(miri) {
-        env_number("PINFOLD_PROGRAM_OPS", 8)
-    } else {
-        program_ops()
-    }
+    model_ops(program_ops())
 }
 
 fn config(cases: u32) -> ProptestConfig {
-    ProptestConfig {
-        cases,
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
+    model_config(cases)
 }
 
 fn keyed<S: KeyedSubject>(program: &[Op]) -> Result<(), TestCaseError> {

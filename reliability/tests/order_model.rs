@@ -22,7 +22,7 @@ use pinfold_reliability::order_model::{
     value_panics_then_its_drop, value_panics_then_the_task_waker, waker_panics_at_yield,
 };
 use pinfold_reliability::program::{JoinOp, Pick, Via};
-use pinfold_reliability::sizes::{env_number, program_ops, proptest_cases};
+use pinfold_reliability::sizes::{model_cases, model_config, model_ops, program_ops};
 use proptest::prelude::*;
 
 /// The sets, merges and maps: the primitives the epoch order (c) is checked on.
@@ -53,23 +53,15 @@ fn every_target() -> impl Iterator<Item = Target> {
 }
 
 fn cases() -> u32 {
-    proptest_cases(if cfg!(miri) { 2 } else { 32 })
+    model_cases(32)
 }
 
 fn max_ops() -> usize {
-    if cfg!(miri) {
-        env_number("PINFOLD_PROGRAM_OPS", 8)
-    } else {
-        program_ops() / 2
-    }
+    model_ops(program_ops() / 2)
 }
 
 fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: cases(),
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
+    model_config(cases())
 }
 
 /// Runs `program` against each of `targets`, naming the one that fails.

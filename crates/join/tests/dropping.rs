@@ -60,18 +60,21 @@ fn assert_dropped_once_with_the_panic(
     }
 }
 
+/// Polls `join` once (every future stays pending), then drops it: the first panic of a
+/// `Drop` reaches the caller, and every future was dropped once.
+fn dropped_pending<J: Future>(join: J, drops: &[Arc<AtomicUsize>]) {
+    let mut join = Box::pin(join);
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    assert!(join.as_mut().poll(&mut cx).is_pending());
+    assert_dropped_once_with_the_panic(catch_unwind(AssertUnwindSafe(|| drop(join))), drops);
+}
+
 #[test]
 fn a_join_all_dropped_with_two_panicking_drops_drops_every_future() {
     // Below and above the size at which a join changes how it polls.
     for n in [5, 40] {
         let (futures, drops) = stuck(n, &[1, n - 2]);
-        let mut join = Box::pin(join_all(futures));
-        assert!(
-            join.as_mut()
-                .poll(&mut Context::from_waker(std::task::Waker::noop()))
-                .is_pending()
-        );
-        assert_dropped_once_with_the_panic(catch_unwind(AssertUnwindSafe(|| drop(join))), &drops);
+        dropped_pending(join_all(futures), &drops);
     }
 }
 
@@ -79,13 +82,7 @@ fn a_join_all_dropped_with_two_panicking_drops_drops_every_future() {
 fn a_try_join_all_dropped_with_two_panicking_drops_drops_every_future() {
     for n in [5, 40] {
         let (futures, drops) = stuck(n, &[0, n - 1]);
-        let mut join = Box::pin(try_join_all(futures));
-        assert!(
-            join.as_mut()
-                .poll(&mut Context::from_waker(std::task::Waker::noop()))
-                .is_pending()
-        );
-        assert_dropped_once_with_the_panic(catch_unwind(AssertUnwindSafe(|| drop(join))), &drops);
+        dropped_pending(try_join_all(futures), &drops);
     }
 }
 
