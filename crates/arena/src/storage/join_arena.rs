@@ -355,40 +355,32 @@ impl<T> JoinArena<T> {
         if !reuses_storage::<T, U>(len, capacity) {
             return Filled::Unfit;
         }
-        let base = NonNull::new(self.cells.as_mut_ptr()).expect("a Vec's pointer is not null");
-        // Until the outputs are put back, the cells count no value: if `restore` panics while
-        // it puts them back, what is left is dropped as what it is (see `Abandon`), never as a
-        // value it no longer is.
-        // SAFETY: no value is dropped or read through the cells while their length is 0; the
-        // guard sets it back to `len` once every value is in place again.
-        unsafe { self.cells.set_len(0) };
         let mut guard = Filling {
-            base,
+            cells: &mut self.cells,
             taken: 0,
             held: None,
             restore: &mut restore,
-            cells: &mut self.cells,
-            len,
         };
+        let base = guard.cells.as_mut_ptr();
         while guard.taken < len {
             let index = guard.taken;
             // SAFETY: `index < len`: value `index` is initialised and in place (outputs
             // `0..index` end at or before its start, as `U` is no larger than a value); pinned
             // as in `get_pin_mut`.
-            let value = unsafe { Pin::new_unchecked(&mut *guard.base.as_ptr().add(index)) };
+            let value = unsafe { Pin::new_unchecked(&mut *base.add(index)) };
             match visit(value) {
                 Ok(output) => {
                     guard.held = Some(output);
                     // SAFETY: the value is initialised and dropped once: if the drop panics, the
                     // guard writes `restore` of the held output over it, without dropping it.
-                    unsafe { ptr::drop_in_place(guard.base.as_ptr().add(index)) };
+                    unsafe { ptr::drop_in_place(base.add(index)) };
                     let Some(output) = guard.held.take() else {
                         unreachable!("the output just held is gone")
                     };
                     // SAFETY: output `index` occupies bytes from `index * size_of::<U>()` up to
                     // at most `(index + 1) * size_of::<T>()`: inside values `0..=index`, all
                     // dropped now; aligned, as `U` has the values' alignment.
-                    unsafe { guard.base.as_ptr().cast::<U>().add(index).write(output) };
+                    unsafe { base.cast::<U>().add(index).write(output) };
                     guard.taken = index + 1;
                 }
                 Err(reason) => {
@@ -398,7 +390,6 @@ impl<T> JoinArena<T> {
                 }
             }
         }
-        let base = guard.base;
         mem::forget(guard);
         // The block is the outputs' now.
         mem::forget(self.cells.take());
@@ -407,11 +398,7 @@ impl<T> JoinArena<T> {
         // dropped before its bytes were written); it was allocated by a `Vec<T>` of `capacity`
         // values, aligned as `U`, `capacity_bytes / size_of::<U>()` whole `U`s.
         let outputs = Made(unsafe {
-            Vec::from_raw_parts(
-                base.as_ptr().cast::<U>(),
-                len,
-                capacity_bytes / size_of::<U>(),
-            )
+            Vec::from_raw_parts(base.cast::<U>(), len, capacity_bytes / size_of::<U>())
         });
         // The wake table, if any, goes too (as in `take_vec_with`), once the outputs are a
         // `Vec`: if dropping the task's waker it holds panics, they are dropped with it.
@@ -511,17 +498,14 @@ pub enum Filled<U, B> {
 /// The storage of [`JoinArena::fill_in_place`] while outputs replace values: when dropped (when the
 /// pass stops or unwinds), puts every output back in its value's place as `restore(output)`.
 struct Filling<'r, T, U, R: FnMut(U) -> T> {
-    base: NonNull<T>,
+    /// The arena's values.
+    cells: &'r mut Cells<T>,
     /// Outputs `0..taken` are written, each over its value's bytes (or earlier ones); the
     /// values from `taken` on are in place, but for value `taken` when `held` is `Some`.
     taken: usize,
     /// The output of value `taken` while that value is being dropped.
     held: Option<U>,
     restore: &'r mut R,
-    /// The arena's cells, which count no value while the pass runs.
-    cells: &'r mut Cells<T>,
-    /// How many values the cells hold once every output is put back.
-    len: usize,
 }
 
 impl<T, U, R: FnMut(U) -> T> Drop for Filling<'_, T, U, R> {
@@ -536,54 +520,60 @@ impl<T, U, R: FnMut(U) -> T> Filling<'_, T, U, R> {
     #[cold]
     #[inline(never)]
     fn put_back(&mut self) {
-        let base = self.base.as_ptr();
+        let Self {
+            cells,
+            taken,
+            held,
+            restore,
+        } = self;
+        let base = cells.as_mut_ptr();
         // Drops what is left if `restore` panics: the outputs not yet read, and the values in
-        // place after the one whose output `restore` took. The cells then hold no value.
+        // place after the one whose output `restore` took; the cells then hold no value.
         let mut abandon = Abandon::<T, U> {
-            base,
-            at: self.taken,
-            len: self.len,
+            cells,
+            at: *taken,
             _output: PhantomData,
         };
-        if let Some(output) = self.held.take() {
+        if let Some(output) = held.take() {
             // SAFETY: value `taken` was dropped (its `Drop` panicked); its bytes overlap no
             // output written, as outputs `0..taken` end at or before its start.
-            unsafe { base.add(self.taken).write((self.restore)(output)) };
+            unsafe { base.add(*taken).write(restore(output)) };
         }
         // From the last output to the first: a value's bytes overlap only outputs at or after
         // its own index, each read (and put back) before the value is written.
-        for index in (0..self.taken).rev() {
+        for index in (0..*taken).rev() {
             abandon.at = index;
             // SAFETY: output `index` is initialised and read once.
             let output = unsafe { base.cast::<U>().add(index).read() };
             // SAFETY: the bytes of value `index` hold no live value and no output not yet read
             // (see above); aligned and in bounds as the `Vec`'s values are.
-            unsafe { base.add(index).write((self.restore)(output)) };
+            unsafe { base.add(index).write(restore(output)) };
         }
         mem::forget(abandon);
-        // SAFETY: values `0..len` are all in place again.
-        unsafe { self.cells.set_len(self.len) };
     }
 }
 
 /// What [`Filling::put_back`] drops if `restore` panics: outputs `0..at`, not yet read, and
-/// values `at + 1..len`, in place (the output of value `at` went to `restore`).
-struct Abandon<T, U> {
-    base: *mut T,
+/// values `at + 1..len`, in place (the output of value `at` went to `restore`); then the cells
+/// hold no value, so that none is dropped again as a value it no longer is.
+struct Abandon<'c, T, U> {
+    cells: &'c mut Cells<T>,
     at: usize,
-    len: usize,
     _output: PhantomData<U>,
 }
 
-impl<T, U> Drop for Abandon<T, U> {
+impl<T, U> Drop for Abandon<'_, T, U> {
     fn drop(&mut self) {
+        let (base, len) = (self.cells.as_mut_ptr(), self.cells.len());
+        // SAFETY: the cells count no value from now on: what they held is dropped below.
+        unsafe { self.cells.set_len(0) };
         let outputs = unwind::each_despite_panics(0..self.at, |index| {
             // SAFETY: outputs `0..at` are initialised and not read yet; each dropped once.
-            unsafe { ptr::drop_in_place(self.base.cast::<U>().add(index)) }
+            unsafe { ptr::drop_in_place(base.cast::<U>().add(index)) }
         });
-        let values = unwind::each_despite_panics(self.at + 1..self.len, |index| {
+        let values = unwind::each_despite_panics(self.at + 1..len, |index| {
             // SAFETY: values `at + 1..len` are in place and not dropped; each dropped once.
-            unsafe { ptr::drop_in_place(self.base.add(index)) }
+            unsafe { ptr::drop_in_place(base.add(index)) }
         });
         // This runs while `restore`'s panic unwinds: later panics are dropped.
         for dropped in [outputs, values] {
