@@ -133,17 +133,6 @@ pub fn drop_all<I: IntoIterator>(items: I) {
     }
 }
 
-/// Resumes `panic`, caught while dropping, unless another panic is unwinding already (a value
-/// of one group dropped while the panic of another's unwinds, or a primitive dropped by an
-/// unwinding caller): then it is dropped, since a second panic would abort.
-pub(crate) fn resume_unless_unwinding(panic: Panic) {
-    #[cfg(feature = "std")]
-    if std::thread::panicking() {
-        return;
-    }
-    resume(panic)
-}
-
 /// Runs `body` on `state`; if it panics, runs `repair` on `state` before the panic goes on. With
 /// `std`, a panic of `repair` is dropped and the first one goes on; without, it aborts.
 #[inline]

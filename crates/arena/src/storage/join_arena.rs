@@ -575,12 +575,8 @@ impl<T, U> Drop for Abandon<'_, T, U> {
             // SAFETY: values `at + 1..len` are in place and not dropped; each dropped once.
             unsafe { ptr::drop_in_place(base.add(index)) }
         });
-        // This runs while `restore`'s panic unwinds: later panics are dropped.
-        for dropped in [outputs, values] {
-            if let Err(panic) = dropped {
-                unwind::resume_unless_unwinding(panic);
-            }
-        }
+        // This runs only while `restore`'s panic unwinds: later panics are dropped.
+        let _ = (outputs, values);
     }
 }
 
@@ -670,8 +666,7 @@ impl<C, U> Drop for InPlace<C, U> {
             capacity: self.capacity,
         };
         let (cells, outputs) = (self.base.as_ptr(), self.base.as_ptr().cast::<U>());
-        // Each drop may panic too: the others are dropped all the same, and the first of
-        // these panics goes on unless one unwinds already (this runs as the pass unwinds).
+        // Each drop may panic too: the others are dropped all the same.
         let rest = unwind::each_despite_panics(self.dropped..self.len, |index| {
             // SAFETY: cells `dropped..len` are initialised and not dropped yet (the fields'
             // invariants); each is dropped once.
@@ -681,11 +676,8 @@ impl<C, U> Drop for InPlace<C, U> {
             // SAFETY: outputs `0..written` are initialised; each is dropped once.
             unsafe { ptr::drop_in_place(outputs.add(index)) }
         });
-        for dropped in [rest, written] {
-            if let Err(panic) = dropped {
-                unwind::resume_unless_unwinding(panic);
-            }
-        }
+        // This runs only while the pass's panic unwinds: later panics are dropped.
+        let _ = (rest, written);
     }
 }
 
