@@ -1,6 +1,8 @@
 //! `JoinArena`'s passes when an output's `Drop` panics beside another panic (a value's `Drop`,
 //! `take`, the task waker's `drop`): the first panic reaches the caller, every value and every
 //! output is dropped once, and nothing aborts.
+// With `std` only: without it a second panic while one unwinds aborts (see `unwind`).
+#![cfg(feature = "std")]
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;

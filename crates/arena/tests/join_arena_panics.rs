@@ -1,5 +1,7 @@
 //! `JoinArena` driven from safe code while the closures and the values' `Drop` panic: every
 //! value is dropped exactly once, the first panic reaches the caller, and nothing aborts.
+// With `std` only: without it a second panic while one unwinds aborts (see `unwind`).
+#![cfg(feature = "std")]
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicUsize, Ordering};
