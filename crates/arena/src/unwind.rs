@@ -69,42 +69,11 @@ pub(crate) fn take_kept(_: Kept) -> Panic {
         .unwrap_or_else(|| alloc::boxed::Box::new("a kept panic was taken twice"))
 }
 
-/// Calls `each(index)` for every index in `0..len`, for drops that must all run: a plain loop
-/// while nothing panics (no catch on the way); if a call panics, the rest are called while
-/// that panic unwinds, each caught (with `std`, where their panics are dropped; without, a
-/// second panic aborts), and the first panic goes on. Called while another panic unwinds
-/// already, every call is caught from the start (with `std`), and their panics dropped: a
-/// panic escaping a drop then would abort.
+/// Calls `each(index)` for every index in `0..len`, for drops that must all run (see
+/// [`each_to_the_end`]).
 #[inline]
 pub(crate) fn drop_each(len: usize, each: impl FnMut(usize)) {
-    /// The calls not made yet: made when dropped, which only happens while a call's panic
-    /// unwinds (the loop leaves none).
-    struct Rest<F: FnMut(usize)> {
-        next: usize,
-        len: usize,
-        each: F,
-    }
-
-    impl<F: FnMut(usize)> Drop for Rest<F> {
-        fn drop(&mut self) {
-            if self.next < self.len {
-                // The first panic is the one unwinding: later ones are dropped.
-                let _ = each_despite_panics(self.next..self.len, &mut self.each);
-            }
-        }
-    }
-
-    let mut rest = Rest { next: 0, len, each };
-    #[cfg(feature = "std")]
-    if std::thread::panicking() {
-        // `rest`'s drop makes every call, each caught.
-        return;
-    }
-    while rest.next < rest.len {
-        let index = rest.next;
-        rest.next = index + 1;
-        (rest.each)(index);
-    }
+    each_to_the_end(0..len, each);
 }
 
 /// Drops every item of `items`, also when the `Drop` of some panics: the rest are dropped all
@@ -112,24 +81,42 @@ pub(crate) fn drop_each(len: usize, each: impl FnMut(usize)) {
 /// first if another panic unwinds already; without `std`, a second panic aborts). A plain loop
 /// while nothing panics. For the `Drop` of a container whose items are the user's.
 pub fn drop_all<I: IntoIterator>(items: I) {
-    /// The items not dropped yet: dropped one by one, each caught, if a drop panics.
-    struct Rest<I: Iterator>(I);
+    each_to_the_end(items, drop);
+}
 
-    impl<I: Iterator> Drop for Rest<I> {
+/// Calls `each` on every item, for drops that must all run: a plain loop while nothing panics
+/// (no catch on the way); if a call panics, the rest are called while that panic unwinds,
+/// each caught (with `std`, where their panics are dropped; without, a second panic aborts),
+/// and the first panic goes on. Called while another panic unwinds already, every call is
+/// caught from the start (with `std`), and their panics dropped: a panic escaping a drop then
+/// would abort.
+#[inline]
+fn each_to_the_end<I: IntoIterator, F: FnMut(I::Item)>(items: I, each: F) {
+    /// The calls not made yet: made when dropped, which only happens while a call's panic
+    /// unwinds (the loop leaves none).
+    struct Rest<I: Iterator, F: FnMut(I::Item)> {
+        items: I,
+        each: F,
+    }
+
+    impl<I: Iterator, F: FnMut(I::Item)> Drop for Rest<I, F> {
         fn drop(&mut self) {
-            // Empty unless a drop panicked: the first panic is the one unwinding.
-            let _ = each_despite_panics(&mut self.0, drop);
+            // Empty unless a call panicked: the first panic is the one unwinding.
+            let _ = each_despite_panics(&mut self.items, &mut self.each);
         }
     }
 
-    let mut rest = Rest(items.into_iter());
+    let mut rest = Rest {
+        items: items.into_iter(),
+        each,
+    };
     #[cfg(feature = "std")]
     if std::thread::panicking() {
-        // `rest`'s drop drops every item, each caught.
+        // `rest`'s drop makes every call, each caught.
         return;
     }
-    for item in &mut rest.0 {
-        drop(item);
+    for item in rest.items.by_ref() {
+        (rest.each)(item);
     }
 }
 
