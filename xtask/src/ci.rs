@@ -35,6 +35,9 @@ pub(crate) struct Step {
     /// altogether: it is not run, not counted and not reported.
     pub(crate) only_if: Option<&'static str>,
     pub(crate) run: fn(&Workspace) -> Result<Outcome, Failure>,
+    /// Directories under `target/` that no later step reads. On a CI machine (`CI` set) they
+    /// are removed once the step has passed, so the whole run fits a small disk.
+    pub(crate) frees: &'static [&'static str],
 }
 
 /// The checks of `cargo xtask ci`, in the order they run.
@@ -43,24 +46,28 @@ pub(crate) const STEPS: &[Step] = &[
         name: "fmt",
         about: "cargo fmt --all -- --check",
         only_if: None,
+        frees: &[],
         run: |workspace| passed(workspace.cargo(&["fmt", "--all", "--", "--check"])),
     },
     Step {
         name: "rules",
         about: "cargo xtask rules (the shared rules stated in the arena's contract only)",
         only_if: None,
+        frees: &[],
         run: rules,
     },
     Step {
         name: "layers",
         about: "cargo xtask layers (no import cycle, none up a layer of the arena)",
         only_if: None,
+        frees: &[],
         run: |workspace| layers(workspace, &[]),
     },
     Step {
         name: "clippy",
         about: "cargo clippy --workspace --all-targets -- -D warnings",
         only_if: None,
+        frees: &[],
         run: |workspace| {
             passed(workspace.cargo(&[
                 "clippy",
@@ -76,24 +83,28 @@ pub(crate) const STEPS: &[Step] = &[
         name: "package",
         about: "cargo xtask package (the published crates, not built)",
         only_if: None,
+        frees: &["package"],
         run: package,
     },
     Step {
         name: "msrv",
         about: "cargo xtask msrv (SKIPPED without a Rust of the declared rust-version)",
         only_if: None,
+        frees: &["msrv"],
         run: msrv,
     },
     Step {
         name: "test",
         about: "cargo test --workspace",
         only_if: None,
+        frees: &[],
         run: |workspace| passed(workspace.cargo(&["test", "--workspace"])),
     },
     Step {
         name: "test tokio-coop",
         about: "cargo test -p pinfold --features tokio-coop --test tokio_coop",
         only_if: Some("crates/pinfold/tests/tokio_coop.rs"),
+        frees: &[],
         run: |workspace| {
             passed(workspace.cargo(&[
                 "test",
@@ -111,6 +122,7 @@ pub(crate) const STEPS: &[Step] = &[
         about: "cargo test -p pinfold-pool --features tokio --test frame_reader --test writer \
                 --example message_bus",
         only_if: Some("crates/pool/tests/frame_reader.rs"),
+        frees: &[],
         run: |workspace| {
             passed(workspace.cargo(&[
                 "test",
@@ -131,24 +143,28 @@ pub(crate) const STEPS: &[Step] = &[
         name: "readme",
         about: "cargo xtask readme (each README example as a project of its own)",
         only_if: None,
+        frees: &["readme"],
         run: readme,
     },
     Step {
         name: "valgrind",
         about: "cargo xtask valgrind (SKIPPED if valgrind is not installed)",
         only_if: Some("reliability/Cargo.toml"),
+        frees: &[],
         run: |workspace| valgrind(workspace, &ValgrindOptions { deep: false }),
     },
     Step {
         name: "test benches",
         about: "cargo test --workspace --benches (each benchmark once)",
         only_if: Some("benches/Cargo.toml"),
+        frees: &[],
         run: |workspace| passed(workspace.cargo(&["test", "--workspace", "--benches"])),
     },
     Step {
         name: "doc",
         about: "cargo doc --workspace --no-deps, RUSTDOCFLAGS='-D warnings'",
         only_if: None,
+        frees: &["debug", "doc"],
         run: |workspace| {
             passed(
                 workspace
@@ -161,12 +177,14 @@ pub(crate) const STEPS: &[Step] = &[
         name: "nostd",
         about: "cargo xtask nostd (SKIPPED without nightly's rust-src)",
         only_if: None,
+        frees: &["nostd"],
         run: nostd,
     },
     Step {
         name: "loom",
         about: "cargo xtask loom (SKIPPED if there is no loom-tests/)",
         only_if: None,
+        frees: &["loom"],
         run: |workspace| {
             let options = LoomOptions {
                 preemptions: DEFAULT_PREEMPTIONS,
@@ -179,15 +197,34 @@ pub(crate) const STEPS: &[Step] = &[
         name: "miri",
         about: "cargo xtask miri (SKIPPED if Miri cannot be installed)",
         only_if: None,
+        frees: &["miri"],
         run: miri,
     },
     Step {
         name: "tsan",
         about: "cargo xtask tsan (SKIPPED without nightly's rust-src)",
         only_if: None,
+        frees: &[],
         run: tsan,
     },
 ];
+
+/// Removes the `target/` directories a passed step leaves behind and no later step reads.
+fn free(workspace: &Workspace, dirs: &[&str]) {
+    for dir in dirs {
+        let path = workspace.target_dir(dir);
+        if !path.exists() {
+            continue;
+        }
+        match std::fs::remove_dir_all(&path) {
+            Ok(()) => println!(
+                "    (CI) removed {}: no later step reads it",
+                path.display()
+            ),
+            Err(error) => println!("    (CI) could not remove {}: {error}", path.display()),
+        }
+    }
+}
 
 fn passed(invocation: Invocation) -> Result<Outcome, Failure> {
     invocation.run().map(|()| Outcome::Passed)
@@ -208,6 +245,7 @@ pub(crate) fn ci(workspace: &Workspace) -> Result<(), Failure> {
     let total = steps.len();
     let started = Instant::now();
     let mut reports = Vec::with_capacity(total);
+    let on_ci_machine = std::env::var_os("CI").is_some_and(|value| !value.is_empty());
     for (index, step) in steps.iter().enumerate() {
         let name = step.name;
         println!("\n==> ci [{}/{total}] {name}", index + 1);
@@ -223,6 +261,9 @@ pub(crate) fn ci(workspace: &Workspace) -> Result<(), Failure> {
             Err(_) => println!("<== {name}: FAILED after {}", Seconds(took)),
         }
         let failure = result.as_ref().err().cloned();
+        if failure.is_none() && on_ci_machine {
+            free(workspace, step.frees);
+        }
         reports.push(StepReport {
             name,
             result: result.map_err(|_| ()),
