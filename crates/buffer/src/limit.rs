@@ -39,8 +39,8 @@ use pinfold_arena::AtomicWaker;
 /// # Example
 ///
 /// ```
-/// use futures_util::{StreamExt, stream};
-/// use pinfold_buffer::{BufferExt, Limit};
+/// use futures::{StreamExt, stream};
+/// use pinfold::{BufferExt, Limit};
 ///
 /// let limit = Limit::new(2);
 /// let buffer = stream::iter(1..=8u32)
@@ -48,7 +48,7 @@ use pinfold_arena::AtomicWaker;
 ///     .unordered_buffer(16) // room for up to 16; 2 to begin with
 ///     .limit(limit.clone());
 /// limit.set(4); // from another task or thread, at any time
-/// let mut outputs: Vec<u32> = futures_executor::block_on(buffer.collect());
+/// let mut outputs: Vec<u32> = futures::executor::block_on(buffer.collect());
 /// outputs.sort_unstable();
 /// assert_eq!(outputs, [10, 20, 30, 40, 50, 60, 70, 80]);
 /// assert_eq!(limit.get(), 4);
@@ -163,16 +163,17 @@ pub struct Steered {
 impl Steering for Fixed {}
 impl Steering for Steered {}
 
+/// Both take a limit already [attached](Limit::attach): the public method that takes the
+/// user's limit attaches it itself, so that its panic names the user's line (a closure in
+/// between would lose `#[track_caller]`).
 impl Steered {
-    #[track_caller]
-    pub(crate) fn with_concurrency(mut self, limit: Limit) -> Self {
-        self.concurrency = Some(limit.attach());
+    pub(crate) fn with_concurrency(mut self, attached: Limit) -> Self {
+        self.concurrency = Some(attached);
         self
     }
 
-    #[track_caller]
-    pub(crate) fn with_window(mut self, window: Limit) -> Self {
-        self.window = Some(window.attach());
+    pub(crate) fn with_window(mut self, attached: Limit) -> Self {
+        self.window = Some(attached);
         self
     }
 }
