@@ -28,6 +28,12 @@ use pin_project::pin_project;
 /// [`FuturesOrderedBounded`](crate::FuturesOrderedBounded) and
 /// [`FuturesOrdered`](crate::FuturesOrdered); and, for any stream (a set of futures, a merge,
 /// a map), by [`Driven`](crate::Driven), from [`BufferExt::driven`](crate::BufferExt::driven).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not driven: make it a `Driven` with `.driven(limit)` first",
+    label = "not a `ProgressStream`",
+    note = "a set, merge or map is driven through `Driven`: `set.driven(limit).for_each_driven(f)`; \
+            the buffers (`ordered_buffer`, `unordered_buffer`) and ordered sets are driven as they are"
+)]
 pub trait ProgressStream: Stream {
     /// Drives the stream without taking an item: starts futures from the source and polls the
     /// running ones that were woken, keeping their outputs for later calls of `poll_next`.
@@ -59,7 +65,17 @@ impl<S: ProgressStream + Unpin + ?Sized> ProgressStream for &mut S {
 }
 
 /// Consumers that keep a [`ProgressStream`] going while they work.
-pub trait ProgressStreamExt: ProgressStream {
+///
+/// Implemented for every stream, its methods bound to a [`ProgressStream`]: called on a stream
+/// that is not one (a set, a merge, a map), the error says to make it one with `.driven(limit)`.
+///
+/// ```compile_fail,E0277
+/// use pinfold::{FuturesUnordered, ProgressStreamExt};
+///
+/// let set: FuturesUnordered<_> = (0..4u32).map(|n| async move { n }).collect();
+/// let _ = set.for_each_driven(|_| async {}); // `set.driven(2).for_each_driven(..)` compiles
+/// ```
+pub trait ProgressStreamExt: Stream {
     /// Runs `f`'s future for each item, one item at a time, as `StreamExt::for_each` does, and
     /// drives the stream ([`poll_progress`](ProgressStream::poll_progress)) while each of those
     /// futures runs, so the buffered futures keep running meanwhile. The stream is driven from
@@ -84,9 +100,9 @@ pub trait ProgressStreamExt: ProgressStream {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use futures_util::stream;
-    /// use futures_util::StreamExt;
-    /// use pinfold_buffer::{BufferExt, ProgressStreamExt};
+    /// use futures::stream;
+    /// use futures::StreamExt;
+    /// use pinfold::{BufferExt, ProgressStreamExt};
     /// use tokio::time::{Instant, sleep};
     ///
     /// async fn fetch(id: u32) -> u32 {
@@ -115,7 +131,7 @@ pub trait ProgressStreamExt: ProgressStream {
     /// ```
     fn for_each_driven<Fut, F>(self, f: F) -> ForEachDriven<Self, Fut, F>
     where
-        Self: Sized,
+        Self: ProgressStream + Sized,
         F: FnMut(Self::Item) -> Fut,
         Fut: Future<Output = ()>,
     {
@@ -134,8 +150,8 @@ pub trait ProgressStreamExt: ProgressStream {
     /// `?`):
     ///
     /// ```
-    /// use futures_util::{StreamExt, stream};
-    /// use pinfold_buffer::{BufferExt, ProgressStreamExt};
+    /// use futures::{StreamExt, stream};
+    /// use pinfold::{BufferExt, ProgressStreamExt};
     ///
     /// async fn store(n: u32) -> Result<(), String> {
     ///     if n < 3 { Ok(()) } else { Err(format!("{n} is too large")) }
@@ -149,14 +165,14 @@ pub trait ProgressStreamExt: ProgressStream {
     ///     Ok(())
     /// }
     ///
-    /// assert_eq!(futures_executor::block_on(run()), Err("3 is too large".to_string()));
+    /// assert_eq!(futures::executor::block_on(run()), Err("3 is too large".to_string()));
     /// ```
     ///
     /// A panic in `future` propagates; a panic in a buffered future propagates as the crate's
     /// [*When a future panics*](crate#when-a-future-panics) says, and `future` is kept.
     fn drive_while<Fut>(&mut self, future: Fut) -> DriveWhile<'_, Self, Fut>
     where
-        Self: Unpin,
+        Self: ProgressStream + Unpin,
         Fut: Future,
     {
         DriveWhile {
@@ -166,7 +182,7 @@ pub trait ProgressStreamExt: ProgressStream {
     }
 }
 
-impl<S: ProgressStream + ?Sized> ProgressStreamExt for S {}
+impl<S: Stream + ?Sized> ProgressStreamExt for S {}
 
 /// Future for [`ProgressStreamExt::for_each_driven`].
 #[pin_project]
