@@ -122,15 +122,15 @@ impl AdaptiveSettings {
 ///
 /// ```
 /// use std::time::Duration;
-/// use futures_util::{StreamExt, stream};
-/// use pinfold_buffer::{Adaptive, BufferExt};
+/// use futures::{StreamExt, stream};
+/// use pinfold::{Adaptive, BufferExt};
 ///
 /// async fn call(request: u32) -> u32 {
 ///     request * 2
 /// }
 ///
 /// let adaptive = Adaptive::new(64);
-/// let responses: Vec<u32> = futures_executor::block_on(
+/// let responses: Vec<u32> = futures::executor::block_on(
 ///     stream::iter(0..100u32)
 ///         .map(|request| adaptive.measure(call(request)))
 ///         .unordered_buffer(64)
@@ -139,6 +139,12 @@ impl AdaptiveSettings {
 /// );
 /// assert_eq!(responses.len(), 100);
 /// ```
+///
+/// **In a test on tokio's paused clock** (`start_paused`, `tokio::time::pause`), make it with
+/// [`with_clock`](Self::with_clock) and tokio's clock, as its example does. `Adaptive::new`
+/// reads the [`SystemClock`], which does not see virtual time: each sleep then measures a few
+/// microseconds of real work, the baseline is that small, and the limit follows the noise of
+/// the machine (it was seen to fall to 2 with a 15 µs baseline).
 ///
 /// # The algorithm
 ///
@@ -193,7 +199,8 @@ struct State {
 
 impl Adaptive<SystemClock> {
     /// An adaptive limit with the default settings, growing to `max` at most, on the
-    /// [`SystemClock`].
+    /// [`SystemClock`]. On tokio's paused clock (in tests), use [`with_clock`](Self::with_clock)
+    /// with tokio's clock instead: the system clock does not see virtual time.
     ///
     /// # Panics
     /// If `max` is 0, with the message `Adaptive: max must be at least 1`.
@@ -215,7 +222,7 @@ impl<C: Clock> Adaptive<C> {
     /// On tokio's clock (paused in tests):
     ///
     /// ```
-    /// use pinfold_buffer::{Adaptive, AdaptiveSettings};
+    /// use pinfold::{Adaptive, AdaptiveSettings};
     ///
     /// # tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true)
     /// #     .build().unwrap().block_on(async {
