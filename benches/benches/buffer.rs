@@ -450,7 +450,7 @@ fn for_each_concurrent(c: &mut Criterion) {
     let tally = &tally;
     let mut group = Group::new(c, "for_each_concurrent_10k_c64", Tuning::MEDIUM);
     bench_for_each(&mut group, PINFOLD, wakes, tally, |wakes, tally| {
-        pinfold_buffer::ForEachConcurrentExt::for_each_concurrent(
+        pinfold_buffer::ConcurrentForEachExt::concurrent_for_each(
             for_each_source(wakes),
             LIMIT,
             move |item| tally_item(tally, item),

@@ -53,7 +53,7 @@
 //! consumer ([`Target::Driven`]: `poll_progress` is several of the set's rounds, a call that
 //! gives an output it holds is none, and a due value may wait behind the outputs it held when
 //! it became due too)
-//! and `for_each_concurrent` ([`Target::ForEachConcurrent`], checked as an unordered buffer).
+//! and `for_each_concurrent` ([`Target::ConcurrentForEach`], checked as an unordered buffer).
 
 use std::fmt;
 use std::future::Future;
@@ -67,7 +67,7 @@ use futures_core::Stream;
 use futures_core::future::FusedFuture;
 use futures_util::stream::poll_fn;
 use pinfold_arena::MAX_VAIN_REPOLLS;
-use pinfold_buffer::{BufferExt, Driven, ForEachConcurrent, ForEachConcurrentExt, ProgressStream};
+use pinfold_buffer::{BufferExt, ConcurrentForEach, ConcurrentForEachExt, Driven, ProgressStream};
 use pinfold_testkit::panicking_waker::{CLONE_PANIC, WakerOps, WakerSwitches, panicking_waker};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
@@ -1031,7 +1031,7 @@ impl Future for Discard {
 }
 
 /// `for_each_concurrent` of values pulled from a source, each run as it is.
-type RunEach = ForEachConcurrent<Pull, Discard, fn(Scripted) -> Discard>;
+type RunEach = ConcurrentForEach<Pull, Discard, fn(Scripted) -> Discard>;
 
 /// `for_each_concurrent` over a hand-fed source of values, each run as it is.
 struct ForEach {
@@ -1127,7 +1127,7 @@ pub enum Target {
     /// `poll_progress`.
     Driven,
     /// `for_each_concurrent(CONCURRENCY, f)` over a source of values, `f` running each.
-    ForEachConcurrent,
+    ConcurrentForEach,
 }
 
 /// The capacity of the bounded sets: small enough for programs to fill.
@@ -1165,7 +1165,7 @@ impl Target {
 
     /// The adapters that run futures on an arena of their own or take a set's outputs ahead:
     /// `Driven`, `for_each_concurrent`.
-    pub const ADAPTERS: [Self; 2] = [Self::Driven, Self::ForEachConcurrent];
+    pub const ADAPTERS: [Self; 2] = [Self::Driven, Self::ConcurrentForEach];
 
     /// Whether its values are streams.
     pub fn streams(self) -> bool {
@@ -1186,7 +1186,7 @@ impl Target {
                 window,
                 driven: false,
             },
-            Self::ForEachConcurrent => Rules::Buffer {
+            Self::ConcurrentForEach => Rules::Buffer {
                 concurrency: CONCURRENCY,
                 ordered: false,
                 window: None,
@@ -1242,12 +1242,12 @@ impl Target {
             Self::Driven => {
                 Box::new(pinfold_unordered::FuturesUnordered::new().driven(DRIVEN_LIMIT))
             }
-            Self::ForEachConcurrent => {
+            Self::ConcurrentForEach => {
                 let (handle, pulled) = source();
                 let run: fn(Scripted) -> Discard = Discard;
                 Box::new(ForEach {
                     source: handle,
-                    run: Box::pin(pull(pulled).for_each_concurrent(CONCURRENCY, run)),
+                    run: Box::pin(pull(pulled).concurrent_for_each(CONCURRENCY, run)),
                 })
             }
         }

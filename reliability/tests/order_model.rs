@@ -144,7 +144,7 @@ proptest! {
     #[test]
     fn buffers_poll_only_due_futures_within_their_bounds(ops in program(false, false, max_ops())) {
         each(&Target::ALL[6..], &ops)?;
-        each(&[Target::ForEachConcurrent], &ops)?;
+        each(&[Target::ConcurrentForEach], &ops)?;
     }
 
     #[test]

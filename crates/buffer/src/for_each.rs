@@ -1,4 +1,4 @@
-//! [`ForEachConcurrent`]: the consumer's future for each item of a stream, run concurrently on
+//! [`ConcurrentForEach`]: the consumer's future for each item of a stream, run concurrently on
 //! the arena.
 
 use core::fmt;
@@ -20,13 +20,32 @@ const LARGEST_FIXED_LIMIT: usize = 4096;
 /// the arena holds when the poll starts, if that is more.
 const LEAST_PULLED: usize = 32;
 
-/// `for_each_concurrent` on the arena: futures-util's `StreamExt::for_each_concurrent`, with the
+/// `concurrent_for_each` on the arena: futures-util's `StreamExt::for_each_concurrent`, with the
 /// same signature and contract, allocating nothing per item.
 ///
-/// Import it instead of (or beside) `futures::StreamExt`. With both traits in scope a method
-/// call is ambiguous: call it through this trait,
-/// `ForEachConcurrentExt::for_each_concurrent(stream, limit, f)`.
-pub trait ForEachConcurrentExt: Stream {
+/// Its name is its own (as [`unordered_buffer`](crate::BufferExt::unordered_buffer) is
+/// `buffer_unordered`'s) so that it is called as a method with `futures::StreamExt` in the
+/// same scope: with a shared name, the call would be ambiguous (E0034). With both traits
+/// imported, `for_each_concurrent` is futures-util's, and `concurrent_for_each` is this one.
+///
+/// ```
+/// use futures::StreamExt; // for `map`, and its own `for_each_concurrent`
+/// use futures::stream;
+/// use pinfold::ConcurrentForEachExt;
+///
+/// # futures::executor::block_on(async {
+/// let total = std::cell::Cell::new(0);
+/// stream::iter(1..=4)
+///     .map(|n| n * 10)
+///     .concurrent_for_each(2, |n| {
+///         total.set(total.get() + n);
+///         async {}
+///     })
+///     .await;
+/// assert_eq!(total.get(), 100);
+/// # });
+/// ```
+pub trait ConcurrentForEachExt: Stream {
     /// Runs the stream to its end, calling `f` with each item and running the futures it
     /// returns concurrently (on the task that polls the returned future: no thread is started).
     ///
@@ -37,7 +56,7 @@ pub trait ForEachConcurrentExt: Stream {
     ///
     /// The returned future completes once the stream has ended and every future has finished;
     /// it is a [`FusedFuture`], and the stream is dropped as soon as it ends. See
-    /// [`ForEachConcurrent`] for its memory and for what a panic leaves.
+    /// [`ConcurrentForEach`] for its memory and for what a panic leaves.
     ///
     /// # Example
     ///
@@ -47,8 +66,8 @@ pub trait ForEachConcurrentExt: Stream {
     /// ```
     /// use std::cell::Cell;
     /// use std::time::Duration;
-    /// use futures_util::stream;
-    /// use pinfold_buffer::ForEachConcurrentExt;
+    /// use futures::stream;
+    /// use pinfold::ConcurrentForEachExt;
     /// use tokio::time::{Instant, sleep};
     ///
     /// # tokio::runtime::Builder::new_current_thread()
@@ -60,7 +79,7 @@ pub trait ForEachConcurrentExt: Stream {
     /// let start = Instant::now();
     /// let total = Cell::new(0);
     /// stream::iter([100, 200, 100, 100])
-    ///     .for_each_concurrent(2, |millis| {
+    ///     .concurrent_for_each(2, |millis| {
     ///         let total = &total;
     ///         async move {
     ///             sleep(Duration::from_millis(millis)).await;
@@ -72,23 +91,23 @@ pub trait ForEachConcurrentExt: Stream {
     /// assert_eq!(start.elapsed(), Duration::from_millis(300));
     /// # });
     /// ```
-    fn for_each_concurrent<Fut, F>(
+    fn concurrent_for_each<Fut, F>(
         self,
         limit: impl Into<Option<usize>>,
         f: F,
-    ) -> ForEachConcurrent<Self, Fut, F>
+    ) -> ConcurrentForEach<Self, Fut, F>
     where
         Self: Sized,
         F: FnMut(Self::Item) -> Fut,
         Fut: Future<Output = ()>,
     {
-        ForEachConcurrent::new(self, limit.into(), f)
+        ConcurrentForEach::new(self, limit.into(), f)
     }
 }
 
-impl<St: Stream + ?Sized> ForEachConcurrentExt for St {}
+impl<St: Stream + ?Sized> ConcurrentForEachExt for St {}
 
-/// Future for [`ForEachConcurrentExt::for_each_concurrent`].
+/// Future for [`ConcurrentForEachExt::concurrent_for_each`].
 ///
 /// The consumer's futures are polled as the crate's adapters poll theirs
 /// ([*The shared rules*](crate#the-shared-rules)): a future is first polled in the poll that
@@ -113,7 +132,7 @@ impl<St: Stream + ?Sized> ForEachConcurrentExt for St {}
 /// before the panic leaves the poll, so that an executor that polls it again does.
 #[pin_project]
 #[must_use = "futures do nothing unless polled"]
-pub struct ForEachConcurrent<St, Fut, F> {
+pub struct ConcurrentForEach<St, Fut, F> {
     /// The stream, until it ends.
     #[pin]
     stream: Option<St>,
@@ -130,7 +149,7 @@ enum Running<Fut> {
     Growable(Box<GrowableArena<Fut>>, usize),
 }
 
-impl<St, Fut, F> ForEachConcurrent<St, Fut, F>
+impl<St, Fut, F> ConcurrentForEach<St, Fut, F>
 where
     St: Stream,
     F: FnMut(St::Item) -> Fut,
@@ -171,7 +190,7 @@ impl<Fut> Running<Fut> {
     }
 }
 
-impl<St, Fut, F> Future for ForEachConcurrent<St, Fut, F>
+impl<St, Fut, F> Future for ConcurrentForEach<St, Fut, F>
 where
     St: Stream,
     F: FnMut(St::Item) -> Fut,
@@ -293,7 +312,7 @@ fn refill<St, Fut, F, A>(
     }
 }
 
-impl<St, Fut, F> FusedFuture for ForEachConcurrent<St, Fut, F>
+impl<St, Fut, F> FusedFuture for ConcurrentForEach<St, Fut, F>
 where
     St: Stream,
     F: FnMut(St::Item) -> Fut,
@@ -305,9 +324,9 @@ where
     }
 }
 
-impl<St: fmt::Debug, Fut, F> fmt::Debug for ForEachConcurrent<St, Fut, F> {
+impl<St: fmt::Debug, Fut, F> fmt::Debug for ConcurrentForEach<St, Fut, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ForEachConcurrent")
+        f.debug_struct("ConcurrentForEach")
             .field("stream", &self.stream)
             .field("running", &self.running.len())
             .field("limit", &self.running.limit())

@@ -81,10 +81,11 @@
 //!   [`drive_while`](ProgressStreamExt::drive_while) drive it while the consumer works on an
 //!   output, so the buffered futures do not stall meanwhile (as they do under `for_each` or a
 //!   `while let` loop over `next()`).
-//! - [`ForEachConcurrentExt`]:
-//!   [`for_each_concurrent(limit, f)`](ForEachConcurrentExt::for_each_concurrent), futures-util's
-//!   consumer of the same name and contract: `f`'s future for each item, at most `limit` of
-//!   them running at once, on an arena allocated once.
+//! - [`ConcurrentForEachExt`]:
+//!   [`concurrent_for_each(limit, f)`](ConcurrentForEachExt::concurrent_for_each), futures-util's
+//!   `for_each_concurrent` with its contract: `f`'s future for each item, at most `limit` of
+//!   them running at once, on an arena allocated once. Its name is its own, so it is called as
+//!   a method beside `futures::StreamExt`.
 //!
 //! What every adapter guarantees:
 //!
@@ -166,7 +167,7 @@ use futures_core::Stream;
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use adaptive::{Adaptive, AdaptiveSettings, Clock, Measured, SystemClock};
 pub use driven::Driven;
-pub use for_each::{ForEachConcurrent, ForEachConcurrentExt};
+pub use for_each::{ConcurrentForEach, ConcurrentForEachExt};
 pub use iter::{IterStream, iter_stream};
 pub use limit::{Fixed, Limit, Steered, Steering};
 pub use ordered::OrderedBuffer;
@@ -197,8 +198,8 @@ pub trait BufferExt: Stream {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use futures_util::{StreamExt, stream};
-    /// use pinfold_buffer::BufferExt;
+    /// use futures::{StreamExt, stream};
+    /// use pinfold::BufferExt;
     ///
     /// # tokio::runtime::Builder::new_current_thread()
     /// #     .enable_time()
@@ -240,8 +241,8 @@ pub trait BufferExt: Stream {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use futures_util::{StreamExt, stream};
-    /// use pinfold_buffer::BufferExt;
+    /// use futures::{StreamExt, stream};
+    /// use pinfold::BufferExt;
     ///
     /// # tokio::runtime::Builder::new_current_thread()
     /// #     .enable_time()
@@ -317,10 +318,10 @@ pub trait FobStreamExt: Stream {
     /// # Example
     ///
     /// ```
-    /// use futures_util::{StreamExt, stream};
-    /// use pinfold_buffer::FobStreamExt;
+    /// use futures::{StreamExt, stream};
+    /// use pinfold::FobStreamExt;
     ///
-    /// let squares: Vec<u32> = futures_executor::block_on(
+    /// let squares: Vec<u32> = futures::executor::block_on(
     ///     stream::iter(1..=4u32)
     ///         .map(|n| async move { n * n })
     ///         .fast_ordered_buffer(2)

@@ -1,4 +1,4 @@
-//! `for_each_concurrent(limit, f)`: every item handled once in any order, the limit on the
+//! `concurrent_for_each(limit, f)`: every item handled once in any order, the limit on the
 //! futures running, the stream polled only while a slot is free, no limit (`None` or 0), the
 //! end, panics in `f` and in the futures, wakes from other threads, allocations, and the cases
 //! of futures-util's `StreamExt::for_each_concurrent` (its documentation's example, its
@@ -17,7 +17,7 @@ use std::time::Duration;
 use futures_channel::{mpsc, oneshot};
 use futures_core::FusedFuture;
 use futures_util::{FutureExt, stream};
-use pinfold_buffer::{ForEachConcurrent, ForEachConcurrentExt};
+use pinfold_buffer::{ConcurrentForEach, ConcurrentForEachExt};
 use pinfold_testkit::alloc::{CountingAlloc, measure};
 use pinfold_testkit::channels::{id_channels, send_from_threads};
 use pinfold_testkit::future::{block_on, poll_once, poll_with};
@@ -63,7 +63,7 @@ async fn every_item_is_handled_once_and_at_most_limit_run_at_once() {
     let seen: Vec<Cell<usize>> = (0..delays.len()).map(|_| Cell::new(0)).collect();
     let finished = RefCell::new(Vec::new());
     stream::iter(delays.into_iter().enumerate())
-        .for_each_concurrent(16, |(id, millis)| {
+        .concurrent_for_each(16, |(id, millis)| {
             let guard = gauge.enter();
             let (seen, finished) = (&seen, &finished);
             async move {
@@ -90,7 +90,7 @@ fn the_stream_is_polled_only_while_a_slot_is_free() {
     let (items, states) = gates(10);
     let (source, counts) = CountingSource::new(items);
     let gauge = Gauge::default();
-    let mut fut = source.for_each_concurrent(3, gauged(&gauge));
+    let mut fut = source.concurrent_for_each(3, gauged(&gauge));
     assert_eq!(poll_once(&mut fut), Poll::Pending);
     assert_eq!(
         (counts.polls(), counts.pulled()),
@@ -125,7 +125,7 @@ fn the_stream_is_polled_only_while_a_slot_is_free() {
 fn every_gate_runs_at_once(limit: Option<usize>, n: usize) {
     let (items, states) = gates(n);
     let gauge = Gauge::default();
-    let mut fut = stream::iter(items).for_each_concurrent(limit, gauged(&gauge));
+    let mut fut = stream::iter(items).concurrent_for_each(limit, gauged(&gauge));
     assert_eq!(poll_until_idle(&mut fut), Poll::Pending);
     assert_eq!(gauge.now(), n, "{limit:?}: every future runs");
     assert!(states.iter().all(|state| state.polls() == 1));
@@ -156,7 +156,7 @@ fn a_large_limit_still_bounds_the_futures_running() {
     let (items, states) = gates(6_000);
     let (source, counts) = CountingSource::new(items);
     let gauge = Gauge::default();
-    let mut fut = source.for_each_concurrent(5_000, gauged(&gauge));
+    let mut fut = source.concurrent_for_each(5_000, gauged(&gauge));
     assert_eq!(poll_until_idle(&mut fut), Poll::Pending);
     assert_eq!((gauge.now(), counts.pulled()), (5_000, 5_000));
     for state in &states {
@@ -172,13 +172,13 @@ fn an_empty_stream_completes_at_once() {
     let gauge = Gauge::default();
     for limit in [Some(2), None] {
         let (source, counts) = CountingSource::new(std::iter::empty::<Gate>());
-        let mut fut = source.for_each_concurrent(limit, gauged(&gauge));
+        let mut fut = source.concurrent_for_each(limit, gauged(&gauge));
         assert!(!fut.is_terminated());
         assert_eq!(poll_once(&mut fut), Poll::Ready(()));
         assert!(fut.is_terminated());
         assert_eq!(counts.polls(), 1);
     }
-    let mut fut = source.for_each_concurrent(1, gauged(&gauge));
+    let mut fut = source.concurrent_for_each(1, gauged(&gauge));
     assert_eq!(poll_once(&mut fut), Poll::Ready(()));
     assert_eq!(
         poll_once(&mut fut),
@@ -192,7 +192,7 @@ fn an_empty_stream_completes_at_once() {
 fn completes_only_once_the_stream_ended_and_every_future_finished() {
     let (tx, rx) = mpsc::unbounded::<Gate>();
     let gauge = Gauge::default();
-    let mut fut = rx.for_each_concurrent(4, gauged(&gauge));
+    let mut fut = rx.concurrent_for_each(4, gauged(&gauge));
     let (waker, wakes) = counting_waker();
     assert_eq!(poll_with(&mut fut, &waker), Poll::Pending, "nothing yet");
 
@@ -222,7 +222,7 @@ fn completes_only_once_the_stream_ended_and_every_future_finished() {
 #[test]
 fn each_future_is_polled_at_most_once_per_poll() {
     let counters = RefCell::new(Vec::new());
-    let mut fut = stream::iter(0..4).for_each_concurrent(4, |id| {
+    let mut fut = stream::iter(0..4).concurrent_for_each(4, |id| {
         let (spinner, polls) = Spinner::forever(id);
         counters.borrow_mut().push(polls);
         spinner.map(drop)
@@ -257,7 +257,7 @@ fn tracked_gates(n: usize) -> TrackedGates {
 #[test]
 fn a_panic_in_f_propagates_and_the_others_go_on() {
     let (items, states, counts) = tracked_gates(6);
-    let mut fut = stream::iter(items).for_each_concurrent(2, |tracked: Tracked<Gate>| {
+    let mut fut = stream::iter(items).concurrent_for_each(2, |tracked: Tracked<Gate>| {
         if tracked.id() == 3 {
             panic!("f panics at 3");
         }
@@ -289,7 +289,7 @@ fn a_panic_in_f_propagates_and_the_others_go_on() {
 #[test]
 fn a_panic_in_f_wakes_the_task() {
     let (items, states, counts) = tracked_gates(4);
-    let mut fut = stream::iter(items).for_each_concurrent(2, |tracked: Tracked<Gate>| {
+    let mut fut = stream::iter(items).concurrent_for_each(2, |tracked: Tracked<Gate>| {
         assert_ne!(tracked.id(), 2, "f panics at 2");
         tracked.map(drop)
     });
@@ -315,7 +315,7 @@ fn a_panicking_future_is_dropped_once_and_the_others_go_on() {
             5 => tracked.panicking_at(1),
             _ => tracked,
         });
-        let mut fut = stream::iter(items).for_each_concurrent(limit, |t| t.map(drop));
+        let mut fut = stream::iter(items).concurrent_for_each(limit, |t| t.map(drop));
         let mut panics = 0;
         for round in 0..20 {
             if round == 1 {
@@ -346,7 +346,7 @@ fn a_panicking_future_is_dropped_once_and_the_others_go_on() {
 fn dropping_it_drops_the_stream_and_every_running_future_once() {
     let (items, _states, counts) = tracked_gates(10);
     let (source, source_counts) = Tracked::new(0, stream::iter(items));
-    let mut fut = source.for_each_concurrent(4, |t| t.map(drop));
+    let mut fut = source.concurrent_for_each(4, |t| t.map(drop));
     assert_eq!(poll_once(&mut fut), Poll::Pending);
     assert_eq!(source_counts.drops(), 0);
     drop(fut);
@@ -363,7 +363,7 @@ fn the_stream_is_dropped_as_soon_as_it_ends() {
     let (source, source_counts) = Tracked::new(0, stream::iter(items));
     // No limit: with one, the arena would have room for the 2 items its size hint promises,
     // and would not poll it again before one finished.
-    let mut fut = source.for_each_concurrent(None, |t| t.map(drop));
+    let mut fut = source.concurrent_for_each(None, |t| t.map(drop));
     assert_eq!(poll_once(&mut fut), Poll::Pending);
     assert!(source_counts.ended());
     assert_eq!(
@@ -389,7 +389,7 @@ fn wakes_from_std_threads_are_never_lost() {
             rng.shuffle(&mut senders);
             let threads = send_from_threads(senders, 4, true);
             let handled = AtomicUsize::new(0);
-            block_on(stream::iter(receivers).for_each_concurrent(limit, |rx| {
+            block_on(stream::iter(receivers).concurrent_for_each(limit, |rx| {
                 let handled = &handled;
                 async move {
                     rx.await.unwrap();
@@ -430,7 +430,7 @@ fn wakes_from_tokio_workers_are_never_lost() {
             }
             let handled = Arc::new(AtomicUsize::new(0));
             let counter = handled.clone();
-            let task = tokio::spawn(stream::iter(receivers).for_each_concurrent(
+            let task = tokio::spawn(stream::iter(receivers).concurrent_for_each(
                 limit,
                 move |rx| {
                     let counter = counter.clone();
@@ -468,13 +468,13 @@ impl Future for WakesItself {
 }
 
 /// Runs `n` items whose futures wake themselves `wakes(i)` times through
-/// `for_each_concurrent` with `limit`, from construction to the end; gives the allocations it
+/// `concurrent_for_each` with `limit`, from construction to the end; gives the allocations it
 /// made.
 fn allocations_for(n: usize, limit: Option<usize>, wakes: fn(usize) -> usize) -> usize {
     let handled = Cell::new(0);
     let (waker, _) = counting_waker();
     let (_, allocations) = measure(|| {
-        let mut fut = stream::iter(0..n).for_each_concurrent(limit, |i| {
+        let mut fut = stream::iter(0..n).concurrent_for_each(limit, |i| {
             let handled = &handled;
             async move {
                 WakesItself(wakes(i)).await;
@@ -519,7 +519,7 @@ fn futures_util_example_oneshots_with_a_limit_of_2() {
         let (tx1, rx1) = oneshot::channel::<()>();
         let (tx2, rx2) = oneshot::channel::<()>();
         let (tx3, rx3) = oneshot::channel::<()>();
-        let fut = stream::iter(vec![rx1, rx2, rx3]).for_each_concurrent(2, |rx| async move {
+        let fut = stream::iter(vec![rx1, rx2, rx3]).concurrent_for_each(2, |rx| async move {
             rx.await.unwrap();
         });
         tx1.send(()).unwrap();
@@ -529,31 +529,31 @@ fn futures_util_example_oneshots_with_a_limit_of_2() {
     });
 }
 
-/// futures-rs's auto-trait checks of `ForEachConcurrent` (`futures/tests/auto_traits.rs`):
-/// `Send` and `Sync` as its three type parameters are, `Unpin` as its stream is (its futures
+/// futures-rs's auto-trait checks of its `ForEachConcurrent` (`futures/tests/auto_traits.rs`),
+/// on `ConcurrentForEach`: `Send` and `Sync` as its three type parameters are, `Unpin` as its stream is (its futures
 /// and `f` need not be).
 #[test]
 fn auto_traits_follow_the_type_parameters_as_futures_util_s() {
     fn send<T: Send>() {}
     fn sync<T: Sync>() {}
     fn unpin<T: Unpin>() {}
-    send::<ForEachConcurrent<(), (), ()>>();
-    sync::<ForEachConcurrent<(), (), ()>>();
-    unpin::<ForEachConcurrent<(), std::marker::PhantomPinned, std::marker::PhantomPinned>>();
-    unpin::<ForEachConcurrent<stream::Iter<std::ops::Range<u8>>, (), ()>>();
+    send::<ConcurrentForEach<(), (), ()>>();
+    sync::<ConcurrentForEach<(), (), ()>>();
+    unpin::<ConcurrentForEach<(), std::marker::PhantomPinned, std::marker::PhantomPinned>>();
+    unpin::<ConcurrentForEach<stream::Iter<std::ops::Range<u8>>, (), ()>>();
 }
 
 #[test]
 fn debug_shows_the_stream_the_futures_running_and_the_limit() {
     let (items, _, _) = tracked_gates(3);
-    let mut fut = stream::iter(items).for_each_concurrent(2, |t| t.map(drop));
+    let mut fut = stream::iter(items).concurrent_for_each(2, |t| t.map(drop));
     assert_eq!(poll_once(&mut fut), Poll::Pending);
     let text = format!("{fut:?}");
     assert!(
-        text.starts_with("ForEachConcurrent { stream: Some("),
+        text.starts_with("ConcurrentForEach { stream: Some("),
         "{text}"
     );
     assert!(text.ends_with("running: 2, limit: Some(2) }"), "{text}");
-    let fut = stream::iter(0..1).for_each_concurrent(None, |_| async {});
+    let fut = stream::iter(0..1).concurrent_for_each(None, |_| async {});
     assert!(format!("{fut:?}").ends_with("running: 0, limit: None }"));
 }

@@ -11,7 +11,7 @@
 //! | `pinfold-join` | [`join_all`], [`try_join_all`]: outputs in input order; after the first polls, only woken futures polled |
 //! | `pinfold-merge` | [`MergeBounded`], [`Merge`], [`merge`]: many streams merged into one, only woken streams polled |
 //! | `pinfold-map` | [`FutureMap`], [`StreamMap`]: futures and streams under the user's own keys, no runtime, no `Unpin` bound |
-//! | `pinfold-buffer` | [`BufferExt`] (`ordered_buffer`, `unordered_buffer`), [`TryBufferExt`], [`FobStreamExt`]; [`ProgressStreamExt`] (`for_each_driven`, `drive_while`): the buffered futures keep running while the consumer works; [`FuturesOrderedBounded`], [`FuturesOrdered`]: outputs in push order, a slow head does not stop the others; [`Limit`]: a buffer's concurrency changed while it runs, [`Adaptive`] (std): set from the latency of its futures; [`ForEachConcurrentExt`] (`for_each_concurrent(limit, f)`, futures-util's, on the arena) |
+//! | `pinfold-buffer` | [`BufferExt`] (`ordered_buffer`, `unordered_buffer`), [`TryBufferExt`], [`FobStreamExt`]; [`ProgressStreamExt`] (`for_each_driven`, `drive_while`): the buffered futures keep running while the consumer works; [`FuturesOrderedBounded`], [`FuturesOrdered`]: outputs in push order, a slow head does not stop the others; [`Limit`]: a buffer's concurrency changed while it runs, [`Adaptive`] (std): set from the latency of its futures; [`ConcurrentForEachExt`] (`concurrent_for_each(limit, f)`, futures-util's, on the arena) |
 //! | [`pinfold-pool`](pool) | [`pool::BufferPool`]: fixed-memory async buffer pool (FIFO waiters), [`pool::Buf`] writes like a slice, [`pool::Packet`] shares it read-only |
 //! | `pinfold` (this crate) | [`IterExt`]: `join_all`, `try_join_all`, `ordered_buffer`, `unordered_buffer` on iterators of futures |
 //!
@@ -65,7 +65,7 @@ pub use pinfold_arena::Key;
 #[cfg(feature = "std")]
 pub use pinfold_buffer::{Adaptive, AdaptiveSettings, Clock, Measured, SystemClock};
 pub use pinfold_buffer::{
-    BufferExt, DriveWhile, Driven, Fixed, FobStreamExt, ForEachConcurrent, ForEachConcurrentExt,
+    BufferExt, ConcurrentForEach, ConcurrentForEachExt, DriveWhile, Driven, Fixed, FobStreamExt,
     ForEachDriven, FuturesOrdered, FuturesOrderedBounded, IterStream, Limit, OrderedBuffer,
     ProgressStream, ProgressStreamExt, Steered, Steering, TryBufferExt, TryOrderedBuffer,
     TryUnorderedBuffer, UnorderedBuffer, iter_stream,

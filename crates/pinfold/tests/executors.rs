@@ -250,7 +250,7 @@ mod workloads {
     use pinfold::pool::BufferPool;
     // `join_all`, `try_join_all` and `merge` are named in full: the workloads take their names.
     use pinfold::{
-        BufferExt, ForEachConcurrentExt, FutureMap, FuturesOrdered, FuturesOrderedBounded,
+        BufferExt, ConcurrentForEachExt, FutureMap, FuturesOrdered, FuturesOrderedBounded,
         FuturesUnordered, FuturesUnorderedBounded, Merge, MergeBounded, ProgressStreamExt,
         StreamMap,
     };
@@ -366,7 +366,7 @@ mod workloads {
     pub(super) async fn for_each_concurrent(remote: Remote) {
         for limit in [Some(8), None] {
             let seen = std::sync::Mutex::new(Vec::new());
-            ForEachConcurrentExt::for_each_concurrent(stream::iter(0..N), limit, |i| {
+            ConcurrentForEachExt::concurrent_for_each(stream::iter(0..N), limit, |i| {
                 let (value, seen) = (remote.value(i), &seen);
                 async move {
                     let i = value.await;

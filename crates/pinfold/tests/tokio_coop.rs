@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use futures_util::StreamExt;
 use futures_util::stream;
 use pinfold::{
-    BufferExt, ForEachConcurrentExt, FutureMap, FuturesOrdered, FuturesOrderedBounded,
+    BufferExt, ConcurrentForEachExt, FutureMap, FuturesOrdered, FuturesOrderedBounded,
     FuturesUnordered, FuturesUnorderedBounded, Merge, MergeBounded, StreamMap, join_all,
     try_join_all,
 };
@@ -191,7 +191,7 @@ fn for_each_concurrent() {
     // with a wake that tokio does not defer: the ticker's turns then are tokio's choice.)
     let ticks = ticks_while(|| async {
         let handled = AtomicUsize::new(0);
-        ForEachConcurrentExt::for_each_concurrent(stream::iter(0..ITEMS), ITEMS, |_| {
+        ConcurrentForEachExt::concurrent_for_each(stream::iter(0..ITEMS), ITEMS, |_| {
             handled.fetch_add(1, Ordering::Relaxed);
             ready(())
         })
