@@ -108,8 +108,8 @@ impl<T> core::ops::DerefMut for Held<T> {
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use pinfold_buffer::ProgressStreamExt;
-/// use pinfold_unordered::FuturesUnordered;
+/// use pinfold::ProgressStreamExt;
+/// use pinfold::FuturesUnordered;
 /// use tokio::sync::Mutex;
 ///
 /// # tokio::runtime::Builder::new_current_thread()
@@ -197,11 +197,11 @@ impl<St: Stream> Driven<St> {
     /// A set reached through `&mut`, so that it can be used again after the driving:
     ///
     /// ```
-    /// use futures_util::StreamExt;
-    /// use pinfold_buffer::{Driven, ProgressStream};
-    /// use pinfold_unordered::FuturesUnordered;
+    /// use futures::StreamExt;
+    /// use pinfold::{Driven, ProgressStream};
+    /// use pinfold::FuturesUnordered;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let mut set: FuturesUnordered<_> = (0..4u32).map(|n| async move { n }).collect();
     /// let mut driven = Driven::one_item_per_value(&mut set, 1);
     /// std::future::poll_fn(|cx| std::pin::Pin::new(&mut driven).poll_progress(cx)).await;

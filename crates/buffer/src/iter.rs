@@ -23,10 +23,10 @@ pub struct IterStream<I> {
 /// # Example
 ///
 /// ```
-/// use futures_util::StreamExt;
-/// use pinfold_buffer::{BufferExt, iter_stream};
+/// use futures::StreamExt;
+/// use pinfold::{BufferExt, iter_stream};
 ///
-/// let doubled: Vec<u32> = futures_executor::block_on(
+/// let doubled: Vec<u32> = futures::executor::block_on(
 ///     iter_stream((1..=3u32).map(|n| async move { n * 2 }))
 ///         .ordered_buffer(2)
 ///         .collect(),

@@ -133,8 +133,8 @@ where
     /// use std::cell::{Cell, RefCell};
     /// use std::future::poll_fn;
     /// use std::task::{Context, Poll, Waker};
-    /// use futures_util::{StreamExt, stream};
-    /// use pinfold_buffer::BufferExt;
+    /// use futures::{StreamExt, stream};
+    /// use pinfold::BufferExt;
     ///
     /// let pulled = Cell::new(0);
     /// let gate_open = Cell::new(false);
@@ -160,7 +160,7 @@ where
     ///
     /// gate_open.set(true);
     /// head_waker.take().unwrap().wake();
-    /// let outputs: Vec<u32> = futures_executor::block_on(buffer.collect());
+    /// let outputs: Vec<u32> = futures::executor::block_on(buffer.collect());
     /// assert_eq!(outputs, (0..10).collect::<Vec<_>>());
     /// ```
     #[track_caller]
@@ -183,11 +183,11 @@ where
     /// # Example
     ///
     /// ```
-    /// use futures_util::{StreamExt, stream};
-    /// use pinfold_buffer::{BufferExt, Limit};
+    /// use futures::{StreamExt, stream};
+    /// use pinfold::{BufferExt, Limit};
     ///
     /// let limit = Limit::new(2);
-    /// let outputs: Vec<u32> = futures_executor::block_on(
+    /// let outputs: Vec<u32> = futures::executor::block_on(
     ///     stream::iter(1..=5u32)
     ///         .map(|n| async move { n })
     ///         .ordered_buffer(8)
@@ -198,6 +198,7 @@ where
     /// ```
     #[track_caller]
     pub fn limit(self, limit: Limit) -> OrderedBuffer<St, Steered> {
+        let limit = limit.attach();
         self.steer(|steered| steered.with_concurrency(limit))
     }
 
@@ -214,11 +215,11 @@ where
     /// # Example
     ///
     /// ```
-    /// use futures_util::{StreamExt, stream};
-    /// use pinfold_buffer::{BufferExt, Limit};
+    /// use futures::{StreamExt, stream};
+    /// use pinfold::{BufferExt, Limit};
     ///
     /// let window = Limit::new(2);
-    /// let outputs: Vec<u32> = futures_executor::block_on(
+    /// let outputs: Vec<u32> = futures::executor::block_on(
     ///     stream::iter(1..=5u32)
     ///         .map(|n| async move { n })
     ///         .ordered_buffer(4)
@@ -230,6 +231,7 @@ where
     #[track_caller]
     pub fn window_limit(self, window: Limit) -> OrderedBuffer<St, Steered> {
         let size = window.get();
+        let window = window.attach();
         let mut buffer = self.steer(|steered| steered.with_window(window));
         buffer.window = Some(size);
         buffer.limit = Some(size);

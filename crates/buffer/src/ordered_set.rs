@@ -76,9 +76,9 @@ impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
     ///
     /// ```
     /// use std::task::{Context, Poll, Waker};
-    /// use futures_channel::oneshot;
-    /// use futures_util::StreamExt;
-    /// use pinfold_buffer::FuturesOrdered;
+    /// use futures::channel::oneshot;
+    /// use futures::StreamExt;
+    /// use pinfold::FuturesOrdered;
     ///
     /// let (first_tx, first) = oneshot::channel();
     /// let (second_tx, second) = oneshot::channel();
@@ -92,7 +92,7 @@ impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
     /// assert_eq!(set.len(), 2); // the first running, the second's output held
     ///
     /// first_tx.send("first").unwrap();
-    /// let outputs: Vec<_> = futures_executor::block_on(set.collect());
+    /// let outputs: Vec<_> = futures::executor::block_on(set.collect());
     /// assert_eq!(outputs, [Ok("first"), Ok("second")]);
     /// ```
     #[track_caller]
@@ -111,14 +111,14 @@ impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
     ///
     /// ```
     /// use std::future::ready;
-    /// use futures_util::StreamExt;
-    /// use pinfold_buffer::FuturesOrdered;
+    /// use futures::StreamExt;
+    /// use pinfold::FuturesOrdered;
     ///
     /// let mut set = FuturesOrdered::new();
     /// set.push_back(ready(1));
     /// set.push_back(ready(2));
     /// set.push_front(ready(0));
-    /// let outputs: Vec<u32> = futures_executor::block_on(set.collect());
+    /// let outputs: Vec<u32> = futures::executor::block_on(set.collect());
     /// assert_eq!(outputs, [0, 1, 2]);
     /// ```
     #[track_caller]
@@ -261,9 +261,9 @@ impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
     ///
     /// ```
     /// use std::future::ready;
-    /// use pinfold_buffer::{FuturesOrdered, ProgressStreamExt};
+    /// use pinfold::{FuturesOrdered, ProgressStreamExt};
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let set: FuturesOrdered<_> = (0..4u32).map(ready).collect();
     /// let mut seen = Vec::new();
     /// set.driven(1)
@@ -358,7 +358,7 @@ impl<F: Future> OrderedSet<F, Arena<F>> {
     ///
     /// ```
     /// use std::future::Ready;
-    /// use pinfold_buffer::FuturesOrderedBounded;
+    /// use pinfold::FuturesOrderedBounded;
     ///
     /// let set: FuturesOrderedBounded<Ready<u32>> = FuturesOrderedBounded::new(8);
     /// assert_eq!(set.capacity(), 8);
@@ -376,10 +376,10 @@ impl<F: Future> OrderedSet<F, Arena<F>> {
     ///
     /// ```
     /// use std::future::{Ready, ready};
-    /// use futures_util::StreamExt;
-    /// use pinfold_buffer::FuturesOrderedBounded;
+    /// use futures::StreamExt;
+    /// use pinfold::FuturesOrderedBounded;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let mut set: FuturesOrderedBounded<Ready<u32>> = FuturesOrderedBounded::new(1);
     /// assert!(set.try_push_back(ready(1)).is_ok());
     /// let refused = set.try_push_back(ready(2)).unwrap_err();

@@ -41,9 +41,9 @@ pub trait TryBufferExt: TryStream {
     /// stream goes on:
     ///
     /// ```
-    /// use futures_util::future::ready;
-    /// use futures_util::{StreamExt, stream};
-    /// use pinfold_buffer::TryBufferExt;
+    /// use futures::future::ready;
+    /// use futures::{StreamExt, stream};
+    /// use pinfold::TryBufferExt;
     ///
     /// let source = stream::iter([
     ///     Ok(ready(Ok(1))),
@@ -52,7 +52,7 @@ pub trait TryBufferExt: TryStream {
     ///     Ok(ready(Ok(4))),
     /// ]);
     /// let results: Vec<Result<u32, &str>> =
-    ///     futures_executor::block_on(source.try_ordered_buffer(2).collect());
+    ///     futures::executor::block_on(source.try_ordered_buffer(2).collect());
     /// assert_eq!(results, [Ok(1), Err("source failed"), Err("future failed"), Ok(4)]);
     /// ```
     #[track_caller]
@@ -80,8 +80,8 @@ pub trait TryBufferExt: TryStream {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use futures_util::{StreamExt, stream};
-    /// use pinfold_buffer::TryBufferExt;
+    /// use futures::{StreamExt, stream};
+    /// use pinfold::TryBufferExt;
     ///
     /// async fn check(millis: u64) -> Result<u64, String> {
     ///     tokio::time::sleep(Duration::from_millis(millis)).await;

@@ -92,11 +92,11 @@ where
     /// # Example
     ///
     /// ```
-    /// use futures_util::{StreamExt, stream};
-    /// use pinfold_buffer::{BufferExt, Limit};
+    /// use futures::{StreamExt, stream};
+    /// use pinfold::{BufferExt, Limit};
     ///
     /// let limit = Limit::new(1);
-    /// let outputs: Vec<u32> = futures_executor::block_on(
+    /// let outputs: Vec<u32> = futures::executor::block_on(
     ///     stream::iter(1..=3u32)
     ///         .map(|n| async move { n })
     ///         .unordered_buffer(8)
@@ -107,6 +107,7 @@ where
     /// ```
     #[track_caller]
     pub fn limit(self, limit: Limit) -> UnorderedBuffer<St, Steered> {
+        let limit = limit.attach();
         UnorderedBuffer {
             running: self
                 .running

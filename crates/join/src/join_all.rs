@@ -31,7 +31,7 @@ use alloc::vec::Vec;
 ///
 /// ```
 /// use std::cell::RefCell;
-/// use pinfold_join::join_all;
+/// use pinfold::join_all;
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let finished = RefCell::new(Vec::new());
@@ -82,8 +82,8 @@ where
 /// A `JoinAll` is also collected from an iterator of futures:
 ///
 /// ```
-/// use futures_core::future::FusedFuture;
-/// use pinfold_join::JoinAll;
+/// use futures::future::FusedFuture;
+/// use pinfold::JoinAll;
 ///
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let mut join: JoinAll<_> = (1..=3u32).map(|n| async move { n * n }).collect();

@@ -36,7 +36,7 @@ use alloc::vec::Vec;
 /// use std::future::{Future, pending};
 /// use std::pin::pin;
 /// use std::task::{Context, Poll, Waker};
-/// use pinfold_join::try_join_all;
+/// use pinfold::try_join_all;
 ///
 /// /// Counts its drops: one per input future dropped.
 /// struct Dropped<'a>(&'a Cell<u32>);
@@ -65,7 +65,7 @@ use alloc::vec::Vec;
 /// async fn parse(s: &str) -> Result<u32, std::num::ParseIntError> {
 ///     s.parse()
 /// }
-/// let parsed = futures_executor::block_on(try_join_all(["1", "2", "3"].map(parse)));
+/// let parsed = futures::executor::block_on(try_join_all(["1", "2", "3"].map(parse)));
 /// assert_eq!(parsed, Ok(vec![1, 2, 3]));
 /// ```
 pub fn try_join_all<I>(iter: I) -> TryJoinAll<I::Item>

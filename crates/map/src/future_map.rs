@@ -24,11 +24,11 @@ use futures_core::Stream;
 /// Requests keyed by id, answered out of order:
 ///
 /// ```
-/// use futures_channel::oneshot;
-/// use futures_util::StreamExt;
-/// use pinfold_map::FutureMap;
+/// use futures::channel::oneshot;
+/// use futures::StreamExt;
+/// use pinfold::FutureMap;
 ///
-/// # futures_executor::block_on(async {
+/// # futures::executor::block_on(async {
 /// let mut pending = FutureMap::new();
 /// let mut replies = Vec::new();
 /// for id in 0..3u32 {
@@ -67,10 +67,10 @@ impl<K: Hash + Eq + Clone, F: Future, H: BuildHasher> FutureMap<K, F, H> {
     /// # Example
     ///
     /// ```
-    /// use pinfold_buffer::ProgressStreamExt;
-    /// use pinfold_map::FutureMap;
+    /// use pinfold::ProgressStreamExt;
+    /// use pinfold::FutureMap;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let mut map = FutureMap::new();
     /// for id in 0..4u32 {
     ///     map.insert(id, async move { id * 10 });

@@ -46,7 +46,7 @@ impl<K, V, P> KeyedMap<K, V, P> {
     ///
     /// ```
     /// use std::future::Ready;
-    /// use pinfold_map::FutureMap;
+    /// use pinfold::FutureMap;
     ///
     /// let map: FutureMap<u64, Ready<()>> = FutureMap::new();
     /// assert!(map.is_empty());
@@ -63,10 +63,10 @@ impl<K, V, P> KeyedMap<K, V, P> {
     /// # Example
     ///
     /// ```
-    /// use futures_util::{StreamExt, stream};
-    /// use pinfold_map::StreamMap;
+    /// use futures::{StreamExt, stream};
+    /// use pinfold::StreamMap;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let mut peers = StreamMap::with_capacity(64);
     /// for round in 0..3 {
     ///     for peer in 0..64 {
@@ -90,7 +90,7 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
     /// ```
     /// use std::future::{Ready, ready};
     /// use std::hash::{BuildHasherDefault, DefaultHasher};
-    /// use pinfold_map::FutureMap;
+    /// use pinfold::FutureMap;
     ///
     /// type Unseeded = BuildHasherDefault<DefaultHasher>; // the same hashes in every run
     /// let mut map: FutureMap<&str, Ready<u32>, Unseeded> =
@@ -134,8 +134,8 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
     /// # Example
     ///
     /// ```
-    /// use futures_util::future::{Pending, pending};
-    /// use pinfold_map::FutureMap;
+    /// use futures::future::{Pending, pending};
+    /// use pinfold::FutureMap;
     ///
     /// let mut map: FutureMap<&str, Pending<()>> = FutureMap::new();
     /// map.insert("b", pending());
@@ -155,8 +155,8 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
     /// # Example
     ///
     /// ```
-    /// use futures_util::stream::{self, Stream};
-    /// use pinfold_map::StreamMap;
+    /// use futures::stream::{self, Stream};
+    /// use pinfold::StreamMap;
     ///
     /// let mut map = StreamMap::new();
     /// map.insert("short", stream::iter(vec![1]));
@@ -182,11 +182,11 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
     /// # Example
     ///
     /// ```
-    /// use futures_channel::mpsc;
-    /// use futures_util::StreamExt;
-    /// use pinfold_map::StreamMap;
+    /// use futures::channel::mpsc;
+    /// use futures::StreamExt;
+    /// use pinfold::StreamMap;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let (a_tx, a) = mpsc::unbounded::<u32>();
     /// let (b_tx, b) = mpsc::unbounded::<u32>();
     /// let mut map = StreamMap::new();
@@ -217,8 +217,8 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
     /// # Example
     ///
     /// ```
-    /// use futures_util::stream::{self, Stream};
-    /// use pinfold_map::StreamMap;
+    /// use futures::stream::{self, Stream};
+    /// use pinfold::StreamMap;
     ///
     /// let mut map = StreamMap::new();
     /// map.insert("a", stream::iter(vec![1]));
@@ -237,11 +237,11 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
     /// # Example
     ///
     /// ```
-    /// use futures_channel::mpsc;
-    /// use futures_util::StreamExt;
-    /// use pinfold_map::StreamMap;
+    /// use futures::channel::mpsc;
+    /// use futures::StreamExt;
+    /// use pinfold::StreamMap;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let (tx, rx) = mpsc::unbounded::<u32>();
     /// let mut map = StreamMap::new();
     /// map.insert(1, rx);
@@ -270,7 +270,7 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
     ///
     /// ```
     /// use std::future::Pending;
-    /// use pinfold_map::FutureMap;
+    /// use pinfold::FutureMap;
     ///
     /// let map: FutureMap<u32, Pending<()>> = FutureMap::new();
     /// assert_eq!(map.capacity(), 0);
@@ -290,11 +290,11 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
     /// # Example
     ///
     /// ```
-    /// use futures_util::stream::{FusedStream, StreamExt};
-    /// use futures_util::future::{Pending, pending};
-    /// use pinfold_map::FutureMap;
+    /// use futures::stream::{FusedStream, StreamExt};
+    /// use futures::future::{Pending, pending};
+    /// use pinfold::FutureMap;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let mut map: FutureMap<u32, Pending<()>> = FutureMap::new();
     /// assert_eq!(map.next().await, None);
     /// assert!(map.is_terminated());
@@ -320,11 +320,11 @@ impl<K: Hash + Eq + Clone, V, P, H: BuildHasher> KeyedMap<K, V, P, H> {
     /// # Example
     ///
     /// ```
-    /// use futures_channel::oneshot;
-    /// use futures_util::StreamExt;
-    /// use pinfold_map::FutureMap;
+    /// use futures::channel::oneshot;
+    /// use futures::StreamExt;
+    /// use pinfold::FutureMap;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let (old_tx, old_rx) = oneshot::channel::<&str>();
     /// let (new_tx, new_rx) = oneshot::channel();
     /// let mut map = FutureMap::new();
@@ -348,11 +348,11 @@ impl<K: Hash + Eq + Clone, V, P, H: BuildHasher> KeyedMap<K, V, P, H> {
     /// # Example
     ///
     /// ```
-    /// use futures_channel::mpsc;
-    /// use futures_util::StreamExt;
-    /// use pinfold_map::StreamMap;
+    /// use futures::channel::mpsc;
+    /// use futures::StreamExt;
+    /// use pinfold::StreamMap;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let (news_tx, news) = mpsc::unbounded();
     /// let (ads_tx, ads) = mpsc::unbounded();
     /// let mut topics = StreamMap::new();
@@ -394,11 +394,11 @@ impl<K: Hash + Eq + Clone, V, P, H: BuildHasher> KeyedMap<K, V, P, H> {
     /// # Example
     ///
     /// ```
-    /// use futures_channel::mpsc;
-    /// use futures_util::StreamExt;
-    /// use pinfold_map::StreamMap;
+    /// use futures::channel::mpsc;
+    /// use futures::StreamExt;
+    /// use pinfold::StreamMap;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let (old_tx, old_rx) = mpsc::unbounded();
     /// let (new_tx, new_rx) = mpsc::unbounded();
     /// let mut map = StreamMap::new();
@@ -437,11 +437,11 @@ impl<K: Hash + Eq + Clone, V, P, H: BuildHasher> KeyedMap<K, V, P, H> {
     /// Moving a stream from one map to another:
     ///
     /// ```
-    /// use futures_channel::mpsc;
-    /// use futures_util::StreamExt;
-    /// use pinfold_map::StreamMap;
+    /// use futures::channel::mpsc;
+    /// use futures::StreamExt;
+    /// use pinfold::StreamMap;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let (tx, rx) = mpsc::unbounded();
     /// let mut idle = StreamMap::new();
     /// let mut active = StreamMap::new();
@@ -471,10 +471,10 @@ impl<K: Hash + Eq + Clone, V, P, H: BuildHasher> KeyedMap<K, V, P, H> {
     ///
     /// ```
     /// use std::future::ready;
-    /// use futures_util::StreamExt;
-    /// use pinfold_map::FutureMap;
+    /// use futures::StreamExt;
+    /// use pinfold::FutureMap;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let mut map = FutureMap::new();
     /// map.insert(String::from("a"), ready(1));
     /// assert!(map.contains_key("a")); // looked up by `&str`, as in a `HashMap<String, _>`
@@ -496,8 +496,8 @@ impl<K: Hash + Eq + Clone, V, P, H: BuildHasher> KeyedMap<K, V, P, H> {
     /// # Example
     ///
     /// ```
-    /// use futures_util::stream::{self, Stream};
-    /// use pinfold_map::StreamMap;
+    /// use futures::stream::{self, Stream};
+    /// use pinfold::StreamMap;
     ///
     /// let mut map = StreamMap::new();
     /// map.insert(7, stream::iter(vec!['a', 'b']));
@@ -520,11 +520,11 @@ impl<K: Hash + Eq + Clone, V, P, H: BuildHasher> KeyedMap<K, V, P, H> {
     /// its key leaves.
     ///
     /// ```
-    /// use futures_channel::mpsc;
-    /// use futures_util::StreamExt;
-    /// use pinfold_map::StreamMap;
+    /// use futures::channel::mpsc;
+    /// use futures::StreamExt;
+    /// use pinfold::StreamMap;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let (sender, receiver) = mpsc::unbounded();
     /// let mut map = StreamMap::new();
     /// map.insert("feed", receiver);
@@ -559,10 +559,10 @@ impl<K: Hash + Eq + Clone, V, P: ValueKind<V>, H: BuildHasher> KeyedMap<K, V, P,
     /// # Example
     ///
     /// ```
-    /// use futures_channel::mpsc;
-    /// use pinfold_map::StreamMap;
+    /// use futures::channel::mpsc;
+    /// use pinfold::StreamMap;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let (tx, rx) = mpsc::unbounded();
     /// let mut map = StreamMap::new();
     /// map.insert("log", rx);
@@ -600,9 +600,9 @@ impl<K: Hash + Eq + Clone, V, P: ValueKind<V>, H: BuildHasher> KeyedMap<K, V, P,
     /// ```
     /// use std::future::{poll_fn, ready};
     /// use std::task::Poll;
-    /// use pinfold_map::FutureMap;
+    /// use pinfold::FutureMap;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let mut map = FutureMap::new();
     /// map.insert("a", ready(1));
     /// map.insert("b", ready(2));

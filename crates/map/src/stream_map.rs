@@ -18,11 +18,11 @@ use futures_core::Stream;
 /// # Example
 ///
 /// ```
-/// use futures_channel::mpsc;
-/// use futures_util::StreamExt;
-/// use pinfold_map::StreamMap;
+/// use futures::channel::mpsc;
+/// use futures::StreamExt;
+/// use pinfold::StreamMap;
 ///
-/// # futures_executor::block_on(async {
+/// # futures::executor::block_on(async {
 /// let (prices_tx, prices) = mpsc::unbounded();
 /// let (trades_tx, trades) = mpsc::unbounded();
 /// let mut feeds = StreamMap::new();
@@ -33,7 +33,7 @@ use futures_core::Stream;
 /// assert_eq!(feeds.next().await, Some(("prices", 101)));
 ///
 /// drop(prices_tx); // the price feed ends: the next poll drops it, and its key leaves
-/// assert!(futures_util::poll!(feeds.next()).is_pending());
+/// assert!(futures::poll!(feeds.next()).is_pending());
 /// assert!(!feeds.contains_key("prices"));
 /// assert_eq!(feeds.len(), 1);
 ///

@@ -21,10 +21,10 @@ use crate::StreamMerge;
 /// # Example
 ///
 /// ```
-/// use futures_util::{StreamExt, stream};
-/// use pinfold_merge::Merge;
+/// use futures::{StreamExt, stream};
+/// use pinfold::Merge;
 ///
-/// # futures_executor::block_on(async {
+/// # futures::executor::block_on(async {
 /// let mut merged = Merge::new();
 /// merged.extend((0..40).map(|n| stream::iter(vec![n; 2])));
 /// assert_eq!(merged.capacity(), 64); // two groups of 32

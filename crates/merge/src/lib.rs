@@ -84,10 +84,10 @@ pub use stream_merge::StreamMerge;
 /// # Example
 ///
 /// ```
-/// use futures_util::{StreamExt, stream};
-/// use pinfold_merge::merge;
+/// use futures::{StreamExt, stream};
+/// use pinfold::merge;
 ///
-/// # futures_executor::block_on(async {
+/// # futures::executor::block_on(async {
 /// let letters = stream::iter(vec!['a', 'b', 'c']);
 /// let digits = stream::iter(vec!['1', '2']);
 /// let items: Vec<char> = merge([letters, digits]).collect().await;

@@ -31,8 +31,8 @@ use crate::UnorderedSet;
 /// # Example
 ///
 /// ```
-/// use futures_util::StreamExt;
-/// use pinfold_unordered::FuturesUnorderedBounded;
+/// use futures::StreamExt;
+/// use pinfold::FuturesUnorderedBounded;
 ///
 /// async fn square(n: u64) -> u64 {
 ///     n * n
@@ -78,10 +78,10 @@ impl<F: Future> FuturesUnorderedBounded<F> {
     /// # Example
     ///
     /// ```
-    /// use pinfold_buffer::ProgressStreamExt;
-    /// use pinfold_unordered::FuturesUnorderedBounded;
+    /// use pinfold::ProgressStreamExt;
+    /// use pinfold::FuturesUnorderedBounded;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let set: FuturesUnorderedBounded<_> = (0..4u32).map(|n| async move { n }).collect();
     /// let mut sum = 0;
     /// set.driven(1)

@@ -25,10 +25,10 @@ use crate::UnorderedSet;
 /// # Example
 ///
 /// ```
-/// use futures_util::StreamExt;
-/// use pinfold_unordered::FuturesUnordered;
+/// use futures::StreamExt;
+/// use pinfold::FuturesUnordered;
 ///
-/// # futures_executor::block_on(async {
+/// # futures::executor::block_on(async {
 /// let mut set: FuturesUnordered<_> = (0..40u32).map(|n| async move { n * 2 }).collect();
 /// assert_eq!(set.capacity(), 64); // two groups of 32
 ///
@@ -68,10 +68,10 @@ impl<F: Future> FuturesUnordered<F> {
     /// # Example
     ///
     /// ```
-    /// use pinfold_buffer::ProgressStreamExt;
-    /// use pinfold_unordered::FuturesUnordered;
+    /// use pinfold::ProgressStreamExt;
+    /// use pinfold::FuturesUnordered;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let set: FuturesUnordered<_> = (0..4u32).map(|n| async move { n }).collect();
     /// let mut sum = 0;
     /// set.driven(1)
