@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::first_hour::first_hour;
 use crate::invocation::Invocation;
 use crate::layers::layers;
 use crate::loom::{DEFAULT_PREEMPTIONS, LoomOptions, loom};
@@ -11,6 +12,7 @@ use crate::msrv::msrv;
 use crate::nostd::nostd;
 use crate::outcome::{Failure, Outcome, Seconds, print_skip_banner};
 use crate::package::package;
+use crate::paths::paths;
 use crate::readme::readme;
 use crate::rules::rules;
 use crate::tsan::tsan;
@@ -55,6 +57,13 @@ pub(crate) const STEPS: &[Step] = &[
         only_if: None,
         frees: &[],
         run: rules,
+    },
+    Step {
+        name: "paths",
+        about: "cargo xtask paths (item examples written with the facade's paths)",
+        only_if: None,
+        frees: &[],
+        run: paths,
     },
     Step {
         name: "layers",
@@ -143,8 +152,15 @@ pub(crate) const STEPS: &[Step] = &[
         name: "readme",
         about: "cargo xtask readme (each README example as a project of its own)",
         only_if: None,
-        frees: &["readme"],
+        frees: &[],
         run: readme,
+    },
+    Step {
+        name: "first-hour",
+        about: "cargo xtask first-hour (a user's program beside futures::StreamExt)",
+        only_if: Some("first-hour/Cargo.toml"),
+        frees: &["readme"],
+        run: first_hour,
     },
     Step {
         name: "valgrind",

@@ -11,6 +11,7 @@
 
 mod bench;
 mod ci;
+mod first_hour;
 mod instructions;
 mod invocation;
 mod layers;
@@ -21,6 +22,7 @@ mod mutants;
 mod nostd;
 mod outcome;
 mod package;
+mod paths;
 mod readme;
 mod rules;
 mod toolchain;
@@ -66,6 +68,12 @@ fn main() {
         Some("layers") => layers::layers(&workspace, &args[1..]).map(announce_skip),
         Some("rules") => no_more_args("rules", &args[1..])
             .and_then(|()| rules::rules(&workspace))
+            .map(announce_skip),
+        Some("first-hour") => no_more_args("first-hour", &args[1..])
+            .and_then(|()| first_hour::first_hour(&workspace))
+            .map(announce_skip),
+        Some("paths") => no_more_args("paths", &args[1..])
+            .and_then(|()| paths::paths(&workspace))
             .map(announce_skip),
         Some("readme") => no_more_args("readme", &args[1..])
             .and_then(|()| readme::readme(&workspace))

@@ -2,8 +2,8 @@
 //! steps ([`ci::STEPS`]), so it lists what runs and cannot drift from it.
 
 use crate::{
-    bench, ci, instructions, layers, loom, miri, msrv, mutants, nostd, package, readme, rules,
-    tsan, valgrind,
+    bench, ci, first_hour, instructions, layers, loom, miri, msrv, mutants, nostd, package, paths,
+    readme, rules, tsan, valgrind,
 };
 
 /// How one command is called and what it does, for the usage text.
@@ -20,12 +20,14 @@ const HELP: CommandUsage = CommandUsage {
 };
 
 /// Every command, in the order the usage text lists them.
-const COMMANDS: [&CommandUsage; 15] = [
+const COMMANDS: [&CommandUsage; 17] = [
     &ci::USAGE,
     &rules::USAGE,
+    &paths::USAGE,
     &layers::USAGE,
     &package::USAGE,
     &readme::USAGE,
+    &first_hour::USAGE,
     &loom::USAGE,
     &miri::USAGE,
     &tsan::USAGE,
