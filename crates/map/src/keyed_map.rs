@@ -317,6 +317,10 @@ impl<K: Hash + Eq + Clone, V, P, H: BuildHasher> KeyedMap<K, V, P, H> {
     /// `key` is dropped now, in place (its output never comes, even if it was ready), and
     /// replaced: then `true`.
     ///
+    /// **From tokio-stream**, whose `insert` returns the old stream: that is
+    /// [`replace`](Self::replace) here (`V: Unpin`), and its `insert(k, s).is_some()` is this
+    /// `insert(k, s)`.
+    ///
     /// # Example
     ///
     /// ```
@@ -344,6 +348,10 @@ impl<K: Hash + Eq + Clone, V, P, H: BuildHasher> KeyedMap<K, V, P, H> {
 
     /// Drops the value under `key` now, in place, and its key; no output of it comes any more.
     /// `false` if there was none.
+    ///
+    /// **From tokio-stream**, whose `remove` returns the stream: that is
+    /// [`remove_entry`](Self::remove_entry) here (`V: Unpin`), and its `remove(k).is_some()` is
+    /// this `remove(k)`.
     ///
     /// # Example
     ///
