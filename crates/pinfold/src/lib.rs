@@ -77,6 +77,23 @@ pub use pinfold_merge::{Merge, MergeBounded, merge};
 pub use pinfold_pool as pool;
 pub use pinfold_unordered::{FuturesUnordered, FuturesUnorderedBounded};
 
+/// futures-util's extension traits of `Stream` and `TryStream`, the same traits as
+/// `futures::StreamExt` and `futures::TryStreamExt` (importing both is no conflict): `next`,
+/// `map`, `collect` and the rest on every primitive here, for a project that depends on
+/// `pinfold` alone.
+///
+/// ```
+/// use pinfold::{FuturesUnordered, StreamExt};
+///
+/// # futures_executor::block_on(async {
+/// let set: FuturesUnordered<_> = (1..=3u32).map(|n| async move { n * 10 }).collect();
+/// let mut all: Vec<u32> = set.collect().await;
+/// all.sort();
+/// assert_eq!(all, [10, 20, 30]);
+/// # });
+/// ```
+pub use futures_util::{StreamExt, TryStreamExt};
+
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
