@@ -6,12 +6,14 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use futures_core::{FusedStream, Stream};
-use pinfold_arena::GrowableArena;
+use pinfold_arena::{GrowableArena, Key, Keyed, Streams};
 
 use crate::StreamMerge;
 
-/// A growable merge of streams, whose items come out as the streams give them; its methods
-/// are those of [`StreamMerge`], which it dereferences to. [`merge`](crate::merge) makes one from an iterator.
+/// A growable merge of streams, whose items come out as the streams give them; its methods are
+/// those of [`StreamMerge`], each its own: a call by path (`Merge::push(set, x)`), as code written
+/// for futures-buffered's merges makes, reaches it, never a trait's method of the same name. It
+/// also dereferences to that type. [`merge`](crate::merge) makes one from an iterator.
 ///
 /// It has no capacity limit: it grows a group of slots at a time and gives the empty groups
 /// back after a burst ([*Memory*](pinfold_arena::contract#memory)); a merge that stays within
@@ -59,6 +61,108 @@ impl<S> Default for Merge<S> {
 impl<S> Extend<S> for Merge<S> {
     fn extend<I: IntoIterator<Item = S>>(&mut self, iter: I) {
         self.0.extend(iter);
+    }
+}
+
+impl<S> Merge<S> {
+    /// Adds a stream, polled by the next `poll_next`: [`StreamMerge::push`], whose panics apply.
+    #[track_caller]
+    #[inline]
+    pub fn push(&mut self, stream: S) {
+        self.0.push(stream);
+    }
+
+    /// Adds a stream and returns its key: [`StreamMerge::insert`], whose panics apply.
+    #[track_caller]
+    #[inline]
+    pub fn insert(&mut self, stream: S) -> Key {
+        self.0.insert(stream)
+    }
+
+    /// Drops `key`'s stream in place now; `false` if it was gone already: [`StreamMerge::remove`].
+    pub fn remove(&mut self, key: Key) -> bool {
+        self.0.remove(key)
+    }
+
+    /// Whether `key`'s stream is still in the merge: [`StreamMerge::contains_key`].
+    pub fn contains_key(&self, key: Key) -> bool {
+        self.0.contains_key(key)
+    }
+
+    /// `key`'s stream, if it is still in the merge: [`StreamMerge::get`].
+    pub fn get(&self, key: Key) -> Option<&S> {
+        self.0.get(key)
+    }
+
+    /// `key`'s stream, pinned, if it is still in the merge: [`StreamMerge::get_pin_mut`].
+    pub fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut S>> {
+        self.0.get_pin_mut(key)
+    }
+
+    /// How many streams the merge holds: [`StreamMerge::len`].
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the merge holds no stream: [`StreamMerge::is_empty`].
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// How many streams the merge can hold now: [`StreamMerge::capacity`].
+    pub fn capacity(&self) -> usize {
+        self.0.capacity()
+    }
+
+    /// Drops every stream: [`StreamMerge::clear`].
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// The streams, in no particular order: [`StreamMerge::iter`].
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &S> + '_ {
+        self.0.iter()
+    }
+
+    /// The streams with their keys, in no particular order: [`StreamMerge::iter_keyed`].
+    pub fn iter_keyed(&self) -> impl ExactSizeIterator<Item = (Key, &S)> + '_ {
+        self.0.iter_keyed()
+    }
+
+    /// The streams, pinned, in no particular order: [`StreamMerge::iter_pin_mut`].
+    pub fn iter_pin_mut(&mut self) -> impl ExactSizeIterator<Item = Pin<&mut S>> + '_ {
+        self.0.iter_pin_mut()
+    }
+
+    /// The streams, pinned, with their keys, in no particular order:
+    /// [`StreamMerge::iter_pin_mut_keyed`].
+    pub fn iter_pin_mut_keyed(&mut self) -> impl ExactSizeIterator<Item = (Key, Pin<&mut S>)> + '_ {
+        self.0.iter_pin_mut_keyed()
+    }
+
+    /// The streams, mutably, in no particular order: [`StreamMerge::iter_mut`].
+    pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = &mut S> + '_
+    where
+        S: Unpin,
+    {
+        self.0.iter_mut()
+    }
+
+    /// Adds groups ahead of time, until at least `additional` slots are free:
+    /// [`StreamMerge::reserve`], whose panics apply.
+    pub fn reserve(&mut self, additional: usize) {
+        self.0.reserve(additional);
+    }
+}
+impl<S: Stream> Merge<S> {
+    /// `poll_next` that also says which stream gave the output: [`StreamMerge::poll_next_keyed`].
+    pub fn poll_next_keyed(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Key, S::Item)>> {
+        self.0.poll_next_keyed(cx)
+    }
+
+    /// The merge as a [`Stream`] of `(key, output)`, borrowing it mutably: [`StreamMerge::keyed`].
+    pub fn keyed(&mut self) -> Keyed<'_, S, GrowableArena<S>, Streams> {
+        self.0.keyed()
     }
 }
 

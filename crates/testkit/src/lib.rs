@@ -17,6 +17,7 @@
 //! - [`panicking_waker`]: a task waker whose `clone`, `wake`, `wake_by_ref` or `drop` panics
 //!   on command, once, or at the call a [`FaultClock`](fault_clock::FaultClock) picks.
 //! - [`fault_clock`]: counts the calls into user code in a run and makes the k-th panic.
+//! - [`panic_site`]: the file and line a panic reports, to check a `#[track_caller]` method.
 //! - [`contract`]: what every keyed set of futures promises, written once as generic
 //!   functions that the bounded and the growable set's test files run over their own type
 //!   ([`contract_tests!`] declares the tests), and [`borrowing_tests!`] for the cases that
@@ -50,6 +51,7 @@ pub mod channels;
 pub mod contract;
 pub mod fault_clock;
 pub mod future;
+pub mod panic_site;
 pub mod panicking_waker;
 pub mod probe;
 pub mod rng;

@@ -7,13 +7,15 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use futures_core::{FusedStream, Stream};
-use pinfold_arena::GrowableArena;
+use pinfold_arena::{Futures, GrowableArena, Key, Keyed};
 use pinfold_buffer::Driven;
 
 use crate::UnorderedSet;
 
-/// A growable set of futures, polled concurrently, whose outputs come out in the order the
-/// futures finish; its methods are those of [`UnorderedSet`], which it dereferences to.
+/// A growable set of futures, polled concurrently, whose outputs come out in the order the futures
+/// finish; its methods are those of [`UnorderedSet`], each its own: a call by path
+/// (`FuturesUnordered::push(set, x)`), as code written for futures-util makes, reaches it, never a
+/// trait's method of the same name. It also dereferences to that type.
 ///
 /// It has no capacity limit: it grows a group of slots at a time (its capacity doubling up to
 /// 256 slots, then growing by a quarter up to 262,144) and gives the empty groups back after a
@@ -86,6 +88,108 @@ impl<F: Future> FuturesUnordered<F> {
     #[track_caller]
     pub fn driven(self, limit: usize) -> Driven<Self> {
         Driven::one_item_per_value(self, limit)
+    }
+}
+
+impl<F> FuturesUnordered<F> {
+    /// Adds a future, polled by the next `poll_next`: [`UnorderedSet::push`], whose panics apply.
+    #[track_caller]
+    #[inline]
+    pub fn push(&mut self, future: F) {
+        self.0.push(future);
+    }
+
+    /// Adds a future and returns its key: [`UnorderedSet::insert`], whose panics apply.
+    #[track_caller]
+    #[inline]
+    pub fn insert(&mut self, future: F) -> Key {
+        self.0.insert(future)
+    }
+
+    /// Drops `key`'s future in place now; `false` if it was gone already: [`UnorderedSet::remove`].
+    pub fn remove(&mut self, key: Key) -> bool {
+        self.0.remove(key)
+    }
+
+    /// Whether `key`'s future is still in the set: [`UnorderedSet::contains_key`].
+    pub fn contains_key(&self, key: Key) -> bool {
+        self.0.contains_key(key)
+    }
+
+    /// `key`'s future, if it is still in the set: [`UnorderedSet::get`].
+    pub fn get(&self, key: Key) -> Option<&F> {
+        self.0.get(key)
+    }
+
+    /// `key`'s future, pinned, if it is still in the set: [`UnorderedSet::get_pin_mut`].
+    pub fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut F>> {
+        self.0.get_pin_mut(key)
+    }
+
+    /// How many futures the set holds: [`UnorderedSet::len`].
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the set holds no future: [`UnorderedSet::is_empty`].
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// How many futures the set can hold now: [`UnorderedSet::capacity`].
+    pub fn capacity(&self) -> usize {
+        self.0.capacity()
+    }
+
+    /// Drops every future: [`UnorderedSet::clear`].
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// The futures, in no particular order: [`UnorderedSet::iter`].
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &F> + '_ {
+        self.0.iter()
+    }
+
+    /// The futures with their keys, in no particular order: [`UnorderedSet::iter_keyed`].
+    pub fn iter_keyed(&self) -> impl ExactSizeIterator<Item = (Key, &F)> + '_ {
+        self.0.iter_keyed()
+    }
+
+    /// The futures, pinned, in no particular order: [`UnorderedSet::iter_pin_mut`].
+    pub fn iter_pin_mut(&mut self) -> impl ExactSizeIterator<Item = Pin<&mut F>> + '_ {
+        self.0.iter_pin_mut()
+    }
+
+    /// The futures, pinned, with their keys, in no particular order:
+    /// [`UnorderedSet::iter_pin_mut_keyed`].
+    pub fn iter_pin_mut_keyed(&mut self) -> impl ExactSizeIterator<Item = (Key, Pin<&mut F>)> + '_ {
+        self.0.iter_pin_mut_keyed()
+    }
+
+    /// The futures, mutably, in no particular order: [`UnorderedSet::iter_mut`].
+    pub fn iter_mut(&mut self) -> impl ExactSizeIterator<Item = &mut F> + '_
+    where
+        F: Unpin,
+    {
+        self.0.iter_mut()
+    }
+
+    /// Adds groups ahead of time, until at least `additional` slots are free:
+    /// [`UnorderedSet::reserve`], whose panics apply.
+    pub fn reserve(&mut self, additional: usize) {
+        self.0.reserve(additional);
+    }
+}
+impl<F: Future> FuturesUnordered<F> {
+    /// `poll_next` that also says which future gave the output: [`UnorderedSet::poll_next_keyed`].
+    pub fn poll_next_keyed(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Key, F::Output)>> {
+        self.0.poll_next_keyed(cx)
+    }
+
+    /// The set as a [`Stream`] of `(key, output)`, borrowing it mutably: [`UnorderedSet::keyed`].
+    pub fn keyed(&mut self) -> Keyed<'_, F, GrowableArena<F>, Futures> {
+        self.0.keyed()
     }
 }
 
