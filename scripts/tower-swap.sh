@@ -42,8 +42,10 @@ rm -rf "$work"
 cp -r "$source" "$work"
 chmod -R u+w "$work"
 # The package's lock pins the oldest versions its manifest allows (tracing 0.1.9, which lacks
-# what tower's tracing code uses): resolve afresh, as a user's build does.
-rm -f "$work/Cargo.lock"
+# what tower's tracing code uses). scripts/tower-swap.lock holds versions resolved afresh, as a
+# user's build would, kept so that a new release of one of them cannot change the run; cargo
+# adjusts it where pinfold's own dependencies changed.
+cp "$root/scripts/tower-swap.lock" "$work/Cargo.lock"
 
 # The two imports of futures-util's set, and nothing else.
 swap() {

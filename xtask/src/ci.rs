@@ -163,6 +163,18 @@ pub(crate) const STEPS: &[Step] = &[
         run: first_hour,
     },
     Step {
+        name: "tower",
+        about: "scripts/tower-swap.sh (tower 0.5.3's tests with pinfold's FuturesUnordered)",
+        only_if: Some("scripts/tower-swap.sh"),
+        frees: &["tower"],
+        run: |workspace| {
+            passed(
+                Invocation::new(&workspace.root, "bash", &["scripts/tower-swap.sh"])
+                    .env("CARGO_TARGET_DIR", workspace.target_dir("tower")),
+            )
+        },
+    },
+    Step {
         name: "valgrind",
         about: "cargo xtask valgrind (SKIPPED if valgrind is not installed)",
         only_if: Some("reliability/Cargo.toml"),
