@@ -53,7 +53,11 @@
 //! by the owner only: the slot's generation counts the values stored in it, so a key of a
 //! departed value never matches. Generations count in 63 bits of the slot's word (the 64th says
 //! whether it is occupied): a slot whose generation reaches `2^63 - 1` is retired (left off the
-//! free list) rather than wrapped, so no generation ever repeats.
+//! free list) rather than wrapped, so no generation ever repeats. Each arena's slots start at a
+//! generation of its own, the number of arenas made before it with its bits reversed (below
+//! `2^62`), so that a key of another arena does not match either (see [`Key`](crate::Key)
+//! for how far apart arenas start). That costs one atomic add when an arena is made, and
+//! nothing on any other path: a key still is its slot's generation, compared as before.
 //!
 //! # The ready set
 //!
@@ -211,7 +215,8 @@
 //! taken out of the queues first. Groups are made
 //! with generations past those of every group released before (one floor for all: a group
 //! added while the arena grows back may cover the slot numbers of several released groups), so
-//! keys stay unique.
+//! keys stay unique; the floor starts at the arena's own first generation, taken with its
+//! first group.
 //!
 //! # Join arenas
 //!

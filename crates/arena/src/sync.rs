@@ -22,3 +22,9 @@ pub(crate) use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering}
 /// The cell the arena keeps shared state in (`pinfold-sync`'s, loom's under `--cfg
 /// pinfold_loom`).
 pub(crate) use pinfold_sync::UnsafeCell;
+
+/// The atomics of a static counter: core's in every build. Loom's cannot live in a static, and
+/// the models need not see such a counter: it orders no other memory.
+pub(crate) mod statics {
+    pub(crate) use core::sync::atomic::{AtomicU64, Ordering};
+}

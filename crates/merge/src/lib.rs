@@ -40,7 +40,8 @@
 //! [`remove`](StreamMerge::remove) drops the stream in place at once (no item of it comes any
 //! more), and [`poll_next_keyed`](StreamMerge::poll_next_keyed) says which stream gave each
 //! item. A key is refused once its stream is gone (ended, removed or cleared), also after its
-//! slot was reused.
+//! slot was reused, and a key of another merge or set (live or dropped) is refused too: each
+//! one's generations start far from every other's (how far: [`Key`]).
 //!
 //! # The shared rules
 //!

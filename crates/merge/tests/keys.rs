@@ -1,6 +1,6 @@
 //! Keys and capacity: `remove` drops a stream at once, a key outlives its stream only to be
-//! refused (also once a new stream took its slot), and a full `MergeBounded` refuses streams,
-//! giving them back from `try_push`.
+//! refused (also once a new stream took its slot), a key of another merge is refused, and a
+//! full `MergeBounded` refuses streams, giving them back from `try_push`.
 
 mod support;
 
@@ -20,6 +20,8 @@ both!(
     remove_drops_the_stream_at_once_and_its_items_never_come,
     key_of_an_ended_stream_is_refused_also_after_its_slot_is_reused,
     key_of_a_removed_stream_is_refused_also_after_its_slot_is_reused,
+    a_key_of_another_merge_is_refused_and_its_stream_stays,
+    a_key_of_a_dropped_merge_is_refused_by_a_new_one,
 );
 
 /// Stream `id` of `len` items, tracked.
@@ -31,6 +33,10 @@ fn tracked(id: usize, len: usize) -> (Tracked<Numbered>, Arc<Counts>) {
 fn assert_refused<M: MergeUnderTest>(merged: &mut M::Merge<Tracked<Numbered>>, key: Key) {
     assert!(!M::contains_key(merged, key), "contains_key({key:?})");
     assert!(M::get(merged, key).is_none(), "get({key:?})");
+    assert!(
+        M::get_pin_mut(merged, key).is_none(),
+        "get_pin_mut({key:?})"
+    );
     let len = M::len(merged);
     assert!(!M::remove(merged, key), "remove({key:?})");
     assert_eq!(M::len(merged), len);
@@ -109,6 +115,54 @@ fn stale_key_after_reuse<M: MergeUnderTest>(remove: bool) {
     );
     assert_eq!(M::get(&merged, new).map(Tracked::id), Some(1));
     assert_eq!(drain_keyed::<M, _>(&mut merged), [(new, (1, 0))]);
+}
+
+/// A merge of one tracked stream, `id`, of `len` items, and its key and counts.
+fn merge_of_one<M: MergeUnderTest>(
+    id: usize,
+    len: usize,
+) -> (M::Merge<Tracked<Numbered>>, Key, Arc<Counts>) {
+    let mut merged = M::new(1);
+    let (stream, counts) = tracked(id, len);
+    let key = M::insert(&mut merged, stream);
+    (merged, key, counts)
+}
+
+/// Two fresh merges of one stream each (in the same slot, after the same history): the key of
+/// one is refused by the other, whose stream stays and still gives all its items under its own
+/// key.
+fn a_key_of_another_merge_is_refused_and_its_stream_stays<M: MergeUnderTest>() {
+    let (mut a, in_a, counts_a) = merge_of_one::<M>(0, 2);
+    let (mut b, in_b, counts_b) = merge_of_one::<M>(1, 2);
+    assert_refused::<M>(&mut b, in_a);
+    assert_refused::<M>(&mut a, in_b);
+    assert_ne!(in_a, in_b, "two merges gave the same key");
+    assert_eq!(
+        counts_a.drops() + counts_b.drops(),
+        0,
+        "a foreign key dropped a stream"
+    );
+    assert_eq!(M::get(&a, in_a).map(Tracked::id), Some(0));
+    assert_eq!(M::get(&b, in_b).map(Tracked::id), Some(1));
+    assert_eq!(
+        drain_keyed::<M, _>(&mut a),
+        [(in_a, (0, 0)), (in_a, (0, 1))]
+    );
+    assert_eq!(
+        drain_keyed::<M, _>(&mut b),
+        [(in_b, (1, 0)), (in_b, (1, 1))]
+    );
+}
+
+/// The key of a merge that was dropped is refused by a merge made after it, which may take its
+/// memory.
+fn a_key_of_a_dropped_merge_is_refused_by_a_new_one<M: MergeUnderTest>() {
+    let (dropped, gone, _) = merge_of_one::<M>(0, 1);
+    drop(dropped);
+    let (mut merged, own, counts) = merge_of_one::<M>(1, 1);
+    assert_refused::<M>(&mut merged, gone);
+    assert_eq!(counts.drops(), 0, "a foreign key dropped the stream");
+    assert_eq!(drain_keyed::<M, _>(&mut merged), [(own, (1, 0))]);
 }
 
 #[test]

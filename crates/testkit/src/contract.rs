@@ -19,7 +19,7 @@
 //! }
 //! ```
 //!
-//! - [`keys`]: `insert`, `remove`, `get`, stale keys and stale wakers.
+//! - [`keys`]: `insert`, `remove`, `get`, stale keys, keys of other sets and stale wakers.
 //! - [`rounds`]: what one `poll_next` polls, when outputs come, when the stream ends.
 //! - [`task_waker_panics`]: a task waker that panics in `clone`, `wake`, `wake_by_ref` or `drop`.
 //! - [`into_iter`]: moving the futures out (`into_iter`) and changing them in place
@@ -212,6 +212,8 @@ macro_rules! contract_tests {
             poll_next_keyed_gives_the_key_insert_returned,
             stale_waker_does_not_poll_the_slots_next_occupant,
             stale_waker_in_a_full_set_polls_nothing,
+            a_key_of_another_set_is_refused_and_its_future_stays,
+            a_key_of_a_dropped_set_is_refused_by_a_new_one,
         ]);
     };
     ($marker:ident: rounds) => {

@@ -47,7 +47,9 @@
 //! [`poll_next_keyed`](UnorderedSet::poll_next_keyed) says which future gave each output. A key
 //! carries a generation: once its future is gone (finished, removed or cleared) the key is
 //! refused by every keyed method, also after its slot was reused, and also after a growable
-//! set released the key's group and grew back.
+//! set released the key's group and grew back. A key of another set (bounded or growable, live
+//! or dropped) is refused too: each set's generations start far from every other's (how far:
+//! [`Key`]).
 //!
 //! # The shared rules
 //!

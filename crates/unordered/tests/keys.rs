@@ -2,7 +2,7 @@
 //! drops a future at once, and stale keys and stale wakers touch nothing (the contract is
 //! `pinfold_testkit::contract::keys`). `with_capacity(1)` makes a first group of one slot, so
 //! a future inserted after another finished takes its slot. A full bounded set refuses
-//! `insert` and `try_insert`.
+//! `insert` and `try_insert`. A key of a set of the other kind is refused too.
 
 use pinfold_unordered::{FuturesUnordered, Key};
 
@@ -193,4 +193,32 @@ fn keyed_reaches_the_set_so_futures_can_be_added_while_it_streams() {
         outputs.iter().map(|&(_, n)| n).collect::<Vec<_>>(),
         [1, 2, 3]
     );
+}
+
+/// A key of a bounded set is refused by a growable one and the other way round, and the
+/// future under the other key stays (a growable set's first group of one slot is a bounded
+/// set of one slot).
+#[test]
+fn a_key_of_a_set_of_the_other_kind_is_refused() {
+    use pinfold_testkit::probe::Probe;
+    use pinfold_unordered::FuturesUnorderedBounded;
+
+    let mut bounded = FuturesUnorderedBounded::new(1);
+    let mut growable = FuturesUnordered::with_capacity(1);
+    let (probe, bounded_state) = Probe::new(1);
+    let in_bounded = bounded.insert(probe);
+    let (probe, growable_state) = Probe::new(2);
+    let in_growable = growable.insert(probe);
+    assert!(!growable.contains_key(in_bounded));
+    assert!(growable.get(in_bounded).is_none());
+    assert!(growable.get_pin_mut(in_bounded).is_none());
+    assert!(!growable.remove(in_bounded));
+    assert!(!bounded.contains_key(in_growable));
+    assert!(bounded.get(in_growable).is_none());
+    assert!(bounded.get_pin_mut(in_growable).is_none());
+    assert!(!bounded.remove(in_growable));
+    assert_eq!((bounded.len(), growable.len()), (1, 1));
+    assert_eq!(bounded_state.drops() + growable_state.drops(), 0);
+    assert_eq!(growable.get(in_growable).map(Probe::id), Some(2));
+    assert_eq!(bounded.get(in_bounded).map(Probe::id), Some(1));
 }

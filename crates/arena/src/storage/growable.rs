@@ -6,7 +6,7 @@ use core::pin::Pin;
 use core::task::{Context, Waker};
 
 use crate::index::{trusted, trusted_mut};
-use crate::key::Key;
+use crate::key::{self, Key};
 use crate::poll::queue::{Mark, Marks, Queue};
 use crate::poll::round::{Rounds, Slots, TaskParent};
 use crate::storage::sizing::{FIRST_GROUP, MAX_GROUP, Sizing};
@@ -65,8 +65,9 @@ pub struct Groups<T> {
     not_full: u64,
     /// When to add and release groups.
     sizing: Sizing,
-    /// The generation the slots of a new group start at: past every generation of every group
-    /// released so far. Keys number slots across the groups, and a group added after releases
+    /// The generation the slots of a new group start at: the arena's first generation
+    /// ([`key::first_generation`], taken with the first group), then past every generation of
+    /// every group released so far. Keys number slots across the groups, and a group added after releases
     /// may cover the slot numbers of several released groups, so one floor serves them all.
     generation_floor: u64,
     /// The number of the first slot of group `i`, for keys: the capacity of the groups below.
@@ -136,6 +137,11 @@ impl<T> Groups<T> {
                     self.capacity, self.len
                 )
             });
+        if self.hub.is_none() {
+            // The arena's first group (the hub is made with it, and kept): its generations start
+            // where a new arena's do, and every later group's past them.
+            self.generation_floor = self.generation_floor.max(key::first_generation());
+        }
         let hub = &self.hub.get_or_insert_with(|| OwnerHub(Hub::new())).0;
         self.bases[group] = base;
         self.stores.push(Store::with_hub(

@@ -12,7 +12,7 @@ use core::ptr::{self, NonNull};
 use core::task::{Context, Waker};
 
 use crate::index::{trusted, trusted_mut};
-use crate::key::Key;
+use crate::key::{self, Key};
 use crate::poll::queue::{self, Mark, Marks, NIL, Queue};
 use crate::poll::round::{self, Slots};
 use crate::sync::Ordering;
@@ -269,13 +269,15 @@ pub(crate) const GROUP_SHIFT: u32 = 26;
 unsafe impl<T: Sync> Sync for Store<T> {}
 
 impl<T> Store<T> {
-    /// A store of `capacity` slots whose wakes notify the task that polls it. Allocates twice
-    /// (the slots, and the wake table the wakers share), and never again.
+    /// A store of `capacity` slots whose wakes notify the task that polls it, their
+    /// generations starting at a new arena's ([`key::first_generation`]). Allocates twice (the
+    /// slots, and the wake table the wakers share), and never again.
     ///
     /// # Panics
     /// If `capacity` is more than `(u32::MAX - 1) / 2`.
     pub(crate) fn new(capacity: usize) -> Self {
-        Self::with_parent(capacity, Parent::Task(AtomicWaker::new()), 0, 0, 0)
+        let generation = key::first_generation();
+        Self::with_parent(capacity, Parent::Task(AtomicWaker::new()), 0, generation, 0)
     }
 
     /// [`new`](Self::new) with every slot's generation starting at `generation`, to reach the

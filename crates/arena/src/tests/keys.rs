@@ -1,8 +1,8 @@
 //! Keys and generations: a key of a departed value is refused once its slot or group is
-//! reused, a slot whose generation runs out is retired, and a key names nothing before a
-//! growable arena's first group.
+//! reused, a slot whose generation runs out is retired, a key names nothing before a growable
+//! arena's first group, and a key of one arena names nothing in another.
 
-use std::future::ready;
+use std::future::{Ready, ready};
 use std::task::{Poll, Waker};
 
 use super::next;
@@ -138,4 +138,115 @@ fn a_key_of_a_released_group_is_refused_by_the_group_that_replaces_it() {
     assert!(!arena.contains_key(first));
     assert_eq!(arena.get(replacing), Some(&5));
     assert_eq!(arena.len(), 3);
+}
+
+/// Asserts that `arena`, holding one value under `own`, refuses `foreign` (a key another arena
+/// gave) through every keyed method of [`Storage`], and still holds its value.
+fn assert_foreign_refused<A: Storage<Ready<u32>>>(arena: &mut A, foreign: Key, own: Key) {
+    assert!(!arena.contains_key(foreign), "contains_key({foreign:?})");
+    assert!(arena.get(foreign).is_none(), "get({foreign:?})");
+    assert!(
+        arena.get_pin_mut(foreign).is_none(),
+        "get_pin_mut({foreign:?})"
+    );
+    assert!(!arena.remove(foreign), "remove({foreign:?})");
+    assert_eq!(arena.len(), 1, "a foreign key removed a value");
+    assert!(arena.contains_key(own));
+    assert_ne!(foreign, own, "two arenas gave the same key");
+}
+
+/// [`assert_foreign_refused`] on an [`Arena`], with its own keyed methods (`waker`, `take`);
+/// then its value gives its output.
+fn assert_arena_refuses(arena: &mut Arena<Ready<u32>>, foreign: Key, own: Key, output: u32) {
+    assert_foreign_refused(arena, foreign, own);
+    assert!(arena.waker(foreign).is_none(), "waker({foreign:?})");
+    assert!(arena.take(foreign).is_none(), "take({foreign:?})");
+    assert_eq!(arena.len(), 1);
+    assert_eq!(next(arena, Waker::noop()), Poll::Ready(Some(output)));
+    assert_eq!(next(arena, Waker::noop()), Poll::Ready(None));
+}
+
+/// [`assert_arena_refuses`] for a [`GrowableArena`].
+fn assert_growable_refuses(
+    arena: &mut GrowableArena<Ready<u32>>,
+    foreign: Key,
+    own: Key,
+    output: u32,
+) {
+    assert_foreign_refused(arena, foreign, own);
+    assert!(arena.waker(foreign).is_none(), "waker({foreign:?})");
+    assert!(arena.take(foreign).is_none(), "take({foreign:?})");
+    assert_eq!(arena.len(), 1);
+    assert_eq!(next(arena, Waker::noop()), Poll::Ready(Some(output)));
+    assert_eq!(next(arena, Waker::noop()), Poll::Ready(None));
+}
+
+/// Two fresh arenas of the same kind and capacity, one value each in the same slot, after the
+/// same history: the key of one is refused by the other, of either kind, and the other's value
+/// stays and gives its output.
+#[test]
+fn a_key_of_another_arena_is_refused_by_every_keyed_method() {
+    let mut a = Arena::new(1);
+    let mut b = Arena::new(1);
+    let in_a = a.insert(ready(1)).unwrap();
+    let in_b = b.insert(ready(2)).unwrap();
+    assert_arena_refuses(&mut b, in_a, in_b, 2);
+    assert_arena_refuses(&mut a, in_b, in_a, 1);
+
+    let mut a = GrowableArena::new();
+    let mut b = GrowableArena::new();
+    let in_a = a.insert(ready(1));
+    let in_b = b.insert(ready(2));
+    assert_growable_refuses(&mut b, in_a, in_b, 2);
+    assert_growable_refuses(&mut a, in_b, in_a, 1);
+
+    // Across kinds: a growable arena's first group of one slot is an arena of one slot.
+    let mut bounded = Arena::new(1);
+    let mut growable = GrowableArena::with_capacity(1);
+    let in_bounded = bounded.insert(ready(1)).unwrap();
+    let in_growable = growable.insert(ready(2));
+    assert_growable_refuses(&mut growable, in_bounded, in_growable, 2);
+    assert_arena_refuses(&mut bounded, in_growable, in_bounded, 1);
+}
+
+/// The key of an arena that was dropped is refused by an arena made after it, which may take
+/// its memory.
+#[test]
+fn a_key_of_a_dropped_arena_is_refused_by_a_new_one() {
+    let mut dropped = Arena::new(1);
+    let gone = dropped.insert(ready(1)).unwrap();
+    drop(dropped);
+    let mut arena = Arena::new(1);
+    let own = arena.insert(ready(2)).unwrap();
+    assert_arena_refuses(&mut arena, gone, own, 2);
+
+    let mut dropped = GrowableArena::new();
+    let gone = dropped.insert(ready(1));
+    drop(dropped);
+    let mut arena = GrowableArena::new();
+    let own = arena.insert(ready(2));
+    assert_growable_refuses(&mut arena, gone, own, 2);
+}
+
+/// A growable arena keeps its own keys apart from another's after it gave its groups back
+/// and grew again over the same slots.
+#[test]
+fn a_key_of_another_growable_arena_is_refused_after_both_regrow() {
+    let mut a = GrowableArena::with_capacity(1);
+    let mut b = GrowableArena::with_capacity(1);
+    for arena in [&mut a, &mut b] {
+        // A second group, emptied and given back.
+        let first = arena.insert(ready(0));
+        let top = arena.insert(ready(0));
+        assert_eq!(arena.groups(), 2);
+        assert!(arena.remove(top));
+        assert!(arena.remove(first));
+        assert_eq!(arena.groups(), 1);
+    }
+    let (kept_a, kept_b) = (a.insert(ready(0)), b.insert(ready(0)));
+    let (in_a, in_b) = (a.insert(ready(1)), b.insert(ready(2)));
+    assert_eq!((a.group_of(in_a), b.group_of(in_b)), (Some(1), Some(1)));
+    assert!(a.remove(kept_a) && b.remove(kept_b));
+    assert_growable_refuses(&mut b, in_a, in_b, 2);
+    assert_growable_refuses(&mut a, in_b, in_a, 1);
 }

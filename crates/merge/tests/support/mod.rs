@@ -36,6 +36,7 @@ pub(crate) trait MergeUnderTest: 'static {
     fn remove<S: Stream>(merged: &mut Self::Merge<S>, key: Key) -> bool;
     fn contains_key<S: Stream>(merged: &Self::Merge<S>, key: Key) -> bool;
     fn get<S: Stream>(merged: &Self::Merge<S>, key: Key) -> Option<&S>;
+    fn get_pin_mut<S: Stream>(merged: &mut Self::Merge<S>, key: Key) -> Option<Pin<&mut S>>;
     fn len<S: Stream>(merged: &Self::Merge<S>) -> usize;
     fn clear<S: Stream>(merged: &mut Self::Merge<S>);
     fn poll_next_keyed<S: Stream>(
@@ -74,6 +75,9 @@ macro_rules! merge_under_test {
             }
             fn get<S: Stream>(merged: &$merge<S>, key: Key) -> Option<&S> {
                 merged.get(key)
+            }
+            fn get_pin_mut<S: Stream>(merged: &mut $merge<S>, key: Key) -> Option<Pin<&mut S>> {
+                merged.get_pin_mut(key)
             }
             fn len<S: Stream>(merged: &$merge<S>) -> usize {
                 merged.len()

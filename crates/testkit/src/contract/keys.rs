@@ -1,6 +1,6 @@
 //! Keys: `insert` names a future, `poll_next_keyed` names the future of each output with that
-//! key, `remove` drops a future at once, and a key or a waker that outlived its future touches
-//! nothing, also after its slot holds a new future.
+//! key, `remove` drops a future at once, a key or a waker that outlived its future touches
+//! nothing, also after its slot holds a new future, and a key of another set touches nothing.
 
 use std::sync::Arc;
 use std::task::Poll;
@@ -256,4 +256,60 @@ fn stale_waker_after_reuse<S: SetUnderTest>(capacity: usize) {
         Poll::Ready(Some((key, capacity)))
     );
     assert_eq!(states[0].polls(), 2);
+}
+
+/// Two fresh sets of the same capacity, one future each (in the same slot, after the same
+/// history): the key of one is refused by the other, whose future stays and still gives its
+/// output under its own key.
+pub fn a_key_of_another_set_is_refused_and_its_future_stays<S: SetUnderTest>() {
+    let ProbeSet {
+        set: mut a,
+        keys: in_a,
+        states: states_a,
+    } = probe_set::<S>(1, 1);
+    let ProbeSet {
+        set: mut b,
+        keys: in_b,
+        states: states_b,
+    } = probe_set::<S>(1, 1);
+    assert!(poll_once(&mut a).is_pending());
+    assert!(poll_once(&mut b).is_pending());
+    assert_foreign_refused::<S>(&mut b, in_a[0], in_b[0], 0);
+    assert_foreign_refused::<S>(&mut a, in_b[0], in_a[0], 0);
+    for (mut set, own, state) in [(a, in_a[0], &states_a[0]), (b, in_b[0], &states_b[0])] {
+        assert_eq!(state.drops(), 0, "a foreign key dropped a future");
+        state.finish();
+        assert_eq!(drain_keyed::<S, _>(&mut set), [(own, 0)]);
+        assert_eq!(state.drops(), 1);
+    }
+}
+
+/// The key of a set that was dropped is refused by a set made after it, which may take its
+/// memory.
+pub fn a_key_of_a_dropped_set_is_refused_by_a_new_one<S: SetUnderTest>() {
+    let ProbeSet {
+        set: dropped, keys, ..
+    } = probe_set::<S>(1, 1);
+    drop(dropped);
+    let ProbeSet {
+        mut set,
+        keys: own,
+        states,
+    } = probe_set::<S>(1, 1);
+    assert_foreign_refused::<S>(&mut set, keys[0], own[0], 0);
+    states[0].open();
+    assert_eq!(drain_keyed::<S, _>(&mut set), [(own[0], 0)]);
+}
+
+/// Asserts that `set`, whose future `id` is under `own`, refuses `foreign` (a key another set
+/// gave) and still holds that future.
+fn assert_foreign_refused<S: SetUnderTest>(
+    set: &mut S::Set<Probe>,
+    foreign: S::Key,
+    own: S::Key,
+    id: usize,
+) {
+    assert_refused::<S>(set, foreign);
+    assert_names::<S>(set, own, id);
+    assert_ne!(foreign, own, "two sets gave the same key");
 }
