@@ -12,7 +12,7 @@ pub(crate) const USAGE: CommandUsage = CommandUsage {
     synopsis: "first-hour",
     about: "build and run first-hour/, a user's program outside the workspace\n\
             (futures::StreamExt beside pinfold::*, the facade's paths only),\n\
-            with its own Cargo.lock",
+            with its own Cargo.lock (adjusted where pinfold's dependencies changed)",
 };
 
 /// The project's directory, relative to the workspace root.
@@ -21,7 +21,7 @@ const PROJECT: &str = "first-hour";
 pub(crate) fn first_hour(workspace: &Workspace) -> Result<Outcome, Failure> {
     let project = workspace.root.join(PROJECT);
     // The README examples' target directory: the same dependencies, built once.
-    Invocation::new(&project, "cargo", &["run", "--quiet", "--locked"])
+    Invocation::new(&project, "cargo", &["run", "--quiet"])
         .env(
             "CARGO_TARGET_DIR",
             workspace.target_dir("readme").join("target"),
