@@ -32,7 +32,9 @@ pub struct MergeBounded<S>(StreamMerge<S, Arena<S>>);
 
 impl<S> MergeBounded<S> {
     /// A merge of at most `capacity` streams, allocated now (twice: the slots and the wake
-    /// table) and never again.
+    /// table) and never again. A capacity of 0 is allowed and makes a merge that holds
+    /// nothing: [`try_push`](Self::try_push) gives every stream back and
+    /// [`push`](Self::push) panics.
     ///
     /// # Panics
     /// If `capacity` is more than `(u32::MAX - 1) / 2`.

@@ -178,3 +178,21 @@ fn len_follows_streams_added_and_ended<M: MergeUnderTest>() {
         assert_eq!(M::len(&merged), 0);
     });
 }
+
+#[test]
+fn zero_capacity_merge_refuses_every_push_and_yields_none() {
+    let mut streams = MergeBounded::new(0);
+    assert_eq!(streams.capacity(), 0);
+    assert!(streams.is_full());
+    let back = streams.try_push(stream::iter([1, 2])).unwrap_err();
+    assert_eq!(futures_executor::block_on(back.collect::<Vec<_>>()), [1, 2]);
+    assert!(streams.is_empty());
+    assert_eq!(poll_once(&mut streams), Poll::Ready(None));
+    assert!(streams.is_terminated());
+}
+
+#[test]
+#[should_panic(expected = "MergeBounded is full (capacity 0)")]
+fn push_on_zero_capacity_merge_panics() {
+    MergeBounded::new(0).push(stream::iter([1]));
+}

@@ -56,7 +56,10 @@ use crate::UnorderedSet;
 pub struct FuturesUnorderedBounded<F>(UnorderedSet<F, Arena<F>>);
 
 impl<F> FuturesUnorderedBounded<F> {
-    /// A set that holds at most `capacity` futures, allocated now (twice: the slots and the wake table) and never again.
+    /// A set that holds at most `capacity` futures, allocated now (twice: the slots and the
+    /// wake table) and never again. A capacity of 0 is allowed and makes a set that holds
+    /// nothing: [`try_push`](Self::try_push) gives every future back and
+    /// [`push`](Self::push) panics.
     ///
     /// # Panics
     /// If `capacity` is more than `(u32::MAX - 1) / 2`.
