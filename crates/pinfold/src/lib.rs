@@ -67,11 +67,11 @@ pub use pinfold_buffer::{Adaptive, AdaptiveSettings, Clock, Measured, SystemCloc
 pub use pinfold_buffer::{
     BufferExt, ConcurrentForEach, ConcurrentForEachExt, DriveWhile, Driven, Fixed, FobStreamExt,
     ForEachDriven, FuturesOrdered, FuturesOrderedBounded, IterStream, Limit, OrderedBuffer,
-    ProgressStream, ProgressStreamExt, Steered, Steering, TryBufferExt, TryOrderedBuffer,
-    TryUnorderedBuffer, UnorderedBuffer, iter_stream,
+    OrderedSet, ProgressStream, ProgressStreamExt, Steered, Steering, TryBufferExt,
+    TryOrderedBuffer, TryUnorderedBuffer, UnorderedBuffer, iter_stream,
 };
 pub use pinfold_join::{JoinAll, TryJoinAll, join_all, try_join_all};
-pub use pinfold_map::{FutureMap, StreamMap};
+pub use pinfold_map::{FutureMap, KeyedMap, StreamMap};
 pub use pinfold_merge::{Merge, MergeBounded, merge};
 /// The async buffer pool (the `pinfold-pool` crate).
 pub use pinfold_pool as pool;
