@@ -53,7 +53,7 @@
 //! consumer ([`Target::Driven`]: `poll_progress` is several of the set's rounds, a call that
 //! gives an output it holds is none, and a due value may wait behind the outputs it held when
 //! it became due too)
-//! and `for_each_concurrent` ([`Target::ConcurrentForEach`], checked as an unordered buffer).
+//! and `concurrent_for_each` ([`Target::ConcurrentForEach`], checked as an unordered buffer).
 
 use std::fmt;
 use std::future::Future;
@@ -1019,7 +1019,7 @@ impl Structure for DrivenSet {
 }
 
 /// A future that runs a value and drops its output: the consumer's future of
-/// `for_each_concurrent`.
+/// `concurrent_for_each`.
 struct Discard(Scripted);
 
 impl Future for Discard {
@@ -1030,10 +1030,10 @@ impl Future for Discard {
     }
 }
 
-/// `for_each_concurrent` of values pulled from a source, each run as it is.
+/// `concurrent_for_each` of values pulled from a source, each run as it is.
 type RunEach = ConcurrentForEach<Pull, Discard, fn(Scripted) -> Discard>;
 
-/// `for_each_concurrent` over a hand-fed source of values, each run as it is.
+/// `concurrent_for_each` over a hand-fed source of values, each run as it is.
 struct ForEach {
     source: SourceHandle<Scripted>,
     run: Pin<Box<RunEach>>,
@@ -1126,7 +1126,7 @@ pub enum Target {
     /// driving the set at the limit: each future gives one output): [`Op::Progress`] calls its
     /// `poll_progress`.
     Driven,
-    /// `for_each_concurrent(CONCURRENCY, f)` over a source of values, `f` running each.
+    /// `concurrent_for_each(CONCURRENCY, f)` over a source of values, `f` running each.
     ConcurrentForEach,
 }
 
@@ -1164,7 +1164,7 @@ impl Target {
     ];
 
     /// The adapters that run futures on an arena of their own or take a set's outputs ahead:
-    /// `Driven`, `for_each_concurrent`.
+    /// `Driven`, `concurrent_for_each`.
     pub const ADAPTERS: [Self; 2] = [Self::Driven, Self::ConcurrentForEach];
 
     /// Whether its values are streams.

@@ -47,7 +47,7 @@ const SETS_AND_DRIVEN: [Target; 7] = [
     Target::Driven,
 ];
 
-/// Every target: the sets, merges, maps, buffers, `Driven` and `for_each_concurrent`.
+/// Every target: the sets, merges, maps, buffers, `Driven` and `concurrent_for_each`.
 fn every_target() -> impl Iterator<Item = Target> {
     Target::ALL.into_iter().chain(Target::ADAPTERS)
 }

@@ -16,12 +16,22 @@ use crate::workspace::Workspace;
 pub(crate) const USAGE: CommandUsage = CommandUsage {
     synopsis: "paths",
     about: "check that the examples in the item docs of the crates the\n\
-            facade re-exports use the facade's paths (pinfold::, futures::),\n\
-            not a sub-crate's; names each file and line",
+            facade re-exports, and of the keyed set their sets forward to,\n\
+            use the facade's paths (pinfold::, futures::), not a sub-crate's;\n\
+            names each file and line",
 };
 
-/// The crates whose items the facade re-exports at its root.
-const REEXPORTED: [&str; 5] = ["unordered", "join", "buffer", "merge", "map"];
+/// The sources of the items the facade re-exports at its root, and of the keyed set's methods,
+/// which the sets' and merges' methods of the same names forward to and link to for their
+/// examples.
+const REEXPORTED: [&str; 6] = [
+    "unordered/src",
+    "join/src",
+    "buffer/src",
+    "merge/src",
+    "map/src",
+    "arena/src/set",
+];
 
 /// Paths a user of the facade cannot write, and what to write instead.
 const INTERNAL_PATHS: [(&str, &str); 10] = [
@@ -41,7 +51,7 @@ pub(crate) fn paths(workspace: &Workspace) -> Result<Outcome, Failure> {
     let mut findings = Vec::new();
     let mut files = 0;
     for dir in REEXPORTED {
-        let src = workspace.root.join("crates").join(dir).join("src");
+        let src = workspace.root.join("crates").join(dir);
         if !src.exists() {
             continue;
         }

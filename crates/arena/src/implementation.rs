@@ -50,8 +50,8 @@
 //! `wake` releases its references even if the parent's waker panics.
 //!
 //! Keys (a slot counted across a growable arena's groups, and a 64-bit generation) are checked
-//! by the owner only: the slot's generation counts the values stored in it, so a key of a
-//! departed value never matches. Generations count in 63 bits of the slot's word (the 64th says
+//! by the owner only: the slot's generation rises with each value stored in it (by two when the
+//! value skips an entry a stale waker holds), so a key of a departed value never matches. Generations count in 63 bits of the slot's word (the 64th says
 //! whether it is occupied): a slot whose generation reaches `2^63 - 1` is retired (left off the
 //! free list) rather than wrapped, so no generation ever repeats. Each arena's slots start at a
 //! generation of its own, the number of arenas made before it with its bits reversed (below

@@ -7,29 +7,32 @@ use crate::sync::statics::{AtomicU64, Ordering};
 /// Names one value in an [`Arena`](crate::Arena) or a [`GrowableArena`](crate::GrowableArena)
 /// for as long as it is there.
 ///
-/// A key is the value's slot plus a *generation*: the slot's count of values stored in it,
-/// counted from where its arena's generations start. Once the value is gone (finished, removed
-/// or cleared), its key is refused by every keyed method (`remove` returns `false`, `get`
+/// A key is the value's slot plus a *generation*: a count that rises with each value stored in the
+/// slot, from where its arena's generations start (by one, or by two when a waker of an older
+/// value, kept alive, holds the entry the value would take). Once the value is gone (finished,
+/// removed or cleared), its key is refused by every keyed method (`remove` returns `false`, `get`
 /// returns `None`), also after another value took the slot, and also after a growable set gave
 /// groups back and grew again over the same slots.
 ///
-/// A key of another arena, live or dropped, bounded or growable, is refused in the same way:
-/// each arena's generations start at a distance from every other's. The `n`-th arena the
-/// program makes (a bounded one when it is made, a growable one when it takes its first group)
-/// starts at `n` with its bits reversed into the top of the range below 2^62, so two of the
-/// first 2^k arenas start at least 2^(62-k) generations apart, and a key of one matches no
-/// value of the other before a slot of either has counted that many generations: two of the
-/// first 2^20 arenas (a million) are told apart until a slot has held 2^42 values (73 minutes
-/// at one value a nanosecond in that one slot), two of the first 2^10 until 2^52. Past that, a
-/// key of another arena names a value here only if slot and generation both match one exactly.
+/// A key of another arena, live or dropped, bounded or growable, is refused in the same way: each
+/// arena's generations start at a distance from every other's. The `n`-th arena the program makes
+/// (a bounded one when it is made, a growable one when it takes its first group) starts at `n` with
+/// its bits reversed into the top of the range below 2^62, so two of the first 2^k arenas start at
+/// least 2^(62-k) generations apart, and a key of one matches no value of the other before a slot
+/// of either has counted that many generations: two of the first 2^20 arenas (a million) are told
+/// apart until a slot has counted 2^42 generations, two of the first 2^10 until 2^52. A value takes
+/// one generation or two; a group that a growable arena adds after giving groups back starts past
+/// every generation those counted, so over many such cycles its slots count the values of the
+/// groups before them too. Past that, a key of another arena names a value here only if slot and
+/// generation both match one exactly.
 ///
-/// Generations are 63-bit and never wrap: a slot starts below 2^62 and would have to hold
-/// 2^62 values, one after the other, before its generation ran out (at one value a nanosecond,
-/// 146 years), and a slot whose generation has run out is retired instead of reused. So a
-/// key, once refused, is refused for good.
+/// Generations are 63-bit and never wrap: an arena starts below 2^62, so at least 2^62 generations
+/// are counted before one runs out (at least 2^61 values, one after the other: at one value a
+/// nanosecond, 73 years), and a slot whose generation has run out is retired instead of reused. So
+/// a key, once refused, is refused for good.
 ///
 /// Its `Debug` form is `Key(slot#generation)`, the generation in hexadecimal: its top digits
-/// are the arena's start, its last ones the slot's count.
+/// are the arena's start, its last ones the slot's count of generations.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Key {
     generation: u64,

@@ -28,6 +28,7 @@ use pin_project::pin_project;
 /// [`FuturesOrderedBounded`](crate::FuturesOrderedBounded) and
 /// [`FuturesOrdered`](crate::FuturesOrdered); and, for any stream (a set of futures, a merge,
 /// a map), by [`Driven`](crate::Driven), from [`BufferExt::driven`](crate::BufferExt::driven).
+/// A `&mut`, a `Box` or a `Pin` of one is one too, as they are streams.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not driven: make it a `Driven` with `.driven(limit)` first",
     label = "not a `ProgressStream`",
@@ -61,6 +62,26 @@ pub trait ProgressStream: Stream {
 impl<S: ProgressStream + Unpin + ?Sized> ProgressStream for &mut S {
     fn poll_progress(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         S::poll_progress(Pin::new(&mut **self), cx)
+    }
+}
+
+/// A boxed stream is driven as the stream in the box is, as futures-core's `Stream` impl for
+/// `Box` polls it (so a boxed buffer or `Box<dyn ProgressStream + Unpin>` is one).
+impl<S: ProgressStream + Unpin + ?Sized> ProgressStream for alloc::boxed::Box<S> {
+    fn poll_progress(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        Pin::new(&mut **self).poll_progress(cx)
+    }
+}
+
+/// A pinned pointer to a stream is driven as the stream is, as futures-core's `Stream` impl for
+/// `Pin<P>` polls it (so `Box::pin(buffer)` is one).
+impl<P> ProgressStream for Pin<P>
+where
+    P: core::ops::DerefMut + Unpin,
+    P::Target: ProgressStream,
+{
+    fn poll_progress(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.get_mut().as_mut().poll_progress(cx)
     }
 }
 

@@ -834,3 +834,34 @@ fn for_each_driven_keeps_to_the_bound_while_it_waits_for_the_first_item() {
     drop(all);
     assert_eq!(seen, (0..items).collect::<Vec<_>>());
 }
+
+/// `drive_while` reaches a buffer through a box, a pinned box, a trait object or a second
+/// reference, as `StreamExt::next` does.
+#[test]
+fn drive_while_reaches_a_buffer_behind_a_box_or_a_trait_object() {
+    let source = || {
+        stream::iter(0..3u64)
+            .map(std::future::ready)
+            .unordered_buffer(2)
+    };
+
+    let mut boxed = Box::new(source());
+    let out = futures_executor::block_on(boxed.drive_while(async { 1 }));
+    assert_eq!(out, 1);
+
+    let mut object: Box<dyn ProgressStream<Item = u64> + Unpin> = Box::new(source());
+    let out = futures_executor::block_on(object.drive_while(async { 2 }));
+    assert_eq!(out, 2);
+
+    let mut pinned = Box::pin(source());
+    let out = futures_executor::block_on(pinned.drive_while(async { 4 }));
+    assert_eq!(out, 4);
+    assert_eq!(futures_executor::block_on(pinned.next()), Some(0));
+
+    let mut buffer = source();
+    let mut borrowed = &mut buffer;
+    let out = futures_executor::block_on((&mut borrowed).drive_while(async { 3 }));
+    assert_eq!(out, 3);
+    let all: Vec<u64> = futures_executor::block_on(buffer.collect());
+    assert_eq!(all.len(), 3);
+}

@@ -363,7 +363,7 @@ mod workloads {
 
     /// Each item handled by a future that completes on another thread, with a limit and
     /// without one: every item once. Called through its trait: `StreamExt` is in scope too.
-    pub(super) async fn for_each_concurrent(remote: Remote) {
+    pub(super) async fn concurrent_for_each(remote: Remote) {
         for limit in [Some(8), None] {
             let seen = std::sync::Mutex::new(Vec::new());
             ConcurrentForEachExt::concurrent_for_each(stream::iter(0..N), limit, |i| {
@@ -555,7 +555,7 @@ matrix! {
         ordered_buffer,
         unordered_buffer,
         for_each_driven,
-        for_each_concurrent,
+        concurrent_for_each,
         futures_ordered,
         futures_ordered_bounded,
         merge_bounded,

@@ -184,7 +184,7 @@ fn maps() {
 }
 
 #[test]
-fn for_each_concurrent() {
+fn concurrent_for_each() {
     // Each future it completes spends a unit of budget, as a join's. With a limit as large as
     // the stream, one poll could complete every future: the budget stops it. (Under a smaller
     // limit, each poll of the arena's round ends after as many futures as run, which yields
@@ -198,7 +198,7 @@ fn for_each_concurrent() {
         .await;
         assert_eq!(handled.into_inner(), ITEMS);
     });
-    assert_yielded("for_each_concurrent", ticks, ITEMS);
+    assert_yielded("concurrent_for_each", ticks, ITEMS);
 }
 
 #[test]

@@ -160,15 +160,15 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     /// # Example
     ///
     /// ```
-    /// use futures_util::StreamExt;
-    /// # use pinfold_arena::{Futures, GrowableArena, KeyedSet};
+    /// use futures::StreamExt;
+    /// # use pinfold::arena::{Futures, GrowableArena, KeyedSet};
     /// # type FuturesUnordered<F> = KeyedSet<F, GrowableArena<F>, Futures>;
     ///
     /// async fn double(n: u32) -> u32 {
     ///     n * 2
     /// }
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let mut set = FuturesUnordered::new();
     /// set.push(double(1));
     /// set.push(double(2));
@@ -200,11 +200,11 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     /// # Example
     ///
     /// ```
-    /// use futures_util::{StreamExt, stream};
-    /// # use pinfold_arena::{GrowableArena, Streams, KeyedSet};
+    /// use futures::{StreamExt, stream};
+    /// # use pinfold::arena::{GrowableArena, Streams, KeyedSet};
     /// # type Merge<S> = KeyedSet<S, GrowableArena<S>, Streams>;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let mut merged = Merge::new();
     /// let key = merged.insert(stream::iter(vec!["only"]));
     /// assert!(merged.contains_key(key));
@@ -237,12 +237,12 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     /// # Example
     ///
     /// ```
-    /// use futures_channel::oneshot;
-    /// use futures_util::StreamExt;
-    /// # use pinfold_arena::{Arena, Futures, KeyedSet};
+    /// use futures::channel::oneshot;
+    /// use futures::StreamExt;
+    /// # use pinfold::arena::{Arena, Futures, KeyedSet};
     /// # type FuturesUnorderedBounded<F> = KeyedSet<F, Arena<F>, Futures>;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let (sender, receiver) = oneshot::channel::<u32>();
     /// let mut set = FuturesUnorderedBounded::new(2);
     /// let waiting = set.insert(receiver);
@@ -269,11 +269,11 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     ///
     /// ```
     /// use std::future::ready;
-    /// use futures_util::StreamExt;
-    /// # use pinfold_arena::{Arena, Futures, KeyedSet};
+    /// use futures::StreamExt;
+    /// # use pinfold::arena::{Arena, Futures, KeyedSet};
     /// # type FuturesUnorderedBounded<F> = KeyedSet<F, Arena<F>, Futures>;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let mut set = FuturesUnorderedBounded::new(1);
     /// let first = set.insert(ready(1));
     /// assert_eq!(set.next().await, Some(1));
@@ -293,8 +293,8 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     /// # Example
     ///
     /// ```
-    /// use futures_util::stream::{self, Stream};
-    /// # use pinfold_arena::{GrowableArena, Streams, KeyedSet};
+    /// use futures::stream::{self, Stream};
+    /// # use pinfold::arena::{GrowableArena, Streams, KeyedSet};
     /// # type Merge<S> = KeyedSet<S, GrowableArena<S>, Streams>;
     ///
     /// let mut merged = Merge::new();
@@ -315,12 +315,12 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     /// Closing a channel's receiver in a merge: its buffered items still come, then it ends.
     ///
     /// ```
-    /// use futures_channel::mpsc;
-    /// use futures_util::StreamExt;
-    /// # use pinfold_arena::{GrowableArena, Streams, KeyedSet};
+    /// use futures::channel::mpsc;
+    /// use futures::StreamExt;
+    /// # use pinfold::arena::{GrowableArena, Streams, KeyedSet};
     /// # type Merge<S> = KeyedSet<S, GrowableArena<S>, Streams>;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let (sender, receiver) = mpsc::unbounded();
     /// let mut merged = Merge::new();
     /// let key = merged.insert(receiver);
@@ -363,12 +363,12 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     /// # Example
     ///
     /// ```
-    /// use futures_util::StreamExt;
-    /// use futures_util::stream::FusedStream;
-    /// # use pinfold_arena::{Futures, GrowableArena, KeyedSet};
+    /// use futures::StreamExt;
+    /// use futures::stream::FusedStream;
+    /// # use pinfold::arena::{Futures, GrowableArena, KeyedSet};
     /// # type FuturesUnordered<F> = KeyedSet<F, GrowableArena<F>, Futures>;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let mut set = FuturesUnordered::with_capacity(64);
     /// assert_eq!(set.next().await, None::<u32>);
     /// assert!(set.is_terminated());
@@ -394,9 +394,9 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     /// # Example
     ///
     /// ```
-    /// use futures_util::stream::{self, Stream};
-    /// # use pinfold_arena::{GrowableArena, Streams, KeyedSet};
-    /// # fn merge<S: futures_core::Stream>(s: impl IntoIterator<Item = S>) -> KeyedSet<S, GrowableArena<S>, Streams> {
+    /// use futures::stream::{self, Stream};
+    /// # use pinfold::arena::{GrowableArena, Streams, KeyedSet};
+    /// # fn merge<S: futures::Stream>(s: impl IntoIterator<Item = S>) -> KeyedSet<S, GrowableArena<S>, Streams> {
     /// # s.into_iter().collect()
     /// # }
     ///
@@ -415,8 +415,8 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     /// Removing the streams of a merge that have nothing more to give:
     ///
     /// ```
-    /// use futures_util::stream::{self, Stream};
-    /// # use pinfold_arena::{GrowableArena, Streams, KeyedSet};
+    /// use futures::stream::{self, Stream};
+    /// # use pinfold::arena::{GrowableArena, Streams, KeyedSet};
     /// # type Merge<S> = KeyedSet<S, GrowableArena<S>, Streams>;
     ///
     /// let mut merged = Merge::new();
@@ -470,11 +470,11 @@ impl<V, A: Storage<V>, K: PollKind<V>> KeyedSet<V, A, K> {
     ///
     /// ```
     /// use std::future::poll_fn;
-    /// use futures_channel::oneshot;
-    /// # use pinfold_arena::{Futures, GrowableArena, KeyedSet};
+    /// use futures::channel::oneshot;
+    /// # use pinfold::arena::{Futures, GrowableArena, KeyedSet};
     /// # type FuturesUnordered<F> = KeyedSet<F, GrowableArena<F>, Futures>;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let mut set = FuturesUnordered::new();
     /// let (first_tx, first_rx) = oneshot::channel();
     /// let (second_tx, second_rx) = oneshot::channel();
@@ -541,7 +541,7 @@ where
     ///
     /// ```
     /// use std::future::{Ready, ready};
-    /// # use pinfold_arena::{Futures, GrowableArena, KeyedSet};
+    /// # use pinfold::arena::{Futures, GrowableArena, KeyedSet};
     /// # type FuturesUnordered<F> = KeyedSet<F, GrowableArena<F>, Futures>;
     ///
     /// let set: FuturesUnordered<Ready<u32>> = (1..=3).map(ready).collect();
@@ -570,7 +570,7 @@ impl<V, K: Kind> KeyedSet<V, Arena<V>, K> {
     ///
     /// ```
     /// use std::future::Ready;
-    /// # use pinfold_arena::{Arena, Futures, KeyedSet};
+    /// # use pinfold::arena::{Arena, Futures, KeyedSet};
     /// # type FuturesUnorderedBounded<F> = KeyedSet<F, Arena<F>, Futures>;
     ///
     /// let set: FuturesUnorderedBounded<Ready<u32>> = FuturesUnorderedBounded::new(16);
@@ -590,11 +590,11 @@ impl<V, K: Kind> KeyedSet<V, Arena<V>, K> {
     ///
     /// ```
     /// use std::future::{Ready, ready};
-    /// use futures_util::StreamExt;
-    /// # use pinfold_arena::{Arena, Futures, KeyedSet};
+    /// use futures::StreamExt;
+    /// # use pinfold::arena::{Arena, Futures, KeyedSet};
     /// # type FuturesUnorderedBounded<F> = KeyedSet<F, Arena<F>, Futures>;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let mut set: FuturesUnorderedBounded<Ready<u32>> = FuturesUnorderedBounded::new(1);
     /// assert!(set.try_push(ready(1)).is_ok());
     ///
@@ -614,8 +614,8 @@ impl<V, K: Kind> KeyedSet<V, Arena<V>, K> {
     /// # Example
     ///
     /// ```
-    /// use futures_util::stream::{self, Iter};
-    /// # use pinfold_arena::{Arena, Streams, KeyedSet};
+    /// use futures::stream::{self, Iter};
+    /// # use pinfold::arena::{Arena, Streams, KeyedSet};
     /// # type MergeBounded<S> = KeyedSet<S, Arena<S>, Streams>;
     ///
     /// let mut merged: MergeBounded<Iter<std::vec::IntoIter<u32>>> = MergeBounded::new(1);
@@ -637,7 +637,7 @@ impl<V, K: Kind> KeyedSet<V, Arena<V>, K> {
     ///
     /// ```
     /// use std::future::{Ready, ready};
-    /// # use pinfold_arena::{Arena, Futures, KeyedSet};
+    /// # use pinfold::arena::{Arena, Futures, KeyedSet};
     /// # type FuturesUnorderedBounded<F> = KeyedSet<F, Arena<F>, Futures>;
     ///
     /// let mut set: FuturesUnorderedBounded<Ready<u32>> = FuturesUnorderedBounded::new(2);
@@ -681,7 +681,7 @@ impl<V, K: Kind> KeyedSet<V, GrowableArena<V>, K> {
     ///
     /// ```
     /// use std::future::{Ready, ready};
-    /// # use pinfold_arena::{Futures, GrowableArena, KeyedSet};
+    /// # use pinfold::arena::{Futures, GrowableArena, KeyedSet};
     /// # type FuturesUnordered<F> = KeyedSet<F, GrowableArena<F>, Futures>;
     ///
     /// let mut set: FuturesUnordered<Ready<u32>> = FuturesUnordered::new();
@@ -700,7 +700,7 @@ impl<V, K: Kind> KeyedSet<V, GrowableArena<V>, K> {
     ///
     /// ```
     /// use std::future::{Ready, ready};
-    /// # use pinfold_arena::{Futures, GrowableArena, KeyedSet};
+    /// # use pinfold::arena::{Futures, GrowableArena, KeyedSet};
     /// # type FuturesUnordered<F> = KeyedSet<F, GrowableArena<F>, Futures>;
     ///
     /// let mut set: FuturesUnordered<Ready<u32>> = FuturesUnordered::with_capacity(100);
@@ -761,7 +761,7 @@ impl<V, K: Kind> KeyedSet<V, GrowableArena<V>, K> {
     ///
     /// ```
     /// use std::future::{Ready, ready};
-    /// # use pinfold_arena::{Futures, GrowableArena, KeyedSet};
+    /// # use pinfold::arena::{Futures, GrowableArena, KeyedSet};
     /// # type FuturesUnordered<F> = KeyedSet<F, GrowableArena<F>, Futures>;
     ///
     /// let mut set: FuturesUnordered<Ready<u32>> = FuturesUnordered::new();
@@ -793,12 +793,12 @@ impl<V, A: Storage<V>, K: PollKind<V>> KeyedSet<V, A, K> {
     /// # Example
     ///
     /// ```
-    /// use futures_channel::oneshot;
-    /// use futures_util::StreamExt;
-    /// # use pinfold_arena::{Futures, GrowableArena, KeyedSet};
+    /// use futures::channel::oneshot;
+    /// use futures::StreamExt;
+    /// # use pinfold::arena::{Futures, GrowableArena, KeyedSet};
     /// # type FuturesUnordered<F> = KeyedSet<F, GrowableArena<F>, Futures>;
     ///
-    /// # futures_executor::block_on(async {
+    /// # futures::executor::block_on(async {
     /// let mut set = FuturesUnordered::new();
     /// let (first_tx, first_rx) = oneshot::channel();
     /// let (second_tx, second_rx) = oneshot::channel();

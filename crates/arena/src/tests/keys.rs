@@ -250,3 +250,27 @@ fn a_key_of_another_growable_arena_is_refused_after_both_regrow() {
     assert_growable_refuses(&mut b, in_a, in_b, 2);
     assert_growable_refuses(&mut a, in_b, in_a, 1);
 }
+
+/// A waker of a departed value that is kept alive holds its entry: each later value of the slot
+/// skips that entry's generation, so the slot counts two generations per value and retires
+/// after half as many values as it has generations.
+#[test]
+fn a_slot_whose_entry_keeps_a_stale_waker_counts_two_generations_per_value() {
+    let mut arena = Arena::starting_at_generation(1, LAST_GENERATION - 8);
+    let first = arena.insert(ready(0)).unwrap();
+    let kept = arena.waker(first).unwrap();
+    assert!(arena.remove(first));
+    let mut keys = Vec::from([first]);
+    while let Ok(key) = arena.insert(ready(0)) {
+        assert!(arena.remove(key));
+        keys.push(key);
+    }
+    let generations: Vec<u64> = keys.iter().map(|key| key.generation()).collect();
+    let last = LAST_GENERATION;
+    assert_eq!(
+        generations,
+        [last - 7, last - 6, last - 4, last - 2, last],
+        "four values after the first take the last seven generations"
+    );
+    drop(kept);
+}
