@@ -77,13 +77,17 @@ pub use pinfold_merge::{Merge, MergeBounded, merge};
 pub use pinfold_pool as pool;
 pub use pinfold_unordered::{FuturesUnordered, FuturesUnorderedBounded};
 
-/// futures-util's extension traits of `Stream` and `TryStream`, the same traits as
-/// `futures::StreamExt` and `futures::TryStreamExt` (importing both is no conflict): `next`,
-/// `map`, `collect` and the rest on every primitive here, for a project that depends on
-/// `pinfold` alone.
+/// futures-util's extension traits of `Stream` and `TryStream`, for a project that depends on
+/// `pinfold` alone: `next`, `map`, `collect` and the rest on every primitive here.
+///
+/// They are the same traits as `futures::StreamExt` and `futures::TryStreamExt` (importing
+/// both is no conflict). They are in a module of their own, not at the crate's root, so that
+/// `use pinfold::*` brings in no `StreamExt` to clash with another crate's, such as
+/// tokio-stream's.
 ///
 /// ```
-/// use pinfold::{FuturesUnordered, StreamExt};
+/// use pinfold::FuturesUnordered;
+/// use pinfold::ext::StreamExt;
 ///
 /// # futures_executor::block_on(async {
 /// let set: FuturesUnordered<_> = (1..=3u32).map(|n| async move { n * 10 }).collect();
@@ -92,7 +96,9 @@ pub use pinfold_unordered::{FuturesUnordered, FuturesUnorderedBounded};
 /// assert_eq!(all, [10, 20, 30]);
 /// # });
 /// ```
-pub use futures_util::{StreamExt, TryStreamExt};
+pub mod ext {
+    pub use futures_util::{StreamExt, TryStreamExt};
+}
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
