@@ -4,15 +4,20 @@
 //! `StreamMap` (items mapped to their value), on four workloads: many
 //! streams of ready items, many streams woken from other threads, a few streams that are
 //! always ready (items of `u64`, and of `u32` and 24 bytes: `merge_hot_16_u32`,
-//! `merge_hot_16_24b`), and many streams of which a few at a time are woken from the thread that
+//! `merge_hot_16_24b`; and `!Unpin` streams of `u32` polled with a no-op waker,
+//! `merge_hot_16_noop`), and many streams of which a few at a time are woken from the thread that
 //! drains the merge (`merge_sparse_10k`: setup untimed, under futures-executor's `block_on`).
 //! And the memory a merge takes per stream it holds: 10,000 streams that never give an item,
 //! merged, polled once and dropped (`merge_held_10k`). Every stream here is `Unpin`, so every
 //! peer takes it as it is.
 
+use std::cell::Cell;
 use std::hint::black_box;
 use std::iter::Map;
+use std::marker::PhantomPinned;
 use std::ops::Range;
+use std::pin::{Pin, pin};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use criterion::measurement::{Measurement, WallTime};
@@ -88,6 +93,105 @@ impl Item24 {
     fn read(self) -> u64 {
         self.index + self.double + self.triple
     }
+}
+
+/// An always-ready stream that is `!Unpin` (as an `async` stream is): its items are
+/// `next .. end`, as `u32`. Its state is in cells, read and written through the `&Self` a
+/// `Pin<&mut Self>` gives, so it needs no projection.
+struct PinnedCount {
+    next: Cell<u64>,
+    end: u64,
+    _pinned: PhantomPinned,
+}
+
+impl PinnedCount {
+    fn new(items: Range<u64>) -> Self {
+        Self {
+            next: Cell::new(items.start),
+            end: items.end,
+            _pinned: PhantomPinned,
+        }
+    }
+}
+
+impl Stream for PinnedCount {
+    type Item = u32;
+
+    #[inline]
+    fn poll_next(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<u32>> {
+        let next = self.next.get();
+        if next == self.end {
+            return Poll::Ready(None);
+        }
+        self.next.set(next + 1);
+        Poll::Ready(Some(next as u32))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = (self.end - self.next.get()) as usize;
+        (left, Some(left))
+    }
+}
+
+/// The streams of `merge_hot_16_noop`: [`HOT_STREAMS`] of them, `HOT_ITEMS` items in all.
+fn pinned_hot_streams() -> impl Iterator<Item = PinnedCount> {
+    let per_stream = HOT_ITEMS / HOT_STREAMS;
+    (0..HOT_STREAMS).map(move |j| PinnedCount::new(j * per_stream..(j + 1) * per_stream))
+}
+
+/// Polls `merged` to its end with a no-op waker, the caller summing the items (widened to
+/// `u64`); a `Pending` (a merge that yields to be fair) is polled again at once. Checks it gave
+/// `0 .. HOT_ITEMS`, each once.
+fn drain_noop<S: Stream<Item = u32>>(merged: S) {
+    let mut merged = pin!(merged);
+    let mut cx = Context::from_waker(Waker::noop());
+    let (mut count, mut sum) = (0u64, 0u64);
+    loop {
+        match merged.as_mut().poll_next(&mut cx) {
+            Poll::Ready(Some(item)) => {
+                count += 1;
+                sum += u64::from(item);
+            }
+            Poll::Ready(None) => break,
+            Poll::Pending => {}
+        }
+    }
+    assert_eq!((count, sum), expected(HOT_ITEMS), "every item once");
+}
+
+/// [`merge_hot_16`] as a caller without an executor drives it: 16 always-ready `!Unpin`
+/// streams of `u32` ([`PinnedCount`]), polled with a no-op waker and each item summed by the
+/// caller. The peers that need `Unpin` streams (`StreamMap`, `select_all`) take each boxed and
+/// pinned, as their users must. Without `block_on`'s own work in between, a merge's per-item
+/// chain of loads and stores is what the time shows.
+fn merge_hot_16_noop(c: &mut Criterion) {
+    let mut group = Group::new(c, "merge_hot_16_noop", Tuning::SLOW);
+    group.bench(PINFOLD, || {
+        let mut merged = Bounded::new(HOT_STREAMS as usize);
+        pinned_hot_streams().for_each(|s| merged.push(s));
+        drain_noop(merged);
+    });
+    group.bench(PINFOLD_GROWABLE, || {
+        let mut merged = Growable::new();
+        merged.extend(pinned_hot_streams());
+        drain_noop(merged);
+    });
+    group.bench(FUTURES_BUFFERED, || {
+        drain_noop(pinned_hot_streams().collect::<Buffered<_>>());
+    });
+    group.bench(FUTURES_UTIL, || {
+        drain_noop(futures_util::stream::select_all(
+            pinned_hot_streams().map(Box::pin),
+        ));
+    });
+    group.bench(TOKIO_STREAM, || {
+        let mut merged = StreamMap::new();
+        for (j, stream) in pinned_hot_streams().enumerate() {
+            merged.insert(j, Box::pin(stream));
+        }
+        drain_noop(merged.map(|(_, item)| item));
+    });
+    group.finish();
 }
 
 /// What merging `0 .. n` in any order gives: each item once.
@@ -345,7 +449,7 @@ fn merge_wakes_10k_cpu(c: &mut Criterion<CpuTime>) {
 criterion_group! {
     name = wall;
     config = criterion(WallTime);
-    targets = merge_ready_1k, merge_hot_16, merge_hot_16_sized, merge_wakes_10k,
+    targets = merge_ready_1k, merge_hot_16, merge_hot_16_sized, merge_hot_16_noop, merge_wakes_10k,
         merge_sparse_10k, merge_held_10k
 }
 criterion_group! {

@@ -688,6 +688,18 @@ pub const MERGE_WORKLOADS: &[Workload] = &[
     )
     .holding(16),
     Workload::new(
+        "merge_hot_16_noop",
+        1_000_000,
+        "merge of 16 always-ready !Unpin streams of u32 items, 1,000,000 items in all, polled with a no-op waker and summed by the caller (StreamMap and select_all take them boxed)",
+    )
+    .holding(16),
+    Workload::new(
+        "merge_hot_16_noop/pinfold-growable",
+        1_000_000,
+        "the same with pinfold's growable Merge",
+    )
+    .holding(16),
+    Workload::new(
         "merge_sparse_10k",
         10_000,
         "merge of 10,000 pending streams; 1,000 batches of 10 random streams fired on the owner's thread, drained after each; block_on; setup untimed (pinfold: MergeBounded)",
