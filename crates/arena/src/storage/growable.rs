@@ -431,7 +431,10 @@ impl<T> GrowableArena<T> {
     ///
     /// # Panics
     /// If every one of the 63 groups is full (more values than memory can hold).
-    #[inline]
+    ///
+    /// Always inlined: called once per value, its call cost 12% of building a set (guarded by
+    /// `unordered_held_100k`, instructions).
+    #[inline(always)]
     pub fn insert(&mut self, value: T) -> Key {
         let groups = &mut self.groups;
         let group = if groups.not_full == 0 {

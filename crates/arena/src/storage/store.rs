@@ -373,8 +373,9 @@ impl<T> Store<T> {
     }
 
     /// Stores `value` in a free slot and returns its key and its slot's id, for the caller to
-    /// queue it; gives `value` back if the store is full.
-    #[inline]
+    /// queue it; gives `value` back if the store is full. Always inlined, as the growable
+    /// arena's `insert` (guarded by `unordered_held_100k`, instructions).
+    #[inline(always)]
     pub(crate) fn insert(&mut self, value: T) -> Result<(Key, u32), T> {
         if self.free_head == NIL {
             return Err(value);
