@@ -598,10 +598,11 @@ impl Rounds {
                 // arena held.
                 // A value waiting for the waker it was given first is polled again by every
                 // round, by design, not for a wake it may have missed: never a vain poll.
-                if !slots.is_woken(id, entry) {
+                // The bit is read only when it matters: a first poll is never a vain one.
+                if (unbound || polled_before) && !slots.is_woken(id, entry) {
                     if unbound {
                         self.unbound.push(slots, id);
-                    } else if polled_before {
+                    } else {
                         budget.vain();
                     }
                 }
