@@ -114,7 +114,10 @@ unsafe fn drop_slots<T>(slots: NonNull<u8>, len: usize) {
     // SAFETY: the box's own pointer and length (the caller), given back to it once, as the
     // same slots, each in a `ManuallyDrop` (the same layout).
     let mut slots = unsafe { Box::from_raw(slots) };
-    unwind::drop_each(len, |index| trusted_mut(&mut slots, index).drop_value());
+    // Values with nothing to drop need no walk over the slots, as in a `Vec`.
+    if core::mem::needs_drop::<T>() {
+        unwind::drop_each(len, |index| trusted_mut(&mut slots, index).drop_value());
+    }
 }
 
 // The values sit in the heap, where moving the box does not move them, as with `Box`.
