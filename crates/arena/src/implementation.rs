@@ -66,7 +66,9 @@
 //! word and climbs only if that word was empty; so a burst of wakes costs one atomic each, and
 //! only the wake that made the whole set non-empty notifies the parent. That is the coalescing:
 //! many wakes of one value set one bit, and many values woken in a burst wake the parent task
-//! once.
+//! once. The top word's protocol (`BUSY`, the owner's take, arming, the plain loads between
+//! calls) is one type, `ParentWord` (in `wake/ready_set.rs`), which is also a growable arena's
+//! hub word: the hub's bits are its groups', and a group's top word raises its bit there.
 //!
 //! The owner drains top-down with `swap`, clearing each parent bit before the word it
 //! summarises. A wake racing the drain either lands in a word not yet swapped (and is taken
@@ -138,7 +140,7 @@
 //! The loop is written once, in `poll/round.rs`: `Rounds` owns the queues, the round number,
 //! the budget and the owner's `BUSY`, and reaches each kind's storage through one trait of
 //! lookups (`Slots`: a slot by id polled with its own waker, its mark, the wake table and the
-//! parent's word), implemented by a store (`storage/store.rs`), a growable arena's groups
+//! parent's word, a `ParentWord`), implemented by a store (`storage/store.rs`), a growable arena's groups
 //! (`storage/growable.rs`) and an armed join arena's values (`storage/join_arena.rs`). Its
 //! entry points are written once too, as the provided methods of [`Storage`](crate::Storage)
 //! (`budget`, `poll_next`, `poll_next_some`, `poll_with_budget`), over each arena's `engine`:
@@ -158,7 +160,7 @@
 //!   `Futures::poll_next`) → `arena/src/coop.rs` (`poll_output`: tokio's budget, without
 //!   `tokio-coop` a call) → `arena/src/storage/mod.rs` (`Storage::poll_next`) →
 //!   `arena/src/storage/arena.rs` (`engine`) → `arena/src/poll/round.rs` (`Rounds::poll_next`:
-//!   `budget`, whose `collect` calls `Slots::has_wakes` and `Slots::drain`; `poll`;
+//!   `budget`, whose `collect` asks `Slots::parent_word` and calls `Slots::drain`; `poll`;
 //!   `poll_queued`) → `arena/src/storage/store.rs` (`drain`, filing each woken slot with
 //!   `round::file`; then `Slots::poll_slot`: `poll_at`, `poll_value`, `value_and_waker`) →
 //!   `arena/src/wake/ready_set.rs` (`drain`, `take_unchecked`) → `arena/src/poll/queue.rs`
@@ -171,12 +173,12 @@
 //!   (`engine`, which first releases a group if a poll unwound) and between `round.rs` and
 //!   the store: `Groups` implements `Slots`, a slot's id names its group (`split`), whose
 //!   store is drained and polled; its wakes come through `arena/src/wake/hub.rs`
-//!   (`take_ready`), and a value that leaves is counted in `Groups::leaving`, the top group
+//!   (the hub's `ParentWord`), and a value that leaves is counted in `Groups::leaving`, the top group
 //!   released if `arena/src/storage/sizing.rs` allows.
 //! - **A merge of busy streams** (`MergeBounded::poll_next`, 10 files): `merge/src/bounded.rs`
 //!   → `keyed_set.rs` (`Streams::poll_next`) → `coop.rs` → `storage/mod.rs`
 //!   (`Storage::poll_next_some`) → `arena.rs` (`engine`) → `round.rs`
-//!   (`Rounds::poll_next_some`, `poll_first`: the top word through `Slots::nothing_woken`)
+//!   (`Rounds::poll_next_some`, `poll_first`: the top word through `Slots::parent_word`)
 //!   → `store.rs` (`Slots::poll_slot`, `poll_at`) → `wake_table.rs` → `step.rs`
 //!   (`Step::of_stream`) → `queue.rs` (`rotate`, back in `poll_first`) → back with the item.
 //! - **`join_all`** of futures ready at once (4 files): `join/src/join_all.rs` (`JoinAll`'s

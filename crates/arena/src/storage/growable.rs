@@ -8,7 +8,7 @@ use core::task::{Context, Waker};
 use crate::index::{trusted, trusted_mut};
 use crate::key::{self, Key};
 use crate::poll::queue::{Mark, Marks, Queue};
-use crate::poll::round::{Rounds, Slots, TaskParent};
+use crate::poll::round::{Rounds, Slots};
 use crate::storage::sizing::{FIRST_GROUP, MAX_GROUP, Sizing};
 use crate::storage::store::{self, GROUP_SHIFT, Store, prefetch_pays};
 use crate::storage::{
@@ -17,7 +17,7 @@ use crate::storage::{
 };
 use crate::unwind;
 use crate::wake::hub::Hub;
-use crate::wake::ready_set::Drain;
+use crate::wake::ready_set::{Drain, ParentWord};
 use alloc::vec::Vec;
 
 /// A growable arena: a stack of fixed stores (its *groups*), smallest first, sharing one parent
@@ -251,24 +251,8 @@ impl<T> Slots<T> for Groups<T> {
     }
 
     #[inline(always)]
-    fn nothing_woken(&self) -> bool {
-        self.hub
-            .as_ref()
-            .is_some_and(|OwnerHub(hub)| hub.nothing_woken())
-    }
-
-    #[inline(always)]
-    fn has_wakes(&self, mode: Drain) -> bool {
-        self.hub
-            .as_ref()
-            .is_some_and(|OwnerHub(hub)| hub.has_wakes(mode))
-    }
-
-    #[inline(always)]
-    fn set_busy(&self) {
-        if let Some(OwnerHub(hub)) = &self.hub {
-            hub.set_busy();
-        }
+    fn parent_word(&self) -> Option<&ParentWord> {
+        self.hub.as_ref().map(|OwnerHub(hub)| hub.word())
     }
 
     fn register(&self, waker: &Waker) {
@@ -283,7 +267,7 @@ impl<T> Slots<T> for Groups<T> {
         };
         // A group's bit is set when its ready set goes from empty to non-empty, so every group
         // whose bit is taken is collected now.
-        let mut woken = hub.take_ready(mode) & (bit(self.stores.len()) - 1);
+        let mut woken = hub.word().take(mode) & (bit(self.stores.len()) - 1);
         let mut got = false;
         while woken != 0 {
             let group = woken.trailing_zeros() as usize;
@@ -309,7 +293,7 @@ impl<T> Slots<T> for Groups<T> {
         id: u32,
         take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
-        panicked: impl FnOnce(&dyn TaskParent),
+        panicked: impl FnOnce(&ParentWord),
     ) -> Result<Option<(Key, u32, R)>, unwind::Kept> {
         let (group, index) = split(id);
         let Self {
@@ -334,7 +318,7 @@ impl<T> Slots<T> for Groups<T> {
             // The task's parent is the hub, not the group's table.
             |_| {
                 if let Some(OwnerHub(hub)) = hub {
-                    panicked(hub);
+                    panicked(hub.word());
                 }
             },
         )

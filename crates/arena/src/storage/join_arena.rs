@@ -15,7 +15,7 @@ use crate::poll::step::Step;
 use crate::sync::Ordering;
 use crate::unwind;
 use crate::wake::atomic_waker::AtomicWaker;
-use crate::wake::ready_set::{self, Drain};
+use crate::wake::ready_set::{self, Drain, ParentWord};
 use crate::wake::wake_table::{Parent, WakeTable};
 use alloc::vec::Vec;
 
@@ -770,18 +770,8 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
     fn prefetch(&self, _id: u32) {}
 
     #[inline(always)]
-    fn nothing_woken(&self) -> bool {
-        self.table.nothing_woken()
-    }
-
-    #[inline(always)]
-    fn has_wakes(&self, mode: Drain) -> bool {
-        self.table.has_wakes(mode)
-    }
-
-    #[inline(always)]
-    fn set_busy(&self) {
-        self.table.set_busy();
+    fn parent_word(&self) -> Option<&ParentWord> {
+        Some(self.table.parent_word())
     }
 
     fn register(&self, waker: &Waker) {
@@ -802,7 +792,7 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
         id: u32,
         take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
-        _panicked: impl FnOnce(&dyn round::TaskParent),
+        _panicked: impl FnOnce(&ParentWord),
     ) -> Result<Option<(Key, u32, R)>, unwind::Kept> {
         let key = Key::new(id, 0);
         // Checks that `id` is below the number of values, which is the table's number of

@@ -19,7 +19,7 @@ use crate::sync::Ordering;
 use crate::unwind::{self, Kept};
 use crate::wake::atomic_waker::AtomicWaker;
 use crate::wake::hub::Hub;
-use crate::wake::ready_set::{self, Drain};
+use crate::wake::ready_set::{self, Drain, ParentWord};
 use crate::wake::wake_table::{Parent, RETIRED, WakeTable};
 use alloc::boxed::Box;
 
@@ -914,18 +914,8 @@ impl<T> Slots<T> for Store<T> {
     }
 
     #[inline(always)]
-    fn nothing_woken(&self) -> bool {
-        self.table.nothing_woken()
-    }
-
-    #[inline(always)]
-    fn has_wakes(&self, mode: Drain) -> bool {
-        self.table.has_wakes(mode)
-    }
-
-    #[inline(always)]
-    fn set_busy(&self) {
-        self.table.set_busy();
+    fn parent_word(&self) -> Option<&ParentWord> {
+        Some(self.table.parent_word())
     }
 
     fn register(&self, waker: &Waker) {
@@ -943,9 +933,17 @@ impl<T> Slots<T> for Store<T> {
         id: u32,
         take_wake: bool,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
-        panicked: impl FnOnce(&dyn round::TaskParent),
+        panicked: impl FnOnce(&ParentWord),
     ) -> Result<Option<(Key, u32, R)>, Kept> {
-        self.poll_at(id as usize, take_wake, poll, || {}, |table| panicked(table))
+        self.poll_at(
+            id as usize,
+            take_wake,
+            poll,
+            || {},
+            |table| {
+                panicked(table.parent_word());
+            },
+        )
     }
 
     #[inline(always)]

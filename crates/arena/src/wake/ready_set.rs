@@ -173,34 +173,97 @@ pub(crate) fn is_clear(words: &[AtomicU64], layout: &ReadyLayout) -> bool {
     words[layout.word(layout.top(), 0)].load(Ordering::Relaxed) == 0
 }
 
-/// Whether a drain in `mode` of the set whose top word is `top` would take nothing and change
-/// nothing, read with one plain load: nothing is marked and, for an arming drain, `BUSY` is
-/// clear too (arming must clear it).
-#[inline]
-pub(crate) fn drain_is_idle(top: &AtomicU64, mode: Drain) -> bool {
-    let top = top.load(Ordering::Relaxed);
-    match mode {
-        Drain::KeepBusy => top & !BUSY == 0,
-        Drain::Arm => top == 0,
+/// The word through which an owner's task hears of wakes: a ready set's top word, or a hub's
+/// (whose bits are its groups'). Its protocol is written here once, for both:
+///
+/// - a waker that makes the word non-empty ([`raise`](Self::raise)) notifies the task, unless
+///   the owner has [`BUSY`] set (it is polling, and will collect before it waits);
+/// - the owner [`take`](Self::take)s the marked bits, leaving `BUSY` set or clearing it (to
+///   *arm*: the next wake notifies);
+/// - between calls it reads the word with plain loads: [`nothing_woken`](Self::nothing_woken)
+///   and [`has_wakes`](Self::has_wakes) say whether a collection would find anything;
+/// - without `std`, a round that a value's panic ends arms with [`try_arm`](Self::try_arm).
+///
+/// Public only as the type of a sealed trait's methods; not reachable from outside the crate.
+#[repr(transparent)]
+pub struct ParentWord(AtomicU64);
+
+impl ParentWord {
+    /// A word with nothing marked and `BUSY` clear: armed.
+    pub(crate) fn new() -> Self {
+        Self(AtomicU64::new(0))
+    }
+
+    /// The ready set's top word `word`, as the parent word it is.
+    #[inline(always)]
+    pub(crate) fn of(word: &AtomicU64) -> &Self {
+        // SAFETY: `ParentWord` is a `repr(transparent)` wrapper of `AtomicU64`, so the two have
+        // one layout, and the reference keeps the borrow of `word`.
+        unsafe { &*(word as *const AtomicU64).cast::<Self>() }
+    }
+
+    /// Whether the owner is busy (from an earlier call) and nothing was woken since: the word
+    /// holds `BUSY` and nothing else. A hint, read with a plain load.
+    #[inline(always)]
+    pub(crate) fn nothing_woken(&self) -> bool {
+        self.0.load(Ordering::Relaxed) == BUSY
+    }
+
+    /// Whether a [`take`](Self::take) in `mode` would take or change anything, read with one
+    /// plain load: something is marked or, for an arming take, `BUSY` is set (arming clears it).
+    #[inline(always)]
+    pub(crate) fn has_wakes(&self, mode: Drain) -> bool {
+        let word = self.0.load(Ordering::Relaxed);
+        match mode {
+            Drain::KeepBusy => word & !BUSY != 0,
+            Drain::Arm => word != 0,
+        }
+    }
+
+    /// Sets [`BUSY`]: the owner starts polling, and wakes from now on notify nobody.
+    #[inline(always)]
+    pub(crate) fn set_busy(&self) {
+        // Relaxed: a wake that finds BUSY leaves its mark for the owner's arming take, an
+        // AcqRel swap of the same word, which reads the latest value whatever this order.
+        self.0.fetch_or(BUSY, Ordering::Relaxed);
+    }
+
+    /// Takes the marked bits, leaving `BUSY` set or clear as `mode` says.
+    #[inline(always)]
+    pub(crate) fn take(&self, mode: Drain) -> u64 {
+        let fill = match mode {
+            Drain::KeepBusy => BUSY,
+            Drain::Arm => 0,
+        };
+        // AcqRel: Acquire pairs with the Release of the wakes' `raise`; Release keeps this swap
+        // ordered before the owner's swaps of the words it summarises.
+        self.0.swap(fill, Ordering::AcqRel) & !BUSY
+    }
+
+    /// Marks `bits` (a waker's side): `true` if the word was empty before (nothing marked and
+    /// not `BUSY`), when the caller notifies the task.
+    #[inline(always)]
+    pub(crate) fn raise(&self, bits: u64) -> bool {
+        // AcqRel: Release publishes what the waker marked below to the owner's `take`.
+        self.0.fetch_or(bits, Ordering::AcqRel) == 0
+    }
+
+    /// Clears [`BUSY`] if nothing else is set (nothing was marked since the owner's last
+    /// take), as an arming take would: the next wake then notifies the task. `false` if
+    /// something is marked: the owner must collect (or have its task do so) instead.
+    #[cfg_attr(feature = "std", allow(dead_code))]
+    pub(crate) fn try_arm(&self) -> bool {
+        // AcqRel: as the arming take's swap, of which this is the case with nothing to take.
+        self.0
+            .compare_exchange(BUSY, 0, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
     }
 }
 
-/// Sets [`BUSY`] in the top word `top`: the owner starts polling.
-#[inline]
-pub(crate) fn set_busy(top: &AtomicU64) {
-    // Relaxed: a wake that finds BUSY leaves its mark for the owner's arming drain, an AcqRel
-    // swap of the same word, which reads the latest value whatever this order.
-    top.fetch_or(BUSY, Ordering::Relaxed);
-}
-
-/// Clears [`BUSY`] from the top word `top` if it holds nothing else (nothing was marked since
-/// the owner's last drain), as an arming drain would: the next wake then notifies the parent.
-/// `false` if something is marked: the owner must drain (or have its task do so) instead.
-#[cfg_attr(feature = "std", allow(dead_code))]
-pub(crate) fn try_arm(top: &AtomicU64) -> bool {
-    // AcqRel: as the arming drain's swap, of which this is the case with nothing to take.
-    top.compare_exchange(BUSY, 0, Ordering::AcqRel, Ordering::Relaxed)
-        .is_ok()
+impl core::fmt::Debug for ParentWord {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "ParentWord({:#x})", self.0.load(Ordering::Relaxed))
+    }
 }
 
 /// Unmarks bit `index`, from the owner's side, when no waker can mark it concurrently (the
@@ -277,13 +340,8 @@ pub(crate) fn drain(
     mut f: impl FnMut(usize) -> bool,
 ) -> bool {
     let top = layout.top();
-    let fill = match mode {
-        Drain::KeepBusy => BUSY,
-        Drain::Arm => 0,
-    };
-    // AcqRel: Acquire pairs with the wakers' Release in `mark`; Release keeps this swap
-    // ordered before the child swaps below.
-    let bits = words[layout.word(top, 0)].swap(fill, Ordering::AcqRel) & !BUSY;
+    // Its top word is the parent's word: taken before the child words below.
+    let bits = ParentWord::of(&words[layout.word(top, 0)]).take(mode);
     match top {
         0 => each_bit(0, bits, &mut f),
         1 => {

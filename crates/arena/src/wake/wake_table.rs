@@ -23,7 +23,7 @@ use core::task::{RawWaker, RawWakerVTable, Waker};
 use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering, alloc, dealloc};
 use crate::wake::atomic_waker::AtomicWaker;
 use crate::wake::hub::Hub;
-use crate::wake::ready_set::{self, Marked, ReadyLayout};
+use crate::wake::ready_set::{self, Marked, ParentWord, ReadyLayout};
 
 /// Who is told when the ready set goes from empty to non-empty.
 pub(crate) enum Parent {
@@ -311,40 +311,13 @@ impl WakeTable {
         unsafe { core::slice::from_raw_parts(self.words.as_ptr(), self.words_len as usize) }
     }
 
-    /// The top word of the ready set (where `BUSY` lives).
-    #[inline]
-    pub(crate) fn top_word(&self) -> &AtomicU64 {
+    /// The top word of the ready set: the parent's word (see [`ParentWord`]).
+    #[inline(always)]
+    pub(crate) fn parent_word(&self) -> &ParentWord {
         // SAFETY: `top` is below `words_len`, both fixed at construction, so the word is one of
         // the table's initialised words; we hold a reference, so the table is alive. Read on
         // every call of a busy merge: no bounds check.
-        unsafe { &*self.words.as_ptr().add(self.top as usize) }
-    }
-
-    /// Whether the owner is busy (from an earlier call) and nothing was woken since: the top
-    /// word holds `BUSY` and nothing else.
-    #[inline(always)]
-    pub(crate) fn nothing_woken(&self) -> bool {
-        self.top_word().load(Ordering::Relaxed) == ready_set::BUSY
-    }
-
-    /// Whether a drain in `mode` has anything to take or change (see
-    /// [`drain_is_idle`](ready_set::drain_is_idle)).
-    #[inline(always)]
-    pub(crate) fn has_wakes(&self, mode: ready_set::Drain) -> bool {
-        !ready_set::drain_is_idle(self.top_word(), mode)
-    }
-
-    /// Sets `BUSY` in the top word: wakes from now on notify nobody.
-    #[inline(always)]
-    pub(crate) fn set_busy(&self) {
-        ready_set::set_busy(self.top_word());
-    }
-
-    /// Arms the table's ready set if nothing was woken since the owner's last drain (see
-    /// [`try_arm`](ready_set::try_arm)).
-    #[cfg_attr(feature = "std", allow(dead_code))]
-    pub(crate) fn try_arm(&self) -> bool {
-        ready_set::try_arm(self.top_word())
+        ParentWord::of(unsafe { &*self.words.as_ptr().add(self.top as usize) })
     }
 
     /// Registers `waker` with the parent, if it is a task of the owner's own (a hub's owner
