@@ -49,15 +49,16 @@
 //! wakers to the values it polls (no reference counting unless the value clones it). A by-value
 //! `wake` releases its references even if the parent's waker panics.
 //!
-//! Keys (a slot counted across a growable arena's groups, and a 64-bit generation) are checked
-//! by the owner only: the slot's generation rises with each value stored in it (by two when the
-//! value skips an entry a stale waker holds), so a key of a departed value never matches. Generations count in 63 bits of the slot's word (the 64th says
-//! whether it is occupied): a slot whose generation reaches `2^63 - 1` is retired (left off the
-//! free list) rather than wrapped, so no generation ever repeats. Each arena's slots start at a
-//! generation of its own, the number of arenas made before it with its bits reversed (below
-//! `2^62`), so that a key of another arena does not match either (see [`Key`](crate::Key)
-//! for how far apart arenas start). That costs one atomic add when an arena is made, and
-//! nothing on any other path: a key still is its slot's generation, compared as before.
+//! Keys (a slot counted across a growable arena's groups, and a 64-bit generation) are checked by
+//! the owner only: the slot's generation rises with each value stored in it (by two when the value
+//! skips an entry a stale waker holds), so a key of a departed value never matches. Generations
+//! count in 63 bits of the slot's word (the 64th says whether it is occupied): a slot whose
+//! generation reaches `2^63 - 1` is retired (left off the free list) rather than wrapped, so no
+//! generation ever repeats. Each arena's slots start at a generation of its own, the number of
+//! arenas made before it with its bits reversed (below `2^62`), so that a key of another arena does
+//! not match either (see [`Key`](crate::Key) for how far apart arenas start). That costs one atomic
+//! add when an arena is made, and nothing on any other path: a key still is its slot's generation,
+//! compared as before.
 //!
 //! # The ready set
 //!
@@ -85,58 +86,58 @@
 //!
 //! # Rounds and fairness
 //!
-//! One call of a set's `poll_next` (or one poll of a join) is a *round*, numbered. The owner
-//! keeps two intrusive FIFO queues through the slots: the slots to poll in this round, and the
-//! slots polled in it that were woken again (for the next round). A newly inserted value is
-//! appended to this round's queue, with no atomic operation. A drained slot goes to this
-//! round's queue unless it was polled in this round, then to the next. The round polls its
-//! queue; when it is empty it drains the ready set again (busy), and polls what that brought;
-//! when that brings nothing it registers, drains once more (armed) and only then returns
-//! `Pending`, waking its own task first if slots wait for the next round. So a call never
-//! returns `Pending` while a woken value it has not polled is waiting, and never polls a value
-//! twice. With the budget rule (yield after polling as many values as the arena held, or after
-//! [`MAX_VAIN_REPOLLS`](crate::MAX_VAIN_REPOLLS) vain repolls) a value that always wakes itself
-//! can starve neither the executor (it waits for the next call, and the call wakes its task)
-//! nor the other values (each is polled once a call, in turn). A stream's slot (`Step::Repoll`) goes to the next round's queue after
-//! each item, so one round takes at most one item of each stream. Such slots would keep the
-//! queue from ever running empty (an always-ready stream is queued again after every item), and
-//! within a round wakes are collected when its queue runs empty; so every round starts by
-//! collecting the wakes since the last collection, behind the slots still queued from earlier
-//! rounds and ahead of the deferred ones: a woken value is never passed over by values pushed
-//! or woken after the call that follows its wake began, and a stream woken while always-ready
-//! streams run is polled before any of them has a second turn. A value woken again between the
-//! collection that queued it and its poll is polled once: a poll after the round's first takes
-//! the slot's mark in the ready set before it polls.
+//! One call of a set's `poll_next` (or one poll of a join) is a *round*, numbered. The owner keeps
+//! two intrusive FIFO queues through the slots: the slots to poll in this round, and the slots
+//! polled in it that were woken again (for the next round). A newly inserted value is appended to
+//! this round's queue, with no atomic operation. A drained slot goes to this round's queue unless
+//! it was polled in this round, then to the next. The round polls its queue; when it is empty it
+//! drains the ready set again (busy), and polls what that brought; when that brings nothing it
+//! registers, drains once more (armed) and only then returns `Pending`, waking its own task first
+//! if slots wait for the next round. So a call never returns `Pending` while a woken value it has
+//! not polled is waiting, and never polls a value twice. With the budget rule (yield after polling
+//! as many values as the arena held, or after [`MAX_VAIN_REPOLLS`](crate::MAX_VAIN_REPOLLS) vain
+//! repolls) a value that always wakes itself can starve neither the executor (it waits for the next
+//! call, and the call wakes its task) nor the other values (each is polled once a call, in turn). A
+//! stream's slot (`Step::Repoll`) goes to the next round's queue after each item, so one round
+//! takes at most one item of each stream. Such slots would keep the queue from ever running empty
+//! (an always-ready stream is queued again after every item), and within a round wakes are
+//! collected when its queue runs empty; so every round starts by collecting the wakes since the
+//! last collection, behind the slots still queued from earlier rounds and ahead of the deferred
+//! ones: a woken value is never passed over by values pushed or woken after the call that follows
+//! its wake began, and a stream woken while always-ready streams run is polled before any of them
+//! has a second turn. A value woken again between the collection that queued it and its poll is
+//! polled once: a poll after the round's first takes the slot's mark in the ready set before it
+//! polls.
 //!
-//! A merge's call takes one item and ends, so its common case is shorter, a branch of the
-//! same loop (`Rounds::poll_first`, in `poll/round.rs`): when the top word of the ready set says nothing was woken
-//! since the last call (it holds `BUSY` and no mark), the deferred slots are appended and the
-//! slot at the head of the queue is polled in place; if it gives an item, it moves to the tail
-//! of the queue (two links rewritten, no round numbered, no budget made) and the item is the
-//! call's output. That is what deferring it and appending it at the next call would have
-//! done, since nothing woken waits to go ahead of it. Anything else (a wake to collect, a
-//! value that is `Pending` or ends) goes on as the round above, from that first poll. A
-//! growable arena does the same, with the hub's word for the top word.
+//! A merge's call takes one item and ends, so its common case is shorter, a branch of the same loop
+//! (`Rounds::poll_first`, in `poll/round.rs`): when the top word of the ready set says nothing was
+//! woken since the last call (it holds `BUSY` and no mark), the deferred slots are appended and the
+//! slot at the head of the queue is polled in place; if it gives an item, it moves to the tail of
+//! the queue (two links rewritten, no round numbered, no budget made) and the item is the call's
+//! output. That is what deferring it and appending it at the next call would have done, since
+//! nothing woken waits to go ahead of it. Anything else (a wake to collect, a value that is
+//! `Pending` or ends) goes on as the round above, from that first poll. A growable arena does the
+//! same, with the hub's word for the top word.
 //!
 //! # Price list
 //!
-//! What each mechanism on the way from a wake to an output costs, and which promise it
-//! keeps. Figures are instructions per item on x86-64, counted by valgrind's callgrind with
-//! `cargo xtask instructions ROW` at commit `01f25af` (rustc 1.95.0, the bench profile): each
-//! mechanism was switched off by a temporary patch that removed or short-circuited it (even
-//! where that breaks its promise), the rows were counted again, and the figure is the
-//! unpatched count minus the patched one. The counts are deterministic, but a patch also moves
-//! what the compiler inlines, so a difference within about 2 is layout, not cost. Rows
-//! (unpatched): `ready_512k` 156.0 (bounded set) and `unordered_ready_512k` 237.0 (growable
-//! set), ready futures through a set kept at 256; `yield_16` 140.0 (bounded), futures that
-//! wake themselves 16 times; `burst_100k` 470.2 (growable), up to 100,000 futures and back;
-//! `unordered_selfwake_100k_c64` 589.0 (`unordered_buffer`, a bounded arena, under
-//! `block_on`); `merge_hot_16` 50.0 bounded, 62.0 growable, and `merge_hot_16_noop` 46.0,
-//! 55.0, 16 always-ready streams; `keyed_churn_100k` 339.8 bounded, 490.7 growable, inserts
-//! and removals by key. A row a cell does not name did not move. The peers' column says how
-//! futures-buffered 0.2.14, futures-util 0.3.34 and tokio-stream 0.1.19 keep the same promise:
-//! *measured* figures are callgrind's count of their own functions in the same rows,
-//! *estimated* ones are read off their code.
+//! What each mechanism on the way from a wake to an output costs, and which promise it keeps.
+//! Figures are instructions per item on x86-64, counted by valgrind's callgrind with `cargo xtask
+//! instructions ROW` at commit `01f25af` (rustc 1.95.0, the bench profile): each figure is the
+//! count with the mechanism minus the count with it switched off (removed or short-circuited, even
+//! where that breaks its promise). Since that commit a value's first `Pending` no longer reads its
+//! ready bit, which the vain-repoll row includes. The counts are deterministic, but switching one
+//! off also moves what the compiler inlines, so a difference within about 2 is layout, not cost.
+//! Rows (as counted): `ready_512k` 156.0 (bounded set) and `unordered_ready_512k` 237.0 (growable
+//! set), ready futures through a set kept at 256; `yield_16` 140.0 (bounded), futures that wake
+//! themselves 16 times; `burst_100k` 470.2 (growable), up to 100,000 futures and back;
+//! `unordered_selfwake_100k_c64` 589.0 (`unordered_buffer`, a bounded arena, under `block_on`);
+//! `merge_hot_16` 50.0 bounded, 62.0 growable, and `merge_hot_16_noop` 46.0, 55.0, 16 always-ready
+//! streams; `keyed_churn_100k` 339.8 bounded, 490.7 growable, inserts and removals by key. A row a
+//! cell does not name did not move. The peers' column says how futures-buffered 0.2.14,
+//! futures-util 0.3.34 and tokio-stream 0.1.19 keep the same promise: *measured* figures are
+//! callgrind's count of their own functions in the same rows, *estimated* ones are read off their
+//! code.
 //!
 //! | Mechanism | Promise | pinfold, switched off | Peers |
 //! |---|---|---|---|
@@ -192,15 +193,15 @@
 //! 5. `set/`: `keyed_set` ([`KeyedSet`](crate::KeyedSet)), what the sets and merges of the
 //!    other crates are.
 //!
-//! The loop is written once, in `poll/round.rs`: `Rounds` owns the queues, the round number,
-//! the budget and the owner's `BUSY`, and reaches each kind's storage through one trait of
-//! lookups (`Slots`: a slot by id polled with its own waker, its mark, the wake table and the
-//! parent's word, a `ParentWord`), implemented by a store (`storage/store.rs`), a growable arena's groups
-//! (`storage/growable.rs`) and an armed join arena's values (`storage/join_arena.rs`). Its
-//! entry points are written once too, as the provided methods of [`Storage`](crate::Storage)
-//! (`budget`, `poll_next`, `poll_next_some`, `poll_with_budget`), over each arena's `engine`:
-//! its `Rounds` and its `Slots`. The queues reach the slots' marks through the `Marks` trait
-//! (a mark lives in its slot), which the stores implement; the queue imports nothing above it.
+//! The loop is written once, in `poll/round.rs`: `Rounds` owns the queues, the round number, the
+//! budget and the owner's `BUSY`, and reaches each kind's storage through one trait of lookups
+//! (`Slots`: a slot by id polled with its own waker, its mark, the wake table and the parent's
+//! word, a `ParentWord`), implemented by a store (`storage/store.rs`), a growable arena's groups
+//! (`storage/growable.rs`) and an armed join arena's values (`storage/join_arena.rs`). Its entry
+//! points are written once too, as the provided methods of [`Storage`](crate::Storage) (`budget`,
+//! `poll_next`, `poll_next_some`, `poll_with_budget`), over each arena's `engine`: its `Rounds` and
+//! its `Slots`. The queues reach the slots' marks through the `Marks` trait (a mark lives in its
+//! slot), which the stores implement; the queue imports nothing above it.
 //!
 //! # Walks
 //!
@@ -292,11 +293,11 @@
 //!
 //! # Panics
 //!
-//! A value's poll runs inside `catch_unwind` (in an `Arena`; a `JoinArena` lets the panic
-//! through to its owner, a join, which drops every value): on a panic the value is dropped in
-//! place, its slot freed, and the panic resumed. Removing a value does the bookkeeping before
-//! the drop, so a panicking `Drop` leaves the arena consistent too. The task's waker is user code as well:
-//! its `clone` during a registration, the `drop` of the waker it replaces, and its `wake` run
-//! with the parent cell back in a consistent state (a registration that unwinds hands the cell
-//! back), and a value's self-wake never calls it while the owner polls (`BUSY`), so a panic in
-//! it is never mistaken for the value's.
+//! A value's poll runs inside `catch_unwind` (in an `Arena`; a `JoinArena` lets the panic through
+//! to its owner, a join, which drops every value): on a panic the value is dropped in place, its
+//! slot freed, and the panic resumed. Removing a value does the bookkeeping before the drop, so a
+//! panicking `Drop` leaves the arena consistent too. The task's waker is user code as well: its
+//! `clone` during a registration, the `drop` of the waker it replaces, and its `wake` run with the
+//! parent cell back in a consistent state (a registration that unwinds hands the cell back), and a
+//! value's self-wake never calls it while the owner polls (`BUSY`), so a panic in it is never
+//! mistaken for the value's.

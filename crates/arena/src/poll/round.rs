@@ -376,7 +376,8 @@ impl Rounds {
     /// Moves the values woken since the last collection to the ends of the queues: those not
     /// yet polled in this round to its queue, behind every value queued before them, the
     /// others to the next round's. `true` if this round's queue got any.
-    /// Always inlined: out of line it costs a set 19 instructions an output (`ready_512k`).
+    /// Always inlined: it runs at the start of every call (guarded by `ready_512k`,
+    /// instructions).
     #[inline(always)]
     fn collect<T, S: Slots<T>>(&mut self, slots: &mut S, mode: Drain) -> bool {
         if !slots.parent_word().is_some_and(|word| word.has_wakes(mode)) {

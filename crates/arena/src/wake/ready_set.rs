@@ -174,10 +174,12 @@ pub(crate) fn is_clear(words: &[AtomicU64], layout: &ReadyLayout) -> bool {
 }
 
 /// The word through which an owner's task hears of wakes: a ready set's top word, or a hub's
-/// (whose bits are its groups'). Its protocol is written here once, for both:
+/// (whose bits are its groups'). The owner's side of its protocol is written here once, for
+/// both; the wakers' side is one `fetch_or` that tells whether the word was empty, in
+/// [`mark`]'s climb for a ready set and in [`raise`](Self::raise) for a hub:
 ///
-/// - a waker that makes the word non-empty ([`raise`](Self::raise)) notifies the task, unless
-///   the owner has [`BUSY`] set (it is polling, and will collect before it waits);
+/// - a wake that makes the word non-empty notifies the task, unless the owner has [`BUSY`]
+///   set (it is polling, and will collect before it waits);
 /// - the owner [`take`](Self::take)s the marked bits, leaving `BUSY` set or clearing it (to
 ///   *arm*: the next wake notifies);
 /// - between calls it reads the word with plain loads: [`nothing_woken`](Self::nothing_woken)
@@ -235,8 +237,9 @@ impl ParentWord {
             Drain::KeepBusy => BUSY,
             Drain::Arm => 0,
         };
-        // AcqRel: Acquire pairs with the Release of the wakes' `raise`; Release keeps this swap
-        // ordered before the owner's swaps of the words it summarises.
+        // AcqRel: Acquire pairs with the Release of the wakes' `fetch_or` (`mark`'s climb, or
+        // `raise`); Release keeps this swap ordered before the owner's swaps of the words it
+        // summarises.
         self.0.swap(fill, Ordering::AcqRel) & !BUSY
     }
 
