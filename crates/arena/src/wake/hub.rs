@@ -79,3 +79,16 @@ impl core::fmt::Debug for Hub {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::format;
+
+    #[test]
+    fn a_hub_shows_which_arenas_were_woken() {
+        let hub = Hub::new();
+        hub.notify(3);
+        assert_eq!(format!("{hub:?}"), "Hub { ready: ParentWord(0x8), .. }");
+    }
+}

@@ -422,8 +422,50 @@ fn take_word(words: &[AtomicU64], layout: &ReadyLayout, level: usize, index: usi
 #[cfg(all(test, not(all(pinfold_loom, feature = "loom"))))]
 mod tests {
     use super::*;
+    use std::format;
     use std::vec;
     use std::vec::Vec;
+
+    /// The owner's reads between calls: whether a collection would find anything, and whether
+    /// the owner may poll on without one (busy, nothing woken since).
+    #[test]
+    fn a_parent_word_says_what_a_collection_would_find() {
+        let word = ParentWord::new();
+        // Armed, nothing marked: nothing to take, and the owner is not busy.
+        assert!(!word.nothing_woken());
+        assert!(!word.has_wakes(Drain::KeepBusy));
+        assert!(!word.has_wakes(Drain::Arm));
+        word.set_busy();
+        // Busy, nothing marked: a busy collection has nothing to do; an arming one clears BUSY.
+        assert!(word.nothing_woken());
+        assert!(!word.has_wakes(Drain::KeepBusy));
+        assert!(word.has_wakes(Drain::Arm));
+        // A wake while busy notifies nobody, and every collection now has something to take.
+        assert!(!word.raise(1 << 5));
+        assert!(!word.nothing_woken());
+        assert!(word.has_wakes(Drain::KeepBusy));
+        assert!(word.has_wakes(Drain::Arm));
+        assert_eq!(word.take(Drain::KeepBusy), 1 << 5);
+        assert!(word.nothing_woken());
+        assert_eq!(word.take(Drain::Arm), 0);
+        // Armed again: the next wake notifies.
+        assert!(word.raise(1 << 7));
+        assert_eq!(format!("{word:?}"), "ParentWord(0x80)");
+    }
+
+    /// Arming without a take (a round ended by a panic, without `std`): it succeeds only if
+    /// nothing was woken since the last take, and then the next wake notifies.
+    #[test]
+    fn a_parent_word_arms_only_when_nothing_was_woken() {
+        let word = ParentWord::new();
+        word.set_busy();
+        assert!(word.try_arm());
+        assert!(!word.try_arm(), "armed already: nothing to clear");
+        assert!(word.raise(1), "the first wake after arming notifies");
+        word.set_busy();
+        assert!(!word.try_arm(), "a wake is waiting to be taken");
+        assert_eq!(word.take(Drain::Arm), 1);
+    }
 
     /// [`super::mark`], for a bit of the set `set` made.
     fn mark(words: &[AtomicU64], layout: &ReadyLayout, index: usize) -> Marked {
