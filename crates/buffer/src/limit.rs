@@ -185,8 +185,12 @@ pub(crate) mod sealed {
     use super::{Fixed, Limit, Steered};
 
     pub trait Sealed {
-        /// How many of `room` futures may start while `running` run.
-        fn room(&self, running: usize, room: usize, cx: &mut Context<'_>) -> usize;
+        /// How many of `room` units (futures, or weight) may start while the buffer has `running`
+        /// in use. A buffer that starts fewer than it was granted, or whose futures finished,
+        /// calls [`settle`](Self::settle) with what it has in use after.
+        fn room(&mut self, running: usize, room: usize, cx: &mut Context<'_>) -> usize;
+        /// The buffer has `running` units in use now (after a refill, or an output).
+        fn settle(&mut self, running: usize);
         /// The concurrency's handle, if any.
         fn concurrency(&self) -> Option<&Limit>;
         /// The window's handle, if any.
@@ -197,9 +201,12 @@ pub(crate) mod sealed {
 
     impl Sealed for Fixed {
         #[inline(always)]
-        fn room(&self, _: usize, room: usize, _: &mut Context<'_>) -> usize {
+        fn room(&mut self, _: usize, room: usize, _: &mut Context<'_>) -> usize {
             room
         }
+
+        #[inline(always)]
+        fn settle(&mut self, _: usize) {}
 
         #[inline(always)]
         fn concurrency(&self) -> Option<&Limit> {
@@ -218,12 +225,15 @@ pub(crate) mod sealed {
 
     impl Sealed for Steered {
         #[inline]
-        fn room(&self, running: usize, room: usize, cx: &mut Context<'_>) -> usize {
+        fn room(&mut self, running: usize, room: usize, cx: &mut Context<'_>) -> usize {
             match &self.concurrency {
                 Some(limit) => limit.room(running, room, cx),
                 None => room,
             }
         }
+
+        #[inline]
+        fn settle(&mut self, _: usize) {}
 
         fn concurrency(&self) -> Option<&Limit> {
             self.concurrency.as_ref()
