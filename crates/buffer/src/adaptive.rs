@@ -5,11 +5,11 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use alloc::sync::Arc;
-use pin_project::pin_project;
+use pin_project::{pin_project, pinned_drop};
 
 use crate::Limit;
 
@@ -70,11 +70,15 @@ pub struct AdaptiveSettings {
     pub tolerance: f64,
     /// On congestion the limit is multiplied by `backoff`. Default 0.75.
     pub backoff: f64,
+    /// How long the baseline remembers, in rounds of futures (a round is as many futures as
+    /// the limit): a baseline that no future measured at as light a load has matched for
+    /// that long rises to the least latency seen since. Default 10.
+    pub baseline_rounds: usize,
 }
 
 impl AdaptiveSettings {
     /// The defaults, growing to `max` at most: start at 1, never below 1, tolerance 1.5,
-    /// backoff 0.75.
+    /// backoff 0.75, a baseline that remembers 10 rounds.
     ///
     /// # Panics
     /// If `max` is 0, with the message `Adaptive: max must be at least 1`.
@@ -87,6 +91,7 @@ impl AdaptiveSettings {
             max,
             tolerance: 1.5,
             backoff: 0.75,
+            baseline_rounds: 10,
         }
     }
 
@@ -105,6 +110,10 @@ impl AdaptiveSettings {
             self.backoff > 0.0 && self.backoff < 1.0,
             "Adaptive: backoff must be between 0 and 1, got {}",
             self.backoff
+        );
+        assert!(
+            self.baseline_rounds >= 1,
+            "Adaptive: baseline_rounds must be at least 1"
         );
     }
 }
@@ -149,14 +158,17 @@ impl AdaptiveSettings {
 /// # The algorithm
 ///
 /// Each measured future's latency is the time from its first poll to its output, read from
-/// the [`Clock`]. The *baseline* is the least latency of a future that did not fail. A
-/// future signals *congestion* when it failed (as the judge of
+/// the [`Clock`], and its *load* is how many measured futures were running when it started,
+/// itself included. The *baseline* estimates the latency without load (below).
+/// A future signals *congestion* when it failed (as the judge of
 /// [`measure_with`](Self::measure_with) says; an `Err` for [`measure_try`](Self::measure_try))
 /// or its latency exceeds `tolerance × baseline`. On each finished future:
 ///
-/// - **No congestion**: the limit grows. In the *slow start*, until the first congestion, by
-///   1 per future (so it doubles each round of futures); after it, by `1 / limit` per future
-///   (by 1 each round).
+/// - **No congestion**: the limit grows, if it is what holds the futures back: only while at
+///   least half of it is running (so a limit does not climb while the application, not the
+///   backend, is what is slow, to let a later burst run into the backend all at once). In
+///   the *slow start*, until the first congestion, by 1 per future (so it doubles each round
+///   of futures); after it, by `1 / limit` per future (by 1 each round).
 /// - **Congestion**: the limit is multiplied by `backoff` (not below `min`), at most once per
 ///   round: only a future that started after the last cut cuts it again, so the futures
 ///   already running when the latency rose, which all see it, cut it once.
@@ -165,15 +177,25 @@ impl AdaptiveSettings {
 /// `max`. Defaults ([`AdaptiveSettings::new`]): start at 1, `min` 1, `tolerance` 1.5,
 /// `backoff` 0.75.
 ///
-/// The baseline never rises: a backend that becomes lastingly slower keeps the limit low
-/// until a new `Adaptive` is made. A baseline of zero (futures ready at their first poll on a
-/// clock that did not move) makes every later latency above zero a congestion. Futures
-/// dropped before they finish are not measured.
+/// **The baseline** follows the backend both ways. It falls at once to a latency below it.
+/// It rises when a backend becomes lastingly slower: the baseline remembers the highest load
+/// at which a future matched it (within a tenth), and once a whole *epoch*
+/// ([`baseline_rounds`](AdaptiveSettings::baseline_rounds) rounds of futures) has passed in
+/// which every future at that load or lighter was slower, the baseline becomes the least of
+/// their latencies. The load matters: on a backend past its knee latency rises with load, and
+/// a baseline that followed the latencies of a loaded backend would climb with them and
+/// let the limit climb too. After a lasting slowdown congestion cuts the limit until futures
+/// run at the light load again, which measures the backend's new latency. An epoch without a
+/// future at that load leaves the baseline as it is. A baseline of zero (futures ready at
+/// their first poll on a clock that did not move) makes every later latency above zero a
+/// congestion. Futures dropped before they finish are not measured.
 ///
 /// # Sharing
 ///
 /// `Adaptive` is a handle (`Clone`, and `Send + Sync` with a clock that is): its clones
-/// measure into the same limit, from any thread. Its [`limit`](Self::limit) steers one buffer.
+/// measure into the same limit, from any thread. Its [`limit`](Self::limit) may steer several
+/// buffers at once, which then share it as one budget (see [`Limit`]), and the buffers of
+/// later batches: what it learnt carries over.
 pub struct Adaptive<C = SystemClock> {
     shared: Arc<Shared<C>>,
 }
@@ -185,6 +207,8 @@ struct Shared<C> {
     /// How many cuts there were: a future that started before the last one does not cut.
     /// Written under `state`'s lock, read without it when a future starts.
     cuts: AtomicU64,
+    /// How many measured futures have started and not finished (nor been dropped).
+    running: AtomicUsize,
     state: Mutex<State>,
 }
 
@@ -194,7 +218,46 @@ struct State {
     /// The limit, fractional: the buffer runs its whole part.
     limit: f64,
     baseline: Option<Duration>,
+    /// The highest load at which a future's latency matched the baseline (within a tenth).
+    baseline_load: usize,
+    /// The least latency this epoch of a future at `baseline_load` or lighter, if any.
+    epoch_least: Option<Duration>,
+    /// The futures measured this epoch.
+    epoch_len: usize,
     slow_start: bool,
+}
+
+impl State {
+    /// Updates the baseline with a latency measured at `load`, and ends the epoch if it is
+    /// due (`rounds` rounds of the limit).
+    fn observe(&mut self, latency: Duration, load: usize, rounds: usize) {
+        match self.baseline {
+            Some(baseline) if latency >= baseline => {
+                // Within a tenth of it: the baseline still holds at this load.
+                if latency <= baseline + baseline / 10 {
+                    self.baseline_load = self.baseline_load.max(load);
+                }
+            }
+            _ => {
+                self.baseline = Some(latency);
+                self.baseline_load = load;
+                self.epoch_least = None;
+                self.epoch_len = 0;
+            }
+        }
+        if load <= self.baseline_load {
+            self.epoch_least = Some(self.epoch_least.map_or(latency, |least| least.min(latency)));
+        }
+        self.epoch_len += 1;
+        if self.epoch_len >= rounds.saturating_mul(self.limit as usize).max(1) {
+            // A whole epoch: if no future as lightly loaded matched the baseline, the backend
+            // is slower now, and its least latency is the new baseline.
+            if let Some(least) = self.epoch_least.take() {
+                self.baseline = Some(least);
+            }
+            self.epoch_len = 0;
+        }
+    }
 }
 
 impl Adaptive<SystemClock> {
@@ -241,9 +304,13 @@ impl<C: Clock> Adaptive<C> {
                 settings,
                 limit: Limit::new(settings.initial),
                 cuts: AtomicU64::new(0),
+                running: AtomicUsize::new(0),
                 state: Mutex::new(State {
                     limit: settings.initial as f64,
                     baseline: None,
+                    baseline_load: 0,
+                    epoch_least: None,
+                    epoch_len: 0,
                     slow_start: true,
                 }),
             }),
@@ -285,9 +352,13 @@ impl<C: Clock> Adaptive<C> {
         let shared = &*self.shared;
         let latency = shared.clock.now().saturating_sub(started.at);
         let settings = &shared.settings;
+        // How many run: the more of those running now (this one included) and those running
+        // when it started, so that the last of futures that finish together still counts
+        // those it ran beside. Relaxed: a count a little off only moves when the limit grows.
+        let running = (shared.running.load(Ordering::Relaxed) + 1).max(started.load);
         let mut state = shared.lock();
         if !failed {
-            state.baseline = Some(state.baseline.map_or(latency, |b| b.min(latency)));
+            state.observe(latency, started.load, settings.baseline_rounds);
         }
         let congested = failed
             || state
@@ -302,7 +373,7 @@ impl<C: Clock> Adaptive<C> {
             state.limit = (state.limit * settings.backoff).max(settings.min as f64);
             state.slow_start = false;
             shared.cuts.store(cuts + 1, Ordering::Relaxed);
-        } else {
+        } else if running * 2 >= state.limit as usize {
             let step = if state.slow_start {
                 1.0
             } else {
@@ -372,17 +443,19 @@ impl<C> fmt::Debug for Adaptive<C> {
 struct Start {
     at: Duration,
     cuts: u64,
+    /// How many measured futures were running as it started, itself included.
+    load: usize,
 }
 
 /// Future for [`Adaptive::measure`], [`measure_try`](Adaptive::measure_try) and
 /// [`measure_with`](Adaptive::measure_with): the future's output, its latency recorded.
-#[pin_project]
+#[pin_project(PinnedDrop)]
 #[must_use = "futures do nothing unless polled"]
 pub struct Measured<F: Future, C> {
     #[pin]
     future: F,
     adaptive: Adaptive<C>,
-    /// Set at the first poll.
+    /// Set at the first poll; taken when it finishes.
     started: Option<Start>,
     failed: fn(&F::Output) -> bool,
 }
@@ -397,10 +470,26 @@ impl<F: Future, C: Clock> Future for Measured<F, C> {
             at: shared.clock.now(),
             // Relaxed: a stale count only means this future may not cut (or cut once more).
             cuts: shared.cuts.load(Ordering::Relaxed),
+            // Relaxed: a count, read for the growth rule only.
+            load: shared.running.fetch_add(1, Ordering::Relaxed) + 1,
         });
         let out = core::task::ready!(this.future.poll(cx));
+        *this.started = None;
+        // Counted out before the record, which reads how many still run (this one included
+        // by the `+ 1` there would double it).
+        shared.running.fetch_sub(1, Ordering::Relaxed);
         this.adaptive.record(started, (this.failed)(&out));
         Poll::Ready(out)
+    }
+}
+
+#[pinned_drop]
+impl<F: Future, C> PinnedDrop for Measured<F, C> {
+    fn drop(self: Pin<&mut Self>) {
+        // Started and not finished: no longer running.
+        if self.started.is_some() {
+            self.adaptive.shared.running.fetch_sub(1, Ordering::Relaxed);
+        }
     }
 }
 

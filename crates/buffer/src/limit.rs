@@ -1,36 +1,50 @@
-//! [`Limit`]: a concurrency that a handle changes while the buffer runs; [`Steering`]: what a
-//! buffer's type says of its handles, so that a buffer without one pays nothing for them.
+//! [`Limit`]: a concurrency that a handle changes while the buffers it steers run, a budget
+//! they share; [`Steering`]: what a buffer's type says of its handles, so that a buffer without
+//! one pays nothing for them.
 
 use core::fmt;
-use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicUsize, Ordering, fence};
 use core::task::Context;
 
 use alloc::sync::Arc;
 use pinfold_arena::AtomicWaker;
 
-/// A concurrency that can be changed while a buffer runs: a handle, `Clone + Send + Sync`,
-/// whose [`set`](Self::set) any thread may call. Give it to a buffer with
-/// [`UnorderedBuffer::limit`](crate::UnorderedBuffer::limit),
+/// A concurrency that can be changed while buffers run, and that several buffers may share: a
+/// handle, `Clone + Send + Sync`, whose [`set`](Self::set) any thread may call. Give it to a
+/// buffer with [`UnorderedBuffer::limit`](crate::UnorderedBuffer::limit),
 /// [`OrderedBuffer::limit`](crate::OrderedBuffer::limit) or the try buffers' `limit`.
+///
+/// # A shared budget
+///
+/// Every buffer whose concurrency one `Limit` steers (its clones are the same limit) draws
+/// from one budget: the futures they run *together* are at most the limit. So one limit
+/// steers every call a service makes to one backend, from several streams at once, and what
+/// an [`Adaptive`](crate::Adaptive) limit has learnt carries over from one batch's buffer to
+/// the next. [`in_use`](Self::in_use) says how many of its units the buffers hold. A buffer
+/// holds a unit for each future it runs and gives it back when the future's output is out (or
+/// the future is dropped, or the buffer), and a buffer that waits for a unit is woken when
+/// another gives one back. A budget does not divide itself fairly: whichever buffer is polled
+/// when a unit is free takes it.
+///
+/// Without the `std` feature a limit steers one buffer at a time: giving it to a second
+/// while the first is alive panics (the waiting buffers are kept in a list under a lock,
+/// which needs `std`). A new buffer after the first is dropped is fine either way.
 ///
 /// # What a change does
 ///
 /// - **Lowering** lets the futures already running finish: none is cancelled. No future
 ///   starts until fewer than the new limit run; from then on at most the new limit run.
-/// - **Raising** starts more futures at the buffer's next poll, and wakes the buffer's task
-///   if it waits only for room to start one (a raise is never lost while the buffer is
-///   parked).
+/// - **Raising** starts more futures at the buffers' next poll, and wakes each buffer's task
+///   that waits for room to start one (a raise is never lost while a buffer is parked).
 ///
 /// # Range
 ///
-/// A limit is at least 1: [`new(0)`](Self::new) and [`set(0)`](Self::set) panic. The buffer's
+/// A limit is at least 1: [`new(0)`](Self::new) and [`set(0)`](Self::set) panic. A buffer's
 /// arena is allocated once, for the concurrency it was made with (or its
 /// [`window`](crate::OrderedBuffer::window), if smaller): that is its *capacity*, and a
-/// limit above it runs the capacity, no more. So the useful range is `1..=capacity`; make the
-/// buffer with the largest concurrency you may want, and start the limit lower.
-///
-/// A `Limit` steers one buffer: giving it (or a clone of it) to a second buffer panics. Its
-/// clones are for reading and setting it.
+/// limit above it runs the capacity, no more. So the useful range for one buffer is
+/// `1..=capacity`; make the buffer with the largest concurrency you may want, and start the
+/// limit lower.
 ///
 /// A buffer given a handle has [`Steered`] as its type's last parameter
 /// (`UnorderedBuffer<St, Steered>`); one without keeps [`Fixed`], the default, and its polls
@@ -52,6 +66,7 @@ use pinfold_arena::AtomicWaker;
 /// outputs.sort_unstable();
 /// assert_eq!(outputs, [10, 20, 30, 40, 50, 60, 70, 80]);
 /// assert_eq!(limit.get(), 4);
+/// assert_eq!(limit.in_use(), 0);
 /// ```
 #[derive(Clone)]
 pub struct Limit {
@@ -60,10 +75,16 @@ pub struct Limit {
 
 struct Shared {
     value: AtomicUsize,
-    /// The task of the buffer waiting for room, woken by a raise.
+    /// The units the buffers whose concurrency this limit steers hold together.
+    used: AtomicUsize,
+    /// How many seats (a buffer's concurrency or window) are taken.
+    seats: AtomicUsize,
+    /// The wakers of the buffers steered, each woken by a raise or a unit given back.
+    #[cfg(feature = "std")]
+    waiters: std::sync::Mutex<alloc::vec::Vec<Arc<AtomicWaker>>>,
+    /// The one buffer's task, woken by a raise.
+    #[cfg(not(feature = "std"))]
     task: AtomicWaker,
-    /// Whether a buffer took this limit.
-    attached: AtomicBool,
 }
 
 impl Limit {
@@ -77,68 +98,241 @@ impl Limit {
         Self {
             shared: Arc::new(Shared {
                 value: AtomicUsize::new(limit),
+                used: AtomicUsize::new(0),
+                seats: AtomicUsize::new(0),
+                #[cfg(feature = "std")]
+                waiters: std::sync::Mutex::new(alloc::vec::Vec::new()),
+                #[cfg(not(feature = "std"))]
                 task: AtomicWaker::new(),
-                attached: AtomicBool::new(false),
             }),
         }
     }
 
-    /// The limit now, as last set (the buffer runs at most its capacity, whatever this says).
+    /// The limit now, as last set (a buffer runs at most its capacity, whatever this says).
     pub fn get(&self) -> usize {
         // Relaxed: the value is a hint read on each poll; a raise that a poll misses is
-        // delivered by the wake in `set`, ordered by the task slot's own AcqRel.
+        // delivered by the wake in `set`, ordered by the fences around the registration.
         self.shared.value.load(Ordering::Relaxed)
     }
 
-    /// Sets the limit to `limit`; a raise wakes the buffer's task if it waits for room.
+    /// How many units the buffers whose concurrency this limit steers hold now: the futures
+    /// they run, and those whose outputs are not out yet.
+    pub fn in_use(&self) -> usize {
+        self.shared.used.load(Ordering::Relaxed)
+    }
+
+    /// Sets the limit to `limit`; a raise wakes the tasks of the buffers waiting for room.
     ///
     /// # Panics
     /// If `limit` is 0, with the message `Limit: a limit must be at least 1`.
     #[track_caller]
     pub fn set(&self, limit: usize) {
         assert!(limit > 0, "Limit: a limit must be at least 1");
-        // SeqCst pairs with the SeqCst load in `room` after the task registers: either that
-        // load sees the new value, or this store comes after the registration and the wake
-        // below finds the task.
+        // SeqCst pairs with the SeqCst fence in `Seat::register` after a waiter registers:
+        // either its next load sees the new value, or this store comes after the registration
+        // and the wake below finds the task.
         let old = self.shared.value.swap(limit, Ordering::SeqCst);
         if limit > old {
+            #[cfg(feature = "std")]
+            if let Some(panic) = self.wake_all() {
+                std::panic::resume_unwind(panic);
+            }
+            #[cfg(not(feature = "std"))]
             self.shared.task.wake();
         }
     }
 
-    /// Marks the limit as taken by a buffer.
+    /// A seat for a buffer: its hold on the limit, given back when dropped.
+    ///
+    /// # Panics
+    /// Without the `std` feature, if another buffer's seat on this limit is alive.
     #[track_caller]
-    pub(crate) fn attach(self) -> Self {
-        let taken = self.shared.attached.swap(true, Ordering::Relaxed);
-        assert!(!taken, "Limit: a limit steers one buffer only");
-        self
-    }
-
-    /// How many of `room` futures may start while `running` run. If the limit is what stops
-    /// them (it allows fewer than `room`), the task is registered first to be woken by a
-    /// raise, so a raise after this call wakes it.
-    #[inline(never)]
-    pub(crate) fn room(&self, running: usize, room: usize, cx: &mut Context<'_>) -> usize {
-        if self.get().saturating_sub(running) >= room {
-            return room;
+    pub(crate) fn attach(self) -> Seat {
+        let taken = self.shared.seats.fetch_add(1, Ordering::Relaxed);
+        #[cfg(not(feature = "std"))]
+        if taken > 0 {
+            self.shared.seats.fetch_sub(1, Ordering::Relaxed);
+            panic!("Limit: without the `std` feature a limit steers one buffer at a time");
         }
-        self.shared.task.register(cx.waker());
-        // SeqCst: pairs with the swap in `set` (see there): a raise this load misses wakes the
-        // task just registered.
-        let limit = self.shared.value.load(Ordering::SeqCst);
-        limit.saturating_sub(running).min(room)
+        #[cfg(feature = "std")]
+        {
+            let _ = taken;
+            let waker = Arc::new(AtomicWaker::new());
+            self.shared.lock_waiters().push(waker.clone());
+            Seat {
+                limit: self,
+                held: 0,
+                waker,
+            }
+        }
+        #[cfg(not(feature = "std"))]
+        Seat {
+            limit: self,
+            held: 0,
+        }
     }
 
-    /// Whether one more future may start while `running` run; if not, the task is registered
-    /// to be woken by a raise.
-    pub(crate) fn admits(&self, running: usize, cx: &mut Context<'_>) -> bool {
-        self.room(running, 1, cx) > 0
+    /// Takes up to `want` units of the budget; returns how many it took.
+    fn take(&self, want: usize) -> usize {
+        let shared = &*self.shared;
+        // SeqCst: a unit given back (`give`) or a raise (`set`) that this misses comes after
+        // the waiter's registration in their total order, and their wake finds it.
+        let mut used = shared.used.load(Ordering::SeqCst);
+        loop {
+            let free = shared.value.load(Ordering::SeqCst).saturating_sub(used);
+            let got = free.min(want);
+            if got == 0 {
+                return 0;
+            }
+            match shared.used.compare_exchange_weak(
+                used,
+                used + got,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return got,
+                Err(now) => used = now,
+            }
+        }
+    }
+
+    /// Gives `units` back to the budget, waking the other buffers that may wait for one.
+    fn give(&self, units: usize) {
+        // SeqCst: see `take`.
+        self.shared.used.fetch_sub(units, Ordering::SeqCst);
+        // One buffer alone gives back only in its own poll (or as it is dropped): it needs no
+        // wake. (Without `std` there is only one.)
+        #[cfg(feature = "std")]
+        if self.shared.seats.load(Ordering::SeqCst) > 1 {
+            // Another buffer's task's waker that panics is that task's: its panic is dropped
+            // here, where it would lose this buffer's output (the unit comes back as the
+            // output goes out).
+            drop(self.wake_all());
+        }
+    }
+
+    /// Wakes every buffer's task that registered since its last wake, each outside the lock
+    /// (a waker is user code, which may drop a buffer and so change the list), and each also
+    /// if one before it panics: returns the first panic.
+    #[cfg(feature = "std")]
+    fn wake_all(&self) -> Option<alloc::boxed::Box<dyn core::any::Any + Send>> {
+        use std::panic::{AssertUnwindSafe, catch_unwind};
+        let wakers = self.shared.lock_waiters().clone();
+        let mut first_panic = None;
+        for waker in wakers {
+            if let Err(panic) = catch_unwind(AssertUnwindSafe(|| waker.wake())) {
+                first_panic.get_or_insert(panic);
+            }
+        }
+        first_panic
+    }
+}
+
+#[cfg(feature = "std")]
+impl Shared {
+    fn lock_waiters(&self) -> std::sync::MutexGuard<'_, alloc::vec::Vec<Arc<AtomicWaker>>> {
+        // A panic under the lock leaves the list whole (each change is one push or removal).
+        self.waiters
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
 impl fmt::Debug for Limit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Limit").field(&self.get()).finish()
+        f.debug_struct("Limit")
+            .field("limit", &self.get())
+            .field("in_use", &self.in_use())
+            .finish()
+    }
+}
+
+/// A buffer's hold on a [`Limit`], for its concurrency or its window: the units it took of
+/// the budget (a concurrency's), and its own waker in the limit's list. Dropping it gives its
+/// units back and leaves the list.
+pub struct Seat {
+    limit: Limit,
+    held: usize,
+    #[cfg(feature = "std")]
+    waker: Arc<AtomicWaker>,
+}
+
+impl Seat {
+    /// The limit's value now.
+    pub(crate) fn get(&self) -> usize {
+        self.limit.get()
+    }
+
+    /// How many of `room` units may start while the buffer has `running` in use: the units it
+    /// holds beyond `running` are given back first, then up to `room` taken from the budget.
+    /// If the budget stops them, the task is registered first to be woken when a unit comes
+    /// back or the limit rises, so one after this call wakes it.
+    #[inline(never)]
+    pub(crate) fn room(&mut self, running: usize, room: usize, cx: &mut Context<'_>) -> usize {
+        self.settle(running);
+        let mut got = self.limit.take(room);
+        if got < room {
+            self.register(cx);
+            got += self.limit.take(room - got);
+        }
+        self.held += got;
+        got
+    }
+
+    /// The buffer has `running` units in use: those it holds beyond go back to the budget.
+    #[inline]
+    pub(crate) fn settle(&mut self, running: usize) {
+        if self.held > running {
+            let units = self.held - running;
+            self.held = running;
+            self.limit.give(units);
+        }
+    }
+
+    /// Whether one more may start while `running` are in use, against the limit's value
+    /// alone (a window's: not a budget shared with other buffers); if not, the task is
+    /// registered to be woken by a raise.
+    pub(crate) fn admits(&self, running: usize, cx: &mut Context<'_>) -> bool {
+        if self.limit.get() > running {
+            return true;
+        }
+        self.register(cx);
+        // SeqCst: see `Limit::set`.
+        self.limit.shared.value.load(Ordering::SeqCst) > running
+    }
+
+    /// Registers the task to be woken by a raise or a unit given back, then fences, so that
+    /// a load after this sees what came before that wake's store.
+    fn register(&self, cx: &mut Context<'_>) {
+        #[cfg(feature = "std")]
+        self.waker.register(cx.waker());
+        #[cfg(not(feature = "std"))]
+        self.limit.shared.task.register(cx.waker());
+        fence(Ordering::SeqCst);
+    }
+}
+
+impl Drop for Seat {
+    fn drop(&mut self) {
+        let shared = &*self.limit.shared;
+        #[cfg(feature = "std")]
+        shared
+            .lock_waiters()
+            .retain(|waker| !Arc::ptr_eq(waker, &self.waker));
+        shared.seats.fetch_sub(1, Ordering::SeqCst);
+        if self.held > 0 {
+            let units = core::mem::take(&mut self.held);
+            self.limit.give(units);
+        }
+    }
+}
+
+impl fmt::Debug for Seat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Seat")
+            .field("limit", &self.limit)
+            .field("held", &self.held)
+            .finish()
     }
 }
 
@@ -156,24 +350,24 @@ pub struct Fixed;
 /// The [`Steering`] of a buffer given a [`Limit`] for its concurrency, or its window, or both.
 #[derive(Debug, Default)]
 pub struct Steered {
-    concurrency: Option<Limit>,
-    window: Option<Limit>,
+    concurrency: Option<Seat>,
+    window: Option<Seat>,
 }
 
 impl Steering for Fixed {}
 impl Steering for Steered {}
 
-/// Both take a limit already [attached](Limit::attach): the public method that takes the
-/// user's limit attaches it itself, so that its panic names the user's line (a closure in
-/// between would lose `#[track_caller]`).
+/// Both take a seat already [taken](Limit::attach): the public method that takes the user's
+/// limit attaches it itself, so that its panic names the user's line (a closure in between
+/// would lose `#[track_caller]`). A seat they replace is dropped, its units given back.
 impl Steered {
-    pub(crate) fn with_concurrency(mut self, attached: Limit) -> Self {
-        self.concurrency = Some(attached);
+    pub(crate) fn with_concurrency(mut self, seat: Seat) -> Self {
+        self.concurrency = Some(seat);
         self
     }
 
-    pub(crate) fn with_window(mut self, attached: Limit) -> Self {
-        self.window = Some(attached);
+    pub(crate) fn with_window(mut self, seat: Seat) -> Self {
+        self.window = Some(seat);
         self
     }
 }
@@ -182,20 +376,20 @@ impl Steered {
 pub(crate) mod sealed {
     use core::task::Context;
 
-    use super::{Fixed, Limit, Steered};
+    use super::{Fixed, Seat, Steered};
 
     pub trait Sealed {
-        /// How many of `room` units (futures, or weight) may start while the buffer has `running`
-        /// in use. A buffer that starts fewer than it was granted, or whose futures finished,
-        /// calls [`settle`](Self::settle) with what it has in use after.
+        /// How many of `room` units (futures, or weight) may start while the buffer has
+        /// `running` in use. A buffer that starts fewer than it was granted, or whose futures
+        /// finished, calls [`settle`](Self::settle) with what it has in use after.
         fn room(&mut self, running: usize, room: usize, cx: &mut Context<'_>) -> usize;
         /// The buffer has `running` units in use now (after a refill, or an output).
         fn settle(&mut self, running: usize);
-        /// The concurrency's handle, if any.
-        fn concurrency(&self) -> Option<&Limit>;
-        /// The window's handle, if any.
-        fn window(&self) -> Option<&Limit>;
-        /// The same handles, as [`Steered`].
+        /// The concurrency's seat, if any.
+        fn concurrency(&self) -> Option<&Seat>;
+        /// The window's seat, if any.
+        fn window(&self) -> Option<&Seat>;
+        /// The same seats, as [`Steered`].
         fn steered(self) -> Steered;
     }
 
@@ -209,12 +403,12 @@ pub(crate) mod sealed {
         fn settle(&mut self, _: usize) {}
 
         #[inline(always)]
-        fn concurrency(&self) -> Option<&Limit> {
+        fn concurrency(&self) -> Option<&Seat> {
             None
         }
 
         #[inline(always)]
-        fn window(&self) -> Option<&Limit> {
+        fn window(&self) -> Option<&Seat> {
             None
         }
 
@@ -226,20 +420,24 @@ pub(crate) mod sealed {
     impl Sealed for Steered {
         #[inline]
         fn room(&mut self, running: usize, room: usize, cx: &mut Context<'_>) -> usize {
-            match &self.concurrency {
-                Some(limit) => limit.room(running, room, cx),
+            match &mut self.concurrency {
+                Some(seat) => seat.room(running, room, cx),
                 None => room,
             }
         }
 
         #[inline]
-        fn settle(&mut self, _: usize) {}
+        fn settle(&mut self, running: usize) {
+            if let Some(seat) = &mut self.concurrency {
+                seat.settle(running);
+            }
+        }
 
-        fn concurrency(&self) -> Option<&Limit> {
+        fn concurrency(&self) -> Option<&Seat> {
             self.concurrency.as_ref()
         }
 
-        fn window(&self) -> Option<&Limit> {
+        fn window(&self) -> Option<&Seat> {
             self.window.as_ref()
         }
 

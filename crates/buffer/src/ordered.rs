@@ -9,7 +9,7 @@ use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
 use pinfold_arena::Budget;
 
-use crate::limit::{Fixed, Limit, Steered, Steering};
+use crate::limit::{Fixed, Limit, Seat, Steered, Steering};
 use crate::progress::ProgressStream;
 use crate::ring::ReorderRing;
 use crate::running::Running;
@@ -438,7 +438,7 @@ where
 /// Before a `Pending`: if the window follows a handle and is full, asks the handle to wake the
 /// task on a raise (and wakes it now if a raise came since the window was read).
 fn park<T>(
-    window_limit: Option<&Limit>,
+    window_limit: Option<&Seat>,
     ring: &ReorderRing<T>,
     window: Option<usize>,
     cx: &mut Context<'_>,

@@ -8,7 +8,7 @@ use futures_core::Stream;
 use pin_project::pin_project;
 use pinfold_arena::{Arena, Budget, Key, Step, Storage};
 
-use crate::limit::{Fixed, Limit, Steered, Steering};
+use crate::limit::{Fixed, Seat, Steered, Steering};
 
 /// The source of futures and the futures running, at most `concurrency` of them (the arena's
 /// capacity), and fewer while a [`Limit`] of its [`Steering`] says so.
@@ -47,8 +47,8 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
         }
     }
 
-    /// The handle of the window, if one was given.
-    pub(crate) fn window_limit(&self) -> Option<&Limit> {
+    /// The seat on the window's handle, if one was given.
+    pub(crate) fn window_limit(&self) -> Option<&Seat> {
         self.steering.window()
     }
 
@@ -120,9 +120,10 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
         key: Key,
         take: impl FnOnce(Pin<&mut T>) -> Option<R>,
     ) -> Option<R> {
-        let arena = self.project().arena;
-        let out = take(arena.get_pin_mut(key)?)?;
-        arena.remove(key);
+        let this = self.project();
+        let out = take(this.arena.get_pin_mut(key)?)?;
+        this.arena.remove(key);
+        this.steering.settle(this.arena.len());
         Some(out)
     }
 
@@ -150,6 +151,8 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
                 Poll::Pending => break,
             }
         }
+        // The units granted for futures the source did not give go back.
+        this.steering.settle(this.arena.len());
     }
 
     /// Polls the running futures that were woken, until one gives an output.
@@ -164,9 +167,12 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
         budget: &mut Budget,
         poll: &mut impl FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     ) -> Poll<Option<R>> {
-        self.project()
-            .arena
-            .poll_with_budget(cx, budget, poll)
-            .map(|polled| polled.map(|(_, out)| out))
+        let this = self.project();
+        let polled = this.arena.poll_with_budget(cx, budget, poll);
+        if let Poll::Ready(Some(_)) = polled {
+            // The finished future's unit goes back, for the other buffers of a shared limit.
+            this.steering.settle(this.arena.len());
+        }
+        polled.map(|polled| polled.map(|(_, out)| out))
     }
 }

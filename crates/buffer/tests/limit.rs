@@ -7,12 +7,12 @@ mod support;
 use std::future::pending;
 use std::pin::pin;
 use std::sync::{Arc, Mutex};
-use std::task::Poll;
+use std::task::{Poll, Waker};
 use std::time::Duration;
 
 use futures_util::{StreamExt, stream};
 use pinfold_buffer::{BufferExt, Limit, TryBufferExt};
-use support::{CountingSource, Gate, Gauge, counting_waker, poll_with, settle};
+use support::{CountingSource, Gate, Gauge, counting_waker, poll_once, poll_with, settle};
 use tokio::time::sleep;
 
 /// 40 futures of 10 ms through `unordered_buffer(8)` under a limit of 8, lowered to 3 after the
@@ -191,12 +191,137 @@ fn a_limit_of_zero_panics() {
     Limit::new(3).set(0);
 }
 
+/// A limit given to a second buffer while the first runs steers both, as one budget; the
+/// first dropped, the second has it all.
 #[test]
-#[should_panic = "Limit: a limit steers one buffer only"]
-fn a_limit_steers_one_buffer() {
+fn a_limit_steers_several_buffers() {
     let limit = Limit::new(2);
-    let _first = stream::iter([async {}])
+    let first = stream::iter([async {}])
         .unordered_buffer(2)
         .limit(limit.clone());
-    let _second = stream::iter([async {}]).unordered_buffer(2).limit(limit);
+    let second = stream::iter([1, 2].map(std::future::ready))
+        .ordered_buffer(2)
+        .limit(limit.clone());
+    drop(first);
+    let outputs = futures_executor::block_on(second.collect::<Vec<_>>());
+    assert_eq!(outputs, [1, 2]);
+    assert_eq!(limit.in_use(), 0);
+}
+
+/// A task's waker that panics at each wake, and counts them.
+struct PanicsOnWake(std::sync::atomic::AtomicUsize);
+
+impl std::task::Wake for PanicsOnWake {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        panic!("the task's waker panics");
+    }
+}
+
+/// Two buffers share a limit of 1. The second waits for the unit with a waker that panics.
+/// When the first's future finishes, its unit goes back and the second's waker panics: the
+/// first's output still comes out of that poll, and the second, polled again, runs.
+#[test]
+fn a_waiting_buffers_panicking_waker_loses_no_output_of_the_one_giving_back() {
+    let limit = Limit::new(1);
+    let (gate, state) = support::Gate::new(7);
+    let mut first = stream::iter([gate])
+        .unordered_buffer(2)
+        .limit(limit.clone());
+    let mut second = stream::iter([async { 8 }])
+        .unordered_buffer(2)
+        .limit(limit.clone());
+    assert!(poll_once(&mut first).is_pending());
+    let panicking = Arc::new(PanicsOnWake(Default::default()));
+    let panicking_waker = Waker::from(panicking.clone());
+    assert!(poll_with(&mut second, &panicking_waker).is_pending());
+    state.open();
+    assert_eq!(poll_once(&mut first), Poll::Ready(Some(7)));
+    assert_eq!(panicking.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(poll_once(&mut second), Poll::Ready(Some(8)));
+    assert_eq!(poll_once(&mut first), Poll::Ready(None));
+    assert_eq!(poll_once(&mut second), Poll::Ready(None));
+    assert_eq!(limit.in_use(), 0);
+}
+
+/// Two buffers wait for a raise, the first with a waker that panics: the raise wakes the
+/// second too, and then the panic comes out of `set`.
+#[test]
+fn a_raise_wakes_every_buffer_when_a_waker_panics() {
+    let limit = Limit::new(1);
+    let mut holder = stream::iter([std::future::pending::<()>()])
+        .unordered_buffer(1)
+        .limit(limit.clone());
+    assert!(poll_once(&mut holder).is_pending());
+    let mut first = stream::iter([async {}])
+        .unordered_buffer(1)
+        .limit(limit.clone());
+    let mut second = stream::iter([async {}])
+        .unordered_buffer(1)
+        .limit(limit.clone());
+    let panicking = Arc::new(PanicsOnWake(Default::default()));
+    let (counting, wakes) = counting_waker();
+    assert!(poll_with(&mut first, &Waker::from(panicking.clone())).is_pending());
+    assert!(poll_with(&mut second, &counting).is_pending());
+    let raised = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| limit.set(3)));
+    assert!(raised.is_err());
+    assert_eq!(panicking.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+    assert_eq!(wakes.count(), 1);
+    assert_eq!(limit.get(), 3);
+    assert_eq!(poll_once(&mut second), Poll::Ready(Some(())));
+    assert_eq!(poll_once(&mut first), Poll::Ready(Some(())));
+}
+
+/// Four buffers on four threads share a limit of 3, each running 2,000 futures that yield
+/// once: together they never run more than 3, and each ends (a unit given back, or a raise,
+/// always wakes a buffer waiting for one: a lost wake would hang a thread, which the
+/// receive's timeout reports).
+#[test]
+#[cfg_attr(miri, ignore)]
+fn buffers_on_several_threads_share_one_limit() {
+    let limit = Limit::new(3);
+    let gauge = Gauge::default();
+    let (done, finished) = std::sync::mpsc::channel();
+    for thread in 0..4 {
+        let (limit, gauge, done) = (limit.clone(), gauge.clone(), done.clone());
+        std::thread::spawn(move || {
+            let count = futures_executor::block_on(
+                stream::iter(0..2_000)
+                    .map(|_| {
+                        let gauge = gauge.clone();
+                        async move {
+                            let _running = gauge.enter();
+                            let mut yielded = false;
+                            std::future::poll_fn(|cx| {
+                                if std::mem::replace(&mut yielded, true) {
+                                    return Poll::Ready(());
+                                }
+                                cx.waker().wake_by_ref();
+                                Poll::Pending
+                            })
+                            .await;
+                        }
+                    })
+                    .unordered_buffer(4)
+                    .limit(limit)
+                    .count(),
+            );
+            done.send((thread, count)).unwrap();
+        });
+    }
+    // A raise and a lowering while they run.
+    limit.set(5);
+    limit.set(3);
+    for _ in 0..4 {
+        let (_, count) = finished
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a buffer waiting for a unit was never woken");
+        assert_eq!(count, 2_000);
+    }
+    assert!(gauge.max() <= 5, "{} ran at once", gauge.max());
+    assert_eq!(limit.in_use(), 0);
 }
