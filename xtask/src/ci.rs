@@ -175,6 +175,30 @@ pub(crate) const STEPS: &[Step] = &[
         },
     },
     Step {
+        name: "real-io",
+        about: "examples/real-io: 60 pages over loopback HTTP into SQLite, and weighted under load (a budget of 120 s)",
+        only_if: Some("examples/real-io/Cargo.toml"),
+        frees: &["real-io"],
+        run: |workspace| {
+            passed(
+                workspace
+                    .cargo(&[
+                        "run",
+                        "--release",
+                        "--locked",
+                        "--manifest-path",
+                        "examples/real-io/Cargo.toml",
+                        "--",
+                        "60",
+                        "8",
+                        "10",
+                    ])
+                    .env("CARGO_TARGET_DIR", workspace.target_dir("real-io"))
+                    .env("PINFOLD_REAL_IO_BUDGET_MS", "120000"),
+            )
+        },
+    },
+    Step {
         name: "valgrind",
         about: "cargo xtask valgrind (SKIPPED if valgrind is not installed)",
         only_if: Some("reliability/Cargo.toml"),

@@ -277,8 +277,8 @@ impl<C: Clock> Adaptive<C> {
     /// An adaptive limit with `settings`, measured on `clock`.
     ///
     /// # Panics
-    /// Unless `1 <= min <= initial <= max`, `tolerance >= 1` and `0 < backoff < 1`, with a
-    /// message that says which.
+    /// Unless `1 <= min <= initial <= max`, `tolerance >= 1`, `0 < backoff < 1` and
+    /// `baseline_rounds >= 1`, with a message that says which.
     ///
     /// # Example
     ///

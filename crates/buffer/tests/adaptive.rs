@@ -147,3 +147,13 @@ fn settings_out_of_order_panic() {
     };
     let _ = Adaptive::with_clock(settings, || Duration::ZERO);
 }
+
+#[test]
+#[should_panic = "Adaptive: baseline_rounds must be at least 1"]
+fn a_baseline_of_no_rounds_panics() {
+    let settings = AdaptiveSettings {
+        baseline_rounds: 0,
+        ..AdaptiveSettings::new(8)
+    };
+    let _ = Adaptive::with_clock(settings, || Duration::ZERO);
+}
