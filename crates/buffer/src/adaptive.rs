@@ -165,7 +165,7 @@ impl AdaptiveSettings {
 /// or its latency exceeds `tolerance × baseline`. On each finished future:
 ///
 /// - **No congestion**: the limit grows, if it is what holds the futures back: only while at
-///   least half of it is running (so a limit does not climb while the application, not the
+///   least half of it is in use (so a limit does not climb while the application, not the
 ///   backend, is what is slow, to let a later burst run into the backend all at once). In
 ///   the *slow start*, until the first congestion, by 1 per future (so it doubles each round
 ///   of futures); after it, by `1 / limit` per future (by 1 each round).
@@ -352,10 +352,9 @@ impl<C: Clock> Adaptive<C> {
         let shared = &*self.shared;
         let latency = shared.clock.now().saturating_sub(started.at);
         let settings = &shared.settings;
-        // How many run: the more of those running now (this one included) and those running
-        // when it started, so that the last of futures that finish together still counts
-        // those it ran beside. Relaxed: a count a little off only moves when the limit grows.
-        let running = (shared.running.load(Ordering::Relaxed) + 1).max(started.load);
+        // The units of the limit in use (the futures the buffers it steers run, or their
+        // weights), this future's own included: it is given back once its output is out.
+        let in_use = shared.limit.in_use();
         let mut state = shared.lock();
         if !failed {
             state.observe(latency, started.load, settings.baseline_rounds);
@@ -373,7 +372,7 @@ impl<C: Clock> Adaptive<C> {
             state.limit = (state.limit * settings.backoff).max(settings.min as f64);
             state.slow_start = false;
             shared.cuts.store(cuts + 1, Ordering::Relaxed);
-        } else if running * 2 >= state.limit as usize {
+        } else if in_use * 2 >= state.limit as usize {
             let step = if state.slow_start {
                 1.0
             } else {
@@ -471,12 +470,11 @@ impl<F: Future, C: Clock> Future for Measured<F, C> {
             // Relaxed: a stale count only means this future may not cut (or cut once more).
             cuts: shared.cuts.load(Ordering::Relaxed),
             // Relaxed: a count, read for the growth rule only.
+            // Relaxed: a count, for the baseline's load.
             load: shared.running.fetch_add(1, Ordering::Relaxed) + 1,
         });
         let out = core::task::ready!(this.future.poll(cx));
         *this.started = None;
-        // Counted out before the record, which reads how many still run (this one included
-        // by the `+ 1` there would double it).
         shared.running.fetch_sub(1, Ordering::Relaxed);
         this.adaptive.record(started, (this.failed)(&out));
         Poll::Ready(out)
