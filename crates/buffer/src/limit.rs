@@ -314,16 +314,18 @@ impl Seat {
 
 impl Drop for Seat {
     fn drop(&mut self) {
+        // The units first, while this seat still counts: a buffer left alone with them must
+        // be woken too (`give` wakes only when another seat is taken).
+        if self.held > 0 {
+            let units = core::mem::take(&mut self.held);
+            self.limit.give(units);
+        }
         let shared = &*self.limit.shared;
         #[cfg(feature = "std")]
         shared
             .lock_waiters()
             .retain(|waker| !Arc::ptr_eq(waker, &self.waker));
         shared.seats.fetch_sub(1, Ordering::SeqCst);
-        if self.held > 0 {
-            let units = core::mem::take(&mut self.held);
-            self.limit.give(units);
-        }
     }
 }
 

@@ -325,3 +325,21 @@ fn buffers_on_several_threads_share_one_limit() {
     assert!(gauge.max() <= 5, "{} ran at once", gauge.max());
     assert_eq!(limit.in_use(), 0);
 }
+
+/// A buffer that waits for the unit another holds is woken when that other is dropped.
+#[test]
+fn dropping_a_buffer_wakes_the_one_waiting_for_its_units() {
+    let limit = Limit::new(1);
+    let mut holder = stream::iter([std::future::pending::<()>()])
+        .unordered_buffer(1)
+        .limit(limit.clone());
+    assert!(poll_once(&mut holder).is_pending());
+    let mut waiting = stream::iter([async { 5 }])
+        .unordered_buffer(1)
+        .limit(limit.clone());
+    let (waker, wakes) = counting_waker();
+    assert!(poll_with(&mut waiting, &waker).is_pending());
+    drop(holder);
+    assert_eq!(wakes.count(), 1);
+    assert_eq!(poll_once(&mut waiting), Poll::Ready(Some(5)));
+}
