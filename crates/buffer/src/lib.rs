@@ -64,6 +64,10 @@
 //! - [`BufferExt`]: [`ordered_buffer(n)`](BufferExt::ordered_buffer) gives an
 //!   [`OrderedBuffer`], [`unordered_buffer(n)`](BufferExt::unordered_buffer) an
 //!   [`UnorderedBuffer`]. Each type's docs state its order and its memory.
+//! - [`BufferExt`]'s [`future_queue(max_weight)`](BufferExt::future_queue) gives a
+//!   [`FutureQueue`], [`future_queue_grouped`](BufferExt::future_queue_grouped) a
+//!   [`FutureQueueGrouped`]: the `future-queue` crate's unordered buffers, whose futures
+//!   each have a weight (and a group), within a max weight (and each group's).
 //! - [`TryBufferExt`]: both buffers over a [`TryStream`](futures_core::TryStream) of
 //!   [`TryFuture`](futures_core::TryFuture)s, as futures-util's `try_buffered` and
 //!   `try_buffer_unordered`, with the place of a source error in the order.
