@@ -19,57 +19,10 @@ use pinfold_arena::{GrowableArena, Key, Step, Storage};
 use crate::limit::{Fixed, Limit, Steered, Steering};
 use crate::progress::ProgressStream;
 use crate::unordered::{FutureOrOutput, FutureOrOutputProj};
-use crate::weights::{Admission, Charge, GroupTable, Grouping, Groups, Ungrouped, Weights};
-
-/// An item of the source of [`future_queue`](crate::BufferExt::future_queue): a weight and
-/// a future, `(usize, F)`. Sealed; implemented for those tuples only.
-pub trait WeightedFuture: sealed::Sealed {
-    /// The future.
-    type Future: Future;
-
-    /// The weight and the future.
-    fn into_parts(self) -> (usize, Self::Future);
-}
-
-impl<F: Future> sealed::Sealed for (usize, F) {}
-
-impl<F: Future> WeightedFuture for (usize, F) {
-    type Future = F;
-
-    #[inline]
-    fn into_parts(self) -> (usize, F) {
-        self
-    }
-}
-
-/// An item of the source of [`future_queue_grouped`](crate::BufferExt::future_queue_grouped):
-/// a weight, a group if any, and a future, `(usize, Option<Q>, F)`. Sealed; implemented for
-/// those tuples only.
-pub trait GroupedWeightedFuture: sealed::Sealed {
-    /// The future.
-    type Future: Future;
-    /// What names a group (`Q`, which the groups' keys `K` borrow as).
-    type Group;
-
-    /// The weight, the group and the future.
-    fn into_parts(self) -> (usize, Option<Self::Group>, Self::Future);
-}
-
-impl<Q, F: Future> sealed::Sealed for (usize, Option<Q>, F) {}
-
-impl<Q, F: Future> GroupedWeightedFuture for (usize, Option<Q>, F) {
-    type Future = F;
-    type Group = Q;
-
-    #[inline]
-    fn into_parts(self) -> (usize, Option<Q>, F) {
-        self
-    }
-}
-
-mod sealed {
-    pub trait Sealed {}
-}
+use crate::weights::{
+    Admission, Charge, GroupTable, GroupedWeightedFuture, Grouping, Groups, Ungrouped,
+    WeightedFuture, Weights,
+};
 
 /// A future in its arena slot (or its output, once it finished while the queue was driven),
 /// and what it counts against the limits until its output is taken.

@@ -177,7 +177,7 @@ use futures_core::Stream;
 pub use adaptive::{Adaptive, AdaptiveSettings, Clock, Measured, SystemClock};
 pub use driven::Driven;
 pub use for_each::{ConcurrentForEach, ConcurrentForEachExt};
-pub use future_queue::{FutureQueue, FutureQueueGrouped, GroupedWeightedFuture, WeightedFuture};
+pub use future_queue::{FutureQueue, FutureQueueGrouped};
 pub use iter::{IterStream, iter_stream};
 pub use limit::{Fixed, Limit, Steered, Steering};
 pub use ordered::OrderedBuffer;
@@ -185,6 +185,7 @@ pub use ordered_set::{FuturesOrdered, FuturesOrderedBounded, OrderedSet};
 pub use progress::{DriveWhile, ForEachDriven, ProgressStream, ProgressStreamExt};
 pub use try_buffer::{TryBufferExt, TryOrderedBuffer, TryUnorderedBuffer};
 pub use unordered::UnorderedBuffer;
+pub use weights::{GroupedWeightedFuture, WeightedFuture};
 
 /// Adapters that run the futures of a stream concurrently on the waker-slot arena. See the
 /// crate documentation for what both guarantee ([*The shared rules*](crate#the-shared-rules),

@@ -1,8 +1,10 @@
 //! [`Weights`]: what a future queue has running, by weight, against its max weight and its
-//! groups' max weights, and the queues of the futures that wait for their group's room.
+//! groups' max weights, and the queues of the futures that wait for their group's room; and
+//! what the queues' sources give ([`WeightedFuture`], [`GroupedWeightedFuture`]).
 
 use core::borrow::Borrow;
 use core::fmt;
+use core::future::Future;
 use core::hash::Hash;
 use core::task::Context;
 
@@ -11,6 +13,56 @@ use alloc::vec::Vec;
 use hashbrown::HashMap;
 
 use crate::limit::Steering;
+
+/// An item of the source of [`future_queue`](crate::BufferExt::future_queue): a weight and
+/// a future, `(usize, F)`. Sealed; implemented for those tuples only.
+pub trait WeightedFuture: sealed::Sealed {
+    /// The future.
+    type Future: Future;
+
+    /// The weight and the future.
+    fn into_parts(self) -> (usize, Self::Future);
+}
+
+impl<F: Future> sealed::Sealed for (usize, F) {}
+
+impl<F: Future> WeightedFuture for (usize, F) {
+    type Future = F;
+
+    #[inline]
+    fn into_parts(self) -> (usize, F) {
+        self
+    }
+}
+
+/// An item of the source of [`future_queue_grouped`](crate::BufferExt::future_queue_grouped):
+/// a weight, a group if any, and a future, `(usize, Option<Q>, F)`. Sealed; implemented for
+/// those tuples only.
+pub trait GroupedWeightedFuture: sealed::Sealed {
+    /// The future.
+    type Future: Future;
+    /// What names a group (`Q`, which the groups' keys `K` borrow as).
+    type Group;
+
+    /// The weight, the group and the future.
+    fn into_parts(self) -> (usize, Option<Self::Group>, Self::Future);
+}
+
+impl<Q, F: Future> sealed::Sealed for (usize, Option<Q>, F) {}
+
+impl<Q, F: Future> GroupedWeightedFuture for (usize, Option<Q>, F) {
+    type Future = F;
+    type Group = Q;
+
+    #[inline]
+    fn into_parts(self) -> (usize, Option<Q>, F) {
+        self
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
 
 /// What one future counts against the limits while it runs (and while its output waits in its
 /// slot): its weight clamped to the max weight when it started, and, in a group, its weight
@@ -85,7 +137,7 @@ pub(crate) trait Groups<Fut> {
 #[derive(Debug)]
 pub(crate) struct Ungrouped;
 
-impl<I: crate::WeightedFuture> Grouping<I, I::Future> for Ungrouped {
+impl<I: WeightedFuture> Grouping<I, I::Future> for Ungrouped {
     #[inline]
     fn split(&self, item: I) -> (usize, Option<usize>, I::Future) {
         let (weight, future) = item.into_parts();
@@ -150,7 +202,7 @@ where
 
 impl<K, I> Grouping<I, I::Future> for GroupTable<K, I::Future>
 where
-    I: crate::GroupedWeightedFuture,
+    I: GroupedWeightedFuture,
     K: Borrow<I::Group> + Eq + Hash + fmt::Debug,
     I::Group: Eq + Hash + fmt::Debug,
 {
