@@ -412,14 +412,14 @@ fn an_unknown_group_panics_and_the_queue_goes_on() {
 
 // future-queue's test cases.
 
-/// Ported from future-queue's `tests/test_properties.rs`, `test_examples`, first case: one
+/// Ported from future-queue's `tests/integration/properties.rs`, `test_examples`, first case: one
 /// future of weight 0 (no delays) under a max weight of 1.
 #[test]
 fn ported_test_examples_weight_0_future_queue() {
     assert_eq!(run(1, &[job(0, None, 0)]), [ms(0)]);
 }
 
-/// Ported from future-queue's `tests/test_properties.rs`, `test_examples`, second case: one
+/// Ported from future-queue's `tests/integration/properties.rs`, `test_examples`, second case: one
 /// ungrouped future of weight 0 under a max weight of 1, four groups of max weight 1.
 #[test]
 fn ported_test_examples_weight_0_future_queue_grouped() {
@@ -429,9 +429,10 @@ fn ported_test_examples_weight_0_future_queue_grouped() {
 }
 
 /// A random workload as future-queue's property tests draw them: a max weight in `1..64`, up
-/// to 512 futures (fewer under Miri) of weight `0..8`, each given by the source after a delay
-/// of `0..1000` ms and running `0..1000` ms, and (grouped) each in one of four groups (or
-/// none) of max weight `1..64`.
+/// to 512 futures (fewer under Miri) of weight `0..8`, each running `0..1000` ms and given by
+/// the source after a delay that is mostly none or short, so that they come in bursts (6 in 10
+/// none, 3 in 10 `1..20` ms, 1 in 10 `0..1000` ms), and (grouped) each in one of four groups
+/// (or none) of max weight `1..64`.
 fn random_workload(rng: &mut XorShift, grouped: bool) -> (usize, Vec<(Group, usize)>, Vec<Job>) {
     let max = 1 + rng.below(63);
     let groups = GROUPS
@@ -453,14 +454,18 @@ fn random_workload(rng: &mut XorShift, grouped: bool) -> (usize, Vec<(Group, usi
             } else {
                 None
             },
-            arrive_ms: rng.up_to(999),
+            arrive_ms: match rng.below(10) {
+                0..6 => 0,
+                6..9 => 1 + rng.up_to(18),
+                _ => rng.up_to(999),
+            },
             run_ms: rng.up_to(999),
         })
         .collect();
     (max, groups, jobs)
 }
 
-/// Ported from future-queue's `tests/test_properties.rs`, `proptest_future_queue`, with its
+/// Ported from future-queue's `tests/integration/properties.rs`, `proptest_future_queue`, with its
 /// checks: futures start in the order of the source, the weight running never goes over the
 /// max weight, every future finishes, and the current weight is 0 at the end. Random
 /// workloads from fixed seeds in place of proptest's.
@@ -478,7 +483,7 @@ fn ported_proptest_future_queue() {
     }
 }
 
-/// Ported from future-queue's `tests/test_properties.rs`, `proptest_future_queue_grouped`,
+/// Ported from future-queue's `tests/integration/properties.rs`, `proptest_future_queue_grouped`,
 /// with its checks: neither the max weight nor a group's is exceeded, every future finishes,
 /// and the current weights are 0 at the end; the groups are keyed by `Arc<Group>`, as there,
 /// so that items name them through `Borrow`. Random workloads from fixed seeds in place of
@@ -508,6 +513,84 @@ fn ported_proptest_future_queue_grouped() {
             );
         }
     }
+}
+
+/// Ported from future-queue's `tests/integration/group_weights.rs`,
+/// `group_weights_track_running_futures`: the weights of each group follow its futures as
+/// they start and finish, a weight above a group's max weight counts as it there (and as
+/// itself against the max weight), and an unknown group has no weights.
+#[test]
+fn ported_group_weights_track_running_futures() {
+    use futures_channel::oneshot;
+    let (send_small, receive_small) = oneshot::channel::<()>();
+    let (send_large, receive_large) = oneshot::channel::<()>();
+    let items = [
+        (2, Some("group1"), receive_small),
+        (7, Some("group2"), receive_large),
+    ];
+    let mut queue = stream::iter(items).future_queue_grouped(10, [("group1", 5), ("group2", 3)]);
+    assert_eq!(queue.current_group_weight("group1"), Some(0));
+    assert_eq!(queue.current_group_weight("group2"), Some(0));
+    assert_eq!(queue.max_group_weight("group1"), Some(5));
+    assert_eq!(queue.max_group_weight("group2"), Some(3));
+    assert_eq!(queue.current_group_weight("unknown"), None);
+    assert_eq!(queue.max_group_weight("unknown"), None);
+
+    assert_eq!(poll_once(&mut queue), Poll::Pending);
+    assert_eq!(queue.current_group_weight("group1"), Some(2));
+    assert_eq!(queue.current_group_weight("group2"), Some(3));
+    assert_eq!(queue.current_global_weight(), 9);
+
+    send_small.send(()).unwrap();
+    assert_eq!(futures_executor::block_on(queue.next()), Some(Ok(())));
+    assert_eq!(queue.current_group_weight("group1"), Some(0));
+    assert_eq!(queue.current_group_weight("group2"), Some(3));
+    send_large.send(()).unwrap();
+    assert_eq!(futures_executor::block_on(queue.next()), Some(Ok(())));
+    assert_eq!(queue.current_group_weight("group2"), Some(0));
+    assert_eq!(futures_executor::block_on(queue.next()), None);
+}
+
+/// Ported from future-queue's `tests/integration/stream_wakeups.rs`,
+/// `grouped_picks_up_items_arriving_while_futures_run`: an item the source gives while a
+/// future runs starts at once, not when that future finishes.
+#[tokio::test(start_paused = true)]
+#[cfg_attr(miri, ignore)]
+async fn ported_grouped_picks_up_items_arriving_while_futures_run() {
+    fn item(
+        weight: usize,
+        group: Option<&'static str>,
+        name: &'static str,
+        delay: Duration,
+    ) -> (usize, Option<&'static str>, BoxFuture<&'static str>) {
+        (
+            weight,
+            group,
+            Box::pin(async move {
+                sleep(delay).await;
+                name
+            }),
+        )
+    }
+    type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+    let (send, receive) = futures_channel::mpsc::unbounded();
+    let mut queue = receive.future_queue_grouped(4, [("group1", 1)]);
+    let start = Instant::now();
+    send.unbounded_send(item(1, None, "long", Duration::from_secs(100)))
+        .unwrap();
+    let late = send.clone();
+    tokio::spawn(async move {
+        sleep(Duration::from_secs(1)).await;
+        late.unbounded_send(item(1, Some("group1"), "late", ms(10)))
+            .unwrap();
+    });
+    drop(send);
+    assert_eq!(queue.next().await, Some("late"));
+    assert_eq!(start.elapsed(), ms(1010));
+    assert_eq!(queue.next().await, Some("long"));
+    assert_eq!(start.elapsed(), Duration::from_secs(100));
+    assert_eq!(queue.next().await, None);
 }
 
 /// Ported from future-queue's crate example of `future_queue` (`src/lib.rs`): two channels of
