@@ -20,8 +20,7 @@ use crate::limit::{Fixed, Limit, Steered, Steering};
 use crate::progress::ProgressStream;
 use crate::unordered::{FutureOrOutput, FutureOrOutputProj};
 use crate::weights::{
-    Admission, Charge, GroupTable, GroupedWeightedFuture, Grouping, Groups, Ungrouped,
-    WeightedFuture, Weights,
+    Charge, GroupTable, GroupedWeightedFuture, Grouping, Groups, Ungrouped, WeightedFuture, Weights,
 };
 
 /// A future in its arena slot (or its output, once it finished while the queue was driven),
@@ -122,17 +121,28 @@ where
             insert(arena, charge, future);
         });
         loop {
-            let entry = match this.waiting.take() {
-                Some(entry) => entry,
+            // The future waiting is looked at in place, and taken only once it fits.
+            let (global, entry) = match this.waiting.as_ref() {
+                Some(waiting) => {
+                    let Some(global) = this.weights.admits(waiting.weight, cx) else {
+                        return;
+                    };
+                    (global, this.waiting.take().expect("a future waits"))
+                }
                 None if *this.source_done => return,
                 None => match this.source.as_mut().poll_next(cx) {
                     Poll::Ready(Some(item)) => {
                         let (weight, group, future) = this.weights.grouping().split(item);
-                        Entry {
+                        let entry = Entry {
                             weight,
                             group,
                             future,
-                        }
+                        };
+                        let Some(global) = this.weights.admits(weight, cx) else {
+                            *this.waiting = Some(entry);
+                            return;
+                        };
+                        (global, entry)
                     }
                     Poll::Ready(None) => {
                         *this.source_done = true;
@@ -141,16 +151,11 @@ where
                     Poll::Pending => return,
                 },
             };
-            match this
-                .weights
-                .admit(entry.weight, entry.group, entry.future, cx)
+            if let Some((charge, future)) =
+                this.weights
+                    .place(global, entry.weight, entry.group, entry.future)
             {
-                Admission::Start(charge, future) => insert(arena, charge, future),
-                Admission::Queued => {}
-                Admission::Wait(future) => {
-                    *this.waiting = Some(Entry { future, ..entry });
-                    return;
-                }
+                insert(arena, charge, future);
             }
         }
     }

@@ -282,16 +282,6 @@ pub(crate) struct Weights<G, S> {
     queued: usize,
 }
 
-/// What [`Weights::admit`] decided for a future.
-pub(crate) enum Admission<Fut> {
-    /// Start it, with this charge.
-    Start(Charge, Fut),
-    /// It went to the back of its group's queue.
-    Queued,
-    /// It does not fit the max weight now: keep it and try again later.
-    Wait(Fut),
-}
-
 impl<G, S: Steering> Weights<G, S> {
     pub(crate) fn new(max: usize, groups: G, steering: S) -> Self {
         Self {
@@ -346,36 +336,39 @@ impl<G, S: Steering> Weights<G, S> {
         self.global.steering.settle(self.global.running);
     }
 
-    /// Decides for a future from the source, of `weight` in `group`: it starts if it fits both
-    /// limits; it joins its group's queue if it fits the max weight but not its group (or its
-    /// group has futures waiting already, which start first); it waits otherwise (the source's
-    /// futures start in the order they come, so no later one is taken meanwhile).
-    pub(crate) fn admit<Fut>(
+    /// `weight` clamped to the max weight now, if a future of that weight fits beside what
+    /// runs. The caller starts the future ([`place`](Self::place)) when it gets `Some`.
+    pub(crate) fn admits(&mut self, weight: usize, cx: &mut Context<'_>) -> Option<usize> {
+        self.global.admits(weight, cx)
+    }
+
+    /// Places a future from the source, of `weight` in `group`, which [`admits`](Self::admits)
+    /// let in at `global`: it starts (the charge and the future are given back to start it) if
+    /// its group has room for it too, or has none; otherwise it joins the back of its group's
+    /// queue, as it does while the queue is not empty (whose futures start first).
+    pub(crate) fn place<Fut>(
         &mut self,
+        global: usize,
         weight: usize,
         group: Option<usize>,
         future: Fut,
-        cx: &mut Context<'_>,
-    ) -> Admission<Fut>
+    ) -> Option<(Charge, Fut)>
     where
         G: Groups<Fut>,
     {
-        let Some(global) = self.global.admits(weight, cx) else {
-            return Admission::Wait(future);
-        };
         let Some(at) = group else {
-            return Admission::Start(self.charge(global, 0, NO_GROUP), future);
+            return Some((self.charge(global, 0, NO_GROUP), future));
         };
         let target = &mut self.groups.slice_mut()[at];
         match target.admits(weight) {
             Some(group_weight) if target.queued.is_empty() => {
-                Admission::Start(self.charge(global, group_weight, at), future)
+                Some((self.charge(global, group_weight, at), future))
             }
             _ => {
                 target.queued.push_back((weight, future));
                 self.queued += 1;
                 self.global.steering.settle(self.global.running);
-                Admission::Queued
+                None
             }
         }
     }
