@@ -676,6 +676,50 @@ fn a_raised_limit_wakes_a_queue_that_waits_for_it() {
     assert_eq!(queue.current_weight(), 2);
 }
 
+#[test]
+fn a_lowered_limit_lets_the_futures_running_finish_and_starts_none_until_there_is_room() {
+    let limit = Limit::new(4);
+    let (gates, states) = support::gates(6);
+    let mut queue = stream::iter(gates.into_iter().map(|gate| (1, gate)))
+        .future_queue(8)
+        .limit(limit.clone());
+    assert_eq!(poll_once(&mut queue), Poll::Pending);
+    assert_eq!(queue.current_weight(), 4);
+    limit.set(2);
+    // Two finish: 2 running, at the limit; none starts.
+    states[0].open();
+    states[1].open();
+    assert_eq!(poll_once(&mut queue), Poll::Ready(Some(0)));
+    assert_eq!(poll_once(&mut queue), Poll::Ready(Some(1)));
+    assert_eq!(queue.current_weight(), 2);
+    assert_eq!(states[4].polls(), 0);
+    // One more finishes: one starts in its place.
+    states[2].open();
+    assert_eq!(poll_once(&mut queue), Poll::Ready(Some(2)));
+    assert_eq!(queue.current_weight(), 2);
+    assert_eq!(poll_once(&mut queue), Poll::Pending);
+    assert_eq!((states[4].polls(), states[5].polls()), (1, 0));
+}
+
+#[test]
+fn a_driven_queue_keeps_an_outputs_weight_until_it_is_taken() {
+    use pinfold_buffer::ProgressStream;
+    let (gates, states) = support::gates(2);
+    let mut queue = stream::iter(gates.into_iter().map(|gate| (1, gate))).future_queue(1);
+    let (waker, _) = counting_waker();
+    let mut cx = Context::from_waker(&waker);
+    assert_eq!(Pin::new(&mut queue).poll_progress(&mut cx), Poll::Pending);
+    states[0].open();
+    // The first finishes while driven: its output keeps its weight, so the second does not
+    // start, and nothing more can move until the output is taken.
+    assert_eq!(Pin::new(&mut queue).poll_progress(&mut cx), Poll::Ready(()));
+    assert_eq!(queue.current_weight(), 1);
+    assert_eq!(states[1].polls(), 0);
+    assert_eq!(poll_with(&mut queue, &waker), Poll::Ready(Some(0)));
+    assert_eq!(poll_with(&mut queue, &waker), Poll::Pending);
+    assert_eq!(states[1].polls(), 1);
+}
+
 // The life of the queue.
 
 /// A future that is ready at once and panics in its poll if told to.
