@@ -751,3 +751,68 @@ where
         f.finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+    use std::vec::Vec;
+
+    use futures_util::{StreamExt, stream};
+    use pinfold_testkit::rng::XorShift;
+
+    use super::*;
+
+    /// Ported from future-queue 0.4.1's `tests/integration/properties.rs`,
+    /// `proptest_future_queue_grouped`, with the check its `set_extra_verify` adds: after each
+    /// poll, no group's first queued future fits both its group and the max weight. Random
+    /// bursty workloads from fixed seeds; every future finishes.
+    #[test]
+    #[cfg_attr(miri, ignore)]
+    fn no_queued_future_that_fits_is_left_waiting_after_a_poll() {
+        let mut rng = XorShift::new(0xEAD5);
+        for _ in 0..24 {
+            let max = 1 + rng.below(63);
+            let groups: Vec<(u8, usize)> = (0..4).map(|g| (g, 1 + rng.below(63))).collect();
+            let jobs: Vec<(usize, Option<u8>, u64, u64)> = (0..rng.below(512))
+                .map(|_| {
+                    let group = [None, Some(0), Some(1), Some(2), Some(3)][rng.below(5)];
+                    let arrive = if rng.below(10) < 6 { 0 } else { rng.up_to(19) };
+                    (rng.below(8), group, arrive, rng.up_to(999))
+                })
+                .collect();
+            let finished = Arc::new(Mutex::new(0));
+            let source = {
+                let finished = finished.clone();
+                stream::iter(jobs.clone()).then(move |(weight, group, arrive, run)| {
+                    let finished = finished.clone();
+                    async move {
+                        tokio::time::sleep(Duration::from_millis(arrive)).await;
+                        let future = async move {
+                            tokio::time::sleep(Duration::from_millis(run)).await;
+                            *finished.lock().unwrap() += 1;
+                        };
+                        (weight, group, future)
+                    }
+                })
+            };
+            let mut queue = core::pin::pin!(FutureQueueGrouped::new(source, max, groups));
+            let checked = stream::poll_fn(|cx| {
+                let polled = queue.as_mut().poll_next(cx);
+                let weights = &mut queue.as_mut().project().queue.project().weights;
+                assert!(
+                    !weights.has_startable_queue_head(),
+                    "a queued future that fits waits"
+                );
+                polled
+            });
+            tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .start_paused(true)
+                .build()
+                .unwrap()
+                .block_on(checked.collect::<Vec<()>>());
+            assert_eq!(*finished.lock().unwrap(), jobs.len());
+        }
+    }
+}

@@ -415,6 +415,21 @@ impl<G, S: Steering> Weights<G, S> {
         }
     }
 
+    /// Whether a group's first queued future fits both its group and the max weight the queue
+    /// was made with: after each poll, none should.
+    #[cfg(test)]
+    pub(crate) fn has_startable_queue_head<Fut>(&mut self) -> bool
+    where
+        G: Groups<Fut>,
+    {
+        let (max, running) = (self.global.max, self.global.running);
+        self.groups.slice_mut().iter().any(|group| {
+            group.queued.front().is_some_and(|&(weight, _)| {
+                group.admits(weight).is_some() && weight.min(max) <= max - running
+            })
+        })
+    }
+
     /// Counts a future that starts.
     fn charge<Fut>(&mut self, weight: usize, group_weight: usize, group: usize) -> Charge
     where
