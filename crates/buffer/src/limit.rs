@@ -11,7 +11,9 @@ use pinfold_arena::AtomicWaker;
 /// A concurrency that can be changed while a buffer runs: a handle, `Clone + Send + Sync`,
 /// whose [`set`](Self::set) any thread may call. Give it to a buffer with
 /// [`UnorderedBuffer::limit`](crate::UnorderedBuffer::limit),
-/// [`OrderedBuffer::limit`](crate::OrderedBuffer::limit) or the try buffers' `limit`.
+/// [`OrderedBuffer::limit`](crate::OrderedBuffer::limit) or the try buffers' `limit`; given
+/// to [`FutureQueue::limit`](crate::FutureQueue::limit) (or the grouped queue's), it sets the
+/// max weight instead, within the one the queue was made with.
 ///
 /// # What a change does
 ///
