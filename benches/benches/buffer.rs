@@ -29,6 +29,10 @@
 //! `f`'s future for each waking itself 0 to 4 times (the self-waking workloads' first 10,000
 //! counts) and adding its item to a tally, under `block_on`: pinfold's against futures-util's
 //! and futures-buffered's.
+//!
+//! `future_queue_10k`: 10,000 ready futures with weights 1 to 4, in three groups (max weights
+//! 8, 12, 16) or none, under a max weight of 32, under `block_on`: pinfold's
+//! `future_queue_grouped` against the `future-queue` crate's.
 
 use std::cell::Cell;
 use std::future::Future;
@@ -39,9 +43,9 @@ use criterion::measurement::WallTime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use futures_util::{Stream, StreamExt, stream};
 use pinfold_benches::{
-    FAST_ORDERED_BUFFER, FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD, PINFOLD_FIXED_2,
-    PINFOLD_FIXED_64, Tally, Tuning, Xorshift, YieldK, criterion, measure_warm, paused_runtime,
-    random_delays, record_virtual, tally_block_on,
+    FAST_ORDERED_BUFFER, FUTURE_QUEUE, FUTURES_BUFFERED, FUTURES_UTIL, Group, PINFOLD,
+    PINFOLD_FIXED_2, PINFOLD_FIXED_64, Tally, Tuning, Xorshift, YieldK, criterion, measure_warm,
+    paused_runtime, random_delays, record_virtual, tally_block_on,
 };
 use tokio::runtime::Runtime;
 
@@ -475,10 +479,63 @@ fn for_each_concurrent(c: &mut Criterion) {
     group.finish();
 }
 
+/// Futures in `future_queue_10k`.
+const QUEUE_TOTAL: usize = 10_000;
+/// The max weight of `future_queue_10k`.
+const QUEUE_MAX_WEIGHT: usize = 32;
+/// The groups of `future_queue_10k`, with their max weights.
+const QUEUE_GROUPS: [(&str, usize); 3] = [("a", 8), ("b", 12), ("c", 16)];
+
+/// The weight and group of future `i` of `future_queue_10k`: weights 1 to 4 in turn, and
+/// groups `a`, `b`, `c`, none, none in turn (so each group gets every weight).
+fn queue_item(i: usize) -> (usize, Option<&'static str>) {
+    (
+        1 + i % 4,
+        [Some("a"), Some("b"), Some("c"), None, None][i % 5],
+    )
+}
+
+/// `future_queue_10k`: 10,000 ready futures of weights 1 to 4 in three groups of max weights
+/// 8, 12 and 16 (and two fifths in none), under a max weight of 32, under futures-executor's
+/// `block_on`: pinfold's `future_queue_grouped` against the `future-queue` crate's (whose
+/// items are closures given the future's slot numbers; here they ignore them). What the
+/// weighing, the group queues and the buffering cost per future.
+fn future_queue(c: &mut Criterion) {
+    let mut group = Group::new(c, "future_queue_10k", Tuning::MEDIUM);
+    let expected = Tally::indexes(QUEUE_TOTAL);
+    let check = move |id: &str, tally: Tally| {
+        assert_eq!(
+            (tally.count, tally.sum),
+            (expected.count, expected.sum),
+            "future_queue_10k/{id}: every output once"
+        );
+    };
+    group.bench(PINFOLD, move || {
+        let source = stream::iter(0..QUEUE_TOTAL).map(|i| {
+            let (weight, group) = queue_item(i);
+            (weight, group, std::future::ready(i as u64))
+        });
+        let queue =
+            pinfold_buffer::BufferExt::future_queue_grouped(source, QUEUE_MAX_WEIGHT, QUEUE_GROUPS);
+        check(PINFOLD, tally_block_on(queue));
+    });
+    group.bench(FUTURE_QUEUE, move || {
+        let source = stream::iter(0..QUEUE_TOTAL).map(|i| {
+            let (weight, group) = queue_item(i);
+            let start = move |_: future_queue::FutureQueueContext| std::future::ready(i as u64);
+            (weight, group, start)
+        });
+        let queue =
+            future_queue::StreamExt::future_queue_grouped(source, QUEUE_MAX_WEIGHT, QUEUE_GROUPS);
+        check(FUTURE_QUEUE, tally_block_on(queue));
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = criterion(WallTime);
     targets = ordered, ordered_window, unordered, driven, ordered_selfwake, unordered_selfwake,
-        for_each_concurrent, adaptive_knee
+        for_each_concurrent, adaptive_knee, future_queue
 }
 criterion_main!(benches);

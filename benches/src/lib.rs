@@ -110,6 +110,8 @@ pub const FUTURES_BUFFERED: &str = "futures-buffered";
 pub const FUTURES_UTIL: &str = "futures-util";
 /// The `BenchmarkId` of the `fast_ordered_buffer` crate's implementation.
 pub const FAST_ORDERED_BUFFER: &str = "fast_ordered_buffer";
+/// The `BenchmarkId` of the `future-queue` crate (cargo-nextest's queue of weighted futures).
+pub const FUTURE_QUEUE: &str = "future-queue";
 /// The `BenchmarkId` of the `futures-concurrency` crate's implementation.
 pub const FUTURES_CONCURRENCY: &str = "futures-concurrency";
 
@@ -177,6 +179,9 @@ pub const JOIN_TABLE_IMPLEMENTATIONS: [&str; 4] = [PINFOLD, FUTURES_BUFFERED, FU
 /// The stream buffers' implementations.
 pub const BUFFER_IMPLEMENTATIONS: [&str; 4] =
     [PINFOLD, FUTURES_BUFFERED, FUTURES_UTIL, FAST_ORDERED_BUFFER];
+
+/// The weighted buffers' implementations.
+pub const FUTURE_QUEUE_IMPLEMENTATIONS: [&str; 2] = [PINFOLD, FUTURE_QUEUE];
 
 /// The merges' implementations.
 pub const MERGE_IMPLEMENTATIONS: [&str; 5] = [
@@ -589,6 +594,14 @@ pub const BUFFER_WORKLOADS: &[Workload] = &[
     ),
 ];
 
+/// The rows of the weighted buffers (`pinfold-buffer`'s `future_queue_grouped`), in order: a
+/// criterion group, with its items per run and what it measures.
+pub const FUTURE_QUEUE_WORKLOADS: &[Workload] = &[Workload::new(
+    "future_queue_10k",
+    10_000,
+    "future_queue_grouped: 10k ready futures of weights 1–4, three groups (max weights 8, 12, 16) and none, max weight 32; block_on",
+)];
+
 /// The rows of the ordered sets (`pinfold-buffer`'s `FuturesOrdered`), in order: a criterion group (or `group/id`, see
 /// [`Workload`]), with its items per run and what it measures.
 pub const ORDERED_SET_WORKLOADS: &[Workload] = &[
@@ -818,7 +831,7 @@ pub struct Table {
 
 /// The tables `bench-table` prints, in order, one per primitive, each with only the peers
 /// that run its rows; a table none of whose rows has results is left out.
-pub const TABLES: [Table; 9] = [
+pub const TABLES: [Table; 10] = [
     Table {
         title: "Sets of futures",
         implementations: &SET_IMPLEMENTATIONS,
@@ -833,6 +846,11 @@ pub const TABLES: [Table; 9] = [
         title: "Stream buffers",
         implementations: &BUFFER_IMPLEMENTATIONS,
         workloads: BUFFER_WORKLOADS,
+    },
+    Table {
+        title: "Weighted buffers",
+        implementations: &FUTURE_QUEUE_IMPLEMENTATIONS,
+        workloads: FUTURE_QUEUE_WORKLOADS,
     },
     Table {
         title: "Ordered sets",

@@ -64,6 +64,10 @@
 //! - [`BufferExt`]: [`ordered_buffer(n)`](BufferExt::ordered_buffer) gives an
 //!   [`OrderedBuffer`], [`unordered_buffer(n)`](BufferExt::unordered_buffer) an
 //!   [`UnorderedBuffer`]. Each type's docs state its order and its memory.
+//! - [`BufferExt`]'s [`future_queue(max_weight)`](BufferExt::future_queue) gives a
+//!   [`FutureQueue`], [`future_queue_grouped`](BufferExt::future_queue_grouped) a
+//!   [`FutureQueueGrouped`]: the `future-queue` crate's unordered buffers, whose futures
+//!   each have a weight (and a group), within a max weight (and each group's).
 //! - [`TryBufferExt`]: both buffers over a [`TryStream`](futures_core::TryStream) of
 //!   [`TryFuture`](futures_core::TryFuture)s, as futures-util's `try_buffered` and
 //!   `try_buffer_unordered`, with the place of a source error in the order.
@@ -148,6 +152,7 @@ extern crate std;
 mod adaptive;
 mod driven;
 mod for_each;
+mod future_queue;
 mod iter;
 mod limit;
 mod ordered;
@@ -158,8 +163,12 @@ mod running;
 mod tagged;
 mod try_buffer;
 mod unordered;
+mod weights;
 
+use core::borrow::Borrow;
+use core::fmt;
 use core::future::Future;
+use core::hash::Hash;
 
 use futures_core::Stream;
 
@@ -168,6 +177,7 @@ use futures_core::Stream;
 pub use adaptive::{Adaptive, AdaptiveSettings, Clock, Measured, SystemClock};
 pub use driven::Driven;
 pub use for_each::{ConcurrentForEach, ConcurrentForEachExt};
+pub use future_queue::{FutureQueue, FutureQueueGrouped};
 pub use iter::{IterStream, iter_stream};
 pub use limit::{Fixed, Limit, Steered, Steering};
 pub use ordered::OrderedBuffer;
@@ -175,6 +185,7 @@ pub use ordered_set::{FuturesOrdered, FuturesOrderedBounded, OrderedSet};
 pub use progress::{DriveWhile, ForEachDriven, ProgressStream, ProgressStreamExt};
 pub use try_buffer::{TryBufferExt, TryOrderedBuffer, TryUnorderedBuffer};
 pub use unordered::UnorderedBuffer;
+pub use weights::{GroupedWeightedFuture, WeightedFuture};
 
 /// Adapters that run the futures of a stream concurrently on the waker-slot arena. See the
 /// crate documentation for what both guarantee ([*The shared rules*](crate#the-shared-rules),
@@ -268,6 +279,118 @@ pub trait BufferExt: Stream {
         Self::Item: Future,
     {
         UnorderedBuffer::new(self, concurrency, "unordered_buffer")
+    }
+
+    /// Runs the futures of this stream of `(weight, future)` pairs at once while the sum of
+    /// their weights stays within `max_weight`, and yields their outputs in the order they
+    /// finish: the `future-queue` crate's adapter. A weight above `max_weight` counts as
+    /// `max_weight`, a weight of 0 counts nothing; futures start in the order the stream gives
+    /// them. See [`FutureQueue`] for its contract, order and memory.
+    ///
+    /// # Panics
+    /// If `max_weight` is 0, with the message
+    /// `future_queue: max_weight must be greater than 0`.
+    ///
+    /// # Example
+    ///
+    /// A future of weight 3 and one of weight 2 do not fit a max weight of 4 together: the
+    /// second starts when the first finishes, and the one of weight 1 runs beside the first.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use futures::{StreamExt, stream};
+    /// use pinfold::BufferExt;
+    /// use tokio::time::{Instant, sleep};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread()
+    /// #     .enable_time()
+    /// #     .start_paused(true)
+    /// #     .build()
+    /// #     .unwrap()
+    /// #     .block_on(async {
+    /// let start = Instant::now();
+    /// let outputs: Vec<(&str, Duration)> = stream::iter([("a", 3, 30), ("b", 1, 10), ("c", 2, 10)])
+    ///     .map(|(name, weight, millis)| {
+    ///         (weight, async move {
+    ///             sleep(Duration::from_millis(millis)).await;
+    ///             (name, start.elapsed())
+    ///         })
+    ///     })
+    ///     .future_queue(4)
+    ///     .collect()
+    ///     .await;
+    /// let ms = Duration::from_millis;
+    /// assert_eq!(outputs, [("b", ms(10)), ("a", ms(30)), ("c", ms(40))]);
+    /// # });
+    /// ```
+    #[track_caller]
+    fn future_queue<F>(self, max_weight: usize) -> FutureQueue<Self>
+    where
+        Self: Sized + Stream<Item = (usize, F)>,
+        F: Future,
+    {
+        FutureQueue::new(self, max_weight)
+    }
+
+    /// [`future_queue`](Self::future_queue) where each future may also name a group, with a
+    /// max weight of its own: this stream gives `(weight, group, future)`, `group` an
+    /// `Option<Q>` that names one of `groups` (keys `K` that borrow as `Q`, as a `HashMap`'s
+    /// do), each with its max weight. A future in a group counts against both max weights; one
+    /// that fits the max weight but not its group's waits in its group's queue, and when a
+    /// future finishes, its group's queue is served first. See [`FutureQueueGrouped`] for its
+    /// contract, order and memory.
+    ///
+    /// # Panics
+    /// If `max_weight` is 0, with the message
+    /// `future_queue_grouped: max_weight must be greater than 0`; if a group's max weight is
+    /// 0, with a message that names the group. The stream panics when it takes an item whose
+    /// group is not one of `groups`, with a message that names the group and the groups.
+    ///
+    /// # Example
+    ///
+    /// The two futures of group `"db"` run one at a time; the ungrouped one runs beside them.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use futures::{StreamExt, stream};
+    /// use pinfold::BufferExt;
+    /// use tokio::time::{Instant, sleep};
+    ///
+    /// # tokio::runtime::Builder::new_current_thread()
+    /// #     .enable_time()
+    /// #     .start_paused(true)
+    /// #     .build()
+    /// #     .unwrap()
+    /// #     .block_on(async {
+    /// let start = Instant::now();
+    /// let items = [("a", Some("db")), ("b", Some("db")), ("c", None)];
+    /// let outputs: Vec<(&str, Duration)> = stream::iter(items)
+    ///     .map(|(name, group)| {
+    ///         (1, group, async move {
+    ///             sleep(Duration::from_millis(10)).await;
+    ///             (name, start.elapsed())
+    ///         })
+    ///     })
+    ///     .future_queue_grouped(8, [("db", 1)])
+    ///     .collect()
+    ///     .await;
+    /// let ms = Duration::from_millis;
+    /// assert_eq!(outputs, [("a", ms(10)), ("c", ms(10)), ("b", ms(20))]);
+    /// # });
+    /// ```
+    #[track_caller]
+    fn future_queue_grouped<F, K, Q>(
+        self,
+        max_weight: usize,
+        groups: impl IntoIterator<Item = (K, usize)>,
+    ) -> FutureQueueGrouped<Self, K>
+    where
+        Self: Sized + Stream<Item = (usize, Option<Q>, F)>,
+        F: Future,
+        K: Borrow<Q> + Eq + Hash + fmt::Debug,
+        Q: Eq + Hash + fmt::Debug,
+    {
+        FutureQueueGrouped::new(self, max_weight, groups)
     }
 
     /// Takes up to `limit` items of this stream ahead while it is driven

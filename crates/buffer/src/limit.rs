@@ -12,7 +12,9 @@ use pinfold_arena::AtomicWaker;
 /// A concurrency that can be changed while buffers run, and that several buffers may share: a
 /// handle, `Clone + Send + Sync`, whose [`set`](Self::set) any thread may call. Give it to a
 /// buffer with [`UnorderedBuffer::limit`](crate::UnorderedBuffer::limit),
-/// [`OrderedBuffer::limit`](crate::OrderedBuffer::limit) or the try buffers' `limit`.
+/// [`OrderedBuffer::limit`](crate::OrderedBuffer::limit) or the try buffers' `limit`; given
+/// to [`FutureQueue::limit`](crate::FutureQueue::limit) (or the grouped queue's), it sets the
+/// max weight instead, within the one the queue was made with, and its units are weight.
 ///
 /// # A shared budget
 ///
@@ -196,6 +198,27 @@ impl Limit {
         }
     }
 
+    /// Takes `want` units of the budget if that many are free; `false` (taking none) if not.
+    fn take_all(&self, want: usize) -> bool {
+        let shared = &*self.shared;
+        // SeqCst: as in `take`.
+        let mut used = shared.used.load(Ordering::SeqCst);
+        loop {
+            if shared.value.load(Ordering::SeqCst).saturating_sub(used) < want {
+                return false;
+            }
+            match shared.used.compare_exchange_weak(
+                used,
+                used + want,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => return true,
+                Err(now) => used = now,
+            }
+        }
+    }
+
     /// Gives `units` back to the budget, waking the other buffers that may wait for one.
     fn give(&self, units: usize) {
         // SeqCst: see `take`.
@@ -277,6 +300,24 @@ impl Seat {
         }
         self.held += got;
         got
+    }
+
+    /// Whether `units` more (a future's weight) may start while the buffer has `running` in
+    /// use, all of them or none: taken from the budget if so. If not, the task is registered
+    /// to be woken when units come back or the limit rises. All or none, so that buffers
+    /// waiting for more than is free do not take part of it and give it back by turns, each
+    /// waking the other.
+    #[inline(never)]
+    pub(crate) fn admit(&mut self, running: usize, units: usize, cx: &mut Context<'_>) -> bool {
+        self.settle(running);
+        let taken = self.limit.take_all(units) || {
+            self.register(cx);
+            self.limit.take_all(units)
+        };
+        if taken {
+            self.held += units;
+        }
+        taken
     }
 
     /// The buffer has `running` units in use: those it holds beyond go back to the budget.
@@ -385,6 +426,9 @@ pub(crate) mod sealed {
         /// `running` in use. A buffer that starts fewer than it was granted, or whose futures
         /// finished, calls [`settle`](Self::settle) with what it has in use after.
         fn room(&mut self, running: usize, room: usize, cx: &mut Context<'_>) -> usize;
+        /// Whether `units` more may start while the buffer has `running` in use, all or none
+        /// (a future's weight); if not, the task is woken when that may have changed.
+        fn admit(&mut self, running: usize, units: usize, cx: &mut Context<'_>) -> bool;
         /// The buffer has `running` units in use now (after a refill, or an output).
         fn settle(&mut self, running: usize);
         /// The concurrency's seat, if any.
@@ -399,6 +443,11 @@ pub(crate) mod sealed {
         #[inline(always)]
         fn room(&mut self, _: usize, room: usize, _: &mut Context<'_>) -> usize {
             room
+        }
+
+        #[inline(always)]
+        fn admit(&mut self, _: usize, _: usize, _: &mut Context<'_>) -> bool {
+            true
         }
 
         #[inline(always)]
@@ -425,6 +474,14 @@ pub(crate) mod sealed {
             match &mut self.concurrency {
                 Some(seat) => seat.room(running, room, cx),
                 None => room,
+            }
+        }
+
+        #[inline]
+        fn admit(&mut self, running: usize, units: usize, cx: &mut Context<'_>) -> bool {
+            match &mut self.concurrency {
+                Some(seat) => seat.admit(running, units, cx),
+                None => true,
             }
         }
 

@@ -22,8 +22,9 @@ use pin_project::pin_project;
 /// [`drive_while`](ProgressStreamExt::drive_while) do that for you.
 ///
 /// Implemented by [`OrderedBuffer`](crate::OrderedBuffer),
-/// [`UnorderedBuffer`](crate::UnorderedBuffer), [`TryOrderedBuffer`](crate::TryOrderedBuffer)
-/// and [`TryUnorderedBuffer`](crate::TryUnorderedBuffer) (so by every adapter of this crate,
+/// [`UnorderedBuffer`](crate::UnorderedBuffer), [`TryOrderedBuffer`](crate::TryOrderedBuffer),
+/// [`TryUnorderedBuffer`](crate::TryUnorderedBuffer), [`FutureQueue`](crate::FutureQueue)
+/// and [`FutureQueueGrouped`](crate::FutureQueueGrouped) (so by every adapter of this crate,
 /// `fast_ordered_buffer` among them), and by the ordered sets
 /// [`FuturesOrderedBounded`](crate::FuturesOrderedBounded) and
 /// [`FuturesOrdered`](crate::FuturesOrdered); and, for any stream (a set of futures, a merge,

@@ -53,7 +53,7 @@ where
 
 /// A future in its arena slot, or its output once it finished while the adapter was driven.
 #[pin_project(project = FutureOrOutputProj, project_replace = FutureOrOutputReplace)]
-enum FutureOrOutput<F: Future> {
+pub(crate) enum FutureOrOutput<F: Future> {
     Running(#[pin] F),
     Finished(Option<F::Output>),
 }

@@ -11,7 +11,7 @@
 //! | `pinfold-join` | [`join_all`], [`try_join_all`]: outputs in input order; after the first polls, only woken futures polled |
 //! | `pinfold-merge` | [`MergeBounded`], [`Merge`], [`merge`]: many streams merged into one, only woken streams polled |
 //! | `pinfold-map` | [`FutureMap`], [`StreamMap`]: futures and streams under the user's own keys, no runtime, no `Unpin` bound |
-//! | `pinfold-buffer` | [`BufferExt`] (`ordered_buffer`, `unordered_buffer`), [`TryBufferExt`], [`FobStreamExt`]; [`ProgressStreamExt`] (`for_each_driven`, `drive_while`): the buffered futures keep running while the consumer works; [`FuturesOrderedBounded`], [`FuturesOrdered`]: outputs in push order, a slow head does not stop the others; [`Limit`]: a buffer's concurrency changed while it runs, [`Adaptive`] (std): set from the latency of its futures; [`ConcurrentForEachExt`] (`concurrent_for_each(limit, f)`, futures-util's, on the arena) |
+//! | `pinfold-buffer` | [`BufferExt`] (`ordered_buffer`, `unordered_buffer`; `future_queue`, `future_queue_grouped`: futures with weights, and groups, within max weights, the `future-queue` crate's contract), [`TryBufferExt`], [`FobStreamExt`]; [`ProgressStreamExt`] (`for_each_driven`, `drive_while`): the buffered futures keep running while the consumer works; [`FuturesOrderedBounded`], [`FuturesOrdered`]: outputs in push order, a slow head does not stop the others; [`Limit`]: a buffer's concurrency changed while it runs, [`Adaptive`] (std): set from the latency of its futures; [`ConcurrentForEachExt`] (`concurrent_for_each(limit, f)`, futures-util's, on the arena) |
 //! | [`pinfold-pool`](pool) | [`pool::BufferPool`]: fixed-memory async buffer pool (FIFO waiters), [`pool::Buf`] writes like a slice, [`pool::Packet`] shares it read-only |
 //! | `pinfold` (this crate) | [`IterExt`]: `join_all`, `try_join_all`, `ordered_buffer`, `unordered_buffer` on iterators of futures |
 //!
@@ -66,9 +66,10 @@ pub use pinfold_arena::Key;
 pub use pinfold_buffer::{Adaptive, AdaptiveSettings, Clock, Measured, SystemClock};
 pub use pinfold_buffer::{
     BufferExt, ConcurrentForEach, ConcurrentForEachExt, DriveWhile, Driven, Fixed, FobStreamExt,
-    ForEachDriven, FuturesOrdered, FuturesOrderedBounded, IterStream, Limit, OrderedBuffer,
-    OrderedSet, ProgressStream, ProgressStreamExt, Steered, Steering, TryBufferExt,
-    TryOrderedBuffer, TryUnorderedBuffer, UnorderedBuffer, iter_stream,
+    ForEachDriven, FutureQueue, FutureQueueGrouped, FuturesOrdered, FuturesOrderedBounded,
+    GroupedWeightedFuture, IterStream, Limit, OrderedBuffer, OrderedSet, ProgressStream,
+    ProgressStreamExt, Steered, Steering, TryBufferExt, TryOrderedBuffer, TryUnorderedBuffer,
+    UnorderedBuffer, WeightedFuture, iter_stream,
 };
 pub use pinfold_join::{JoinAll, TryJoinAll, join_all, try_join_all};
 pub use pinfold_map::{FutureMap, KeyedMap, StreamMap};
