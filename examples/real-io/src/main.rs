@@ -365,9 +365,9 @@ async fn loaded(pages: u32, concurrency: usize, latency: Duration, client: &Http
         // The adaptive limit keeps what it learnt from one round to the next.
         let name = format!("pinfold future_queue({most}), Adaptive weight (round {})", round + 1);
         let run = loaded_run(&load, {
-            let adaptive = adaptive.clone();
+            let measuring = adaptive.clone();
             fetch_all(client.clone())
-                .map(move |(weight, page)| (weight, adaptive.measure(page)))
+                .map(move |(weight, page)| (weight, measuring.measure(page)))
                 .future_queue(most)
                 .limit(adaptive.limit())
                 .count()
