@@ -69,9 +69,12 @@ fn peak_resident() -> usize {
 /// The size of each page the server sends.
 const PAGE_BYTES: usize = 64 * 1024;
 
-/// Starts the server on 127.0.0.1: each request waits `latency`, then gets a page of
-/// [`PAGE_BYTES`] naming its path.
-async fn serve(latency: Duration) -> SocketAddr {
+/// Starts a server on 127.0.0.1 whose answer to each request is `answer`'s page.
+async fn serve_with<F, Fut>(answer: F) -> SocketAddr
+where
+    F: Fn(Request<Incoming>) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = Vec<u8>> + Send + 'static,
+{
     let listener = TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind loopback");
@@ -81,12 +84,11 @@ async fn serve(latency: Duration) -> SocketAddr {
             let Ok((tcp, _)) = listener.accept().await else {
                 continue;
             };
+            let answer = answer.clone();
             tokio::spawn(async move {
-                let service = service_fn(move |request: Request<Incoming>| async move {
-                    tokio::time::sleep(latency).await;
-                    let mut page = format!("page {}\n", request.uri().path()).into_bytes();
-                    page.resize(PAGE_BYTES, b'.');
-                    Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(page))))
+                let service = service_fn(move |request: Request<Incoming>| {
+                    let page = answer(request);
+                    async move { Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(page.await)))) }
                 });
                 // A connection the client drops half-way ends with an error: nothing to do.
                 let _ = http1::Builder::new()
@@ -96,6 +98,18 @@ async fn serve(latency: Duration) -> SocketAddr {
         }
     });
     addr
+}
+
+/// Starts the server on 127.0.0.1: each request waits `latency`, then gets a page of
+/// [`PAGE_BYTES`] naming its path.
+async fn serve(latency: Duration) -> SocketAddr {
+    serve_with(move |request: Request<Incoming>| async move {
+        tokio::time::sleep(latency).await;
+        let mut page = format!("page {}\n", request.uri().path()).into_bytes();
+        page.resize(PAGE_BYTES, b'.');
+        page
+    })
+    .await
 }
 
 /// The units of 16 KiB in flight past which the loaded server slows down.
@@ -120,41 +134,23 @@ struct Load {
 /// `latency`, or `latency × in flight / KNEE_UNITS` past [`KNEE_UNITS`] units in flight
 /// (counted as it arrives, its own included), then gets [`units`]`(id)` × 16 KiB.
 async fn serve_loaded(latency: Duration, load: Arc<Load>) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind loopback");
-    let addr = listener.local_addr().expect("a local address");
-    tokio::spawn(async move {
-        loop {
-            let Ok((tcp, _)) = listener.accept().await else {
-                continue;
-            };
-            let load = load.clone();
-            tokio::spawn(async move {
-                let service = service_fn(move |request: Request<Incoming>| {
-                    let load = load.clone();
-                    async move {
-                        let id: u32 = request.uri().path()[1..].parse().unwrap_or(0);
-                        let size = units(id);
-                        let now = load.in_flight.fetch_add(size, Ordering::SeqCst) + size;
-                        load.most.fetch_max(now, Ordering::SeqCst);
-                        let wait = latency.mul_f64(now.max(KNEE_UNITS) as f64 / KNEE_UNITS as f64);
-                        tokio::time::sleep(wait).await;
-                        load.in_flight.fetch_sub(size, Ordering::SeqCst);
-                        load.requests.fetch_add(1, Ordering::SeqCst);
-                        load.waited_micros
-                            .fetch_add(wait.as_micros() as usize, Ordering::SeqCst);
-                        let page = vec![b'.'; size * 16 * 1024];
-                        Ok::<_, Infallible>(Response::new(Full::new(Bytes::from(page))))
-                    }
-                });
-                let _ = http1::Builder::new()
-                    .serve_connection(TokioIo::new(tcp), service)
-                    .await;
-            });
+    serve_with(move |request: Request<Incoming>| {
+        let load = load.clone();
+        async move {
+            let id: u32 = request.uri().path()[1..].parse().unwrap_or(0);
+            let size = units(id);
+            let now = load.in_flight.fetch_add(size, Ordering::SeqCst) + size;
+            load.most.fetch_max(now, Ordering::SeqCst);
+            let wait = latency.mul_f64(now.max(KNEE_UNITS) as f64 / KNEE_UNITS as f64);
+            tokio::time::sleep(wait).await;
+            load.in_flight.fetch_sub(size, Ordering::SeqCst);
+            load.requests.fetch_add(1, Ordering::SeqCst);
+            load.waited_micros
+                .fetch_add(wait.as_micros() as usize, Ordering::SeqCst);
+            vec![b'.'; size * 16 * 1024]
         }
-    });
-    addr
+    })
+    .await
 }
 
 type HttpClient = Client<HttpConnector, Empty<Bytes>>;
@@ -341,7 +337,11 @@ async fn main() {
             eprintln!("took {took:?}, over the budget of {budget:?}");
             std::process::exit(1);
         }
-        println!("took {:.1} s, within the budget of {:.1} s", took.as_secs_f64(), budget.as_secs_f64());
+        println!(
+            "took {:.1} s, within the budget of {:.1} s",
+            took.as_secs_f64(),
+            budget.as_secs_f64()
+        );
     }
 }
 
@@ -363,7 +363,10 @@ async fn loaded(pages: u32, concurrency: usize, latency: Duration, client: &Http
     let mut runs = Vec::new();
     for round in 0..2 {
         // The adaptive limit keeps what it learnt from one round to the next.
-        let name = format!("pinfold future_queue({most}), Adaptive weight (round {})", round + 1);
+        let name = format!(
+            "pinfold future_queue({most}), Adaptive weight (round {})",
+            round + 1
+        );
         let run = loaded_run(&load, {
             let measuring = adaptive.clone();
             fetch_all(client.clone())
@@ -383,7 +386,11 @@ async fn loaded(pages: u32, concurrency: usize, latency: Duration, client: &Http
                 .count()
         })
         .await;
-        runs.push((format!("pinfold future_queue({most}), weight {fixed}"), run, None));
+        runs.push((
+            format!("pinfold future_queue({most}), weight {fixed}"),
+            run,
+            None,
+        ));
     }
     let run = loaded_run(&load, {
         fetch_all(client.clone())
@@ -392,7 +399,11 @@ async fn loaded(pages: u32, concurrency: usize, latency: Duration, client: &Http
             .count()
     })
     .await;
-    runs.push((format!("futures-util buffer_unordered({concurrency})"), run, None));
+    runs.push((
+        format!("futures-util buffer_unordered({concurrency})"),
+        run,
+        None,
+    ));
     for (name, run, limit) in runs {
         let limit = limit.map_or(String::new(), |limit| format!("  limit after {limit:>2}"));
         println!(
