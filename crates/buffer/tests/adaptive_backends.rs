@@ -107,10 +107,6 @@ fn assert_near_best((adaptive, best, fixed): (Duration, Duration, usize)) {
     );
 }
 
-fn _always(value: u64) -> impl Fn(Duration) -> u64 {
-    move |_| value
-}
-
 /// A knee at 8: 2,000 requests. Past the knee every request waits longer, so a fixed 8 (or
 /// more) takes 2.5 s, and the adaptive limit keeps within 1.3 times that.
 #[tokio::test(start_paused = true)]
