@@ -343,3 +343,25 @@ fn dropping_a_buffer_wakes_the_one_waiting_for_its_units() {
     assert_eq!(wakes.count(), 1);
     assert_eq!(poll_once(&mut waiting), Poll::Ready(Some(5)));
 }
+
+/// Two buffers share a limit with units free, their sources stalled: neither can start a
+/// future, so a poll of one wakes neither (a wake would make the two tasks wake each other
+/// for ever, each poll taking the free units and giving them back).
+#[test]
+fn stalled_buffers_sharing_a_limit_do_not_wake_each_other() {
+    let limit = Limit::new(2);
+    let stalled = || {
+        stream::pending::<std::future::Ready<()>>()
+            .unordered_buffer(4)
+            .limit(limit.clone())
+    };
+    let (mut first, mut second) = (stalled(), stalled());
+    let (first_waker, first_wakes) = counting_waker();
+    let (second_waker, second_wakes) = counting_waker();
+    for _ in 0..3 {
+        assert!(poll_with(&mut first, &first_waker).is_pending());
+        assert!(poll_with(&mut second, &second_waker).is_pending());
+    }
+    assert_eq!((first_wakes.count(), second_wakes.count()), (0, 0));
+    assert_eq!(limit.in_use(), 0);
+}
