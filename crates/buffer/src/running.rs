@@ -129,8 +129,13 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
 
     /// Pulls futures from the source into free slots, at most `room` of them, each made into
     /// what the arena stores by `start`. Stops when the arena is full or the limit reached (a
-    /// raise of the limit wakes the task), the source is `Pending` (it will wake the task) or
-    /// has ended.
+    /// raise of the limit, or a unit given back, wakes the task), the source is `Pending` (it
+    /// will wake the task) or has ended.
+    ///
+    /// A unit of a shared limit is taken for one future at a time, just before the source is
+    /// polled for it: a buffer whose source is `Pending` takes one unit and gives it back, not
+    /// every unit free, so it does not wake the other buffers that wait for units (which would
+    /// do the same to it, for ever, while both sources stall).
     pub(crate) fn refill(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -138,8 +143,10 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
         mut start: impl FnMut(St::Item) -> T,
     ) {
         let mut this = self.project();
-        room = this.steering.room(this.arena.len(), room, cx);
         while room > 0 && !*this.source_done && !this.arena.is_full() {
+            if this.steering.room(this.arena.len(), 1, cx) == 0 {
+                break;
+            }
             match this.source.as_mut().poll_next(cx) {
                 Poll::Ready(Some(fut)) => {
                     if this.arena.insert(start(fut)).is_err() {
