@@ -5,6 +5,7 @@
 mod support;
 
 use std::future::pending;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
@@ -12,6 +13,7 @@ use std::time::Duration;
 
 use futures_util::{StreamExt, stream};
 use pinfold_buffer::{BufferExt, Limit, TryBufferExt};
+use pinfold_testkit::panicking_waker::{WakerOps, panicking_waker};
 use support::{CountingSource, Gate, Gauge, counting_waker, poll_once, poll_with, settle};
 use tokio::time::sleep;
 
@@ -363,5 +365,28 @@ fn stalled_buffers_sharing_a_limit_do_not_wake_each_other() {
         assert!(poll_with(&mut second, &second_waker).is_pending());
     }
     assert_eq!((first_wakes.count(), second_wakes.count()), (0, 0));
+    assert_eq!(limit.in_use(), 0);
+}
+
+/// A buffer's task waker whose `clone` panics as the buffer registers it, waiting for units
+/// another buffer holds: the panic comes out of the poll, and the units the buffer took
+/// before go back when it is dropped.
+#[test]
+fn a_waker_whose_clone_panics_leaks_no_unit() {
+    let limit = Limit::new(2);
+    let mut holder = stream::iter([pending::<()>()])
+        .unordered_buffer(1)
+        .limit(limit.clone());
+    assert!(poll_once(&mut holder).is_pending());
+    assert_eq!(limit.in_use(), 1);
+    let mut second = stream::iter([pending::<()>(), pending()])
+        .unordered_buffer(4)
+        .limit(limit.clone());
+    let (waker, switches) = panicking_waker();
+    switches.panic_once(WakerOps::CLONE);
+    let polled = catch_unwind(AssertUnwindSafe(|| poll_with(&mut second, &waker)));
+    assert!(polled.is_err());
+    drop(second);
+    drop(holder);
     assert_eq!(limit.in_use(), 0);
 }
