@@ -289,16 +289,20 @@ impl Seat {
     /// How many of `room` units may start while the buffer has `running` in use: the units it
     /// holds beyond `running` are given back first, then up to `room` taken from the budget.
     /// If the budget stops them, the task is registered first to be woken when a unit comes
-    /// back or the limit rises, so one after this call wakes it.
+    /// back or the limit rises, so one after this call wakes it. The units taken count as held
+    /// before the task's waker is registered: if its `clone` (or the `drop` of the waker it
+    /// replaces) panics, they go back when the buffer settles or is dropped.
     #[inline(never)]
     pub(crate) fn room(&mut self, running: usize, room: usize, cx: &mut Context<'_>) -> usize {
         self.settle(running);
         let mut got = self.limit.take(room);
+        self.held += got;
         if got < room {
             self.register(cx);
-            got += self.limit.take(room - got);
+            let more = self.limit.take(room - got);
+            self.held += more;
+            got += more;
         }
-        self.held += got;
         got
     }
 
