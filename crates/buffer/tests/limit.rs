@@ -390,3 +390,42 @@ fn a_waker_whose_clone_panics_leaks_no_unit() {
     drop(holder);
     assert_eq!(limit.in_use(), 0);
 }
+
+/// A future whose second poll panics, under a limit of 1 that a second buffer waits for: the
+/// future is gone, so its unit goes back at once and the waiting buffer is woken.
+#[test]
+fn a_future_whose_poll_panics_gives_its_unit_back() {
+    let limit = Limit::new(1);
+    let mut polled_once = false;
+    let panics = std::future::poll_fn(move |cx| {
+        assert!(!std::mem::replace(&mut polled_once, true), "the future panics");
+        cx.waker().wake_by_ref();
+        Poll::<u32>::Pending
+    });
+    let mut first = stream::iter([panics])
+        .unordered_buffer(2)
+        .limit(limit.clone());
+    let mut second = stream::iter([async { 8 }])
+        .unordered_buffer(2)
+        .limit(limit.clone());
+    assert!(poll_once(&mut first).is_pending());
+    let (waker, wakes) = counting_waker();
+    assert!(poll_with(&mut second, &waker).is_pending());
+    assert!(catch_unwind(AssertUnwindSafe(|| poll_once(&mut first))).is_err());
+    assert_eq!(limit.in_use(), 0);
+    assert_eq!(wakes.count(), 1, "the waiting buffer was woken");
+    assert_eq!(poll_with(&mut second, &waker), Poll::Ready(Some(8)));
+}
+
+/// A source that panics as it is polled holds no unit of the limit: none is in use after.
+#[test]
+fn a_source_that_panics_holds_no_unit() {
+    let limit = Limit::new(3);
+    let mut buffer = stream::poll_fn(|_| -> Poll<Option<std::future::Ready<()>>> {
+        panic!("the source panics")
+    })
+    .unordered_buffer(4)
+    .limit(limit.clone());
+    assert!(catch_unwind(AssertUnwindSafe(|| poll_once(&mut buffer))).is_err());
+    assert_eq!(limit.in_use(), 0);
+}
