@@ -142,14 +142,19 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
         mut room: usize,
         mut start: impl FnMut(St::Item) -> T,
     ) {
-        let mut this = self.project();
-        while room > 0 && !*this.source_done && !this.arena.is_full() {
-            if this.steering.room(this.arena.len(), 1, cx) == 0 {
+        let this = self.project();
+        let mut source = this.source;
+        let running = Settle {
+            arena: this.arena,
+            steering: this.steering,
+        };
+        while room > 0 && !*this.source_done && !running.arena.is_full() {
+            if running.steering.room(running.arena.len(), 1, cx) == 0 {
                 break;
             }
-            match this.source.as_mut().poll_next(cx) {
+            match source.as_mut().poll_next(cx) {
                 Poll::Ready(Some(fut)) => {
-                    if this.arena.insert(start(fut)).is_err() {
+                    if running.arena.insert(start(fut)).is_err() {
                         unreachable!("the arena had a free slot");
                     }
                     room -= 1;
@@ -158,8 +163,7 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
                 Poll::Pending => break,
             }
         }
-        // The units granted for futures the source did not give go back.
-        this.steering.settle(this.arena.len());
+        // `running` dropped: the unit taken for a future the source did not give goes back.
     }
 
     /// Polls the running futures that were woken, until one gives an output.
@@ -175,11 +179,29 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
         poll: &mut impl FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     ) -> Poll<Option<R>> {
         let this = self.project();
-        let polled = this.arena.poll_with_budget(cx, budget, poll);
-        if let Poll::Ready(Some(_)) = polled {
-            // The finished future's unit goes back, for the other buffers of a shared limit.
-            this.steering.settle(this.arena.len());
-        }
+        let running = Settle {
+            arena: this.arena,
+            steering: this.steering,
+        };
+        let polled = running.arena.poll_with_budget(cx, budget, poll);
+        // The finished future's unit goes back, for the other buffers of a shared limit (as
+        // `running` is dropped, also if a future's poll or `Drop` panicked).
+        drop(running);
         polled.map(|polled| polled.map(|(_, out)| out))
+    }
+}
+
+/// The arena and the steering of a [`Running`], which settles the steering with what the arena
+/// holds when dropped: also while a panic unwinds, when a future whose poll or `Drop` panicked
+/// is gone from the arena, or a source panicked as it was polled for the future a unit was
+/// taken for. So a panic leaves no unit of a shared limit held for a future that is not there.
+struct Settle<'a, T, S: Steering> {
+    arena: &'a mut Arena<T>,
+    steering: &'a mut S,
+}
+
+impl<T, S: Steering> Drop for Settle<'_, T, S> {
+    fn drop(&mut self) {
+        self.steering.settle(self.arena.len());
     }
 }
