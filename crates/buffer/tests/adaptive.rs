@@ -4,11 +4,14 @@
 
 mod support;
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::pin;
+use std::task::Poll;
 use std::time::Duration;
 
 use futures_util::{StreamExt, stream};
 use pinfold_buffer::{Adaptive, AdaptiveSettings, BufferExt, Limit, TryBufferExt};
+use pinfold_testkit::panicking_waker::{WakerOps, panicking_waker};
 use support::Gauge;
 use tokio::time::{Instant, sleep};
 
@@ -157,4 +160,33 @@ fn a_baseline_of_no_rounds_panics() {
         ..AdaptiveSettings::new(8)
     };
     let _ = Adaptive::with_clock(settings, || Duration::ZERO);
+}
+
+/// A measured future finishes and the limit grows, which wakes a second buffer that waits
+/// for a unit with a task waker that panics: the panic is that task's, and the finished
+/// future's output still comes out of the first buffer.
+#[test]
+fn a_raise_that_wakes_a_panicking_waker_loses_no_measured_output() {
+    let settings = AdaptiveSettings {
+        initial: 1,
+        ..AdaptiveSettings::new(4)
+    };
+    let adaptive = Adaptive::with_clock(settings, || Duration::ZERO);
+    let (gate, state) = support::Gate::new(7);
+    let mut first = stream::iter([adaptive.measure(gate)])
+        .unordered_buffer(4)
+        .limit(adaptive.limit());
+    let mut second = stream::iter([async { 8 }])
+        .unordered_buffer(4)
+        .limit(adaptive.limit());
+    assert!(support::poll_once(&mut first).is_pending());
+    let (waker, switches) = panicking_waker();
+    assert!(support::poll_with(&mut second, &waker).is_pending());
+    switches.panic_once(WakerOps::ANY_WAKE);
+    state.open();
+    let polled = catch_unwind(AssertUnwindSafe(|| support::poll_once(&mut first)));
+    assert_eq!(polled.ok(), Some(Poll::Ready(Some(7))));
+    assert_eq!(switches.panics(), 1, "the waiting task's waker was woken");
+    assert_eq!(adaptive.get(), 2);
+    assert_eq!(support::poll_once(&mut second), Poll::Ready(Some(8)));
 }
