@@ -380,8 +380,10 @@ impl<C: Clock> Adaptive<C> {
             };
             state.limit = (state.limit + step).min(settings.max as f64);
         }
-        // Under the lock, so that the sets come in the order of the updates.
-        shared.limit.set(state.limit as usize);
+        // Under the lock, so that the sets come in the order of the updates. Quietly: a raise
+        // wakes the other buffers' tasks, and a panic of one's waker would otherwise come out
+        // of this future's poll and lose its output.
+        shared.limit.set_quietly(state.limit as usize);
     }
 }
 

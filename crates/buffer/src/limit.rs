@@ -130,16 +130,39 @@ impl Limit {
     #[track_caller]
     pub fn set(&self, limit: usize) {
         assert!(limit > 0, "Limit: a limit must be at least 1");
+        #[cfg(feature = "std")]
+        if let Some(panic) = self.store(limit) {
+            std::panic::resume_unwind(panic);
+        }
+        #[cfg(not(feature = "std"))]
+        self.store(limit);
+    }
+
+    /// Sets the limit as [`set`](Self::set) does, from a future as it finishes (an
+    /// [`Adaptive`](crate::Adaptive) limit's): a panic of a woken task's waker is that task's,
+    /// and is dropped here rather than lose the future's output.
+    #[cfg(feature = "std")]
+    pub(crate) fn set_quietly(&self, limit: usize) {
+        drop(self.store(limit));
+    }
+
+    /// Stores `limit`; a raise wakes the tasks of the buffers waiting for room, and returns
+    /// the first panic of their wakers.
+    #[cfg(feature = "std")]
+    fn store(&self, limit: usize) -> Option<alloc::boxed::Box<dyn core::any::Any + Send>> {
         // SeqCst pairs with the SeqCst fence in `Seat::register` after a waiter registers:
         // either its next load sees the new value, or this store comes after the registration
         // and the wake below finds the task.
         let old = self.shared.value.swap(limit, Ordering::SeqCst);
+        if limit > old { self.wake_all() } else { None }
+    }
+
+    /// Stores `limit`; a raise wakes the task of the buffer waiting for room.
+    #[cfg(not(feature = "std"))]
+    fn store(&self, limit: usize) {
+        // SeqCst: as with `std`.
+        let old = self.shared.value.swap(limit, Ordering::SeqCst);
         if limit > old {
-            #[cfg(feature = "std")]
-            if let Some(panic) = self.wake_all() {
-                std::panic::resume_unwind(panic);
-            }
-            #[cfg(not(feature = "std"))]
             self.shared.task.wake();
         }
     }

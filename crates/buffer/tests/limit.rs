@@ -398,7 +398,10 @@ fn a_future_whose_poll_panics_gives_its_unit_back() {
     let limit = Limit::new(1);
     let mut polled_once = false;
     let panics = std::future::poll_fn(move |cx| {
-        assert!(!std::mem::replace(&mut polled_once, true), "the future panics");
+        assert!(
+            !std::mem::replace(&mut polled_once, true),
+            "the future panics"
+        );
         cx.waker().wake_by_ref();
         Poll::<u32>::Pending
     });
