@@ -420,7 +420,9 @@ where
     /// limit counts as the limit, as read when the future's turn comes.
     ///
     /// # Panics
-    /// If `limit` (or a clone of it) already steers another buffer.
+    /// Without the `std` feature, if `limit` (or a clone of it) already steers a buffer, this
+    /// one's other handle included (see [`Limit`](crate::Limit)). With `std` a limit steers
+    /// any number of buffers, as one budget.
     ///
     /// # Example
     ///
@@ -630,7 +632,9 @@ where
     /// made.
     ///
     /// # Panics
-    /// If `limit` (or a clone of it) already steers another buffer.
+    /// Without the `std` feature, if `limit` (or a clone of it) already steers a buffer, this
+    /// one's other handle included (see [`Limit`](crate::Limit)). With `std` a limit steers
+    /// any number of buffers, as one budget.
     #[track_caller]
     pub fn limit(self, limit: Limit) -> FutureQueueGrouped<St, K, Steered> {
         let limit = limit.attach();

@@ -23,14 +23,20 @@ use pinfold_arena::AtomicWaker;
 /// steers every call a service makes to one backend, from several streams at once, and what
 /// an [`Adaptive`](crate::Adaptive) limit has learnt carries over from one batch's buffer to
 /// the next. [`in_use`](Self::in_use) says how many of its units the buffers hold. A buffer
-/// holds a unit for each future it runs and gives it back when the future's output is out (or
-/// the future is dropped, or the buffer), and a buffer that waits for a unit is woken when
-/// another gives one back. A budget does not divide itself fairly: whichever buffer is polled
-/// when a unit is free takes it.
+/// holds a unit for each future it runs (a future queue: its weight) and gives it back when
+/// the future finishes, or is dropped (also when its poll or `Drop` panics), or the buffer
+/// is. An unordered buffer or a future queue [driven](crate::ProgressStream::poll_progress)
+/// keeps the unit of a finished future while its output waits in its slot; an ordered
+/// buffer gives it back as the output joins those held for the order (its
+/// [`window`](crate::OrderedBuffer::window) bounds those). A buffer that waits for a unit is
+/// woken when another gives one back. A budget does not divide itself fairly: whichever
+/// buffer is polled when a unit is free takes it.
 ///
 /// Without the `std` feature a limit steers one buffer at a time: giving it to a second
-/// while the first is alive panics (the waiting buffers are kept in a list under a lock,
-/// which needs `std`). A new buffer after the first is dropped is fine either way.
+/// while the first is alive panics, and so does giving it to one buffer twice (as its
+/// concurrency and its window, or as its concurrency again) (the waiting buffers are kept in
+/// a list under a lock, which needs `std`). A new buffer after the first is dropped is fine
+/// either way.
 ///
 /// # What a change does
 ///
@@ -117,8 +123,10 @@ impl Limit {
         self.shared.value.load(Ordering::Relaxed)
     }
 
-    /// How many units the buffers whose concurrency this limit steers hold now: the futures
-    /// they run, and those whose outputs are not out yet.
+    /// How many units the buffers whose concurrency this limit steers hold now: one for each
+    /// future they run (a future queue: its weight), and for each output an unordered buffer
+    /// or a future queue keeps in its slot while driven (see
+    /// [*A shared budget*](Self#a-shared-budget)).
     pub fn in_use(&self) -> usize {
         self.shared.used.load(Ordering::Relaxed)
     }
