@@ -380,10 +380,15 @@ impl<C: Clock> Adaptive<C> {
             };
             state.limit = (state.limit + step).min(settings.max as f64);
         }
-        // Under the lock, so that the sets come in the order of the updates. Quietly: a raise
-        // wakes the other buffers' tasks, and a panic of one's waker would otherwise come out
-        // of this future's poll and lose its output.
-        shared.limit.set_quietly(state.limit as usize);
+        // Stored under the lock, so that the stores come in the order of the updates; a raise
+        // wakes the buffers' tasks once the lock is let go, as a waker may read this limit.
+        // Quietly: a panic of another task's waker would otherwise come out of this future's
+        // poll and lose its output.
+        let raised = shared.limit.store_quietly(state.limit as usize);
+        drop(state);
+        if raised {
+            shared.limit.wake_quietly();
+        }
     }
 }
 

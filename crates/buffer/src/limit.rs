@@ -146,12 +146,24 @@ impl Limit {
         self.store(limit);
     }
 
-    /// Sets the limit as [`set`](Self::set) does, from a future as it finishes (an
-    /// [`Adaptive`](crate::Adaptive) limit's): a panic of a woken task's waker is that task's,
-    /// and is dropped here rather than lose the future's output.
+    /// Stores `limit` as [`set`](Self::set) does, without waking anyone: for a caller that
+    /// stores under its own lock (an [`Adaptive`](crate::Adaptive) limit, so that its stores
+    /// come in the order of its updates) and wakes with [`wake_quietly`](Self::wake_quietly)
+    /// once it has let go of it, so that no waker (user code) runs under the lock. Returns
+    /// whether this was a raise.
     #[cfg(feature = "std")]
-    pub(crate) fn set_quietly(&self, limit: usize) {
-        drop(self.store(limit));
+    pub(crate) fn store_quietly(&self, limit: usize) -> bool {
+        // SeqCst: as in `store`.
+        limit > self.shared.value.swap(limit, Ordering::SeqCst)
+    }
+
+    /// Wakes the tasks of the buffers waiting for room, after a raise by
+    /// [`store_quietly`](Self::store_quietly), from a future as it finishes: a panic of a
+    /// woken task's waker is that task's, and is dropped here rather than lose the future's
+    /// output.
+    #[cfg(feature = "std")]
+    pub(crate) fn wake_quietly(&self) {
+        drop(self.wake_all());
     }
 
     /// Stores `limit`; a raise wakes the tasks of the buffers waiting for room, and returns
