@@ -432,3 +432,41 @@ fn a_source_that_panics_holds_no_unit() {
     assert!(catch_unwind(AssertUnwindSafe(|| poll_once(&mut buffer))).is_err());
     assert_eq!(limit.in_use(), 0);
 }
+
+/// A limit given to a buffer that already runs futures counts them: with 3 running and a
+/// limit of 2, none starts until fewer than 2 run, and the 3 are the limit's units in use.
+#[test]
+fn a_limit_given_to_a_running_buffer_counts_its_futures() {
+    let (gates, states) = support::gates(10);
+    let mut buffer = stream::iter(gates).unordered_buffer(3);
+    assert!(poll_once(&mut buffer).is_pending());
+    let limit = Limit::new(2);
+    let mut buffer = buffer.limit(limit.clone());
+    assert!(poll_once(&mut buffer).is_pending());
+    assert_eq!(limit.in_use(), 3);
+    states[0].open();
+    assert_eq!(poll_once(&mut buffer), Poll::Ready(Some(0)));
+    assert_eq!(limit.in_use(), 2, "no future started while 2 ran");
+    assert_eq!(states[3].polls(), 0);
+    drop(buffer);
+    assert_eq!(limit.in_use(), 0);
+}
+
+/// A limit given to a future queue that already runs futures counts their weight: with a
+/// weight of 6 running and a limit of 4, none starts until the weight running leaves room.
+#[test]
+fn a_limit_given_to_a_running_future_queue_counts_its_weight() {
+    let (gates, states) = support::gates(10);
+    let mut queue = stream::iter(gates.into_iter().map(|gate| (2, gate))).future_queue(6);
+    assert!(poll_once(&mut queue).is_pending());
+    let limit = Limit::new(4);
+    let mut queue = queue.limit(limit.clone());
+    assert!(poll_once(&mut queue).is_pending());
+    assert_eq!(limit.in_use(), 6);
+    states[0].open();
+    assert_eq!(poll_once(&mut queue), Poll::Ready(Some(0)));
+    assert_eq!(limit.in_use(), 4, "no future started while a weight of 4 ran");
+    assert_eq!(states[3].polls(), 0);
+    drop(queue);
+    assert_eq!(limit.in_use(), 0);
+}
