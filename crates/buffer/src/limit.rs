@@ -30,7 +30,9 @@ use pinfold_arena::AtomicWaker;
 /// buffer gives it back as the output joins those held for the order (its
 /// [`window`](crate::OrderedBuffer::window) bounds those). A buffer that waits for a unit is
 /// woken when another gives one back. A budget does not divide itself fairly: whichever
-/// buffer is polled when a unit is free takes it.
+/// buffer is polled when a unit is free takes it. A limit given to a buffer that already
+/// runs futures counts them from then on, as if they had started under it (the budget may
+/// be overdrawn until they finish, as after a lowering).
 ///
 /// Without the `std` feature a limit steers one buffer at a time: giving it to a second
 /// while the first is alive panics, and so does giving it to one buffer twice (as its
@@ -367,6 +369,20 @@ impl Seat {
         taken
     }
 
+    /// The buffer has `running` units in use, for futures that started before this seat was
+    /// taken: the units it holds short of them are taken from the budget whatever is free (as
+    /// after a lowering, the budget may be overdrawn until they finish), so that they count.
+    pub(crate) fn hold(&mut self, running: usize) {
+        if running > self.held {
+            // SeqCst: as in `take`.
+            self.limit
+                .shared
+                .used
+                .fetch_add(running - self.held, Ordering::SeqCst);
+            self.held = running;
+        }
+    }
+
     /// The buffer has `running` units in use: those it holds beyond go back to the budget.
     #[inline]
     pub(crate) fn settle(&mut self, running: usize) {
@@ -478,6 +494,9 @@ pub(crate) mod sealed {
         fn admit(&mut self, running: usize, units: usize, cx: &mut Context<'_>) -> bool;
         /// The buffer has `running` units in use now (after a refill, or an output).
         fn settle(&mut self, running: usize);
+        /// The buffer has `running` units in use as it is given a handle: they count against
+        /// it, started before it or not.
+        fn hold(&mut self, running: usize);
         /// The concurrency's seat, if any.
         fn concurrency(&self) -> Option<&Seat>;
         /// The window's seat, if any.
@@ -499,6 +518,9 @@ pub(crate) mod sealed {
 
         #[inline(always)]
         fn settle(&mut self, _: usize) {}
+
+        #[inline(always)]
+        fn hold(&mut self, _: usize) {}
 
         #[inline(always)]
         fn concurrency(&self) -> Option<&Seat> {
@@ -536,6 +558,12 @@ pub(crate) mod sealed {
         fn settle(&mut self, running: usize) {
             if let Some(seat) = &mut self.concurrency {
                 seat.settle(running);
+            }
+        }
+
+        fn hold(&mut self, running: usize) {
+            if let Some(seat) = &mut self.concurrency {
+                seat.hold(running);
             }
         }
 

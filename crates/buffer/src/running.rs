@@ -8,6 +8,7 @@ use futures_core::Stream;
 use pin_project::pin_project;
 use pinfold_arena::{Arena, Budget, Key, Step, Storage};
 
+use crate::limit::sealed::Sealed as _;
 use crate::limit::{Fixed, Seat, Steered, Steering};
 
 /// The source of futures and the futures running, at most `concurrency` of them (the arena's
@@ -39,11 +40,14 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
     /// The same, with handles changed by `steer`.
     #[track_caller]
     pub(crate) fn steer(self, steer: impl FnOnce(Steered) -> Steered) -> Running<St, T, Steered> {
+        let mut steering = steer(self.steering.steered());
+        // A limit given to a buffer already running counts its futures.
+        steering.hold(self.arena.len());
         Running {
             source: self.source,
             source_done: self.source_done,
             arena: self.arena,
-            steering: steer(self.steering.steered()),
+            steering,
         }
     }
 

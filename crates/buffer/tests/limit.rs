@@ -465,7 +465,11 @@ fn a_limit_given_to_a_running_future_queue_counts_its_weight() {
     assert_eq!(limit.in_use(), 6);
     states[0].open();
     assert_eq!(poll_once(&mut queue), Poll::Ready(Some(0)));
-    assert_eq!(limit.in_use(), 4, "no future started while a weight of 4 ran");
+    assert_eq!(
+        limit.in_use(),
+        4,
+        "no future started while a weight of 4 ran"
+    );
     assert_eq!(states[3].polls(), 0);
     drop(queue);
     assert_eq!(limit.in_use(), 0);
