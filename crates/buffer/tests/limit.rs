@@ -474,3 +474,88 @@ fn a_limit_given_to_a_running_future_queue_counts_its_weight() {
     drop(queue);
     assert_eq!(limit.in_use(), 0);
 }
+
+/// A future that is `Pending` once, waking itself, then `Ready(id)`, counted by `gauge` while
+/// it lives.
+fn yields_once(id: usize, gauge: Gauge) -> impl std::future::Future<Output = usize> + Send {
+    async move {
+        let _running = gauge.enter();
+        let mut yielded = false;
+        std::future::poll_fn(|cx| {
+            if std::mem::replace(&mut yielded, true) {
+                return Poll::Ready(id);
+            }
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        })
+        .await
+    }
+}
+
+/// One limit of 3 steers an unordered buffer, an ordered buffer (as its concurrency and its
+/// window) and a future queue, each on its own thread, while a fourth thread raises and
+/// lowers it: every buffer ends (a unit given back or a raise always wakes the buffers that
+/// wait for one: a lost wake would hang a thread, which the receive's timeout reports), the
+/// ordered one in order, and no unit is left in use.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn an_unordered_an_ordered_and_a_future_queue_share_one_limit() {
+    const N: usize = 1_000;
+    let limit = Limit::new(3);
+    let gauge = Gauge::default();
+    let (done, finished) = std::sync::mpsc::channel();
+    let run = |name: &'static str, make: Box<dyn FnOnce() -> Vec<usize> + Send>| {
+        let done = done.clone();
+        std::thread::spawn(move || done.send((name, make())).unwrap());
+    };
+    let (l, g) = (limit.clone(), gauge.clone());
+    run(
+        "unordered",
+        Box::new(move || {
+            let source = stream::iter(0..N).map(move |id| yields_once(id, g.clone()));
+            let mut out: Vec<usize> =
+                futures_executor::block_on(source.unordered_buffer(4).limit(l).collect());
+            out.sort_unstable();
+            out
+        }),
+    );
+    let (l, g) = (limit.clone(), gauge.clone());
+    run(
+        "ordered",
+        Box::new(move || {
+            let source = stream::iter(0..N).map(move |id| yields_once(id, g.clone()));
+            let buffer = source.ordered_buffer(4).limit(l.clone()).window_limit(l);
+            futures_executor::block_on(buffer.collect())
+        }),
+    );
+    let (l, g) = (limit.clone(), gauge.clone());
+    run(
+        "future_queue",
+        Box::new(move || {
+            let source = stream::iter(0..N).map(move |id| (1 + id % 3, yields_once(id, g.clone())));
+            let mut out: Vec<usize> =
+                futures_executor::block_on(source.future_queue(4).limit(l).collect());
+            out.sort_unstable();
+            out
+        }),
+    );
+    let changer = {
+        let limit = limit.clone();
+        std::thread::spawn(move || {
+            for round in 0..200 {
+                limit.set(if round % 2 == 0 { 5 } else { 2 });
+                std::thread::yield_now();
+            }
+            limit.set(3);
+        })
+    };
+    for _ in 0..3 {
+        let (name, outputs) = finished
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a buffer waiting for a unit was never woken");
+        assert_eq!(outputs, (0..N).collect::<Vec<_>>(), "{name}");
+    }
+    changer.join().unwrap();
+    assert!(gauge.max() <= 5, "{} ran at once", gauge.max());
+    assert_eq!(limit.in_use(), 0);
+}
