@@ -477,19 +477,17 @@ fn a_limit_given_to_a_running_future_queue_counts_its_weight() {
 
 /// A future that is `Pending` once, waking itself, then `Ready(id)`, counted by `gauge` while
 /// it lives.
-fn yields_once(id: usize, gauge: Gauge) -> impl std::future::Future<Output = usize> + Send {
-    async move {
-        let _running = gauge.enter();
-        let mut yielded = false;
-        std::future::poll_fn(|cx| {
-            if std::mem::replace(&mut yielded, true) {
-                return Poll::Ready(id);
-            }
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        })
-        .await
-    }
+async fn yields_once(id: usize, gauge: Gauge) -> usize {
+    let _running = gauge.enter();
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if std::mem::replace(&mut yielded, true) {
+            return Poll::Ready(id);
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    })
+    .await
 }
 
 /// One limit of 3 steers an unordered buffer, an ordered buffer (as its concurrency and its
