@@ -224,6 +224,9 @@ struct State {
     epoch_least: Option<Duration>,
     /// The futures measured this epoch.
     epoch_len: usize,
+    /// Whether a future this epoch matched the baseline (within a tenth): then the baseline
+    /// still holds, and the epoch does not raise it.
+    epoch_matched: bool,
     slow_start: bool,
 }
 
@@ -236,6 +239,7 @@ impl State {
                 // Within a tenth of it: the baseline still holds at this load.
                 if latency <= baseline + baseline / 10 {
                     self.baseline_load = self.baseline_load.max(load);
+                    self.epoch_matched = true;
                 }
             }
             _ => {
@@ -243,6 +247,7 @@ impl State {
                 self.baseline_load = load;
                 self.epoch_least = None;
                 self.epoch_len = 0;
+                self.epoch_matched = true;
             }
         }
         if load <= self.baseline_load {
@@ -251,11 +256,17 @@ impl State {
         self.epoch_len += 1;
         if self.epoch_len >= rounds.saturating_mul(self.limit as usize).max(1) {
             // A whole epoch: if no future as lightly loaded matched the baseline, the backend
-            // is slower now, and its least latency is the new baseline.
-            if let Some(least) = self.epoch_least.take() {
-                self.baseline = Some(least);
+            // is slower now, and its least latency is the new baseline. One that matched it
+            // keeps it: otherwise the baseline would creep up, a tenth at most each epoch,
+            // with the latency of the load the limit itself puts on the backend.
+            let least = self.epoch_least.take();
+            if !self.epoch_matched {
+                if let Some(least) = least {
+                    self.baseline = Some(least);
+                }
             }
             self.epoch_len = 0;
+            self.epoch_matched = false;
         }
     }
 }
@@ -311,6 +322,7 @@ impl<C: Clock> Adaptive<C> {
                     baseline_load: 0,
                     epoch_least: None,
                     epoch_len: 0,
+                    epoch_matched: false,
                     slow_start: true,
                 }),
             }),
