@@ -416,7 +416,9 @@ impl<C> Adaptive<C> {
         self.shared.limit.get()
     }
 
-    /// The least latency measured of a future that did not fail, if one finished.
+    /// The baseline: the latency of the backend without load, as the limit estimates it
+    /// ([*The algorithm*](Self#the-algorithm)): the least measured of a future that did not
+    /// fail, or, after a lasting slowdown, the least since. `None` until one finished.
     pub fn baseline(&self) -> Option<Duration> {
         self.shared.lock().baseline
     }
@@ -488,7 +490,6 @@ impl<F: Future, C: Clock> Future for Measured<F, C> {
             at: shared.clock.now(),
             // Relaxed: a stale count only means this future may not cut (or cut once more).
             cuts: shared.cuts.load(Ordering::Relaxed),
-            // Relaxed: a count, read for the growth rule only.
             // Relaxed: a count, for the baseline's load.
             load: shared.running.fetch_add(1, Ordering::Relaxed) + 1,
         });
