@@ -557,3 +557,35 @@ fn an_unordered_an_ordered_and_a_future_queue_share_one_limit() {
     assert!(gauge.max() <= 5, "{} ran at once", gauge.max());
     assert_eq!(limit.in_use(), 0);
 }
+
+/// A future's poll panics under a limit of 1 that a second buffer waits for with a task waker
+/// that panics too: the unit goes back as the first panic unwinds, the waker's panic is the
+/// waiting task's and is dropped, and the first panic comes out of the poll.
+#[test]
+fn a_poll_panic_that_wakes_a_panicking_waker_gives_the_unit_back() {
+    let limit = Limit::new(1);
+    let mut polled_once = false;
+    let panics = std::future::poll_fn(move |cx| {
+        assert!(
+            !std::mem::replace(&mut polled_once, true),
+            "the future panics"
+        );
+        cx.waker().wake_by_ref();
+        Poll::<u32>::Pending
+    });
+    let mut first = stream::iter([panics])
+        .unordered_buffer(2)
+        .limit(limit.clone());
+    let mut second = stream::iter([async { 8 }])
+        .unordered_buffer(2)
+        .limit(limit.clone());
+    assert!(poll_once(&mut first).is_pending());
+    let (waker, switches) = panicking_waker();
+    assert!(poll_with(&mut second, &waker).is_pending());
+    switches.panic_once(WakerOps::ANY_WAKE);
+    let panic = catch_unwind(AssertUnwindSafe(|| poll_once(&mut first))).unwrap_err();
+    assert_eq!(panic.downcast_ref::<&str>(), Some(&"the future panics"));
+    assert_eq!(switches.panics(), 1);
+    assert_eq!(limit.in_use(), 0);
+    assert_eq!(poll_once(&mut second), Poll::Ready(Some(8)));
+}
