@@ -341,7 +341,11 @@ async fn main() {
             eprintln!("took {took:?}, over the budget of {budget:?}");
             std::process::exit(1);
         }
-        println!("took {:.1} s, within the budget of {:.1} s", took.as_secs_f64(), budget.as_secs_f64());
+        println!(
+            "took {:.1} s, within the budget of {:.1} s",
+            took.as_secs_f64(),
+            budget.as_secs_f64()
+        );
     }
 }
 
@@ -363,7 +367,10 @@ async fn loaded(pages: u32, concurrency: usize, latency: Duration, client: &Http
     let mut runs = Vec::new();
     for round in 0..2 {
         // The adaptive limit keeps what it learnt from one round to the next.
-        let name = format!("pinfold future_queue({most}), Adaptive weight (round {})", round + 1);
+        let name = format!(
+            "pinfold future_queue({most}), Adaptive weight (round {})",
+            round + 1
+        );
         let run = loaded_run(&load, {
             let measuring = adaptive.clone();
             fetch_all(client.clone())
@@ -383,7 +390,11 @@ async fn loaded(pages: u32, concurrency: usize, latency: Duration, client: &Http
                 .count()
         })
         .await;
-        runs.push((format!("pinfold future_queue({most}), weight {fixed}"), run, None));
+        runs.push((
+            format!("pinfold future_queue({most}), weight {fixed}"),
+            run,
+            None,
+        ));
     }
     let run = loaded_run(&load, {
         fetch_all(client.clone())
@@ -392,7 +403,11 @@ async fn loaded(pages: u32, concurrency: usize, latency: Duration, client: &Http
             .count()
     })
     .await;
-    runs.push((format!("futures-util buffer_unordered({concurrency})"), run, None));
+    runs.push((
+        format!("futures-util buffer_unordered({concurrency})"),
+        run,
+        None,
+    ));
     for (name, run, limit) in runs {
         let limit = limit.map_or(String::new(), |limit| format!("  limit after {limit:>2}"));
         println!(
