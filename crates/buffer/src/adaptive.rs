@@ -246,8 +246,9 @@ impl State {
                 self.baseline = Some(latency);
                 self.baseline_load = load;
                 self.epoch_least = None;
+                // A new epoch begins after the future that set the baseline.
                 self.epoch_len = 0;
-                self.epoch_matched = true;
+                self.epoch_matched = false;
             }
         }
         if load <= self.baseline_load {
