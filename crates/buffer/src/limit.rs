@@ -136,7 +136,9 @@ impl Limit {
     /// Sets the limit to `limit`; a raise wakes the tasks of the buffers waiting for room.
     ///
     /// # Panics
-    /// If `limit` is 0, with the message `Limit: a limit must be at least 1`.
+    /// If `limit` is 0, with the message `Limit: a limit must be at least 1`. If the waker of a
+    /// task a raise wakes panics: the limit is set and every other waiting task woken first,
+    /// then the first such panic propagates.
     #[track_caller]
     pub fn set(&self, limit: usize) {
         assert!(limit > 0, "Limit: a limit must be at least 1");
