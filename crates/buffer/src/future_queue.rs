@@ -427,8 +427,8 @@ where
     ///
     /// # Panics
     /// Without the `std` feature, if `limit` (or a clone of it) already steers a buffer, this
-    /// one's other handle included (see [`Limit`](crate::Limit)). With `std` a limit steers
-    /// any number of buffers, as one budget.
+    /// one's other handle included. With `std` a limit steers any number of buffers (see
+    /// [*A shared budget*](crate::Limit#a-shared-budget)).
     ///
     /// # Example
     ///
@@ -639,8 +639,8 @@ where
     ///
     /// # Panics
     /// Without the `std` feature, if `limit` (or a clone of it) already steers a buffer, this
-    /// one's other handle included (see [`Limit`](crate::Limit)). With `std` a limit steers
-    /// any number of buffers, as one budget.
+    /// one's other handle included. With `std` a limit steers any number of buffers (see
+    /// [*A shared budget*](crate::Limit#a-shared-budget)).
     #[track_caller]
     pub fn limit(self, limit: Limit) -> FutureQueueGrouped<St, K, Steered> {
         let limit = limit.attach();

@@ -179,8 +179,8 @@ where
     ///
     /// # Panics
     /// Without the `std` feature, if `limit` (or a clone of it) already steers a buffer, this
-    /// one's other handle included (see [`Limit`](crate::Limit)). With `std` a limit steers
-    /// any number of buffers, as one budget.
+    /// one's other handle included. With `std` a limit steers any number of buffers (see
+    /// [*A shared budget*](crate::Limit#a-shared-budget)).
     ///
     /// # Example
     ///
@@ -213,8 +213,8 @@ where
     ///
     /// # Panics
     /// Without the `std` feature, if `window` (or a clone of it) already steers a buffer, this
-    /// one's other handle included (see [`Limit`](crate::Limit)). With `std` a limit steers
-    /// any number of buffers, as one budget.
+    /// one's other handle included. With `std` a limit steers any number of buffers (see
+    /// [*A shared budget*](crate::Limit#a-shared-budget)).
     ///
     /// # Example
     ///

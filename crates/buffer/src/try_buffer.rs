@@ -220,8 +220,8 @@ where
     ///
     /// # Panics
     /// Without the `std` feature, if `window` (or a clone of it) already steers a buffer, this
-    /// one's other handle included (see [`Limit`](crate::Limit)). With `std` a limit steers
-    /// any number of buffers, as one budget.
+    /// one's other handle included. With `std` a limit steers any number of buffers (see
+    /// [*A shared budget*](crate::Limit#a-shared-budget)).
     #[track_caller]
     pub fn window_limit(self, window: Limit) -> TryOrderedBuffer<St, Steered> {
         TryOrderedBuffer {
@@ -234,8 +234,8 @@ where
     ///
     /// # Panics
     /// Without the `std` feature, if `limit` (or a clone of it) already steers a buffer, this
-    /// one's other handle included (see [`Limit`](crate::Limit)). With `std` a limit steers
-    /// any number of buffers, as one budget.
+    /// one's other handle included. With `std` a limit steers any number of buffers (see
+    /// [*A shared budget*](crate::Limit#a-shared-budget)).
     #[track_caller]
     pub fn limit(self, limit: Limit) -> TryOrderedBuffer<St, Steered> {
         TryOrderedBuffer {
@@ -326,8 +326,8 @@ where
     ///
     /// # Panics
     /// Without the `std` feature, if `limit` (or a clone of it) already steers a buffer, this
-    /// one's other handle included (see [`Limit`](crate::Limit)). With `std` a limit steers
-    /// any number of buffers, as one budget.
+    /// one's other handle included. With `std` a limit steers any number of buffers (see
+    /// [*A shared budget*](crate::Limit#a-shared-budget)).
     #[track_caller]
     pub fn limit(self, limit: Limit) -> TryUnorderedBuffer<St, Steered> {
         TryUnorderedBuffer {
