@@ -284,12 +284,27 @@ impl Limit {
     /// Wakes every buffer's task that registered since its last wake, each outside the lock
     /// (a waker is user code, which may drop a buffer and so change the list), and each also
     /// if one before it panics: returns the first panic.
+    ///
+    /// The list is walked from its end, one waker taken (an `Arc` clone) under the lock at a
+    /// time, so that nothing is allocated per unit given back. A waker removed meanwhile (its
+    /// buffer dropped) moves those after it down by one: walking down, those are visited
+    /// again (a spare wake), never skipped. One pushed meanwhile is after the walk: its buffer
+    /// takes its units after the change that this wake is for.
     #[cfg(feature = "std")]
     fn wake_all(&self) -> Option<alloc::boxed::Box<dyn core::any::Any + Send>> {
         use std::panic::{AssertUnwindSafe, catch_unwind};
-        let wakers = self.shared.lock_waiters().clone();
         let mut first_panic = None;
-        for waker in wakers {
+        let mut next = usize::MAX;
+        loop {
+            let waker = {
+                let waiters = self.shared.lock_waiters();
+                next = next.min(waiters.len());
+                let Some(at) = next.checked_sub(1) else {
+                    break;
+                };
+                next = at;
+                waiters[at].clone()
+            };
             if let Err(panic) = catch_unwind(AssertUnwindSafe(|| waker.wake())) {
                 first_panic.get_or_insert(panic);
             }
