@@ -589,3 +589,40 @@ fn a_poll_panic_that_wakes_a_panicking_waker_gives_the_unit_back() {
     assert_eq!(limit.in_use(), 0);
     assert_eq!(poll_once(&mut second), Poll::Ready(Some(8)));
 }
+
+/// Buffers driven until they hold finished outputs, then dropped with them: an unordered
+/// buffer (whose outputs keep their units), an ordered one and a future queue, and one
+/// consumed by `for_each_driven` whose consumer waits: none leaves a unit in use.
+#[test]
+fn buffers_dropped_with_outputs_held_leave_no_unit_in_use() {
+    use pinfold_buffer::{ProgressStream, ProgressStreamExt};
+    use std::future::Future;
+    let limit = Limit::new(3);
+    let (waker, _) = counting_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
+    let ready = || stream::iter((0..10).map(std::future::ready));
+    let mut unordered = ready().unordered_buffer(4).limit(limit.clone());
+    let _ = std::pin::Pin::new(&mut unordered).poll_progress(&mut cx);
+    assert_eq!(limit.in_use(), 3, "the driven outputs keep their units");
+    drop(unordered);
+    let mut ordered = ready().ordered_buffer(4).limit(limit.clone());
+    let _ = std::pin::Pin::new(&mut ordered).poll_progress(&mut cx);
+    drop(ordered);
+    let mut queue = stream::iter((0..10).map(|n| (1, std::future::ready(n))))
+        .future_queue(4)
+        .limit(limit.clone());
+    let _ = std::pin::Pin::new(&mut queue).poll_progress(&mut cx);
+    assert_eq!(limit.in_use(), 3);
+    drop(queue);
+    assert_eq!(limit.in_use(), 0);
+    let mut consuming = Box::pin(
+        ready()
+            .unordered_buffer(4)
+            .limit(limit.clone())
+            .for_each_driven(|_| pending::<()>()),
+    );
+    assert!(consuming.as_mut().poll(&mut cx).is_pending());
+    assert!(limit.in_use() > 0);
+    drop(consuming);
+    assert_eq!(limit.in_use(), 0);
+}
