@@ -224,6 +224,9 @@ struct State {
     epoch_least: Option<Duration>,
     /// The futures measured this epoch.
     epoch_len: usize,
+    /// Whether a future this epoch matched the baseline (within a tenth): then the baseline
+    /// still holds, and the epoch does not raise it.
+    epoch_matched: bool,
     slow_start: bool,
 }
 
@@ -236,13 +239,16 @@ impl State {
                 // Within a tenth of it: the baseline still holds at this load.
                 if latency <= baseline + baseline / 10 {
                     self.baseline_load = self.baseline_load.max(load);
+                    self.epoch_matched = true;
                 }
             }
             _ => {
                 self.baseline = Some(latency);
                 self.baseline_load = load;
                 self.epoch_least = None;
+                // A new epoch begins after the future that set the baseline.
                 self.epoch_len = 0;
+                self.epoch_matched = false;
             }
         }
         if load <= self.baseline_load {
@@ -251,11 +257,17 @@ impl State {
         self.epoch_len += 1;
         if self.epoch_len >= rounds.saturating_mul(self.limit as usize).max(1) {
             // A whole epoch: if no future as lightly loaded matched the baseline, the backend
-            // is slower now, and its least latency is the new baseline.
-            if let Some(least) = self.epoch_least.take() {
-                self.baseline = Some(least);
+            // is slower now, and its least latency is the new baseline. One that matched it
+            // keeps it: otherwise the baseline would creep up, a tenth at most each epoch,
+            // with the latency of the load the limit itself puts on the backend.
+            let least = self.epoch_least.take();
+            if !self.epoch_matched {
+                if let Some(least) = least {
+                    self.baseline = Some(least);
+                }
             }
             self.epoch_len = 0;
+            self.epoch_matched = false;
         }
     }
 }
@@ -311,6 +323,7 @@ impl<C: Clock> Adaptive<C> {
                     baseline_load: 0,
                     epoch_least: None,
                     epoch_len: 0,
+                    epoch_matched: false,
                     slow_start: true,
                 }),
             }),
@@ -380,8 +393,15 @@ impl<C: Clock> Adaptive<C> {
             };
             state.limit = (state.limit + step).min(settings.max as f64);
         }
-        // Under the lock, so that the sets come in the order of the updates.
-        shared.limit.set(state.limit as usize);
+        // Stored under the lock, so that the stores come in the order of the updates; a raise
+        // wakes the buffers' tasks once the lock is let go, as a waker may read this limit.
+        // Quietly: a panic of another task's waker would otherwise come out of this future's
+        // poll and lose its output.
+        let raised = shared.limit.store_quietly(state.limit as usize);
+        drop(state);
+        if raised {
+            shared.limit.wake_quietly();
+        }
     }
 }
 
@@ -397,7 +417,9 @@ impl<C> Adaptive<C> {
         self.shared.limit.get()
     }
 
-    /// The least latency measured of a future that did not fail, if one finished.
+    /// The baseline: the latency of the backend without load, as the limit estimates it
+    /// ([*The algorithm*](Self#the-algorithm)): the least measured of a future that did not
+    /// fail, or, after a lasting slowdown, the least since. `None` until one finished.
     pub fn baseline(&self) -> Option<Duration> {
         self.shared.lock().baseline
     }
@@ -469,7 +491,6 @@ impl<F: Future, C: Clock> Future for Measured<F, C> {
             at: shared.clock.now(),
             // Relaxed: a stale count only means this future may not cut (or cut once more).
             cuts: shared.cuts.load(Ordering::Relaxed),
-            // Relaxed: a count, read for the growth rule only.
             // Relaxed: a count, for the baseline's load.
             load: shared.running.fetch_add(1, Ordering::Relaxed) + 1,
         });

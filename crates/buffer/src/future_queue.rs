@@ -292,9 +292,15 @@ where
         let polled = this.arena.poll_with_budget(cx, &mut budget, &mut poll);
         drop(release);
         // Nothing runs but finished outputs, and nothing else can start until one is taken
-        // (or the source has ended).
-        let stuck =
-            self.arena.len() == self.finished.len() && (self.has_waiting() || self.source_done);
+        // (or the source has ended). With no output to take, only the end is stuck: a future
+        // that waits with nothing running waits for units of a shared limit, which wakes the
+        // task.
+        let stuck = self.arena.len() == self.finished.len()
+            && if self.finished.is_empty() {
+                self.source_done && !self.has_waiting()
+            } else {
+                self.has_waiting() || self.source_done
+            };
         match polled {
             Poll::Ready(Some((_, never))) => match never {},
             _ if stuck => Poll::Ready(()),
@@ -420,7 +426,9 @@ where
     /// limit counts as the limit, as read when the future's turn comes.
     ///
     /// # Panics
-    /// If `limit` (or a clone of it) already steers another buffer.
+    /// Without the `std` feature, if `limit` (or a clone of it) already steers a buffer, this
+    /// one's other handle included. With `std` a limit steers any number of buffers (see
+    /// [*A shared budget*](crate::Limit#a-shared-budget)).
     ///
     /// # Example
     ///
@@ -630,7 +638,9 @@ where
     /// made.
     ///
     /// # Panics
-    /// If `limit` (or a clone of it) already steers another buffer.
+    /// Without the `std` feature, if `limit` (or a clone of it) already steers a buffer, this
+    /// one's other handle included. With `std` a limit steers any number of buffers (see
+    /// [*A shared budget*](crate::Limit#a-shared-budget)).
     #[track_caller]
     pub fn limit(self, limit: Limit) -> FutureQueueGrouped<St, K, Steered> {
         let limit = limit.attach();

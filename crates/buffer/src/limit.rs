@@ -23,14 +23,22 @@ use pinfold_arena::AtomicWaker;
 /// steers every call a service makes to one backend, from several streams at once, and what
 /// an [`Adaptive`](crate::Adaptive) limit has learnt carries over from one batch's buffer to
 /// the next. [`in_use`](Self::in_use) says how many of its units the buffers hold. A buffer
-/// holds a unit for each future it runs and gives it back when the future's output is out (or
-/// the future is dropped, or the buffer), and a buffer that waits for a unit is woken when
-/// another gives one back. A budget does not divide itself fairly: whichever buffer is polled
-/// when a unit is free takes it.
+/// holds a unit for each future it runs (a future queue: its weight) and gives it back when
+/// the future finishes, or is dropped (also when its poll or `Drop` panics), or the buffer
+/// is. An unordered buffer or a future queue [driven](crate::ProgressStream::poll_progress)
+/// keeps the unit of a finished future while its output waits in its slot; an ordered
+/// buffer gives it back as the output joins those held for the order (its
+/// [`window`](crate::OrderedBuffer::window) bounds those). A buffer that waits for a unit is
+/// woken when another gives one back. A budget does not divide itself fairly: whichever
+/// buffer is polled when a unit is free takes it. A limit given to a buffer that already
+/// runs futures counts them from then on, as if they had started under it (the budget may
+/// be overdrawn until they finish, as after a lowering).
 ///
 /// Without the `std` feature a limit steers one buffer at a time: giving it to a second
-/// while the first is alive panics (the waiting buffers are kept in a list under a lock,
-/// which needs `std`). A new buffer after the first is dropped is fine either way.
+/// while the first is alive panics, and so does giving it to one buffer twice (as its
+/// concurrency and its window, or as its concurrency again) (the waiting buffers are kept in
+/// a list under a lock, which needs `std`). A new buffer after the first is dropped is fine
+/// either way.
 ///
 /// # What a change does
 ///
@@ -117,8 +125,10 @@ impl Limit {
         self.shared.value.load(Ordering::Relaxed)
     }
 
-    /// How many units the buffers whose concurrency this limit steers hold now: the futures
-    /// they run, and those whose outputs are not out yet.
+    /// How many units the buffers whose concurrency this limit steers hold now: one for each
+    /// future they run (a future queue: its weight), and for each output an unordered buffer
+    /// or a future queue keeps in its slot while driven (see
+    /// [*A shared budget*](Self#a-shared-budget)).
     pub fn in_use(&self) -> usize {
         self.shared.used.load(Ordering::Relaxed)
     }
@@ -126,20 +136,57 @@ impl Limit {
     /// Sets the limit to `limit`; a raise wakes the tasks of the buffers waiting for room.
     ///
     /// # Panics
-    /// If `limit` is 0, with the message `Limit: a limit must be at least 1`.
+    /// If `limit` is 0, with the message `Limit: a limit must be at least 1`. If the waker of a
+    /// task a raise wakes panics: the limit is set and every other waiting task woken first,
+    /// then the first such panic propagates.
     #[track_caller]
     pub fn set(&self, limit: usize) {
         assert!(limit > 0, "Limit: a limit must be at least 1");
+        #[cfg(feature = "std")]
+        if let Some(panic) = self.store(limit) {
+            std::panic::resume_unwind(panic);
+        }
+        #[cfg(not(feature = "std"))]
+        self.store(limit);
+    }
+
+    /// Stores `limit` as [`set`](Self::set) does, without waking anyone: for a caller that
+    /// stores under its own lock (an [`Adaptive`](crate::Adaptive) limit, so that its stores
+    /// come in the order of its updates) and wakes with [`wake_quietly`](Self::wake_quietly)
+    /// once it has let go of it, so that no waker (user code) runs under the lock. Returns
+    /// whether this was a raise.
+    #[cfg(feature = "std")]
+    pub(crate) fn store_quietly(&self, limit: usize) -> bool {
+        // SeqCst: as in `store`.
+        limit > self.shared.value.swap(limit, Ordering::SeqCst)
+    }
+
+    /// Wakes the tasks of the buffers waiting for room, after a raise by
+    /// [`store_quietly`](Self::store_quietly), from a future as it finishes: a panic of a
+    /// woken task's waker is that task's, and is dropped here rather than lose the future's
+    /// output.
+    #[cfg(feature = "std")]
+    pub(crate) fn wake_quietly(&self) {
+        drop(self.wake_all());
+    }
+
+    /// Stores `limit`; a raise wakes the tasks of the buffers waiting for room, and returns
+    /// the first panic of their wakers.
+    #[cfg(feature = "std")]
+    fn store(&self, limit: usize) -> Option<alloc::boxed::Box<dyn core::any::Any + Send>> {
         // SeqCst pairs with the SeqCst fence in `Seat::register` after a waiter registers:
         // either its next load sees the new value, or this store comes after the registration
         // and the wake below finds the task.
         let old = self.shared.value.swap(limit, Ordering::SeqCst);
+        if limit > old { self.wake_all() } else { None }
+    }
+
+    /// Stores `limit`; a raise wakes the task of the buffer waiting for room.
+    #[cfg(not(feature = "std"))]
+    fn store(&self, limit: usize) {
+        // SeqCst: as with `std`.
+        let old = self.shared.value.swap(limit, Ordering::SeqCst);
         if limit > old {
-            #[cfg(feature = "std")]
-            if let Some(panic) = self.wake_all() {
-                std::panic::resume_unwind(panic);
-            }
-            #[cfg(not(feature = "std"))]
             self.shared.task.wake();
         }
     }
@@ -237,12 +284,27 @@ impl Limit {
     /// Wakes every buffer's task that registered since its last wake, each outside the lock
     /// (a waker is user code, which may drop a buffer and so change the list), and each also
     /// if one before it panics: returns the first panic.
+    ///
+    /// The list is walked from its end, one waker taken (an `Arc` clone) under the lock at a
+    /// time, so that nothing is allocated per unit given back. A waker removed meanwhile (its
+    /// buffer dropped) moves those after it down by one: walking down, those are visited
+    /// again (a spare wake), never skipped. One pushed meanwhile is after the walk: its buffer
+    /// takes its units after the change that this wake is for.
     #[cfg(feature = "std")]
     fn wake_all(&self) -> Option<alloc::boxed::Box<dyn core::any::Any + Send>> {
         use std::panic::{AssertUnwindSafe, catch_unwind};
-        let wakers = self.shared.lock_waiters().clone();
         let mut first_panic = None;
-        for waker in wakers {
+        let mut next = usize::MAX;
+        loop {
+            let waker = {
+                let waiters = self.shared.lock_waiters();
+                next = next.min(waiters.len());
+                let Some(at) = next.checked_sub(1) else {
+                    break;
+                };
+                next = at;
+                waiters[at].clone()
+            };
             if let Err(panic) = catch_unwind(AssertUnwindSafe(|| waker.wake())) {
                 first_panic.get_or_insert(panic);
             }
@@ -289,16 +351,20 @@ impl Seat {
     /// How many of `room` units may start while the buffer has `running` in use: the units it
     /// holds beyond `running` are given back first, then up to `room` taken from the budget.
     /// If the budget stops them, the task is registered first to be woken when a unit comes
-    /// back or the limit rises, so one after this call wakes it.
+    /// back or the limit rises, so one after this call wakes it. The units taken count as held
+    /// before the task's waker is registered: if its `clone` (or the `drop` of the waker it
+    /// replaces) panics, they go back when the buffer settles or is dropped.
     #[inline(never)]
     pub(crate) fn room(&mut self, running: usize, room: usize, cx: &mut Context<'_>) -> usize {
         self.settle(running);
         let mut got = self.limit.take(room);
+        self.held += got;
         if got < room {
             self.register(cx);
-            got += self.limit.take(room - got);
+            let more = self.limit.take(room - got);
+            self.held += more;
+            got += more;
         }
-        self.held += got;
         got
     }
 
@@ -318,6 +384,20 @@ impl Seat {
             self.held += units;
         }
         taken
+    }
+
+    /// The buffer has `running` units in use, for futures that started before this seat was
+    /// taken: the units it holds short of them are taken from the budget whatever is free (as
+    /// after a lowering, the budget may be overdrawn until they finish), so that they count.
+    pub(crate) fn hold(&mut self, running: usize) {
+        if running > self.held {
+            // SeqCst: as in `take`.
+            self.limit
+                .shared
+                .used
+                .fetch_add(running - self.held, Ordering::SeqCst);
+            self.held = running;
+        }
     }
 
     /// The buffer has `running` units in use: those it holds beyond go back to the budget.
@@ -431,6 +511,9 @@ pub(crate) mod sealed {
         fn admit(&mut self, running: usize, units: usize, cx: &mut Context<'_>) -> bool;
         /// The buffer has `running` units in use now (after a refill, or an output).
         fn settle(&mut self, running: usize);
+        /// The buffer has `running` units in use as it is given a handle: they count against
+        /// it, started before it or not.
+        fn hold(&mut self, running: usize);
         /// The concurrency's seat, if any.
         fn concurrency(&self) -> Option<&Seat>;
         /// The window's seat, if any.
@@ -452,6 +535,9 @@ pub(crate) mod sealed {
 
         #[inline(always)]
         fn settle(&mut self, _: usize) {}
+
+        #[inline(always)]
+        fn hold(&mut self, _: usize) {}
 
         #[inline(always)]
         fn concurrency(&self) -> Option<&Seat> {
@@ -489,6 +575,12 @@ pub(crate) mod sealed {
         fn settle(&mut self, running: usize) {
             if let Some(seat) = &mut self.concurrency {
                 seat.settle(running);
+            }
+        }
+
+        fn hold(&mut self, running: usize) {
+            if let Some(seat) = &mut self.concurrency {
+                seat.hold(running);
             }
         }
 

@@ -178,7 +178,9 @@ where
     /// any, still bounds the futures running plus the outputs held.
     ///
     /// # Panics
-    /// If `limit` (or a clone of it) already steers another buffer.
+    /// Without the `std` feature, if `limit` (or a clone of it) already steers a buffer, this
+    /// one's other handle included. With `std` a limit steers any number of buffers (see
+    /// [*A shared budget*](crate::Limit#a-shared-budget)).
     ///
     /// # Example
     ///
@@ -210,7 +212,9 @@ where
     /// concurrency still bounds the futures running); this replaces a window set before.
     ///
     /// # Panics
-    /// If `window` (or a clone of it) already steers another buffer.
+    /// Without the `std` feature, if `window` (or a clone of it) already steers a buffer, this
+    /// one's other handle included. With `std` a limit steers any number of buffers (see
+    /// [*A shared budget*](crate::Limit#a-shared-budget)).
     ///
     /// # Example
     ///

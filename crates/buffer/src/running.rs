@@ -8,6 +8,7 @@ use futures_core::Stream;
 use pin_project::pin_project;
 use pinfold_arena::{Arena, Budget, Key, Step, Storage};
 
+use crate::limit::sealed::Sealed as _;
 use crate::limit::{Fixed, Seat, Steered, Steering};
 
 /// The source of futures and the futures running, at most `concurrency` of them (the arena's
@@ -39,11 +40,14 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
     /// The same, with handles changed by `steer`.
     #[track_caller]
     pub(crate) fn steer(self, steer: impl FnOnce(Steered) -> Steered) -> Running<St, T, Steered> {
+        let mut steering = steer(self.steering.steered());
+        // A limit given to a buffer already running counts its futures.
+        steering.hold(self.arena.len());
         Running {
             source: self.source,
             source_done: self.source_done,
             arena: self.arena,
-            steering: steer(self.steering.steered()),
+            steering,
         }
     }
 
@@ -129,20 +133,32 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
 
     /// Pulls futures from the source into free slots, at most `room` of them, each made into
     /// what the arena stores by `start`. Stops when the arena is full or the limit reached (a
-    /// raise of the limit wakes the task), the source is `Pending` (it will wake the task) or
-    /// has ended.
+    /// raise of the limit, or a unit given back, wakes the task), the source is `Pending` (it
+    /// will wake the task) or has ended.
+    ///
+    /// A unit of a shared limit is taken for one future at a time, just before the source is
+    /// polled for it: a buffer whose source is `Pending` takes one unit and gives it back, not
+    /// every unit free, so it does not wake the other buffers that wait for units (which would
+    /// do the same to it, for ever, while both sources stall).
     pub(crate) fn refill(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         mut room: usize,
         mut start: impl FnMut(St::Item) -> T,
     ) {
-        let mut this = self.project();
-        room = this.steering.room(this.arena.len(), room, cx);
-        while room > 0 && !*this.source_done && !this.arena.is_full() {
-            match this.source.as_mut().poll_next(cx) {
+        let this = self.project();
+        let mut source = this.source;
+        let running = Settle {
+            arena: this.arena,
+            steering: this.steering,
+        };
+        while room > 0 && !*this.source_done && !running.arena.is_full() {
+            if running.steering.room(running.arena.len(), 1, cx) == 0 {
+                break;
+            }
+            match source.as_mut().poll_next(cx) {
                 Poll::Ready(Some(fut)) => {
-                    if this.arena.insert(start(fut)).is_err() {
+                    if running.arena.insert(start(fut)).is_err() {
                         unreachable!("the arena had a free slot");
                     }
                     room -= 1;
@@ -151,8 +167,7 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
                 Poll::Pending => break,
             }
         }
-        // The units granted for futures the source did not give go back.
-        this.steering.settle(this.arena.len());
+        // `running` dropped: the unit taken for a future the source did not give goes back.
     }
 
     /// Polls the running futures that were woken, until one gives an output.
@@ -168,11 +183,29 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
         poll: &mut impl FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     ) -> Poll<Option<R>> {
         let this = self.project();
-        let polled = this.arena.poll_with_budget(cx, budget, poll);
-        if let Poll::Ready(Some(_)) = polled {
-            // The finished future's unit goes back, for the other buffers of a shared limit.
-            this.steering.settle(this.arena.len());
-        }
+        let running = Settle {
+            arena: this.arena,
+            steering: this.steering,
+        };
+        let polled = running.arena.poll_with_budget(cx, budget, poll);
+        // The finished future's unit goes back, for the other buffers of a shared limit (as
+        // `running` is dropped, also if a future's poll or `Drop` panicked).
+        drop(running);
         polled.map(|polled| polled.map(|(_, out)| out))
+    }
+}
+
+/// The arena and the steering of a [`Running`], which settles the steering with what the arena
+/// holds when dropped: also while a panic unwinds, when a future whose poll or `Drop` panicked
+/// is gone from the arena, or a source panicked as it was polled for the future a unit was
+/// taken for. So a panic leaves no unit of a shared limit held for a future that is not there.
+struct Settle<'a, T, S: Steering> {
+    arena: &'a mut Arena<T>,
+    steering: &'a mut S,
+}
+
+impl<T, S: Steering> Drop for Settle<'_, T, S> {
+    fn drop(&mut self) {
+        self.steering.settle(self.arena.len());
     }
 }

@@ -219,7 +219,9 @@ where
     /// [`OrderedBuffer::window_limit`].
     ///
     /// # Panics
-    /// If `window` (or a clone of it) already steers another buffer.
+    /// Without the `std` feature, if `window` (or a clone of it) already steers a buffer, this
+    /// one's other handle included. With `std` a limit steers any number of buffers (see
+    /// [*A shared budget*](crate::Limit#a-shared-budget)).
     #[track_caller]
     pub fn window_limit(self, window: Limit) -> TryOrderedBuffer<St, Steered> {
         TryOrderedBuffer {
@@ -231,7 +233,9 @@ where
     /// [`OrderedBuffer::limit`].
     ///
     /// # Panics
-    /// If `limit` (or a clone of it) already steers another buffer.
+    /// Without the `std` feature, if `limit` (or a clone of it) already steers a buffer, this
+    /// one's other handle included. With `std` a limit steers any number of buffers (see
+    /// [*A shared budget*](crate::Limit#a-shared-budget)).
     #[track_caller]
     pub fn limit(self, limit: Limit) -> TryOrderedBuffer<St, Steered> {
         TryOrderedBuffer {
@@ -321,7 +325,9 @@ where
     /// [`UnorderedBuffer::limit`].
     ///
     /// # Panics
-    /// If `limit` (or a clone of it) already steers another buffer.
+    /// Without the `std` feature, if `limit` (or a clone of it) already steers a buffer, this
+    /// one's other handle included. With `std` a limit steers any number of buffers (see
+    /// [*A shared budget*](crate::Limit#a-shared-budget)).
     #[track_caller]
     pub fn limit(self, limit: Limit) -> TryUnorderedBuffer<St, Steered> {
         TryUnorderedBuffer {

@@ -87,7 +87,9 @@ where
     /// buffer was made with (its capacity): see [`Limit`] for what lowering and raising it do.
     ///
     /// # Panics
-    /// If `limit` (or a clone of it) already steers another buffer.
+    /// Without the `std` feature, if `limit` (or a clone of it) already steers a buffer, this
+    /// one's other handle included. With `std` a limit steers any number of buffers (see
+    /// [*A shared budget*](crate::Limit#a-shared-budget)).
     ///
     /// # Example
     ///

@@ -296,11 +296,14 @@ impl<G, S: Steering> Weights<G, S> {
 
     /// The same, steered by `steer`'s result.
     pub(crate) fn steer<T: Steering>(self, steer: impl FnOnce(S) -> T) -> Weights<G, T> {
+        let mut steering = steer(self.global.steering);
+        // A limit given to a queue already running counts their weight.
+        steering.hold(self.global.running);
         Weights {
             global: Global {
                 max: self.global.max,
                 running: self.global.running,
-                steering: steer(self.global.steering),
+                steering,
             },
             groups: self.groups,
             queued: self.queued,

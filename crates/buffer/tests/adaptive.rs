@@ -4,11 +4,14 @@
 
 mod support;
 
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::pin;
+use std::task::Poll;
 use std::time::Duration;
 
 use futures_util::{StreamExt, stream};
 use pinfold_buffer::{Adaptive, AdaptiveSettings, BufferExt, Limit, TryBufferExt};
+use pinfold_testkit::panicking_waker::{WakerOps, panicking_waker};
 use support::Gauge;
 use tokio::time::{Instant, sleep};
 
@@ -157,4 +160,76 @@ fn a_baseline_of_no_rounds_panics() {
         ..AdaptiveSettings::new(8)
     };
     let _ = Adaptive::with_clock(settings, || Duration::ZERO);
+}
+
+/// A measured future finishes and the limit grows, which wakes a second buffer that waits
+/// for a unit with a task waker that panics: the panic is that task's, and the finished
+/// future's output still comes out of the first buffer.
+#[test]
+fn a_raise_that_wakes_a_panicking_waker_loses_no_measured_output() {
+    let settings = AdaptiveSettings {
+        initial: 1,
+        ..AdaptiveSettings::new(4)
+    };
+    let adaptive = Adaptive::with_clock(settings, || Duration::ZERO);
+    let (gate, state) = support::Gate::new(7);
+    let mut first = stream::iter([adaptive.measure(gate)])
+        .unordered_buffer(4)
+        .limit(adaptive.limit());
+    let mut second = stream::iter([async { 8 }])
+        .unordered_buffer(4)
+        .limit(adaptive.limit());
+    assert!(support::poll_once(&mut first).is_pending());
+    let (waker, switches) = panicking_waker();
+    assert!(support::poll_with(&mut second, &waker).is_pending());
+    switches.panic_once(WakerOps::ANY_WAKE);
+    state.open();
+    let polled = catch_unwind(AssertUnwindSafe(|| support::poll_once(&mut first)));
+    assert_eq!(polled.ok(), Some(Poll::Ready(Some(7))));
+    assert_eq!(switches.panics(), 1, "the waiting task's waker was woken");
+    assert_eq!(adaptive.get(), 2);
+    assert_eq!(support::poll_once(&mut second), Poll::Ready(Some(8)));
+}
+
+/// A task's waker that reads the adaptive limit's baseline as it is woken.
+struct ReadsTheBaseline(Adaptive<fn() -> Duration>);
+
+impl std::task::Wake for ReadsTheBaseline {
+    fn wake(self: std::sync::Arc<Self>) {
+        let _ = self.0.baseline();
+    }
+}
+
+/// A measured future finishes and the limit grows, which wakes a second buffer's task, whose
+/// waker reads the adaptive limit: no user code runs under the limit's lock, so it does not
+/// deadlock (a thread, so that a deadlock fails the test instead of hanging it).
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_waker_woken_by_a_raise_may_read_the_adaptive_limit() {
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let settings = AdaptiveSettings {
+            initial: 1,
+            ..AdaptiveSettings::new(4)
+        };
+        let zero: fn() -> Duration = || Duration::ZERO;
+        let adaptive = Adaptive::with_clock(settings, zero);
+        let (gate, state) = support::Gate::new(7);
+        let mut first = stream::iter([adaptive.measure(gate)])
+            .unordered_buffer(4)
+            .limit(adaptive.limit());
+        let mut second = stream::iter([async { 8 }])
+            .unordered_buffer(4)
+            .limit(adaptive.limit());
+        assert!(support::poll_once(&mut first).is_pending());
+        let waker = std::task::Waker::from(std::sync::Arc::new(ReadsTheBaseline(adaptive)));
+        assert!(support::poll_with(&mut second, &waker).is_pending());
+        state.open();
+        let output = support::poll_once(&mut first);
+        done.send(output).unwrap();
+    });
+    let output = finished
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the raise deadlocked");
+    assert_eq!(output, Poll::Ready(Some(7)));
 }

@@ -315,3 +315,29 @@ async fn a_dropped_buffer_gives_its_units_back() {
     assert_eq!(done, 6);
     assert_eq!(gauge.max(), 3);
 }
+
+/// A backend with a gentle knee: 10 ms up to 8 requests in flight, then 5 % more for each
+/// request above 8 (counted as it arrives, itself included). It never slows down, so the
+/// baseline stays its unloaded latency: a baseline that rose with the latency of the load
+/// the limit itself puts on it would let the limit climb with it.
+#[tokio::test(start_paused = true)]
+#[cfg_attr(miri, ignore)]
+async fn a_gentle_knee_does_not_raise_the_baseline() {
+    let adaptive = Adaptive::with_clock(AdaptiveSettings::new(CAPACITY), paused_clock());
+    let in_flight = Gauge::default();
+    let done = stream::iter(0..20_000)
+        .map(|_| {
+            let in_flight = in_flight.clone();
+            adaptive.measure(async move {
+                let _in_flight = in_flight.enter();
+                let above = (in_flight.now() as u64).saturating_sub(8);
+                sleep(Duration::from_micros(10_000 + 500 * above)).await;
+            })
+        })
+        .unordered_buffer(CAPACITY)
+        .limit(adaptive.limit())
+        .count()
+        .await;
+    assert_eq!(done, 20_000);
+    assert_eq!(adaptive.baseline(), Some(Duration::from_millis(10)));
+}

@@ -933,3 +933,28 @@ fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
     let panic = catch_unwind(f).expect_err("it panics");
     pinfold_testkit::contract::panic_message(&*panic).to_string()
 }
+
+/// A driven queue whose next future waits for units of a shared limit that another buffer
+/// holds, with no output to take: it is not stuck (taking an item would not help, and there
+/// is none), so `poll_progress` is `Pending`, and the other buffer's units coming back wake
+/// the task.
+#[test]
+fn a_driven_queue_waiting_for_a_shared_limit_is_pending() {
+    use pinfold_buffer::ProgressStream;
+    let limit = Limit::new(2);
+    let mut holder = stream::iter([std::future::pending::<()>(), std::future::pending()])
+        .unordered_buffer(2)
+        .limit(limit.clone());
+    assert!(poll_once(&mut holder).is_pending());
+    assert_eq!(limit.in_use(), 2);
+    let mut queue = stream::iter([(1, async { 5 })])
+        .future_queue(4)
+        .limit(limit.clone());
+    let (waker, wakes) = counting_waker();
+    let mut cx = Context::from_waker(&waker);
+    assert_eq!(Pin::new(&mut queue).poll_progress(&mut cx), Poll::Pending);
+    drop(holder);
+    assert_eq!(wakes.count(), 1);
+    assert_eq!(Pin::new(&mut queue).poll_progress(&mut cx), Poll::Ready(()));
+    assert_eq!(poll_with(&mut queue, &waker), Poll::Ready(Some(5)));
+}

@@ -5,6 +5,7 @@
 mod support;
 
 use std::future::pending;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
@@ -12,6 +13,7 @@ use std::time::Duration;
 
 use futures_util::{StreamExt, stream};
 use pinfold_buffer::{BufferExt, Limit, TryBufferExt};
+use pinfold_testkit::panicking_waker::{WakerOps, panicking_waker};
 use support::{CountingSource, Gate, Gauge, counting_waker, poll_once, poll_with, settle};
 use tokio::time::sleep;
 
@@ -342,4 +344,285 @@ fn dropping_a_buffer_wakes_the_one_waiting_for_its_units() {
     drop(holder);
     assert_eq!(wakes.count(), 1);
     assert_eq!(poll_once(&mut waiting), Poll::Ready(Some(5)));
+}
+
+/// Two buffers share a limit with units free, their sources stalled: neither can start a
+/// future, so a poll of one wakes neither (a wake would make the two tasks wake each other
+/// for ever, each poll taking the free units and giving them back).
+#[test]
+fn stalled_buffers_sharing_a_limit_do_not_wake_each_other() {
+    let limit = Limit::new(2);
+    let stalled = || {
+        stream::pending::<std::future::Ready<()>>()
+            .unordered_buffer(4)
+            .limit(limit.clone())
+    };
+    let (mut first, mut second) = (stalled(), stalled());
+    let (first_waker, first_wakes) = counting_waker();
+    let (second_waker, second_wakes) = counting_waker();
+    for _ in 0..3 {
+        assert!(poll_with(&mut first, &first_waker).is_pending());
+        assert!(poll_with(&mut second, &second_waker).is_pending());
+    }
+    assert_eq!((first_wakes.count(), second_wakes.count()), (0, 0));
+    assert_eq!(limit.in_use(), 0);
+}
+
+/// A buffer's task waker whose `clone` panics as the buffer registers it, waiting for units
+/// another buffer holds: the panic comes out of the poll, and the units the buffer took
+/// before go back when it is dropped.
+#[test]
+fn a_waker_whose_clone_panics_leaks_no_unit() {
+    let limit = Limit::new(2);
+    let mut holder = stream::iter([pending::<()>()])
+        .unordered_buffer(1)
+        .limit(limit.clone());
+    assert!(poll_once(&mut holder).is_pending());
+    assert_eq!(limit.in_use(), 1);
+    let mut second = stream::iter([pending::<()>(), pending()])
+        .unordered_buffer(4)
+        .limit(limit.clone());
+    let (waker, switches) = panicking_waker();
+    switches.panic_once(WakerOps::CLONE);
+    let polled = catch_unwind(AssertUnwindSafe(|| poll_with(&mut second, &waker)));
+    assert!(polled.is_err());
+    drop(second);
+    drop(holder);
+    assert_eq!(limit.in_use(), 0);
+}
+
+/// A future whose second poll panics, under a limit of 1 that a second buffer waits for: the
+/// future is gone, so its unit goes back at once and the waiting buffer is woken.
+#[test]
+fn a_future_whose_poll_panics_gives_its_unit_back() {
+    let limit = Limit::new(1);
+    let mut polled_once = false;
+    let panics = std::future::poll_fn(move |cx| {
+        assert!(
+            !std::mem::replace(&mut polled_once, true),
+            "the future panics"
+        );
+        cx.waker().wake_by_ref();
+        Poll::<u32>::Pending
+    });
+    let mut first = stream::iter([panics])
+        .unordered_buffer(2)
+        .limit(limit.clone());
+    let mut second = stream::iter([async { 8 }])
+        .unordered_buffer(2)
+        .limit(limit.clone());
+    assert!(poll_once(&mut first).is_pending());
+    let (waker, wakes) = counting_waker();
+    assert!(poll_with(&mut second, &waker).is_pending());
+    assert!(catch_unwind(AssertUnwindSafe(|| poll_once(&mut first))).is_err());
+    assert_eq!(limit.in_use(), 0);
+    assert_eq!(wakes.count(), 1, "the waiting buffer was woken");
+    assert_eq!(poll_with(&mut second, &waker), Poll::Ready(Some(8)));
+}
+
+/// A source that panics as it is polled holds no unit of the limit: none is in use after.
+#[test]
+fn a_source_that_panics_holds_no_unit() {
+    let limit = Limit::new(3);
+    let mut buffer = stream::poll_fn(|_| -> Poll<Option<std::future::Ready<()>>> {
+        panic!("the source panics")
+    })
+    .unordered_buffer(4)
+    .limit(limit.clone());
+    assert!(catch_unwind(AssertUnwindSafe(|| poll_once(&mut buffer))).is_err());
+    assert_eq!(limit.in_use(), 0);
+}
+
+/// A limit given to a buffer that already runs futures counts them: with 3 running and a
+/// limit of 2, none starts until fewer than 2 run, and the 3 are the limit's units in use.
+#[test]
+fn a_limit_given_to_a_running_buffer_counts_its_futures() {
+    let (gates, states) = support::gates(10);
+    let mut buffer = stream::iter(gates).unordered_buffer(3);
+    assert!(poll_once(&mut buffer).is_pending());
+    let limit = Limit::new(2);
+    let mut buffer = buffer.limit(limit.clone());
+    assert!(poll_once(&mut buffer).is_pending());
+    assert_eq!(limit.in_use(), 3);
+    states[0].open();
+    assert_eq!(poll_once(&mut buffer), Poll::Ready(Some(0)));
+    assert_eq!(limit.in_use(), 2, "no future started while 2 ran");
+    assert_eq!(states[3].polls(), 0);
+    drop(buffer);
+    assert_eq!(limit.in_use(), 0);
+}
+
+/// A limit given to a future queue that already runs futures counts their weight: with a
+/// weight of 6 running and a limit of 4, none starts until the weight running leaves room.
+#[test]
+fn a_limit_given_to_a_running_future_queue_counts_its_weight() {
+    let (gates, states) = support::gates(10);
+    let mut queue = stream::iter(gates.into_iter().map(|gate| (2, gate))).future_queue(6);
+    assert!(poll_once(&mut queue).is_pending());
+    let limit = Limit::new(4);
+    let mut queue = queue.limit(limit.clone());
+    assert!(poll_once(&mut queue).is_pending());
+    assert_eq!(limit.in_use(), 6);
+    states[0].open();
+    assert_eq!(poll_once(&mut queue), Poll::Ready(Some(0)));
+    assert_eq!(
+        limit.in_use(),
+        4,
+        "no future started while a weight of 4 ran"
+    );
+    assert_eq!(states[3].polls(), 0);
+    drop(queue);
+    assert_eq!(limit.in_use(), 0);
+}
+
+/// A future that is `Pending` once, waking itself, then `Ready(id)`, counted by `gauge` while
+/// it lives.
+async fn yields_once(id: usize, gauge: Gauge) -> usize {
+    let _running = gauge.enter();
+    let mut yielded = false;
+    std::future::poll_fn(|cx| {
+        if std::mem::replace(&mut yielded, true) {
+            return Poll::Ready(id);
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    })
+    .await
+}
+
+/// One limit of 3 steers an unordered buffer, an ordered buffer (as its concurrency and its
+/// window) and a future queue, each on its own thread, while a fourth thread raises and
+/// lowers it: every buffer ends (a unit given back or a raise always wakes the buffers that
+/// wait for one: a lost wake would hang a thread, which the receive's timeout reports), the
+/// ordered one in order, and no unit is left in use.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn an_unordered_an_ordered_and_a_future_queue_share_one_limit() {
+    const N: usize = 1_000;
+    let limit = Limit::new(3);
+    let gauge = Gauge::default();
+    let (done, finished) = std::sync::mpsc::channel();
+    let run = |name: &'static str, make: Box<dyn FnOnce() -> Vec<usize> + Send>| {
+        let done = done.clone();
+        std::thread::spawn(move || done.send((name, make())).unwrap());
+    };
+    let (l, g) = (limit.clone(), gauge.clone());
+    run(
+        "unordered",
+        Box::new(move || {
+            let source = stream::iter(0..N).map(move |id| yields_once(id, g.clone()));
+            let mut out: Vec<usize> =
+                futures_executor::block_on(source.unordered_buffer(4).limit(l).collect());
+            out.sort_unstable();
+            out
+        }),
+    );
+    let (l, g) = (limit.clone(), gauge.clone());
+    run(
+        "ordered",
+        Box::new(move || {
+            let source = stream::iter(0..N).map(move |id| yields_once(id, g.clone()));
+            let buffer = source.ordered_buffer(4).limit(l.clone()).window_limit(l);
+            futures_executor::block_on(buffer.collect())
+        }),
+    );
+    let (l, g) = (limit.clone(), gauge.clone());
+    run(
+        "future_queue",
+        Box::new(move || {
+            let source = stream::iter(0..N).map(move |id| (1 + id % 3, yields_once(id, g.clone())));
+            let mut out: Vec<usize> =
+                futures_executor::block_on(source.future_queue(4).limit(l).collect());
+            out.sort_unstable();
+            out
+        }),
+    );
+    let changer = {
+        let limit = limit.clone();
+        std::thread::spawn(move || {
+            for round in 0..200 {
+                limit.set(if round % 2 == 0 { 5 } else { 2 });
+                std::thread::yield_now();
+            }
+            limit.set(3);
+        })
+    };
+    for _ in 0..3 {
+        let (name, outputs) = finished
+            .recv_timeout(Duration::from_secs(60))
+            .expect("a buffer waiting for a unit was never woken");
+        assert_eq!(outputs, (0..N).collect::<Vec<_>>(), "{name}");
+    }
+    changer.join().unwrap();
+    assert!(gauge.max() <= 5, "{} ran at once", gauge.max());
+    assert_eq!(limit.in_use(), 0);
+}
+
+/// A future's poll panics under a limit of 1 that a second buffer waits for with a task waker
+/// that panics too: the unit goes back as the first panic unwinds, the waker's panic is the
+/// waiting task's and is dropped, and the first panic comes out of the poll.
+#[test]
+fn a_poll_panic_that_wakes_a_panicking_waker_gives_the_unit_back() {
+    let limit = Limit::new(1);
+    let mut polled_once = false;
+    let panics = std::future::poll_fn(move |cx| {
+        assert!(
+            !std::mem::replace(&mut polled_once, true),
+            "the future panics"
+        );
+        cx.waker().wake_by_ref();
+        Poll::<u32>::Pending
+    });
+    let mut first = stream::iter([panics])
+        .unordered_buffer(2)
+        .limit(limit.clone());
+    let mut second = stream::iter([async { 8 }])
+        .unordered_buffer(2)
+        .limit(limit.clone());
+    assert!(poll_once(&mut first).is_pending());
+    let (waker, switches) = panicking_waker();
+    assert!(poll_with(&mut second, &waker).is_pending());
+    switches.panic_once(WakerOps::ANY_WAKE);
+    let panic = catch_unwind(AssertUnwindSafe(|| poll_once(&mut first))).unwrap_err();
+    assert_eq!(panic.downcast_ref::<&str>(), Some(&"the future panics"));
+    assert_eq!(switches.panics(), 1);
+    assert_eq!(limit.in_use(), 0);
+    assert_eq!(poll_once(&mut second), Poll::Ready(Some(8)));
+}
+
+/// Buffers driven until they hold finished outputs, then dropped with them: an unordered
+/// buffer (whose outputs keep their units), an ordered one and a future queue, and one
+/// consumed by `for_each_driven` whose consumer waits: none leaves a unit in use.
+#[test]
+fn buffers_dropped_with_outputs_held_leave_no_unit_in_use() {
+    use pinfold_buffer::{ProgressStream, ProgressStreamExt};
+    use std::future::Future;
+    let limit = Limit::new(3);
+    let (waker, _) = counting_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
+    let ready = || stream::iter((0..10).map(std::future::ready));
+    let mut unordered = ready().unordered_buffer(4).limit(limit.clone());
+    let _ = std::pin::Pin::new(&mut unordered).poll_progress(&mut cx);
+    assert_eq!(limit.in_use(), 3, "the driven outputs keep their units");
+    drop(unordered);
+    let mut ordered = ready().ordered_buffer(4).limit(limit.clone());
+    let _ = std::pin::Pin::new(&mut ordered).poll_progress(&mut cx);
+    drop(ordered);
+    let mut queue = stream::iter((0..10).map(|n| (1, std::future::ready(n))))
+        .future_queue(4)
+        .limit(limit.clone());
+    let _ = std::pin::Pin::new(&mut queue).poll_progress(&mut cx);
+    assert_eq!(limit.in_use(), 3);
+    drop(queue);
+    assert_eq!(limit.in_use(), 0);
+    let mut consuming = Box::pin(
+        ready()
+            .unordered_buffer(4)
+            .limit(limit.clone())
+            .for_each_driven(|_| pending::<()>()),
+    );
+    assert!(consuming.as_mut().poll(&mut cx).is_pending());
+    assert!(limit.in_use() > 0);
+    drop(consuming);
+    assert_eq!(limit.in_use(), 0);
 }
