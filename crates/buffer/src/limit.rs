@@ -3,11 +3,11 @@
 //! one pays nothing for them.
 
 use core::fmt;
-use core::sync::atomic::{AtomicUsize, Ordering, fence};
 use core::task::Context;
 
-use alloc::sync::Arc;
 use pinfold_arena::AtomicWaker;
+
+use crate::sync::{Arc, AtomicUsize, Ordering, fence};
 
 /// A concurrency that can be changed while buffers run, and that several buffers may share: a
 /// handle, `Clone + Send + Sync`, whose [`set`](Self::set) any thread may call. Give it to a
@@ -83,7 +83,7 @@ struct Shared {
     seats: AtomicUsize,
     /// The wakers of the buffers steered, each woken by a raise or a unit given back.
     #[cfg(feature = "std")]
-    waiters: std::sync::Mutex<alloc::vec::Vec<Arc<AtomicWaker>>>,
+    waiters: crate::sync::Mutex<alloc::vec::Vec<Arc<AtomicWaker>>>,
     /// The one buffer's task, woken by a raise.
     #[cfg(not(feature = "std"))]
     task: AtomicWaker,
@@ -103,7 +103,7 @@ impl Limit {
                 used: AtomicUsize::new(0),
                 seats: AtomicUsize::new(0),
                 #[cfg(feature = "std")]
-                waiters: std::sync::Mutex::new(alloc::vec::Vec::new()),
+                waiters: crate::sync::Mutex::new(alloc::vec::Vec::new()),
                 #[cfg(not(feature = "std"))]
                 task: AtomicWaker::new(),
             }),
@@ -253,7 +253,7 @@ impl Limit {
 
 #[cfg(feature = "std")]
 impl Shared {
-    fn lock_waiters(&self) -> std::sync::MutexGuard<'_, alloc::vec::Vec<Arc<AtomicWaker>>> {
+    fn lock_waiters(&self) -> crate::sync::MutexGuard<'_, alloc::vec::Vec<Arc<AtomicWaker>>> {
         // A panic under the lock leaves the list whole (each change is one push or removal).
         self.waiters
             .lock()
