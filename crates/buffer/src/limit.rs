@@ -225,6 +225,16 @@ impl Limit {
         self.shared.used.fetch_sub(units, Ordering::SeqCst);
         // One buffer alone gives back only in its own poll (or as it is dropped): it needs no
         // wake. (Without `std` there is only one.)
+        //
+        // The fence pairs with the one in `Seat::register`, as in Dekker's handshake: a buffer
+        // takes its seat, registers and fences, then loads `used`; this gives back, fences,
+        // then loads `seats`. Either its load sees the unit given back, or this load sees its
+        // seat and the wake below finds it. Without the fence here, the pairing rests on a
+        // SeqCst load being ordered after the other thread's fence, which loom does not model
+        // (it treats SeqCst accesses as AcqRel), and its model of two buffers found this load
+        // reading one seat while the other buffer waited.
+        #[cfg(feature = "std")]
+        fence(Ordering::SeqCst);
         #[cfg(feature = "std")]
         if self.shared.seats.load(Ordering::SeqCst) > 1 {
             // Another buffer's task's waker that panics is that task's: its panic is dropped
