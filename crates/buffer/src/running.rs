@@ -138,7 +138,16 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
         mut start: impl FnMut(St::Item) -> T,
     ) {
         let mut this = self.project();
-        room = this.steering.room(this.arena.len(), room, cx);
+        // Ask the limit only for units a future could take now: a free slot each, none once
+        // the source has ended. A unit asked for beyond them would come straight back, and
+        // asking for more than the budget has registers the task, so each poll would wake
+        // the buffers sharing the limit, itself included, for as long as a unit stays free.
+        let free = if *this.source_done {
+            0
+        } else {
+            this.arena.capacity() - this.arena.len()
+        };
+        room = this.steering.room(this.arena.len(), room.min(free), cx);
         while room > 0 && !*this.source_done && !this.arena.is_full() {
             match this.source.as_mut().poll_next(cx) {
                 Poll::Ready(Some(fut)) => {
