@@ -4,7 +4,10 @@
 //! Each file in `tests/` is one scenario: the main model thread owns an arena (or a
 //! `FuturesUnorderedBounded`, or a `GrowableArena` of two groups) and polls it, while two
 //! spawned threads fire its wakers. The `pool_*` files race a `BufferPool`'s releases, packet
-//! drops and cancelled waiters against its acquires, with loom's `block_on` as the executor. The models are compiled only under `--cfg pinfold_loom`, where the arena's
+//! drops and cancelled waiters against its acquires, with loom's `block_on` as the executor. The
+//! `buffer_*` files run buffers that share one `Limit`, each under `block_on` on a thread of
+//! its own, with the buffer crate's `loom` feature substituting loom's atomics and lock in the
+//! limit. The models are compiled only under `--cfg pinfold_loom`, where the arena's
 //! `loom` feature substitutes loom's atomics, `Arc`, `UnsafeCell` and allocator (so a leaked wake
 //! table fails the model); in a normal build this crate and its tests are empty.
 //!

@@ -160,6 +160,7 @@ mod ordered_set;
 mod progress;
 mod ring;
 mod running;
+mod sync;
 mod tagged;
 mod try_buffer;
 mod unordered;

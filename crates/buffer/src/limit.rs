@@ -3,11 +3,11 @@
 //! one pays nothing for them.
 
 use core::fmt;
-use core::sync::atomic::{AtomicUsize, Ordering, fence};
 use core::task::Context;
 
-use alloc::sync::Arc;
 use pinfold_arena::AtomicWaker;
+
+use crate::sync::{Arc, AtomicUsize, Ordering, fence};
 
 /// A concurrency that can be changed while buffers run, and that several buffers may share: a
 /// handle, `Clone + Send + Sync`, whose [`set`](Self::set) any thread may call. Give it to a
@@ -91,7 +91,7 @@ struct Shared {
     seats: AtomicUsize,
     /// The wakers of the buffers steered, each woken by a raise or a unit given back.
     #[cfg(feature = "std")]
-    waiters: std::sync::Mutex<alloc::vec::Vec<Arc<AtomicWaker>>>,
+    waiters: crate::sync::Mutex<alloc::vec::Vec<Arc<AtomicWaker>>>,
     /// The one buffer's task, woken by a raise.
     #[cfg(not(feature = "std"))]
     task: AtomicWaker,
@@ -111,7 +111,7 @@ impl Limit {
                 used: AtomicUsize::new(0),
                 seats: AtomicUsize::new(0),
                 #[cfg(feature = "std")]
-                waiters: std::sync::Mutex::new(alloc::vec::Vec::new()),
+                waiters: crate::sync::Mutex::new(alloc::vec::Vec::new()),
                 #[cfg(not(feature = "std"))]
                 task: AtomicWaker::new(),
             }),
@@ -272,6 +272,16 @@ impl Limit {
         self.shared.used.fetch_sub(units, Ordering::SeqCst);
         // One buffer alone gives back only in its own poll (or as it is dropped): it needs no
         // wake. (Without `std` there is only one.)
+        //
+        // The fence pairs with the one in `Seat::register`, as in Dekker's handshake: a buffer
+        // takes its seat, registers and fences, then loads `used`; this gives back, fences,
+        // then loads `seats`. Either its load sees the unit given back, or this load sees its
+        // seat and the wake below finds it. Without the fence here, the pairing rests on a
+        // SeqCst load being ordered after the other thread's fence, which loom does not model
+        // (it treats SeqCst accesses as AcqRel), and its model of two buffers found this load
+        // reading one seat while the other buffer waited.
+        #[cfg(feature = "std")]
+        fence(Ordering::SeqCst);
         #[cfg(feature = "std")]
         if self.shared.seats.load(Ordering::SeqCst) > 1 {
             // Another buffer's task's waker that panics is that task's: its panic is dropped
@@ -315,7 +325,7 @@ impl Limit {
 
 #[cfg(feature = "std")]
 impl Shared {
-    fn lock_waiters(&self) -> std::sync::MutexGuard<'_, alloc::vec::Vec<Arc<AtomicWaker>>> {
+    fn lock_waiters(&self) -> crate::sync::MutexGuard<'_, alloc::vec::Vec<Arc<AtomicWaker>>> {
         // A panic under the lock leaves the list whole (each change is one push or removal).
         self.waiters
             .lock()

@@ -626,3 +626,25 @@ fn buffers_dropped_with_outputs_held_leave_no_unit_in_use() {
     drop(consuming);
     assert_eq!(limit.in_use(), 0);
 }
+
+/// Two buffers share a limit of 2. The first is full (a capacity of 1, its future pending) and
+/// the second idle: a unit stays free that neither can use. Polling the first must not wake
+/// its own task, or an executor would poll it again and again for as long as the unit is free.
+#[test]
+fn a_full_buffer_beside_a_free_unit_does_not_wake_itself() {
+    let limit = Limit::new(2);
+    let mut full = Box::pin(
+        stream::iter([pending::<()>()])
+            .unordered_buffer(1)
+            .limit(limit.clone()),
+    );
+    let _idle = stream::iter([async {}])
+        .unordered_buffer(1)
+        .limit(limit.clone());
+    let (waker, wakes) = counting_waker();
+    for _ in 0..3 {
+        assert!(poll_with(&mut full, &waker).is_pending());
+    }
+    assert_eq!(limit.in_use(), 1);
+    assert_eq!(wakes.count(), 0, "the full buffer woke its own task");
+}
