@@ -512,6 +512,9 @@ pub(crate) mod sealed {
     use super::{Fixed, Seat, Steered};
 
     pub trait Sealed {
+        /// Whether a handle may steer the buffer: `false` for [`Fixed`], whose buffers skip
+        /// the settling altogether.
+        const STEERED: bool;
         /// How many of `room` units (futures, or weight) may start while the buffer has
         /// `running` in use. A buffer that starts fewer than it was granted, or whose futures
         /// finished, calls [`settle`](Self::settle) with what it has in use after.
@@ -533,6 +536,8 @@ pub(crate) mod sealed {
     }
 
     impl Sealed for Fixed {
+        const STEERED: bool = false;
+
         #[inline(always)]
         fn room(&mut self, _: usize, room: usize, _: &mut Context<'_>) -> usize {
             room
@@ -565,6 +570,8 @@ pub(crate) mod sealed {
     }
 
     impl Sealed for Steered {
+        const STEERED: bool = true;
+
         #[inline]
         fn room(&mut self, running: usize, room: usize, cx: &mut Context<'_>) -> usize {
             match &mut self.concurrency {

@@ -183,6 +183,12 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
         poll: &mut impl FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     ) -> Poll<Option<R>> {
         let this = self.project();
+        if !S::STEERED {
+            return this
+                .arena
+                .poll_with_budget(cx, budget, poll)
+                .map(|polled| polled.map(|(_, out)| out));
+        }
         let running = Settle {
             arena: this.arena,
             steering: this.steering,
