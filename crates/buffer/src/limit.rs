@@ -223,13 +223,23 @@ impl Limit {
 
     /// Takes up to `want` units of the budget; returns how many it took.
     fn take(&self, want: usize) -> usize {
+        self.take_granted(|free| free.min(want))
+    }
+
+    /// Takes `want` units of the budget if that many are free; `false` (taking none) if not.
+    fn take_all(&self, want: usize) -> bool {
+        self.take_granted(|free| if free >= want { want } else { 0 }) == want
+    }
+
+    /// Takes what `grant` allows of the units free now (it is asked again if another buffer
+    /// takes or gives meanwhile); returns how many it took.
+    fn take_granted(&self, grant: impl Fn(usize) -> usize) -> usize {
         let shared = &*self.shared;
         // SeqCst: a unit given back (`give`) or a raise (`set`) that this misses comes after
         // the waiter's registration in their total order, and their wake finds it.
         let mut used = shared.used.load(Ordering::SeqCst);
         loop {
-            let free = shared.value.load(Ordering::SeqCst).saturating_sub(used);
-            let got = free.min(want);
+            let got = grant(shared.value.load(Ordering::SeqCst).saturating_sub(used));
             if got == 0 {
                 return 0;
             }
@@ -240,27 +250,6 @@ impl Limit {
                 Ordering::SeqCst,
             ) {
                 Ok(_) => return got,
-                Err(now) => used = now,
-            }
-        }
-    }
-
-    /// Takes `want` units of the budget if that many are free; `false` (taking none) if not.
-    fn take_all(&self, want: usize) -> bool {
-        let shared = &*self.shared;
-        // SeqCst: as in `take`.
-        let mut used = shared.used.load(Ordering::SeqCst);
-        loop {
-            if shared.value.load(Ordering::SeqCst).saturating_sub(used) < want {
-                return false;
-            }
-            match shared.used.compare_exchange_weak(
-                used,
-                used + want,
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
-                Ok(_) => return true,
                 Err(now) => used = now,
             }
         }
