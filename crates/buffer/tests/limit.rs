@@ -648,3 +648,14 @@ fn a_full_buffer_beside_a_free_unit_does_not_wake_itself() {
     assert_eq!(limit.in_use(), 1);
     assert_eq!(wakes.count(), 0, "the full buffer woke its own task");
 }
+
+/// A limit's `Debug` shows its value and the units the buffers it steers hold.
+#[test]
+fn a_limits_debug_shows_its_value_and_units_in_use() {
+    let limit = Limit::new(3);
+    let mut buffer = stream::iter([pending::<()>()])
+        .unordered_buffer(2)
+        .limit(limit.clone());
+    assert!(poll_once(&mut buffer).is_pending());
+    assert_eq!(format!("{limit:?}"), "Limit { limit: 3, in_use: 1 }");
+}
