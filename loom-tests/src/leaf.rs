@@ -59,7 +59,7 @@ impl Leaf {
     pub fn is_fired(&self) -> bool {
         // Relaxed on purpose: the firing thread wrote the flag before waking, and the arena
         // promises that a value polled after a wake sees what the waker did before it
-        // (`ready_set::mark`'s Release, the drain's Acquire). Nothing else orders this load.
+        // (`ready_set::wake`'s Release, the drain's Acquire). Nothing else orders this load.
         self.probe.fired.load(Ordering::Relaxed)
     }
 

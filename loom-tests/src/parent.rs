@@ -31,7 +31,7 @@ impl Wake for ParentState {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        // Release: what the waking thread did before the wake (mark the ready set) happens
+        // Release: what the waking thread did before the wake (set its bit in the ready set) happens
         // before the executor's next poll, which sees the wake with an Acquire load below. An
         // executor's run queue gives the same guarantee, and no more.
         self.wakes.fetch_add(1, Ordering::Release);

@@ -59,7 +59,7 @@ fn own_and_task_wakes_both_reach_an_armed_join_arena() {
         // polls nothing).
         let mut finished = [false; 2];
         let mut outputs = drive(&[&task], &workers, 2, |cx: &mut Context<'_>| {
-            let mut budget = arena.budget();
+            let mut budget = arena.start_round();
             let mut poll = |_, leaf: std::pin::Pin<&mut Leaf>, cx: &mut Context<'_>| {
                 let id = leaf.id();
                 if finished[id] {

@@ -106,12 +106,12 @@
 //! ones: a woken value is never passed over by values pushed or woken after the call that follows
 //! its wake began, and a stream woken while always-ready streams run is polled before any of them
 //! has a second turn. A value woken again between the collection that queued it and its poll is
-//! polled once: a poll after the round's first takes the slot's mark in the ready set before it
+//! polled once: a poll after the round's first takes the slot's bit in the ready set before it
 //! polls.
 //!
 //! A merge's call takes one item and ends, so its common case is shorter, a branch of the same loop
 //! (`Rounds::poll_first`, in `poll/round.rs`): when the top word of the ready set says nothing was
-//! woken since the last call (it holds `BUSY` and no mark), the deferred slots are appended and the
+//! woken since the last call (it holds `BUSY` and no bit), the deferred slots are appended and the
 //! slot at the head of the queue is polled in place; if it gives an item, it moves to the tail of
 //! the queue (two links rewritten, no round numbered, no budget made) and the item is the call's
 //! output. That is what deferring it and appending it at the next call would have done, since
@@ -143,11 +143,11 @@
 //! |---|---|---|---|
 //! | tokio's budget (`coop::poll_output`, the `tokio-coop` feature), one unit per output | coop | off in these builds: 0. Switched on instead (off a runtime: a thread-local read per call): `ready_512k`: 27; `unordered_ready_512k`: 28; `merge_hot_16`: 30 bounded, 33 growable; `merge_hot_16_noop`: 28 bounded, 34 growable; `keyed_churn_100k`: 17 bounded, 20 growable; `burst_100k`: 24; `unordered_selfwake_100k_c64`: 9 | futures-buffered (its own `tokio-coop` feature) asks tokio before each value it pops, not each output: estimated as much per poll. futures-util's set and `StreamMap` spend nothing themselves |
 //! | The merge's rotation fast path (`Rounds::poll_first`, `Queue::rotate`) | order and fairness of a merge at no extra cost: each stream one item a turn, a woken one first | a saving: `merge_hot_16`: −105 bounded, −123 growable; `merge_hot_16_noop`: −94 bounded, −113 growable (the full round it skips costs that much more) | futures-buffered's `MergeBounded` queues the stream again through its wake queue after each item: push 18 and pop 30 per item, and 33 to register the task's waker on every call, measured on `merge_hot_16_noop`. `StreamMap` polls every stream from a random start each call: its thread-local generator is 29 of its 55 per item, measured on `merge_hot_16_noop`. futures-util's `select_all` makes a new `StreamFuture` task (an allocation) per item: 395 per item in all |
-//! | The start-of-call collection (`Rounds::budget`: a drain before the deferred slots are appended) | order: a woken value goes ahead of values queued after it, and of always-ready streams' second turns | `ready_512k`: 5; `unordered_ready_512k`: 5; `merge_hot_16_noop`: 6 bounded, 0 growable; `merge_hot_16`: 2 bounded, 0 growable; `keyed_churn_100k`: 5 bounded, 4.5 growable; `burst_100k`: 7; `unordered_selfwake_100k_c64`: 72 (without it wakes are collected only when the queue runs empty, in fewer and larger drains) | futures-util and futures-buffered keep the order of wakes in an intrusive MPSC queue: a swap of its head per wake and a few loads per pop (futures-buffered's pop, with its per-slot lock: 30 per poll on `yield_16`, measured). `StreamMap` keeps no order |
+//! | The start-of-call collection (`Rounds::start_round`: a drain before the deferred slots are appended) | order: a woken value goes ahead of values queued after it, and of always-ready streams' second turns | `ready_512k`: 5; `unordered_ready_512k`: 5; `merge_hot_16_noop`: 6 bounded, 0 growable; `merge_hot_16`: 2 bounded, 0 growable; `keyed_churn_100k`: 5 bounded, 4.5 growable; `burst_100k`: 7; `unordered_selfwake_100k_c64`: 72 (without it wakes are collected only when the queue runs empty, in fewer and larger drains) | futures-util and futures-buffered keep the order of wakes in an intrusive MPSC queue: a swap of its head per wake and a few loads per pop (futures-buffered's pop, with its per-slot lock: 30 per poll on `yield_16`, measured). `StreamMap` keeps no order |
 //! | The entry chosen from the generation's parity (`Store::entry_of`: entry `2 i + (g & 1)`) | stale wakers: a waker that outlives its value never polls the next value of its slot | entry always `2 i`, the drain testing occupancy only: `ready_512k`: 5; `unordered_ready_512k`: 2; `yield_16`: 5; `unordered_selfwake_100k_c64`: 18; `burst_100k`: 12; `keyed_churn_100k`: 10 bounded, 11 growable | futures-buffered has one waker per slot and no generation: each wake of a stale waker may poll the slot's next value spuriously, at no cost to the others. futures-util keeps each task (`Arc<Task>`) alive while any waker of it is, so nothing is reused, paid in an allocation per future |
 //! | The drain's test that a woken entry is its slot's value's (`Store::drain`: the slot's tag against the entry's parity) | stale wakers; no poll of a departed value | `yield_16`: 7.5; `unordered_selfwake_100k_c64`: 18; `burst_100k`: 10; `keyed_churn_100k`: 8 bounded, 11 growable; 0 on the rows without wakes | futures-buffered tests only that the slot is occupied: estimated 2 to 3 per poll. futures-util: nothing to test, the queue holds the task itself |
 //! | The key check at `remove` (`Store::live`: the slot's tag against the key's generation) | keys: a key of a departed value never matches, also after its slot was reused | `keyed_churn_100k`: 0 bounded (−1.3, layout), 5 growable (which also finds the key's group) | `StreamMap` finds a key by a linear search of its entries: estimated a comparison per stream held. futures-util and futures-buffered have no keys (the row removes from futures-util's set through `Abortable`: 999 per item in all) |
-//! | The pre-poll take of a slot's mark in the ready set (`take_wake`, `ready_set::take_unchecked`) | no double poll: a value woken again between the collection that queued it and its poll is polled once | `yield_16`: 9.6; `unordered_selfwake_100k_c64`: 13; `burst_100k`: 15; `keyed_churn_100k`: 11 bounded, 16 growable; 0 on `ready_512k`, `unordered_ready_512k` and the merges (a round's first poll skips it) | futures-util: a per-task `queued` flag, swapped to false before each poll and to true by each wake (a locked exchange each, estimated 3 or 4 instructions but a full barrier). futures-buffered: a per-slot spin lock around a flag, taken by each wake and each pop (inside its 41 per wake and 30 per pop on `yield_16`, measured) |
+//! | The pre-poll take of a slot's bit in the ready set (`take_wake`, `ready_set::take_unchecked`) | no double poll: a value woken again between the collection that queued it and its poll is polled once | `yield_16`: 9.6; `unordered_selfwake_100k_c64`: 13; `burst_100k`: 15; `keyed_churn_100k`: 11 bounded, 16 growable; 0 on `ready_512k`, `unordered_ready_512k` and the merges (a round's first poll skips it) | futures-util: a per-task `queued` flag, swapped to false before each poll and to true by each wake (a locked exchange each, estimated 3 or 4 instructions but a full barrier). futures-buffered: a per-slot spin lock around a flag, taken by each wake and each pop (inside its 41 per wake and 30 per pop on `yield_16`, measured) |
 //! | The growable id-to-slot decode (`split`, `stores[group]`) | memory: a growable arena grows by groups and never moves a value | `merge_hot_16`: 10 growable; `merge_hot_16_noop`: 10 growable (measured with the decode replaced by group 0, so only on rows that fit in one group; the other growable rows hold several) | futures-buffered's growable set polls its groups (bounded sets, each with its own wake queue) in turn: estimated a loop step per group per call. futures-util needs no decode (a task is a pointer) and pays an allocation per future instead |
 //! | The prefetch of the next queued slot (growable arenas past 256 KiB of slots; bounded arenas never) | none beyond speed: it hides the cache misses of large arenas, which instruction counts do not see | `burst_100k`: 31; `unordered_ready_512k`: 4; `keyed_churn_100k`: 2 growable; 0 on the bounded rows | none |
 //! | The `catch_unwind` around each poll (`Store::poll_value`) and the repair after a panic | panic repair: the value dropped, its slot freed, the set usable | no consistent cost: from −12 to +9 depending on the row, in both directions (the catch is unwind tables, not instructions on the path; the differences are inlining) | futures-util: a drop guard releases the task if its poll unwinds, estimated 0 on the path. futures-buffered and `StreamMap`: no repair (the value stays), 0 |
@@ -200,7 +200,7 @@
 //! (`Slots`: a slot by id polled with its own waker, its mark, the wake table and the parent's
 //! word, a `ParentWord`), implemented by a store (`storage/store.rs`), a growable arena's groups
 //! (`storage/growable.rs`) and an armed join arena's values (`storage/join_arena.rs`). Its entry
-//! points are written once too, as the provided methods of [`Storage`](crate::Storage) (`budget`,
+//! points are written once too, as the provided methods of [`Storage`](crate::Storage) (`start_round`,
 //! `poll_next`, `poll_next_some`, `poll_with_budget`), over each arena's `engine`: its `Rounds` and
 //! its `Slots`. The queues reach the slots' marks through the `Marks` trait (a mark lives in its
 //! slot), which the stores implement; the queue imports nothing above it.
@@ -215,10 +215,10 @@
 //! - **A bounded set** (`FuturesUnorderedBounded::poll_next`, 11 files):
 //!   `unordered/src/bounded.rs` (the `Stream` impl, to the keyed set) →
 //!   `arena/src/set/keyed_set.rs` (`KeyedSet::poll_next`, `poll_next_keyed`,
-//!   `Futures::poll_next`) → `arena/src/coop.rs` (`poll_output`: tokio's budget, without
+//!   `Futures::poll_arena`) → `arena/src/coop.rs` (`poll_output`: tokio's budget, without
 //!   `tokio-coop` a call) → `arena/src/storage/mod.rs` (`Storage::poll_next`) →
-//!   `arena/src/storage/arena.rs` (`engine`) → `arena/src/poll/round.rs` (`Rounds::poll_next`:
-//!   `budget`, whose `collect` asks `Slots::parent_word` and calls `Slots::drain`; `poll`;
+//!   `arena/src/storage/arena.rs` (`engine`) → `arena/src/poll/round.rs` (`Rounds::next_output`:
+//!   `start_round`, whose `collect` asks `Slots::parent_word` and calls `Slots::drain`; `poll`;
 //!   `poll_queued`) → `arena/src/storage/store.rs` (`drain`, filing each woken slot with
 //!   `round::file`; then `Slots::poll_slot`: `poll_at`, `poll_value`, `value_and_waker`) →
 //!   `arena/src/wake/ready_set.rs` (`drain`, `take_unchecked`) → `arena/src/poll/queue.rs`
@@ -234,9 +234,9 @@
 //!   (the hub's `ParentWord`), and a value that leaves is counted in `Groups::leaving`, the top group
 //!   released if `arena/src/storage/sizing.rs` allows.
 //! - **A merge of busy streams** (`MergeBounded::poll_next`, 10 files): `merge/src/bounded.rs`
-//!   → `keyed_set.rs` (`Streams::poll_next`) → `coop.rs` → `storage/mod.rs`
+//!   → `keyed_set.rs` (`Streams::poll_arena`) → `coop.rs` → `storage/mod.rs`
 //!   (`Storage::poll_next_some`) → `arena.rs` (`engine`) → `round.rs`
-//!   (`Rounds::poll_next_some`, `poll_first`: the top word through `Slots::parent_word`)
+//!   (`Rounds::next_output_some`, `poll_first`: the top word through `Slots::parent_word`)
 //!   → `store.rs` (`Slots::poll_slot`, `poll_at`) → `wake_table.rs` → `step.rs`
 //!   (`Step::of_stream`) → `queue.rs` (`rotate`, back in `poll_first`) → back with the item.
 //! - **`join_all`** of futures ready at once (4 files): `join/src/join_all.rs` (`JoinAll`'s
@@ -244,7 +244,7 @@
 //!   `arena/src/storage/join_arena.rs` (`fill_in_place`) → `join/src/input.rs` (each
 //!   `Input::running` polled by `join.rs` `poll_input`, its output written over it) → back
 //!   with the `Vec` (`Filled::All`). Once armed
-//!   (some input was pending): `join.rs` → `join_arena.rs` (`budget`, `poll_with_budget`) →
+//!   (some input was pending): `join.rs` → `join_arena.rs` (`start_round`, `poll_with_budget`) →
 //!   `round.rs` (the same loop) → `join_arena.rs` (`ArmedSlots`: a value by index and its
 //!   waker, through `wake_table.rs`) → `ready_set.rs` → `queue.rs` → back.
 //! - **The pool's acquire** (`pool/src/acquire.rs` `Acquire::poll`): the fast path →
@@ -289,7 +289,7 @@
 //! count of owned wakers is zero) and that did not wake itself can only be waiting for a waker
 //! it was given before the arena was armed; it is queued for every later round, without
 //! waking the task, until it keeps its own waker. The count is read with `Acquire` before the
-//! mark, so a waker dropped meanwhile has left its mark visible. At the end, the values'
+//! bit, so a waker dropped meanwhile has left its bit visible. At the end, the values'
 //! storage becomes the output `Vec` when the layouts allow, each value handed over and dropped
 //! in place in order, each output written over values already dropped.
 //!

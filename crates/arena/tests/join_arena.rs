@@ -202,7 +202,7 @@ fn once_armed_only_woken_values_are_polled() {
     arena.arm(|probe| [1, 4].contains(&probe.id()));
     let mut poll =
         |_, fut: Pin<&mut _>, cx: &mut Context<'_>| Step::of_future(Future::poll(fut, cx));
-    let mut budget = arena.budget();
+    let mut budget = arena.start_round();
     assert!(
         arena
             .poll_with_budget(&mut cx, &mut budget, &mut poll)
@@ -214,7 +214,7 @@ fn once_armed_only_woken_values_are_polled() {
     let before = wakes.count();
     states[4].finish();
     assert_eq!(wakes.count(), before + 1);
-    let mut budget = arena.budget();
+    let mut budget = arena.start_round();
     match arena.poll_with_budget(&mut cx, &mut budget, &mut poll) {
         Poll::Ready(Some((_, output))) => assert_eq!(output, 4),
         other => panic!("expected value 4's output, got {other:?}"),
@@ -252,7 +252,7 @@ fn a_settled_value_lets_the_round_go_on_and_waits_for_its_waker() {
     };
     // One round, then what each value's poll count is after it.
     let mut round = |arena: &mut JoinArena<_>| {
-        let mut budget = arena.budget();
+        let mut budget = arena.start_round();
         let polled = arena.poll_with_budget(&mut cx, &mut budget, &mut settle);
         assert_eq!(polled, Poll::Pending, "a settled value hands nothing on");
         polls.borrow().clone()
@@ -303,7 +303,7 @@ fn a_value_woken_during_its_own_poll_waits_for_the_next_round() {
         }
         Step::of_future(fut.poll(cx))
     };
-    let mut budget = arena.budget();
+    let mut budget = arena.start_round();
     assert!(
         arena
             .poll_with_budget(&mut cx, &mut budget, &mut poll)
@@ -316,7 +316,7 @@ fn a_value_woken_during_its_own_poll_waits_for_the_next_round() {
         [1, 1, 1]
     );
     // The next round polls value 0 again, and only it.
-    let mut budget = arena.budget();
+    let mut budget = arena.start_round();
     assert!(
         arena
             .poll_with_budget(&mut cx, &mut budget, &mut poll)
@@ -358,7 +358,7 @@ fn a_value_that_keeps_no_waker_is_polled_by_every_round_without_waking_the_task(
         assert_eq!(wakes.count(), 0);
     }
     open.store(1, Ordering::SeqCst);
-    let mut budget = arena.budget();
+    let mut budget = arena.start_round();
     let mut poll = |_, fut: Pin<&mut Gate>, cx: &mut Context<'_>| Step::of_future(fut.poll(cx));
     match arena.poll_with_budget(&mut cx, &mut budget, &mut poll) {
         Poll::Ready(Some((_, polls))) => assert_eq!(polls, 4),
@@ -372,7 +372,7 @@ fn a_value_that_keeps_no_waker_is_polled_by_every_round_without_waking_the_task(
 #[should_panic(expected = "JoinArena polled before it was armed")]
 fn a_round_before_arm_panics_with_a_message() {
     let mut arena = JoinArena::new([1u32, 2, 3]);
-    let _ = arena.budget();
+    let _ = arena.start_round();
 }
 
 /// Making a join arena writes its values and nothing else: no wake table, and no allocation
@@ -590,7 +590,7 @@ fn a_panic_of_the_task_wakers_drop_after_an_armed_fill_drops_every_output_once()
     let (task, switches) = panicking_waker();
     let mut cx = Context::from_waker(&task);
     arena.arm(|_| true);
-    let mut budget = arena.budget();
+    let mut budget = arena.start_round();
     let mut pending = |_, _: Pin<&mut Cell>, _: &mut Context<'_>| Step::<()>::Pending;
     assert!(
         arena
@@ -647,7 +647,7 @@ fn self_wakes_during_a_round_wake_the_task_once() {
 
 /// Whether one round of the armed arena's values, polled with `cx`, gave no output.
 fn round_is_pending<F: Future>(arena: &mut JoinArena<F>, cx: &mut Context<'_>) -> bool {
-    let mut budget = arena.budget();
+    let mut budget = arena.start_round();
     let mut poll = |_, fut: Pin<&mut F>, cx: &mut Context<'_>| Step::of_future(fut.poll(cx));
     arena
         .poll_with_budget(cx, &mut budget, &mut poll)

@@ -157,7 +157,7 @@ fn fill_in_place_complete_the_task_waker_and_an_output_panic_in_drop() {
     let (value_drops, output_drops) = (Counts::new(), Counts::new());
     let mut arena = JoinArena::new(values(2, &[], &value_drops));
     arena.arm(|_| true);
-    let mut budget = arena.budget();
+    let mut budget = arena.start_round();
     // Every value waits: the round registers a clone of the task's waker.
     let polled = arena.poll_with_budget(&mut cx, &mut budget, &mut |_, _, _| Step::<()>::Pending);
     assert!(polled.is_pending());

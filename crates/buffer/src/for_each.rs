@@ -252,7 +252,7 @@ where
     A: Storage<Fut>,
 {
     refill(arena, limit, &mut room, stream.as_mut(), f, cx);
-    let mut budget = arena.budget();
+    let mut budget = arena.start_round();
     let mut poll = |_, fut: Pin<&mut Fut>, cx: &mut Context<'_>| Step::of_future(fut.poll(cx));
     loop {
         match arena.poll_with_budget(cx, &mut budget, &mut poll) {

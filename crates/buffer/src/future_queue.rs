@@ -173,7 +173,7 @@ where
             polled: &in_poll,
             _future: core::marker::PhantomData,
         };
-        let mut budget = this.arena.budget();
+        let mut budget = this.arena.start_round();
         let mut poll = |_, slot: Pin<&mut Slot<Fut>>, cx: &mut Context<'_>| {
             let slot = slot.project();
             match slot.state.project() {
@@ -268,7 +268,7 @@ where
             _future: core::marker::PhantomData,
         };
         let finished = &mut *this.finished;
-        let mut budget = this.arena.budget();
+        let mut budget = this.arena.start_round();
         let mut poll = |key, slot: Pin<&mut Slot<Fut>>, cx: &mut Context<'_>| {
             let slot = slot.project();
             let charge = *slot.charge;

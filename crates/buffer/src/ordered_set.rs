@@ -199,7 +199,7 @@ impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
             if let Some(out) = self.ring.pop_head() {
                 return Poll::Ready(Some(out));
             }
-            let budget = budget.get_or_insert_with(|| self.arena.budget());
+            let budget = budget.get_or_insert_with(|| self.arena.start_round());
             let polling = &mut self.polling;
             let polled = self.arena.poll_with_budget(
                 cx,
@@ -309,7 +309,7 @@ impl<F: Future, A: Storage<F>> ProgressStream for OrderedSet<F, A> {
         if let Some(seq) = set.polling.take() {
             set.ring.lose(seq);
         }
-        let mut budget = set.arena.budget();
+        let mut budget = set.arena.start_round();
         loop {
             let polling = &mut set.polling;
             let polled = set.arena.poll_with_budget(

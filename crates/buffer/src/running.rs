@@ -114,7 +114,7 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
     /// Starts one poll of the adapter: a round of the arena, whose budget every
     /// [`poll_output`](Self::poll_output) of this poll shares.
     pub(crate) fn begin_poll(self: Pin<&mut Self>) -> Budget {
-        self.project().arena.budget()
+        self.project().arena.start_round()
     }
 
     /// Takes what `take` gets out of the value of `key`, if it is still there and `take` gets

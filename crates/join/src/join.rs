@@ -321,7 +321,7 @@ impl<F, T, E> Join<F, T, E> {
         let Self {
             inputs, progress, ..
         } = self;
-        let mut budget = inputs.budget();
+        let mut budget = inputs.start_round();
         loop {
             if progress.running() == 0 {
                 return Poll::Ready(Ok(None));

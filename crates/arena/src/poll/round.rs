@@ -22,8 +22,8 @@ use crate::wake::ready_set::{Drain, ParentWord};
 /// [`MAX_VAIN_REPOLLS`] values polled in an earlier round were woken and `Pending` again
 /// without waking themselves. A value that wakes itself during its poll is polled again in the
 /// next round, not in this one: however many do, a round polls each once. Get one from
-/// [`Arena::budget`](crate::Storage::budget) or
-/// [`GrowableArena::budget`](crate::Storage::budget), which start the round.
+/// [`Arena::start_round`](crate::Storage::start_round) or
+/// [`GrowableArena::start_round`](crate::Storage::start_round), which start the round.
 #[derive(Debug, Clone)]
 pub struct Budget {
     /// The round's number: a value polled in this round carries it.
@@ -137,7 +137,7 @@ pub trait Slots<T>: Marks {
     /// Polls slot `id`'s value, if it holds one, with `poll` (given its key), in a context of
     /// its own waker; its key and the wake table entry whose waker it lent come back with
     /// what `poll` returned. `None` if the slot holds no value (it left while queued). If
-    /// `take_wake`, the slot's mark in the ready set is taken first: a wake that came since
+    /// `take_wake`, the slot's bit in the ready set is taken first: a wake that came since
     /// the collection that queued the value is answered by this poll, not by another. If
     /// `poll` panics, the kind does what its panics rule says (an arena drops the value and
     /// frees its slot; a panic of the value's `Drop` then is dropped) and, with `std`,
@@ -395,7 +395,7 @@ impl Rounds {
     /// wakes that come while a round runs are collected by the next one at its start, also
     /// when its queue never runs empty (always-ready streams).
     #[inline]
-    pub(crate) fn budget<T, S: Slots<T>>(&mut self, slots: &mut S) -> Budget {
+    pub(crate) fn start_round<T, S: Slots<T>>(&mut self, slots: &mut S) -> Budget {
         self.round = next_round(self.round);
         self.collect(slots, Drain::KeepBusy);
         self.ready.append(slots, &mut self.deferred);
@@ -607,7 +607,7 @@ impl Rounds {
 
     /// One call of a set's `poll_next`: a round of its own.
     #[inline(always)]
-    pub(crate) fn poll_next<T, S, R, F>(
+    pub(crate) fn next_output<T, S, R, F>(
         &mut self,
         slots: &mut S,
         cx: &mut Context<'_>,
@@ -617,7 +617,7 @@ impl Rounds {
         S: Slots<T>,
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
-        let mut budget = self.budget(slots);
+        let mut budget = self.start_round(slots);
         self.poll(slots, cx, &mut budget, &mut f)
     }
 
@@ -626,7 +626,7 @@ impl Rounds {
     /// goes on to the next value, within the same budget. Its common case, a merge of busy
     /// streams, is [`poll_first`](Self::poll_first).
     #[inline(always)]
-    pub(crate) fn poll_next_some<T, S, R, F>(
+    pub(crate) fn next_output_some<T, S, R, F>(
         &mut self,
         slots: &mut S,
         cx: &mut Context<'_>,
@@ -640,12 +640,12 @@ impl Rounds {
             First::Rotated(key, out) => return Poll::Ready(Some((key, out))),
             First::Polled(Some(out), _) => return Poll::Ready(Some(out)),
             First::Polled(None, budget) => budget,
-            First::NotTaken => self.budget(slots),
+            First::NotTaken => self.start_round(slots),
         };
         self.poll_rest_some(slots, cx, &mut budget, &mut f)
     }
 
-    /// The rest of a [`poll_next_some`](Self::poll_next_some) round, after its first poll.
+    /// The rest of a [`next_output_some`](Self::next_output_some) round, after its first poll.
     #[inline(never)]
     fn poll_rest_some<T, S, R, F>(
         &mut self,

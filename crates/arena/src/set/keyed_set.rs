@@ -38,7 +38,7 @@ pub trait PollKind<V>: Kind {
     type Output;
 
     /// One call of [`poll_next_keyed`](KeyedSet::poll_next_keyed): a round of `arena`.
-    fn poll_next<A: Storage<V>>(
+    fn poll_arena<A: Storage<V>>(
         arena: &mut A,
         cx: &mut Context<'_>,
     ) -> Poll<Option<(Key, Self::Output)>>;
@@ -75,7 +75,7 @@ impl Kind for Streams {
 impl<F: Future> PollKind<F> for Futures {
     type Output = F::Output;
 
-    fn poll_next<A: Storage<F>>(
+    fn poll_arena<A: Storage<F>>(
         arena: &mut A,
         cx: &mut Context<'_>,
     ) -> Poll<Option<(Key, F::Output)>> {
@@ -95,7 +95,7 @@ impl<S: Stream> PollKind<S> for Streams {
     type Output = S::Item;
 
     #[inline]
-    fn poll_next<A: Storage<S>>(
+    fn poll_arena<A: Storage<S>>(
         arena: &mut A,
         cx: &mut Context<'_>,
     ) -> Poll<Option<(Key, S::Item)>> {
@@ -492,7 +492,7 @@ impl<V, A: Storage<V>, K: PollKind<V>> KeyedSet<V, A, K> {
     /// ```
     pub fn poll_next_keyed(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Key, K::Output)>> {
         crate::coop::poll_output(cx, |cx| {
-            let polled = K::poll_next(&mut self.arena, cx);
+            let polled = K::poll_arena(&mut self.arena, cx);
             if let Poll::Ready(None) = polled {
                 self.terminated = true;
             }

@@ -326,7 +326,7 @@ impl<T> Slots<T> for Groups<T> {
 
     #[inline(always)]
     fn is_woken(&self, id: u32, entry: u32) -> bool {
-        trusted(&self.stores, split(id).0).is_marked(entry)
+        trusted(&self.stores, split(id).0).entry_woken(entry)
     }
 
     #[inline(always)]

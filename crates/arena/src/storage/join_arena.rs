@@ -285,9 +285,19 @@ impl<T> JoinArena<T> {
     /// # Panics
     /// If the arena is not armed.
     #[inline]
-    pub fn budget(&mut self) -> Budget {
+    pub fn start_round(&mut self) -> Budget {
         let (rounds, mut slots) = self.armed_slots();
-        rounds.budget(&mut slots)
+        rounds.start_round(&mut slots)
+    }
+
+    /// The old name of [`start_round`](JoinArena::start_round).
+    ///
+    /// # Panics
+    /// If the arena is not armed.
+    #[deprecated(note = "renamed to `start_round`")]
+    #[inline]
+    pub fn budget(&mut self) -> Budget {
+        self.start_round()
     }
 
     /// Polls the woken values, as [`Arena::poll_with_budget`](crate::Storage::poll_with_budget)
@@ -814,13 +824,13 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
     fn is_woken(&self, _id: u32, entry: u32) -> bool {
         // SAFETY: `entry` is the one `poll_slot` gave, the entry of one of the arena's values,
         // so its bit is in the ready set's first level.
-        unsafe { ready_set::is_marked_unchecked(self.table.words(), entry as usize) }
+        unsafe { ready_set::is_woken_unchecked(self.table.words(), entry as usize) }
     }
 
     #[inline(always)]
     fn holds_no_waker(&self, _id: u32, entry: u32) -> bool {
-        // Whether no waker of this value's is alive, read before its mark: Acquire pairs with
-        // the Release of a waker's drop, so a wake through a waker that is gone is marked by
+        // Whether no waker of this value's is alive, read before its bit: Acquire pairs with
+        // the Release of a waker's drop, so a wake through a waker that is gone sets its bit by
         // then, and seen by `is_woken`.
         self.table
             .entry_state(entry as usize)

@@ -40,7 +40,7 @@ use sealed::Token;
 
 /// The keyed arenas' methods: implemented by [`Arena<T>`] (a fixed capacity:
 /// [`insert`](Storage::insert) gives the value back when it is full) and by
-/// [`GrowableArena<T>`] (never full). The poll entry points ([`budget`](Storage::budget),
+/// [`GrowableArena<T>`] (never full). The poll entry points ([`start_round`](Storage::start_round),
 /// [`poll_next`](Storage::poll_next), [`poll_next_some`](Storage::poll_next_some),
 /// [`poll_with_budget`](Storage::poll_with_budget)) are written once here, over the one poll
 /// loop; the rest is each kind's own. A primitive generic over `Storage` is monomorphised for
@@ -164,9 +164,16 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     /// [`poll_with_budget`](Storage::poll_with_budget). Values woken again in the last round
     /// are queued for this one.
     #[inline]
-    fn budget(&mut self) -> Budget {
+    fn start_round(&mut self) -> Budget {
         let (rounds, slots) = self.engine(Token::new());
-        rounds.budget(slots)
+        rounds.start_round(slots)
+    }
+
+    /// The old name of [`start_round`](Storage::start_round).
+    #[deprecated(note = "renamed to `start_round`")]
+    #[inline]
+    fn budget(&mut self) -> Budget {
+        self.start_round()
     }
 
     /// Polls the arena as a stream: the next output of any woken value, fairly.
@@ -185,7 +192,7 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     {
         self.before_poll(Token::new());
         let (rounds, slots) = self.engine(Token::new());
-        rounds.poll_next(slots, cx, f)
+        rounds.next_output(slots, cx, f)
     }
 
     /// [`poll_next`](Storage::poll_next) for values that may leave without an output, such as
@@ -199,11 +206,11 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     {
         self.before_poll(Token::new());
         let (rounds, slots) = self.engine(Token::new());
-        rounds.poll_next_some(slots, cx, f)
+        rounds.next_output_some(slots, cx, f)
     }
 
     /// [`poll_next`](Storage::poll_next) within a round the caller started with
-    /// [`budget`](Storage::budget), for a caller that takes several outputs in one poll of its
+    /// [`start_round`](Storage::start_round), for a caller that takes several outputs in one poll of its
     /// own (a join, a stream adapter): call it again with the same budget after each output,
     /// and each value is still polled at most once.
     #[inline]

@@ -656,7 +656,7 @@ impl<T> Store<T> {
             RETIRED => {
                 // Relaxed: no waker is left to see it.
                 state.unretire(Ordering::Relaxed);
-                ready_set::unmark(self.table.words(), entry);
+                ready_set::clear(self.table.words(), entry);
                 true
             }
             _ => false,
@@ -672,7 +672,7 @@ impl<T> Store<T> {
         // SAFETY: `entry` is the one bound to the leaving value, one of its slot's two, which
         // are the table's.
         let state = unsafe { self.table.entry_state_unchecked(entry) };
-        // Acquire pairs with the Release decrement in the wakers' drop: their marks in the ready
+        // Acquire pairs with the Release decrement in the wakers' drop: their bits in the ready
         // set happen before we look at (and clear) the entry's bit.
         // Most often neither of the slot's entries has an owned waker: one load says so.
         let free = self.table.pair_is_clear(entry, Ordering::Acquire)
@@ -689,7 +689,7 @@ impl<T> Store<T> {
             };
         if free {
             // SAFETY: the entry is one of the table's, and the ready set has a bit for each.
-            unsafe { ready_set::unmark_unchecked(self.table.words(), entry) };
+            unsafe { ready_set::clear_unchecked(self.table.words(), entry) };
         }
     }
 
@@ -766,11 +766,11 @@ impl<T> Store<T> {
 
     /// Whether entry `entry` was woken since its value's poll began.
     #[inline(always)]
-    pub(crate) fn is_marked(&self, entry: u32) -> bool {
+    pub(crate) fn entry_woken(&self, entry: u32) -> bool {
         // SAFETY: the entries the loop asks about are those `poll_at` gave, each bound to one of
         // the store's values: entries of the table, whose bits are in the ready set's first
         // level (as for `kept`, an index the arena keeps itself).
-        unsafe { ready_set::is_marked_unchecked(self.table.words(), entry as usize) }
+        unsafe { ready_set::is_woken_unchecked(self.table.words(), entry as usize) }
     }
 
     /// Asks the CPU for slot `index` (see [`queue::prefetch`]).
@@ -948,7 +948,7 @@ impl<T> Slots<T> for Store<T> {
 
     #[inline(always)]
     fn is_woken(&self, _id: u32, entry: u32) -> bool {
-        self.is_marked(entry)
+        self.entry_woken(entry)
     }
 
     #[inline(always)]

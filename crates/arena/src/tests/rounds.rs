@@ -23,7 +23,7 @@ fn a_round_polls_each_value_once_though_every_one_gives_an_item() {
     }
     let (waker, wakes) = counting_waker();
     let mut cx = Context::from_waker(&waker);
-    let mut budget = arena.budget();
+    let mut budget = arena.start_round();
     let mut poll = |_: Key, stream: Pin<&mut _>, cx: &mut Context<'_>| {
         let stream: Pin<&mut futures_util::stream::Repeat<u8>> = stream;
         Step::of_stream(stream.get_mut().poll_next_unpin(cx))
@@ -54,7 +54,7 @@ fn keep_and_repoll_leave_the_value_in_place() {
     let mut cx = Context::from_waker(&parent_waker);
 
     // One round: `Repoll` gives the output and leaves the value for the next round, not this.
-    let mut budget = arena.budget();
+    let mut budget = arena.start_round();
     let first = arena.poll_with_budget(&mut cx, &mut budget, &mut |k, v, _| Step::Repoll((k, *v)));
     assert_eq!(first, Poll::Ready(Some((a, (a, 1)))));
     assert!(
@@ -244,4 +244,27 @@ fn a_future_borrowing_itself_across_pending_keeps_its_borrow() {
         outputs.push(out);
     }
     assert_eq!(outputs, [14, 14]);
+}
+
+#[test]
+#[expect(
+    deprecated,
+    reason = "the old name is kept for code written against it"
+)]
+fn budget_is_the_old_name_of_start_round() {
+    // A round started under the old name is a round: it polls each value once, then yields.
+    let mut arena = Arena::new(2);
+    let _ = arena.insert(1u32).unwrap();
+    let _ = arena.insert(2u32).unwrap();
+    let (waker, wakes) = counting_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut budget = arena.budget();
+    let mut poll = |_: Key, value: Pin<&mut u32>, _: &mut Context<'_>| Step::Repoll(*value);
+    let mut outputs = Vec::new();
+    while let Poll::Ready(Some((_, n))) = arena.poll_with_budget(&mut cx, &mut budget, &mut poll) {
+        outputs.push(n);
+    }
+    outputs.sort_unstable();
+    assert_eq!(outputs, [1, 2]);
+    assert_eq!(wakes.count(), 1, "the spent budget yields");
 }

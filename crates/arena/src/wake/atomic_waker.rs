@@ -149,7 +149,7 @@ struct Registering<'a>(&'a AtomicWaker);
 impl Drop for Registering<'_> {
     fn drop(&mut self) {
         // The cell still holds the old waker, or none; it stays there, so no user code runs
-        // while unwinding. A wake that came meanwhile has marked the arena's ready set, which
+        // while unwinding. A wake that came meanwhile has set its bit in the arena's ready set, which
         // the owner collects on its next poll (its poll is what is unwinding now).
         // Release: publishes the cell, as `finish` does.
         self.0.state.swap(IDLE, Ordering::Release);

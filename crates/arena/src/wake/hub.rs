@@ -33,7 +33,7 @@ impl Hub {
     /// How many arenas one hub can serve (bit 63 is `BUSY`).
     pub(crate) const MAX_ARENAS: usize = 63;
 
-    /// A hub with no arena marked and no waker registered. Allocates once.
+    /// A hub with no arena's bit set and no waker registered. Allocates once.
     pub(crate) fn new() -> Self {
         Self {
             inner: Arc::new(HubInner {

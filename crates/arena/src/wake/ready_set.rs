@@ -45,12 +45,12 @@ pub(crate) struct ReadyLayout {
     levels: u32,
 }
 
-/// What a [`mark`] did.
+/// What a [`wake`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Marked {
-    /// The slot was already marked: this wake coalesced with an earlier one.
+pub(crate) enum Woke {
+    /// The slot's bit was already set: this wake coalesced with an earlier one.
     Already,
-    /// The slot is marked; the levels above are (or are being) marked by an earlier waker.
+    /// The slot's bit is set; the levels above are (or are being) set by an earlier waker.
     Joined,
     /// The set went from empty to non-empty: the caller notifies the parent.
     Raised,
@@ -103,7 +103,7 @@ impl ReadyLayout {
     }
 }
 
-/// Marks slot `index` as woken. Lock-free: one `fetch_or` per level climbed, usually one.
+/// Sets slot `index`'s bit: it is woken. Lock-free: one `fetch_or` per level climbed, usually one.
 /// Every waker's wake runs it: the words are reached without bounds checks (guarded by
 /// `yield_16`, instructions); a debug build checks.
 ///
@@ -111,7 +111,7 @@ impl ReadyLayout {
 /// `words` holds the [`words`](ReadyLayout::words) of a set laid out by `layout`, and `index`
 /// is below the number of bits the layout was made for.
 #[inline]
-pub(crate) unsafe fn mark(words: &[AtomicU64], layout: &ReadyLayout, index: usize) -> Marked {
+pub(crate) unsafe fn wake(words: &[AtomicU64], layout: &ReadyLayout, index: usize) -> Woke {
     debug_assert!(
         words.len() >= layout.words(),
         "the words are not the layout's"
@@ -131,43 +131,43 @@ pub(crate) unsafe fn mark(words: &[AtomicU64], layout: &ReadyLayout, index: usiz
         // to the owner's Acquire `swap` in `drain`; Acquire orders the climb after it.
         let prev = word.fetch_or(bit, Ordering::AcqRel);
         if level == 0 && prev & bit != 0 {
-            return Marked::Already;
+            return Woke::Already;
         }
         if prev != 0 {
-            return Marked::Joined;
+            return Woke::Joined;
         }
         index /= 64;
     }
-    Marked::Raised
+    Woke::Raised
 }
 
-/// Whether slot `index` is marked now. A hint for the owner (self-wake detection), not a
+/// Whether slot `index`'s bit is set now. A hint for the owner (self-wake detection), not a
 /// synchronisation point.
 #[cfg(test)]
-pub(crate) fn is_marked(words: &[AtomicU64], index: usize) -> bool {
+pub(crate) fn is_woken(words: &[AtomicU64], index: usize) -> bool {
     words[index / 64].load(Ordering::Relaxed) & (1 << (index % 64)) != 0
 }
 
-/// Whether slot `index` is marked now, without the bound check, for the entry of the value just polled (guarded by
+/// Whether slot `index`'s bit is set now, without the bound check, for the entry of the value just polled (guarded by
 /// `yield_16`, instructions).
 ///
 /// # Safety
 /// Bit `index` is in `words` (`index / 64 < words.len()`).
 #[inline(always)]
-pub(crate) unsafe fn is_marked_unchecked(words: &[AtomicU64], index: usize) -> bool {
+pub(crate) unsafe fn is_woken_unchecked(words: &[AtomicU64], index: usize) -> bool {
     debug_assert!(index / 64 < words.len(), "bit {index} is not in the set");
     // SAFETY: the caller's bound.
     let word = unsafe { words.get_unchecked(index / 64) };
     word.load(Ordering::Relaxed) & (1 << (index % 64)) != 0
 }
 
-/// Whether anything is marked. A hint, as [`is_marked`].
+/// Whether any bit is set. A hint, as [`is_woken`].
 #[cfg(test)]
 pub(crate) fn is_empty(words: &[AtomicU64], layout: &ReadyLayout) -> bool {
     words[layout.word(layout.top(), 0)].load(Ordering::Relaxed) & !BUSY == 0
 }
 
-/// Whether the top word is all zero: nothing marked and not [`BUSY`]. A hint, as [`is_marked`].
+/// Whether the top word is all zero: no bit set and not [`BUSY`]. A hint, as [`is_woken`].
 #[cfg(test)]
 pub(crate) fn is_clear(words: &[AtomicU64], layout: &ReadyLayout) -> bool {
     words[layout.word(layout.top(), 0)].load(Ordering::Relaxed) == 0
@@ -176,11 +176,11 @@ pub(crate) fn is_clear(words: &[AtomicU64], layout: &ReadyLayout) -> bool {
 /// The word through which an owner's task hears of wakes: a ready set's top word, or a hub's
 /// (whose bits are its groups'). The owner's side of its protocol is written here once, for
 /// both; the wakers' side is one `fetch_or` that tells whether the word was empty, in
-/// [`mark`]'s climb for a ready set and in [`raise`](Self::raise) for a hub:
+/// [`wake`]'s climb for a ready set and in [`raise`](Self::raise) for a hub:
 ///
 /// - a wake that makes the word non-empty notifies the task, unless the owner has [`BUSY`]
 ///   set (it is polling, and will collect before it waits);
-/// - the owner [`take`](Self::take)s the marked bits, leaving `BUSY` set or clearing it (to
+/// - the owner [`take`](Self::take)s the set bits, leaving `BUSY` set or clearing it (to
 ///   *arm*: the next wake notifies);
 /// - between calls it reads the word with plain loads: [`nothing_woken`](Self::nothing_woken)
 ///   and [`has_wakes`](Self::has_wakes) say whether a collection would find anything;
@@ -191,7 +191,7 @@ pub(crate) fn is_clear(words: &[AtomicU64], layout: &ReadyLayout) -> bool {
 pub struct ParentWord(AtomicU64);
 
 impl ParentWord {
-    /// A word with nothing marked and `BUSY` clear: armed.
+    /// A word with no bit set and `BUSY` clear: armed.
     pub(crate) fn new() -> Self {
         Self(AtomicU64::new(0))
     }
@@ -212,7 +212,7 @@ impl ParentWord {
     }
 
     /// Whether a [`take`](Self::take) in `mode` would take or change anything, read with one
-    /// plain load: something is marked or, for an arming take, `BUSY` is set (arming clears it).
+    /// plain load: some bit is set or, for an arming take, `BUSY` is set (arming clears it).
     #[inline(always)]
     pub(crate) fn has_wakes(&self, mode: Drain) -> bool {
         let word = self.0.load(Ordering::Relaxed);
@@ -225,35 +225,35 @@ impl ParentWord {
     /// Sets [`BUSY`]: the owner starts polling, and wakes from now on notify nobody.
     #[inline(always)]
     pub(crate) fn set_busy(&self) {
-        // Relaxed: a wake that finds BUSY leaves its mark for the owner's arming take, an
+        // Relaxed: a wake that finds BUSY leaves its bit for the owner's arming take, an
         // AcqRel swap of the same word, which reads the latest value whatever this order.
         self.0.fetch_or(BUSY, Ordering::Relaxed);
     }
 
-    /// Takes the marked bits, leaving `BUSY` set or clear as `mode` says.
+    /// Takes the set bits, leaving `BUSY` set or clear as `mode` says.
     #[inline(always)]
     pub(crate) fn take(&self, mode: Drain) -> u64 {
         let fill = match mode {
             Drain::KeepBusy => BUSY,
             Drain::Arm => 0,
         };
-        // AcqRel: Acquire pairs with the Release of the wakes' `fetch_or` (`mark`'s climb, or
+        // AcqRel: Acquire pairs with the Release of the wakes' `fetch_or` (`wake`'s climb, or
         // `raise`); Release keeps this swap ordered before the owner's swaps of the words it
         // summarises.
         self.0.swap(fill, Ordering::AcqRel) & !BUSY
     }
 
-    /// Marks `bits` (a waker's side): `true` if the word was empty before (nothing marked and
+    /// Sets `bits` (a waker's side): `true` if the word was empty before (no bit set and
     /// not `BUSY`), when the caller notifies the task.
     #[inline(always)]
     pub(crate) fn raise(&self, bits: u64) -> bool {
-        // AcqRel: Release publishes what the waker marked below to the owner's `take`.
+        // AcqRel: Release publishes what the waker set below to the owner's `take`.
         self.0.fetch_or(bits, Ordering::AcqRel) == 0
     }
 
-    /// Clears [`BUSY`] if nothing else is set (nothing was marked since the owner's last
+    /// Clears [`BUSY`] if nothing else is set (no bit was set since the owner's last
     /// take), as an arming take would: the next wake then notifies the task. `false` if
-    /// something is marked: the owner must collect (or have its task do so) instead.
+    /// some bit is set: the owner must collect (or have its task do so) instead.
     #[cfg_attr(feature = "std", allow(dead_code))]
     pub(crate) fn try_arm(&self) -> bool {
         // AcqRel: as the arming take's swap, of which this is the case with nothing to take.
@@ -269,30 +269,30 @@ impl core::fmt::Debug for ParentWord {
     }
 }
 
-/// Unmarks bit `index`, from the owner's side, when no waker can mark it concurrently (the
+/// Clears bit `index`, from the owner's side, when no waker can set it concurrently (the
 /// entry has no waker left). A summary bit above it may stay set: a drain that follows it finds
 /// nothing, which is harmless.
 #[inline]
-pub(crate) fn unmark(words: &[AtomicU64], index: usize) {
-    unmark_in(&words[index / 64], index);
+pub(crate) fn clear(words: &[AtomicU64], index: usize) {
+    clear_in(&words[index / 64], index);
 }
 
-/// [`unmark`] without the bound check, for the entry of a value that leaves (guarded by
+/// [`clear`] without the bound check, for the entry of a value that leaves (guarded by
 /// `ready_512k`, instructions).
 ///
 /// # Safety
 /// Bit `index` is in `words` (`index / 64 < words.len()`).
 #[inline(always)]
-pub(crate) unsafe fn unmark_unchecked(words: &[AtomicU64], index: usize) {
+pub(crate) unsafe fn clear_unchecked(words: &[AtomicU64], index: usize) {
     debug_assert!(index / 64 < words.len(), "bit {index} is not in the set");
     // SAFETY: the caller's bound.
-    unmark_in(unsafe { words.get_unchecked(index / 64) }, index);
+    clear_in(unsafe { words.get_unchecked(index / 64) }, index);
 }
 
 /// Takes bit `index` out of the set, from the owner's side, right before the owner polls the
-/// value it marks: a wake that came after the collection that queued the value is answered by
+/// value it names: a wake that came after the collection that queued the value is answered by
 /// this poll, and no later drain queues the value again for it (a value woken many times
-/// before its poll is polled once). A summary bit above it may stay set, as after [`unmark`].
+/// before its poll is polled once). A summary bit above it may stay set, as after [`clear`].
 ///
 /// # Safety
 /// Bit `index` is in `words` (`index / 64 < words.len()`).
@@ -311,14 +311,14 @@ pub(crate) unsafe fn take_unchecked(words: &[AtomicU64], index: usize) {
 #[cold]
 #[inline(never)]
 fn take_bit(word: &AtomicU64, index: usize) {
-    // Acquire: pairs with the waker's Release in `mark`, as a drain's swap does, so the poll
+    // Acquire: pairs with the waker's Release in `wake`, as a drain's swap does, so the poll
     // that answers the wake sees what the waker did before it.
     word.fetch_and(!(1 << (index % 64)), Ordering::Acquire);
 }
 
-/// Unmarks bit `index`'s place in its word `word`.
+/// Clears bit `index`'s place in its word `word`.
 #[inline(always)]
-fn unmark_in(word: &AtomicU64, index: usize) {
+fn clear_in(word: &AtomicU64, index: usize) {
     let bit = 1u64 << (index % 64);
     if word.load(Ordering::Relaxed) & bit != 0 {
         // Relaxed: no waker of this entry is left to synchronise with (the caller acquired
@@ -327,7 +327,7 @@ fn unmark_in(word: &AtomicU64, index: usize) {
     }
 }
 
-/// Takes every marked slot out of the set, calling `f` with each index, lowest first, and
+/// Takes every woken slot out of the set, calling `f` with each index, lowest first, and
 /// leaves the top word as `mode` says. `true` if any call of `f` returned `true`.
 ///
 /// `f` is taken by value and answers with a `bool`, not through a flag it captures: the set's
@@ -414,7 +414,7 @@ fn each_bit(base: usize, mut bits: u64, f: &mut impl FnMut(usize) -> bool) -> bo
 /// Takes word `index` of `level`: its bits, leaving it empty.
 #[inline(always)]
 fn take_word(words: &[AtomicU64], layout: &ReadyLayout, level: usize, index: usize) -> u64 {
-    // AcqRel: Acquire pairs with the wakers' Release in `mark`; Release keeps this clear
+    // AcqRel: Acquire pairs with the wakers' Release in `wake`; Release keeps this clear
     // ordered before the child swaps that follow it.
     words[layout.word(level, index)].swap(0, Ordering::AcqRel)
 }
@@ -431,12 +431,12 @@ mod tests {
     #[test]
     fn a_parent_word_says_what_a_collection_would_find() {
         let word = ParentWord::new();
-        // Armed, nothing marked: nothing to take, and the owner is not busy.
+        // Armed, no bit set: nothing to take, and the owner is not busy.
         assert!(!word.nothing_woken());
         assert!(!word.has_wakes(Drain::KeepBusy));
         assert!(!word.has_wakes(Drain::Arm));
         word.set_busy();
-        // Busy, nothing marked: a busy collection has nothing to do; an arming one clears BUSY.
+        // Busy, no bit set: a busy collection has nothing to do; an arming one clears BUSY.
         assert!(word.nothing_woken());
         assert!(!word.has_wakes(Drain::KeepBusy));
         assert!(word.has_wakes(Drain::Arm));
@@ -467,15 +467,15 @@ mod tests {
         assert_eq!(word.take(Drain::Arm), 1);
     }
 
-    /// [`super::mark`], for a bit of the set `set` made.
-    fn mark(words: &[AtomicU64], layout: &ReadyLayout, index: usize) -> Marked {
+    /// [`super::wake`], for a bit of the set `set` made.
+    fn wake(words: &[AtomicU64], layout: &ReadyLayout, index: usize) -> Woke {
         assert_eq!(words.len(), layout.words());
         assert!(
             index / 64 < layout.start[1] as usize,
             "bit {index} is not in the set"
         );
         // SAFETY: the words are the layout's, and the bit is one of its first level's.
-        unsafe { super::mark(words, layout, index) }
+        unsafe { super::wake(words, layout, index) }
     }
 
     fn set(capacity: usize) -> (Vec<AtomicU64>, ReadyLayout) {
@@ -508,17 +508,17 @@ mod tests {
     }
 
     #[test]
-    fn first_mark_raises_and_later_marks_join_or_coalesce() {
+    fn first_wake_raises_and_later_wakes_join_or_coalesce() {
         let (words, layout) = set(10_000);
-        assert_eq!(mark(&words, &layout, 5000), Marked::Raised);
-        assert_eq!(mark(&words, &layout, 5000), Marked::Already);
-        assert_eq!(mark(&words, &layout, 5001), Marked::Joined);
-        assert_eq!(mark(&words, &layout, 9999), Marked::Joined);
-        assert!(is_marked(&words, 5001));
-        assert!(!is_marked(&words, 5002));
+        assert_eq!(wake(&words, &layout, 5000), Woke::Raised);
+        assert_eq!(wake(&words, &layout, 5000), Woke::Already);
+        assert_eq!(wake(&words, &layout, 5001), Woke::Joined);
+        assert_eq!(wake(&words, &layout, 9999), Woke::Joined);
+        assert!(is_woken(&words, 5001));
+        assert!(!is_woken(&words, 5002));
         assert_eq!(drained(&words, &layout), vec![5000, 5001, 9999]);
         assert!(is_empty(&words, &layout));
-        assert_eq!(mark(&words, &layout, 3), Marked::Raised);
+        assert_eq!(wake(&words, &layout, 3), Woke::Raised);
     }
 
     #[test]
@@ -532,32 +532,32 @@ mod tests {
         assert!(seen.is_empty());
         assert!(is_empty(&words, &layout) && !is_clear(&words, &layout));
         // The owner is busy: the first wake joins instead of raising.
-        assert_eq!(mark(&words, &layout, 70), Marked::Joined);
+        assert_eq!(wake(&words, &layout, 70), Woke::Joined);
         drain(&words, &layout, Drain::Arm, |i| {
             seen.push(i);
             true
         });
         assert_eq!(seen, [70]);
         assert!(is_clear(&words, &layout));
-        assert_eq!(mark(&words, &layout, 70), Marked::Raised);
+        assert_eq!(wake(&words, &layout, 70), Woke::Raised);
     }
 
     #[test]
-    fn unmark_clears_one_bit() {
+    fn clear_clears_one_bit() {
         let (words, layout) = set(200);
-        mark(&words, &layout, 130);
-        mark(&words, &layout, 131);
-        unmark(&words, 130);
+        wake(&words, &layout, 130);
+        wake(&words, &layout, 131);
+        clear(&words, 130);
         assert_eq!(drained(&words, &layout), [131]);
         // Bit 66 is bit 2 of word 1, alone in its word; bit 130 is bit 2 of word 2.
-        mark(&words, &layout, 66);
-        mark(&words, &layout, 130);
-        unmark(&words, 66);
+        wake(&words, &layout, 66);
+        wake(&words, &layout, 130);
+        clear(&words, 66);
         assert_eq!(drained(&words, &layout), [130]);
     }
 
     #[test]
-    fn every_marked_slot_is_drained_once() {
+    fn every_woken_slot_is_drained_once() {
         // One level under the top word, then two, then three: each drained its own way.
         let capacities: &[usize] = if cfg!(miri) {
             &[40, 300]
@@ -566,13 +566,13 @@ mod tests {
         };
         for &capacity in capacities {
             let (words, layout) = set(capacity);
-            let marked: Vec<usize> = (0..capacity)
+            let woken: Vec<usize> = (0..capacity)
                 .filter(|i| i % 7 == 3 || i % 64 == 0)
                 .collect();
-            for &i in marked.iter().rev() {
-                mark(&words, &layout, i);
+            for &i in woken.iter().rev() {
+                wake(&words, &layout, i);
             }
-            assert_eq!(drained(&words, &layout), marked, "{capacity} slots");
+            assert_eq!(drained(&words, &layout), woken, "{capacity} slots");
             assert!(drained(&words, &layout).is_empty(), "{capacity} slots");
         }
     }

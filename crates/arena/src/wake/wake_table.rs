@@ -23,7 +23,7 @@ use core::task::{RawWaker, RawWakerVTable, Waker};
 use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering, alloc, dealloc};
 use crate::wake::atomic_waker::AtomicWaker;
 use crate::wake::hub::Hub;
-use crate::wake::ready_set::{self, Marked, ParentWord, ReadyLayout};
+use crate::wake::ready_set::{self, ParentWord, ReadyLayout, Woke};
 
 /// Who is told when the ready set goes from empty to non-empty.
 pub(crate) enum Parent {
@@ -486,7 +486,7 @@ unsafe fn wake_slot(header: *const Header, index: usize) {
     let header = unsafe { &*header };
     // SAFETY: the words are the table's, laid out by its layout, and `index` is one of its
     // entries (the caller's promise), each of which has a bit.
-    if unsafe { ready_set::mark(words, &header.ready, index) } == Marked::Raised {
+    if unsafe { ready_set::wake(words, &header.ready, index) } == Woke::Raised {
         header.parent.notify();
     }
 }
@@ -688,7 +688,7 @@ unsafe fn wake_by_ref(data: *const ()) {
 unsafe fn drop_waker(data: *const ()) {
     // SAFETY: see above.
     let state = unsafe { state_of(data) };
-    // Release: this waker's wakes (its marks in the ready set) happen before the arena, which
+    // Release: this waker's wakes (its bits in the ready set) happen before the arena, which
     // loads the count with Acquire, binds the entry to another value.
     state
         .word
@@ -722,10 +722,10 @@ mod tests {
         even.wake();
         assert_eq!(table.entry_state(2).load(Ordering::Relaxed), RETIRED);
         assert_eq!(table.entry_state(3).load(Ordering::Relaxed), 3 * ONE_WAKER);
-        assert!(ready_set::is_marked(table.words(), 2));
-        assert!(!ready_set::is_marked(table.words(), 3));
+        assert!(ready_set::is_woken(table.words(), 2));
+        assert!(!ready_set::is_woken(table.words(), 3));
         odd[1].wake_by_ref();
-        assert!(ready_set::is_marked(table.words(), 3));
+        assert!(ready_set::is_woken(table.words(), 3));
         drop(odd);
         table.entry_state(2).unretire(Ordering::Relaxed);
         assert!(table.pair_is_clear(3, Ordering::Relaxed));
@@ -743,8 +743,8 @@ mod tests {
         let uncounted = clones.last().unwrap().clone();
         assert_eq!(table.entry_state(1).load(Ordering::Relaxed), counted);
         uncounted.wake_by_ref();
-        assert!(ready_set::is_marked(table.words(), 1));
-        assert!(!ready_set::is_marked(table.words(), 0));
+        assert!(ready_set::is_woken(table.words(), 1));
+        assert!(!ready_set::is_woken(table.words(), 0));
         uncounted.wake();
         assert_eq!(table.header().refs.0.load(Ordering::Relaxed), 1 + total);
         drop(clones);
