@@ -153,7 +153,7 @@ where
             };
             if let Some((charge, future)) =
                 this.weights
-                    .place(global, entry.weight, entry.group, entry.future)
+                    .place(global, entry.weight, entry.group, entry.future, cx)
             {
                 insert(arena, charge, future);
             }
@@ -647,6 +647,56 @@ where
         FutureQueueGrouped {
             queue: self.queue.with_limit(limit),
         }
+    }
+
+    /// Lets `limit` set the max weight of group `group` while the queue runs, within the max
+    /// weight the group was made with, as [`limit`](Self::limit) does for the queue's: a weight
+    /// above the limit counts as the limit, as read when the future's turn comes; lowering it
+    /// stops the group's next futures until what runs fits, and raising it starts them. The
+    /// weight the group's futures run counts against the limit at once. One limit may steer
+    /// several groups, of one queue or of several, as one budget (see
+    /// [*A shared budget*](crate::Limit#a-shared-budget)), and an [`Adaptive`](crate::Adaptive)
+    /// may set it. A limit given to a group that has one replaces it.
+    ///
+    /// # Panics
+    /// If the queue has no group `group` (the message names it and the queue's groups).
+    /// Without the `std` feature, if `limit` (or a clone of it) already steers a buffer or a
+    /// group.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures::{StreamExt, stream};
+    /// use pinfold::{BufferExt, Limit};
+    ///
+    /// let db = Limit::new(1);
+    /// let outputs: Vec<u32> = futures::executor::block_on(
+    ///     stream::iter(1..=3u32)
+    ///         .map(|n| (1, Some("db"), async move { n }))
+    ///         .future_queue_grouped(8, [("db", 4)])
+    ///         .group_limit("db", db.clone())
+    ///         .collect(),
+    /// );
+    /// assert_eq!(outputs, [1, 2, 3]); // one at a time in group "db"
+    /// assert_eq!(db.in_use(), 0);
+    /// ```
+    #[track_caller]
+    pub fn group_limit<Q>(mut self, group: &Q, limit: Limit) -> Self
+    where
+        K: Borrow<Q>,
+        Q: Eq + Hash + fmt::Debug + ?Sized,
+    {
+        let groups = self.queue.weights.grouping_mut();
+        if groups.group(group).is_none() {
+            panic!(
+                "future_queue_grouped: group_limit: unknown group {group:?} (the groups are {:?})",
+                groups.keys()
+            );
+        }
+        let seat = limit.attach();
+        let steered = groups.steer(group, seat);
+        debug_assert!(steered, "the group was just found");
+        self
     }
 
     /// The max weight the queue was made with.

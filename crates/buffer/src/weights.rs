@@ -12,7 +12,7 @@ use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use hashbrown::HashMap;
 
-use crate::limit::Steering;
+use crate::limit::{Seat, Steering};
 
 /// An item of the source of [`future_queue`](crate::BufferExt::future_queue): a weight and
 /// a future, `(usize, F)`. Sealed; implemented for those tuples only.
@@ -85,11 +85,15 @@ impl Charge {
 }
 
 /// One group: its max weight, the weight of its futures running, and its futures waiting (each
-/// with its weight as given), in the order they came.
+/// with its weight as given), in the order they came; and the seat of a [`Limit`] that steers
+/// its max weight, if it has one.
+///
+/// [`Limit`]: crate::Limit
 pub(crate) struct Group<Fut> {
     max: usize,
     running: usize,
     queued: VecDeque<(usize, Fut)>,
+    seat: Option<Seat>,
 }
 
 impl<Fut> Group<Fut> {
@@ -98,13 +102,107 @@ impl<Fut> Group<Fut> {
             max,
             running: 0,
             queued: VecDeque::new(),
+            seat: None,
         }
     }
 
-    /// `weight` clamped to the group's max weight, if that fits beside what runs.
-    fn admits(&self, weight: usize) -> Option<usize> {
-        let weight = weight.min(self.max);
-        (weight <= self.max - self.running).then_some(weight)
+    /// `weight` clamped to the group's max weight now (its limit's, if lower), if that fits
+    /// beside what runs; taken from its limit's budget if it has one (see [`Global::admits`]).
+    #[inline]
+    fn admits(&mut self, weight: usize, cx: &mut Context<'_>) -> Option<usize> {
+        if self.seat.is_none() {
+            let weight = weight.min(self.max);
+            return (weight <= self.max - self.running).then_some(weight);
+        }
+        self.admits_steered(weight, cx)
+    }
+
+    /// [`admits`](Self::admits) for a group a limit steers.
+    #[inline(never)]
+    fn admits_steered(&mut self, weight: usize, cx: &mut Context<'_>) -> Option<usize> {
+        admit_weight(self.max, self.running, &mut self.seat, weight, cx)
+    }
+
+    /// The units of its limit the group holds beyond what runs go back.
+    #[inline]
+    fn settle(&mut self) {
+        self.seat.settle(self.running);
+    }
+}
+
+/// What steers a max weight: a queue's [`Steering`], or a group's seat if it has one.
+trait Steer {
+    /// The limit's value now, if a limit steers the max weight.
+    fn value(&self) -> Option<usize>;
+    /// Whether `units` more may start while `running` are in use, all or none (see
+    /// [`Seat::admit`]).
+    fn admit(&mut self, running: usize, units: usize, cx: &mut Context<'_>) -> bool;
+    /// `running` are in use: the units held beyond them go back.
+    fn settle(&mut self, running: usize);
+}
+
+impl<S: Steering> Steer for S {
+    #[inline(always)]
+    fn value(&self) -> Option<usize> {
+        self.concurrency().map(Seat::get)
+    }
+
+    #[inline(always)]
+    fn admit(&mut self, running: usize, units: usize, cx: &mut Context<'_>) -> bool {
+        crate::limit::sealed::Sealed::admit(self, running, units, cx)
+    }
+
+    #[inline(always)]
+    fn settle(&mut self, running: usize) {
+        crate::limit::sealed::Sealed::settle(self, running);
+    }
+}
+
+impl Steer for Option<Seat> {
+    #[inline(always)]
+    fn value(&self) -> Option<usize> {
+        self.as_ref().map(Seat::get)
+    }
+
+    #[inline(always)]
+    fn admit(&mut self, running: usize, units: usize, cx: &mut Context<'_>) -> bool {
+        self.as_mut()
+            .is_none_or(|seat| seat.admit(running, units, cx))
+    }
+
+    #[inline(always)]
+    fn settle(&mut self, running: usize) {
+        if let Some(seat) = self {
+            seat.settle(running);
+        }
+    }
+}
+
+/// `weight` clamped to `max` (and to the steering limit's value, if lower), if that fits beside
+/// `running`. Asks `steer` to admit the whole weight (taken from a limit's budget, or none of
+/// it): a caller that gets `Some` and does not start the future settles.
+#[inline(always)]
+fn admit_weight(
+    max: usize,
+    running: usize,
+    steer: &mut impl Steer,
+    weight: usize,
+    cx: &mut Context<'_>,
+) -> Option<usize> {
+    loop {
+        let limit = steer.value().map_or(max, |limit| limit.min(max));
+        let weight = weight.min(limit);
+        if weight > max - running {
+            return None;
+        }
+        if steer.admit(running, weight, cx) {
+            return Some(weight);
+        }
+        // Lowered between the two reads: clamp to the new value. Otherwise the room is
+        // taken, and the limit wakes the task when it is given back.
+        if steer.value().is_none_or(|now| now >= weight) {
+            return None;
+        }
     }
 }
 
@@ -114,6 +212,7 @@ impl<Fut> fmt::Debug for Group<Fut> {
             .field("max_weight", &self.max)
             .field("running_weight", &self.running)
             .field("queued", &self.queued.len())
+            .field("limit", &self.seat.value())
             .finish()
     }
 }
@@ -187,6 +286,28 @@ impl<K: Eq + Hash + fmt::Debug, Fut> GroupTable<K, Fut> {
     {
         self.index.get(key).map(|&at| &self.groups[at])
     }
+
+    /// Lets `seat`'s limit steer the max weight of group `key`; the weight its futures run
+    /// counts against it at once. `false` if the queue has no such group.
+    pub(crate) fn steer<Q>(&mut self, key: &Q, mut seat: Seat) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let Some(&at) = self.index.get(key) else {
+            return false;
+        };
+        let group = &mut self.groups[at];
+        seat.hold(group.running);
+        // A seat it replaces is dropped, its units given back.
+        group.seat = Some(seat);
+        true
+    }
+
+    /// The keys of the groups, for a message.
+    pub(crate) fn keys(&self) -> impl fmt::Debug + '_ {
+        self.index.keys()
+    }
 }
 
 impl<K, Fut> fmt::Debug for GroupTable<K, Fut>
@@ -215,7 +336,7 @@ where
             Some(&at) => (weight, Some(at), future),
             None => panic!(
                 "future_queue_grouped: unknown group {group:?} (the groups are {:?})",
-                self.index.keys()
+                self.keys()
             ),
         }
     }
@@ -247,28 +368,7 @@ impl<S: Steering> Global<S> {
     ///
     /// [`Limit`]: crate::Limit
     fn admits(&mut self, weight: usize, cx: &mut Context<'_>) -> Option<usize> {
-        loop {
-            let limit = self
-                .steering
-                .concurrency()
-                .map_or(self.max, |limit| limit.get().min(self.max));
-            let weight = weight.min(limit);
-            if weight > self.max - self.running {
-                return None;
-            }
-            if self.steering.admit(self.running, weight, cx) {
-                return Some(weight);
-            }
-            // Lowered between the two reads: clamp to the new value. Otherwise the room is
-            // taken, and the limit wakes the task when it is given back.
-            if self
-                .steering
-                .concurrency()
-                .is_none_or(|now| now.get() >= weight)
-            {
-                return None;
-            }
-        }
+        admit_weight(self.max, self.running, &mut self.steering, weight, cx)
     }
 }
 
@@ -326,6 +426,10 @@ impl<G, S: Steering> Weights<G, S> {
         &self.groups
     }
 
+    pub(crate) fn grouping_mut(&mut self) -> &mut G {
+        &mut self.groups
+    }
+
     /// Gives back what a future counted, its output taken (or the future gone in a panic).
     pub(crate) fn release<Fut>(&mut self, charge: Charge)
     where
@@ -333,7 +437,9 @@ impl<G, S: Steering> Weights<G, S> {
     {
         self.global.running -= charge.weight;
         if let Some(group) = charge.group() {
-            self.groups.slice_mut()[group].running -= charge.group_weight;
+            let group = &mut self.groups.slice_mut()[group];
+            group.running -= charge.group_weight;
+            group.settle();
         }
         self.global.steering.settle(self.global.running);
     }
@@ -354,6 +460,7 @@ impl<G, S: Steering> Weights<G, S> {
         weight: usize,
         group: Option<usize>,
         future: Fut,
+        cx: &mut Context<'_>,
     ) -> Option<(Charge, Fut)>
     where
         G: Groups<Fut>,
@@ -362,17 +469,15 @@ impl<G, S: Steering> Weights<G, S> {
             return Some((self.charge(global, 0, NO_GROUP), future));
         };
         let target = &mut self.groups.slice_mut()[at];
-        match target.admits(weight) {
-            Some(group_weight) if target.queued.is_empty() => {
-                Some((self.charge(global, group_weight, at), future))
-            }
-            _ => {
-                target.queued.push_back((weight, future));
-                self.queued += 1;
-                self.global.steering.settle(self.global.running);
-                None
+        if target.queued.is_empty() {
+            if let Some(group_weight) = target.admits(weight, cx) {
+                return Some((self.charge(global, group_weight, at), future));
             }
         }
+        target.queued.push_back((weight, future));
+        self.queued += 1;
+        self.global.steering.settle(self.global.running);
+        None
     }
 
     /// Starts the futures at the front of the groups' queues that fit, with `start`: those of
@@ -398,10 +503,12 @@ impl<G, S: Steering> Weights<G, S> {
                 let Some(&(weight, _)) = group.queued.front() else {
                     break;
                 };
-                let Some(group_weight) = group.admits(weight) else {
+                let Some(group_weight) = group.admits(weight, cx) else {
                     break;
                 };
                 let Some(global) = self.global.admits(weight, cx) else {
+                    // The units the group's limit gave go back.
+                    self.groups.slice_mut()[at].settle();
                     break;
                 };
                 let group = &mut self.groups.slice_mut()[at];
@@ -427,7 +534,11 @@ impl<G, S: Steering> Weights<G, S> {
         let (max, running) = (self.global.max, self.global.running);
         self.groups.slice_mut().iter().any(|group| {
             group.queued.front().is_some_and(|&(weight, _)| {
-                group.admits(weight).is_some() && weight.min(max) <= max - running
+                let limit = group
+                    .seat
+                    .value()
+                    .map_or(group.max, |limit| limit.min(group.max));
+                weight.min(limit) <= group.max - group.running && weight.min(max) <= max - running
             })
         })
     }
@@ -439,6 +550,7 @@ impl<G, S: Steering> Weights<G, S> {
     {
         self.global.running += weight;
         if group != NO_GROUP {
+            // A group's limit gave its units to `admits` already.
             self.groups.slice_mut()[group].running += group_weight;
         }
         self.global.steering.settle(self.global.running);

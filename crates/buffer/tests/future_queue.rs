@@ -713,6 +713,209 @@ fn a_lowered_limit_lets_the_futures_running_finish_and_starts_none_until_there_i
     assert_eq!((states[4].polls(), states[5].polls()), (1, 0));
 }
 
+// Group limits.
+
+#[test]
+fn a_group_limit_sets_the_groups_max_weight_and_clamps_weights_to_it() {
+    let limit = Limit::new(2);
+    let (gates, states) = support::gates(4);
+    let groups = [Some("a"), Some("a"), Some("a"), None];
+    let mut queue = stream::iter(
+        gates
+            .into_iter()
+            .zip(groups)
+            .map(|(gate, group)| (3, group, gate)),
+    )
+    .future_queue_grouped(16, [("a", 4)])
+    .group_limit("a", limit.clone());
+    assert_eq!(poll_once(&mut queue), Poll::Pending);
+    // In group "a" a weight of 3 counts 2, the limit: one runs, the next waits in the
+    // group's queue, and the future of no group behind them starts.
+    assert_eq!(queue.current_group_weight("a"), Some(2));
+    assert_eq!(limit.in_use(), 2);
+    assert_eq!(
+        states.iter().map(|s| s.polls()).collect::<Vec<_>>(),
+        [1, 0, 0, 1]
+    );
+    assert_eq!(
+        queue.max_group_weight("a"),
+        Some(4),
+        "the max weight it was made with"
+    );
+    // Raised to 4: a weight counts 3 now; 2 + 3 > 4, so the next waits for the first.
+    limit.set(4);
+    assert_eq!(poll_once(&mut queue), Poll::Pending);
+    assert_eq!(states[1].polls(), 0);
+    states[0].open();
+    assert_eq!(poll_once(&mut queue), Poll::Ready(Some(0)));
+    assert_eq!(queue.current_group_weight("a"), Some(3));
+    assert_eq!(limit.in_use(), 3);
+    for state in &states {
+        state.open();
+    }
+    let mut rest: Vec<usize> = futures_executor::block_on(queue.collect());
+    rest.sort_unstable();
+    assert_eq!(rest, [1, 2, 3]);
+    assert_eq!(limit.in_use(), 0);
+}
+
+#[test]
+fn a_raised_group_limit_wakes_the_queue_and_starts_the_groups_queued_futures() {
+    let limit = Limit::new(1);
+    let (gates, states) = support::gates(3);
+    let mut queue = stream::iter(gates.into_iter().map(|gate| (1, Some("a"), gate)))
+        .future_queue_grouped(8, [("a", 8)])
+        .group_limit("a", limit.clone());
+    let (waker, wakes) = counting_waker();
+    assert_eq!(poll_with(&mut queue, &waker), Poll::Pending);
+    assert_eq!(states[1].polls(), 0);
+    let before = wakes.count();
+    limit.set(3);
+    assert!(wakes.count() > before, "the raise woke the queue");
+    assert_eq!(poll_with(&mut queue, &waker), Poll::Pending);
+    assert_eq!((states[1].polls(), states[2].polls()), (1, 1));
+    assert_eq!(queue.current_group_weight("a"), Some(3));
+}
+
+#[test]
+fn a_lowered_group_limit_lets_the_groups_futures_finish_and_starts_none_until_there_is_room() {
+    let limit = Limit::new(3);
+    let (gates, states) = support::gates(5);
+    let mut queue = stream::iter(gates.into_iter().map(|gate| (1, Some("a"), gate)))
+        .future_queue_grouped(8, [("a", 8)])
+        .group_limit("a", limit.clone());
+    assert_eq!(poll_once(&mut queue), Poll::Pending);
+    assert_eq!(queue.current_group_weight("a"), Some(3));
+    limit.set(1);
+    states[0].open();
+    states[1].open();
+    assert_eq!(poll_once(&mut queue), Poll::Ready(Some(0)));
+    assert_eq!(poll_once(&mut queue), Poll::Ready(Some(1)));
+    // One runs, at the limit: none started in their place.
+    assert_eq!(queue.current_group_weight("a"), Some(1));
+    assert_eq!(states[3].polls(), 0);
+    states[2].open();
+    assert_eq!(poll_once(&mut queue), Poll::Ready(Some(2)));
+    assert_eq!(poll_once(&mut queue), Poll::Pending);
+    assert_eq!((states[3].polls(), states[4].polls()), (1, 0));
+    assert_eq!(limit.in_use(), 1);
+}
+
+#[test]
+fn a_group_limit_given_while_the_group_runs_counts_what_runs() {
+    let (gates, states) = support::gates(3);
+    let queue = stream::iter(gates.into_iter().map(|gate| (2, Some("a"), gate)))
+        .future_queue_grouped(8, [("a", 4)]);
+    let mut queue = Box::pin(queue);
+    assert_eq!(poll_once(&mut queue), Poll::Pending);
+    assert_eq!(queue.current_group_weight("a"), Some(4));
+    let limit = Limit::new(2);
+    let mut queue = Pin::into_inner(queue).group_limit("a", limit.clone());
+    assert_eq!(
+        limit.in_use(),
+        4,
+        "the weight running counts against the limit"
+    );
+    states[0].open();
+    states[1].open();
+    assert_eq!(poll_once(&mut queue), Poll::Ready(Some(0)));
+    // 2 running, at the limit: the third waits for the second.
+    assert_eq!(limit.in_use(), 2);
+    assert_eq!(queue.current_group_weight("a"), Some(2));
+    assert_eq!(poll_once(&mut queue), Poll::Ready(Some(1)));
+    assert_eq!(poll_once(&mut queue), Poll::Pending);
+    assert_eq!(states[2].polls(), 1, "it started when the second finished");
+    assert_eq!(limit.in_use(), 2);
+    drop(queue);
+    assert_eq!(limit.in_use(), 0, "a dropped queue gives its units back");
+}
+
+#[test]
+fn groups_of_two_queues_sharing_a_limit_never_exceed_it_together() {
+    // Two queues on one runtime, each with a group steered by the same limit of 3: the
+    // weight the two groups run together stays within it, and each queue finishes.
+    let limit = Limit::new(3);
+    let running = Arc::new(Mutex::new((0usize, 0usize)));
+    let make = |base: usize| {
+        let (running, limit) = (running.clone(), limit.clone());
+        stream::iter(0..20usize)
+            .map(move |i| {
+                let running = running.clone();
+                let weight = 1 + i % 2;
+                (weight, Some("db"), async move {
+                    {
+                        let mut running = running.lock().unwrap();
+                        running.0 += weight;
+                        running.1 = running.1.max(running.0);
+                    }
+                    sleep(ms(1 + (i % 3) as u64)).await;
+                    running.lock().unwrap().0 -= weight;
+                    base + i
+                })
+            })
+            .future_queue_grouped(8, [("db", 8)])
+            .group_limit("db", limit)
+    };
+    let (first, second) = paused_runtime().block_on(async {
+        let first = tokio::spawn(make(0).collect::<Vec<usize>>());
+        let second = tokio::spawn(make(100).collect::<Vec<usize>>());
+        (first.await.unwrap(), second.await.unwrap())
+    });
+    finished_once(first, 20);
+    finished_once(second.into_iter().map(|i| i - 100).collect(), 20);
+    let (now, max) = *running.lock().unwrap();
+    assert_eq!(now, 0);
+    assert!(
+        max <= 3,
+        "the two groups ran {max} together, over the limit of 3"
+    );
+    assert_eq!(max, 3, "the limit was used in full");
+    assert_eq!(limit.in_use(), 0);
+}
+
+#[test]
+fn a_group_limit_on_an_unknown_group_panics_naming_it() {
+    let queue = stream::iter([(1, Some("a"), async { 0 })]).future_queue_grouped(1, [("a", 1)]);
+    let limit = Limit::new(1);
+    let message = panic_message(AssertUnwindSafe(|| {
+        let _ = queue.group_limit("b", limit.clone());
+    }));
+    assert_eq!(
+        message,
+        "future_queue_grouped: group_limit: unknown group \"b\" (the groups are [\"a\"])"
+    );
+    assert_eq!(limit.in_use(), 0);
+}
+
+#[test]
+fn a_group_future_whose_poll_panics_gives_its_group_limits_units_back() {
+    let limit = Limit::new(2);
+    let mut queue = stream::iter([0usize, 1, 2])
+        .map(|i| {
+            (1, Some("a"), async move {
+                if i == 0 {
+                    panic!("the future panics");
+                }
+                i
+            })
+        })
+        .future_queue_grouped(4, [("a", 4)])
+        .group_limit("a", limit.clone());
+    let (waker, _) = counting_waker();
+    let message = panic_message(AssertUnwindSafe(|| {
+        let _ = poll_with(&mut queue, &waker);
+    }));
+    assert_eq!(message, "the future panics");
+    assert!(limit.in_use() <= 2);
+    let mut rest = Vec::new();
+    while let Poll::Ready(Some(i)) = poll_with(&mut queue, &waker) {
+        rest.push(i);
+    }
+    rest.sort_unstable();
+    assert_eq!(rest, [1, 2]);
+    assert_eq!(limit.in_use(), 0);
+}
+
 #[test]
 fn a_driven_queue_keeps_an_outputs_weight_until_it_is_taken() {
     use pinfold_buffer::ProgressStream;
