@@ -1,7 +1,7 @@
 //! The adaptive limit against the backends a service meets, on tokio's paused clock (so the
 //! times are exact): a knee, a backend that gains capacity, a brief and a lasting slowdown,
-//! an application that is itself the bottleneck for a while, and two buffers that share one
-//! limit. Each is compared with the best fixed limit on the same backend.
+//! an application that is itself the bottleneck for a while, two buffers that share one limit,
+//! and a weighted queue whose group the limit steers. Each is compared with the best fixed limit on the same backend.
 
 mod support;
 
@@ -340,4 +340,61 @@ async fn a_gentle_knee_does_not_raise_the_baseline() {
         .await;
     assert_eq!(done, 20_000);
     assert_eq!(adaptive.baseline(), Some(Duration::from_millis(10)));
+}
+
+/// The virtual time `requests` requests to a new `backend`, each of weight 1 in the group
+/// `"db"`, take through `future_queue_grouped(CAPACITY, [("db", CAPACITY)])` with the group
+/// steered by `limit`, each measured by `adaptive` if given; one item in four is local work
+/// of weight 2 and no group (1 ms, not on the backend).
+async fn run_group(
+    requests: usize,
+    backend: Backend,
+    limit: Limit,
+    adaptive: Option<&Adaptive<impl Fn() -> Duration>>,
+) -> Duration {
+    let start = Instant::now();
+    let done = stream::iter(0..requests)
+        .map(|i| {
+            let request = backend.clone().call();
+            let (weight, group) = if i % 4 == 3 {
+                (2, None)
+            } else {
+                (1, Some("db"))
+            };
+            let future = async move {
+                if group.is_none() {
+                    sleep(Duration::from_millis(1)).await;
+                    return;
+                }
+                match adaptive {
+                    Some(adaptive) => adaptive.measure(request).await,
+                    None => request.await,
+                }
+            };
+            (weight, group, future)
+        })
+        .future_queue_grouped(CAPACITY, [("db", CAPACITY)])
+        .group_limit("db", limit)
+        .count()
+        .await;
+    assert_eq!(done, requests);
+    start.elapsed()
+}
+
+/// A group of a weighted queue steered by an adaptive limit, against a backend with a knee at
+/// 8: within 1.3 times the best fixed group limit's time, as an unordered buffer is.
+#[tokio::test(start_paused = true)]
+#[cfg_attr(miri, ignore)]
+async fn a_knee_behind_a_weighted_queues_group() {
+    let adaptive = Adaptive::with_clock(AdaptiveSettings::new(CAPACITY), paused_clock());
+    let backend = Backend::new(|_| 8, |_| 1);
+    let adaptive_time = run_group(2_000, backend, adaptive.limit(), Some(&adaptive)).await;
+    assert_eq!(adaptive.limit().in_use(), 0);
+    let mut best = (Duration::MAX, 0);
+    for fixed in FIXED {
+        let none = None::<&Adaptive<fn() -> Duration>>;
+        let time = run_group(2_000, Backend::new(|_| 8, |_| 1), Limit::new(fixed), none).await;
+        best = best.min((time, fixed));
+    }
+    assert_near_best((adaptive_time, best.0, best.1));
 }
