@@ -76,6 +76,9 @@ pub struct Groups<T> {
     /// policy may release it. Acted on at once (a released group's slots are taken out of the
     /// queues first), or, after a poll that unwound, at the next call.
     release_due: bool,
+    /// How many slots the groups under the top group have (0 with one group or none): the
+    /// top group is released only once the values fill at most half of them.
+    below_top: usize,
 }
 
 /// The hub, as its owner holds it: dropping the arena forgets the registered task, so stale
@@ -114,6 +117,7 @@ impl<T> Groups<T> {
         generation_floor: 0,
         bases: [0; Hub::MAX_ARENAS],
         release_due: false,
+        below_top: 0,
     };
 
     /// Adds a group of `size` slots on top; returns its index.
@@ -151,6 +155,9 @@ impl<T> Groups<T> {
             base,
             self.generation_floor,
         ));
+        if group > 0 {
+            self.below_top = self.capacity;
+        }
         self.capacity += size;
         self.not_full |= bit(group);
         group
@@ -173,10 +180,15 @@ impl<T> Groups<T> {
         self.not_full |= bit(group);
         self.sizing.output(self.len);
         // Whether the top group (of two or more) holds no value once this one has left: the
-        // memory policy may release it now (it may have refused before this output).
-        if let [_, .., top] = self.stores.as_slice() {
-            let top_len = if group + 1 == self.stores.len() { 1 } else { 0 };
-            self.release_due |= top.len() == top_len;
+        // memory policy may release it now (it may have refused before this output). It never
+        // releases it while the values fill more than half of the groups under it, and the
+        // values only grow fewer from one output to the next: the top group is looked at
+        // from the output that leaves at most that many on.
+        if self.len * 2 <= self.below_top {
+            if let [_, .., top] = self.stores.as_slice() {
+                let top_len = if group + 1 == self.stores.len() { 1 } else { 0 };
+                self.release_due |= top.len() == top_len;
+            }
         }
     }
 
@@ -205,6 +217,11 @@ impl<T> Groups<T> {
             self.stores.pop();
             self.not_full &= !bit(group);
             self.capacity = below;
+            self.below_top = if group > 1 {
+                self.bases[group - 1] as usize
+            } else {
+                0
+            };
         }
     }
 
