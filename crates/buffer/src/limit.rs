@@ -191,6 +191,11 @@ impl Limit {
         }
     }
 
+    /// Whether `other` is this limit (a clone of it, or itself).
+    pub(crate) fn is(&self, other: &Limit) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
     /// A seat for a buffer: its hold on the limit, given back when dropped.
     ///
     /// # Panics
@@ -342,6 +347,11 @@ pub struct Seat {
 }
 
 impl Seat {
+    /// Whether this is a seat on `limit`.
+    pub(crate) fn is_on(&self, limit: &Limit) -> bool {
+        self.limit.is(limit)
+    }
+
     /// The limit's value now.
     pub(crate) fn get(&self) -> usize {
         self.limit.get()
