@@ -561,8 +561,8 @@ where
 ///   the other groups' queues (each in turn, from the group after its own), then to the
 ///   source.
 ///
-/// The groups' max weights are fixed when the queue is made; [`limit`](Self::limit) steers
-/// the max weight only.
+/// [`limit`](Self::limit) steers the max weight while the queue runs, and
+/// [`group_limit`](Self::group_limit) a group's, each within the one it was made with.
 ///
 /// Wakes, fairness and panics are the crate's ([*The shared rules*](crate#the-shared-rules),
 /// [*When a future panics*](crate#when-a-future-panics)); so are the end of the stream and

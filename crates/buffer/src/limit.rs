@@ -14,7 +14,8 @@ use crate::sync::{Arc, AtomicUsize, Ordering, fence};
 /// buffer with [`UnorderedBuffer::limit`](crate::UnorderedBuffer::limit),
 /// [`OrderedBuffer::limit`](crate::OrderedBuffer::limit) or the try buffers' `limit`; given
 /// to [`FutureQueue::limit`](crate::FutureQueue::limit) (or the grouped queue's), it sets the
-/// max weight instead, within the one the queue was made with, and its units are weight.
+/// max weight instead, within the one the queue was made with, and its units are weight; given
+/// to [`FutureQueueGrouped::group_limit`](crate::FutureQueueGrouped::group_limit), a group's.
 ///
 /// # A shared budget
 ///
