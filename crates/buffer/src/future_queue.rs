@@ -561,8 +561,8 @@ where
 ///   the other groups' queues (each in turn, from the group after its own), then to the
 ///   source.
 ///
-/// The groups' max weights are fixed when the queue is made; [`limit`](Self::limit) steers
-/// the max weight only.
+/// [`limit`](Self::limit) steers the max weight while the queue runs, and
+/// [`group_limit`](Self::group_limit) a group's, each within the one it was made with.
 ///
 /// Wakes, fairness and panics are the crate's ([*The shared rules*](crate#the-shared-rules),
 /// [*When a future panics*](crate#when-a-future-panics)); so are the end of the stream and
@@ -634,15 +634,23 @@ where
     S: Steering,
 {
     /// Lets `limit` set the max weight while the queue runs, within the max weight the queue
-    /// was made with, as [`FutureQueue::limit`]; the groups' max weights stay as they were
-    /// made.
+    /// was made with, as [`FutureQueue::limit`]; the groups' max weights are steered by
+    /// [`group_limit`](Self::group_limit), not by this.
     ///
     /// # Panics
-    /// Without the `std` feature, if `limit` (or a clone of it) already steers a buffer, this
-    /// one's other handle included. With `std` a limit steers any number of buffers (see
+    /// If `limit` (or a clone of it) steers one of the queue's groups: a future of that group
+    /// would count its weight against it twice (the message names the group). Without the
+    /// `std` feature, if `limit` already steers a buffer, this one's other handle included.
+    /// With `std` a limit steers any number of buffers (see
     /// [*A shared budget*](crate::Limit#a-shared-budget)).
     #[track_caller]
     pub fn limit(self, limit: Limit) -> FutureQueueGrouped<St, K, Steered> {
+        if let Some(group) = self.queue.weights.grouping().steered_by(&limit) {
+            panic!(
+                "future_queue_grouped: limit: the limit steers group {group:?} already (a future \
+                 of the group would count its weight against it twice)"
+            );
+        }
         let limit = limit.attach();
         FutureQueueGrouped {
             queue: self.queue.with_limit(limit),
@@ -656,12 +664,14 @@ where
     /// weight the group's futures run counts against the limit at once. One limit may steer
     /// several groups, of one queue or of several, as one budget (see
     /// [*A shared budget*](crate::Limit#a-shared-budget)), and an [`Adaptive`](crate::Adaptive)
-    /// may set it. A limit given to a group that has one replaces it.
+    /// may set it; not the max weight and a group of one queue at once. A limit given to a
+    /// group that has one replaces it.
     ///
     /// # Panics
-    /// If the queue has no group `group` (the message names it and the queue's groups).
-    /// Without the `std` feature, if `limit` (or a clone of it) already steers a buffer or a
-    /// group.
+    /// If the queue has no group `group` (the message names it and the queue's groups). If
+    /// `limit` (or a clone of it) steers the queue's max weight: a future of the group would
+    /// count its weight against it twice. Without the `std` feature, if `limit` already steers
+    /// a buffer or a group.
     ///
     /// # Example
     ///
@@ -693,6 +703,14 @@ where
                 groups.keys()
             );
         }
+        if self.queue.weights.steered_by(&limit) {
+            panic!(
+                "future_queue_grouped: group_limit: the limit given to group {group:?} steers the \
+                 queue's max weight already (a future of the group would count its weight against \
+                 it twice)"
+            );
+        }
+        let groups = self.queue.weights.grouping_mut();
         let seat = limit.attach();
         let steered = groups.steer(group, seat);
         debug_assert!(steered, "the group was just found");

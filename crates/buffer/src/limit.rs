@@ -14,7 +14,8 @@ use crate::sync::{Arc, AtomicUsize, Ordering, fence};
 /// buffer with [`UnorderedBuffer::limit`](crate::UnorderedBuffer::limit),
 /// [`OrderedBuffer::limit`](crate::OrderedBuffer::limit) or the try buffers' `limit`; given
 /// to [`FutureQueue::limit`](crate::FutureQueue::limit) (or the grouped queue's), it sets the
-/// max weight instead, within the one the queue was made with, and its units are weight.
+/// max weight instead, within the one the queue was made with, and its units are weight; given
+/// to [`FutureQueueGrouped::group_limit`](crate::FutureQueueGrouped::group_limit), a group's.
 ///
 /// # A shared budget
 ///
@@ -191,6 +192,11 @@ impl Limit {
         }
     }
 
+    /// Whether `other` is this limit (a clone of it, or itself).
+    pub(crate) fn is(&self, other: &Limit) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
     /// A seat for a buffer: its hold on the limit, given back when dropped.
     ///
     /// # Panics
@@ -342,6 +348,11 @@ pub struct Seat {
 }
 
 impl Seat {
+    /// Whether this is a seat on `limit`.
+    pub(crate) fn is_on(&self, limit: &Limit) -> bool {
+        self.limit.is(limit)
+    }
+
     /// The limit's value now.
     pub(crate) fn get(&self) -> usize {
         self.limit.get()

@@ -12,7 +12,7 @@ use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use hashbrown::HashMap;
 
-use crate::limit::{Seat, Steering};
+use crate::limit::{Limit, Seat, Steering};
 
 /// An item of the source of [`future_queue`](crate::BufferExt::future_queue): a weight and
 /// a future, `(usize, F)`. Sealed; implemented for those tuples only.
@@ -304,6 +304,19 @@ impl<K: Eq + Hash + fmt::Debug, Fut> GroupTable<K, Fut> {
         true
     }
 
+    /// The key of a group that `limit` steers, if one is.
+    pub(crate) fn steered_by(&self, limit: &Limit) -> Option<&K> {
+        self.index
+            .iter()
+            .find(|&(_, &at)| {
+                self.groups[at]
+                    .seat
+                    .as_ref()
+                    .is_some_and(|seat| seat.is_on(limit))
+            })
+            .map(|(key, _)| key)
+    }
+
     /// The keys of the groups, for a message.
     pub(crate) fn keys(&self) -> impl fmt::Debug + '_ {
         self.index.keys()
@@ -424,6 +437,14 @@ impl<G, S: Steering> Weights<G, S> {
 
     pub(crate) fn grouping(&self) -> &G {
         &self.groups
+    }
+
+    /// Whether `limit` steers the max weight.
+    pub(crate) fn steered_by(&self, limit: &Limit) -> bool {
+        self.global
+            .steering
+            .concurrency()
+            .is_some_and(|seat| seat.is_on(limit))
     }
 
     pub(crate) fn grouping_mut(&mut self) -> &mut G {

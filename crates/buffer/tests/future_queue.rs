@@ -888,6 +888,51 @@ fn a_group_limit_on_an_unknown_group_panics_naming_it() {
 }
 
 #[test]
+fn a_limit_steering_the_max_weight_and_a_group_of_one_queue_panics_naming_the_group() {
+    // Each future of the group would count its weight against the limit twice, once for the
+    // group and once for the queue: with a limit of 1 none could ever start, and the queue
+    // would wake itself on every poll while it waits.
+    let limit = Limit::new(1);
+    let source = || stream::iter([(1, Some("a"), async { 0 })]);
+    let message = panic_message(AssertUnwindSafe(|| {
+        let _ = source()
+            .future_queue_grouped(4, [("a", 4)])
+            .limit(limit.clone())
+            .group_limit("a", limit.clone());
+    }));
+    assert_eq!(
+        message,
+        "future_queue_grouped: group_limit: the limit given to group \"a\" steers the queue's \
+         max weight already (a future of the group would count its weight against it twice)"
+    );
+    let message = panic_message(AssertUnwindSafe(|| {
+        let _ = source()
+            .future_queue_grouped(4, [("a", 4)])
+            .group_limit("a", limit.clone())
+            .limit(limit.clone());
+    }));
+    assert_eq!(
+        message,
+        "future_queue_grouped: limit: the limit steers group \"a\" already (a future of the \
+         group would count its weight against it twice)"
+    );
+    assert_eq!(limit.in_use(), 0);
+    // A limit of the queue's and another of a group's, and one limit for two groups, are fine.
+    let other = Limit::new(1);
+    let outputs: Vec<usize> = futures_executor::block_on(
+        stream::iter([(1, Some("a"), 0), (1, Some("b"), 1)])
+            .map(|(weight, group, n)| (weight, group, async move { n }))
+            .future_queue_grouped(4, [("a", 4), ("b", 4)])
+            .limit(other.clone())
+            .group_limit("a", limit.clone())
+            .group_limit("b", limit.clone())
+            .collect(),
+    );
+    assert_eq!(outputs, [0, 1]);
+    assert_eq!((limit.in_use(), other.in_use()), (0, 0));
+}
+
+#[test]
 fn a_group_future_whose_poll_panics_gives_its_group_limits_units_back() {
     let limit = Limit::new(2);
     let mut queue = stream::iter([0usize, 1, 2])

@@ -9,7 +9,7 @@
 //! An entry is the identity of one stay of one value in one slot: a slot's values take its two
 //! entries in turn, and an entry is bound to a value again only once no waker of the value it
 //! was bound to before is alive (see [`implementation`](crate::implementation)). So a waker that
-//! outlives its value marks an entry its slot's value does not have, and polls nothing.
+//! outlives its value wakes an entry its slot's value does not have, and polls nothing.
 //!
 //! The arena holds one reference to the block and every owned waker one more; the block is
 //! freed when the last goes, so a waker may outlive the arena. Wakers lent to a value's `poll`
@@ -592,7 +592,7 @@ unsafe fn state_of<'a>(entry: *const ()) -> EntryState<'a> {
 static VTABLE: RawWakerVTable = RawWakerVTable::new(clone_waker, wake, wake_by_ref, drop_waker);
 
 /// The wakers of an entry cloned past [`MAX_COUNTED`]: each holds a reference to the table but
-/// is not counted in its entry's state. Waking one marks the entry as any of its wakers does,
+/// is not counted in its entry's state. Waking one wakes the entry as any of its wakers does,
 /// so that no wake is lost; once the value has left, the entry may be bound to a later value
 /// of its slot, which such a wake may then poll spuriously.
 static UNCOUNTED: RawWakerVTable =
