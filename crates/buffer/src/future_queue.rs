@@ -18,6 +18,8 @@ use pinfold_arena::{GrowableArena, Key, Step, Storage};
 
 use crate::limit::{Fixed, Limit, Seat, Steered, Steering};
 use crate::progress::ProgressStream;
+use crate::ring::ReorderRing;
+use crate::tagged::Tagged;
 use crate::unordered::{FutureOrOutput, FutureOrOutputProj};
 use crate::weights::{
     Charge, GroupTable, GroupedWeightedFuture, Grouping, Groups, Ungrouped, WeightedFuture, Weights,
@@ -40,22 +42,96 @@ struct Entry<Fut> {
     future: Fut,
 }
 
-/// The queue both adapters are: the source, the futures running in a growable arena, the one
-/// future from the source waiting for room, and the [`Weights`].
+/// How a queue runs the futures of its source: as they are ([`Untagged`]), or each beside its
+/// place in the source's order ([`Sequenced`]), for an ordered queue.
+pub(crate) trait Tagging<F> {
+    /// What runs in the arena.
+    type Future: Future;
+    /// Whether the futures have places to keep track of.
+    const TAGGED: bool;
+    /// Whether the source may give one more future now (an ordered queue's window).
+    fn may_take(&self) -> bool;
+    /// `future`, taken from the source, as it runs.
+    fn tag(&mut self, future: F) -> Self::Future;
+    /// The place of `future` (0 if untagged).
+    fn place(future: &Self::Future) -> u64;
+}
+
+/// The futures run as they are, their outputs as they finish.
+#[derive(Debug)]
+pub(crate) struct Untagged;
+
+impl<F: Future> Tagging<F> for Untagged {
+    type Future = F;
+    const TAGGED: bool = false;
+
+    #[inline(always)]
+    fn may_take(&self) -> bool {
+        true
+    }
+
+    #[inline(always)]
+    fn tag(&mut self, future: F) -> F {
+        future
+    }
+
+    #[inline(always)]
+    fn place(_: &F) -> u64 {
+        0
+    }
+}
+
+/// Each future beside its place in the source's order, and the outputs that finished ahead of
+/// their turn, in the ring of places taken and not yet yielded; at most `window` places at
+/// once, if set.
+pub(crate) struct Sequenced<O> {
+    pub(crate) ring: ReorderRing<O>,
+    pub(crate) window: Option<usize>,
+}
+
+impl<F: Future> Tagging<F> for Sequenced<F::Output> {
+    type Future = Tagged<F>;
+    const TAGGED: bool = true;
+
+    #[inline]
+    fn may_take(&self) -> bool {
+        self.window.is_none_or(|window| self.ring.len() < window)
+    }
+
+    #[inline]
+    fn tag(&mut self, fut: F) -> Tagged<F> {
+        Tagged {
+            seq: self.ring.push_running(),
+            fut,
+        }
+    }
+
+    #[inline]
+    fn place(future: &Tagged<F>) -> u64 {
+        future.seq
+    }
+}
+
+/// The queue every adapter is: the source, the futures running in a growable arena, the one
+/// future from the source waiting for room, the [`Weights`], and the [`Tagging`].
 #[pin_project]
-struct Queue<St, Fut: Future, G, S> {
+pub(crate) struct Queue<St, Fut: Future, G, S, T = Untagged> {
     #[pin]
-    source: St,
+    pub(crate) source: St,
     /// The source returned `None`: it is not polled again.
     source_done: bool,
     waiting: Option<Entry<Fut>>,
     arena: GrowableArena<Slot<Fut>>,
-    weights: Weights<G, S>,
+    pub(crate) weights: Weights<G, S>,
     /// The slots whose futures finished while the queue was driven, in the order they
     /// finished.
     finished: VecDeque<Key>,
     /// Set when `poll_next` returned `Ready(None)`.
-    terminated: bool,
+    pub(crate) terminated: bool,
+    pub(crate) tagging: T,
+    /// The place of the tagged future being polled, while it is and, once it finished, until
+    /// its output is out of the arena: if its poll or `Drop` panics, this still names it.
+    pub(crate) polling: Cell<Option<u64>>,
 }
 
 /// Gives back the charge of the future being polled, when it finished or when its poll (or
@@ -74,8 +150,8 @@ impl<G: Groups<Fut>, S: Steering, Fut> Drop for Release<'_, G, S, Fut> {
     }
 }
 
-impl<St, Fut: Future, G, S: Steering> Queue<St, Fut, G, S> {
-    fn new(source: St, weights: Weights<G, S>) -> Self {
+impl<St, Fut: Future, G, S: Steering, T> Queue<St, Fut, G, S, T> {
+    pub(crate) fn new(source: St, weights: Weights<G, S>, tagging: T) -> Self {
         Self {
             source,
             source_done: false,
@@ -84,11 +160,13 @@ impl<St, Fut: Future, G, S: Steering> Queue<St, Fut, G, S> {
             weights,
             finished: VecDeque::new(),
             terminated: false,
+            tagging,
+            polling: Cell::new(None),
         }
     }
 
     /// The same queue, steered by `seat` (a limit attached already).
-    fn with_limit(self, seat: Seat) -> Queue<St, Fut, G, Steered> {
+    pub(crate) fn with_limit(self, seat: Seat) -> Queue<St, Fut, G, Steered, T> {
         Queue {
             source: self.source,
             source_done: self.source_done,
@@ -99,16 +177,19 @@ impl<St, Fut: Future, G, S: Steering> Queue<St, Fut, G, S> {
                 .steer(|steering| steering.steered().with_concurrency(seat)),
             finished: self.finished,
             terminated: self.terminated,
+            tagging: self.tagging,
+            polling: self.polling,
         }
     }
 }
 
-impl<St, Fut, G, S> Queue<St, Fut, G, S>
+impl<St, Fut, G, S, T> Queue<St, Fut, G, S, T>
 where
     St: Stream,
     Fut: Future,
-    G: Grouping<St::Item, Fut>,
+    G: Grouping<St::Item> + Groups<Fut>,
     S: Steering,
+    T: Tagging<G::Future, Future = Fut>,
 {
     /// Starts what fits: the futures waiting in the groups' queues (those of `first`, the
     /// group of the future that finished, first), then the future waiting from the source and
@@ -129,10 +210,11 @@ where
                     };
                     (global, this.waiting.take().expect("a future waits"))
                 }
-                None if *this.source_done => return,
+                None if *this.source_done || !this.tagging.may_take() => return,
                 None => match this.source.as_mut().poll_next(cx) {
                     Poll::Ready(Some(item)) => {
                         let (weight, group, future) = this.weights.grouping().split(item);
+                        let future = this.tagging.tag(future);
                         let entry = Entry {
                             weight,
                             group,
@@ -167,6 +249,7 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<(Option<usize>, Fut::Output)>> {
         let this = self.project();
+        let polling = &*this.polling;
         let in_poll = Cell::new(None);
         let _release = Release {
             weights: this.weights,
@@ -179,11 +262,18 @@ where
             match slot.state.project() {
                 FutureOrOutputProj::Running(future) => {
                     in_poll.set(Some(*slot.charge));
+                    if T::TAGGED {
+                        polling.set(Some(T::place(&future)));
+                    }
                     match future.poll(cx) {
-                        // The arena drops the future; `_release` gives its charge back.
+                        // The arena drops the future; `_release` gives its charge back. Its
+                        // place stays in `polling` until the output is out of the arena.
                         Poll::Ready(out) => Step::Done((slot.charge.group(), out)),
                         Poll::Pending => {
                             in_poll.set(None);
+                            if T::TAGGED {
+                                polling.set(None);
+                            }
                             Step::Pending
                         }
                     }
@@ -193,9 +283,11 @@ where
                 FutureOrOutputProj::Finished(_) => Step::Settled,
             }
         };
-        this.arena
-            .poll_with_budget(cx, &mut budget, &mut poll)
-            .map(|polled| polled.map(|(_, out)| out))
+        let polled = this.arena.poll_with_budget(cx, &mut budget, &mut poll);
+        if T::TAGGED && polled.is_ready() {
+            polling.set(None);
+        }
+        polled.map(|polled| polled.map(|(_, out)| out))
     }
 
     /// Takes the output of the future that finished first while the queue was driven, if any,
@@ -223,7 +315,10 @@ where
         self.waiting.is_some() || self.weights.queued() > 0
     }
 
-    fn poll_queued(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Fut::Output>> {
+    pub(crate) fn poll_queued(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Fut::Output>> {
         if self.terminated {
             return Poll::Ready(None);
         }
@@ -255,7 +350,7 @@ where
         }
     }
 
-    fn poll_progress(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+    pub(crate) fn poll_progress(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         if self.terminated {
             return Poll::Ready(());
         }
@@ -268,6 +363,7 @@ where
             _future: core::marker::PhantomData,
         };
         let finished = &mut *this.finished;
+        let polling = &*this.polling;
         let mut budget = this.arena.start_round();
         let mut poll = |key, slot: Pin<&mut Slot<Fut>>, cx: &mut Context<'_>| {
             let slot = slot.project();
@@ -277,15 +373,24 @@ where
                 return Step::<Infallible>::Settled;
             };
             in_poll.set(Some(charge));
+            if T::TAGGED {
+                polling.set(Some(T::place(&future)));
+            }
             let Poll::Ready(out) = future.poll(cx) else {
                 in_poll.set(None);
+                if T::TAGGED {
+                    polling.set(None);
+                }
                 return Step::Pending;
             };
             // If the future's `Drop` panics here, the arena drops the slot with the output in
-            // it, and `release` gives the charge back.
+            // it, and `release` gives the charge back (and `polling` names its place).
             state.project_replace(FutureOrOutput::Finished(Some(out)));
             // The output holds the charge until it is taken.
             in_poll.set(None);
+            if T::TAGGED {
+                polling.set(None);
+            }
             finished.push_back(key);
             Step::Settled
         };
@@ -295,11 +400,14 @@ where
         // (or the source has ended). With no output to take, only the end is stuck: a future
         // that waits with nothing running waits for units of a shared limit, which wakes the
         // task.
+        // A source an ordered queue's window stops is as good as ended until an output is
+        // taken.
+        let source_stopped = self.source_done || !self.tagging.may_take();
         let stuck = self.arena.len() == self.finished.len()
             && if self.finished.is_empty() {
-                self.source_done && !self.has_waiting()
+                source_stopped && !self.has_waiting()
             } else {
-                self.has_waiting() || self.source_done
+                self.has_waiting() || source_stopped
             };
         match polled {
             Poll::Ready(Some((_, never))) => match never {},
@@ -308,7 +416,7 @@ where
         }
     }
 
-    fn size_hint(&self) -> (usize, Option<usize>) {
+    pub(crate) fn size_hint(&self) -> (usize, Option<usize>) {
         if self.terminated {
             return (0, Some(0));
         }
@@ -324,7 +432,7 @@ where
         )
     }
 
-    fn fmt_fields(&self, f: &mut fmt::DebugStruct<'_, '_>)
+    pub(crate) fn fmt_fields(&self, f: &mut fmt::DebugStruct<'_, '_>)
     where
         St: fmt::Debug,
         G: fmt::Debug,
@@ -339,6 +447,55 @@ where
             .field("groups", self.weights.grouping())
             .field("terminated", &self.terminated);
     }
+}
+
+/// Panics if `limit`, about to steer the max weight of a grouped queue made by `method`,
+/// steers one of its groups: a future of the group would count its weight against it twice.
+#[track_caller]
+pub(crate) fn refuse_group_limit<K: Eq + Hash + fmt::Debug, Q, S: Steering>(
+    weights: &Weights<GroupTable<K, Q>, S>,
+    limit: &Limit,
+    method: &str,
+) {
+    if let Some(group) = weights.grouping().steered_by(limit) {
+        panic!(
+            "{method}: limit: the limit steers group {group:?} already (a future of the group \
+             would count its weight against it twice)"
+        );
+    }
+}
+
+/// Lets `limit` steer group `group` of a grouped queue made by `method`.
+///
+/// # Panics
+/// If the queue has no such group, or if `limit` steers its max weight.
+#[track_caller]
+pub(crate) fn steer_group<K, Q, G, S>(
+    weights: &mut Weights<GroupTable<K, Q>, S>,
+    group: &G,
+    limit: Limit,
+    method: &str,
+) where
+    K: Borrow<G> + Eq + Hash + fmt::Debug,
+    G: Eq + Hash + fmt::Debug + ?Sized,
+    S: Steering,
+{
+    let groups = weights.grouping_mut();
+    if groups.group(group).is_none() {
+        panic!(
+            "{method}: group_limit: unknown group {group:?} (the groups are {:?})",
+            groups.keys()
+        );
+    }
+    if weights.steered_by(&limit) {
+        panic!(
+            "{method}: group_limit: the limit given to group {group:?} steers the queue's max \
+             weight already (a future of the group would count its weight against it twice)"
+        );
+    }
+    let seat = limit.attach();
+    let steered = weights.grouping_mut().steer(group, seat);
+    debug_assert!(steered, "the group was just found");
 }
 
 /// Starts `future` in a free slot of `arena`.
@@ -410,7 +567,7 @@ where
             "future_queue: max_weight must be greater than 0"
         );
         Self {
-            queue: Queue::new(source, Weights::new(max_weight, Ungrouped, Fixed)),
+            queue: Queue::new(source, Weights::new(max_weight, Ungrouped, Fixed), Untagged),
         }
     }
 }
@@ -620,7 +777,7 @@ where
         );
         let groups = GroupTable::new(groups, "future_queue_grouped");
         Self {
-            queue: Queue::new(source, Weights::new(max_weight, groups, Fixed)),
+            queue: Queue::new(source, Weights::new(max_weight, groups, Fixed), Untagged),
         }
     }
 }
@@ -645,12 +802,7 @@ where
     /// [*A shared budget*](crate::Limit#a-shared-budget)).
     #[track_caller]
     pub fn limit(self, limit: Limit) -> FutureQueueGrouped<St, K, Steered> {
-        if let Some(group) = self.queue.weights.grouping().steered_by(&limit) {
-            panic!(
-                "future_queue_grouped: limit: the limit steers group {group:?} already (a future \
-                 of the group would count its weight against it twice)"
-            );
-        }
+        refuse_group_limit(&self.queue.weights, &limit, "future_queue_grouped");
         let limit = limit.attach();
         FutureQueueGrouped {
             queue: self.queue.with_limit(limit),
@@ -696,24 +848,12 @@ where
         K: Borrow<Q>,
         Q: Eq + Hash + fmt::Debug + ?Sized,
     {
-        let groups = self.queue.weights.grouping_mut();
-        if groups.group(group).is_none() {
-            panic!(
-                "future_queue_grouped: group_limit: unknown group {group:?} (the groups are {:?})",
-                groups.keys()
-            );
-        }
-        if self.queue.weights.steered_by(&limit) {
-            panic!(
-                "future_queue_grouped: group_limit: the limit given to group {group:?} steers the \
-                 queue's max weight already (a future of the group would count its weight against \
-                 it twice)"
-            );
-        }
-        let groups = self.queue.weights.grouping_mut();
-        let seat = limit.attach();
-        let steered = groups.steer(group, seat);
-        debug_assert!(steered, "the group was just found");
+        steer_group(
+            &mut self.queue.weights,
+            group,
+            limit,
+            "future_queue_grouped",
+        );
         self
     }
 

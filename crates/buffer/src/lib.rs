@@ -156,6 +156,7 @@ mod future_queue;
 mod iter;
 mod limit;
 mod ordered;
+mod ordered_future_queue;
 mod ordered_set;
 mod progress;
 mod ring;
@@ -182,6 +183,7 @@ pub use future_queue::{FutureQueue, FutureQueueGrouped};
 pub use iter::{IterStream, iter_stream};
 pub use limit::{Fixed, Limit, Steered, Steering};
 pub use ordered::OrderedBuffer;
+pub use ordered_future_queue::{OrderedFutureQueue, OrderedFutureQueueGrouped};
 pub use ordered_set::{FuturesOrdered, FuturesOrderedBounded, OrderedSet};
 pub use progress::{DriveWhile, ForEachDriven, ProgressStream, ProgressStreamExt};
 pub use try_buffer::{TryBufferExt, TryOrderedBuffer, TryUnorderedBuffer};
@@ -392,6 +394,61 @@ pub trait BufferExt: Stream {
         Q: Eq + Hash + fmt::Debug,
     {
         FutureQueueGrouped::new(self, max_weight, groups)
+    }
+
+    /// [`future_queue`](Self::future_queue), its outputs in the order this stream gave their
+    /// futures: one that finishes early gives its weight back at once and its output waits
+    /// for its turn. [`window(w)`](OrderedFutureQueue::window) bounds the futures taken and
+    /// not yet yielded. See [`OrderedFutureQueue`].
+    ///
+    /// # Panics
+    /// If `max_weight` is 0, with the message
+    /// `ordered_future_queue: max_weight must be greater than 0`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use futures::{StreamExt, stream};
+    /// use pinfold::BufferExt;
+    ///
+    /// let outputs: Vec<u32> = futures::executor::block_on(
+    ///     stream::iter([(3, 1), (1, 2), (2, 3)])
+    ///         .map(|(weight, n)| (weight, async move { n }))
+    ///         .ordered_future_queue(4)
+    ///         .window(8)
+    ///         .collect(),
+    /// );
+    /// assert_eq!(outputs, [1, 2, 3]);
+    /// ```
+    #[track_caller]
+    fn ordered_future_queue<F>(self, max_weight: usize) -> OrderedFutureQueue<Self>
+    where
+        Self: Sized + Stream<Item = (usize, F)>,
+        F: Future,
+    {
+        OrderedFutureQueue::new(self, max_weight)
+    }
+
+    /// [`future_queue_grouped`](Self::future_queue_grouped), its outputs in the order this
+    /// stream gave their futures, as [`ordered_future_queue`](Self::ordered_future_queue)'s.
+    /// See [`OrderedFutureQueueGrouped`].
+    ///
+    /// # Panics
+    /// As [`future_queue_grouped`](Self::future_queue_grouped), the messages beginning
+    /// `ordered_future_queue_grouped:`.
+    #[track_caller]
+    fn ordered_future_queue_grouped<F, K, Q>(
+        self,
+        max_weight: usize,
+        groups: impl IntoIterator<Item = (K, usize)>,
+    ) -> OrderedFutureQueueGrouped<Self, K>
+    where
+        Self: Sized + Stream<Item = (usize, Option<Q>, F)>,
+        F: Future,
+        K: Borrow<Q> + Eq + Hash + fmt::Debug,
+        Q: Eq + Hash + fmt::Debug,
+    {
+        OrderedFutureQueueGrouped::new(self, max_weight, groups)
     }
 
     /// Takes up to `limit` items of this stream ahead while it is driven

@@ -138,6 +138,12 @@ impl<T> ReorderRing<T> {
         true
     }
 
+    /// Whether the next output in input order has finished.
+    #[inline]
+    pub(crate) fn head_is_held(&self) -> bool {
+        matches!(self.entries.front(), Some(Entry::Held(_)))
+    }
+
     /// Removes and returns the next output in input order, if it has finished.
     #[inline]
     pub(crate) fn pop_head(&mut self) -> Option<T> {

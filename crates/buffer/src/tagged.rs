@@ -34,3 +34,15 @@ impl<F: Future> Tagged<F> {
         Step::of_future(polled.map(|out| (*this.seq, out)))
     }
 }
+
+/// The future's output beside its place, for a queue that polls it as a future.
+impl<F: Future> Future for Tagged<F> {
+    type Output = (u64, F::Output);
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> core::task::Poll<Self::Output> {
+        let this = self.project();
+        let seq = *this.seq;
+        this.fut.poll(cx).map(|out| (seq, out))
+    }
+}

@@ -217,14 +217,17 @@ impl<Fut> fmt::Debug for Group<Fut> {
     }
 }
 
-/// How a future queue reads the items of its source, and the groups it keeps: one
-/// implementation of the queue serves both adapters.
-pub(crate) trait Grouping<Item, Fut>: Groups<Fut> {
+/// How a future queue reads the items of its source: one implementation of the queue serves
+/// every adapter.
+pub(crate) trait Grouping<Item> {
+    /// The future of an item.
+    type Future;
+
     /// The weight, the group's index and the future of `item`.
     ///
     /// # Panics
     /// If the item names a group that is not one of the queue's.
-    fn split(&self, item: Item) -> (usize, Option<usize>, Fut);
+    fn split(&self, item: Item) -> (usize, Option<usize>, Self::Future);
 }
 
 /// The groups a future queue keeps, whatever its items.
@@ -236,7 +239,9 @@ pub(crate) trait Groups<Fut> {
 #[derive(Debug)]
 pub(crate) struct Ungrouped;
 
-impl<I: WeightedFuture> Grouping<I, I::Future> for Ungrouped {
+impl<I: WeightedFuture> Grouping<I> for Ungrouped {
+    type Future = I::Future;
+
     #[inline]
     fn split(&self, item: I) -> (usize, Option<usize>, I::Future) {
         let (weight, future) = item.into_parts();
@@ -249,6 +254,8 @@ impl<I: WeightedFuture> Grouping<I, I::Future> for Ungrouped {
 pub(crate) struct GroupTable<K, Fut> {
     index: HashMap<K, usize, foldhash::fast::RandomState>,
     groups: Vec<Group<Fut>>,
+    /// The method that made the queue, for panic messages.
+    method: &'static str,
 }
 
 impl<K: Eq + Hash + fmt::Debug, Fut> GroupTable<K, Fut> {
@@ -257,10 +264,11 @@ impl<K: Eq + Hash + fmt::Debug, Fut> GroupTable<K, Fut> {
     /// # Panics
     /// If a group's max weight is 0.
     #[track_caller]
-    pub(crate) fn new(groups: impl IntoIterator<Item = (K, usize)>, method: &str) -> Self {
+    pub(crate) fn new(groups: impl IntoIterator<Item = (K, usize)>, method: &'static str) -> Self {
         let mut table = Self {
             index: HashMap::default(),
             groups: Vec::new(),
+            method,
         };
         for (key, max) in groups {
             assert!(
@@ -334,12 +342,14 @@ where
     }
 }
 
-impl<K, I> Grouping<I, I::Future> for GroupTable<K, I::Future>
+impl<K, Q, I> Grouping<I> for GroupTable<K, Q>
 where
     I: GroupedWeightedFuture,
     K: Borrow<I::Group> + Eq + Hash + fmt::Debug,
     I::Group: Eq + Hash + fmt::Debug,
 {
+    type Future = I::Future;
+
     fn split(&self, item: I) -> (usize, Option<usize>, I::Future) {
         let (weight, group, future) = item.into_parts();
         let Some(group) = group else {
@@ -348,7 +358,8 @@ where
         match self.index.get(&group) {
             Some(&at) => (weight, Some(at), future),
             None => panic!(
-                "future_queue_grouped: unknown group {group:?} (the groups are {:?})",
+                "{}: unknown group {group:?} (the groups are {:?})",
+                self.method,
                 self.keys()
             ),
         }

@@ -67,9 +67,10 @@ pub use pinfold_buffer::{Adaptive, AdaptiveSettings, Clock, Measured, SystemCloc
 pub use pinfold_buffer::{
     BufferExt, ConcurrentForEach, ConcurrentForEachExt, DriveWhile, Driven, Fixed, FobStreamExt,
     ForEachDriven, FutureQueue, FutureQueueGrouped, FuturesOrdered, FuturesOrderedBounded,
-    GroupedWeightedFuture, IterStream, Limit, OrderedBuffer, OrderedSet, ProgressStream,
-    ProgressStreamExt, Steered, Steering, TryBufferExt, TryOrderedBuffer, TryUnorderedBuffer,
-    UnorderedBuffer, WeightedFuture, iter_stream,
+    GroupedWeightedFuture, IterStream, Limit, OrderedBuffer, OrderedFutureQueue,
+    OrderedFutureQueueGrouped, OrderedSet, ProgressStream, ProgressStreamExt, Steered, Steering,
+    TryBufferExt, TryOrderedBuffer, TryUnorderedBuffer, UnorderedBuffer, WeightedFuture,
+    iter_stream,
 };
 pub use pinfold_join::{JoinAll, TryJoinAll, join_all, try_join_all};
 pub use pinfold_map::{FutureMap, KeyedMap, StreamMap};
