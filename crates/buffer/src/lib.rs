@@ -68,6 +68,10 @@
 //!   [`FutureQueue`], [`future_queue_grouped`](BufferExt::future_queue_grouped) a
 //!   [`FutureQueueGrouped`]: the `future-queue` crate's unordered buffers, whose futures
 //!   each have a weight (and a group), within a max weight (and each group's).
+//!   [`ordered_future_queue`](BufferExt::ordered_future_queue) and
+//!   [`ordered_future_queue_grouped`](BufferExt::ordered_future_queue_grouped) give the same
+//!   ([`OrderedFutureQueue`], [`OrderedFutureQueueGrouped`]) with the outputs in the source's
+//!   order, and a window.
 //! - [`TryBufferExt`]: both buffers over a [`TryStream`](futures_core::TryStream) of
 //!   [`TryFuture`](futures_core::TryFuture)s, as futures-util's `try_buffered` and
 //!   `try_buffer_unordered`, with the place of a source error in the order.
