@@ -55,6 +55,13 @@ pub(crate) trait Tagging<F> {
     fn tag(&mut self, future: F) -> Self::Future;
     /// The place of `future` (0 if untagged).
     fn place(future: &Self::Future) -> u64;
+    /// An output taken from the arena, while the refill that follows it runs: kept where a
+    /// panic there (the source's, or the task waker's) leaves it for the next call.
+    type Kept;
+    /// Keeps `out` until [`unkeep`](Self::unkeep).
+    fn keep(&mut self, out: <Self::Future as Future>::Output) -> Self::Kept;
+    /// The output [`keep`](Self::keep) kept.
+    fn unkeep(&mut self, kept: Self::Kept) -> <Self::Future as Future>::Output;
 }
 
 /// The futures run as they are, their outputs as they finish.
@@ -79,6 +86,19 @@ impl<F: Future> Tagging<F> for Untagged {
     fn place(_: &F) -> u64 {
         0
     }
+
+    // An unordered queue's output has no place to keep: a panic in the refill drops it.
+    type Kept = F::Output;
+
+    #[inline(always)]
+    fn keep(&mut self, out: F::Output) -> F::Output {
+        out
+    }
+
+    #[inline(always)]
+    fn unkeep(&mut self, kept: F::Output) -> F::Output {
+        kept
+    }
 }
 
 /// Each future beside its place in the source's order, and the outputs that finished ahead of
@@ -87,6 +107,9 @@ impl<F: Future> Tagging<F> for Untagged {
 pub(crate) struct Sequenced<O> {
     pub(crate) ring: ReorderRing<O>,
     pub(crate) window: Option<usize>,
+    /// The output taken from the arena while the refill after it runs, with its place; if the
+    /// refill panicked, the next call puts it in the ring.
+    pub(crate) kept: Option<(u64, O)>,
 }
 
 impl<F: Future> Tagging<F> for Sequenced<F::Output> {
@@ -109,6 +132,18 @@ impl<F: Future> Tagging<F> for Sequenced<F::Output> {
     #[inline]
     fn place(future: &Tagged<F>) -> u64 {
         future.seq
+    }
+
+    type Kept = ();
+
+    #[inline]
+    fn keep(&mut self, out: (u64, F::Output)) {
+        self.kept = Some(out);
+    }
+
+    #[inline]
+    fn unkeep(&mut self, (): ()) -> (u64, F::Output) {
+        self.kept.take().expect("an output is kept")
     }
 }
 
@@ -325,15 +360,17 @@ where
         // Outputs that finished while the queue was driven come first, in the order they
         // finished.
         if let Some((group, out)) = self.as_mut().take_finished() {
+            let kept = self.as_mut().project().tagging.keep(out);
             self.as_mut().fill(cx, group);
-            return Poll::Ready(Some(out));
+            return Poll::Ready(Some(self.project().tagging.unkeep(kept)));
         }
         self.as_mut().fill(cx, None);
         match self.as_mut().poll_output(cx) {
             Poll::Ready(Some((group, out))) => {
                 // Its weight is free: start the next futures now, not on the next poll.
+                let kept = self.as_mut().project().tagging.keep(out);
                 self.as_mut().fill(cx, group);
-                Poll::Ready(Some(out))
+                Poll::Ready(Some(self.project().tagging.unkeep(kept)))
             }
             Poll::Ready(None) => {
                 // Nothing runs, and the fill above had all the room: the source has ended or

@@ -31,13 +31,15 @@ fn ordered<St, F: Future, G>(source: St, max_weight: usize, groups: G) -> Ordere
         Sequenced {
             ring: ReorderRing::new(),
             window: None,
+            kept: None,
         },
     )
 }
 
 /// The next output in the source's order: the head's, held or as it finishes; the outputs
 /// that finish ahead of it wait in the ring. A future that panicked (its place still in
-/// `polling`) has its place skipped.
+/// `polling`) has its place skipped; an output kept through a refill that panicked goes to
+/// its place.
 fn poll_in_order<St, F, G, S>(
     mut queue: Pin<&mut Ordered<St, F, G, S>>,
     cx: &mut Context<'_>,
@@ -51,6 +53,12 @@ where
     loop {
         let this = queue.as_mut().project();
         skip_lost(this.polling, &mut this.tagging.ring);
+        if let Some((seq, out)) = this.tagging.kept.take() {
+            if this.tagging.ring.finish_head(seq) {
+                return Poll::Ready(Some(out));
+            }
+            this.tagging.ring.finish(seq, out);
+        }
         if let Some(out) = this.tagging.ring.pop_head() {
             return Poll::Ready(Some(out));
         }
@@ -92,6 +100,9 @@ where
 {
     let this = queue.as_mut().project();
     skip_lost(this.polling, &mut this.tagging.ring);
+    if let Some((seq, out)) = this.tagging.kept.take() {
+        this.tagging.ring.finish(seq, out);
+    }
     if this.tagging.ring.head_is_held() {
         return Poll::Ready(());
     }
@@ -106,7 +117,7 @@ where
     G: Grouping<St::Item, Future = F> + Groups<Tagged<F>>,
     S: Steering,
 {
-    let held = queue.tagging.ring.held();
+    let held = queue.tagging.ring.held() + usize::from(queue.tagging.kept.is_some());
     let (lower, upper) = queue.size_hint();
     (
         lower.saturating_add(held),
@@ -124,7 +135,10 @@ fn set_window<St, F: Future, G, S>(queue: &mut Ordered<St, F, G, S>, window: usi
 /// The fields an ordered queue shows in `Debug`, beside the queue's.
 fn fmt_order<O>(sequenced: &Sequenced<O>, f: &mut fmt::DebugStruct<'_, '_>) {
     f.field("places", &sequenced.ring.len())
-        .field("held", &sequenced.ring.held())
+        .field(
+            "held",
+            &(sequenced.ring.held() + usize::from(sequenced.kept.is_some())),
+        )
         .field("window", &sequenced.window);
 }
 
