@@ -14,7 +14,7 @@ use core::task::{Context, Poll};
 use alloc::collections::VecDeque;
 use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
-use pinfold_arena::{GrowableArena, Key, Step, Storage};
+use pinfold_arena::{Budget, GrowableArena, Key, Step, Storage};
 
 use crate::limit::{Fixed, Limit, Seat, Steered, Steering};
 use crate::progress::ProgressStream;
@@ -278,10 +278,11 @@ where
     }
 
     /// Polls the running futures that were woken until one finishes; gives its output, its
-    /// charge given back.
+    /// charge given back. `round` is the call's budget, started here if it was not yet.
     fn poll_output(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
+        round: &mut Option<Budget>,
     ) -> Poll<Option<(Option<usize>, Fut::Output)>> {
         let this = self.project();
         let polling = &*this.polling;
@@ -291,7 +292,8 @@ where
             polled: &in_poll,
             _future: core::marker::PhantomData,
         };
-        let mut budget = this.arena.start_round();
+        let arena = &mut *this.arena;
+        let budget = round.get_or_insert_with(|| arena.start_round());
         let mut poll = |_, slot: Pin<&mut Slot<Fut>>, cx: &mut Context<'_>| {
             let slot = slot.project();
             match slot.state.project() {
@@ -318,7 +320,7 @@ where
                 FutureOrOutputProj::Finished(_) => Step::Settled,
             }
         };
-        let polled = this.arena.poll_with_budget(cx, &mut budget, &mut poll);
+        let polled = arena.poll_with_budget(cx, budget, &mut poll);
         if T::TAGGED && polled.is_ready() {
             polling.set(None);
         }
@@ -351,8 +353,19 @@ where
     }
 
     pub(crate) fn poll_queued(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Fut::Output>> {
+        self.poll_queued_in(cx, &mut None)
+    }
+
+    /// [`poll_queued`](Self::poll_queued) within `round`, the budget of a call that takes
+    /// several outputs (an ordered queue's, while the head's is not among them): one round of
+    /// the arena a call, however many outputs it takes.
+    pub(crate) fn poll_queued_in(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
+        round: &mut Option<Budget>,
     ) -> Poll<Option<Fut::Output>> {
         if self.terminated {
             return Poll::Ready(None);
@@ -365,7 +378,7 @@ where
             return Poll::Ready(Some(self.project().tagging.unkeep(kept)));
         }
         self.as_mut().fill(cx, None);
-        match self.as_mut().poll_output(cx) {
+        match self.as_mut().poll_output(cx, round) {
             Poll::Ready(Some((group, out))) => {
                 // Its weight is free: start the next futures now, not on the next poll.
                 let kept = self.as_mut().project().tagging.keep(out);

@@ -50,6 +50,10 @@ where
     G: Grouping<St::Item, Future = F> + Groups<Tagged<F>>,
     S: Steering,
 {
+    // One round of the arena for the whole call: the outputs that finish ahead of the head
+    // are polled within one budget, so a head that does not finish while the futures behind
+    // it keep finishing does not keep the call from returning.
+    let mut round = None;
     loop {
         let this = queue.as_mut().project();
         skip_lost(this.polling, &mut this.tagging.ring);
@@ -62,7 +66,7 @@ where
         if let Some(out) = this.tagging.ring.pop_head() {
             return Poll::Ready(Some(out));
         }
-        match queue.as_mut().poll_queued(cx) {
+        match queue.as_mut().poll_queued_in(cx, &mut round) {
             Poll::Ready(Some((seq, out))) => {
                 let ring = &mut queue.as_mut().project().tagging.ring;
                 if ring.finish_head(seq) {

@@ -365,3 +365,35 @@ fn a_source_that_panics_after_an_output_finished_loses_no_place() {
     assert_eq!(outputs, [0, 1]);
     assert!(queue.is_terminated());
 }
+
+#[test]
+fn a_stuck_head_and_an_endless_ready_source_let_poll_next_return() {
+    // The head never finishes; every future behind it is ready at once, and the source never
+    // ends. One poll_next is one round: it returns (Pending) after a bounded number of polls,
+    // as ordered_buffer's does, instead of pulling the source for ever.
+    let pulled = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = pulled.clone();
+    let source = stream::iter(0usize..).map(move |i| {
+        let n = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        assert!(n < 10_000, "the source was pulled without end in one call");
+        (
+            1,
+            std::future::poll_fn(move |_| {
+                if i == 0 {
+                    Poll::Pending
+                } else {
+                    Poll::Ready(i)
+                }
+            }),
+        )
+    });
+    let mut queue = source.ordered_future_queue(2);
+    let (waker, wakes) = counting_waker();
+    let polled = catch_unwind(AssertUnwindSafe(|| poll_with(&mut queue, &waker)));
+    assert!(
+        matches!(polled, Ok(Poll::Pending)),
+        "one call never returned"
+    );
+    assert!(pulled.load(std::sync::atomic::Ordering::SeqCst) < 100);
+    assert!(wakes.count() > 0, "the call that yields wakes its task");
+}
