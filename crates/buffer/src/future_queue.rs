@@ -237,40 +237,40 @@ where
             insert(arena, charge, future);
         });
         loop {
-            // The future waiting is looked at in place, and taken only once it fits.
-            let (global, entry) = match this.waiting.as_ref() {
-                Some(waiting) => {
-                    let Some(global) = this.weights.admits(waiting.weight, cx) else {
-                        return;
-                    };
-                    (global, this.waiting.take().expect("a future waits"))
+            // The future waiting is looked at in place, and taken only once it fits: a panic
+            // while it is admitted (the task waker's, as a limit registers it) leaves it
+            // waiting. One from the source waits first.
+            let Some(waiting) = this.waiting.as_ref() else {
+                if *this.source_done || !this.tagging.may_take() {
+                    return;
                 }
-                None if *this.source_done || !this.tagging.may_take() => return,
-                None => match this.source.as_mut().poll_next(cx) {
+                match this.source.as_mut().poll_next(cx) {
                     Poll::Ready(Some(item)) => {
                         let (weight, group, future) = this.weights.grouping().split(item);
                         let future = this.tagging.tag(future);
-                        let entry = Entry {
+                        *this.waiting = Some(Entry {
                             weight,
                             group,
                             future,
-                        };
-                        let Some(global) = this.weights.admits(weight, cx) else {
-                            *this.waiting = Some(entry);
-                            return;
-                        };
-                        (global, entry)
+                        });
+                        continue;
                     }
                     Poll::Ready(None) => {
                         *this.source_done = true;
                         return;
                     }
                     Poll::Pending => return,
-                },
+                }
             };
+            let (weight, group) = (waiting.weight, waiting.group);
+            let Some(global) = this.weights.admits(weight, cx) else {
+                return;
+            };
+            let group_weight = this.weights.admits_group(group, weight, cx);
+            let entry = this.waiting.take().expect("a future waits");
             if let Some((charge, future)) =
                 this.weights
-                    .place(global, entry.weight, entry.group, entry.future, cx)
+                    .place(global, group_weight, weight, group, entry.future)
             {
                 insert(arena, charge, future);
             }

@@ -482,17 +482,38 @@ impl<G, S: Steering> Weights<G, S> {
         self.global.admits(weight, cx)
     }
 
+    /// Whether a future from the source, of `weight` in `group`, may start in its group now:
+    /// its group's weight if the group's queue is empty and has room for it (taken from its
+    /// limit's budget if it has one), `None` if it has no group or must join its group's
+    /// queue. Asked while the future still waits, so that a panic here (the task waker's, as
+    /// a limit registers it) drops no future.
+    pub(crate) fn admits_group<Fut>(
+        &mut self,
+        group: Option<usize>,
+        weight: usize,
+        cx: &mut Context<'_>,
+    ) -> Option<usize>
+    where
+        G: Groups<Fut>,
+    {
+        let target = &mut self.groups.slice_mut()[group?];
+        if !target.queued.is_empty() {
+            return None;
+        }
+        target.admits(weight, cx)
+    }
+
     /// Places a future from the source, of `weight` in `group`, which [`admits`](Self::admits)
-    /// let in at `global`: it starts (the charge and the future are given back to start it) if
-    /// its group has room for it too, or has none; otherwise it joins the back of its group's
-    /// queue, as it does while the queue is not empty (whose futures start first).
+    /// let in at `global` and [`admits_group`](Self::admits_group) at `group_weight`: it starts
+    /// (the charge and the future are given back to start it) if it has no group or its group
+    /// admitted it; otherwise it joins the back of its group's queue.
     pub(crate) fn place<Fut>(
         &mut self,
         global: usize,
+        group_weight: Option<usize>,
         weight: usize,
         group: Option<usize>,
         future: Fut,
-        cx: &mut Context<'_>,
     ) -> Option<(Charge, Fut)>
     where
         G: Groups<Fut>,
@@ -500,13 +521,12 @@ impl<G, S: Steering> Weights<G, S> {
         let Some(at) = group else {
             return Some((self.charge(global, 0, NO_GROUP), future));
         };
-        let target = &mut self.groups.slice_mut()[at];
-        if target.queued.is_empty() {
-            if let Some(group_weight) = target.admits(weight, cx) {
-                return Some((self.charge(global, group_weight, at), future));
-            }
+        if let Some(group_weight) = group_weight {
+            return Some((self.charge(global, group_weight, at), future));
         }
-        target.queued.push_back((weight, future));
+        self.groups.slice_mut()[at]
+            .queued
+            .push_back((weight, future));
         self.queued += 1;
         self.global.steering.settle(self.global.running);
         None

@@ -397,3 +397,65 @@ fn a_stuck_head_and_an_endless_ready_source_let_poll_next_return() {
     assert!(pulled.load(std::sync::atomic::Ordering::SeqCst) < 100);
     assert!(wakes.count() > 0, "the call that yields wakes its task");
 }
+
+#[test]
+fn a_panicking_task_waker_skips_no_place() {
+    // Every call to the task's waker panics in turn (one run each): the outputs all come, in
+    // order, driven or not, and the limit's units all come back.
+    use pinfold_buffer::ProgressStream;
+    use pinfold_testkit::panicking_waker::panicking_waker;
+    let run = |panic_at: Option<usize>| -> (Vec<usize>, usize) {
+        let (waker, switches) = panicking_waker();
+        if let Some(call) = panic_at {
+            switches.panic_at_call(call);
+        }
+        let limit = Limit::new(2);
+        let (gates, states) = support::gates(6);
+        let groups = [Some("a"), None, Some("a"), None, Some("a"), None];
+        let mut queue = Box::pin(
+            stream::iter(gates.into_iter().zip(groups).map(|(g, k)| (1, k, g)))
+                .ordered_future_queue_grouped(3, [("a", 1)])
+                .window(4)
+                .limit(limit.clone()),
+        );
+        let mut cx = std::task::Context::from_waker(&waker);
+        let order = [1, 0, 3, 5, 2, 4];
+        let mut outputs = Vec::new();
+        for step in 0..60 {
+            if step % 3 == 1 {
+                let _ = catch_unwind(AssertUnwindSafe(|| queue.as_mut().poll_progress(&mut cx)));
+            } else {
+                match catch_unwind(AssertUnwindSafe(|| queue.as_mut().poll_next(&mut cx))) {
+                    Ok(Poll::Ready(Some(i))) => outputs.push(i),
+                    Ok(Poll::Ready(None)) => break,
+                    _ => {}
+                }
+            }
+            if let Some(&k) = order.get(step / 2) {
+                if step % 2 == 0 {
+                    let _ = catch_unwind(AssertUnwindSafe(|| states[k].open()));
+                }
+            }
+        }
+        assert!(
+            queue.is_terminated(),
+            "{panic_at:?}: {outputs:?} {queue:?} {:?}",
+            states
+                .iter()
+                .map(|s| (s.polls(), s.drops()))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(limit.in_use(), 0, "{panic_at:?}");
+        (outputs, switches.calls())
+    };
+    let (outputs, calls) = run(None);
+    assert_eq!(outputs, (0..6).collect::<Vec<_>>());
+    for call in 1..=calls {
+        let (outputs, _) = run(Some(call));
+        assert_eq!(
+            outputs,
+            (0..6).collect::<Vec<_>>(),
+            "waker call {call} panicked"
+        );
+    }
+}
