@@ -75,6 +75,9 @@ where
     /// The future being polled, while it is: if its poll (or its drop) panics, this still names
     /// it on the next `poll_next`, which skips its place.
     polling: Option<u64>,
+    /// The head's output while the freed slot is refilled (`polling` naming its place): if the
+    /// source panics there, the next call gives it.
+    kept: Option<<St::Item as Future>::Output>,
     /// Set when `poll_next` returned `Ready(None)`.
     terminated: bool,
     /// The name of the method that made it, for panic messages.
@@ -98,6 +101,7 @@ where
             window: None,
             limit: None,
             polling: None,
+            kept: None,
             terminated: false,
             method,
         }
@@ -251,6 +255,7 @@ where
             window: self.window,
             limit: self.limit,
             polling: self.polling,
+            kept: self.kept,
             terminated: self.terminated,
             method: self.method,
         }
@@ -292,10 +297,7 @@ where
         if *this.terminated {
             return Poll::Ready(None);
         }
-        if let Some(seq) = this.polling.take() {
-            // The last poll panicked in this future's poll or drop; the arena dropped it.
-            this.ring.lose(seq);
-        }
+        settle_panic(this.polling, this.kept, this.ring);
         if let Some(handle) = this.running.window_limit() {
             *this.window = Some(handle.get());
             *this.limit = *this.window;
@@ -309,12 +311,22 @@ where
             match poll_finished(this.running.as_mut(), this.polling, &mut budget, cx) {
                 Poll::Ready(Some((seq, out))) => {
                     // Its slot is free: start the next future now, not on the next poll (while
-                    // the ring still counts this output's place against the bound).
-                    refill(this.running.as_mut(), this.ring, *this.limit, cx);
-                    if this.ring.finish_head(seq) {
-                        return Poll::Ready(Some(out));
+                    // the ring still counts this output's place against the bound). The
+                    // output is kept through the refill, where the source may panic.
+                    let head = seq == this.ring.head();
+                    if head {
+                        *this.kept = Some(out);
+                        *this.polling = Some(seq);
+                    } else {
+                        this.ring.finish(seq, out);
                     }
-                    this.ring.finish(seq, out);
+                    refill(this.running.as_mut(), this.ring, *this.limit, cx);
+                    if head {
+                        *this.polling = None;
+                        let advanced = this.ring.finish_head(seq);
+                        debug_assert!(advanced, "the head's place");
+                        return Poll::Ready(this.kept.take());
+                    }
                 }
                 Poll::Ready(None) => {
                     // Nothing runs, so every entry of the ring has finished and the head would
@@ -354,9 +366,7 @@ where
         if *this.terminated {
             return Poll::Ready(());
         }
-        if let Some(seq) = this.polling.take() {
-            this.ring.lose(seq);
-        }
+        settle_panic(this.polling, this.kept, this.ring);
         if let Some(handle) = this.running.window_limit() {
             *this.window = Some(handle.get());
             *this.limit = *this.window;
@@ -407,12 +417,25 @@ where
         if self.terminated {
             return (0, Some(0));
         }
-        let queued = self.ring.held() + self.running.len();
+        let queued = self.ring.held() + self.running.len() + usize::from(self.kept.is_some());
         let (lower, upper) = self.running.source_size_hint();
         (
             lower.saturating_add(queued),
             upper.and_then(|upper| upper.checked_add(queued)),
         )
+    }
+}
+
+/// What the last call left when it panicked, named by `polling`: the place of a future whose
+/// poll or drop panicked (the arena dropped it) is skipped; the head's output, kept through a
+/// refill whose source panicked, goes back to its place, to be given first.
+#[inline]
+fn settle_panic<O>(polling: &mut Option<u64>, kept: &mut Option<O>, ring: &mut ReorderRing<O>) {
+    if let Some(seq) = polling.take() {
+        match kept.take() {
+            Some(out) => ring.finish(seq, out),
+            None => ring.lose(seq),
+        }
     }
 }
 

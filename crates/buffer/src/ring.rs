@@ -138,6 +138,12 @@ impl<T> ReorderRing<T> {
         true
     }
 
+    /// The sequence number of the next output to yield.
+    #[inline]
+    pub(crate) fn head(&self) -> u64 {
+        self.head
+    }
+
     /// Whether the next output in input order has finished.
     #[inline]
     pub(crate) fn head_is_held(&self) -> bool {
