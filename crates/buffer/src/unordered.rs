@@ -47,8 +47,54 @@ where
     /// The slots whose futures finished while the adapter was driven, in the order they
     /// finished: one key for each slot that holds an output.
     finished: VecDeque<Key>,
-    /// Set when `poll_next` returned `Ready(None)`.
+    /// An output while its slot is refilled: if the source panics there, the next call gives
+    /// it.
+    kept: Option<<St::Item as Future>::Output>,
+    /// Set when `poll_next` returned `Ready(None)`, and when a refill panicked with an output
+    /// kept (so that the next call looks at one flag only).
     terminated: bool,
+}
+
+/// An output held through a refill: if the refill unwinds (the source's panic), it goes to
+/// the adapter's `kept`, and `terminated` is set so that the next call looks for it.
+struct Keep<'a, O> {
+    out: Option<O>,
+    kept: &'a mut Option<O>,
+    terminated: &'a mut bool,
+}
+
+impl<O> Drop for Keep<'_, O> {
+    fn drop(&mut self) {
+        if let Some(out) = self.out.take() {
+            *self.kept = Some(out);
+            *self.terminated = true;
+        }
+    }
+}
+
+/// Refills `running`, then gives `out`, which is kept if the refill unwinds.
+#[inline(always)]
+fn refill_keeping<St, S>(
+    running: Pin<&mut Running<St, FutureOrOutput<St::Item>, S>>,
+    out: <St::Item as Future>::Output,
+    kept: &mut Option<<St::Item as Future>::Output>,
+    terminated: &mut bool,
+    cx: &mut Context<'_>,
+) -> <St::Item as Future>::Output
+where
+    St: Stream,
+    St::Item: Future,
+    S: Steering,
+{
+    let mut keep = Keep {
+        out: Some(out),
+        kept,
+        terminated,
+    };
+    running.refill(cx, usize::MAX, FutureOrOutput::Running);
+    keep.out
+        .take()
+        .expect("the output is held until the refill returns")
 }
 
 /// A future in its arena slot, or its output once it finished while the adapter was driven.
@@ -72,6 +118,7 @@ where
         Self {
             running: Running::new(source, concurrency),
             finished: VecDeque::new(),
+            kept: None,
             terminated: false,
         }
     }
@@ -115,6 +162,7 @@ where
                 .running
                 .steer(|steered| steered.with_concurrency(limit)),
             finished: self.finished,
+            kept: self.kept,
             terminated: self.terminated,
         }
     }
@@ -153,9 +201,14 @@ where
     ) -> Poll<Option<<St::Item as Future>::Output>> {
         let mut this = self.project();
         if *this.terminated {
+            // The output of a call whose refill panicked (the source's panic), if one was kept.
+            if let Some(out) = this.kept.take() {
+                *this.terminated = false;
+                return Poll::Ready(Some(out));
+            }
             return Poll::Ready(None);
         }
-        // Outputs that finished while the adapter was driven come first, in the order they
+        // Outputs that finished while the adapter was driven come next, in the order they
         // finished.
         if let Some(key) = this.finished.pop_front() {
             let out = this
@@ -165,10 +218,9 @@ where
                     FutureOrOutputProj::Finished(out) => out.take(),
                     FutureOrOutputProj::Running(_) => None,
                 });
-            this.running
-                .as_mut()
-                .refill(cx, usize::MAX, FutureOrOutput::Running);
-            return Poll::Ready(Some(out.expect("a queued slot holds its output")));
+            let out = out.expect("a queued slot holds its output");
+            let out = refill_keeping(this.running.as_mut(), out, this.kept, this.terminated, cx);
+            return Poll::Ready(Some(out));
         }
         this.running
             .as_mut()
@@ -188,10 +240,10 @@ where
             .poll_output(cx, &mut budget, &mut poll)
         {
             Poll::Ready(Some(out)) => {
-                // Its slot is free: start the next future now, not on the next poll.
-                this.running
-                    .as_mut()
-                    .refill(cx, usize::MAX, FutureOrOutput::Running);
+                // Its slot is free: start the next future now, not on the next poll, the
+                // output kept through it.
+                let out =
+                    refill_keeping(this.running.as_mut(), out, this.kept, this.terminated, cx);
                 Poll::Ready(Some(out))
             }
             Poll::Ready(None) => {
@@ -270,10 +322,10 @@ where
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        if self.terminated {
+        if self.terminated && self.kept.is_none() {
             return (0, Some(0));
         }
-        let running = self.running.len();
+        let running = self.running.len() + usize::from(self.kept.is_some());
         let (lower, upper) = self.running.source_size_hint();
         (
             lower.saturating_add(running),
@@ -289,7 +341,7 @@ where
     S: Steering,
 {
     fn is_terminated(&self) -> bool {
-        self.terminated
+        self.terminated && self.kept.is_none()
     }
 }
 
@@ -306,7 +358,7 @@ where
             .field("running", &(self.running.len() - self.finished.len()))
             .field("finished", &self.finished.len())
             .field("concurrency", &self.running.concurrency())
-            .field("terminated", &self.terminated)
+            .field("terminated", &(self.terminated && self.kept.is_none()))
             .finish()
     }
 }
