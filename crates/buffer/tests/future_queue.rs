@@ -831,6 +831,7 @@ fn a_group_limit_given_while_the_group_runs_counts_what_runs() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore)]
 fn groups_of_two_queues_sharing_a_limit_never_exceed_it_together() {
     // Two queues on one runtime, each with a group steered by the same limit of 3: the
     // weight the two groups run together stays within it, and each queue finishes.

@@ -14,6 +14,8 @@ use pinfold_testkit::rng::XorShift;
 use support::{counting_waker, poll_once, poll_with};
 use tokio::time::{Instant, sleep};
 
+/// Tokio's current-thread runtime on its paused clock (the tests on it are left out under
+/// Miri, as the crate's other virtual-time tests are).
 fn paused_runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -32,6 +34,7 @@ fn panic_message(f: impl FnOnce()) -> String {
 }
 
 #[test]
+#[cfg_attr(miri, ignore)]
 fn outputs_come_in_the_sources_order_while_the_weights_stay_within_the_max_weight() {
     // Random weights (0 to 5) and run times under a max weight of 6: the outputs come in
     // order, the weight running never passed the max, and every future ran once.
@@ -64,6 +67,7 @@ fn outputs_come_in_the_sources_order_while_the_weights_stay_within_the_max_weigh
 }
 
 #[test]
+#[cfg_attr(miri, ignore)]
 fn a_slow_head_frees_the_weight_of_those_behind_it_as_they_finish() {
     // Max weight 2, weights 1: the head sleeps 100 ms, the others 10 ms each. The others run
     // one after another beside the head (each frees its weight when it finishes, though its
@@ -180,6 +184,7 @@ fn a_future_that_panics_loses_its_place_and_the_rest_come_in_order() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore)]
 fn grouped_outputs_come_in_the_sources_order_with_both_limits_kept() {
     let mut rng = XorShift::new(0x6A0F);
     let items: Vec<(usize, Option<u8>, u64)> = (0..400)
@@ -244,6 +249,7 @@ fn an_unknown_group_takes_no_place() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore)]
 fn driven_it_keeps_the_order_and_a_finished_outputs_weight_until_it_is_taken() {
     // for_each_driven: the consumer takes 5 ms an output while the queue runs; the outputs
     // still come in order.
