@@ -206,29 +206,10 @@ fn a_source_that_panics_as_a_freed_slot_is_refilled_loses_no_output() {
     // Concurrency 1: each output refills its slot in the same call, and the source panics
     // once there. The output of that call still comes (on the next call), and the buffer
     // ends. The same case as the weighted ordered queue's.
-    use std::panic::{AssertUnwindSafe, catch_unwind};
-    use std::task::Poll;
-    let mut polls = 0;
-    let source = futures_util::stream::poll_fn(move |_| {
-        polls += 1;
-        match polls {
-            1 | 2 => Poll::Ready(Some(polls - 1)),
-            3 => panic!("the source panics"),
-            _ => Poll::Ready(None),
-        }
-    });
-    let mut buffer = source.map(|i: usize| async move { i }).ordered_buffer(1);
-    let (waker, _) = support::counting_waker();
-    let mut outputs = Vec::new();
-    let mut panics = 0;
-    for _ in 0..10 {
-        match catch_unwind(AssertUnwindSafe(|| support::poll_with(&mut buffer, &waker))) {
-            Ok(Poll::Ready(Some(i))) => outputs.push(i),
-            Ok(Poll::Ready(None)) => break,
-            Ok(Poll::Pending) => panic!("ready futures only, outputs {outputs:?}"),
-            Err(_) => panics += 1,
-        }
-    }
+    let mut buffer = support::two_then_a_panic()
+        .map(|i| async move { i })
+        .ordered_buffer(1);
+    let (outputs, panics) = support::poll_through_panics(&mut buffer, |_| {});
     assert_eq!(panics, 1);
     assert_eq!(outputs, [0, 1]);
 }
@@ -236,34 +217,14 @@ fn a_source_that_panics_as_a_freed_slot_is_refilled_loses_no_output() {
 #[test]
 fn unordered_a_source_that_panics_as_a_freed_slot_is_refilled_loses_no_output() {
     // As the ordered buffer's case: the output of the call whose refill panicked still comes.
-    use std::panic::{AssertUnwindSafe, catch_unwind};
-    use std::task::Poll;
-    let mut polls = 0;
-    let source = futures_util::stream::poll_fn(move |_| {
-        polls += 1;
-        match polls {
-            1 | 2 => Poll::Ready(Some(polls - 1)),
-            3 => panic!("the source panics"),
-            _ => Poll::Ready(None),
-        }
+    let mut buffer = support::two_then_a_panic()
+        .map(|i| async move { i })
+        .unordered_buffer(1);
+    let (outputs, panics) = support::poll_through_panics(&mut buffer, |buffer| {
+        // The kept output is still to come: not terminated, and counted.
+        assert!(!futures_core::FusedStream::is_terminated(buffer));
+        assert_eq!(buffer.size_hint().0, 1);
     });
-    let mut buffer = source.map(|i: usize| async move { i }).unordered_buffer(1);
-    let (waker, _) = support::counting_waker();
-    let mut outputs = Vec::new();
-    let mut panics = 0;
-    for _ in 0..10 {
-        match catch_unwind(AssertUnwindSafe(|| support::poll_with(&mut buffer, &waker))) {
-            Ok(Poll::Ready(Some(i))) => outputs.push(i),
-            Ok(Poll::Ready(None)) => break,
-            Ok(Poll::Pending) => panic!("ready futures only, outputs {outputs:?}"),
-            Err(_) => {
-                panics += 1;
-                // The kept output is still to come: not terminated, and counted.
-                assert!(!futures_core::FusedStream::is_terminated(&buffer));
-                assert_eq!(buffer.size_hint().0, 1);
-            }
-        }
-    }
     assert_eq!(panics, 1);
     assert_eq!(outputs, [0, 1]);
     assert!(futures_core::FusedStream::is_terminated(&buffer));

@@ -344,29 +344,10 @@ fn a_source_that_panics_after_an_output_finished_loses_no_place() {
     // Max weight 1: 0 runs, 1 waits for room. 0 finishes and its weight starts 1; the source,
     // polled for the next item in the same call, panics once. Every output still comes, in
     // order, and the queue ends.
-    let mut polls = 0;
-    let source = stream::poll_fn(move |_| {
-        polls += 1;
-        match polls {
-            1 | 2 => Poll::Ready(Some(polls - 1)),
-            3 => panic!("the source panics"),
-            _ => Poll::Ready(None),
-        }
-    });
-    let mut queue = source
-        .map(|i: usize| (1, async move { i }))
+    let mut queue = support::two_then_a_panic()
+        .map(|i| (1, async move { i }))
         .ordered_future_queue(1);
-    let (waker, _) = counting_waker();
-    let mut outputs = Vec::new();
-    let mut panics = 0;
-    for _ in 0..10 {
-        match catch_unwind(AssertUnwindSafe(|| poll_with(&mut queue, &waker))) {
-            Ok(Poll::Ready(Some(i))) => outputs.push(i),
-            Ok(Poll::Ready(None)) => break,
-            Ok(Poll::Pending) => panic!("ready futures only, outputs {outputs:?}"),
-            Err(_) => panics += 1,
-        }
-    }
+    let (outputs, panics) = support::poll_through_panics(&mut queue, |_| {});
     assert_eq!(panics, 1);
     assert_eq!(outputs, [0, 1]);
     assert!(queue.is_terminated());

@@ -220,3 +220,44 @@ impl<I: Iterator + Unpin> Stream for CountingSource<I> {
         self.items.size_hint()
     }
 }
+
+/// A source that gives 0 and 1, panics the third time it is polled, then ends.
+pub(crate) fn two_then_a_panic() -> impl Stream<Item = usize> + Unpin {
+    let mut polls = 0;
+    futures_util::stream::poll_fn(move |_| {
+        polls += 1;
+        match polls {
+            1 | 2 => Poll::Ready(Some(polls - 1)),
+            3 => panic!("the source panics"),
+            _ => Poll::Ready(None),
+        }
+    })
+}
+
+/// Polls `stream` (whose futures are all ready) until it ends, at most 10 calls, catching each
+/// panic and calling `after_panic` after it: gives the outputs and how many calls panicked.
+/// Panics if a call is `Pending`.
+pub(crate) fn poll_through_panics<S: Stream + Unpin>(
+    stream: &mut S,
+    mut after_panic: impl FnMut(&S),
+) -> (Vec<S::Item>, usize)
+where
+    S::Item: std::fmt::Debug,
+{
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    let (waker, _) = counting_waker();
+    let mut outputs = Vec::new();
+    let mut panics = 0;
+    for _ in 0..10 {
+        match catch_unwind(AssertUnwindSafe(|| poll_with(&mut *stream, &waker))) {
+            Ok(Poll::Ready(Some(item))) => outputs.push(item),
+            Ok(Poll::Ready(None)) => break,
+            Ok(Poll::Pending) => panic!("ready futures only, outputs {outputs:?}"),
+            Err(_) => {
+                panics += 1;
+                after_panic(stream);
+            }
+        }
+    }
+    (outputs, panics)
+}
