@@ -155,9 +155,8 @@ impl<T> Groups<T> {
             base,
             self.generation_floor,
         ));
-        if group > 0 {
-            self.below_top = self.capacity;
-        }
+        // The groups so far are all under the new top one (none, for the first group).
+        self.below_top = self.capacity;
         self.capacity += size;
         self.not_full |= bit(group);
         group
@@ -217,11 +216,8 @@ impl<T> Groups<T> {
             self.stores.pop();
             self.not_full &= !bit(group);
             self.capacity = below;
-            self.below_top = if group > 1 {
-                self.bases[group - 1] as usize
-            } else {
-                0
-            };
+            // The new top group's first slot: what the groups under it hold.
+            self.below_top = self.bases[group - 1] as usize;
         }
     }
 
