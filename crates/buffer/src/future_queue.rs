@@ -62,13 +62,31 @@ pub(crate) trait Tagging<F> {
     fn keep(&mut self, out: <Self::Future as Future>::Output) -> Self::Kept;
     /// The output [`keep`](Self::keep) kept.
     fn unkeep(&mut self, kept: Self::Kept) -> <Self::Future as Future>::Output;
+    /// The output kept through a refill that panicked, for a queue that gives it from
+    /// [`Queue::poll_queued_in`] (an unordered one; an ordered queue puts it in its ring).
+    fn resume(&mut self) -> Option<<Self::Future as Future>::Output> {
+        None
+    }
+    /// Whether an output [`resume`](Self::resume) gives is kept.
+    fn holds_kept(&self) -> bool {
+        false
+    }
 }
 
-/// The futures run as they are, their outputs as they finish.
+/// The futures run as they are, their outputs as they finish; `kept` is the output taken
+/// from the arena while the refill after it runs, left there if the refill panicked.
 #[derive(Debug)]
-pub(crate) struct Untagged;
+pub(crate) struct Untagged<O> {
+    kept: Option<O>,
+}
 
-impl<F: Future> Tagging<F> for Untagged {
+impl<O> Untagged<O> {
+    pub(crate) fn new() -> Self {
+        Self { kept: None }
+    }
+}
+
+impl<F: Future> Tagging<F> for Untagged<F::Output> {
     type Future = F;
     const TAGGED: bool = false;
 
@@ -87,17 +105,26 @@ impl<F: Future> Tagging<F> for Untagged {
         0
     }
 
-    // An unordered queue's output has no place to keep: a panic in the refill drops it.
-    type Kept = F::Output;
+    type Kept = ();
 
     #[inline(always)]
-    fn keep(&mut self, out: F::Output) -> F::Output {
-        out
+    fn keep(&mut self, out: F::Output) {
+        self.kept = Some(out);
     }
 
     #[inline(always)]
-    fn unkeep(&mut self, kept: F::Output) -> F::Output {
-        kept
+    fn unkeep(&mut self, (): ()) -> F::Output {
+        self.kept.take().expect("an output is kept")
+    }
+
+    #[inline(always)]
+    fn resume(&mut self) -> Option<F::Output> {
+        self.kept.take()
+    }
+
+    #[inline(always)]
+    fn holds_kept(&self) -> bool {
+        self.kept.is_some()
     }
 }
 
@@ -150,7 +177,7 @@ impl<F: Future> Tagging<F> for Sequenced<F::Output> {
 /// The queue every adapter is: the source, the futures running in a growable arena, the one
 /// future from the source waiting for room, the [`Weights`], and the [`Tagging`].
 #[pin_project]
-pub(crate) struct Queue<St, Fut: Future, G, S, T = Untagged> {
+pub(crate) struct Queue<St, Fut: Future, G, S, T = Untagged<<Fut as Future>::Output>> {
     #[pin]
     pub(crate) source: St,
     /// The source returned `None`: it is not polled again.
@@ -368,22 +395,22 @@ where
         round: &mut Option<Budget>,
     ) -> Poll<Option<Fut::Output>> {
         if self.terminated {
-            return Poll::Ready(None);
+            // Or an output was kept through a refill that panicked: it comes now.
+            let this = self.project();
+            let kept = this.tagging.resume();
+            *this.terminated = kept.is_none();
+            return Poll::Ready(kept);
         }
         // Outputs that finished while the queue was driven come first, in the order they
         // finished.
         if let Some((group, out)) = self.as_mut().take_finished() {
-            let kept = self.as_mut().project().tagging.keep(out);
-            self.as_mut().fill(cx, group);
-            return Poll::Ready(Some(self.project().tagging.unkeep(kept)));
+            return Poll::Ready(Some(self.refill_keeping(cx, group, out)));
         }
         self.as_mut().fill(cx, None);
         match self.as_mut().poll_output(cx, round) {
+            // Its weight is free: start the next futures now, not on the next poll.
             Poll::Ready(Some((group, out))) => {
-                // Its weight is free: start the next futures now, not on the next poll.
-                let kept = self.as_mut().project().tagging.keep(out);
-                self.as_mut().fill(cx, group);
-                Poll::Ready(Some(self.project().tagging.unkeep(kept)))
+                Poll::Ready(Some(self.refill_keeping(cx, group, out)))
             }
             Poll::Ready(None) => {
                 // Nothing runs, and the fill above had all the room: the source has ended or
@@ -398,6 +425,29 @@ where
             }
             Poll::Pending => Poll::Pending,
         }
+    }
+
+    /// Starts what fits after `out` (of a future of `group`) freed its weight, and gives
+    /// `out`, kept in [`tagging`](Tagging::keep) while the refill runs: if the source or the
+    /// task's waker panics there, the next call has it. An unordered queue's next call finds
+    /// it behind `terminated`, set until the refill returns, so that it looks at one flag.
+    fn refill_keeping(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        group: Option<usize>,
+        out: Fut::Output,
+    ) -> Fut::Output {
+        let this = self.as_mut().project();
+        let kept = this.tagging.keep(out);
+        if !T::TAGGED {
+            *this.terminated = true;
+        }
+        self.as_mut().fill(cx, group);
+        let this = self.project();
+        if !T::TAGGED {
+            *this.terminated = false;
+        }
+        this.tagging.unkeep(kept)
     }
 
     pub(crate) fn poll_progress(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -466,11 +516,22 @@ where
         }
     }
 
+    /// Whether the queue has ended: `poll_next` returned `None`, and no output is kept (see
+    /// [`refill_keeping`](Self::refill_keeping)).
+    pub(crate) fn is_terminated(&self) -> bool
+    where
+        T: Tagging<G::Future, Future = Fut>,
+    {
+        self.terminated && !self.tagging.holds_kept()
+    }
+
     pub(crate) fn size_hint(&self) -> (usize, Option<usize>) {
-        if self.terminated {
+        if self.is_terminated() {
             return (0, Some(0));
         }
-        let held = self.arena.len() + self.weights.queued() + usize::from(self.waiting.is_some());
+        let kept = usize::from(self.tagging.holds_kept());
+        let held =
+            self.arena.len() + self.weights.queued() + usize::from(self.waiting.is_some()) + kept;
         let (lower, upper) = if self.source_done {
             (0, Some(0))
         } else {
@@ -495,7 +556,8 @@ where
             .field("running_weight", &self.weights.running_weight())
             .field("max_weight", &self.weights.max_weight())
             .field("groups", self.weights.grouping())
-            .field("terminated", &self.terminated);
+            .field("kept", &self.tagging.holds_kept())
+            .field("terminated", &self.is_terminated());
     }
 }
 
@@ -617,7 +679,11 @@ where
             "future_queue: max_weight must be greater than 0"
         );
         Self {
-            queue: Queue::new(source, Weights::new(max_weight, Ungrouped, Fixed), Untagged),
+            queue: Queue::new(
+                source,
+                Weights::new(max_weight, Ungrouped, Fixed),
+                Untagged::new(),
+            ),
         }
     }
 }
@@ -718,7 +784,7 @@ where
     S: Steering,
 {
     fn is_terminated(&self) -> bool {
-        self.queue.terminated
+        self.queue.is_terminated()
     }
 }
 
@@ -827,7 +893,11 @@ where
         );
         let groups = GroupTable::new(groups, "future_queue_grouped");
         Self {
-            queue: Queue::new(source, Weights::new(max_weight, groups, Fixed), Untagged),
+            queue: Queue::new(
+                source,
+                Weights::new(max_weight, groups, Fixed),
+                Untagged::new(),
+            ),
         }
     }
 }
@@ -987,7 +1057,7 @@ where
     S: Steering,
 {
     fn is_terminated(&self) -> bool {
-        self.queue.terminated
+        self.queue.is_terminated()
     }
 }
 

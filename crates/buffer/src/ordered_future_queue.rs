@@ -290,7 +290,7 @@ where
     S: Steering,
 {
     fn is_terminated(&self) -> bool {
-        self.queue.terminated
+        self.queue.is_terminated()
     }
 }
 
@@ -509,7 +509,7 @@ where
     S: Steering,
 {
     fn is_terminated(&self) -> bool {
-        self.queue.terminated
+        self.queue.is_terminated()
     }
 }
 

@@ -421,6 +421,46 @@ fn an_unknown_group_panics_and_the_queue_goes_on() {
     assert_eq!(poll_with(&mut queue, &waker), Poll::Ready(None));
 }
 
+#[test]
+fn an_output_is_kept_through_a_refill_whose_source_panics() {
+    // Max weight 1: 0 runs, 1 waits for room. 0 finishes and its weight starts 1; the source,
+    // polled for the next item in the same call, panics once. 0's output comes on the next
+    // call, then 1's, and the queue ends.
+    let mut queue = support::two_then_a_panic()
+        .map(|i| (1, async move { i }))
+        .future_queue(1);
+    let (outputs, panics) = support::poll_through_panics(&mut queue, |queue| {
+        assert!(
+            !queue.is_terminated(),
+            "an output is kept for the next call"
+        );
+        assert_eq!(
+            queue.size_hint().0,
+            2,
+            "the kept output and the future waiting"
+        );
+    });
+    assert_eq!(panics, 1);
+    assert_eq!(outputs, [0, 1]);
+    assert!(queue.is_terminated());
+}
+
+#[test]
+fn a_grouped_queue_keeps_an_output_through_a_refill_whose_source_panics() {
+    let mut queue = support::two_then_a_panic()
+        .map(|i| (1, Some("a"), async move { i }))
+        .future_queue_grouped(2, [("a", 1)]);
+    let (outputs, panics) = support::poll_through_panics(&mut queue, |queue| {
+        assert!(
+            !queue.is_terminated(),
+            "an output is kept for the next call"
+        );
+    });
+    assert_eq!(panics, 1);
+    assert_eq!(outputs, [0, 1]);
+    assert!(queue.is_terminated());
+}
+
 // future-queue's test cases.
 
 /// Ported from future-queue's `tests/integration/properties.rs`, `test_examples`, first case: one
