@@ -344,7 +344,7 @@ where
                 }
                 // Woken after it finished while the queue was driven: its output comes from
                 // `finished`.
-                FutureOrOutputProj::Finished(_) => Step::Settled,
+                FutureOrOutputProj::Finished(_) | FutureOrOutputProj::Taken => Step::Settled,
             }
         };
         let polled = arena.poll_with_budget(cx, budget, &mut poll);
@@ -365,10 +365,10 @@ where
             .expect("a finished slot holds its output")
             .project();
         let charge = *slot.charge;
-        let FutureOrOutputProj::Finished(out) = slot.state.project() else {
-            unreachable!("a finished slot holds its output");
-        };
-        let out = out.take().expect("a finished slot holds its output");
+        let out = slot
+            .state
+            .take_output()
+            .expect("a finished slot holds its output");
         this.arena.remove(key);
         this.weights.release::<Fut>(charge);
         Some((charge.group(), out))
@@ -485,7 +485,7 @@ where
             };
             // If the future's `Drop` panics here, the arena drops the slot with the output in
             // it, and `release` gives the charge back (and `polling` names its place).
-            state.project_replace(FutureOrOutput::Finished(Some(out)));
+            state.project_replace(FutureOrOutput::Finished(out));
             // The output holds the charge until it is taken.
             in_poll.set(None);
             if T::TAGGED {

@@ -97,11 +97,28 @@ where
         .expect("the output is held until the refill returns")
 }
 
-/// A future in its arena slot, or its output once it finished while the adapter was driven.
+/// A future in its arena slot, or its output once it finished while the adapter was driven
+/// (until it is taken). No `Option` around the output: the three states share one tag, which
+/// fits in the future's own spare values where it has some (a ready future's output beside
+/// it costs no more bytes than the future).
 #[pin_project(project = FutureOrOutputProj, project_replace = FutureOrOutputReplace)]
 pub(crate) enum FutureOrOutput<F: Future> {
     Running(#[pin] F),
-    Finished(Option<F::Output>),
+    Finished(F::Output),
+    Taken,
+}
+
+impl<F: Future> FutureOrOutput<F> {
+    /// The output, if the future finished and it was not taken yet.
+    pub(crate) fn take_output(self: Pin<&mut Self>) -> Option<F::Output> {
+        if !matches!(*self, Self::Finished(_)) {
+            return None;
+        }
+        match self.project_replace(Self::Taken) {
+            FutureOrOutputReplace::Finished(out) => Some(out),
+            _ => None,
+        }
+    }
 }
 
 impl<St> UnorderedBuffer<St>
@@ -214,10 +231,7 @@ where
             let out = this
                 .running
                 .as_mut()
-                .take_with(key, |slot| match slot.project() {
-                    FutureOrOutputProj::Finished(out) => out.take(),
-                    FutureOrOutputProj::Running(_) => None,
-                });
+                .take_with(key, FutureOrOutput::take_output);
             let out = out.expect("a queued slot holds its output");
             let out = refill_keeping(this.running.as_mut(), out, this.kept, this.terminated, cx);
             return Poll::Ready(Some(out));
@@ -231,7 +245,7 @@ where
                 FutureOrOutputProj::Running(fut) => Step::of_future(fut.poll(cx)),
                 // Woken after it finished (its future had given its waker away): the output comes
                 // from the queue.
-                FutureOrOutputProj::Finished(_) => Step::Settled,
+                FutureOrOutputProj::Finished(_) | FutureOrOutputProj::Taken => Step::Settled,
             }
         };
         match this
@@ -289,7 +303,7 @@ where
             };
             // If the future's `Drop` panics here, the arena drops the slot with the output in
             // it, and the key is not queued.
-            slot.project_replace(FutureOrOutput::Finished(Some(out)));
+            slot.project_replace(FutureOrOutput::Finished(out));
             finished.push_back(key);
             Step::Settled
         };
@@ -360,5 +374,26 @@ where
             .field("concurrency", &self.running.concurrency())
             .field("terminated", &(self.terminated && self.kept.is_none()))
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FutureOrOutput;
+    use core::future::Ready;
+    use core::mem::size_of;
+
+    #[test]
+    fn a_finished_slot_costs_no_more_bytes_than_its_future() {
+        // A ready future is an `Option` of its output: the finished and taken states fit in
+        // its tag's spare values.
+        assert_eq!(
+            size_of::<FutureOrOutput<Ready<u64>>>(),
+            size_of::<Ready<u64>>()
+        );
+        assert_eq!(
+            size_of::<FutureOrOutput<Ready<(u64, u64)>>>(),
+            size_of::<Ready<(u64, u64)>>()
+        );
     }
 }
