@@ -148,6 +148,11 @@ impl<T> Groups<T> {
         }
         let hub = &self.hub.get_or_insert_with(|| OwnerHub(Hub::new())).0;
         self.bases[group] = base;
+        if group == 0 {
+            // Room for the first group only: most arenas never grow a second, and `push` would
+            // make room for four.
+            self.stores.reserve_exact(1);
+        }
         self.stores.push(Store::with_hub(
             size,
             hub,
