@@ -8,6 +8,7 @@ use core::future::Future;
 use core::hash::Hash;
 use core::task::Context;
 
+use alloc::boxed::Box;
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use hashbrown::HashMap;
@@ -93,7 +94,8 @@ pub(crate) struct Group<Fut> {
     max: usize,
     running: usize,
     queued: VecDeque<(usize, Fut)>,
-    seat: Option<Seat>,
+    /// Boxed: most groups have none, and each would carry a seat's bytes.
+    seat: Option<Box<Seat>>,
 }
 
 impl<Fut> Group<Fut> {
@@ -158,10 +160,10 @@ impl<S: Steering> Steer for S {
     }
 }
 
-impl Steer for Option<Seat> {
+impl Steer for Option<Box<Seat>> {
     #[inline(always)]
     fn value(&self) -> Option<usize> {
-        self.as_ref().map(Seat::get)
+        self.as_deref().map(Seat::get)
     }
 
     #[inline(always)]
@@ -308,7 +310,7 @@ impl<K: Eq + Hash + fmt::Debug, Fut> GroupTable<K, Fut> {
         let group = &mut self.groups[at];
         seat.hold(group.running);
         // A seat it replaces is dropped, its units given back.
-        group.seat = Some(seat);
+        group.seat = Some(Box::new(seat));
         true
     }
 
