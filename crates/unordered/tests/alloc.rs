@@ -6,9 +6,9 @@
 use std::future::{Ready, ready};
 use std::task::Poll;
 
-use pinfold_testkit::alloc::{CountingAlloc, measure};
+use pinfold_testkit::alloc::{CountingAlloc, measure, measure_bytes};
 use pinfold_testkit::stream::poll_once;
-use pinfold_unordered::FuturesUnordered;
+use pinfold_unordered::{FuturesUnordered, FuturesUnorderedBounded};
 
 // It counts the allocations of the thread that makes them, so the tests of this file, running
 // side by side, do not disturb each other's counts.
@@ -49,6 +49,34 @@ fn first_push_allocates_the_first_group_and_no_more() {
         assert_eq!(sum, (0..32).sum());
     });
     assert_eq!(count, 0, "filling and draining the first group");
+}
+
+#[test]
+fn a_growable_set_within_its_first_group_holds_one_group_record_more_than_a_bounded_set() {
+    // The same 32 values (the first group's size) in each: the growable set's bytes beyond the
+    // bounded set's are its record of the one group and the group's first slot number, about
+    // 150 (its list of groups holds one record, not room for four: 464 bytes).
+    let values = || (0..32).map(ready);
+    let (growable, growable_bytes) = measure_bytes(|| {
+        let mut set = FuturesUnordered::new();
+        set.extend(values());
+        set
+    });
+    let (bounded, bounded_bytes) = measure_bytes(|| {
+        let mut set = FuturesUnorderedBounded::new(32);
+        for value in values() {
+            set.push(value);
+        }
+        set
+    });
+    assert_eq!((growable.len(), bounded.len()), (32, 32));
+    let extra = growable_bytes.peak - bounded_bytes.peak;
+    assert!(
+        extra < 200,
+        "growable {} bytes, bounded {} bytes",
+        growable_bytes.peak,
+        bounded_bytes.peak
+    );
 }
 
 #[test]
