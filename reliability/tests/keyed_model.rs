@@ -64,9 +64,17 @@ fn two_faults_on(set: usize, program: &[Op], second: Second) -> Result<(), TestC
     Ok(())
 }
 
-/// The same, against every keyed set and merge.
+/// The same, against every keyed set and merge; under Miri (a minute a set there), against
+/// two, so that the three kinds of second panic together take each set at least once.
 fn two_faults(program: &[Op], second: Second) -> Result<(), TestCaseError> {
-    (0..4).try_for_each(|set| two_faults_on(set, program, second))
+    let sets: &[usize] = match second {
+        _ if !cfg!(miri) => &[0, 1, 2, 3],
+        Second::ValueDrop => &[0, 3],
+        Second::TaskWake => &[1, 2],
+        Second::NextDrop => &[0, 1],
+    };
+    sets.iter()
+        .try_for_each(|&set| two_faults_on(set, program, second))
 }
 
 fn second() -> impl Strategy<Value = Second> {

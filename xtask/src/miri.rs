@@ -16,8 +16,9 @@ pub(crate) const USAGE: CommandUsage = CommandUsage {
             (join, the bounded set's tests of unordered) again with\n\
             tree borrows, then the model tests and the join sweep of\n\
             pinfold-reliability (at their Miri size) with stacked\n\
-            borrows, in target/miri; with two cores or more, the first\n\
-            run goes side by side with the others, and each run's\n\
+            borrows, in target/miri; with two cores or more, in two\n\
+            lanes side by side (stacked borrows and the bounded set;\n\
+            the other tree borrows run and the models), and each run's\n\
             output is shown once all have ended",
 };
 
@@ -123,35 +124,38 @@ pub(crate) fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
             reliability.extend(["--test", test]);
         }
     }
+    // Miri runs one test at a time on one core: with two, the runs go in two lanes of about
+    // the same length, each with a target directory of its own (cargo locks one while it
+    // builds). The first lane takes the Stacked Borrows run of every crate (about 23 minutes on
+    // a Zen 4) and then the bounded set's Tree Borrows run, whose crate it has built (2); the
+    // second the other Tree Borrows run (16) and the reliability models (8).
     let runs: Vec<Run> = [
         Run::new(
             "stacked borrows",
             MIRIFLAGS_STACKED,
             workspace.library_test_args(),
+            0,
         ),
-        Run::new("tree borrows", MIRIFLAGS_TREE, tree_crates),
         Run::new(
             "tree borrows, the bounded set",
             MIRIFLAGS_TREE,
             tree_bounded,
+            0,
         ),
+        Run::new("tree borrows", MIRIFLAGS_TREE, tree_crates, 1),
         Run::new(
             "the reliability models and join sweep",
             MIRIFLAGS_STACKED,
             reliability,
+            1,
         ),
     ]
     .into_iter()
     .filter(|run| !run.crates.is_empty())
     .collect();
-    // Miri runs one test at a time on one core: with two, the first run (about half of the
-    // time) goes on one and the others on the other, each lane with a target directory of its
-    // own (cargo locks one while it builds).
     let two_lanes = std::thread::available_parallelism().is_ok_and(|cores| cores.get() >= 2);
-    let lanes: Vec<&[Run]> = match runs.split_first() {
-        Some((first, rest)) if two_lanes && !rest.is_empty() => {
-            vec![std::slice::from_ref(first), rest]
-        }
+    let lanes: Vec<&[Run]> = match runs.split_at(runs.partition_point(|run| run.lane == 0)) {
+        (first, rest) if two_lanes && !first.is_empty() && !rest.is_empty() => vec![first, rest],
         _ => vec![&runs[..]],
     };
     println!(
@@ -196,19 +200,26 @@ pub(crate) fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
     Ok(Outcome::Passed)
 }
 
-/// One `cargo miri test` of the whole run.
+/// One `cargo miri test` of the whole run, and the lane (0 or 1) it runs in with two cores.
 struct Run {
     model: &'static str,
     flags: &'static str,
     crates: Vec<&'static str>,
+    lane: usize,
 }
 
 impl Run {
-    fn new(model: &'static str, flags: &'static str, crates: Vec<&'static str>) -> Self {
+    fn new(
+        model: &'static str,
+        flags: &'static str,
+        crates: Vec<&'static str>,
+        lane: usize,
+    ) -> Self {
         Run {
             model,
             flags,
             crates,
+            lane,
         }
     }
 }
