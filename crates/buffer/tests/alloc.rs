@@ -5,7 +5,7 @@ mod support;
 
 use std::future::{pending, ready};
 
-use futures_util::stream;
+use futures_util::{StreamExt, stream};
 use pinfold_buffer::{BufferExt, Limit};
 use pinfold_testkit::alloc::{CountingAlloc, measure};
 use support::{counting_waker, poll_once, poll_with};
@@ -44,4 +44,47 @@ fn a_shared_limit_allocates_nothing_per_future() {
     assert_eq!(outputs, n - 1);
     assert!(wakes.count() > 0);
     assert_eq!(allocations, 0);
+}
+
+/// The allocations of a weighted queue over `n` ready futures of weights 1 to 4, two fifths in
+/// no group and the rest in three groups, as they run to the end (the queue made inside, and
+/// boxed).
+fn weighted_queue_allocations(n: usize, ordered: bool) -> usize {
+    let items = move || {
+        stream::iter(0..n).map(|i| {
+            let group = [Some("a"), Some("b"), Some("c"), None, None][i % 5];
+            (1 + i % 4, group, ready(i))
+        })
+    };
+    let groups = [("a", 8), ("b", 12), ("c", 16)];
+    let (sum, allocations) = measure(|| {
+        let sum =
+            |queue| futures_executor::block_on(StreamExt::fold(queue, 0, |sum, i| ready(sum + i)));
+        if ordered {
+            sum(items()
+                .ordered_future_queue_grouped(32, groups)
+                .boxed_local())
+        } else {
+            sum(items().future_queue_grouped(32, groups).boxed_local())
+        }
+    });
+    assert_eq!(sum, (0..n).sum::<usize>());
+    allocations
+}
+
+/// A weighted queue allocates its groups, its arena and its queues once, however many
+/// futures go through it: nothing per future.
+#[test]
+fn a_weighted_queue_allocates_nothing_per_future() {
+    let (few, many) = if cfg!(miri) { (40, 200) } else { (100, 10_000) };
+    for ordered in [false, true] {
+        let (base, more) = (
+            weighted_queue_allocations(few, ordered),
+            weighted_queue_allocations(many, ordered),
+        );
+        assert!(
+            more <= base && base <= 12,
+            "{more} allocations for {many} futures, {base} for {few} (ordered: {ordered})"
+        );
+    }
 }
