@@ -451,7 +451,9 @@ where
     }
 
     pub(crate) fn poll_progress(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.terminated {
+        // An output kept through a refill that panicked holds no weight: the futures running
+        // still move, and are driven.
+        if self.is_terminated() {
             return Poll::Ready(());
         }
         self.as_mut().fill(cx, None);
