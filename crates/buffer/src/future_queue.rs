@@ -67,10 +67,8 @@ pub(crate) trait Tagging<F> {
     fn resume(&mut self) -> Option<<Self::Future as Future>::Output> {
         None
     }
-    /// Whether an output [`resume`](Self::resume) gives is kept.
-    fn holds_kept(&self) -> bool {
-        false
-    }
+    /// Whether an output is kept through a refill that panicked.
+    fn holds_kept(&self) -> bool;
 }
 
 /// The futures run as they are, their outputs as they finish; `kept` is the output taken
@@ -171,6 +169,11 @@ impl<F: Future> Tagging<F> for Sequenced<F::Output> {
     #[inline]
     fn unkeep(&mut self, (): ()) -> (u64, F::Output) {
         self.kept.take().expect("an output is kept")
+    }
+
+    #[inline]
+    fn holds_kept(&self) -> bool {
+        self.kept.is_some()
     }
 }
 
@@ -451,7 +454,9 @@ where
     }
 
     pub(crate) fn poll_progress(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.terminated {
+        // An output kept through a refill that panicked holds no weight: the futures running
+        // still move, and are driven.
+        if self.is_terminated() {
             return Poll::Ready(());
         }
         self.as_mut().fill(cx, None);

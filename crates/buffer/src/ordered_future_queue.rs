@@ -113,7 +113,8 @@ where
     queue.poll_progress(cx)
 }
 
-/// The queue's bounds and the outputs held for their turn.
+/// The queue's bounds (an output kept through a refill that panicked among them) and the
+/// outputs held for their turn.
 fn size_hint<St, F, G, S>(queue: &Ordered<St, F, G, S>) -> (usize, Option<usize>)
 where
     St: Stream,
@@ -121,7 +122,7 @@ where
     G: Grouping<St::Item, Future = F> + Groups<Tagged<F>>,
     S: Steering,
 {
-    let held = queue.tagging.ring.held() + usize::from(queue.tagging.kept.is_some());
+    let held = queue.tagging.ring.held();
     let (lower, upper) = queue.size_hint();
     (
         lower.saturating_add(held),

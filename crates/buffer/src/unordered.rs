@@ -286,7 +286,9 @@ where
     /// in the order they finished.
     fn poll_progress(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let mut this = self.project();
-        if *this.terminated {
+        // An output kept through a refill that panicked takes no slot: the futures running
+        // still move, and are driven.
+        if *this.terminated && this.kept.is_none() {
             return Poll::Ready(());
         }
         this.running

@@ -344,10 +344,23 @@ fn a_source_that_panics_after_an_output_finished_loses_no_place() {
     // Max weight 1: 0 runs, 1 waits for room. 0 finishes and its weight starts 1; the source,
     // polled for the next item in the same call, panics once. Every output still comes, in
     // order, and the queue ends.
-    let mut queue = support::two_then_a_panic()
-        .map(|i| (1, async move { i }))
-        .ordered_future_queue(1);
-    let (outputs, panics) = support::poll_through_panics(&mut queue, |_| {});
+    // The source as `two_then_a_panic`, one that `Debug` shows.
+    let source = stream::iter((0..3).map(|i| {
+        assert!(i < 2, "the source panics");
+        (1, std::future::ready(i))
+    }));
+    let mut queue = source.ordered_future_queue(1);
+    let (outputs, panics) = support::poll_through_panics(&mut queue, |queue| {
+        // 0's output, kept for the next call: counted, shown, and the queue not terminated.
+        assert!(!queue.is_terminated());
+        assert_eq!(
+            queue.size_hint().0,
+            2,
+            "the kept output and the future waiting"
+        );
+        let shown = format!("{queue:?}");
+        assert!(shown.contains("kept: true"), "{shown}");
+    });
     assert_eq!(panics, 1);
     assert_eq!(outputs, [0, 1]);
     assert!(queue.is_terminated());
