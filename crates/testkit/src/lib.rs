@@ -17,6 +17,8 @@
 //! - [`panicking_waker`]: a task waker whose `clone`, `wake`, `wake_by_ref` or `drop` panics
 //!   on command, once, or at the call a [`FaultClock`](fault_clock::FaultClock) picks.
 //! - [`fault_clock`]: counts the calls into user code in a run and makes the k-th panic.
+//! - [`panic_hook`]: a panic hook without backtraces under Miri, for tests that panic while a
+//!   panic unwinds.
 //! - [`panic_site`]: the file and line a panic reports, to check a `#[track_caller]` method.
 //! - [`contract`]: what every keyed set of futures promises, written once as generic
 //!   functions that the bounded and the growable set's test files run over their own type
@@ -51,6 +53,7 @@ pub mod channels;
 pub mod contract;
 pub mod fault_clock;
 pub mod future;
+pub mod panic_hook;
 pub mod panic_site;
 pub mod panicking_waker;
 pub mod probe;
