@@ -322,16 +322,17 @@ impl<T> Slots<T> for Groups<T> {
             hub,
             ..
         } = self;
-        let top = stores.len() - 1;
         trusted_mut(stores, group).poll_at(
             index,
             take_wake,
             poll,
             || {
-                // The group dropped the value that panicked.
+                // The group dropped the value that panicked. If it was the top group's last,
+                // the group may go: `release_empty` looks (a panic is rare, and the look
+                // costs the poll nothing).
                 *len -= 1;
                 *not_full |= bit(group);
-                *release_due |= group != 0 && group == top;
+                *release_due = true;
             },
             // The task's parent is the hub, not the group's table.
             |_| {
