@@ -497,7 +497,7 @@ fn a_limit_allocates_its_arena_once_and_nothing_per_item() {
 
 #[test]
 fn no_limit_allocates_in_blocks_not_per_item() {
-    let (few, many) = if cfg!(miri) { (10, 100) } else { (100, 10_000) };
+    let (few, many) = if cfg!(miri) { (10, 200) } else { (100, 10_000) };
     // Futures that finish in their first poll never fill more than the first block.
     assert_eq!(
         allocations_for(many, None, |_| 0),
@@ -505,7 +505,9 @@ fn no_limit_allocates_in_blocks_not_per_item() {
     );
     // Futures that wake themselves pile up while the stream is always ready: the arena grows
     // in blocks (and gives them back as they finish).
-    // Fewer than one allocation per 100 items at 10,000 (per 10 at Miri's 100).
+    // Fewer than one allocation per 100 items at 10,000 (per 10 at Miri's 200: three groups
+    // of two allocations each, the hub and the list of groups, which has room for one group
+    // until a second comes, are about 10).
     let allocations = allocations_for(many, None, |i| i % 4);
     let per = if cfg!(miri) { 10 } else { 100 };
     assert!(allocations < many / per, "{allocations} for {many} items");

@@ -467,32 +467,11 @@ fn a_queue_driven_after_a_refill_whose_source_panics_polls_its_running_futures()
     // the source, polled for the refill, panics. 0's output is kept for the next `poll_next`;
     // meanwhile, driving the queue (as `drive_while` does while the consumer works) still
     // polls 1, which was opened: a consumer waiting for it would otherwise wait for ever.
-    use pinfold_buffer::ProgressStream;
-    let (ready, _) = Gate::ready(0);
-    let (gate, state) = Gate::new(1);
-    let mut items = vec![Some(gate), Some(ready)];
-    let mut polls = 0;
-    let source = stream::poll_fn(move |_| {
-        polls += 1;
-        match polls {
-            1 | 2 => Poll::Ready(items.pop().flatten().map(|gate| (1, gate))),
-            3 => Poll::Pending,
-            4 => panic!("the source panics"),
-            _ => Poll::Ready(None),
-        }
-    });
-    let mut queue = source.future_queue(2);
+    let (source, gate) = support::ready_and_gate_then_a_panic(1);
+    let mut queue = source.map(|gate| (1, gate)).future_queue(2);
     let (waker, _) = counting_waker();
-    let mut cx = Context::from_waker(&waker);
     assert!(catch_unwind(AssertUnwindSafe(|| poll_with(&mut queue, &waker))).is_err());
-    let polled = state.polls();
-    state.open();
-    let _ = Pin::new(&mut queue).poll_progress(&mut cx);
-    assert_eq!(state.polls(), polled + 1, "the opened future is polled");
-    assert_eq!(poll_with(&mut queue, &waker), Poll::Ready(Some(0)));
-    assert_eq!(poll_with(&mut queue, &waker), Poll::Ready(Some(1)));
-    assert_eq!(poll_with(&mut queue, &waker), Poll::Ready(None));
-    assert!(queue.is_terminated());
+    support::driving_after_a_panic_polls_the_opened_gate(&mut queue, &gate);
 }
 
 // future-queue's test cases.

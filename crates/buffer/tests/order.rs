@@ -233,37 +233,12 @@ fn unordered_a_source_that_panics_as_a_freed_slot_is_refilled_loses_no_output() 
 #[test]
 fn unordered_driven_after_a_refill_whose_source_panics_polls_its_running_futures() {
     // Concurrency 2: 0 (ready) and 1 (a gate) start, then 0 finishes and the source, polled
-    // for the refill, panics. 0's output is kept for the next `poll_next`;
-    // meanwhile, driving the buffer still polls 1, which was opened.
-    use pinfold_buffer::ProgressStream;
+    // for the refill, panics. 0's output is kept for the next `poll_next`; meanwhile, driving
+    // the buffer still polls 1, which was opened.
     use std::panic::{AssertUnwindSafe, catch_unwind};
-    let (ready, _) = Gate::ready(0);
-    let (gate, state) = Gate::new(1);
-    let mut items = vec![Some(gate), Some(ready)];
-    let mut polls = 0;
-    let source = stream::poll_fn(move |_| {
-        polls += 1;
-        match polls {
-            1 | 2 => Poll::Ready(items.pop().flatten()),
-            3 => panic!("the source panics"),
-            _ => Poll::Ready(None),
-        }
-    });
+    let (source, gate) = support::ready_and_gate_then_a_panic(0);
     let mut buffer = source.unordered_buffer(2);
     let (waker, _) = support::counting_waker();
-    let mut cx = std::task::Context::from_waker(&waker);
     assert!(catch_unwind(AssertUnwindSafe(|| support::poll_with(&mut buffer, &waker))).is_err());
-    let polled = state.polls();
-    state.open();
-    let _ = std::pin::Pin::new(&mut buffer).poll_progress(&mut cx);
-    assert_eq!(state.polls(), polled + 1, "the opened future is polled");
-    assert_eq!(
-        support::poll_with(&mut buffer, &waker),
-        Poll::Ready(Some(0))
-    );
-    assert_eq!(
-        support::poll_with(&mut buffer, &waker),
-        Poll::Ready(Some(1))
-    );
-    assert_eq!(support::poll_with(&mut buffer, &waker), Poll::Ready(None));
+    support::driving_after_a_panic_polls_the_opened_gate(&mut buffer, &gate);
 }

@@ -234,6 +234,47 @@ pub(crate) fn two_then_a_panic() -> impl Stream<Item = usize> + Unpin {
     })
 }
 
+/// A source of an open gate (0) and a closed one (1), then, after `pending` calls that are
+/// `Pending`, a call that panics, then its end; and the closed gate's state. A buffer of two
+/// starts both; 0 finishes, and the refill after it panics.
+pub(crate) fn ready_and_gate_then_a_panic(
+    pending: usize,
+) -> (impl Stream<Item = Gate> + Unpin, Arc<GateState>) {
+    let (ready, _) = Gate::ready(0);
+    let (gate, state) = Gate::new(1);
+    let mut items = vec![gate, ready];
+    let mut polls = 0;
+    let source = futures_util::stream::poll_fn(move |_| {
+        polls += 1;
+        match polls {
+            1 | 2 => Poll::Ready(items.pop()),
+            n if n <= 2 + pending => Poll::Pending,
+            n if n == 3 + pending => panic!("the source panics"),
+            _ => Poll::Ready(None),
+        }
+    });
+    (source, state)
+}
+
+/// Drives `stream`, whose last `poll_next` panicked in the refill after an output (kept for
+/// the next call), once the gate of `gate` is open: the opened future is polled, as a
+/// consumer waiting for it in `drive_while` needs. Then the kept output (0), the gate's (1),
+/// and the end come.
+pub(crate) fn driving_after_a_panic_polls_the_opened_gate<S>(stream: &mut S, gate: &GateState)
+where
+    S: pinfold_buffer::ProgressStream<Item = usize> + futures_core::FusedStream + Unpin,
+{
+    let (waker, _) = counting_waker();
+    let polled = gate.polls();
+    gate.open();
+    let _ = Pin::new(&mut *stream).poll_progress(&mut Context::from_waker(&waker));
+    assert_eq!(gate.polls(), polled + 1, "the opened future is polled");
+    assert_eq!(poll_with(&mut *stream, &waker), Poll::Ready(Some(0)));
+    assert_eq!(poll_with(&mut *stream, &waker), Poll::Ready(Some(1)));
+    assert_eq!(poll_with(&mut *stream, &waker), Poll::Ready(None));
+    assert!(stream.is_terminated());
+}
+
 /// Polls `stream` (whose futures are all ready) until it ends, at most 10 calls, catching each
 /// panic and calling `after_panic` after it: gives the outputs and how many calls panicked.
 /// Panics if a call is `Pending`.
