@@ -58,6 +58,22 @@ impl Invocation {
         self.wait()
     }
 
+    /// Prints and runs the command, its stderr shown and its stdout returned, with the command
+    /// line as printed; an error if it cannot start or exits unsuccessfully.
+    pub(crate) fn stdout(mut self) -> Result<(String, String), Failure> {
+        println!("$ {}", self.shown);
+        let output = self
+            .command
+            .stderr(std::process::Stdio::inherit())
+            .output()
+            .map_err(|error| format!("could not start `{}`: {error}", self.shown))?;
+        if !output.status.success() {
+            return Err(format!("`{}` failed ({})", self.shown, output.status));
+        }
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        Ok((self.shown, stdout))
+    }
+
     /// Runs the command as it is set up; an error if it cannot start or exits unsuccessfully.
     fn wait(&mut self) -> Result<(), Failure> {
         let status = self

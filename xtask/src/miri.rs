@@ -1,9 +1,9 @@
 //! `cargo xtask miri`: the library crates' tests under Miri, with both aliasing models.
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::invocation::Invocation;
+use crate::lanes::{self, Job};
 use crate::outcome::{Failure, Outcome, Seconds};
 use crate::usage::CommandUsage;
 use crate::workspace::{LIBRARY_CRATES, Workspace};
@@ -153,51 +153,34 @@ pub(crate) fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
     .into_iter()
     .filter(|run| !run.crates.is_empty())
     .collect();
-    let two_lanes = std::thread::available_parallelism().is_ok_and(|cores| cores.get() >= 2);
-    let lanes: Vec<&[Run]> = match runs.split_at(runs.partition_point(|run| run.lane == 0)) {
-        (first, rest) if two_lanes && !first.is_empty() && !rest.is_empty() => vec![first, rest],
-        _ => vec![&runs[..]],
-    };
+    let mut lanes: Vec<Vec<Job>> = vec![Vec::new(), Vec::new()];
+    for (n, run) in runs.iter().enumerate() {
+        let dir = target_dir.join(format!("lane-{}", run.lane));
+        std::fs::create_dir_all(&dir).map_err(|error| format!("{}: {error}", dir.display()))?;
+        let mut args = vec!["+nightly", "miri", "test"];
+        args.extend(run.crates.iter().copied());
+        if !run.crates.contains(&"--test") {
+            args.extend(["--lib", "--tests"]);
+        }
+        lanes[run.lane].push(Job {
+            name: format!("{} run", run.model),
+            invocation: workspace
+                .cargo(&args)
+                .nightly()
+                .env("MIRIFLAGS", run.flags)
+                .env("CARGO_TARGET_DIR", &dir),
+            log: dir.join(format!("run-{n}.log")),
+        });
+    }
     println!(
-        "miri: {} run(s) in {} lane(s) side by side; each run's output follows once all end",
+        "miri: {} run(s) in lanes side by side; each run's output follows once all end",
         runs.len(),
-        lanes.len()
     );
     let started = Instant::now();
-    let finished: Vec<Vec<Ran>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = lanes
-            .iter()
-            .enumerate()
-            .map(|(lane, runs)| {
-                let dir = target_dir.join(format!("lane-{lane}"));
-                scope.spawn(move || run_lane(workspace, runs, &dir))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|handle| handle.join().expect("a Miri lane panicked"))
-            .collect()
-    });
-    let mut failures = Vec::new();
-    for ran in finished.iter().flatten() {
-        println!("miri: {}", ran.model);
-        match std::fs::read_to_string(&ran.log) {
-            Ok(text) => print!("{text}"),
-            Err(error) => println!("miri: {}: {error}", ran.log.display()),
-        }
-        match &ran.result {
-            Ok(()) => println!("miri: {} run passed in {}", ran.model, ran.took),
-            Err(failure) => {
-                println!("miri: {} run FAILED after {}", ran.model, ran.took);
-                failures.push(failure.clone());
-            }
-        }
-    }
+    let ended = lanes::run(lanes);
+    let result = lanes::report("miri", &ended);
     println!("miri: every lane ended in {}", Seconds(started.elapsed()));
-    if !failures.is_empty() {
-        return Err(failures.join("\n"));
-    }
-    Ok(Outcome::Passed)
+    result.map(|()| Outcome::Passed)
 }
 
 /// One `cargo miri test` of the whole run, and the lane (0 or 1) it runs in with two cores.
@@ -222,55 +205,4 @@ impl Run {
             lane,
         }
     }
-}
-
-/// A run that ended (the runs after a failed one in its lane do not start), with where its
-/// output is.
-struct Ran {
-    model: &'static str,
-    log: PathBuf,
-    took: Seconds,
-    result: Result<(), Failure>,
-}
-
-/// Runs `runs` one after another in the target directory `dir`, each one's output in a log
-/// there; stops at the first that fails.
-fn run_lane(workspace: &Workspace, runs: &[Run], dir: &Path) -> Vec<Ran> {
-    let mut ran = Vec::new();
-    if let Err(error) = std::fs::create_dir_all(dir) {
-        ran.push(Ran {
-            model: runs.first().map_or("miri", |run| run.model),
-            log: dir.to_path_buf(),
-            took: Seconds(Duration::ZERO),
-            result: Err(format!("{}: {error}", dir.display())),
-        });
-        return ran;
-    }
-    for (n, run) in runs.iter().enumerate() {
-        let mut args = vec!["+nightly", "miri", "test"];
-        let whole_crates = !run.crates.contains(&"--test");
-        args.extend(run.crates.iter().copied());
-        if whole_crates {
-            args.extend(["--lib", "--tests"]);
-        }
-        let log = dir.join(format!("run-{n}.log"));
-        let started = Instant::now();
-        let result = workspace
-            .cargo(&args)
-            .nightly()
-            .env("MIRIFLAGS", run.flags)
-            .env("CARGO_TARGET_DIR", dir)
-            .run_logged(&log);
-        let failed = result.is_err();
-        ran.push(Ran {
-            model: run.model,
-            log,
-            took: Seconds(started.elapsed()),
-            result,
-        });
-        if failed {
-            break;
-        }
-    }
-    ran
 }
