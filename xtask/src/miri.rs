@@ -17,8 +17,9 @@ pub(crate) const USAGE: CommandUsage = CommandUsage {
             tree borrows, then the model tests and the join sweep of\n\
             pinfold-reliability (at their Miri size) with stacked\n\
             borrows, in target/miri; with two cores or more, in two\n\
-            lanes side by side (stacked borrows and the bounded set;\n\
-            the other tree borrows run and the models), and each run's\n\
+            lanes side by side (stacked borrows but join's, and the\n\
+            bounded set; the other tree borrows run, join's stacked\n\
+            borrows run and the models), and each run's\n\
             output is shown once all have ended",
 };
 
@@ -59,6 +60,10 @@ const TREE_BORROWS_BOUNDED_TESTS: [&str; 6] = [
 
 /// The test name filter that picks the bounded set's cases out of [`TREE_BORROWS_BOUNDED_TESTS`].
 const TREE_BORROWS_BOUNDED_FILTER: &str = "bounded::";
+
+/// The library crates whose Stacked Borrows run goes in the second lane, after its Tree Borrows
+/// run (which built them): so the lanes take about as long (about 23 minutes each on a Zen 4).
+const STACKED_BORROWS_SECOND_LANE: [&str; 1] = ["pinfold-join"];
 
 /// The test files of `pinfold-reliability` that run under Miri too (with Stacked Borrows):
 /// the models, which shrink to a few short programs there, and the joins' fault sweep, which
@@ -126,14 +131,18 @@ pub(crate) fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
     }
     // Miri runs one test at a time on one core: with two, the runs go in two lanes of about
     // the same length, each with a target directory of its own (cargo locks one while it
-    // builds). The first lane takes the Stacked Borrows run of every crate (about 23 minutes on
-    // a Zen 4) and then the bounded set's Tree Borrows run, whose crate it has built (2); the
-    // second the other Tree Borrows run (16) and the reliability models (8).
+    // builds). The first lane takes the Stacked Borrows run of every crate but join (about 21
+    // minutes on a Zen 4) and then the bounded set's Tree Borrows run, whose crate it has built
+    // (2); the second the other Tree Borrows run (13), join's Stacked Borrows run (2) and the
+    // reliability models (8).
+    let (stacked_first, stacked_second): (Vec<_>, Vec<_>) = LIBRARY_CRATES
+        .into_iter()
+        .partition(|(_, package)| !STACKED_BORROWS_SECOND_LANE.contains(package));
     let runs: Vec<Run> = [
         Run::new(
             "stacked borrows",
             MIRIFLAGS_STACKED,
-            workspace.library_test_args(),
+            workspace.test_args(&stacked_first),
             0,
         ),
         Run::new(
@@ -143,6 +152,12 @@ pub(crate) fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
             0,
         ),
         Run::new("tree borrows", MIRIFLAGS_TREE, tree_crates, 1),
+        Run::new(
+            "stacked borrows, join",
+            MIRIFLAGS_STACKED,
+            workspace.test_args(&stacked_second),
+            1,
+        ),
         Run::new(
             "the reliability models and join sweep",
             MIRIFLAGS_STACKED,

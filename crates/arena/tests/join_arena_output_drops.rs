@@ -90,7 +90,7 @@ fn message(panic: &(dyn std::any::Any + Send)) -> &str {
 
 #[test]
 fn take_vec_with_in_place_a_value_and_its_output_panic_in_drop() {
-    pinfold_testkit::panic_hook::no_backtraces_under_miri();
+    pinfold_testkit::panic_hook::no_forced_backtraces();
     let (value_drops, output_drops) = (Counts::new(), Counts::new());
     let mut arena = JoinArena::new(values(3, &[0], &value_drops));
     let taken = catch_unwind(AssertUnwindSafe(|| {
@@ -105,7 +105,7 @@ fn take_vec_with_in_place_a_value_and_its_output_panic_in_drop() {
 
 #[test]
 fn take_vec_with_new_vec_take_panics_and_an_output_panics_in_drop() {
-    pinfold_testkit::panic_hook::no_backtraces_under_miri();
+    pinfold_testkit::panic_hook::no_forced_backtraces();
     let (value_drops, output_drops) = (Counts::new(), Counts::new());
     let mut arena = JoinArena::new(values(3, &[], &value_drops));
     let taken = catch_unwind(AssertUnwindSafe(|| {
@@ -125,7 +125,7 @@ fn take_vec_with_new_vec_take_panics_and_an_output_panics_in_drop() {
 
 #[test]
 fn take_vec_with_new_vec_a_value_and_an_output_panic_in_drop() {
-    pinfold_testkit::panic_hook::no_backtraces_under_miri();
+    pinfold_testkit::panic_hook::no_forced_backtraces();
     let (value_drops, output_drops) = (Counts::new(), Counts::new());
     let mut arena = JoinArena::new(values(2, &[1], &value_drops));
     let taken = catch_unwind(AssertUnwindSafe(|| {
@@ -154,7 +154,7 @@ static LOUD: RawWakerVTable = RawWakerVTable::new(quiet_clone, noop, noop, loud_
 
 #[test]
 fn fill_in_place_complete_the_task_waker_and_an_output_panic_in_drop() {
-    pinfold_testkit::panic_hook::no_backtraces_under_miri();
+    pinfold_testkit::panic_hook::no_forced_backtraces();
     // SAFETY: the vtable's functions ignore the data pointer.
     let waker = unsafe { Waker::from_raw(RawWaker::new(std::ptr::null(), &QUIET)) };
     let mut cx = Context::from_waker(&waker);

@@ -65,7 +65,7 @@ impl Drop for Panicky {
 
 #[test]
 fn take_vec_with_two_panicking_drops_drops_every_value_then_the_first_panic_goes_on() {
-    pinfold_testkit::panic_hook::no_backtraces_under_miri();
+    pinfold_testkit::panic_hook::no_forced_backtraces();
     let mut arena = JoinArena::new((0..4).map(|id| Panicky {
         id,
         panics: id == 0 || id == 2,

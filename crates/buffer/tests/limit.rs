@@ -563,7 +563,7 @@ fn an_unordered_an_ordered_and_a_future_queue_share_one_limit() {
 /// waiting task's and is dropped, and the first panic comes out of the poll.
 #[test]
 fn a_poll_panic_that_wakes_a_panicking_waker_gives_the_unit_back() {
-    pinfold_testkit::panic_hook::no_backtraces_under_miri();
+    pinfold_testkit::panic_hook::no_forced_backtraces();
     let limit = Limit::new(1);
     let mut polled_once = false;
     let panics = std::future::poll_fn(move |cx| {

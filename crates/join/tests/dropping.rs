@@ -71,7 +71,7 @@ fn dropped_pending<J: Future>(join: J, drops: &[Arc<AtomicUsize>]) {
 
 #[test]
 fn a_join_all_dropped_with_two_panicking_drops_drops_every_future() {
-    pinfold_testkit::panic_hook::no_backtraces_under_miri();
+    pinfold_testkit::panic_hook::no_forced_backtraces();
     // Below and above the size at which a join changes how it polls.
     for n in [5, 40] {
         let (futures, drops) = stuck(n, &[1, n - 2]);
@@ -81,7 +81,7 @@ fn a_join_all_dropped_with_two_panicking_drops_drops_every_future() {
 
 #[test]
 fn a_try_join_all_dropped_with_two_panicking_drops_drops_every_future() {
-    pinfold_testkit::panic_hook::no_backtraces_under_miri();
+    pinfold_testkit::panic_hook::no_forced_backtraces();
     for n in [5, 40] {
         let (futures, drops) = stuck(n, &[0, n - 1]);
         dropped_pending(try_join_all(futures), &drops);

@@ -250,13 +250,13 @@ fn growable_poll_panic_whose_task_wake_panics_leaves_the_set_listening() {
 
 #[test]
 fn bounded_set_dropped_with_two_panicking_drops_drops_every_future() {
-    pinfold_testkit::panic_hook::no_backtraces_under_miri();
+    pinfold_testkit::panic_hook::no_forced_backtraces();
     two_panicking_drops(FuturesUnorderedBounded::new(4), 2, false);
 }
 
 #[test]
 fn growable_set_dropped_with_two_panicking_drops_drops_every_future() {
-    pinfold_testkit::panic_hook::no_backtraces_under_miri();
+    pinfold_testkit::panic_hook::no_forced_backtraces();
     two_panicking_drops(FuturesUnordered::new(), 2, false);
     // The two in different groups.
     two_panicking_drops(FuturesUnordered::new(), GROUPS, false);
