@@ -325,19 +325,17 @@ impl<T> Store<T> {
         let generation = generation.min(RETIRED_GENERATION);
         // Every slot starts free, linked to the next; its two entries (`2 i`, `2 i + 1`)
         // start free of wakers, their ready bits clear.
-        let slots = (0..capacity)
-            .map(|i| Slot {
-                held: UnsafeCell::new(Held {
-                    next_free: if i + 1 < capacity {
-                        (i + 1) as u32
-                    } else {
-                        NIL
-                    },
-                }),
+        let mut slots = (1..=capacity as u32)
+            .map(|next| Slot {
+                held: UnsafeCell::new(Held { next_free: next }),
                 tag: generation << 1,
                 mark: Mark::NEW,
             })
             .collect::<Box<[_]>>();
+        // The last slot ends the list (written once, not tested in every slot's making).
+        if let Some(last) = slots.last_mut() {
+            *last.held.get_mut() = Held { next_free: NIL };
+        }
         let slots = SlotBox::new(slots);
         // Slots whose generation has run out take no value (see `Slot::generation`).
         let head = if capacity > 0 && generation < RETIRED_GENERATION {
