@@ -18,13 +18,20 @@ pub(crate) fn test_binaries(build: Invocation) -> Result<Vec<(String, PathBuf)>,
     Ok(binaries)
 }
 
-/// The target name and executable of a cargo JSON message about a built integration test;
-/// `None` for any other message. (A string search: xtask has no JSON parser, and these fields
-/// are plain strings in cargo's output.)
+/// The target name and executable of a cargo JSON message about a built test harness (an
+/// integration test's, or the one of a library's or binary's own tests, which `cargo test` runs
+/// too: a target built with a test profile); `None` for any other message. (A string search:
+/// xtask has no JSON parser, and these fields are plain strings in cargo's output.)
 fn test_artifact(message: &str) -> Option<(String, PathBuf)> {
-    if !message.contains(r#""reason":"compiler-artifact""#)
-        || !message.contains(r#""kind":["test"]"#)
-    {
+    if !message.contains(r#""reason":"compiler-artifact""#) {
+        return None;
+    }
+    // The profile object holds no other object: it ends at its first `}`.
+    let test_profile = || {
+        let profile = &message[message.find(r#""profile":{"#)?..];
+        Some(profile[..profile.find('}')?].contains(r#""test":true"#))
+    };
+    if !message.contains(r#""kind":["test"]"#) && test_profile() != Some(true) {
         return None;
     }
     let string_field = |json: &str, key: &str| -> Option<String> {
@@ -66,5 +73,38 @@ mod tests {
             test_artifact(r#"{"reason":"build-finished","success":true}"#),
             None
         );
+    }
+
+    /// `cargo test` runs a library's (or binary's) own `#[test]`s from a harness built for it:
+    /// a target of kind `lib` whose profile is a test one, with an executable.
+    #[test]
+    fn unit_test_harnesses_are_test_binaries_too() {
+        let harness = r#"{"reason":"compiler-artifact","package_id":"path+file:///w/loom-tests#0.0.0","manifest_path":"/w/loom-tests/Cargo.toml","target":{"kind":["lib"],"crate_types":["lib"],"name":"loom_tests","src_path":"/w/loom-tests/src/lib.rs","edition":"2024","doc":true,"doctest":true,"test":true},"profile":{"opt_level":"3","debuginfo":0,"debug_assertions":false,"overflow_checks":false,"test":true},"features":[],"filenames":["/w/target/release/deps/loom_tests-66"],"executable":"/w/target/release/deps/loom_tests-66","fresh":false}"#;
+        assert_eq!(
+            test_artifact(harness),
+            Some((
+                "loom_tests".to_string(),
+                PathBuf::from("/w/target/release/deps/loom_tests-66")
+            ))
+        );
+        // The same library built to link against (no harness, no executable), and a binary
+        // built as itself (an executable, but not a test profile): not test binaries.
+        let rlib = harness
+            .replace(
+                r#""overflow_checks":false,"test":true}"#,
+                r#""overflow_checks":false,"test":false}"#,
+            )
+            .replace(
+                r#""executable":"/w/target/release/deps/loom_tests-66""#,
+                r#""executable":null"#,
+            );
+        assert_eq!(test_artifact(&rlib), None);
+        let bin = harness
+            .replace(r#""kind":["lib"]"#, r#""kind":["bin"]"#)
+            .replace(
+                r#""overflow_checks":false,"test":true}"#,
+                r#""overflow_checks":false,"test":false}"#,
+            );
+        assert_eq!(test_artifact(&bin), None);
     }
 }
