@@ -2,7 +2,7 @@
 //! Miri, valgrind, loom's longest models), each command's output kept in a log and shown once
 //! every lane has ended, so the outputs do not interleave.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::invocation::Invocation;
@@ -41,6 +41,13 @@ pub(crate) fn run(lanes: Vec<Vec<Job>>) -> Vec<Ended> {
             .flat_map(|handle| handle.join().expect("a lane's thread panicked"))
             .collect()
     })
+}
+
+impl Ended {
+    /// The log the job's output went to.
+    pub(crate) fn log(&self) -> &Path {
+        &self.log
+    }
 }
 
 fn run_lane(jobs: Vec<Job>) -> Vec<Ended> {

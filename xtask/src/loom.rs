@@ -109,5 +109,55 @@ pub(crate) fn loom(workspace: &Workspace, options: &LoomOptions) -> Result<Outco
     let result = lanes::report("loom", &ended);
     println!("loom: every lane ended in {}", Seconds(started.elapsed()));
     result?;
+    // A filter that no model's name contains runs none: that is no pass.
+    if let Some(filter) = &options.filter {
+        let logs = ended
+            .iter()
+            .map(|job| {
+                std::fs::read_to_string(job.log())
+                    .map_err(|error| format!("{}: {error}", job.log().display()))
+            })
+            .collect::<Result<Vec<_>, Failure>>()?;
+        if tests_run(logs.iter().map(String::as_str)) == 0 {
+            return Err(format!(
+                "loom: no model's name contains `{filter}`: none ran"
+            ));
+        }
+    }
     Ok(Outcome::Passed)
+}
+
+/// How many tests the test binaries whose outputs are `logs` ran: the sum of libtest's
+/// `running N tests` lines.
+fn tests_run<'a>(logs: impl IntoIterator<Item = &'a str>) -> usize {
+    logs.into_iter()
+        .flat_map(str::lines)
+        .filter_map(|line| {
+            let (count, noun) = line.strip_prefix("running ")?.split_once(' ')?;
+            matches!(noun, "test" | "tests")
+                .then(|| count.parse::<usize>().ok())
+                .flatten()
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tests_run_counts_what_libtest_says_it_runs() {
+        let ran_two = "$ /t/deps/a-1\n\nrunning 2 tests\ntest x ... ok\ntest y ... ok\n\n\
+                       test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n";
+        let ran_one = "\nrunning 1 test\ntest z ... ok\n";
+        let filtered = "\nrunning 0 tests\n\ntest result: ok. 0 passed; 0 failed; 0 ignored; \
+                        0 measured; 1 filtered out\n";
+        assert_eq!(tests_run([ran_two, ran_one, filtered]), 3);
+        assert_eq!(
+            tests_run([filtered, filtered]),
+            0,
+            "a filter that matches no model"
+        );
+        assert_eq!(tests_run([]), 0);
+    }
 }
