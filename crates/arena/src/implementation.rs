@@ -25,10 +25,11 @@
 //! each entry: the count of the owned wakers pointing at it, and its `RETIRED` flag. A waker of
 //! entry `e` points at byte `4 (e % 2)` of its pair, so its pointer rounded down to 8 is the
 //! pair, and what was rounded off says which half is its own. A half-word counts up to 16,384
-//! owned wakers; a clone past that is made *uncounted* (another vtable): it wakes its entry as
-//! any waker does, holds a reference to the table, and is not counted, so once its value has
-//! left it may cause a spurious poll of a later value of the slot. Loom's models drive a pair's
-//! two entries changed at once by different threads. The table has two entries per slot, `2 i`
+//! owned wakers (64 under Miri, to reach the limit in a test); a clone past that is made
+//! *uncounted* (another vtable): it wakes its entry as any waker does, holds a reference to the
+//! table, and is not counted, so once its value has left it may cause a spurious poll of a
+//! later value of the slot. Loom's models drive a pair's two entries changed at once by
+//! different threads. The table has two entries per slot, `2 i`
 //! and `2 i + 1`, which the slot's values take in turn: the value of generation `g` has entry
 //! `2 i + (g & 1)`, so the slot stores no entry, and a drained bit names its slot (`e / 2`),
 //! which holds the entry's value if it is occupied with a generation of the entry's parity.
