@@ -15,6 +15,17 @@ pub(crate) struct Job {
     pub(crate) log: PathBuf,
 }
 
+impl Job {
+    /// The job `name`, its output logged in `dir/name.log`.
+    pub(crate) fn logged_in(dir: &Path, name: &str, invocation: Invocation) -> Self {
+        Job {
+            name: name.to_string(),
+            invocation,
+            log: dir.join(format!("{name}.log")),
+        }
+    }
+}
+
 /// A job that ran (those after a failed one in its lane do not start).
 pub(crate) struct Ended {
     name: String,
@@ -23,10 +34,23 @@ pub(crate) struct Ended {
     result: Result<(), Failure>,
 }
 
+/// Runs `lanes` ([`run`]) and reports each job that ran ([`report`]) and how long the lanes
+/// took, as `tool: ...` lines; returns the jobs that ran and the failures, if any.
+pub(crate) fn run_and_report(
+    tool: &str,
+    lanes: Vec<Vec<Job>>,
+) -> (Vec<Ended>, Result<(), Failure>) {
+    let started = Instant::now();
+    let ended = run(lanes);
+    let result = report(tool, &ended);
+    println!("{tool}: every lane ended in {}", Seconds(started.elapsed()));
+    (ended, result)
+}
+
 /// Runs each lane's jobs one after another, the lanes side by side with two cores or more (one
 /// after another with one); a lane stops at its first failing job. Returns the jobs that ran, in
 /// lane order.
-pub(crate) fn run(lanes: Vec<Vec<Job>>) -> Vec<Ended> {
+fn run(lanes: Vec<Vec<Job>>) -> Vec<Ended> {
     let side_by_side = std::thread::available_parallelism().is_ok_and(|cores| cores.get() >= 2);
     if !side_by_side {
         return run_lane(lanes.into_iter().flatten().collect());
@@ -70,7 +94,7 @@ fn run_lane(jobs: Vec<Job>) -> Vec<Ended> {
 }
 
 /// Prints each ended job's log and how it ended, as `tool: ...` lines; the failures, if any.
-pub(crate) fn report(tool: &str, ended: &[Ended]) -> Result<(), Failure> {
+fn report(tool: &str, ended: &[Ended]) -> Result<(), Failure> {
     let mut failures = Vec::new();
     for job in ended {
         println!("{tool}: {}", job.name);

@@ -1,10 +1,8 @@
 //! `cargo xtask loom`: the loom models of the wake protocol.
 
-use std::time::Instant;
-
 use crate::invocation::Invocation;
 use crate::lanes::{self, Job};
-use crate::outcome::{Failure, Outcome, Seconds};
+use crate::outcome::{Failure, Outcome};
 use crate::test_binaries::test_binaries;
 use crate::usage::{self, CommandUsage};
 use crate::workspace::Workspace;
@@ -98,16 +96,9 @@ pub(crate) fn loom(workspace: &Workspace, options: &LoomOptions) -> Result<Outco
         // The tests run in the package directory, as under `cargo test`.
         let invocation = Invocation::new(&package_dir, binary.as_ref(), &args)
             .env("LOOM_MAX_PREEMPTIONS", &preemptions);
-        lanes[usize::from(name != LONGEST_MODEL)].push(Job {
-            name: name.clone(),
-            invocation,
-            log: logs.join(format!("{name}.log")),
-        });
+        lanes[usize::from(name != LONGEST_MODEL)].push(Job::logged_in(&logs, name, invocation));
     }
-    let started = Instant::now();
-    let ended = lanes::run(lanes);
-    let result = lanes::report("loom", &ended);
-    println!("loom: every lane ended in {}", Seconds(started.elapsed()));
+    let (ended, result) = lanes::run_and_report("loom", lanes);
     result?;
     // A filter that no model's name contains runs none: that is no pass.
     if let Some(filter) = &options.filter {

@@ -1,10 +1,8 @@
 //! `cargo xtask miri`: the library crates' tests under Miri, with both aliasing models.
 
-use std::time::Instant;
-
 use crate::invocation::Invocation;
 use crate::lanes::{self, Job};
-use crate::outcome::{Failure, Outcome, Seconds};
+use crate::outcome::{Failure, Outcome};
 use crate::usage::CommandUsage;
 use crate::workspace::{LIBRARY_CRATES, Workspace};
 
@@ -191,10 +189,7 @@ pub(crate) fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
         "miri: {} run(s) in lanes side by side; each run's output follows once all end",
         runs.len(),
     );
-    let started = Instant::now();
-    let ended = lanes::run(lanes);
-    let result = lanes::report("miri", &ended);
-    println!("miri: every lane ended in {}", Seconds(started.elapsed()));
+    let (_, result) = lanes::run_and_report("miri", lanes);
     result.map(|()| Outcome::Passed)
 }
 

@@ -2,11 +2,10 @@
 
 use std::env;
 use std::process::Command;
-use std::time::Instant;
 
 use crate::invocation::Invocation;
 use crate::lanes::{self, Job};
-use crate::outcome::{Failure, Outcome, Seconds};
+use crate::outcome::{Failure, Outcome};
 use crate::test_binaries::test_binaries;
 use crate::usage::{self, CommandUsage};
 use crate::workspace::Workspace;
@@ -135,19 +134,9 @@ pub(crate) fn valgrind(
                 invocation = invocation.env(key, value);
             }
         }
-        lanes[usize::from(n > 0)].push(Job {
-            name: test.to_string(),
-            invocation,
-            log: logs.join(format!("{test}.log")),
-        });
+        lanes[usize::from(n > 0)].push(Job::logged_in(&logs, test, invocation));
     }
-    let started = Instant::now();
-    let ended = lanes::run(lanes);
-    let result = lanes::report("valgrind", &ended);
-    println!(
-        "valgrind: every lane ended in {}",
-        Seconds(started.elapsed())
-    );
+    let (_, result) = lanes::run_and_report("valgrind", lanes);
     result?;
     Ok(Outcome::Passed)
 }
