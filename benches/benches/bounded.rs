@@ -4,7 +4,7 @@
 //! ready futures, timers, futures that wake themselves, and wakes from other threads. The
 //! workloads polled with a no-op waker also run under futures-executor's `block_on`
 //! (`*_block_on`). And the memory a set takes per future it holds: sets of 256 and of 10,000
-//! futures that never finish, built, polled once and dropped (`held_256`, `held_10k`; pinfold
+//! futures that never finish, built, each polled once and dropped (`held_256`, `held_10k`; pinfold
 //! against futures-buffered's bounded set).
 
 use core::future::{poll_fn, ready};
@@ -17,8 +17,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use futures_core::Stream;
 use pinfold_benches::{
     CpuTime, Driver, FUTURES_BUFFERED, FUTURES_UTIL, FireOrder, Group, Idle, PINFOLD, RoundTimes,
-    Signal, Tuning, WakerThreads, YieldK, block_on_parking, criterion, keep_full_async, poll_next,
-    poll_once_pending,
+    Signal, Tuning, WakerThreads, YieldK, block_on_parking, criterion, keep_full_async,
+    poll_each_once_pending, poll_next,
 };
 
 #[global_allocator]
@@ -239,8 +239,8 @@ fn wakes_4_threads_adjacent_cpu(c: &mut Criterion<CpuTime>) {
 }
 
 /// Sets of 256 and of 10,000 futures that never finish and never register a waker ([`Idle`],
-/// 8 bytes each): each set made with room for exactly its futures, filled, polled once with a
-/// no-op waker, and dropped. The time is that of the three; the peak of live bytes over the
+/// 8 bytes each): each set made with room for exactly its futures, filled, polled with a
+/// no-op waker until each was polled once, and dropped. The time is that of the three; the peak of live bytes over the
 /// futures held (the row's bytes per value) is what the set takes per future, the future's own
 /// 8 bytes included.
 fn held(c: &mut Criterion) {
@@ -249,12 +249,12 @@ fn held(c: &mut Criterion) {
         group.bench(PINFOLD, move || {
             let mut set = Pinfold::new(n);
             (0..n as u64).for_each(|i| set.push(Idle(i)));
-            poll_once_pending(set);
+            poll_each_once_pending(set, n as u64);
         });
         group.bench(FUTURES_BUFFERED, move || {
             let mut set = Buffered::new(n);
             (0..n as u64).for_each(|i| set.push(Idle(i)));
-            poll_once_pending(set);
+            poll_each_once_pending(set, n as u64);
         });
         group.finish();
     }

@@ -7,7 +7,7 @@
 //! waker (`join_all_std_ready_<n>`), the join's own cost with no executor around it, beside
 //! the floor under any join of them (`vec`: the values collected into a `Vec`). And the memory
 //! a join takes per future it holds: `join_all` of 30 and of 10,000 futures that never finish,
-//! built, polled once and dropped (`join_all_held_<n>`).
+//! built, each polled once and dropped (`join_all_held_<n>`).
 
 use core::future::Ready;
 
@@ -15,7 +15,7 @@ use criterion::measurement::WallTime;
 use criterion::{Criterion, criterion_group, criterion_main};
 use pinfold_benches::{
     Driver, FUTURES_BUFFERED, FUTURES_UTIL, Group, Idle, PINFOLD, Tuning, VEC, criterion,
-    join_inputs, poll_future_once_pending, spin_on, try_join_inputs,
+    join_inputs, poll_future_each_once_pending, spin_on, try_join_inputs,
 };
 
 #[global_allocator]
@@ -123,8 +123,8 @@ fn join_all_std_ready(c: &mut Criterion) {
 }
 
 /// `join_all` of 30 and of 10,000 futures that never finish and never register a waker
-/// ([`Idle`], 8 bytes each): a join that cannot finish, so built, polled once with a no-op
-/// waker, and dropped. The time is that of the three; the peak of live bytes over the futures
+/// ([`Idle`], 8 bytes each): a join that cannot finish, so built, polled with a no-op
+/// waker until each was polled once, and dropped. The time is that of the three; the peak of live bytes over the futures
 /// joined is what the join takes per future, the future's own 8 bytes included (30 is the
 /// most futures-util's `join_all` polls all on every wake, without a `FuturesOrdered`).
 fn join_all_held(c: &mut Criterion) {
@@ -132,13 +132,13 @@ fn join_all_held(c: &mut Criterion) {
         let inputs = move || (0..n).map(Idle);
         let mut group = Group::new(c, name, Tuning::FAST);
         group.bench(PINFOLD, move || {
-            poll_future_once_pending(pinfold_join::join_all(inputs()))
+            poll_future_each_once_pending(pinfold_join::join_all(inputs()), n)
         });
         group.bench(FUTURES_BUFFERED, move || {
-            poll_future_once_pending(futures_buffered::join_all(inputs()))
+            poll_future_each_once_pending(futures_buffered::join_all(inputs()), n)
         });
         group.bench(FUTURES_UTIL, move || {
-            poll_future_once_pending(futures_util::future::join_all(inputs()))
+            poll_future_each_once_pending(futures_util::future::join_all(inputs()), n)
         });
         group.finish();
     }

@@ -8,7 +8,7 @@
 //! `merge_hot_16_noop`), and many streams of which a few at a time are woken from the thread that
 //! drains the merge (`merge_sparse_10k`: setup untimed, under futures-executor's `block_on`).
 //! And the memory a merge takes per stream it holds: 10,000 streams that never give an item,
-//! merged, polled once and dropped (`merge_held_10k`). Every stream here is `Unpin`, so every
+//! merged, each polled once and dropped (`merge_held_10k`). Every stream here is `Unpin`, so every
 //! peer takes it as it is.
 
 use std::cell::Cell;
@@ -28,7 +28,7 @@ use futures_util::stream::{self, Iter};
 use pinfold_benches::{
     CpuTime, FUTURES_BUFFERED, FUTURES_CONCURRENCY, FUTURES_UTIL, FireOrder, Group, IdleStream,
     PINFOLD, PINFOLD_GROWABLE, RoundTimes, SignalStream, SparseWakes, TOKIO_STREAM, Tuning,
-    WakerThreads, criterion, poll_once_pending, tally_block_on, tally_block_on_by,
+    WakerThreads, criterion, poll_each_once_pending, tally_block_on, tally_block_on_by,
 };
 
 #[global_allocator]
@@ -398,7 +398,8 @@ fn merge_sparse_10k(c: &mut Criterion) {
 const HELD_STREAMS: u64 = 10_000;
 
 /// 10,000 streams that never give an item and never register a waker ([`IdleStream`], 8 bytes
-/// each), merged, polled once with a no-op waker, and dropped: pinfold's `MergeBounded` made
+/// each), merged, polled with a no-op
+/// waker until each was polled once, and dropped: pinfold's `MergeBounded` made
 /// with room for exactly them (id `pinfold`) and growable `Merge` (`pinfold-growable`, a row of
 /// its own) against futures-buffered's `MergeBounded` and futures-util's `select_all` (from
 /// their `FromIterator`) and tokio-stream's `StreamMap` (one `insert` per stream, under its
@@ -410,25 +411,25 @@ fn merge_held_10k(c: &mut Criterion) {
     group.bench(PINFOLD, move || {
         let mut merged = Bounded::new(HELD_STREAMS as usize);
         streams().for_each(|s| merged.push(s));
-        poll_once_pending(merged);
+        poll_each_once_pending(merged, HELD_STREAMS);
     });
     group.bench(PINFOLD_GROWABLE, move || {
         let mut merged = Growable::new();
         merged.extend(streams());
-        poll_once_pending(merged);
+        poll_each_once_pending(merged, HELD_STREAMS);
     });
     group.bench(FUTURES_BUFFERED, move || {
-        poll_once_pending(streams().collect::<Buffered<_>>());
+        poll_each_once_pending(streams().collect::<Buffered<_>>(), HELD_STREAMS);
     });
     group.bench(FUTURES_UTIL, move || {
-        poll_once_pending(futures_util::stream::select_all(streams()));
+        poll_each_once_pending(futures_util::stream::select_all(streams()), HELD_STREAMS);
     });
     group.bench(TOKIO_STREAM, move || {
         let mut merged = StreamMap::new();
         for (j, stream) in streams().enumerate() {
             merged.insert(j, stream);
         }
-        poll_once_pending(merged);
+        poll_each_once_pending(merged, HELD_STREAMS);
     });
     group.finish();
 }

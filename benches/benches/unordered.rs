@@ -6,7 +6,7 @@
 //! (`unordered_sparse_10k`, under `block_on`, setup untimed), where pinfold's bounded set
 //! (`pinfold`) and growable set (`pinfold-growable`) meet futures-concurrency's `FutureGroup`
 //! too. And the memory a growable set takes per future it holds: 256 and 100,000 futures that
-//! never finish, pushed into a set made with `new()`, polled once and dropped
+//! never finish, pushed into a set made with `new()`, each polled once and dropped
 //! (`unordered_held_256`, `unordered_held_100k`).
 
 use core::future::ready;
@@ -17,7 +17,7 @@ use futures_core::Stream;
 use pinfold_benches::{
     Driver, FUTURES_BUFFERED, FUTURES_CONCURRENCY, FUTURES_UTIL, Group, Idle, PINFOLD,
     PINFOLD_GROWABLE, SparseWakes, Tuning, YieldK, criterion, live_bytes, measure_warm,
-    poll_once_pending,
+    poll_each_once_pending,
 };
 
 #[global_allocator]
@@ -167,8 +167,8 @@ fn unordered_sparse_10k(c: &mut Criterion) {
 }
 
 /// Growable sets, made with `new()`, of 256 and of 100,000 futures that never finish and never
-/// register a waker ([`Idle`], 8 bytes each): filled (growing on the way), polled once with a
-/// no-op waker, and dropped. The time is that of the three; the peak of live bytes over the
+/// register a waker ([`Idle`], 8 bytes each): filled (growing on the way), polled with a
+/// no-op waker until each was polled once, and dropped. The time is that of the three; the peak of live bytes over the
 /// futures held is what the set takes per future at that size, the future's own 8 bytes and
 /// the room its growth left unused included.
 fn unordered_held(c: &mut Criterion) {
@@ -180,17 +180,17 @@ fn unordered_held(c: &mut Criterion) {
         group.bench(PINFOLD, move || {
             let mut set = Pinfold::new();
             (0..n as u64).for_each(|i| set.push(Idle(i)));
-            poll_once_pending(set);
+            poll_each_once_pending(set, n as u64);
         });
         group.bench(FUTURES_BUFFERED, move || {
             let mut set = Buffered::new();
             (0..n as u64).for_each(|i| set.push(Idle(i)));
-            poll_once_pending(set);
+            poll_each_once_pending(set, n as u64);
         });
         group.bench(FUTURES_UTIL, move || {
             let set = Util::new();
             (0..n as u64).for_each(|i| set.push(Idle(i)));
-            poll_once_pending(set);
+            poll_each_once_pending(set, n as u64);
         });
         group.finish();
     }

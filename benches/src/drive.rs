@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 
 use futures_core::Stream;
 
-use crate::futures::ChurnFuture;
+use crate::futures::{ChurnFuture, idle_polls};
 
 /// Polls `stream` once.
 pub fn poll_next<S: Stream + Unpin + ?Sized>(
@@ -384,32 +384,57 @@ where
     futures_executor::block_on(keyed_churn(set, total, capacity, insert, remove, completed))
 }
 
-/// Polls `stream` once with a no-op waker, checks that it is pending, and drops it: the run of
-/// a row that holds values that never finish, after it built `stream` (a set or a merge of
-/// them).
+/// Polls `stream` with a no-op waker until it has polled `values` [`Idle`] or [`IdleStream`]
+/// values in all (each of the `values` it holds once: nothing wakes them), checking that each
+/// call is pending, and drops it: the run of a row that holds values that never finish, after
+/// it built `stream` (a set or a merge of them). A set that polls all it holds in one call
+/// takes one call; one that yields after a few polls (futures-buffered's, after 61) takes as
+/// many as it needs, so every set does the same work. Returns how many calls it took.
 ///
 /// # Panics
-/// If the poll gives an item or the end.
-pub fn poll_once_pending<S: Stream>(stream: S) {
+/// If a call gives an item or the end, or polls no value.
+pub fn poll_each_once_pending<S: Stream>(stream: S, values: u64) -> usize {
     let mut stream = pin!(stream);
-    let mut cx = Context::from_waker(Waker::noop());
-    assert!(
-        stream.as_mut().poll_next(&mut cx).is_pending(),
-        "no value it holds finishes"
-    );
+    each_once(values, |cx| {
+        assert!(
+            stream.as_mut().poll_next(cx).is_pending(),
+            "no value it holds finishes"
+        );
+    })
 }
 
-/// [`poll_once_pending`] for a future (a join of values that never finish).
+/// [`poll_each_once_pending`] for a future (a join of values that never finish). Returns how
+/// many polls it took.
 ///
 /// # Panics
-/// If the poll gives the output.
-pub fn poll_future_once_pending<F: Future>(fut: F) {
+/// If a poll gives the output, or polls no value.
+pub fn poll_future_each_once_pending<F: Future>(fut: F, values: u64) -> usize {
     let mut fut = pin!(fut);
+    each_once(values, |cx| {
+        assert!(
+            fut.as_mut().poll(cx).is_pending(),
+            "no value it joins finishes"
+        );
+    })
+}
+
+/// Calls `poll` with a no-op waker's context until `values` idle values were polled in all;
+/// returns how many calls that took.
+fn each_once(values: u64, mut poll: impl FnMut(&mut Context<'_>)) -> usize {
     let mut cx = Context::from_waker(Waker::noop());
-    assert!(
-        fut.as_mut().poll(&mut cx).is_pending(),
-        "no value it joins finishes"
-    );
+    let start = idle_polls();
+    let mut calls = 0;
+    loop {
+        calls += 1;
+        let before = idle_polls();
+        poll(&mut cx);
+        let polled = idle_polls() - start;
+        assert!(polled <= values, "a value was polled twice");
+        if polled == values {
+            return calls;
+        }
+        assert!(idle_polls() > before, "a call polled no value");
+    }
 }
 
 /// Polls `fut` with a no-op waker until it is ready.

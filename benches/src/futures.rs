@@ -74,28 +74,50 @@ impl<T: Unpin> Future for YieldK<T> {
 /// registers the waker it is given, so nothing ever wakes it. What the rows that hold many
 /// values at once (`held_*`, `*_held_*`) fill their sets and joins with, so that a run's peak
 /// of live bytes over the values held is what the set, merge or join takes per value, the
-/// value's own 8 bytes included.
+/// value's own 8 bytes included. Each poll is counted ([`idle_polls`]), so that a row can
+/// drive a set until every value it holds was polled once, however many calls the set takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Idle(pub u64);
 
 impl Future for Idle {
     type Output = u64;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<u64> {
+        count_idle_poll();
         Poll::Pending
     }
 }
 
-/// The stream form of [`Idle`]: 8 bytes, pending on every poll, never registering the waker.
+/// The stream form of [`Idle`]: 8 bytes, pending on every poll (counted as [`Idle`]'s), never
+/// registering the waker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IdleStream(pub u64);
 
 impl Stream for IdleStream {
     type Item = u64;
 
+    #[inline]
     fn poll_next(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<u64>> {
+        count_idle_poll();
         Poll::Pending
     }
+}
+
+std::thread_local! {
+    /// How many times this thread polled an [`Idle`] or an [`IdleStream`].
+    static IDLE_POLLS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+}
+
+/// Counts a poll of an [`Idle`] or an [`IdleStream`] on this thread.
+#[inline]
+fn count_idle_poll() {
+    IDLE_POLLS.with(|polls| polls.set(polls.get() + 1));
+}
+
+/// How many times this thread has polled an [`Idle`] or an [`IdleStream`].
+pub(crate) fn idle_polls() -> u64 {
+    IDLE_POLLS.with(core::cell::Cell::get)
 }
 
 const _: () = assert!(size_of::<Idle>() == 8 && size_of::<IdleStream>() == 8);

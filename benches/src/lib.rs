@@ -55,9 +55,8 @@ pub use cpu_time::{CpuTime, process_cpu_time, thread_cpu_time};
 pub use crew::Crew;
 pub use drive::{
     ChurnTally, Driver, Tally, block_on_parking, drain_while, drain_while_block_on, keep_full,
-    keep_full_async, keep_full_block_on, keyed_churn, keyed_churn_block_on,
-    poll_future_once_pending, poll_next, poll_once_pending, spin_on, tally_block_on,
-    tally_block_on_by,
+    keep_full_async, keep_full_block_on, keyed_churn, keyed_churn_block_on, poll_each_once_pending,
+    poll_future_each_once_pending, poll_next, spin_on, tally_block_on, tally_block_on_by,
 };
 pub use futures::{
     ChurnFuture, Idle, IdleStream, Signal, SignalCell, SignalStream, YieldK, join_inputs,
@@ -361,25 +360,25 @@ pub const SET_WORKLOADS: &[Workload] = &[
     Workload::new(
         "held_256",
         256,
-        "256 futures of 8 bytes that never finish in a bounded set of 256: built, polled once, dropped",
+        "256 futures of 8 bytes that never finish in a bounded set of 256: built, each polled once, dropped",
     )
     .holding(256),
     Workload::new(
         "held_10k",
         10_000,
-        "10,000 futures of 8 bytes that never finish in a bounded set of 10,000: built, polled once, dropped",
+        "10,000 futures of 8 bytes that never finish in a bounded set of 10,000: built, each polled once, dropped",
     )
     .holding(10_000),
     Workload::new(
         "unordered_held_256",
         256,
-        "256 futures of 8 bytes that never finish in a growable set: built, polled once, dropped",
+        "256 futures of 8 bytes that never finish in a growable set: built, each polled once, dropped",
     )
     .holding(256),
     Workload::new(
         "unordered_held_100k",
         100_000,
-        "100,000 futures of 8 bytes that never finish in a growable set: built, polled once, dropped",
+        "100,000 futures of 8 bytes that never finish in a growable set: built, each polled once, dropped",
     )
     .holding(100_000),
 ];
@@ -457,13 +456,13 @@ pub const JOIN_WORKLOADS: &[Workload] = &[
     Workload::new(
         "join_all_held_30",
         30,
-        "join_all of 30 futures of 8 bytes that never finish: built, polled once, dropped",
+        "join_all of 30 futures of 8 bytes that never finish: built, each polled once, dropped",
     )
     .holding(30),
     Workload::new(
         "join_all_held_10k",
         10_000,
-        "join_all of 10,000 futures of 8 bytes that never finish: built, polled once, dropped",
+        "join_all of 10,000 futures of 8 bytes that never finish: built, each polled once, dropped",
     )
     .holding(10_000),
     Workload::new(
@@ -727,7 +726,7 @@ pub const MERGE_WORKLOADS: &[Workload] = &[
     Workload::new(
         "merge_held_10k",
         10_000,
-        "merge of 10,000 streams of 8 bytes that never give an item: built, polled once, dropped (pinfold: MergeBounded)",
+        "merge of 10,000 streams of 8 bytes that never give an item: built, each polled once, dropped (pinfold: MergeBounded)",
     )
     .holding(10_000),
     Workload::new(
