@@ -61,7 +61,9 @@ pub struct Groups<T> {
     len: usize,
     /// How many slots the groups have.
     capacity: usize,
-    /// Groups with a free slot.
+    /// Groups that may have a free slot: every group that has one is here. A group's bit is
+    /// set when it is added and when a value leaves it, and cleared when an insert finds it
+    /// full (not when an insert fills it: the next insert's look at the store says so).
     not_full: u64,
     /// When to add and release groups.
     sizing: Sizing,
@@ -447,21 +449,19 @@ impl<T> GrowableArena<T> {
         let store = trusted_mut(&mut groups.stores, group);
         let (key, id) = match store.insert(value) {
             Ok(inserted) => inserted,
-            // The group's last free slot was retired when its value left (see `Key`).
-            Err(value) => return self.insert_retired(group, value),
+            // The group filled up with the last insert, or its last free slot was retired
+            // when its value left (see `Key`).
+            Err(value) => return self.insert_full(group, value),
         };
-        if store.is_full() {
-            groups.not_full &= !bit(group);
-        }
         groups.len += 1;
         self.rounds.push(groups, id);
         key
     }
 
-    /// [`insert`](Self::insert) after group `group`, marked as having a free slot, had none
-    /// (its last one was retired).
+    /// [`insert`](Self::insert) after group `group`, marked as maybe having a free slot, had
+    /// none.
     #[cold]
-    fn insert_retired(&mut self, group: usize, value: T) -> Key {
+    fn insert_full(&mut self, group: usize, value: T) -> Key {
         self.groups.not_full &= !bit(group);
         self.insert(value)
     }
