@@ -459,10 +459,21 @@ impl<T> GrowableArena<T> {
     }
 
     /// [`insert`](Self::insert) after group `group`, marked as maybe having a free slot, had
-    /// none.
+    /// none: every group marked so that is full loses its mark first, so that the insert
+    /// finds a free slot, or adds a group, at once (each retry would hold another copy of
+    /// `value` on the stack).
     #[cold]
     fn insert_full(&mut self, group: usize, value: T) -> Key {
-        self.groups.not_full &= !bit(group);
+        let groups = &mut self.groups;
+        groups.not_full &= !bit(group);
+        let mut marked = groups.not_full;
+        while marked != 0 {
+            let group = marked.trailing_zeros() as usize;
+            marked &= marked - 1;
+            if trusted(&groups.stores, group).is_full() {
+                groups.not_full &= !bit(group);
+            }
+        }
         self.insert(value)
     }
 
