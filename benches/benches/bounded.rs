@@ -238,11 +238,11 @@ fn wakes_4_threads_adjacent_cpu(c: &mut Criterion<CpuTime>) {
     );
 }
 
-/// Sets of 256 and of 10,000 futures that never finish and never register a waker ([`Idle`],
-/// 8 bytes each): each set made with room for exactly its futures, filled, polled with a
-/// no-op waker until each was polled once, and dropped. The time is that of the three; the peak of live bytes over the
-/// futures held (the row's bytes per value) is what the set takes per future, the future's own
-/// 8 bytes included.
+/// Sets of 256 and of 10,000 futures that never finish and never register a waker ([`Idle`], 8
+/// bytes each): each set made with room for exactly its futures, filled, polled with a no-op waker
+/// until each was polled once, and dropped. The time is that of the three; the peak of live bytes
+/// over the futures held (the row's bytes per value) is what the set takes per future, the future's
+/// own 8 bytes included.
 fn held(c: &mut Criterion) {
     for (n, name) in [(256, "held_256"), (10_000, "held_10k")] {
         let mut group = Group::new(c, name, Tuning::FAST);

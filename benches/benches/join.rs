@@ -122,11 +122,11 @@ fn join_all_std_ready(c: &mut Criterion) {
     }
 }
 
-/// `join_all` of 30 and of 10,000 futures that never finish and never register a waker
-/// ([`Idle`], 8 bytes each): a join that cannot finish, so built, polled with a no-op
-/// waker until each was polled once, and dropped. The time is that of the three; the peak of live bytes over the futures
-/// joined is what the join takes per future, the future's own 8 bytes included (30 is the
-/// most futures-util's `join_all` polls all on every wake, without a `FuturesOrdered`).
+/// `join_all` of 30 and of 10,000 futures that never finish and never register a waker ([`Idle`], 8
+/// bytes each): a join that cannot finish, so built, polled with a no-op waker until each was
+/// polled once, and dropped. The time is that of the three; the peak of live bytes over the futures
+/// joined is what the join takes per future, the future's own 8 bytes included (30 is the most
+/// futures-util's `join_all` polls all on every wake, without a `FuturesOrdered`).
 fn join_all_held(c: &mut Criterion) {
     for (n, name) in [(30, "join_all_held_30"), (10_000, "join_all_held_10k")] {
         let inputs = move || (0..n).map(Idle);

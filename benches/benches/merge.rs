@@ -398,13 +398,13 @@ fn merge_sparse_10k(c: &mut Criterion) {
 const HELD_STREAMS: u64 = 10_000;
 
 /// 10,000 streams that never give an item and never register a waker ([`IdleStream`], 8 bytes
-/// each), merged, polled with a no-op
-/// waker until each was polled once, and dropped: pinfold's `MergeBounded` made
-/// with room for exactly them (id `pinfold`) and growable `Merge` (`pinfold-growable`, a row of
-/// its own) against futures-buffered's `MergeBounded` and futures-util's `select_all` (from
-/// their `FromIterator`) and tokio-stream's `StreamMap` (one `insert` per stream, under its
-/// index). The time is that of the three; the peak of live bytes over the streams held is what
-/// the merge takes per stream, the stream's own 8 bytes (and `StreamMap`'s key) included.
+/// each), merged, polled with a no-op waker until each was polled once, and dropped: pinfold's
+/// `MergeBounded` made with room for exactly them (id `pinfold`) and growable `Merge`
+/// (`pinfold-growable`, a row of its own) against futures-buffered's `MergeBounded` and
+/// futures-util's `select_all` (from their `FromIterator`) and tokio-stream's `StreamMap` (one
+/// `insert` per stream, under its index). The time is that of the three; the peak of live bytes
+/// over the streams held is what the merge takes per stream, the stream's own 8 bytes (and
+/// `StreamMap`'s key) included.
 fn merge_held_10k(c: &mut Criterion) {
     let streams = || (0..HELD_STREAMS).map(IdleStream);
     let mut group = Group::new(c, "merge_held_10k", Tuning::FAST);

@@ -167,10 +167,10 @@ fn unordered_sparse_10k(c: &mut Criterion) {
 }
 
 /// Growable sets, made with `new()`, of 256 and of 100,000 futures that never finish and never
-/// register a waker ([`Idle`], 8 bytes each): filled (growing on the way), polled with a
-/// no-op waker until each was polled once, and dropped. The time is that of the three; the peak of live bytes over the
-/// futures held is what the set takes per future at that size, the future's own 8 bytes and
-/// the room its growth left unused included.
+/// register a waker ([`Idle`], 8 bytes each): filled (growing on the way), polled with a no-op
+/// waker until each was polled once, and dropped. The time is that of the three; the peak of live
+/// bytes over the futures held is what the set takes per future at that size, the future's own 8
+/// bytes and the room its growth left unused included.
 fn unordered_held(c: &mut Criterion) {
     for (n, name, tuning) in [
         (256, "unordered_held_256", Tuning::FAST),

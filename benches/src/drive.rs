@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 
 use futures_core::Stream;
 
-use crate::futures::{ChurnFuture, idle_polls};
+use crate::futures::{ChurnFuture, IdlePolls, idle_polls};
 
 /// Polls `stream` once.
 pub fn poll_next<S: Stream + Unpin + ?Sized>(
@@ -385,7 +385,8 @@ where
 }
 
 /// Polls `stream` with a no-op waker until it has polled `values` [`Idle`] or [`IdleStream`]
-/// values in all (each of the `values` it holds once: nothing wakes them), checking that each
+/// values in all (each of the `values` it holds, numbered `0 .. values`, once: nothing wakes
+/// them), checking that each
 /// call is pending, and drops it: the run of a row that holds values that never finish, after
 /// it built `stream` (a set or a merge of them). A set that polls all it holds in one call
 /// takes one call; one that yields after a few polls (futures-buffered's, after 61) takes as
@@ -418,22 +419,31 @@ pub fn poll_future_each_once_pending<F: Future>(fut: F, values: u64) -> usize {
     })
 }
 
-/// Calls `poll` with a no-op waker's context until `values` idle values were polled in all;
-/// returns how many calls that took.
+/// Calls `poll` with a no-op waker's context until `values` idle values were polled in all,
+/// and checks that they were the values numbered `0 .. values`, each once; returns how many
+/// calls that took.
 fn each_once(values: u64, mut poll: impl FnMut(&mut Context<'_>)) -> usize {
     let mut cx = Context::from_waker(Waker::noop());
     let start = idle_polls();
     let mut calls = 0;
     loop {
         calls += 1;
-        let before = idle_polls();
+        let before = idle_polls().count;
         poll(&mut cx);
-        let polled = idle_polls() - start;
-        assert!(polled <= values, "a value was polled twice");
-        if polled == values {
+        let polled = idle_polls().since(start);
+        assert!(
+            polled.count <= values,
+            "more polls than values: a value was polled twice, or more than {values} are held"
+        );
+        if polled.count == values {
+            assert_eq!(
+                polled,
+                IdlePolls::each_once(values),
+                "{values} polls, but not of each of the values 0 .. {values} once"
+            );
             return calls;
         }
-        assert!(idle_polls() > before, "a call polled no value");
+        assert!(idle_polls().count > before, "a call polled no value");
     }
 }
 

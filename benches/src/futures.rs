@@ -74,8 +74,9 @@ impl<T: Unpin> Future for YieldK<T> {
 /// registers the waker it is given, so nothing ever wakes it. What the rows that hold many
 /// values at once (`held_*`, `*_held_*`) fill their sets and joins with, so that a run's peak
 /// of live bytes over the values held is what the set, merge or join takes per value, the
-/// value's own 8 bytes included. Each poll is counted ([`idle_polls`]), so that a row can
-/// drive a set until every value it holds was polled once, however many calls the set takes.
+/// value's own 8 bytes included. Each poll is counted with its number ([`idle_polls`]), so
+/// that a row can drive a set until every value it holds was polled once, however many calls
+/// the set takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Idle(pub u64);
 
@@ -84,7 +85,7 @@ impl Future for Idle {
 
     #[inline]
     fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<u64> {
-        count_idle_poll();
+        count_idle_poll(self.0);
         Poll::Pending
     }
 }
@@ -99,24 +100,59 @@ impl Stream for IdleStream {
 
     #[inline]
     fn poll_next(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<u64>> {
-        count_idle_poll();
+        count_idle_poll(self.0);
         Poll::Pending
     }
 }
 
+/// The polls of [`Idle`] and [`IdleStream`] values on a thread: how many, and the sum of the
+/// values' numbers, so that `n` polls of the values `0 .. n` each once can be told from `n`
+/// polls of which one polled a value again in place of another.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct IdlePolls {
+    pub(crate) count: u64,
+    sum: u64,
+}
+
+impl IdlePolls {
+    /// What polling each of the values `0 .. n` once adds.
+    pub(crate) fn each_once(n: u64) -> Self {
+        Self {
+            count: n,
+            sum: n * n.saturating_sub(1) / 2,
+        }
+    }
+
+    /// The polls since `earlier`.
+    pub(crate) fn since(self, earlier: Self) -> Self {
+        Self {
+            count: self.count - earlier.count,
+            sum: self.sum - earlier.sum,
+        }
+    }
+}
+
 std::thread_local! {
-    /// How many times this thread polled an [`Idle`] or an [`IdleStream`].
-    static IDLE_POLLS: core::cell::Cell<u64> = const { core::cell::Cell::new(0) };
+    /// The polls of [`Idle`] and [`IdleStream`] values on this thread.
+    static IDLE_POLLS: core::cell::Cell<IdlePolls> = const {
+        core::cell::Cell::new(IdlePolls { count: 0, sum: 0 })
+    };
 }
 
-/// Counts a poll of an [`Idle`] or an [`IdleStream`] on this thread.
+/// Counts a poll of the [`Idle`] or [`IdleStream`] numbered `number` on this thread.
 #[inline]
-fn count_idle_poll() {
-    IDLE_POLLS.with(|polls| polls.set(polls.get() + 1));
+fn count_idle_poll(number: u64) {
+    IDLE_POLLS.with(|polls| {
+        let IdlePolls { count, sum } = polls.get();
+        polls.set(IdlePolls {
+            count: count + 1,
+            sum: sum + number,
+        });
+    });
 }
 
-/// How many times this thread has polled an [`Idle`] or an [`IdleStream`].
-pub(crate) fn idle_polls() -> u64 {
+/// The polls of [`Idle`] and [`IdleStream`] values on this thread so far.
+pub(crate) fn idle_polls() -> IdlePolls {
     IDLE_POLLS.with(core::cell::Cell::get)
 }
 
