@@ -8,6 +8,7 @@
 use pinfold_arena::{GrowableArena, Key, Storage};
 
 /// A large value, so that every copy of it on the stack shows.
+#[expect(dead_code, reason = "only its size matters: the stack its copies take")]
 struct Big([u64; 2048]); // 16 KiB
 
 const GROUPS: usize = 10;
