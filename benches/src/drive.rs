@@ -384,13 +384,13 @@ where
     futures_executor::block_on(keyed_churn(set, total, capacity, insert, remove, completed))
 }
 
-/// Polls `stream` with a no-op waker until it has polled `values` [`Idle`] or [`IdleStream`]
-/// values in all (each of the `values` it holds, numbered `0 .. values`, once: nothing wakes
-/// them), checking that each
-/// call is pending, and drops it: the run of a row that holds values that never finish, after
-/// it built `stream` (a set or a merge of them). A set that polls all it holds in one call
-/// takes one call; one that yields after a few polls (futures-buffered's, after 61) takes as
-/// many as it needs, so every set does the same work. Returns how many calls it took.
+/// Polls `stream` with a no-op waker until it has polled `values` [`Idle`](crate::Idle) or
+/// [`IdleStream`](crate::IdleStream) values in all (each of the `values` it holds, numbered `0 ..
+/// values`, once: nothing wakes them), checking that each call is pending, and drops it: the run of
+/// a row that holds values that never finish, after it built `stream` (a set or a merge of them). A
+/// set that polls all it holds in one call takes one call; one that yields after a few polls
+/// (futures-buffered's, after 61) takes as many as it needs, so every set does the same work.
+/// Returns how many calls it took.
 ///
 /// # Panics
 /// If a call gives an item or the end, or polls no value.

@@ -74,7 +74,7 @@ impl<T: Unpin> Future for YieldK<T> {
 /// registers the waker it is given, so nothing ever wakes it. What the rows that hold many
 /// values at once (`held_*`, `*_held_*`) fill their sets and joins with, so that a run's peak
 /// of live bytes over the values held is what the set, merge or join takes per value, the
-/// value's own 8 bytes included. Each poll is counted with its number ([`idle_polls`]), so
+/// value's own 8 bytes included. Each poll is counted with its number (`idle_polls`), so
 /// that a row can drive a set until every value it holds was polled once, however many calls
 /// the set takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
