@@ -28,11 +28,14 @@ use crate::wake::ready_set::{Drain, ParentWord};
 pub struct Budget {
     /// The round's number: a value polled in this round carries it.
     pub(crate) round: u32,
+    /// How many values the round may still poll: what the arena held when it started, less
+    /// those polled; 0 also once [`MAX_VAIN_REPOLLS`] were polled in vain. The one count the
+    /// loop tests before each poll.
+    left: usize,
+    /// What `left` started at: a round has polled something when `left` is below it.
     limit: usize,
-    polled: usize,
-    /// Values polled again in vain (see [`MAX_VAIN_REPOLLS`]); the round is spent at
-    /// `MAX_VAIN_REPOLLS`.
-    vain: u32,
+    /// How many more values polled again in vain the round allows (see [`MAX_VAIN_REPOLLS`]).
+    vain_left: u32,
 }
 
 /// The most values a round polls again in vain: values polled in an earlier round, woken,
@@ -54,31 +57,42 @@ impl Budget {
     /// A budget for round `round` of an arena holding `len` values.
     #[inline]
     pub(crate) fn new(round: u32, len: usize) -> Self {
+        let limit = len.max(1);
         Self {
             round,
-            limit: len.max(1),
-            polled: 0,
-            vain: 0,
+            left: limit,
+            limit,
+            vain_left: MAX_VAIN_REPOLLS as u32,
         }
     }
 
     /// Whether the round must yield now.
     #[inline]
     pub(crate) fn is_spent(&self) -> bool {
-        self.polled >= self.limit || self.vain >= MAX_VAIN_REPOLLS as u32
+        self.left == 0
     }
 
-    /// Counts a poll.
+    /// Whether the round has polled a value.
+    #[inline]
+    pub(crate) fn has_polled(&self) -> bool {
+        self.left < self.limit
+    }
+
+    /// Counts a poll; the round is not spent.
     #[inline]
     pub(crate) fn polled(&mut self) {
-        self.polled += 1;
+        debug_assert!(!self.is_spent(), "a poll counted against a spent budget");
+        self.left -= 1;
     }
 
     /// Counts a value polled in an earlier round that was `Pending` again without waking
-    /// itself.
+    /// itself: the last one the round allows spends it.
     #[inline]
     pub(crate) fn vain(&mut self) {
-        self.vain += 1;
+        self.vain_left -= 1;
+        if self.vain_left == 0 {
+            self.left = 0;
+        }
     }
 }
 
@@ -529,7 +543,7 @@ impl Rounds {
             // Only a value polled earlier in this round can have woken this one since the
             // collection that queued it (a wake from another thread meanwhile is concurrent
             // with the poll, which may miss it): the first poll of a round need not look.
-            let take_wake = budget.polled > 0;
+            let take_wake = budget.has_polled();
             let rounds = &mut *self;
             let polled = slots.poll_slot(
                 id,
