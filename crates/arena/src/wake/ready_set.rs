@@ -120,8 +120,25 @@ pub(crate) unsafe fn wake(words: &[AtomicU64], layout: &ReadyLayout, index: usiz
         words.len() >= layout.words(),
         "the words are not the layout's"
     );
-    let mut index = index;
-    for level in 0..layout.levels as usize {
+    // The first level starts at word 0 and is always there: its word is found without the
+    // layout, and only a wake that finds it empty reads the layout to climb (`yield_16`,
+    // instructions).
+    debug_assert!(layout.start[0] == 0 && layout.levels >= 1 && index / 64 < words.len());
+    let bit = 1u64 << (index % 64);
+    // SAFETY: bit `index` is one of the layout's (the caller's promise), in its first level,
+    // which starts at word 0 of `words`.
+    let word = unsafe { words.get_unchecked(index / 64) };
+    // AcqRel: Release publishes whatever the waker did before waking (a channel's value)
+    // to the owner's Acquire `swap` in `drain`; Acquire orders the climb after it.
+    let prev = word.fetch_or(bit, Ordering::AcqRel);
+    if prev & bit != 0 {
+        return Woke::Already;
+    }
+    if prev != 0 {
+        return Woke::Joined;
+    }
+    let mut index = index / 64;
+    for level in 1..layout.levels as usize {
         let bit = 1u64 << (index % 64);
         debug_assert!(level < MAX_LEVELS + 1 && layout.word(level, index / 64) < words.len());
         // SAFETY: `level` is below `levels`, at most `MAX_LEVELS`, so `start[level]` is one of
@@ -131,13 +148,8 @@ pub(crate) unsafe fn wake(words: &[AtomicU64], layout: &ReadyLayout, index: usiz
             let start = *layout.start.get_unchecked(level) as usize;
             words.get_unchecked(start + index / 64)
         };
-        // AcqRel: Release publishes whatever the waker did before waking (a channel's value)
-        // to the owner's Acquire `swap` in `drain`; Acquire orders the climb after it.
-        let prev = word.fetch_or(bit, Ordering::AcqRel);
-        if level == 0 && prev & bit != 0 {
-            return Woke::Already;
-        }
-        if prev != 0 {
+        // AcqRel: as at the first level.
+        if word.fetch_or(bit, Ordering::AcqRel) != 0 {
             return Woke::Joined;
         }
         index /= 64;
