@@ -349,23 +349,27 @@ impl Rounds {
     }
 
     /// Queues the value just put into slot `id` at the end of this round's queue. A slot still
-    /// linked where its last value was queued (it left before a round reached it: removed, or
-    /// dropped at a panic of its poll where a merge polls the head of its queue in place)
-    /// keeps that place, which no value queued after it had reached (finding its place in the
-    /// queue would take a walk of it), except at the head of this round's queue: there it goes
-    /// to the end ([`push_linked`](Self::push_linked)).
+    /// linked where its last value was queued (`linked`: it left before a round reached it:
+    /// removed, or dropped at a panic of its poll where a merge polls the head of its queue in
+    /// place) keeps that place, which no value queued after it had reached (finding its place
+    /// in the queue would take a walk of it), except at the head of this round's queue: there
+    /// it goes to the end ([`push_linked`](Self::push_linked)). A slot in no queue has its link
+    /// set to end one already (by [`Store::insert`](crate::storage::store::Store::insert)).
     #[inline(always)]
-    pub(crate) fn push(&mut self, marks: &mut (impl Marks + ?Sized), id: u32) {
-        let mark = marks.mark(id);
-        if mark.next == UNLINKED {
-            mark.next = NIL;
+    pub(crate) fn push_inserted(
+        &mut self,
+        marks: &mut (impl Marks + ?Sized),
+        id: u32,
+        linked: bool,
+    ) {
+        if !linked {
             self.ready.link_last(marks, id);
         } else if self.ready.front() == Some(id) {
             self.push_linked(marks, id);
         }
     }
 
-    /// [`push`](Self::push) into the slot at the head of this round's queue, still linked
+    /// [`push_inserted`](Self::push_inserted) into the slot at the head of this round's queue, still linked
     /// there: it goes to the end.
     #[cold]
     #[inline(never)]

@@ -97,8 +97,8 @@ impl<T> Storage<T> for Arena<T> {
 
     #[inline]
     fn insert(&mut self, value: T) -> Result<Key, T> {
-        let (key, id) = self.store.insert(value)?;
-        self.rounds.push(&mut self.store, id);
+        let (key, id, linked) = self.store.insert(value)?;
+        self.rounds.push_inserted(&mut self.store, id, linked);
         Ok(key)
     }
 

@@ -447,14 +447,14 @@ impl<T> GrowableArena<T> {
             groups.not_full.trailing_zeros() as usize
         };
         let store = trusted_mut(&mut groups.stores, group);
-        let (key, id) = match store.insert(value) {
+        let (key, id, linked) = match store.insert(value) {
             Ok(inserted) => inserted,
             // The group filled up with the last insert, or its last free slot was retired
             // when its value left (see `Key`).
             Err(value) => return self.insert_full(group, value),
         };
         groups.len += 1;
-        self.rounds.push(groups, id);
+        self.rounds.push_inserted(groups, id, linked);
         key
     }
 

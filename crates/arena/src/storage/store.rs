@@ -13,7 +13,7 @@ use core::task::{Context, Waker};
 
 use crate::index::{trusted, trusted_mut};
 use crate::key::{self, Key};
-use crate::poll::queue::{self, Mark, Marks, NIL, Queue};
+use crate::poll::queue::{self, Mark, Marks, NIL, Queue, UNLINKED};
 use crate::poll::round::{self, Slots};
 use crate::sync::Ordering;
 use crate::unwind::{self, Kept};
@@ -373,11 +373,14 @@ impl<T> Store<T> {
         self.free_head == NIL
     }
 
-    /// Stores `value` in a free slot and returns its key and its slot's id, for the caller to
-    /// queue it; gives `value` back if the store is full. Always inlined, as the growable
-    /// arena's `insert` (guarded by `unordered_held_100k`, instructions).
+    /// Stores `value` in a free slot and returns its key, its slot's id and whether the slot
+    /// is still linked in a queue (where its last value was queued), for the caller to queue
+    /// it ([`Rounds::push_inserted`](crate::poll::round::Rounds::push_inserted)); a slot in no
+    /// queue has its link set to end one. Gives `value` back if the store is full. Always
+    /// inlined, as the growable arena's `insert` (guarded by `unordered_held_100k`,
+    /// instructions).
     #[inline(always)]
-    pub(crate) fn insert(&mut self, value: T) -> Result<(Key, u32), T> {
+    pub(crate) fn insert(&mut self, value: T) -> Result<(Key, u32, bool), T> {
         if self.free_head == NIL {
             return Err(value);
         }
@@ -405,9 +408,15 @@ impl<T> Store<T> {
         };
         slot.tag = generation << 1 | OCCUPIED;
         slot.mark.round = 0;
+        // The queue's first look at the mark, made here where the slot is at hand: a growable
+        // arena would find it again from the id (`unordered_ready_512k`, instructions).
+        let linked = slot.mark.next != UNLINKED;
+        if !linked {
+            slot.mark.next = NIL;
+        }
         let key = Key::new(self.base + index as u32, generation);
         self.len += 1;
-        Ok((key, self.ids | index as u32))
+        Ok((key, self.ids | index as u32, linked))
     }
 
     /// The entry of slot `index`'s value in generation `generation`: its slot's values take
