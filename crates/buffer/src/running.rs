@@ -140,7 +140,25 @@ impl<St: Stream, T, S: Steering> Running<St, T, S> {
     /// polled for it: a buffer whose source is `Pending` takes one unit and gives it back, not
     /// every unit free, so it does not wake the other buffers that wait for units (which would
     /// do the same to it, for ever, while both sources stall).
+    ///
+    /// Most calls find the arena full (a buffer at its concurrency refills one slot per
+    /// output) or the source ended: that is tested here, inlined where the buffer polls, so
+    /// such a call costs no call (`unordered_selfwake_100k_c64`, instructions).
+    #[inline]
     pub(crate) fn refill(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        room: usize,
+        start: impl FnMut(St::Item) -> T,
+    ) {
+        if room == 0 || self.source_done || self.arena.is_full() {
+            return;
+        }
+        self.refill_from_source(cx, room, start);
+    }
+
+    /// [`refill`](Self::refill) once there may be something to do.
+    fn refill_from_source(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         mut room: usize,
