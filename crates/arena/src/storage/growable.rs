@@ -78,9 +78,12 @@ pub struct Groups<T> {
     /// policy may release it. Acted on at once (a released group's slots are taken out of the
     /// queues first), or, after a poll that unwound, at the next call.
     release_due: bool,
-    /// How many slots the groups under the top group have (0 with one group or none): the
-    /// top group is released only once the values fill at most half of them.
-    below_top: usize,
+    /// At or below how many values an output has the memory policy to look at (the larger of
+    /// half the slots under the top group, under which the top group may be released, and a
+    /// quarter of the sizing's horizon, under which its outputs count as calm); above it, an
+    /// output only breaks the sizing's calm. One comparison an output (`unordered_ready_512k`,
+    /// instructions); set by [`rewatch`](Self::rewatch) whenever either changes.
+    watch: usize,
 }
 
 /// The hub, as its owner holds it: dropping the arena forgets the registered task, so stale
@@ -119,7 +122,7 @@ impl<T> Groups<T> {
         generation_floor: 0,
         bases: [0; Hub::MAX_ARENAS],
         release_due: false,
-        below_top: 0,
+        watch: 0,
     };
 
     /// Adds a group of `size` slots on top; returns its index.
@@ -162,11 +165,25 @@ impl<T> Groups<T> {
             base,
             self.generation_floor,
         ));
-        // The groups so far are all under the new top one (none, for the first group).
-        self.below_top = self.capacity;
         self.capacity += size;
         self.not_full |= bit(group);
+        // The groups so far are all under the new top one (none, for the first group).
+        self.rewatch();
         group
+    }
+
+    /// How many slots the groups under the top group have (0 with one group or none): the top
+    /// group is released only once the values fill at most half of them.
+    fn below_top(&self) -> usize {
+        self.stores
+            .len()
+            .checked_sub(1)
+            .map_or(0, |top| self.bases[top] as usize)
+    }
+
+    /// Sets [`watch`](Self::watch) from the groups and the sizing.
+    fn rewatch(&mut self) {
+        self.watch = (self.below_top() / 2).max(self.sizing.horizon() / 4);
     }
 
     /// The group of `key`'s slot, if it is one of ours: the last group whose first slot is at
@@ -184,13 +201,28 @@ impl<T> Groups<T> {
     fn leaving(&mut self, group: usize) {
         self.len -= 1;
         self.not_full |= bit(group);
-        self.sizing.output(self.len);
+        if self.len > self.watch {
+            // Over both marks: the top group stays, and the output is not a calm one.
+            self.sizing.not_calm();
+            return;
+        }
+        self.leaving_low(group);
+    }
+
+    /// [`leaving`](Self::leaving) with the values at or under [`watch`](Self::watch): the
+    /// memory policy looks.
+    #[inline]
+    fn leaving_low(&mut self, group: usize) {
+        let forgot = self.sizing.output(self.len);
+        if forgot {
+            self.rewatch();
+        }
         // Whether the top group (of two or more) holds no value once this one has left: the
         // memory policy may release it now (it may have refused before this output). It never
         // releases it while the values fill more than half of the groups under it, and the
         // values only grow fewer from one output to the next: the top group is looked at
         // from the output that leaves at most that many on.
-        if self.len * 2 <= self.below_top {
+        if self.len * 2 <= self.below_top() {
             if let [_, .., top] = self.stores.as_slice() {
                 let top_len = if group + 1 == self.stores.len() { 1 } else { 0 };
                 self.release_due |= top.len() == top_len;
@@ -223,8 +255,7 @@ impl<T> Groups<T> {
             self.stores.pop();
             self.not_full &= !bit(group);
             self.capacity = below;
-            // The new top group's first slot: what the groups under it hold.
-            self.below_top = self.bases[group - 1] as usize;
+            self.rewatch();
         }
     }
 
@@ -414,6 +445,7 @@ impl<T> GrowableArena<T> {
             groups.add(size);
         }
         groups.sizing.reserved(groups.capacity);
+        groups.rewatch();
     }
 
     /// [`with_capacity`](Self::with_capacity) with the slots' generations starting at

@@ -102,27 +102,35 @@ impl Sizing {
     /// Notes an output, after which `len` futures are left. Once the set has given
     /// [`horizon`](Self::horizon) outputs in a row while holding at most a quarter of the
     /// horizon, it forgets its history: nothing is retained, and growth is regular again.
+    /// `true` if it forgot (its [`horizon`](Self::horizon) is 0 now).
     #[inline]
-    pub(crate) fn output(&mut self, len: usize) {
-        // No history, the common case: one test of the two, not their larger (`burst_100k`,
-        // instructions).
-        if self.released_from | self.retain == 0 {
-            return;
-        }
+    pub(crate) fn output(&mut self, len: usize) -> bool {
         let horizon = self.horizon();
+        if horizon == 0 {
+            return false;
+        }
         if len > horizon / 4 {
             self.calm = 0;
-            return;
+            return false;
         }
         self.calm += 1;
         if self.calm >= horizon {
             *self = Self::new();
+            return true;
         }
+        false
+    }
+
+    /// Notes an output that leaves more than a quarter of the [`horizon`](Self::horizon)
+    /// futures: as [`output`](Self::output) then, the count of calm outputs starts again.
+    #[inline(always)]
+    pub(crate) fn not_calm(&mut self) {
+        self.calm = 0;
     }
 
     /// How far back the set remembers, in outputs (and the size its history is about).
     #[inline]
-    fn horizon(&self) -> usize {
+    pub(crate) fn horizon(&self) -> usize {
         self.released_from.max(self.retain)
     }
 
