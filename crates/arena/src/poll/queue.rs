@@ -144,9 +144,13 @@ impl Queue {
     pub(crate) fn pop(&mut self, marks: &mut (impl Marks + ?Sized)) -> u32 {
         let id = self.head;
         let mark = marks.mark(id);
-        self.head = mark.next;
+        // The link is read into a local before the mark is written: the compiler cannot tell
+        // the mark from `self.head`, and would load `head` again after that write
+        // (`unordered_held_100k`, instructions).
+        let next = mark.next;
         mark.next = UNLINKED;
-        if self.head == NIL {
+        self.head = next;
+        if next == NIL {
             self.tail = NIL;
         }
         id
