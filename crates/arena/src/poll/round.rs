@@ -369,8 +369,8 @@ impl Rounds {
         }
     }
 
-    /// [`push_inserted`](Self::push_inserted) into the slot at the head of this round's queue, still linked
-    /// there: it goes to the end.
+    /// [`push_inserted`](Self::push_inserted) into the slot at the head of this round's queue,
+    /// still linked there: it goes to the end.
     #[cold]
     #[inline(never)]
     fn push_linked(&mut self, marks: &mut (impl Marks + ?Sized), id: u32) {
