@@ -109,6 +109,13 @@ impl Queue {
         self.head
     }
 
+    /// The last slot, `NIL` if none. A slot is only ever appended, and never while it is in
+    /// a queue, so the tail differs after a run of appends exactly when the run appended any.
+    #[inline(always)]
+    pub(crate) fn last(&self) -> u32 {
+        self.tail
+    }
+
     /// The first slot, if any.
     #[inline(always)]
     pub(crate) fn front(&self) -> Option<u32> {

@@ -180,7 +180,9 @@ pub trait Slots<T>: Marks {
 }
 
 /// Files woken slot `id` for round `round`: in `deferred` if that round polled it already
-/// (a value is polled at most once a round), in `ready` otherwise; `true` in that case.
+/// (a value is polled at most once a round), in `ready` otherwise. A slot in a queue already
+/// stays where it is, so a drain's caller learns whether `ready` got any slot from its tail
+/// ([`Queue::last`]) before and after, not from each call.
 #[inline(always)]
 pub(crate) fn file(
     marks: &mut (impl Marks + ?Sized),
@@ -188,16 +190,13 @@ pub(crate) fn file(
     round: u32,
     ready: &mut Queue,
     deferred: &mut Queue,
-) -> bool {
+) {
     let mark = marks.mark(id);
-    let this_round = mark.round != round;
-    // A slot in a queue already stays where it is.
     if mark.next == UNLINKED {
         mark.next = NIL;
-        let queue = if this_round { ready } else { deferred };
+        let queue = if mark.round != round { ready } else { deferred };
         queue.link_last(marks, id);
     }
-    this_round
 }
 
 /// What [`Rounds::poll_first`] came to.

@@ -791,9 +791,11 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
     fn drain(&mut self, mode: Drain, round: u32, ready: &mut Queue, deferred: &mut Queue) -> bool {
         let (words, layout, owner) = self.table.ready_and_owner_words();
         let marks = marks(owner);
-        ready_set::drain(words, layout, mode, move |index| {
-            round::file(marks, index as u32, round, ready, deferred)
-        })
+        let last = ready.last();
+        ready_set::drain(words, layout, mode, |index| {
+            round::file(marks, index as u32, round, ready, deferred);
+        });
+        ready.last() != last
     }
 
     #[inline(always)]

@@ -717,26 +717,28 @@ impl<T> Store<T> {
         let ids = *ids;
         debug_assert!(GROUP || ids == 0);
         let slots = &mut **slots;
+        let last = ready.last();
         ready_set::drain(
             table.words(),
             table.header().ready_layout(),
             mode,
-            move |entry| {
+            |entry| {
                 let index = (entry / 2) as u32;
                 // The entry's slot holds a value, and the entry is that value's: not a waker of
                 // a departed value.
                 let bound = (entry as u64 & 1) << 1 | OCCUPIED;
                 if trusted(slots, index as usize).tag & 3 != bound {
-                    return false;
+                    return;
                 }
                 if GROUP {
                     let mut marks = Local { slots, ids };
-                    round::file(&mut marks, ids | index, round, ready, deferred)
+                    round::file(&mut marks, ids | index, round, ready, deferred);
                 } else {
-                    round::file(slots, index, round, ready, deferred)
+                    round::file(slots, index, round, ready, deferred);
                 }
             },
-        )
+        );
+        ready.last() != last
     }
 
     /// Polls the value of slot `index`, if it holds one, with `poll` (given its key), in a

@@ -344,11 +344,10 @@ fn clear_in(word: &AtomicU64, index: usize) {
 }
 
 /// Takes every woken slot out of the set, calling `f` with each index, lowest first, and
-/// leaves the top word as `mode` says. `true` if any call of `f` returned `true`.
+/// leaves the top word as `mode` says.
 ///
-/// `f` is taken by value and answers with a `bool`, not through a flag it captures: the set's
-/// owner drains at the start of a round whenever something was woken, and a closure that
-/// captured its caller's locals by reference would keep them in memory for the whole drain.
+/// `f` answers nothing: what the caller needs to know of the drain (whether a queue got any
+/// slot) it reads off its queues once, after the drain, rather than per slot.
 /// Sets of up to 4,032 slots (one level under the top word) are drained in loops of their own;
 /// deeper ones out of line. Guarded by `unordered_selfwake_100k_c64`, instructions.
 #[inline(always)]
@@ -356,22 +355,20 @@ pub(crate) fn drain(
     words: &[AtomicU64],
     layout: &ReadyLayout,
     mode: Drain,
-    mut f: impl FnMut(usize) -> bool,
-) -> bool {
+    mut f: impl FnMut(usize),
+) {
     let top = layout.top();
     // Its top word is the parent's word: taken before the child words below.
     let bits = ParentWord::of(&words[layout.word(top, 0)]).take(mode);
     match top {
         0 => each_bit(0, bits, &mut f),
         1 => {
-            let mut got = false;
             let mut children = bits;
             while children != 0 {
                 let index = children.trailing_zeros() as usize;
                 children &= children - 1;
-                got |= each_bit(index * 64, take_word(words, layout, 0, index), &mut f);
+                each_bit(index * 64, take_word(words, layout, 0, index), &mut f);
             }
-            got
         }
         _ => drain_deep(words, layout, top, bits, f),
     }
@@ -385,10 +382,9 @@ fn drain_deep(
     layout: &ReadyLayout,
     top: usize,
     bits: u64,
-    mut f: impl FnMut(usize) -> bool,
-) -> bool {
+    mut f: impl FnMut(usize),
+) {
     debug_assert!((2..MAX_LEVELS).contains(&top));
-    let mut got = false;
     // `pending[level]`: the bits of word `base[level]` of `level` not visited yet.
     let mut pending = [0u64; MAX_LEVELS];
     let mut base = [0usize; MAX_LEVELS];
@@ -404,27 +400,23 @@ fn drain_deep(
         let child = base[level] * 64 + bits.trailing_zeros() as usize;
         let word = take_word(words, layout, level - 1, child);
         if level == 1 {
-            got |= each_bit(child * 64, word, &mut f);
+            each_bit(child * 64, word, &mut f);
         } else {
             level -= 1;
             pending[level] = word;
             base[level] = child;
         }
     }
-    got
 }
 
-/// Calls `f` with `base` plus the index of each bit of `bits`, lowest first; `true` if any
-/// call returned `true`.
+/// Calls `f` with `base` plus the index of each bit of `bits`, lowest first.
 #[inline(always)]
-fn each_bit(base: usize, mut bits: u64, f: &mut impl FnMut(usize) -> bool) -> bool {
-    let mut got = false;
+fn each_bit(base: usize, mut bits: u64, f: &mut impl FnMut(usize)) {
     while bits != 0 {
         let bit = bits.trailing_zeros() as usize;
         bits &= bits - 1;
-        got |= f(base + bit);
+        f(base + bit);
     }
-    got
 }
 
 /// Takes word `index` of `level`: its bits, leaving it empty.
@@ -506,7 +498,6 @@ mod tests {
         let mut out = Vec::new();
         drain(words, layout, Drain::Arm, |i| {
             out.push(i);
-            true
         });
         out
     }
@@ -543,7 +534,6 @@ mod tests {
         let mut seen = Vec::new();
         drain(&words, &layout, Drain::KeepBusy, |i| {
             seen.push(i);
-            true
         });
         assert!(seen.is_empty());
         assert!(is_empty(&words, &layout) && !is_clear(&words, &layout));
@@ -551,7 +541,6 @@ mod tests {
         assert_eq!(wake(&words, &layout, 70), Woke::Joined);
         drain(&words, &layout, Drain::Arm, |i| {
             seen.push(i);
-            true
         });
         assert_eq!(seen, [70]);
         assert!(is_clear(&words, &layout));
