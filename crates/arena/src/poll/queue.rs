@@ -200,8 +200,6 @@ impl Queue {
         }
     }
 
-    /// Takes out every slot for which `keep` says `false` (their marks are left alone: the
-    /// caller is about to free them), keeping the others in order.
     /// Takes every slot out of the queue, each unlinked (its value left).
     pub(crate) fn unlink_all(&mut self, marks: &mut (impl Marks + ?Sized)) {
         let mut id = self.head;
@@ -213,6 +211,8 @@ impl Queue {
         *self = Queue::EMPTY;
     }
 
+    /// Takes out every slot for which `keep` says `false` (their marks are left alone: the
+    /// caller is about to free them), keeping the others in order.
     pub(crate) fn retain(&mut self, marks: &mut (impl Marks + ?Sized), keep: impl Fn(u32) -> bool) {
         let mut kept = Queue::EMPTY;
         let mut id = self.head;
