@@ -109,8 +109,9 @@ impl Queue {
         self.head
     }
 
-    /// The last slot, `NIL` if none. A slot is only ever appended, and never while it is in
-    /// a queue, so the tail differs after a run of appends exactly when the run appended any.
+    /// The last slot, `NIL` if none. A drain only appends, and only slots in no queue (a
+    /// slot queued already stays where it is), so the tail differs after a drain exactly when
+    /// the drain appended any.
     #[inline(always)]
     pub(crate) fn last(&self) -> u32 {
         self.tail

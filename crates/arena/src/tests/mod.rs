@@ -2,6 +2,7 @@
 //! files use (one poll of an arena, a value that counts its drops, the counting allocator) is
 //! here.
 
+mod drain_tail;
 mod fairness;
 mod growable;
 mod keys;
