@@ -510,50 +510,50 @@ fn a_panic_after_waking_another_value_wakes_the_task_for_it() {
 #[test]
 fn a_merge_head_panicking_in_place_after_a_wake_wakes_the_task() {
     pinfold_testkit::panic_hook::no_forced_backtraces();
-    for grow in [false, true] {
-        let (task, wakes) = counting_waker();
-        let mut cx = Context::from_waker(&task);
-        let step = |k: Key, first: Key| {
-            if k == first {
-                Step::Repoll(Some(k))
-            } else {
-                Step::Settled
-            }
-        };
-        macro_rules! run {
-            ($arena:expr, $a:expr, $b:expr) => {{
-                let arena = $arena;
-                let (a, b) = ($a, $b);
-                // First call: `a` gives an item (queued again); `b` settles.
-                let out = arena.poll_next_some(&mut cx, |k, _, _| step(k, a));
-                assert_eq!(out, Poll::Ready(Some((a, a))));
-                let out = arena.poll_next_some(&mut cx, |k, _, _| step(k, a));
-                assert_eq!(out, Poll::Ready(Some((a, a))), "a again (b settled)");
-                let wake_b = arena.waker(b).unwrap();
-                let before = wakes.count();
-                let result = catch_unwind(AssertUnwindSafe(|| {
-                    arena.poll_next_some(&mut cx, |k, _, _| -> Step<Option<Key>> {
-                        assert_eq!(k, a, "the head is polled in place");
-                        wake_b.wake_by_ref();
-                        panic!("a panics in place");
-                    })
-                }));
-                assert!(result.is_err());
-                assert!(wakes.count() > before, "grow {grow}: task woken for b");
-                let out = arena.poll_next_some(&mut cx, |k, _, _| Step::Keep(Some(k)));
-                assert_eq!(out, Poll::Ready(Some((b, b))));
-            }};
-        }
-        if grow {
-            let mut arena = GrowableArena::new();
-            let a = arena.insert(0u32);
-            let b = arena.insert(1u32);
-            run!(&mut arena, a, b);
+    let mut arena = Arena::new(2);
+    let a = arena.insert(0u32).unwrap();
+    let b = arena.insert(1u32).unwrap();
+    let wake_b = arena.waker(b).unwrap();
+    head_panics_in_place_after_waking(&mut arena, a, b, &wake_b);
+    let mut arena = GrowableArena::new();
+    let a = arena.insert(0u32);
+    let b = arena.insert(1u32);
+    let wake_b = arena.waker(b).unwrap();
+    head_panics_in_place_after_waking(&mut arena, a, b, &wake_b);
+}
+
+/// `a` gives items (queued again), `b` settles; then `a`, polled in place at the head of the
+/// queue, wakes `b` (`wake_b`) and panics: the task is woken, and the next call gives `b`.
+fn head_panics_in_place_after_waking<S: Storage<u32>>(
+    arena: &mut S,
+    a: Key,
+    b: Key,
+    wake_b: &Waker,
+) {
+    let (task, wakes) = counting_waker();
+    let mut cx = Context::from_waker(&task);
+    let step = |k: Key| {
+        if k == a {
+            Step::Repoll(Some(k))
         } else {
-            let mut arena = Arena::new(2);
-            let a = arena.insert(0u32).unwrap();
-            let b = arena.insert(1u32).unwrap();
-            run!(&mut arena, a, b);
+            Step::Settled
         }
-    }
+    };
+    // First call: `a` gives an item (queued again); `b` settles.
+    let out = arena.poll_next_some(&mut cx, |k, _, _| step(k));
+    assert_eq!(out, Poll::Ready(Some((a, a))));
+    let out = arena.poll_next_some(&mut cx, |k, _, _| step(k));
+    assert_eq!(out, Poll::Ready(Some((a, a))), "a again (b settled)");
+    let before = wakes.count();
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        arena.poll_next_some(&mut cx, |k, _, _| -> Step<Option<Key>> {
+            assert_eq!(k, a, "the head is polled in place");
+            wake_b.wake_by_ref();
+            panic!("a panics in place");
+        })
+    }));
+    assert!(result.is_err());
+    assert!(wakes.count() > before, "task woken for b");
+    let out = arena.poll_next_some(&mut cx, |k, _, _| Step::Keep(Some(k)));
+    assert_eq!(out, Poll::Ready(Some((b, b))));
 }
