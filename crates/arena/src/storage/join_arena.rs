@@ -792,9 +792,13 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
         let (words, layout, owner) = self.table.ready_and_owner_words();
         let marks = marks(owner);
         let last = ready.last();
-        ready_set::drain(words, layout, mode, |index| {
-            round::file(marks, index as u32, round, ready, deferred);
-        });
+        // SAFETY: the table's words and its layout; only its wakers and the owner's
+        // `ready_set` calls set bits in them.
+        unsafe {
+            ready_set::drain(words, layout, mode, |index| {
+                round::file(marks, index as u32, round, ready, deferred);
+            })
+        };
         ready.last() != last
     }
 

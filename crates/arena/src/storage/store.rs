@@ -718,26 +718,30 @@ impl<T> Store<T> {
         debug_assert!(GROUP || ids == 0);
         let slots = &mut **slots;
         let last = ready.last();
-        ready_set::drain(
-            table.words(),
-            table.header().ready_layout(),
-            mode,
-            |entry| {
-                let index = (entry / 2) as u32;
-                // The entry's slot holds a value, and the entry is that value's: not a waker of
-                // a departed value.
-                let bound = (entry as u64 & 1) << 1 | OCCUPIED;
-                if trusted(slots, index as usize).tag & 3 != bound {
-                    return;
-                }
-                if GROUP {
-                    let mut marks = Local { slots, ids };
-                    round::file(&mut marks, ids | index, round, ready, deferred);
-                } else {
-                    round::file(slots, index, round, ready, deferred);
-                }
-            },
-        );
+        // SAFETY: the table's words and its layout; only its wakers and the owner's
+        // `ready_set` calls set bits in them.
+        unsafe {
+            ready_set::drain(
+                table.words(),
+                table.header().ready_layout(),
+                mode,
+                |entry| {
+                    let index = (entry / 2) as u32;
+                    // The entry's slot holds a value, and the entry is that value's: not a waker of
+                    // a departed value.
+                    let bound = (entry as u64 & 1) << 1 | OCCUPIED;
+                    if trusted(slots, index as usize).tag & 3 != bound {
+                        return;
+                    }
+                    if GROUP {
+                        let mut marks = Local { slots, ids };
+                        round::file(&mut marks, ids | index, round, ready, deferred);
+                    } else {
+                        round::file(slots, index, round, ready, deferred);
+                    }
+                },
+            )
+        };
         ready.last() != last
     }
 

@@ -350,16 +350,31 @@ fn clear_in(word: &AtomicU64, index: usize) {
 /// slot) it reads off its queues once, after the drain, rather than per slot.
 /// Sets of up to 4,032 slots (one level under the top word) are drained in loops of their own;
 /// deeper ones out of line. Guarded by `unordered_selfwake_100k_c64`, instructions.
+///
+/// The words are reached without bound checks, as a wake reaches them: a drain runs at the
+/// start of most calls (`unordered_selfwake_100k_c64`, instructions); a debug build checks.
+///
+/// # Safety
+/// `words` holds the [`words`](ReadyLayout::words) of a set laid out by `layout`, and only
+/// this module's functions have set their bits.
 #[inline(always)]
-pub(crate) fn drain(
+pub(crate) unsafe fn drain(
     words: &[AtomicU64],
     layout: &ReadyLayout,
     mode: Drain,
     mut f: impl FnMut(usize),
 ) {
+    debug_assert!(
+        words.len() >= layout.words(),
+        "the words are not the layout's"
+    );
     let top = layout.top();
+    debug_assert!(top < MAX_LEVELS && layout.top_word() < words.len());
+    // SAFETY: `top` is below `levels`, at most `MAX_LEVELS`, so its start is one of the
+    // layout's, and the top word is one of its words, all in `words` (the caller's promise).
+    let top_word = unsafe { words.get_unchecked(*layout.start.get_unchecked(top) as usize) };
     // Its top word is the parent's word: taken before the child words below.
-    let bits = ParentWord::of(&words[layout.word(top, 0)]).take(mode);
+    let bits = ParentWord::of(top_word).take(mode);
     match top {
         0 => each_bit(0, bits, &mut f),
         1 => {
@@ -367,7 +382,13 @@ pub(crate) fn drain(
             while children != 0 {
                 let index = children.trailing_zeros() as usize;
                 children &= children - 1;
-                each_bit(index * 64, take_word(words, layout, 0, index), &mut f);
+                debug_assert!(index < words.len());
+                // SAFETY: a bit of the top word is set only by a wake that climbed from the
+                // first-level word it stands for (`wake`; `BUSY` is not among the bits taken),
+                // one of the layout's words; the first level starts at word 0.
+                let word = unsafe { words.get_unchecked(index) };
+                // AcqRel: as in `take_word`.
+                each_bit(index * 64, word.swap(0, Ordering::AcqRel), &mut f);
             }
         }
         _ => drain_deep(words, layout, top, bits, f),
@@ -496,9 +517,12 @@ mod tests {
 
     fn drained(words: &[AtomicU64], layout: &ReadyLayout) -> Vec<usize> {
         let mut out = Vec::new();
-        drain(words, layout, Drain::Arm, |i| {
-            out.push(i);
-        });
+        // SAFETY: the words are the layout's (`set`), set only by `wake`.
+        unsafe {
+            drain(words, layout, Drain::Arm, |i| {
+                out.push(i);
+            })
+        };
         out
     }
 
@@ -532,16 +556,22 @@ mod tests {
     fn a_busy_top_word_absorbs_the_climb() {
         let (words, layout) = set(10_000);
         let mut seen = Vec::new();
-        drain(&words, &layout, Drain::KeepBusy, |i| {
-            seen.push(i);
-        });
+        // SAFETY: as in `drained`.
+        unsafe {
+            drain(&words, &layout, Drain::KeepBusy, |i| {
+                seen.push(i);
+            })
+        };
         assert!(seen.is_empty());
         assert!(is_empty(&words, &layout) && !is_clear(&words, &layout));
         // The owner is busy: the first wake joins instead of raising.
         assert_eq!(wake(&words, &layout, 70), Woke::Joined);
-        drain(&words, &layout, Drain::Arm, |i| {
-            seen.push(i);
-        });
+        // SAFETY: as in `drained`.
+        unsafe {
+            drain(&words, &layout, Drain::Arm, |i| {
+                seen.push(i);
+            })
+        };
         assert_eq!(seen, [70]);
         assert!(is_clear(&words, &layout));
         assert_eq!(wake(&words, &layout, 70), Woke::Raised);
