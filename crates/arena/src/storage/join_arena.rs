@@ -792,8 +792,8 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
         let (words, layout, owner) = self.table.ready_and_owner_words();
         let marks = marks(owner);
         let last = ready.last();
-        // SAFETY: the table's words and its layout; only its wakers and the owner's
-        // `ready_set` calls set bits in them.
+        // SAFETY: the table's words and its layout; a bit of a summary word is set only by
+        // a waker's climb (the owner only sets `BUSY` and clears).
         unsafe {
             ready_set::drain(words, layout, mode, |index| {
                 round::file(marks, index as u32, round, ready, deferred);

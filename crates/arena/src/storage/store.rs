@@ -718,8 +718,8 @@ impl<T> Store<T> {
         debug_assert!(GROUP || ids == 0);
         let slots = &mut **slots;
         let last = ready.last();
-        // SAFETY: the table's words and its layout; only its wakers and the owner's
-        // `ready_set` calls set bits in them.
+        // SAFETY: the table's words and its layout; a bit of a summary word is set only by
+        // a waker's climb (the owner only sets `BUSY` and clears).
         unsafe {
             ready_set::drain(
                 table.words(),

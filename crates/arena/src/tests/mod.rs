@@ -9,6 +9,7 @@ mod keys;
 mod memory;
 mod order;
 mod panics;
+mod ready_edges;
 mod rounds;
 mod stale_wakers;
 mod values;

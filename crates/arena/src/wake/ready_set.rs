@@ -355,8 +355,10 @@ fn clear_in(word: &AtomicU64, index: usize) {
 /// start of most calls (`unordered_selfwake_100k_c64`, instructions); a debug build checks.
 ///
 /// # Safety
-/// `words` holds the [`words`](ReadyLayout::words) of a set laid out by `layout`, and only
-/// this module's functions have set their bits.
+/// `words` holds the [`words`](ReadyLayout::words) of a set laid out by `layout`, and every
+/// bit of a summary word (but [`BUSY`]) was set by [`wake`]'s climb from the word it stands
+/// for (a wake table's wakers' and its owner's calls of this module keep it so; nothing else
+/// writes a table's words).
 #[inline(always)]
 pub(crate) unsafe fn drain(
     words: &[AtomicU64],
@@ -382,7 +384,10 @@ pub(crate) unsafe fn drain(
             while children != 0 {
                 let index = children.trailing_zeros() as usize;
                 children &= children - 1;
-                debug_assert!(index < words.len());
+                debug_assert!(
+                    index < layout.start[1] as usize,
+                    "top bit {index} names no first-level word"
+                );
                 // SAFETY: a bit of the top word is set only by a wake that climbed from the
                 // first-level word it stands for (`wake`; `BUSY` is not among the bits taken),
                 // one of the layout's words; the first level starts at word 0.
@@ -524,6 +529,22 @@ mod tests {
             })
         };
         out
+    }
+
+    /// A debug build checks what a drain relies on: each bit of a two-level set's top word
+    /// names one of its first-level words. A bit that names the top word itself (only a bug in
+    /// this module could set one) panics there instead of draining past the first level.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "names no first-level word")]
+    fn a_drain_checks_the_top_words_bits_in_a_debug_build() {
+        let (words, layout) = set(64);
+        // One first-level word (word 0), the top word (word 1): bit 1 names the top word.
+        assert_eq!(layout.top_word(), 1);
+        ParentWord::of(&words[1]).raise(1 << 1);
+        // SAFETY: the words are the layout's; the bit set breaks the drain's promise, which the
+        // debug check catches before any word is reached by it.
+        unsafe { drain(&words, &layout, Drain::KeepBusy, |_| {}) };
     }
 
     #[test]
