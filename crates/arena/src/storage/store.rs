@@ -935,7 +935,7 @@ impl<T> Slots<T> for Store<T> {
         self.table.register(waker);
     }
 
-    #[inline]
+    #[inline(never)]
     fn drain(&mut self, mode: Drain, round: u32, ready: &mut Queue, deferred: &mut Queue) -> bool {
         Store::drain::<false>(self, mode, round, ready, deferred)
     }
