@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Waker};
 
-use pinfold_testkit::waker::counting_waker;
+use pinfold_testkit::waker::{WakeCounter, counting_waker};
 
 use crate::{Arena, JoinArena, Key, Step, Storage};
 use alloc::format;
@@ -197,6 +197,29 @@ fn every_value_of_a_join_arena_woken_at_once_is_polled_once() {
     }
 }
 
+/// What a poll does in [`wakes_of_every_value_during_a_round_poll_each_once_more`]: at
+/// value `last`'s first poll, wakes every value through `wakers`, last first, and checks that
+/// the task (counted by `parent`) was not woken by them.
+fn wake_all_at_first_poll_of<'a>(
+    last: usize,
+    wakers: &'a [Waker],
+    parent: &'a WakeCounter,
+) -> impl FnMut(usize) + 'a {
+    let mut woke = false;
+    move |value| {
+        if value == last && !woke {
+            woke = true;
+            let before = parent.count();
+            wakers.iter().rev().for_each(Waker::wake_by_ref);
+            assert_eq!(
+                parent.count(),
+                before,
+                "the wakes during a round woke the task"
+            );
+        }
+    }
+}
+
 /// The highest value, woken, wakes every value (itself too) while the owner polls: the wakes
 /// notify nobody (the owner is busy), and each woken value is polled once more (the waking
 /// value in a later round: a value is polled at most once a round).
@@ -210,19 +233,12 @@ fn wakes_of_every_value_during_a_round_poll_each_once_more() {
         let wakers: Vec<Waker> = keys.iter().map(|&k| arena.waker(k).unwrap()).collect();
         let last = capacity - 1;
         wakers[last].wake_by_ref();
-        let mut woke = false;
-        let polls = arena_polls(&mut arena, capacity, &task, |value| {
-            if value == last && !woke {
-                woke = true;
-                let before = parent.count();
-                wakers.iter().rev().for_each(Waker::wake_by_ref);
-                assert_eq!(
-                    parent.count(),
-                    before,
-                    "the wakes during a round woke the task"
-                );
-            }
-        });
+        let polls = arena_polls(
+            &mut arena,
+            capacity,
+            &task,
+            wake_all_at_first_poll_of(last, &wakers, &parent),
+        );
         let mut expected = vec![1; capacity];
         expected[last] = 2;
         assert_eq!(polls, expected, "{capacity} slots");
@@ -233,19 +249,13 @@ fn wakes_of_every_value_during_a_round_poll_each_once_more() {
         let wakers = taken(&kept);
         let last = n - 1;
         wakers[last].wake_by_ref();
-        let mut woke = false;
-        let polls = join_polls(&mut arena, n, &task, &kept, |value| {
-            if value == last && !woke {
-                woke = true;
-                let before = parent.count();
-                wakers.iter().rev().for_each(Waker::wake_by_ref);
-                assert_eq!(
-                    parent.count(),
-                    before,
-                    "the wakes during a round woke the task"
-                );
-            }
-        });
+        let polls = join_polls(
+            &mut arena,
+            n,
+            &task,
+            &kept,
+            wake_all_at_first_poll_of(last, &wakers, &parent),
+        );
         let mut expected = vec![1; n];
         expected[last] = 2;
         assert_eq!(polls, expected, "{n} values");
