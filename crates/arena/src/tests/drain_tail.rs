@@ -338,12 +338,7 @@ fn no_lost_wake_across_threads<S: Storage<usize>>(
     ignore = "thousands of slots and wakes: wake_levels.rs covers the deep sets under Miri"
 )]
 fn wakes_from_another_thread_are_not_lost_in_a_small_arena() {
-    for _ in 0..20 {
-        let mut arena = Arena::new(64);
-        let keys: Vec<Key> = (0..64).map(|v| arena.insert(v).unwrap()).collect();
-        let wakers = keys.iter().map(|&k| arena.waker(k).unwrap()).collect();
-        no_lost_wake_across_threads(&mut arena, wakers, 20_000);
-    }
+    no_lost_wake_in_full_arenas(64, 20, 20_000);
 }
 
 #[test]
@@ -352,11 +347,17 @@ fn wakes_from_another_thread_are_not_lost_in_a_small_arena() {
     ignore = "thousands of slots and wakes: wake_levels.rs covers the deep sets under Miri"
 )]
 fn wakes_from_another_thread_are_not_lost_in_a_deep_arena() {
-    for _ in 0..5 {
-        let mut arena = Arena::new(5000);
-        let keys: Vec<Key> = (0..5000).map(|v| arena.insert(v).unwrap()).collect();
+    no_lost_wake_in_full_arenas(5000, 5, 50_000);
+}
+
+/// [`no_lost_wake_across_threads`], `runs` times, each on a new arena of `capacity` slots,
+/// all of them holding a value, with `wakes` wakes.
+fn no_lost_wake_in_full_arenas(capacity: usize, runs: usize, wakes: usize) {
+    for _ in 0..runs {
+        let mut arena = Arena::new(capacity);
+        let keys: Vec<Key> = (0..capacity).map(|v| arena.insert(v).unwrap()).collect();
         let wakers = keys.iter().map(|&k| arena.waker(k).unwrap()).collect();
-        no_lost_wake_across_threads(&mut arena, wakers, 50_000);
+        no_lost_wake_across_threads(&mut arena, wakers, wakes);
     }
 }
 

@@ -392,8 +392,7 @@ pub(crate) unsafe fn drain(
                 // first-level word it stands for (`wake`; `BUSY` is not among the bits taken),
                 // one of the layout's words; the first level starts at word 0.
                 let word = unsafe { words.get_unchecked(index) };
-                // AcqRel: as in `take_word`.
-                each_bit(index * 64, word.swap(0, Ordering::AcqRel), &mut f);
+                each_bit(index * 64, take_all(word), &mut f);
             }
         }
         _ => drain_deep(words, layout, top, bits, f),
@@ -448,9 +447,15 @@ fn each_bit(base: usize, mut bits: u64, f: &mut impl FnMut(usize)) {
 /// Takes word `index` of `level`: its bits, leaving it empty.
 #[inline(always)]
 fn take_word(words: &[AtomicU64], layout: &ReadyLayout, level: usize, index: usize) -> u64 {
+    take_all(&words[layout.word(level, index)])
+}
+
+/// Takes `word`'s bits, leaving it empty.
+#[inline(always)]
+fn take_all(word: &AtomicU64) -> u64 {
     // AcqRel: Acquire pairs with the wakers' Release in `wake`; Release keeps this clear
     // ordered before the child swaps that follow it.
-    words[layout.word(level, index)].swap(0, Ordering::AcqRel)
+    word.swap(0, Ordering::AcqRel)
 }
 
 #[cfg(all(test, not(all(pinfold_loom, feature = "loom"))))]
