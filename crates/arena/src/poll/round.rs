@@ -150,21 +150,23 @@ pub trait Slots<T>: Marks {
 
     /// Polls slot `id`'s value, if it holds one, with `poll` (given its key), in a context of
     /// its own waker; its key and the wake table entry whose waker it lent come back with
-    /// what `poll` returned. `None` if the slot holds no value (it left while queued). If
-    /// `take_wake`, the slot's bit in the ready set is taken first: a wake that came since
-    /// the collection that queued the value is answered by this poll, not by another. If
+    /// what `poll` returned ([`Polled`]). `None` if the slot holds no value (it left while
+    /// queued). If `take_wake`, the slot's bit in the ready set is taken first: a wake that
+    /// came since the collection that queued the value is answered by this poll, not by
+    /// another. If `WATCH`, a kind that can watches the poll: a first wake of the value during
+    /// it is told in [`Polled::woken`], not through the ready set. If
     /// `poll` panics, the kind does what its panics rule says (an arena drops the value and
     /// frees its slot; a panic of the value's `Drop` then is dropped) and, with `std`,
     /// returns the panic for the round to repair and resume; without `std` it calls
     /// `panicked` with its parent while the panic goes on. A kind whose owner ends at a
     /// panic (a join) lets it go on.
-    fn poll_slot<R>(
+    fn poll_slot<const WATCH: bool, R>(
         &mut self,
         id: u32,
         take_wake: bool,
-        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
+        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
         panicked: impl FnOnce(&ParentWord),
-    ) -> Result<Option<(Key, u32, R)>, Kept>;
+    ) -> Result<Option<Polled<R>>, Kept>;
 
     /// Whether entry `entry` (of slot `id`) was woken since its value's poll began.
     fn is_woken(&self, id: u32, entry: u32) -> bool;
@@ -177,6 +179,21 @@ pub trait Slots<T>: Marks {
     /// the slot; a join keeps it. A growable arena may release a group then, taking its slots
     /// out of `rounds`' queues (the slot polled is out of them already).
     fn remove(&mut self, id: u32, rounds: &mut Rounds);
+}
+
+/// What the poll of a queued slot's value came to ([`Slots::poll_slot`]).
+#[derive(Debug)]
+pub struct Polled<R> {
+    /// The value's key.
+    pub(crate) key: Key,
+    /// The wake table entry whose waker the value was lent.
+    pub(crate) entry: u32,
+    /// What the poll came to.
+    pub(crate) step: Step<R>,
+    /// Whether a waker of the value woke it during the poll, a wake not in the ready set: the
+    /// value stays ([`Step::Pending`], [`Step::Keep`], [`Step::Settled`], [`Step::Repoll`]) and
+    /// its slot goes to the next round's queue. Only where the poll was watched.
+    pub(crate) woken: bool,
 }
 
 /// Files woken slot `id` for round `round`: in `deferred` if that round polled it already
@@ -548,7 +565,7 @@ impl Rounds {
             // with the poll, which may miss it): the first poll of a round need not look.
             let take_wake = budget.has_polled();
             let rounds = &mut *self;
-            let polled = slots.poll_slot(
+            let polled = slots.poll_slot::<true, R>(
                 id,
                 take_wake,
                 |key, value, cx| {
@@ -559,10 +576,10 @@ impl Rounds {
             );
             let polled = self.repair(slots, false, task, polled);
             // A slot whose value left while it was queued is skipped.
-            let Some((key, entry, step)) = polled else {
+            let Some(polled) = polled else {
                 continue;
             };
-            if let Some(out) = self.settle(slots, id, key, entry, step, budget) {
+            if let Some(out) = self.settle(slots, id, polled, budget) {
                 return Queued::Ready(out);
             }
         }
@@ -575,20 +592,28 @@ impl Rounds {
         &mut self,
         slots: &mut S,
         id: u32,
-        key: Key,
-        entry: u32,
-        step: Step<R>,
+        polled: Polled<R>,
         budget: &mut Budget,
     ) -> Option<(Key, R)> {
+        let Polled {
+            key,
+            entry,
+            step,
+            woken,
+        } = polled;
         match step {
             Step::Pending => {
-                let unbound = S::MAY_WAIT_UNBOUND && slots.holds_no_waker(id, entry);
                 let mark = slots.mark(id);
                 let polled_before = mark.round != 0;
                 mark.round = budget.round;
                 // A value that woke itself costs the round nothing beyond its poll: it is
                 // polled once a round, and the round polls at most as many values as the
-                // arena held.
+                // arena held. Woken during its poll, it waits for the next round.
+                if woken {
+                    self.deferred.push(slots, id);
+                    return None;
+                }
+                let unbound = S::MAY_WAIT_UNBOUND && slots.holds_no_waker(id, entry);
                 // A value waiting for the waker it was given first is polled again by every
                 // round, by design, not for a wake it may have missed: never a vain poll.
                 // The bit is read only when it matters: a first poll is never a vain one.
@@ -603,10 +628,16 @@ impl Rounds {
             }
             Step::Keep(out) => {
                 slots.mark(id).round = budget.round;
+                if woken {
+                    self.deferred.push(slots, id);
+                }
                 Some((key, out))
             }
             Step::Settled => {
                 slots.mark(id).round = budget.round;
+                if woken {
+                    self.deferred.push(slots, id);
+                }
                 None
             }
             Step::Repoll(out) => {
@@ -715,17 +746,19 @@ impl Rounds {
         // Nothing was woken since the last collection: the value's mark is clear.
         let rounds = &mut *self;
         // A value that panics here stays at the head of the queue (see `push`), to be skipped.
-        let polled = slots.poll_slot(
+        // Not watched: a stream that gives an item is queued again anyway.
+        let polled = slots.poll_slot::<false, Option<R>>(
             id,
             false,
             |key, value, cx| f(key, value, cx),
             |parent| rounds.unwinding(parent, true),
         );
-        let Some((key, entry, step)) = self.repair(slots, true, task, polled) else {
+        let Some(polled) = self.repair(slots, true, task, polled) else {
             // A value that left: the round in full skips it.
             return First::NotTaken;
         };
-        if let Step::Repoll(Some(out)) = step {
+        if let Step::Repoll(Some(out)) = polled.step {
+            let key = polled.key;
             // Its next poll is needed anyway, never vain; its round mark matters only to a
             // value out of the queue.
             self.ready.rotate(slots, |mark| mark.round = 0);
@@ -737,7 +770,7 @@ impl Rounds {
         self.ready.pop(slots);
         let mut budget = Budget::new(self.round, held);
         budget.polled();
-        let out = match self.settle(slots, id, key, entry, step, &mut budget) {
+        let out = match self.settle(slots, id, polled, &mut budget) {
             Some((key, Some(out))) => Some((key, out)),
             // The value left without an output, or gave none: the round goes on.
             Some((_, None)) | None => None,

@@ -8,7 +8,8 @@ use core::task::{Context, Waker};
 use crate::index::{trusted, trusted_mut};
 use crate::key::{self, Key};
 use crate::poll::queue::{Mark, Marks, Queue};
-use crate::poll::round::{Rounds, Slots};
+use crate::poll::round::{Polled, Rounds, Slots};
+use crate::poll::step::Step;
 use crate::storage::sizing::{FIRST_GROUP, MAX_GROUP, Sizing};
 use crate::storage::store::{self, GROUP_SHIFT, Store, prefetch_pays};
 use crate::storage::{
@@ -339,13 +340,13 @@ impl<T> Slots<T> for Groups<T> {
     }
 
     #[inline(always)]
-    fn poll_slot<R>(
+    fn poll_slot<const WATCH: bool, R>(
         &mut self,
         id: u32,
         take_wake: bool,
-        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
+        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
         panicked: impl FnOnce(&ParentWord),
-    ) -> Result<Option<(Key, u32, R)>, unwind::Kept> {
+    ) -> Result<Option<Polled<R>>, unwind::Kept> {
         let (group, index) = split(id);
         let Self {
             stores,
@@ -355,7 +356,7 @@ impl<T> Slots<T> for Groups<T> {
             hub,
             ..
         } = self;
-        trusted_mut(stores, group).poll_at(
+        trusted_mut(stores, group).poll_at::<WATCH, R>(
             index,
             take_wake,
             poll,

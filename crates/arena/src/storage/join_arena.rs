@@ -10,7 +10,7 @@ use core::task::{Context, Poll, Waker};
 
 use crate::key::Key;
 use crate::poll::queue::{Mark, Marks, Queue, UNLINKED};
-use crate::poll::round::{self, Budget, Rounds, Slots};
+use crate::poll::round::{self, Budget, Polled, Rounds, Slots};
 use crate::poll::step::Step;
 use crate::sync::Ordering;
 use crate::unwind;
@@ -803,13 +803,13 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
     }
 
     #[inline(always)]
-    fn poll_slot<R>(
+    fn poll_slot<const WATCH: bool, R>(
         &mut self,
         id: u32,
         take_wake: bool,
-        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
+        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
         _panicked: impl FnOnce(&ParentWord),
-    ) -> Result<Option<(Key, u32, R)>, unwind::Kept> {
+    ) -> Result<Option<Polled<R>>, unwind::Kept> {
         let key = Key::new(id, 0);
         // Checks that `id` is below the number of values, which is the table's number of
         // entries (made with one per value; the values never change in number).
@@ -822,8 +822,14 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
         // SAFETY: `id` is an entry of the table (above).
         let waker = unsafe { self.table.borrowed_waker_unchecked(id as usize) };
         // A panic goes on to the owner, a join, which drops every value.
-        let out = poll(key, value, &mut Context::from_waker(&waker));
-        Ok(Some((key, id, out)))
+        // Not watched: every wake of a join's value goes through the ready set.
+        let step = poll(key, value, &mut Context::from_waker(&waker));
+        Ok(Some(Polled {
+            key,
+            entry: id,
+            step,
+            woken: false,
+        }))
     }
 
     #[inline(always)]

@@ -14,12 +14,15 @@ use core::task::{Context, Waker};
 use crate::index::{trusted, trusted_mut};
 use crate::key::{self, Key};
 use crate::poll::queue::{self, Mark, Marks, NIL, Queue, UNLINKED};
-use crate::poll::round::{self, Slots};
+use crate::poll::round::{self, Polled, Slots};
+use crate::poll::step::Step;
 use crate::sync::Ordering;
 use crate::unwind::{self, Kept};
 use crate::wake::atomic_waker::AtomicWaker;
 use crate::wake::hub::Hub;
 use crate::wake::ready_set::{self, Drain, ParentWord};
+#[cfg(feature = "std")]
+use crate::wake::wake_table::watch::{self, Watch};
 use crate::wake::wake_table::{Parent, RETIRED, WakeTable};
 use alloc::boxed::Box;
 
@@ -750,15 +753,17 @@ impl<T> Store<T> {
     /// `poll` panics, `unwound` runs and the value is dropped in place and its slot freed;
     /// then, with `std`, the panic is returned (the caller repairs and resumes it), and
     /// without `std` `panicked` runs with the table while the panic goes on.
+    /// If `WATCH`, the poll is watched ([`watch`]): a wake of the value on this thread during
+    /// it comes back in [`Polled::woken`], not through the ready set.
     #[inline(always)]
-    pub(crate) fn poll_at<R>(
+    pub(crate) fn poll_at<const WATCH: bool, R>(
         &mut self,
         index: usize,
         take_wake: bool,
-        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
+        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
         unwound: impl FnOnce(),
         panicked: impl FnOnce(&WakeTable),
-    ) -> Result<Option<(Key, u32, R)>, Kept> {
+    ) -> Result<Option<Polled<R>>, Kept> {
         let slot = trusted(&self.slots, index);
         if !slot.occupied() {
             return Ok(None);
@@ -771,10 +776,16 @@ impl<T> Store<T> {
             // is in the ready set's first level.
             unsafe { ready_set::take_unchecked(self.table.words(), entry as usize) };
         }
-        let out = self.poll_value(index, entry as usize, unwound, panicked, |value, cx| {
-            poll(key, value, cx)
-        })?;
-        Ok(Some((key, entry, out)))
+        let (step, woken) =
+            self.poll_value::<WATCH, _>(index, entry as usize, unwound, panicked, |value, cx| {
+                poll(key, value, cx)
+            })?;
+        Ok(Some(Polled {
+            key,
+            entry,
+            step,
+            woken,
+        }))
     }
 
     /// Whether entry `entry` was woken since its value's poll began.
@@ -799,18 +810,18 @@ impl<T> Store<T> {
     }
 
     /// Polls the value at `index` (there is one) with `poll`, in a context of the waker of
-    /// wake table entry `entry`. If `poll` panics, `unwound` runs and the value is dropped and
-    /// its slot freed; then the panic is returned (with `std`), or goes on after `panicked`
-    /// (without).
+    /// wake table entry `entry`, watched if `WATCH` (the `bool` says whether it woke itself).
+    /// If `poll` panics, `unwound` runs and the value is dropped and its slot freed; then the
+    /// panic is returned (with `std`), or goes on after `panicked` (without).
     #[inline(always)]
-    fn poll_value<R>(
+    fn poll_value<const WATCH: bool, R>(
         &mut self,
         index: usize,
         entry: usize,
         unwound: impl FnOnce(),
         panicked: impl FnOnce(&WakeTable),
         poll: impl FnOnce(Pin<&mut T>, &mut Context<'_>) -> R,
-    ) -> Result<R, Kept> {
+    ) -> Result<(R, bool), Kept> {
         #[cfg(feature = "std")]
         {
             use core::mem::MaybeUninit;
@@ -823,14 +834,23 @@ impl<T> Store<T> {
             // a CPU that cannot forward the fields' stores to the whole load waits for them
             // (a merge of `u32` items, `merge_hot_16_u32`).
             let mut out = MaybeUninit::<R>::uninit();
+            let watch = WATCH.then(|| watch::start(&waker));
             // Only the poll is wrapped: `unwind::repair_on_unwind` would take the slot lookup
             // and the waker in too, a cost on every poll. Guarded by `ready_512k`.
             match catch_unwind(AssertUnwindSafe(|| {
                 out.write(poll(value, &mut Context::from_waker(&waker)));
             })) {
-                // SAFETY: the closure returned, so it wrote the output.
-                Ok(()) => Ok(unsafe { out.assume_init() }),
+                Ok(()) => Ok((
+                    // SAFETY: the closure returned, so it wrote the output.
+                    unsafe { out.assume_init() },
+                    watch.is_some_and(Watch::end),
+                )),
                 Err(panic) => {
+                    // The watch ends also here (the cell is an outer owner's again); the value
+                    // leaves, so a wake during its poll has nothing left to poll.
+                    if let Some(watch) = watch {
+                        let _ = watch.end();
+                    }
                     // The caller's bookkeeping first: the value's `Drop` may panic too.
                     unwound();
                     self.remove_unwound(index);
@@ -838,18 +858,22 @@ impl<T> Store<T> {
                 }
             }
         }
+        // Without `std` no poll is watched (there is no thread-local cell).
         #[cfg(not(feature = "std"))]
-        Ok(unwind::repair_on_unwind(
-            self,
-            |store| {
-                let (value, waker) = store.value_and_waker(index, entry);
-                poll(value, &mut Context::from_waker(&waker))
-            },
-            |store| {
-                unwound();
-                store.remove_unwound(index);
-                panicked(&store.table);
-            },
+        Ok((
+            unwind::repair_on_unwind(
+                self,
+                |store| {
+                    let (value, waker) = store.value_and_waker(index, entry);
+                    poll(value, &mut Context::from_waker(&waker))
+                },
+                |store| {
+                    unwound();
+                    store.remove_unwound(index);
+                    panicked(&store.table);
+                },
+            ),
+            false,
         ))
     }
     /// The value at `index` (there is one), pinned, and the waker of wake table entry `entry`.
@@ -941,14 +965,14 @@ impl<T> Slots<T> for Store<T> {
     }
 
     #[inline(always)]
-    fn poll_slot<R>(
+    fn poll_slot<const WATCH: bool, R>(
         &mut self,
         id: u32,
         take_wake: bool,
-        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> R,
+        poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
         panicked: impl FnOnce(&ParentWord),
-    ) -> Result<Option<(Key, u32, R)>, Kept> {
-        self.poll_at(
+    ) -> Result<Option<Polled<R>>, Kept> {
+        self.poll_at::<WATCH, R>(
             id as usize,
             take_wake,
             poll,

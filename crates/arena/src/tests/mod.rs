@@ -14,6 +14,7 @@ mod rounds;
 mod stale_wakers;
 mod values;
 mod wakes;
+mod watch;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -476,6 +476,85 @@ unsafe fn words_of<'a>(header: *const Header) -> &'a [AtomicU64] {
     unsafe { core::slice::from_raw_parts(header.byte_add(offset).cast::<AtomicU64>(), len) }
 }
 
+/// The poll watch: while an owner polls a value, the entry of the waker it lent is kept in a
+/// thread-local cell, and a wake of that entry on the same thread during the poll (a value that
+/// wakes itself, the common wake of a busy value) only sets a flag there, which the owner reads
+/// as the poll ends and answers by queueing the value for the next round. No atomic operation,
+/// no ready bit, no drain. A wake from another thread, or of another entry, or once the poll
+/// is over, goes to the ready set as before. An owner restores the cell's earlier content after
+/// its poll, so an arena polled inside another's value's poll (nested sets) keeps the outer
+/// watch whole. Without `std` there is no thread-local cell, and every wake goes to the ready
+/// set.
+pub(crate) mod watch {
+    /// The low bit of the cell: the entry watched was woken. An entry's address is a multiple
+    /// of 4 (see [`Pair`](super::Pair)).
+    #[cfg(feature = "std")]
+    const WOKEN: usize = 1;
+
+    #[cfg(all(feature = "std", not(all(pinfold_loom, feature = "loom"))))]
+    std::thread_local! {
+        /// The address of the entry whose value this thread's owner is polling (0 for none),
+        /// with [`WOKEN`] once it was woken during the poll.
+        static POLLING: core::cell::Cell<usize> = const { core::cell::Cell::new(0) };
+    }
+
+    // Loom runs its threads on one thread of the system: its own thread-locals keep them apart.
+    #[cfg(all(feature = "std", pinfold_loom, feature = "loom"))]
+    loom::thread_local! {
+        static POLLING: core::cell::Cell<usize> = core::cell::Cell::new(0);
+    }
+
+    /// A poll being watched: what the cell held before it, restored at [`end`](Self::end).
+    #[cfg(feature = "std")]
+    #[must_use]
+    pub(crate) struct Watch {
+        outer: usize,
+        entry: usize,
+    }
+
+    /// Starts watching the poll of the value lent `waker` (one of a wake table's).
+    #[cfg(feature = "std")]
+    #[inline(always)]
+    pub(crate) fn start(waker: &core::task::Waker) -> Watch {
+        let entry = waker.data().addr();
+        let outer = POLLING.with(|cell| cell.replace(entry));
+        Watch { outer, entry }
+    }
+
+    #[cfg(feature = "std")]
+    impl Watch {
+        /// Ends the watch: whether the value woke itself during the poll. Also when the poll
+        /// unwound, so that the cell is the outer owner's again.
+        #[inline(always)]
+        pub(crate) fn end(self) -> bool {
+            POLLING.with(|cell| cell.replace(self.outer)) == self.entry | WOKEN
+        }
+    }
+
+    /// A wake of the entry at `data`: `true` if it is the one being polled on this thread,
+    /// now flagged woken (a second wake finds the flag, and is answered by the same flag).
+    #[inline(always)]
+    pub(crate) fn woke(data: *const ()) -> bool {
+        #[cfg(feature = "std")]
+        {
+            POLLING.with(|cell| {
+                let polling = cell.get();
+                if polling & !WOKEN == data.addr() {
+                    cell.set(polling | WOKEN);
+                    true
+                } else {
+                    false
+                }
+            })
+        }
+        #[cfg(not(feature = "std"))]
+        {
+            let _ = data;
+            false
+        }
+    }
+}
+
 /// Marks slot `index` of the table at `header` woken, and notifies the parent if the set was
 /// empty.
 ///
@@ -679,6 +758,10 @@ impl Drop for DropWakerOnDrop {
 }
 
 unsafe fn wake_by_ref(data: *const ()) {
+    // The value this thread's owner is polling woke itself: no atomic, the owner queues it.
+    if watch::woke(data) {
+        return;
+    }
     // SAFETY: see above; `header_of` derives the header from the entry pointer, which carries
     // the whole block's provenance; a pair's index, written when the table was made, is its
     // own.
