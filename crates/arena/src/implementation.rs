@@ -85,6 +85,25 @@
 //! (one level under the top word) is drained in a loop of its own, and a larger one depth
 //! first from a small stack, with no recursion and the filing of each slot inlined.
 //!
+//! # The poll watch
+//!
+//! The commonest wake of a busy value is its own, during its poll (a future that yields, one
+//! that finds more work and asks to be polled again). While an owner polls a value, it keeps
+//! the address of the entry whose waker it lent in a thread-local cell (`wake_table::watch`);
+//! a wake of that entry on the same thread while the poll runs only sets the cell's low bit
+//! (an entry's address is a multiple of 4), and the owner, reading the cell back as the poll
+//! ends, queues the value for the next round itself (`Polled::woken`):
+//! no atomic operation, no ready bit, no climb and no drain. No other thread reads or writes the
+//! cell, so nothing needs ordering: a wake from another thread (which finds its own cell), of
+//! another entry, a second wake in the same poll, or a wake once the poll is over goes to the
+//! ready set as before, and the drain files a slot already queued nowhere twice. The owner
+//! puts back what the cell held before the poll, also when the poll unwinds, so a set polled
+//! inside another set's value (nested sets) leaves the outer watch as it found it, flag and
+//! all. A merge's fast path (`Rounds::poll_first`) and a join's values are not watched: a
+//! stream that gave an item is queued again anyway, and a join's values are polled through
+//! its own loop. Without `std` there is no thread-local cell and nothing is watched; under
+//! loom the cell is loom's thread-local, so that its threads keep theirs apart.
+//!
 //! # Rounds and fairness
 //!
 //! One call of a set's `poll_next` (or one poll of a join) is a *round*, numbered. The owner keeps
@@ -143,6 +162,7 @@
 //! | Mechanism | Promise | pinfold, switched off | Peers |
 //! |---|---|---|---|
 //! | tokio's budget (`coop::poll_output`, the `tokio-coop` feature), one unit per output | coop | off in these builds: 0. Switched on instead (off a runtime: a thread-local read per call): `ready_512k`: 27; `unordered_ready_512k`: 28; `merge_hot_16`: 30 bounded, 33 growable; `merge_hot_16_noop`: 28 bounded, 34 growable; `keyed_churn_100k`: 17 bounded, 20 growable; `burst_100k`: 24; `unordered_selfwake_100k_c64`: 9 | futures-buffered (its own `tokio-coop` feature) asks tokio before each value it pops, not each output: estimated as much per poll. futures-util's set and `StreamMap` spend nothing themselves |
+//! | The poll watch (`wake_table::watch`, `Polled::woken`; counted against `7c97eb5`, where self-wakes went through the ready set) | order and fairness as before (a value that woke itself waits for the next round), with no atomic operation for a self-wake | a saving where values wake themselves: `yield_16`: −22.4; `unordered_selfwake_100k_c64`: −89; `for_each_concurrent_10k_c64`: about −44; `keyed_churn_100k`: −31 bounded, −29 growable; `ordered_selfwake_100k_c64`: about −27. A cost where they do not, two reads and two writes of the cell a poll and a read a wake (and the lent waker's address, which a future that never looks at its waker does not otherwise need): `ready_512k`: +12; `unordered_ready_512k`: +13; `held_10k`: +9; `unordered_held_100k`: +16; `merge_held_10k`: +9 bounded, +14 growable; `wakes_4_threads`: +16; `sleep_65k_cpu`: +22; `unordered_sparse_10k`: +16 bounded, +20 growable; the merges' hot rows: 0 (not watched) | futures-buffered and futures-util treat a self-wake as any wake: an atomic swap into their queue, and a pop |
 //! | The merge's rotation fast path (`Rounds::poll_first`, `Queue::rotate`) | order and fairness of a merge at no extra cost: each stream one item a turn, a woken one first | a saving: `merge_hot_16`: −105 bounded, −123 growable; `merge_hot_16_noop`: −94 bounded, −113 growable (the full round it skips costs that much more) | futures-buffered's `MergeBounded` queues the stream again through its wake queue after each item: push 18 and pop 30 per item, and 33 to register the task's waker on every call, measured on `merge_hot_16_noop`. `StreamMap` polls every stream from a random start each call: its thread-local generator is 29 of its 55 per item, measured on `merge_hot_16_noop`. futures-util's `select_all` makes a new `StreamFuture` task (an allocation) per item: 395 per item in all |
 //! | The start-of-call collection (`Rounds::start_round`: a drain before the deferred slots are appended) | order: a woken value goes ahead of values queued after it, and of always-ready streams' second turns | `ready_512k`: 5; `unordered_ready_512k`: 5; `merge_hot_16_noop`: 6 bounded, 0 growable; `merge_hot_16`: 2 bounded, 0 growable; `keyed_churn_100k`: 5 bounded, 4.5 growable; `burst_100k`: 7; `unordered_selfwake_100k_c64`: 72 (without it wakes are collected only when the queue runs empty, in fewer and larger drains) | futures-util and futures-buffered keep the order of wakes in an intrusive MPSC queue: a swap of its head per wake and a few loads per pop (futures-buffered's pop, with its per-slot lock: 30 per poll on `yield_16`, measured). `StreamMap` keeps no order |
 //! | The entry chosen from the generation's parity (`Store::entry_of`: entry `2 i + (g & 1)`) | stale wakers: a waker that outlives its value never polls the next value of its slot | entry always `2 i`, the drain testing occupancy only: `ready_512k`: 5; `unordered_ready_512k`: 2; `yield_16`: 5; `unordered_selfwake_100k_c64`: 18; `burst_100k`: 12; `keyed_churn_100k`: 10 bounded, 11 growable | futures-buffered has one waker per slot and no generation: each wake of a stale waker may poll the slot's next value spuriously, at no cost to the others. futures-util keeps each task (`Arc<Task>`) alive while any waker of it is, so nothing is reused, paid in an allocation per future |

@@ -532,19 +532,18 @@ pub(crate) mod watch {
     }
 
     /// A wake of the entry at `data`: `true` if it is the one being polled on this thread,
-    /// now flagged woken (a second wake finds the flag, and is answered by the same flag).
+    /// now flagged woken. A second wake in the same poll finds the flag and goes to the ready
+    /// set, as a wake from another thread does: a wake not watched tests one word.
     #[inline(always)]
     pub(crate) fn woke(data: *const ()) -> bool {
         #[cfg(feature = "std")]
         {
             POLLING.with(|cell| {
-                let polling = cell.get();
-                if polling & !WOKEN == data.addr() {
-                    cell.set(polling | WOKEN);
-                    true
-                } else {
-                    false
+                let watched = cell.get() == data.addr();
+                if watched {
+                    cell.set(data.addr() | WOKEN);
                 }
+                watched
             })
         }
         #[cfg(not(feature = "std"))]
