@@ -63,8 +63,16 @@ fn each_step_after_a_self_wake<S: Storage<Probe>>(mut arena: S, insert: impl Fn(
     polled.clear();
     let before = woken.count();
     assert!(poll_probes(&mut arena, &task, &mut step, &mut polled).is_pending());
-    assert_eq!(polled.len(), 1, "the self-waking value was polled twice in one call");
-    assert_eq!(woken.count(), before + 1, "a Settled value that woke itself: task not woken");
+    assert_eq!(
+        polled.len(),
+        1,
+        "the self-waking value was polled twice in one call"
+    );
+    assert_eq!(
+        woken.count(),
+        before + 1,
+        "a Settled value that woke itself: task not woken"
+    );
     polled.clear();
     assert_eq!(
         poll_probes(&mut arena, &task, &mut step, &mut polled),
@@ -79,7 +87,11 @@ fn each_step_after_a_self_wake<S: Storage<Probe>>(mut arena: S, insert: impl Fn(
     polled.clear();
     let before = woken.count();
     assert!(poll_probes(&mut arena, &task, &mut step, &mut polled).is_pending());
-    assert_eq!(polled.len(), 1, "the pending value woken in its last poll was not polled");
+    assert_eq!(
+        polled.len(),
+        1,
+        "the pending value woken in its last poll was not polled"
+    );
     assert_eq!(woken.count(), before, "nothing woke: no task wake");
     polled.clear();
     assert!(poll_probes(&mut arena, &task, &mut step, &mut polled).is_pending());
@@ -89,7 +101,9 @@ fn each_step_after_a_self_wake<S: Storage<Probe>>(mut arena: S, insert: impl Fn(
 #[test]
 fn attack_each_step_after_a_self_wake_bounded() {
     each_step_after_a_self_wake(Arena::new(4), |arena| {
-        arena.insert(Probe { polls: 0 }).unwrap_or_else(|_| panic!("no room"))
+        arena
+            .insert(Probe { polls: 0 })
+            .unwrap_or_else(|_| panic!("no room"))
     });
 }
 
@@ -253,7 +267,11 @@ fn attack_a_panicking_task_wake_for_a_self_woken_value_does_not_lose_it() {
     assert!(out.is_err());
     assert_eq!(polls.get(), 1);
     assert!(next(&mut arena, &task).is_pending());
-    assert_eq!(polls.get(), 2, "the self-woken value was lost after the task's wake panicked");
+    assert_eq!(
+        polls.get(),
+        2,
+        "the self-woken value was lost after the task's wake panicked"
+    );
     assert_eq!(next(&mut arena, &task), Poll::Ready(Some(3)));
 }
 
@@ -301,4 +319,97 @@ fn attack_two_panics_in_nested_sets_leave_the_outer_set_awake() {
         assert_eq!(polls.get(), calls_before + call);
     }
     assert_eq!(outer.len(), 1);
+}
+
+/// A merge round (`poll_next_some`, whose fast path `poll_first` is not watched) inside an outer
+/// value's poll: its streams wake themselves and are `Pending`, or give items; the outer value
+/// does not wake itself, so only the merge's wake of its task (the outer value's waker, while
+/// the outer watch holds the cell) keeps it polled, once a call.
+#[test]
+fn attack_an_unwatched_merge_fast_path_inside_a_watched_poll_keeps_the_outer_value_awake() {
+    type Stream = Box<dyn FnMut(&mut Context<'_>) -> Poll<Option<usize>>>;
+    let polls = Rc::new(Cell::new(0));
+    let items = Rc::new(Cell::new(0));
+    let mut inner: Arena<Stream> = Arena::new(2);
+    // A stream that gives an item every other poll and wakes itself when it gives none.
+    for _ in 0..2 {
+        let mut n = 0;
+        let _ = inner.insert(Box::new(move |cx: &mut Context<'_>| {
+            n += 1;
+            if n % 2 == 0 {
+                Poll::Ready(Some(n))
+            } else {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        }));
+    }
+    let counted = polls.clone();
+    let got = items.clone();
+    let mut outer: Arena<Pin<Box<dyn Future<Output = usize>>>> = Arena::new(1);
+    let _ = outer.insert(Box::pin(poll_fn(move |cx| {
+        counted.set(counted.get() + 1);
+        // The merge until it is `Pending` (a call after an item may take the unwatched fast
+        // path).
+        for _ in 0..8 {
+            match inner.poll_next_some(cx, |_, stream, cx| Step::of_stream((stream.get_mut())(cx)))
+            {
+                Poll::Ready(Some(_)) => got.set(got.get() + 1),
+                _ => break,
+            }
+        }
+        Poll::<usize>::Pending
+    })));
+    let (task, woken) = counting_waker();
+    for call in 1..=6 {
+        let before = woken.count();
+        assert!(next(&mut outer, &task).is_pending());
+        assert_eq!(
+            polls.get(),
+            call,
+            "the outer value was polled {} times in call {call}",
+            polls.get()
+        );
+        assert_eq!(
+            woken.count(),
+            before + 1,
+            "call {call}: the outer value waits and the task was not woken"
+        );
+    }
+    assert!(items.get() >= 4);
+}
+
+/// A wake of the polled value from another thread during its poll (not watched: that thread's
+/// cell is its own), with or without a watched self-wake beside it: polled once a call, the task
+/// woken each call; `will_wake` of a clone still holds.
+#[test]
+fn attack_a_cross_thread_wake_during_the_poll_beside_a_self_wake() {
+    for also_self in [false, true] {
+        let polls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = polls.clone();
+        let mut arena: GrowableArena<Pin<Box<dyn Future<Output = usize> + Send>>> =
+            GrowableArena::new();
+        arena.insert(Box::pin(poll_fn(move |cx| {
+            let n = counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+            if n > 3 {
+                return Poll::Ready(n);
+            }
+            let clone = cx.waker().clone();
+            assert!(clone.will_wake(cx.waker()));
+            if also_self {
+                cx.waker().wake_by_ref();
+            }
+            std::thread::scope(|scope| {
+                scope.spawn(move || clone.wake());
+            });
+            Poll::Pending
+        })));
+        let (task, woken) = counting_waker();
+        for call in 1..=3 {
+            assert!(next(&mut arena, &task).is_pending());
+            assert_eq!(polls.load(std::sync::atomic::Ordering::SeqCst), call);
+            assert_eq!(woken.count(), call, "also_self {also_self}");
+        }
+        assert_eq!(next(&mut arena, &task), Poll::Ready(Some(4)));
+    }
 }
