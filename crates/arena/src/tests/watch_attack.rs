@@ -413,3 +413,48 @@ fn attack_a_cross_thread_wake_during_the_poll_beside_a_self_wake() {
         assert_eq!(next(&mut arena, &task), Poll::Ready(Some(4)));
     }
 }
+
+/// The task waker's `clone` panics as the round registers it, after the value polled in the
+/// call woke itself (and waits for the next round): the contract says later wakes reach the task
+/// as after a `Pending` call (through the waker registered before, after a `clone` that
+/// panicked), and such a call wakes the task for a value waiting for the next round. Neither
+/// the waker registered before nor the new one is ever woken: the value is never polled again
+/// by a task that waits for a wake. (Also fails at 7c97eb5, before the watch.)
+#[test]
+fn attack_a_panicking_task_clone_after_a_self_wake_still_wakes_the_task() {
+    use pinfold_testkit::panicking_waker::{WakerOps, panicking_waker};
+    let (first, first_woken) = counting_waker();
+    let (task, switches) = panicking_waker();
+    let polls = Rc::new(Cell::new(0));
+    let counted = polls.clone();
+    let mut arena: Arena<Pin<Box<dyn Future<Output = usize>>>> = Arena::new(2);
+    let key = arena
+        .insert(Box::pin(poll_fn(move |cx| {
+            counted.set(counted.get() + 1);
+            match counted.get() {
+                // First poll: waits, no wake.
+                1 => Poll::Pending,
+                // Second: wakes itself, waits for the next round.
+                2 => {
+                    cx.waker().wake_by_ref();
+                    Poll::Pending
+                }
+                n => Poll::Ready(n),
+            }
+        })))
+        .unwrap_or_else(|_| panic!("no room"));
+    // Call 1 registers `first`.
+    assert!(next(&mut arena, &first).is_pending());
+    assert_eq!(polls.get(), 1);
+    arena.waker(key).expect("held").wake();
+    assert_eq!(first_woken.count(), 1);
+    // Call 2, with another task waker whose clone panics as the round registers it.
+    switches.panic_once(WakerOps::CLONE);
+    let out = catch_unwind(AssertUnwindSafe(|| next(&mut arena, &task)));
+    assert!(out.is_err(), "the clone did not panic");
+    assert_eq!(polls.get(), 2);
+    assert!(
+        first_woken.count() + switches.wakes() >= 2,
+        "the value waits for the next round and no task waker was woken for it: lost"
+    );
+}
