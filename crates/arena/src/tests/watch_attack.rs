@@ -458,3 +458,80 @@ fn attack_a_panicking_task_clone_after_a_self_wake_still_wakes_the_task() {
         "the value waits for the next round and no task waker was woken for it: lost"
     );
 }
+
+/// Within one round (`start_round`, then `poll_with_budget` after each output): a value leaves
+/// keeping a waker, a new value takes its slot in the same round, and the new value's poll wakes
+/// the stale waker and its own: the stale wake polls nothing, the new value is polled once in the
+/// round and once in the next.
+fn stale_waker_in_the_same_round<S: Storage<Probe>>(mut arena: S) {
+    let kept: Rc<RefCell<Vec<Waker>>> = Rc::default();
+    let (task, _) = counting_waker();
+    let mut cx = Context::from_waker(&task);
+    // An idle value, polled once and never woken, gives the round a budget of two polls.
+    let idle = arena
+        .insert(Probe { polls: 0 })
+        .unwrap_or_else(|_| panic!("no room"));
+    assert!(
+        arena
+            .poll_next(&mut cx, |_, _, _| Step::<usize>::Pending)
+            .is_pending()
+    );
+    let first = arena
+        .insert(Probe { polls: 0 })
+        .unwrap_or_else(|_| panic!("no room"));
+    assert_ne!(first, idle);
+    let mut budget = arena.start_round();
+    let mut polled: Vec<Key> = Vec::new();
+    let keep = kept.clone();
+    let mut f = |key: Key, probe: Pin<&mut Probe>, cx: &mut Context<'_>| {
+        polled.push(key);
+        let probe = probe.get_mut();
+        probe.polls += 1;
+        if key == first {
+            keep.borrow_mut().push(cx.waker().clone());
+            return Step::Done(0);
+        }
+        for waker in keep.borrow().iter() {
+            waker.wake_by_ref();
+        }
+        cx.waker().wake_by_ref();
+        Step::Pending
+    };
+    assert_eq!(
+        arena.poll_with_budget(&mut cx, &mut budget, &mut f),
+        Poll::Ready(Some((first, 0)))
+    );
+    let second = arena
+        .insert(Probe { polls: 0 })
+        .unwrap_or_else(|_| panic!("no room"));
+    assert_eq!(second.index(), first.index(), "the slot is reused");
+    assert!(
+        arena
+            .poll_with_budget(&mut cx, &mut budget, &mut f)
+            .is_pending()
+    );
+    drop(f);
+    assert_eq!(polled, [first, second], "polled in the round");
+    polled.clear();
+    let mut g = |key: Key, _: Pin<&mut Probe>, _: &mut Context<'_>| {
+        polled.push(key);
+        Step::<usize>::Pending
+    };
+    assert!(arena.poll_next(&mut cx, &mut g).is_pending());
+    assert!(arena.poll_next(&mut cx, &mut g).is_pending());
+    assert_eq!(
+        polled,
+        [second],
+        "the next calls: polled once for its own wake"
+    );
+}
+
+#[test]
+fn attack_a_stale_waker_woken_by_the_slots_next_value_in_the_same_round_bounded() {
+    stale_waker_in_the_same_round(Arena::new(2));
+}
+
+#[test]
+fn attack_a_stale_waker_woken_by_the_slots_next_value_in_the_same_round_growable() {
+    stale_waker_in_the_same_round(GrowableArena::with_capacity(2));
+}
