@@ -3,7 +3,8 @@
 //! While the owner polls, its drains of the ready set leave `BUSY` in the top word, so a wake
 //! that climbs to the top stops there and wakes no task: the owner must collect it itself
 //! before it returns `Pending` (the last drain of a round, after registering, arms the set).
-//! Here the first value wakes itself on each of its polls and finishes on its fourth, so every
+//! Here the first value wakes itself (twice: the first wake is answered by the poll watch, the
+//! second climbs the ready set) on each of its polls and finishes on its fourth, so every
 //! round has a self-wake, and two workers each fire and wake a leaf while those rounds run:
 //! their wakes land before, during and after the owner's busy drains, the registration and
 //! the arming drain. The value needs more polls than the workers send wakes, so the last of
@@ -42,6 +43,9 @@ fn poll_once(
         if *spins == SPINS {
             return Step::Done(leaf.id());
         }
+        // The first wake is the poll watch's (a flag on this thread); the second climbs the
+        // ready set while the owner is busy, as a wake of another value during the round does.
+        cx.waker().wake_by_ref();
         cx.waker().wake_by_ref();
         Step::Pending
     });

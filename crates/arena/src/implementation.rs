@@ -333,6 +333,7 @@
 //! slot freed, and the panic resumed. Removing a value does the bookkeeping before the drop, so a
 //! panicking `Drop` leaves the arena consistent too. The task's waker is user code as well: its
 //! `clone` during a registration, the `drop` of the waker it replaces, and its `wake` run with the
-//! parent cell back in a consistent state (a registration that unwinds hands the cell back), and a
+//! parent cell back in a consistent state (a registration that unwinds hands the cell back, and
+//! with `std` the round still wakes the task if values wait to be polled), and a
 //! value's self-wake never calls it while the owner polls (`BUSY`), so a panic in it is never
 //! mistaken for the value's.

@@ -516,14 +516,23 @@ impl Rounds {
     }
 
     /// Registers the task's waker. If its clone panics, the round arms with the waker
-    /// registered before: later wakes reach it, not nobody.
+    /// registered before: later wakes reach it, not nobody; and, with `std`, if values wait to
+    /// be polled (woken since the last collection, or in the next round's queue), the task is
+    /// woken for them, as a call that returns `Pending` does (without `std` no user code runs
+    /// while the panic unwinds).
     #[inline]
     fn register<T, S: Slots<T>>(&mut self, slots: &mut S, waker: &Waker) {
         crate::unwind::repair_on_unwind(
             &mut (self, slots),
             |(_, slots)| slots.register(waker),
             |(rounds, slots)| {
-                rounds.collect(*slots, Drain::Arm);
+                let collected = rounds.collect(*slots, Drain::Arm);
+                #[cfg(feature = "std")]
+                if collected || rounds.queued_after_panic(false) {
+                    waker.wake_by_ref();
+                }
+                #[cfg(not(feature = "std"))]
+                let _ = collected;
             },
         );
     }

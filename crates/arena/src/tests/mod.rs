@@ -15,7 +15,7 @@ mod stale_wakers;
 mod values;
 mod wakes;
 mod watch;
-mod watch_attack;
+mod watch_edges;
 
 use std::future::Future;
 use std::sync::Arc;
