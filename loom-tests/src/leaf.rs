@@ -130,3 +130,45 @@ pub fn finish_keeping_a_waker(
     assert_eq!((probe.polls(), probe.drops()), (1, 1));
     (key, probe, stash.take().unwrap())
 }
+
+/// A value that wakes itself, polled through a [`Spinner`] instead of [`poll_leaf`].
+#[derive(Debug)]
+pub struct Spinner {
+    /// The spinning value's key.
+    pub key: Key,
+    /// It finishes (with its leaf's id) on this poll.
+    pub spins: usize,
+    /// How often it wakes itself in each poll before that one.
+    pub wakes: usize,
+    /// Its polls so far.
+    pub polled: usize,
+}
+
+impl Spinner {
+    /// One [`Arena::poll_next`](pinfold_arena::Arena::poll_next) of an arena of leaves, in
+    /// which the leaf at `self.key` wakes itself `self.wakes` times and is pending until its
+    /// `self.spins`th poll, the others polled by [`poll_leaf`]; fails if the call polls the
+    /// spinning value twice.
+    pub fn poll(&mut self, arena: &mut Arena<Leaf>, cx: &mut Context<'_>) -> Poll<Option<usize>> {
+        let mut polled_now = 0;
+        let next = arena.poll_next(cx, |key, leaf, cx| {
+            if key != self.key {
+                return poll_leaf(key, leaf, cx);
+            }
+            polled_now += 1;
+            self.polled += 1;
+            if self.polled == self.spins {
+                return Step::Done(leaf.id());
+            }
+            for _ in 0..self.wakes {
+                cx.waker().wake_by_ref();
+            }
+            Step::Pending
+        });
+        assert!(
+            polled_now <= 1,
+            "one poll call polled the self-waking value {polled_now} times"
+        );
+        next.map(|next| next.map(|(_, id)| id))
+    }
+}

@@ -24,7 +24,8 @@
 //! - `Workers` spawns the waking threads and counts those that have finished, so the owner
 //!   can tell "not woken yet" from "never going to be woken".
 //! - `Leaf` is a value that stays pending until another thread fires its `Probe`, and
-//!   counts its polls and drops.
+//!   counts its polls and drops; a `Spinner` polls one leaf of an arena as a value that wakes
+//!   itself.
 //! - `drive` polls a set to the end the way an executor would, and fails the model on a lost
 //!   wake: a `Pending` after which every worker finished and the parent was never woken.
 //! - `spawn_releaser` and `spawn_waiter` are the pool models' release and the waiter that
@@ -52,7 +53,7 @@ pub use check::{check, check_with_branches};
 #[cfg(pinfold_loom)]
 pub use drive::{MAX_POLLS, drive};
 #[cfg(pinfold_loom)]
-pub use leaf::{Leaf, Probe, finish_keeping_a_waker, poll_arena, poll_leaf};
+pub use leaf::{Leaf, Probe, Spinner, finish_keeping_a_waker, poll_arena, poll_leaf};
 #[cfg(pinfold_loom)]
 pub use parent::Parent;
 #[cfg(pinfold_loom)]

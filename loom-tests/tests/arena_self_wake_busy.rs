@@ -19,42 +19,11 @@
 
 use std::task::{Context, Poll};
 
-use loom_tests::{Leaf, Parent, Workers, check, drive, poll_leaf};
-use pinfold_arena::{Arena, Key, Step, Storage};
+use loom_tests::{Leaf, Parent, Spinner, Workers, check, drive};
+use pinfold_arena::{Arena, Storage};
 
 /// The self-waking value finishes on this poll.
 const SPINS: usize = 4;
-
-/// One poll of the arena in which the value of `spinner` wakes itself and is pending until its
-/// [`SPINS`]th poll, counting its polls; fails if the call polls it twice.
-fn poll_once(
-    arena: &mut Arena<Leaf>,
-    spinner: Key,
-    cx: &mut Context<'_>,
-    spins: &mut usize,
-) -> Poll<Option<usize>> {
-    let mut polled_now = 0;
-    let next = arena.poll_next(cx, |key, leaf, cx| {
-        if key != spinner {
-            return poll_leaf(key, leaf, cx);
-        }
-        polled_now += 1;
-        *spins += 1;
-        if *spins == SPINS {
-            return Step::Done(leaf.id());
-        }
-        // The first wake is the poll watch's (a flag on this thread); the second climbs the
-        // ready set while the owner is busy, as a wake of another value during the round does.
-        cx.waker().wake_by_ref();
-        cx.waker().wake_by_ref();
-        Step::Pending
-    });
-    assert!(
-        polled_now <= 1,
-        "one poll call polled the self-waking value {polled_now} times"
-    );
-    next.map(|next| next.map(|(_, id)| id))
-}
 
 #[test]
 fn wakes_absorbed_by_busy_are_collected_before_pending() {
@@ -62,7 +31,12 @@ fn wakes_absorbed_by_busy_are_collected_before_pending() {
         let task = Parent::new();
         let mut arena = Arena::new(3);
         let (spinner, _) = Leaf::new(0);
-        let spinner = arena.insert(spinner).unwrap();
+        let mut spinner = Spinner {
+            key: arena.insert(spinner).unwrap(),
+            spins: SPINS,
+            wakes: 2,
+            polled: 0,
+        };
         let mut probes = Vec::new();
         let mut workers = Workers::new();
         let mut keys = Vec::new();
@@ -71,18 +45,12 @@ fn wakes_absorbed_by_busy_are_collected_before_pending() {
             keys.push(arena.insert(leaf).unwrap());
             probes.push(probe);
         }
-        let mut spins = 0;
         let waker = task.waker();
         assert_eq!(
-            poll_once(
-                &mut arena,
-                spinner,
-                &mut Context::from_waker(&waker),
-                &mut spins
-            ),
+            spinner.poll(&mut arena, &mut Context::from_waker(&waker)),
             Poll::Pending
         );
-        assert_eq!(spins, 1);
+        assert_eq!(spinner.polled, 1);
         assert!(probes.iter().all(|probe| probe.polls() == 1));
 
         for (probe, key) in probes.iter().zip(&keys) {
@@ -92,12 +60,10 @@ fn wakes_absorbed_by_busy_are_collected_before_pending() {
                 wake.wake();
             });
         }
-        let mut outputs = drive(&[&task], &workers, 3, |cx| {
-            poll_once(&mut arena, spinner, cx, &mut spins)
-        });
+        let mut outputs = drive(&[&task], &workers, 3, |cx| spinner.poll(&mut arena, cx));
         outputs.sort_unstable();
         assert_eq!(outputs, [0, 1, 2]);
-        assert_eq!(spins, SPINS);
+        assert_eq!(spinner.polled, SPINS);
         for (id, probe) in probes.iter().enumerate() {
             assert_eq!(
                 probe.polls(),
@@ -108,12 +74,7 @@ fn wakes_absorbed_by_busy_are_collected_before_pending() {
         }
         workers.join();
         assert_eq!(
-            poll_once(
-                &mut arena,
-                spinner,
-                &mut Context::from_waker(&waker),
-                &mut spins
-            ),
+            spinner.poll(&mut arena, &mut Context::from_waker(&waker)),
             Poll::Ready(None)
         );
     });

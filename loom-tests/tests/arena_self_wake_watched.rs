@@ -14,41 +14,13 @@
 //! for the stale waker); the table is freed (loom's leak check).
 #![cfg(pinfold_loom)]
 
-use std::task::{Context, Poll};
+use std::task::Context;
 
-use loom_tests::{Leaf, Parent, Workers, check, drive, poll_leaf};
-use pinfold_arena::{Arena, Key, Step, Storage};
+use loom_tests::{Leaf, Parent, Spinner, Workers, check, drive, poll_leaf};
+use pinfold_arena::{Arena, Storage};
 
 /// The self-waking value finishes on this poll.
 const SPINS: usize = 3;
-
-/// One poll of the arena, in which the value at `spinner` wakes itself and is pending until
-/// its [`SPINS`]th poll, counting its polls; fails if the call polls it twice.
-fn poll_once(
-    arena: &mut Arena<Leaf>,
-    spinner: Key,
-    cx: &mut Context<'_>,
-    spins: &mut usize,
-) -> Poll<Option<usize>> {
-    let mut polled_now = 0;
-    let next = arena.poll_next(cx, |key, leaf, cx| {
-        if key != spinner {
-            return poll_leaf(key, leaf, cx);
-        }
-        polled_now += 1;
-        *spins += 1;
-        if *spins == SPINS {
-            return Step::Done(leaf.id());
-        }
-        cx.waker().wake_by_ref();
-        Step::Pending
-    });
-    assert!(
-        polled_now <= 1,
-        "one poll call polled the self-waking value {polled_now} times"
-    );
-    next.map(|next| next.map(|(_, id)| id))
-}
 
 #[test]
 fn a_watched_self_wake_and_a_wake_from_another_thread_poll_the_value_once_a_call() {
@@ -56,19 +28,21 @@ fn a_watched_self_wake_and_a_wake_from_another_thread_poll_the_value_once_a_call
         let task = Parent::new();
         let mut arena = Arena::new(1);
         let (spinner, _) = Leaf::new(0);
-        let spinner = arena.insert(spinner).unwrap();
-        let clone = arena.waker(spinner).unwrap();
+        let mut spinner = Spinner {
+            key: arena.insert(spinner).unwrap(),
+            spins: SPINS,
+            wakes: 1,
+            polled: 0,
+        };
+        let clone = arena.waker(spinner.key).unwrap();
         let mut workers = Workers::new();
         workers.spawn(move || {
             clone.wake_by_ref();
             clone.wake();
         });
-        let mut spins = 0;
-        let outputs = drive(&[&task], &workers, 1, |cx| {
-            poll_once(&mut arena, spinner, cx, &mut spins)
-        });
+        let outputs = drive(&[&task], &workers, 1, |cx| spinner.poll(&mut arena, cx));
         assert_eq!(outputs, [0]);
-        assert_eq!(spins, SPINS);
+        assert_eq!(spinner.polled, SPINS);
 
         // The slot's next value: the worker's waker, still waking or not, is stale.
         let (leaf, probe) = Leaf::new(1);

@@ -636,17 +636,11 @@ impl Rounds {
                 None
             }
             Step::Keep(out) => {
-                slots.mark(id).round = budget.round;
-                if woken {
-                    self.deferred.push(slots, id);
-                }
+                self.stays(slots, id, budget, woken);
                 Some((key, out))
             }
             Step::Settled => {
-                slots.mark(id).round = budget.round;
-                if woken {
-                    self.deferred.push(slots, id);
-                }
+                self.stays(slots, id, budget, woken);
                 None
             }
             Step::Repoll(out) => {
@@ -659,6 +653,16 @@ impl Rounds {
                 slots.remove(id, self);
                 Some((key, out))
             }
+        }
+    }
+
+    /// Slot `id`'s value stays after an output kept in place (`Keep`, `Settled`): polled in
+    /// this round, and in the next if it woke itself during the poll (`woken`).
+    #[inline(always)]
+    fn stays<T, S: Slots<T>>(&mut self, slots: &mut S, id: u32, budget: &Budget, woken: bool) {
+        slots.mark(id).round = budget.round;
+        if woken {
+            self.deferred.push(slots, id);
         }
     }
 
