@@ -55,7 +55,7 @@ pub struct GrowableArena<T> {
 )]
 pub struct Groups<T> {
     /// The groups, smallest first. Group `i` has bit `i` in the hub and in `not_full`.
-    stores: Vec<Store<T>>,
+    stores: Vec<Group<T>>,
     /// The one parent of every group; made with the first group.
     hub: Option<OwnerHub>,
     /// How many values the groups hold.
@@ -95,6 +95,35 @@ struct OwnerHub(Hub);
 impl Drop for OwnerHub {
     fn drop(&mut self) {
         self.0.forget_waker();
+    }
+}
+
+/// A group: a store, kept at a stride of a power of two bytes in the groups' vector, so that
+/// reaching a slot from its id takes a shift where a store's own size (not a power of two)
+/// took a multiplication, whose latency every output of a hot merge waits on. Guarded by
+/// `merge_hot_16` and `merge_hot_16_noop` (pinfold-growable, time).
+#[repr(align(64))]
+struct Group<T>(Store<T>);
+
+impl<T> Group<T> {
+    /// The group's place in the vector is a power of two bytes.
+    const STRIDE: () = assert!(size_of::<Self>().is_power_of_two());
+}
+
+impl<T> core::ops::Deref for Group<T> {
+    type Target = Store<T>;
+
+    #[inline(always)]
+    fn deref(&self) -> &Store<T> {
+        let () = Self::STRIDE;
+        &self.0
+    }
+}
+
+impl<T> core::ops::DerefMut for Group<T> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut Store<T> {
+        &mut self.0
     }
 }
 
@@ -159,13 +188,13 @@ impl<T> Groups<T> {
             // make room for four.
             self.stores.reserve_exact(1);
         }
-        self.stores.push(Store::with_hub(
+        self.stores.push(Group(Store::with_hub(
             size,
             hub,
             group,
             base,
             self.generation_floor,
-        ));
+        )));
         self.capacity += size;
         self.not_full |= bit(group);
         // The groups so far are all under the new top one (none, for the first group).
@@ -262,7 +291,7 @@ impl<T> Groups<T> {
 
     /// Recounts the length and the free groups from the groups.
     fn recount(&mut self) {
-        self.len = self.stores.iter().map(Store::len).sum();
+        self.len = self.stores.iter().map(|store| store.len()).sum();
         self.not_full = 0;
         for (group, store) in self.stores.iter().enumerate() {
             if !store.is_full() {
@@ -622,7 +651,7 @@ impl<T> Storage<T> for GrowableArena<T> {
     fn clear(&mut self) {
         // As an `Arena`'s: the queues forget every slot first.
         self.rounds.forget_all(&mut self.groups);
-        let cleared = unwind::each_despite_panics(&mut self.groups.stores, Store::clear);
+        let cleared = unwind::each_despite_panics(&mut self.groups.stores, |store| store.clear());
         self.groups.recount();
         self.groups.release_due = true;
         self.groups.release_empty(&mut self.rounds);
@@ -686,7 +715,7 @@ crate::storage::store::counted_iterator!(Iter, IterPinMut);
 
 /// The values of a [`GrowableArena`] with their keys: [`GrowableArena::iter`].
 pub struct Iter<'a, T> {
-    groups: core::slice::Iter<'a, Store<T>>,
+    groups: core::slice::Iter<'a, Group<T>>,
     current: Option<store::Iter<'a, T>>,
     left: usize,
 }
@@ -711,7 +740,7 @@ impl<'a, T> Iterator for Iter<'a, T> {
 
 /// The values of a [`GrowableArena`], pinned, with their keys: [`GrowableArena::iter_pin_mut`].
 pub struct IterPinMut<'a, T> {
-    groups: core::slice::IterMut<'a, Store<T>>,
+    groups: core::slice::IterMut<'a, Group<T>>,
     current: Option<store::IterPinMut<'a, T>>,
     left: usize,
 }
@@ -737,7 +766,7 @@ impl<'a, T> Iterator for IterPinMut<'a, T> {
 /// The values of a [`GrowableArena`], moved out: [`GrowableArena::into_values`]. Dropping it
 /// drops the values it has not given yet, once each.
 pub struct IntoValues<T> {
-    groups: alloc::vec::IntoIter<Store<T>>,
+    groups: alloc::vec::IntoIter<Group<T>>,
     current: Option<store::IntoValues<T>>,
     left: usize,
     /// Kept until the groups are gone, as the arena keeps it.
@@ -753,7 +782,7 @@ impl<T: Unpin> Iterator for IntoValues<T> {
                 self.left -= 1;
                 return Some(value);
             }
-            self.current = Some(self.groups.next()?.into_values());
+            self.current = Some(self.groups.next()?.0.into_values());
         }
     }
 
