@@ -209,10 +209,10 @@
 //! `unordered_selfwake_100k_c64`. Telling a set's depth from its top word's index (no read of
 //! the layout in a drain) took 3 off `unordered_selfwake_100k_c64` and added 1 a woken slot to
 //! every drain's loop (`yield_16` 118.0). A growable arena's first group reached by a branch
-(`id < 1 << GROUP_SHIFT`) instead of the decode: in the marks alone, `merge_hot_16`'s time fell
-by a fifth but `merge_hot_16_noop`'s did not, for 3 more instructions an item; in the poll too,
-the compiler made the branch a conditional move unless the poll was inlined twice, which cost
-the growable rows 5 to 27% more instructions (`map_streams_10k` 305.7 to 388.3).
+//! (`id < 1 << GROUP_SHIFT`) instead of the decode: in the marks alone, `merge_hot_16`'s time
+//! fell by a fifth but `merge_hot_16_noop`'s did not, for 3 more instructions an item; in the
+//! poll too, the compiler made the branch a conditional move unless the poll was inlined twice,
+//! which cost the growable rows 5 to 27% more instructions (`map_streams_10k` 305.7 to 388.3).
 //!
 //! # Layers
 //!
