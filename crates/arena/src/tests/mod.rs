@@ -5,6 +5,7 @@
 mod drain_tail;
 mod fairness;
 mod growable;
+mod growable_worst;
 mod keys;
 mod memory;
 mod order;
