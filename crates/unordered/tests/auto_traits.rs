@@ -144,3 +144,40 @@ mod bounded {
         super::poll_a_pinned_future_through_pin_new(FuturesUnorderedBounded::new(1));
     }
 }
+
+/// Whether the value's type is `Send` and `Sync`, checked where it is named.
+fn send_and_sync<T: Send + Sync>(_: &T) {}
+fn send_value<T: Send>(_: &T) {}
+
+/// The iterators over a set's futures cross threads as futures-util's do: one that lends `&F`
+/// when `F` is `Sync`, one that lends `Pin<&mut F>` or `&mut F` when `F` is `Send` (and is
+/// `Sync` when `F` is), one that moves the futures out when `F` is `Send`.
+#[test]
+fn the_iterators_are_send_and_sync_as_their_futures_allow() {
+    let mut growable: FuturesUnordered<SendSync> = FuturesUnordered::new();
+    let mut bounded: FuturesUnorderedBounded<SendSync> = FuturesUnorderedBounded::new(1);
+    send_and_sync(&growable.iter());
+    send_and_sync(&bounded.iter());
+    send_and_sync(&growable.iter_pin_mut());
+    send_and_sync(&bounded.iter_pin_mut());
+    send_and_sync(&growable.iter_pin_mut_keyed());
+    send_and_sync(&bounded.iter_pin_mut_keyed());
+    send_and_sync(&growable.iter_mut());
+    send_and_sync(&bounded.iter_mut());
+    send_and_sync(&growable.into_iter());
+    send_and_sync(&bounded.into_iter());
+
+    // `&F` crosses threads when `F` is `Sync`, even if `F` is not `Send`.
+    let growable: FuturesUnordered<SyncOnly> = FuturesUnordered::new();
+    let bounded: FuturesUnorderedBounded<SyncOnly> = FuturesUnorderedBounded::new(1);
+    send_and_sync(&growable.iter());
+    send_and_sync(&bounded.iter());
+
+    // `Pin<&mut F>` and `&mut F` cross threads when `F` is `Send`, even if `F` is not `Sync`.
+    let mut growable: FuturesUnordered<SendOnly> = FuturesUnordered::new();
+    let mut bounded: FuturesUnorderedBounded<SendOnly> = FuturesUnorderedBounded::new(1);
+    send_value(&growable.iter_pin_mut());
+    send_value(&bounded.iter_pin_mut());
+    send_value(&growable.iter_mut());
+    send_value(&bounded.iter_mut());
+}

@@ -67,6 +67,13 @@ pub(crate) struct Slot<T> {
     mark: Mark,
 }
 
+// SAFETY: the `UnsafeCell` around the value only keeps the owner's shared borrows of the slots
+// from covering the value (see `held`); through `&Slot` the value is only ever read
+// (`value_ref`, which `get` and the iterators use), never written, so sharing a slot (a store,
+// an iterator of `&T`) across threads shares `&T`: sound exactly when `T: Sync`, as it was
+// with the values held directly.
+unsafe impl<T: Sync> Sync for Slot<T> {}
+
 /// The slots, in a `Box<[Slot<T>]>` that is never dropped as such: the box is dropped through a
 /// type with no parameter ([`ErasedSlots`]). A `Drop` impl of a type generic over `T` (as
 /// [`Slot`]'s is) would make the compiler require every value's borrows to outlive the arena,
@@ -267,12 +274,6 @@ pub struct Store<T> {
 /// most `1 << GROUP_SHIFT` slots (see [`MAX_GROUP`](crate::storage::sizing::MAX_GROUP)), and 63 groups
 /// leave the ids below [`UNLINKED`](crate::poll::queue::UNLINKED).
 pub(crate) const GROUP_SHIFT: u32 = 26;
-
-// SAFETY: the `UnsafeCell` around each value only keeps the owner's shared borrows of the
-// slots from covering the values (see `Slot::value`); through `&Store` a value is only ever
-// read (`get`, `iter`), never written, so sharing a store across threads shares `&T`: it is
-// sound exactly when `T: Sync`, as it was with the values held directly.
-unsafe impl<T: Sync> Sync for Store<T> {}
 
 impl<T> Store<T> {
     /// A store of `capacity` slots whose wakes notify the task that polls it, their
