@@ -114,3 +114,21 @@ fn unpin_futures_and_keys_are_not_required<M: MapUnderTest>() {
         ]
     );
 }
+
+fn send_and_sync<T: Send + Sync>(_: &T) {}
+fn send_value<T: Send>(_: &T) {}
+
+/// The iterators over a map's entries cross threads as futures-util's do: those that lend
+/// `&V` when `V` is `Sync`, those that lend `Pin<&mut V>` or `&mut V` when `V` is `Send`.
+#[test]
+fn the_iterators_are_send_and_sync_as_their_values_allow() {
+    let map: pinfold_map::FutureMap<u32, Marked<MutexGuard<'static, u8>>> =
+        pinfold_map::FutureMap::new();
+    send_and_sync(&map.iter());
+    send_and_sync(&map.values());
+    send_and_sync(&map.keys());
+    let mut map: pinfold_map::FutureMap<u32, Marked<Cell<u8>>> = pinfold_map::FutureMap::new();
+    send_value(&map.iter_pin_mut());
+    send_value(&map.iter_mut());
+    send_value(&map.values_mut());
+}

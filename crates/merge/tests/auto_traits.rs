@@ -79,3 +79,26 @@ fn unpin_streams_are_not_required<M: MergeUnderTest>() {
     });
     assert_eq!(collected, [0, 1]);
 }
+
+fn send_and_sync<T: Send + Sync>(_: &T) {}
+fn send_value<T: Send>(_: &T) {}
+
+/// The iterators over a merge's streams cross threads as futures-util's do: those that lend
+/// `&S` when `S` is `Sync`, those that lend `Pin<&mut S>` or `&mut S` when `S` is `Send`.
+#[test]
+fn the_iterators_are_send_and_sync_as_their_streams_allow() {
+    let growable: pinfold_merge::Merge<SyncOnly> = pinfold_merge::Merge::default();
+    let bounded: pinfold_merge::MergeBounded<SyncOnly> = pinfold_merge::MergeBounded::new(1);
+    send_and_sync(&growable.iter());
+    send_and_sync(&growable.iter_keyed());
+    send_and_sync(&bounded.iter());
+    send_and_sync(&bounded.iter_keyed());
+    let mut growable: pinfold_merge::Merge<SendOnly> = pinfold_merge::Merge::default();
+    let mut bounded: pinfold_merge::MergeBounded<SendOnly> = pinfold_merge::MergeBounded::new(1);
+    send_value(&growable.iter_pin_mut());
+    send_value(&growable.iter_pin_mut_keyed());
+    send_value(&growable.iter_mut());
+    send_value(&bounded.iter_pin_mut());
+    send_value(&bounded.iter_pin_mut_keyed());
+    send_value(&bounded.iter_mut());
+}
