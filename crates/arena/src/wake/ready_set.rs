@@ -414,17 +414,15 @@ fn drain_deep(
         // Up to 262,144 entries (a set of 10,000 or 100,000): two loops, in the same order as
         // the stack below, without its bookkeeping a word. Guarded by `unordered_sparse_10k`
         // (instructions).
-        let mut middles = bits;
-        while middles != 0 {
-            let middle = middles.trailing_zeros() as usize;
-            middles &= middles - 1;
-            let mut children = take_word(words, layout, 1, middle);
-            while children != 0 {
-                let child = middle * 64 + children.trailing_zeros() as usize;
-                children &= children - 1;
-                each_bit(child * 64, take_word(words, layout, 0, child), &mut f);
-            }
-        }
+        each_bit(0, bits, &mut |middle| {
+            each_bit(
+                middle * 64,
+                take_word(words, layout, 1, middle),
+                &mut |child| {
+                    each_bit(child * 64, take_word(words, layout, 0, child), &mut f);
+                },
+            );
+        });
         return;
     }
     // `pending[level]`: the bits of word `base[level]` of `level` not visited yet.
