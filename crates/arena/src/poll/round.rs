@@ -7,7 +7,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
 use crate::key::Key;
-use crate::poll::queue::{Marks, NIL, Queue, UNLINKED};
+use crate::poll::queue::{Mark, Marks, NIL, Queue, UNLINKED};
 use crate::poll::step::Step;
 use crate::unwind::Kept;
 #[cfg(feature = "std")]
@@ -159,11 +159,15 @@ pub trait Slots<T>: Marks {
     /// frees its slot; a panic of the value's `Drop` then is dropped) and, with `std`,
     /// returns the panic for the round to repair and resume; without `std` it calls
     /// `panicked` with its parent while the panic goes on. A kind whose owner ends at a
-    /// panic (a join) lets it go on.
+    /// panic (a join) lets it go on. When `poll` returns [`Step::Pending`], the slot's mark
+    /// is of round `round` ([`mark_polled`]): written here, where the slot is at hand, not
+    /// looked up again by the round (a growable arena's decode of the id; guarded by
+    /// `unordered_held_100k`, instructions).
     fn poll_slot<const WATCH: bool, R>(
         &mut self,
         id: u32,
         take_wake: bool,
+        round: u32,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
         panicked: impl FnOnce(&ParentWord),
     ) -> Result<Option<Polled<R>>, Kept>;
@@ -194,6 +198,19 @@ pub struct Polled<R> {
     /// value stays ([`Step::Pending`], [`Step::Keep`], [`Step::Settled`], [`Step::Repoll`]) and
     /// its slot goes to the next round's queue. Only where the poll was watched.
     pub(crate) woken: bool,
+    /// After [`Step::Pending`], whether the slot's mark was of a round (not 0) before the
+    /// poll ([`mark_polled`]); `false` after any other step.
+    pub(crate) polled_before: bool,
+}
+
+/// Marks a slot whose value's poll came to [`Step::Pending`] as polled in round `round`;
+/// `true` if it was polled in a round before (its mark not 0: neither new nor queued to be
+/// polled again since), which makes a poll with no wake since a vain one.
+#[inline(always)]
+pub(crate) fn mark_polled(mark: &mut Mark, round: u32) -> bool {
+    let before = mark.round != 0;
+    mark.round = round;
+    before
 }
 
 /// Files woken slot `id` for round `round`: in `deferred` if that round polled it already
@@ -577,6 +594,7 @@ impl Rounds {
             let polled = slots.poll_slot::<true, R>(
                 id,
                 take_wake,
+                budget.round,
                 |key, value, cx| {
                     budget.polled();
                     f(key, value, cx)
@@ -609,12 +627,11 @@ impl Rounds {
             entry,
             step,
             woken,
+            polled_before,
         } = polled;
         match step {
+            // The poll left the slot's mark of this round (`poll_slot`).
             Step::Pending => {
-                let mark = slots.mark(id);
-                let polled_before = mark.round != 0;
-                mark.round = budget.round;
                 // A value that woke itself costs the round nothing beyond its poll: it is
                 // polled once a round, and the round polls at most as many values as the
                 // arena held. Woken during its poll, it waits for the next round.
@@ -763,6 +780,9 @@ impl Rounds {
         let polled = slots.poll_slot::<false, Option<R>>(
             id,
             false,
+            // Not numbered yet: the round is numbered below unless the value rotates (the
+            // hot path, which computes no round). Guarded by `merge_hot_16` (instructions).
+            0,
             |key, value, cx| f(key, value, cx),
             |parent| rounds.unwinding(parent, true),
         );
@@ -781,6 +801,9 @@ impl Rounds {
         // leaves no mark of its round, so only this path numbers one.
         self.round = next_round(self.round);
         self.ready.pop(slots);
+        if let Step::Pending = polled.step {
+            slots.mark(id).round = self.round;
+        }
         let mut budget = Budget::new(self.round, held);
         budget.polled();
         let out = match self.settle(slots, id, polled, &mut budget) {

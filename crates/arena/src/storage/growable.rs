@@ -371,6 +371,7 @@ impl<T> Slots<T> for Groups<T> {
         &mut self,
         id: u32,
         take_wake: bool,
+        round: u32,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
         panicked: impl FnOnce(&ParentWord),
     ) -> Result<Option<Polled<R>>, unwind::Kept> {
@@ -386,6 +387,7 @@ impl<T> Slots<T> for Groups<T> {
         trusted_mut(stores, group).poll_at::<WATCH, R>(
             index,
             take_wake,
+            round,
             poll,
             || {
                 // The group dropped the value that panicked. If it was the top group's last,

@@ -807,6 +807,7 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
         &mut self,
         id: u32,
         take_wake: bool,
+        round: u32,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
         _panicked: impl FnOnce(&ParentWord),
     ) -> Result<Option<Polled<R>>, unwind::Kept> {
@@ -824,11 +825,14 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
         // A panic goes on to the owner, a join, which drops every value.
         // Not watched: every wake of a join's value goes through the ready set.
         let step = poll(key, value, &mut Context::from_waker(&waker));
+        let polled_before =
+            matches!(step, Step::Pending) && round::mark_polled(self.mark(id), round);
         Ok(Some(Polled {
             key,
             entry: id,
             step,
             woken: false,
+            polled_before,
         }))
     }
 

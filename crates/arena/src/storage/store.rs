@@ -761,6 +761,7 @@ impl<T> Store<T> {
         &mut self,
         index: usize,
         take_wake: bool,
+        round: u32,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
         unwound: impl FnOnce(),
         panicked: impl FnOnce(&WakeTable),
@@ -781,11 +782,14 @@ impl<T> Store<T> {
             self.poll_value::<WATCH, _>(index, entry as usize, unwound, panicked, |value, cx| {
                 poll(key, value, cx)
             })?;
+        let polled_before = matches!(step, Step::Pending)
+            && round::mark_polled(&mut trusted_mut(&mut self.slots, index).mark, round);
         Ok(Some(Polled {
             key,
             entry,
             step,
             woken,
+            polled_before,
         }))
     }
 
@@ -970,12 +974,14 @@ impl<T> Slots<T> for Store<T> {
         &mut self,
         id: u32,
         take_wake: bool,
+        round: u32,
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
         panicked: impl FnOnce(&ParentWord),
     ) -> Result<Option<Polled<R>>, Kept> {
         self.poll_at::<WATCH, R>(
             id as usize,
             take_wake,
+            round,
             poll,
             || {},
             |table| {
