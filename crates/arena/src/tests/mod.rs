@@ -4,6 +4,7 @@
 
 mod drain_tail;
 mod fairness;
+mod first_mark;
 mod growable;
 mod growable_worst;
 mod keys;

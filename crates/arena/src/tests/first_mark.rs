@@ -1,0 +1,144 @@
+//! The round mark of a value that stays `Pending` is written by the kind's `poll_slot`, and by
+//! `poll_first` (a merge's first poll of a call, polled in place) after it numbers the round;
+//! a join arena's vain repolls are counted from that mark.
+use std::cell::RefCell;
+use std::task::{Context, Poll};
+
+use pinfold_testkit::waker::counting_waker;
+
+use crate::{Arena, GrowableArena, Key, Step, Storage};
+use alloc::vec::Vec;
+
+/// Three values `a`, `b`, `x`, all polled once and `Pending`. `a` and `b` are woken; a call
+/// polls `a`, which gives an item (`Repoll`, queued for the next round), leaving `b` queued.
+/// The next call takes the merge's fast path (nothing woken since): `b`, at the head of the
+/// queue, is polled in place and stays `Pending`; then `a` wakes `b` and stays `Pending`. The
+/// budget (3) would allow another poll, but `b` was polled in this round already: it waits
+/// for the next (the task is woken), not polled twice in this one.
+fn merge_head_pending_is_marked_with_its_round<S: Storage<u32>>(
+    arena: &mut S,
+    [a, b, x]: [Key; 3],
+    [wake_a, wake_b]: [&std::task::Waker; 2],
+) {
+    let (task, wakes) = counting_waker();
+    let mut cx = Context::from_waker(&task);
+    let polled = RefCell::new(Vec::new());
+    // Call 0: every value polled once, all `Pending`.
+    let out = arena.poll_next_some(&mut cx, |k, _, _| -> Step<Option<Key>> {
+        polled.borrow_mut().push(k);
+        Step::Pending
+    });
+    assert_eq!(out, Poll::Pending);
+    assert_eq!(*polled.borrow(), [a, b, x]);
+    wake_a.wake_by_ref();
+    wake_b.wake_by_ref();
+    // Call 1: `a` gives an item and goes to the next round's queue; `b` stays queued.
+    let out = arena.poll_next_some(&mut cx, |k, _, _| {
+        assert_eq!(k, a, "a is queued first");
+        Step::Repoll(Some(k))
+    });
+    assert_eq!(out, Poll::Ready(Some((a, a))));
+    // Call 2: nothing woken: the head of the queue (`b`) is polled in place.
+    polled.borrow_mut().clear();
+    let before = wakes.count();
+    let out = arena.poll_next_some(&mut cx, |k, _, _| -> Step<Option<Key>> {
+        polled.borrow_mut().push(k);
+        if k == a {
+            wake_b.wake_by_ref();
+        }
+        Step::Pending
+    });
+    assert_eq!(out, Poll::Pending);
+    assert_eq!(
+        *polled.borrow(),
+        [b, a],
+        "b polled once in its round though a woke it after its poll"
+    );
+    assert!(
+        wakes.count() > before,
+        "the task is woken for b's next round"
+    );
+    // Call 3: the next round polls `b` (woken), once.
+    polled.borrow_mut().clear();
+    let out = arena.poll_next_some(&mut cx, |k, _, _| -> Step<Option<Key>> {
+        polled.borrow_mut().push(k);
+        Step::Pending
+    });
+    assert_eq!(out, Poll::Pending);
+    assert_eq!(*polled.borrow(), [b], "b polled in the next round");
+}
+
+#[test]
+fn a_merge_head_pending_in_place_is_marked_with_its_round_fixed() {
+    let mut arena = Arena::new(3);
+    let a = arena.insert(0u32).unwrap();
+    let b = arena.insert(1u32).unwrap();
+    let x = arena.insert(2u32).unwrap();
+    let (wake_a, wake_b) = (arena.waker(a).unwrap(), arena.waker(b).unwrap());
+    merge_head_pending_is_marked_with_its_round(&mut arena, [a, b, x], [&wake_a, &wake_b]);
+}
+
+#[test]
+fn a_merge_head_pending_in_place_is_marked_with_its_round_growable() {
+    let mut arena = GrowableArena::new();
+    let a = arena.insert(0u32);
+    let b = arena.insert(1u32);
+    let x = arena.insert(2u32);
+    let (wake_a, wake_b) = (arena.waker(a).unwrap(), arena.waker(b).unwrap());
+    merge_head_pending_is_marked_with_its_round(&mut arena, [a, b, x], [&wake_a, &wake_b]);
+}
+
+/// The vain-repoll rule in a join arena, whose `poll_slot` now computes `polled_before` itself
+/// (`ArmedSlots::poll_slot`, its own copy of the rule's input): values that keep their own
+/// waker, polled once, woken from outside and `Pending` again are strikes; the round yields
+/// at `MAX_VAIN_REPOLLS` of them and the next round polls the rest.
+#[test]
+fn a_join_arena_yields_at_its_vain_repolls() {
+    use core::future::Future;
+    use pinfold_testkit::probe::probes;
+
+    use crate::{JoinArena, MAX_VAIN_REPOLLS};
+
+    const WAITING: usize = MAX_VAIN_REPOLLS + 8;
+    let (values, states) = probes(WAITING);
+    let mut arena = JoinArena::new(values);
+    arena.arm(|_| true);
+    let (task, wakes) = counting_waker();
+    let mut cx = Context::from_waker(&task);
+    let mut poll = |_: Key,
+                    fut: core::pin::Pin<&mut pinfold_testkit::probe::Probe>,
+                    cx: &mut Context<'_>| { Step::of_future(fut.poll(cx)) };
+    // Round 1: every value polled once, with its own waker (the arena is armed).
+    let mut budget = arena.start_round();
+    assert!(
+        arena
+            .poll_with_budget(&mut cx, &mut budget, &mut poll)
+            .is_pending()
+    );
+    assert!(states.iter().all(|state| state.polls() == 1));
+    for state in &states {
+        state.waker().wake();
+    }
+    // Round 2: each woken value is `Pending` again: a strike; the round yields at its strikes.
+    let before = wakes.count();
+    let mut budget = arena.start_round();
+    assert!(
+        arena
+            .poll_with_budget(&mut cx, &mut budget, &mut poll)
+            .is_pending()
+    );
+    let polled = states.iter().filter(|state| state.polls() == 2).count();
+    assert_eq!(polled, MAX_VAIN_REPOLLS, "the round yields at its strikes");
+    assert!(wakes.count() > before, "yielded without waking its task");
+    // Round 3: the rest.
+    let mut budget = arena.start_round();
+    assert!(
+        arena
+            .poll_with_budget(&mut cx, &mut budget, &mut poll)
+            .is_pending()
+    );
+    assert!(
+        states.iter().all(|state| state.polls() == 2),
+        "the next round polls the rest"
+    );
+}
