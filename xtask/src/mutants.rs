@@ -295,8 +295,8 @@ pub(crate) fn mutants(workspace: &Workspace, options: &MutantsOptions) -> Result
         for target in &targets {
             args.extend(["--cargo-test-arg", target.as_str()]);
         }
-        // The arena's unit tests' helpers are not code a user runs.
-        args.extend(["--exclude", "crates/arena/src/tests.rs"]);
+        // The arena's unit tests (`src/tests/`) and their helpers are not code a user runs.
+        args.extend(["--exclude", "crates/arena/src/tests/**"]);
         if let Sources::AllBut(others) = sources {
             for other in others {
                 args.extend(["--exclude", other]);
