@@ -44,9 +44,18 @@
 //! slot's last two departed values are alive, the insert shares the entry of the one before
 //! last, and its old wakers may cause one spurious poll of the new value.
 //!
-//! Cloning a waker adds a reference to the table and one to its entry, dropping it releases
-//! both, and the table is freed when the arena and every waker are gone: so a waker may outlive
-//! the arena, and waking it then only sets a bit nobody reads. The arena lends *borrowed*
+//! Cloning a waker adds one to its entry's count and dropping it takes one off: one atomic
+//! operation each, on the entry's word, which only that pair's wakers share. The table is freed
+//! when the arena and every waker are gone, so a waker may outlive the arena and waking it then
+//! only sets a bit nobody reads. The table's reference count has one reference for the arena,
+//! one for each uncounted waker, and one for each retired entry whose count is above zero: the
+//! arena takes it before it sets `RETIRED` on such an entry (when the value leaves, and for every
+//! entry with wakers still alive when the arena is dropped), and the drop that takes a retired
+//! count to zero gives it up, as does the arena if it shares the entry with a new value first.
+//! Which of them gives it up is decided by the state each one's atomic operation read, so it is
+//! given up once; loom's models drive the last waker's drop against the arena's drop and
+//! against the sharing. A clone never starts a retired entry's count from zero: a counted clone
+//! is made from a counted waker, or from the waker lent to a poll, whose entry is bound. The arena lends *borrowed*
 //! wakers to the values it polls (no reference counting unless the value clones it). A by-value
 //! `wake` releases its references even if the parent's waker panics.
 //!

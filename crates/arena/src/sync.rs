@@ -8,7 +8,7 @@
 pub(crate) use loom::{
     alloc::{alloc, dealloc},
     sync::Arc,
-    sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering},
+    sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering},
 };
 
 #[cfg(not(all(pinfold_loom, feature = "loom")))]
@@ -17,7 +17,7 @@ pub(crate) use alloc::{
     sync::Arc,
 };
 #[cfg(not(all(pinfold_loom, feature = "loom")))]
-pub(crate) use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+pub(crate) use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// The cell the arena keeps shared state in (`pinfold-sync`'s, loom's under `--cfg
 /// pinfold_loom`).

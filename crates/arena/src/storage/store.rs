@@ -23,7 +23,7 @@ use crate::wake::hub::Hub;
 use crate::wake::ready_set::{self, Drain, ParentWord};
 #[cfg(feature = "std")]
 use crate::wake::wake_table::watch::{self, Watch};
-use crate::wake::wake_table::{Parent, RETIRED, WakeTable};
+use crate::wake::wake_table::{Parent, WakeTable};
 use alloc::boxed::Box;
 
 /// The largest capacity: an arena has two entries per slot, indexed by `u32` below `NIL`.
@@ -467,6 +467,7 @@ impl<T> Store<T> {
     /// Drops `key`'s value in place now and frees its slot; `false` if it was gone already.
     ///
     /// If the value's `Drop` panics, the slot is free all the same and the panic propagates.
+    #[inline(always)]
     pub(crate) fn remove(&mut self, key: Key) -> bool {
         match self.live(key) {
             Some(index) => {
@@ -642,36 +643,18 @@ impl<T> Store<T> {
     #[inline(never)]
     fn bind_retired(&mut self, index: usize, generation: u64) -> u64 {
         let entry = Self::entry_of(index, generation);
-        if self.reclaim(entry) {
+        if self.table.reclaim(entry) {
             return generation;
         }
         // Wakers of the value before last are alive: the last value's entry, if its wakers are
         // gone, skipping a generation (keys only ever grow).
-        if generation < RETIRED_GENERATION && self.reclaim(entry ^ 1) {
+        if generation < RETIRED_GENERATION && self.table.reclaim(entry ^ 1) {
             return generation + 1;
         }
         // Both of the slot's entries have wakers of departed values alive: share this one, and
         // its old wakers may cause a spurious poll of the new value.
-        // Relaxed: the entry's wakers may wake the new value from now on; that is all.
-        self.table.entry_state(entry).unretire(Ordering::Relaxed);
+        self.table.share_retired(entry);
         generation
-    }
-
-    /// Makes `entry` ready to bind if no waker of it is left: its state and ready bit cleared;
-    /// `false` if a waker of it is alive.
-    fn reclaim(&mut self, entry: usize) -> bool {
-        let state = self.table.entry_state(entry);
-        // Acquire: as in `release_entry`.
-        match state.load(Ordering::Acquire) {
-            0 => true,
-            RETIRED => {
-                // Relaxed: no waker is left to see it.
-                state.unretire(Ordering::Relaxed);
-                ready_set::clear(self.table.words(), entry);
-                true
-            }
-            _ => false,
-        }
     }
 
     /// Releases `entry`, bound to a value that is leaving. If no owned waker of it is alive, no
@@ -688,16 +671,7 @@ impl<T> Store<T> {
         // Most often neither of the slot's entries has an owned waker: one load says so.
         let free = self.table.pair_is_clear(entry, Ordering::Acquire)
             || state.load(Ordering::Acquire) == 0
-            || {
-                // AcqRel: Acquire as above, if the last waker went meanwhile; Release so that a
-                // waker dropped later sees RETIRED after our unbinding.
-                let free = state.retire(Ordering::AcqRel) == 0;
-                if free {
-                    // Relaxed: no waker is left to see it.
-                    state.unretire(Ordering::Relaxed);
-                }
-                free
-            };
+            || self.table.retire(entry);
         if free {
             // SAFETY: the entry is one of the table's, and the ready set has a bit for each.
             unsafe { ready_set::clear_unchecked(self.table.words(), entry) };

@@ -77,3 +77,62 @@ fn an_arena_and_its_wakers_free_every_byte_once_gone() {
     });
     assert_eq!(bytes.change, 0, "bytes left behind");
 }
+
+/// A value's poll clones the waker it is lent on another thread (scoped, joined within the
+/// poll): the first counted waker of the arena is made there. The clone outlives the arena,
+/// which must leave the table to it: a table freed with the arena is a use after free that Miri
+/// reports at the wake below (the bytes are not counted here: a spawned thread's own are not
+/// given back within the measure).
+#[test]
+fn a_waker_first_cloned_on_another_thread_keeps_the_table_past_the_arena() {
+    let mut arena = Arena::new(2);
+    arena.insert(core::future::pending::<()>()).unwrap();
+    let mut kept = None;
+    let polled = arena.poll_next(
+        &mut core::task::Context::from_waker(Waker::noop()),
+        |_, _, cx| -> crate::Step<()> {
+            let lent = cx.waker();
+            kept = Some(std::thread::scope(|s| {
+                s.spawn(|| lent.clone()).join().unwrap()
+            }));
+            crate::Step::Pending
+        },
+    );
+    assert!(polled.is_pending());
+    drop(arena);
+    let kept = kept.unwrap();
+    kept.wake_by_ref();
+    drop(kept);
+}
+
+/// Wakers of a value that left (its entry retired), of a value still held when the arena is
+/// dropped, and an uncounted clone all outlive the arena, dropped in turn: the table lives
+/// until the last and then gives every byte back.
+#[test]
+fn retired_held_and_uncounted_wakers_keep_the_table_until_the_last() {
+    use pinfold_testkit::alloc::measure_bytes;
+
+    let ((), bytes) = measure_bytes(|| {
+        let (values, states) = probes(2);
+        let mut arena = Arena::new(2);
+        let keys: alloc::vec::Vec<_> = values
+            .into_iter()
+            .map(|value| arena.insert(value).unwrap())
+            .collect();
+        assert!(next(&mut arena, Waker::noop()).is_pending());
+        let (left, held) = (states[0].waker(), states[1].waker());
+        assert!(
+            arena.remove(keys[0]),
+            "its entry is retired: a waker of it is alive"
+        );
+        let many: alloc::vec::Vec<Waker> = (0..=crate::wake::wake_table::MAX_COUNTED)
+            .map(|_| held.clone())
+            .collect();
+        drop(arena);
+        left.wake();
+        drop(many);
+        held.wake_by_ref();
+        drop((held, states));
+    });
+    assert_eq!(bytes.change, 0, "bytes left behind");
+}

@@ -11,16 +11,19 @@
 //! was bound to before is alive (see [`implementation`](crate::implementation)). So a waker that
 //! outlives its value wakes an entry its slot's value does not have, and polls nothing.
 //!
-//! The arena holds one reference to the block and every owned waker one more; the block is
-//! freed when the last goes, so a waker may outlive the arena. Wakers lent to a value's `poll`
-//! are borrowed (`ManuallyDrop`), so polling costs no reference counting.
+//! The block is freed when the last of its references goes, so a waker may outlive the arena:
+//! the arena holds one, an uncounted waker one, and a retired entry with owned wakers alive one
+//! for all of them, given up by the drop of its last (see [`WakeTable::retire`]). A counted
+//! waker's clone and drop change its entry's state alone, one atomic operation each. The
+//! arena's drop retires every entry whose wakers are still alive. Wakers lent to a value's
+//! `poll` are borrowed (`ManuallyDrop`), so polling costs no reference counting.
 
 use core::alloc::Layout;
 use core::mem::ManuallyDrop;
 use core::ptr::{self, NonNull};
 use core::task::{RawWaker, RawWakerVTable, Waker};
 
-use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering, alloc, dealloc};
+use crate::sync::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, alloc, dealloc};
 use crate::wake::atomic_waker::AtomicWaker;
 use crate::wake::hub::Hub;
 use crate::wake::ready_set::{self, ParentWord, ReadyLayout, Woke};
@@ -44,9 +47,7 @@ impl Parent {
 
 #[repr(C)]
 pub(crate) struct Header {
-    /// On a cache line of its own: wakers cloned and dropped on other threads write it, and
-    /// every wake reads the fields below.
-    refs: CacheLine<AtomicUsize>,
+    refs: Refs,
     parent: Parent,
     ready: ReadyLayout,
     entries: usize,
@@ -54,11 +55,22 @@ pub(crate) struct Header {
     block: Layout,
 }
 
-/// Keeps what follows at least 128 bytes after its value, so the two never share a cache line
-/// (nor x86's adjacent-line prefetch pair). Padding rather than `align(128)`: an over-aligned
-/// block takes the allocator's slower aligned path, which small arenas would pay at creation.
+/// The table's references, on a cache line of their own: uncounted wakers and retired entries'
+/// last wakers, on any thread, write the count, and every wake reads the header's other fields.
 #[repr(C)]
-struct CacheLine<T>(T, [u8; 128]);
+struct Refs {
+    count: AtomicUsize,
+    /// Whether a counted waker was ever made: set by the clone that starts an entry's count
+    /// from zero, which is made on the owner's thread (from a waker lent to a poll, or by the
+    /// arena), so that the arena's drop, which retires every entry with wakers alive, skips
+    /// the look at each entry when none was (`held_10k`, instructions).
+    counted: AtomicBool,
+    /// Keeps what follows at least 128 bytes after the count, so the two never share a cache
+    /// line (nor x86's adjacent-line prefetch pair). Padding rather than `align(128)`: an
+    /// over-aligned block takes the allocator's slower aligned path, which small arenas would
+    /// pay at creation.
+    _pad: [u8; 127],
+}
 
 /// Entries `2 i` and `2 i + 1`: eight bytes that hold what their wakers need. A waker of entry
 /// `e` points at byte `4 (e % 2)` of pair `e / 2`, so its data pointer names both the pair (its
@@ -89,7 +101,7 @@ const HALF: u32 = 0xFFFF;
 /// flight past the limit at once, one per thread, fit in the half's last bit. Under Miri a lower
 /// limit, the same code: the test that clones past it makes 16,484 wakers otherwise (a minute of
 /// Miri's time).
-const MAX_COUNTED: u32 = if cfg!(miri) { 1 << 6 } else { 1 << 14 };
+pub(crate) const MAX_COUNTED: u32 = if cfg!(miri) { 1 << 6 } else { 1 << 14 };
 
 /// The state of one entry: its half of its pair's word.
 #[derive(Clone, Copy)]
@@ -106,16 +118,17 @@ impl EntryState<'_> {
         (self.word.load(order) >> self.shift) & HALF
     }
 
-    /// Sets `RETIRED`; returns the state before.
+    /// Sets `RETIRED`; returns the state before. Only [`WakeTable::retire`], which gives the
+    /// entry its reference to the table.
     #[inline]
-    pub(crate) fn retire(self, order: Ordering) -> u32 {
+    fn retire(self, order: Ordering) -> u32 {
         (self.word.fetch_or(RETIRED << self.shift, order) >> self.shift) & HALF
     }
 
-    /// Clears `RETIRED`, leaving the count as it is.
+    /// Clears `RETIRED`, leaving the count as it is; returns the state before.
     #[inline]
-    pub(crate) fn unretire(self, order: Ordering) {
-        self.word.fetch_and(!(RETIRED << self.shift), order);
+    fn unretire(self, order: Ordering) -> u32 {
+        (self.word.fetch_and(!(RETIRED << self.shift), order) >> self.shift) & HALF
     }
 }
 
@@ -195,7 +208,11 @@ impl WakeTable {
         // aligned, and written once here before any reference to them exists.
         unsafe {
             header.write(Header {
-                refs: CacheLine(AtomicUsize::new(1), [0; 128]),
+                refs: Refs {
+                    count: AtomicUsize::new(1),
+                    counted: AtomicBool::new(false),
+                    _pad: [0; 127],
+                },
                 parent,
                 ready,
                 entries,
@@ -360,6 +377,102 @@ impl WakeTable {
         }
     }
 
+    /// Retires entry `index`, bound to a value that is leaving, unless no owned waker of it is
+    /// alive: `true` if none is (the entry is free, its state zero). A retired entry with
+    /// wakers holds one reference to the table for all of them: taken here before the flag is
+    /// set, since its last waker gives it up as soon as its drop sees the flag, and given back
+    /// here if the flag found no waker.
+    ///
+    /// The table's references and an entry's state keep one rule, which each atomic change of
+    /// the state follows by the value it read: an entry holds a reference exactly while it is
+    /// `RETIRED` with a count above zero. Setting the flag on a count above zero takes one
+    /// (here, and in the arena's drop), clearing it on a count above zero gives one up
+    /// ([`share_retired`](Self::share_retired)), and so does the drop that takes a retired
+    /// count to zero (`drop_waker`); a clone never starts a count from zero on a retired entry
+    /// (a value's poll lends a waker of a bound entry, never a retired one).
+    #[inline]
+    pub(crate) fn retire(&self, index: usize) -> bool {
+        let state = self.entry_state(index);
+        // SAFETY: the arena's reference keeps the table alive; this one is the entry's.
+        unsafe { add_ref(self.header.as_ptr()) };
+        // AcqRel: Acquire as in `Store::release_entry`, if the last waker went meanwhile;
+        // Release so that a waker dropped later sees RETIRED after our unbinding.
+        let free = state.retire(Ordering::AcqRel) == 0;
+        if free {
+            // Relaxed: no waker is left to see it.
+            state.unretire(Ordering::Relaxed);
+            // SAFETY: the reference taken above, given back; the arena's keeps the table alive.
+            unsafe { release(self.header.as_ptr()) };
+        }
+        free
+    }
+
+    /// Makes entry `index` ready to bind if no waker of it is left: `true` if so, its state
+    /// and, if it was retired, its ready bit cleared (its last waker gave the entry's
+    /// reference up); `false` if a waker of it is alive.
+    pub(crate) fn reclaim(&self, index: usize) -> bool {
+        let state = self.entry_state(index);
+        // Acquire: as in `Store::release_entry`.
+        match state.load(Ordering::Acquire) {
+            0 => true,
+            RETIRED => {
+                // Relaxed: no waker is left to see it.
+                state.unretire(Ordering::Relaxed);
+                ready_set::clear(self.words(), index);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Clears the flag of retired entry `index`, whose wakers may still be alive, to bind it
+    /// to a new value that shares it with them: the entry's reference goes back unless its
+    /// last waker went meanwhile and gave it up.
+    pub(crate) fn share_retired(&self, index: usize) {
+        // Relaxed: the entry's wakers may wake the new value from now on; that is all.
+        let before = self.entry_state(index).unretire(Ordering::Relaxed);
+        if before & RETIRED != 0 && before > RETIRED {
+            // SAFETY: the entry's reference, given up once (the state said it held one); the
+            // arena's keeps the table alive.
+            unsafe { release(self.header.as_ptr()) };
+        }
+    }
+
+    /// Retires every entry with owned wakers still alive, as the arena goes: from now on they
+    /// keep the table alive. An entry at zero stays as it is: no clone can start its count
+    /// again (a counted clone is made from a counted waker, or from a waker lent to a poll).
+    fn retire_all(&self) {
+        // Relaxed: the flag is set on this thread, or on one whose work happens before the
+        // poll that lent it the waker returned.
+        if !self.header().refs.counted.load(Ordering::Relaxed) {
+            return;
+        }
+        for pair in 0..(self.entries as usize).div_ceil(2) {
+            // SAFETY: `pair` is below the table's number of pairs.
+            let word = unsafe { &(*self.pair_unchecked(pair)).state };
+            // Acquire: a waker whose drop took the count to zero is done with the table before
+            // the arena frees it.
+            let both = word.load(Ordering::Acquire);
+            if both != 0 {
+                self.retire_pair(pair, both);
+            }
+        }
+    }
+
+    /// [`retire_all`](Self::retire_all) for pair `pair`, whose state word read `both`.
+    #[cold]
+    #[inline(never)]
+    fn retire_pair(&self, pair: usize, both: u32) {
+        for half in 0..2 {
+            let state = (both >> (16 * half)) & HALF;
+            // Retired already (it holds a reference if a waker is left), or no waker.
+            if state & RETIRED != 0 || state == 0 {
+                continue;
+            }
+            let _ = self.retire(2 * pair + half);
+        }
+    }
+
     /// The state words of entries `index` and its pair's other (the same word): whether no
     /// owned waker of either is alive and neither is retired, read with `order`.
     #[inline(always)]
@@ -426,6 +539,7 @@ impl WakeTable {
 
 impl Drop for WakeTable {
     fn drop(&mut self) {
+        self.retire_all();
         // Wakes that outlive the arena must not reach the task that polled it.
         if let Parent::Task(parent) = self.header().parent() {
             let waker = parent.take();
@@ -577,7 +691,7 @@ unsafe fn wake_slot(header: *const Header, index: usize) {
 /// `header` points to a live table and the caller owns one of its references.
 unsafe fn release(header: *const Header) {
     // SAFETY: the caller owns a reference, so the header is alive.
-    let refs = unsafe { &(*header).refs.0 };
+    let refs = unsafe { &(*header).refs.count };
     // Release: our uses of the table happen before the free below (see the Acquire load).
     if refs.fetch_sub(1, Ordering::Release) != 1 {
         return;
@@ -595,7 +709,7 @@ unsafe fn release(header: *const Header) {
 #[inline(never)]
 unsafe fn free(header: *const Header) {
     // SAFETY: the header is alive until freed below (the caller).
-    let refs = unsafe { &(*header).refs.0 };
+    let refs = unsafe { &(*header).refs.count };
     // Acquire: reading the count our decrement left synchronises with every earlier Release
     // decrement (they head release sequences our RMW belongs to), as a fence(Acquire) would.
     // A load rather than a fence because ThreadSanitizer does not model fences (std's `Arc`
@@ -678,36 +792,52 @@ static VTABLE: RawWakerVTable = RawWakerVTable::new(clone_waker, wake, wake_by_r
 static UNCOUNTED: RawWakerVTable =
     RawWakerVTable::new(clone_uncounted, wake_uncounted, wake_by_ref, drop_uncounted);
 
-// SAFETY (all the functions below): `data` is an entry of a live table and, except for the
-// borrowed waker, the waker owns one of the table's references.
+// SAFETY (all the functions below): `data` is an entry of a live table: an uncounted waker owns
+// one of its references, a counted one is counted in its entry's state (whose retired entry
+// holds one), and a borrowed one is lent by its live arena.
 
-/// Adds a reference to the table of `data`'s entry, as `Arc::clone`.
+/// Adds a reference to the table at `header`, as `Arc::clone`.
 ///
 /// # Safety
-/// As above.
-unsafe fn add_table_ref(data: *const ()) {
-    // SAFETY: see above.
-    let header = unsafe { &*header_of(data).0 };
+/// `header` points to a live table and the caller holds one of its references (or is its
+/// arena).
+unsafe fn add_ref(header: *const Header) {
+    // SAFETY: as the caller promises.
+    let refs = unsafe { &(*header).refs.count };
     // Relaxed: a new reference is made from an existing one, as `Arc::clone`.
-    if header.refs.0.fetch_add(1, Ordering::Relaxed) > MAX_REFS {
+    if refs.fetch_add(1, Ordering::Relaxed) > MAX_REFS {
         crate::unwind::abort();
     }
 }
 
 unsafe fn clone_waker(data: *const ()) -> RawWaker {
     // SAFETY: see above.
-    unsafe { add_table_ref(data) };
-    // SAFETY: see above.
     let state = unsafe { state_of(data) };
     // Relaxed: as above. The arena reads the count before binding the entry again, and only
     // binds it once it has acquired the drop of every owned waker (see `drop_waker`); a clone
     // is only made from a waker that exists, so none is made while the count reads zero and
-    // the arena is not polling the entry's value.
+    // the arena is not polling the entry's value. The table lives on: the waker cloned from is
+    // counted (its entry holds a reference once retired), or lent by a live arena.
     let before = state
         .word
         .fetch_add(ONE_WAKER << state.shift, Ordering::Relaxed);
-    if (before >> state.shift) & HALF >= MAX_COUNTED * ONE_WAKER {
-        // Too many to count in the half-word: this one goes uncounted (see `UNCOUNTED`).
+    let count = (before >> state.shift) & HALF;
+    if count == 0 {
+        // The entry's first: made on the owner's thread (see `Header::counted`).
+        // SAFETY: see above.
+        let header = unsafe { &*header_of(data).0 };
+        // Relaxed: as in `WakeTable::retire_all`. A load first, so that the header's line
+        // is written once per table.
+        if !header.refs.counted.load(Ordering::Relaxed) {
+            header.refs.counted.store(true, Ordering::Relaxed);
+        }
+    }
+    if count >= MAX_COUNTED * ONE_WAKER {
+        // Too many to count in the half-word: this one goes uncounted (see `UNCOUNTED`), with
+        // a reference of its own, taken before the count goes back (the waker cloned from
+        // keeps the count above zero meanwhile).
+        // SAFETY: see above.
+        unsafe { add_ref(header_of(data).0) };
         // Relaxed: as the drop of a waker that woke nothing.
         state
             .word
@@ -719,7 +849,7 @@ unsafe fn clone_waker(data: *const ()) -> RawWaker {
 
 unsafe fn clone_uncounted(data: *const ()) -> RawWaker {
     // SAFETY: see above.
-    unsafe { add_table_ref(data) };
+    unsafe { add_ref(header_of(data).0) };
     RawWaker::new(data, &UNCOUNTED)
 }
 
@@ -773,12 +903,19 @@ unsafe fn drop_waker(data: *const ()) {
     // SAFETY: see above.
     let state = unsafe { state_of(data) };
     // Release: this waker's wakes (its bits in the ready set) happen before the arena, which
-    // loads the count with Acquire, binds the entry to another value.
-    state
+    // loads the count with Acquire, binds the entry to another value. Acquire: the drop that
+    // gives the retired entry's reference up (below) comes after every earlier drop of its
+    // wakers, which then happen before the table is freed.
+    let before = state
         .word
-        .fetch_sub(ONE_WAKER << state.shift, Ordering::Release);
-    // SAFETY: see above: this waker's reference is given up once.
-    unsafe { release(header_of(data).0) }
+        .fetch_sub(ONE_WAKER << state.shift, Ordering::AcqRel);
+    // The last waker of a retired entry: the entry's reference goes with it (see
+    // `WakeTable::retire`). Any other drop leaves the table to the references that remain.
+    if (before >> state.shift) & HALF == RETIRED + ONE_WAKER {
+        // SAFETY: the entry's reference keeps the table alive until this release, which gives
+        // it up once: only the drop that takes the count to zero sees this state.
+        unsafe { release(header_of(data).0) }
+    }
 }
 
 #[cfg(all(test, not(pinfold_loom)))]
@@ -802,8 +939,18 @@ mod tests {
             table.pair_is_clear(0, Ordering::Relaxed),
             "the other pair is untouched"
         );
-        assert_eq!(table.entry_state(2).retire(Ordering::Relaxed), ONE_WAKER);
+        assert!(!table.retire(2), "entry 2 has a waker");
+        assert_eq!(
+            table.header().refs.count.load(Ordering::Relaxed),
+            2,
+            "the entry's reference"
+        );
         even.wake();
+        assert_eq!(
+            table.header().refs.count.load(Ordering::Relaxed),
+            1,
+            "given up by its last"
+        );
         assert_eq!(table.entry_state(2).load(Ordering::Relaxed), RETIRED);
         assert_eq!(table.entry_state(3).load(Ordering::Relaxed), 3 * ONE_WAKER);
         assert!(ready_set::is_woken(table.words(), 2));
@@ -811,8 +958,12 @@ mod tests {
         odd[1].wake_by_ref();
         assert!(ready_set::is_woken(table.words(), 3));
         drop(odd);
-        table.entry_state(2).unretire(Ordering::Relaxed);
+        assert!(table.reclaim(2));
         assert!(table.pair_is_clear(3, Ordering::Relaxed));
+        assert!(
+            !ready_set::is_woken(table.words(), 2),
+            "a reclaimed entry's bit is clear"
+        );
     }
 
     #[test]
@@ -830,9 +981,13 @@ mod tests {
         assert!(ready_set::is_woken(table.words(), 1));
         assert!(!ready_set::is_woken(table.words(), 0));
         uncounted.wake();
-        assert_eq!(table.header().refs.0.load(Ordering::Relaxed), 1 + total);
+        // The arena's reference and the uncounted clones' own: counted ones take none.
+        assert_eq!(
+            table.header().refs.count.load(Ordering::Relaxed),
+            1 + total - MAX_COUNTED as usize
+        );
         drop(clones);
         assert_eq!(table.entry_state(1).load(Ordering::Relaxed), 0);
-        assert_eq!(table.header().refs.0.load(Ordering::Relaxed), 1);
+        assert_eq!(table.header().refs.count.load(Ordering::Relaxed), 1);
     }
 }
