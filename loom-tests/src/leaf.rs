@@ -131,6 +131,26 @@ pub fn finish_keeping_a_waker(
     (key, probe, stash.take().unwrap())
 }
 
+/// Inserts a leaf with output `id` into `arena` and polls it once, the leaf not fired: the
+/// poll clones the waker it is given and the leaf stays pending. Returns the leaf's key and
+/// probe, and the clone: an owned waker of a value the arena holds.
+pub fn pend_keeping_a_waker(
+    arena: &mut Arena<Leaf>,
+    cx: &mut Context<'_>,
+    id: usize,
+) -> (Key, Arc<Probe>, core::task::Waker) {
+    let (leaf, probe) = Leaf::new(id);
+    let key = arena.insert(leaf).unwrap();
+    let mut stash = None;
+    let pending = arena.poll_next(cx, |polled, _, cx| -> Step<()> {
+        assert_eq!(polled, key, "the only value woken");
+        stash = Some(cx.waker().clone());
+        Step::Pending
+    });
+    assert_eq!(pending, Poll::Pending);
+    (key, probe, stash.take().unwrap())
+}
+
 /// A value that wakes itself, polled through a [`Spinner`] instead of [`poll_leaf`].
 #[derive(Debug)]
 pub struct Spinner {

@@ -53,7 +53,9 @@ pub use check::{check, check_with_branches};
 #[cfg(pinfold_loom)]
 pub use drive::{MAX_POLLS, drive};
 #[cfg(pinfold_loom)]
-pub use leaf::{Leaf, Probe, Spinner, finish_keeping_a_waker, poll_arena, poll_leaf};
+pub use leaf::{
+    Leaf, Probe, Spinner, finish_keeping_a_waker, pend_keeping_a_waker, poll_arena, poll_leaf,
+};
 #[cfg(pinfold_loom)]
 pub use parent::Parent;
 #[cfg(pinfold_loom)]

@@ -13,9 +13,9 @@
 //! were given back whole). Loom's leak check finds the wake table freed.
 #![cfg(pinfold_loom)]
 
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
-use loom_tests::{Leaf, Parent, Workers, check, finish_keeping_a_waker};
+use loom_tests::{Leaf, Parent, Workers, check, finish_keeping_a_waker, pend_keeping_a_waker};
 use pinfold_arena::{Arena, Key, Step, Storage};
 
 /// One poll of the arena, in which the value of `only` is pending for good, counting its
@@ -52,15 +52,7 @@ fn wakers_of_both_entries_of_a_slot_race_the_owner() {
         let (_, _, stale) = finish_keeping_a_waker(&mut arena, &mut cx, 0);
 
         // The second value, on the slot's other entry, keeps a clone of its waker.
-        let (second, _second_probe) = Leaf::new(1);
-        let second = arena.insert(second).unwrap();
-        let mut kept: Option<Waker> = None;
-        let pending = arena.poll_next(&mut cx, |_, _, cx| -> Step<()> {
-            kept = Some(cx.waker().clone());
-            Step::Pending
-        });
-        assert_eq!(pending, Poll::Pending);
-        let kept = kept.take().unwrap();
+        let (second, _second_probe, kept) = pend_keeping_a_waker(&mut arena, &mut cx, 1);
 
         let mut workers = Workers::new();
         workers.spawn(move || drop(stale));
