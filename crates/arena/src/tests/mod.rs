@@ -14,6 +14,7 @@ mod panics;
 mod ready_edges;
 mod rounds;
 mod stale_wakers;
+mod table_refs;
 mod values;
 mod wakes;
 mod watch;
