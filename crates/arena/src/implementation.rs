@@ -55,7 +55,8 @@
 //! Which of them gives it up is decided by the state each one's atomic operation read, so it is
 //! given up once; loom's models drive the last waker's drop against the arena's drop and
 //! against the sharing. A clone never starts a retired entry's count from zero: a counted clone
-//! is made from a counted waker, or from the waker lent to a poll, whose entry is bound. The arena lends *borrowed*
+//! is made from a counted waker, or through a borrow of the arena (the waker lent to a poll,
+//! `Storage::waker`), whose entry is bound. The arena lends *borrowed*
 //! wakers to the values it polls (no reference counting unless the value clones it). A by-value
 //! `wake` releases its references even if the parent's waker panics.
 //!

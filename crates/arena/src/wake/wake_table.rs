@@ -61,9 +61,12 @@ pub(crate) struct Header {
 struct Refs {
     count: AtomicUsize,
     /// Whether a counted waker was ever made: set by the clone that starts an entry's count
-    /// from zero, which is made on the owner's thread (from a waker lent to a poll, or by the
-    /// arena), so that the arena's drop, which retires every entry with wakers alive, skips
-    /// the look at each entry when none was (`held_10k`, instructions).
+    /// from zero, so that the arena's drop, which retires every entry with wakers alive, skips
+    /// the look at each entry when none was (`held_10k`, instructions). Such a clone is made
+    /// through a borrow of the arena: from a waker lent to a value's poll, or by
+    /// `Storage::waker`, on the owner's thread or on any thread that shares `&arena` (scoped
+    /// threads, an `Arc`); the borrow ends before the arena can be dropped, and ending it across
+    /// threads synchronises with the drop, so the drop's plain load sees the flag.
     counted: AtomicBool,
     /// Keeps what follows at least 128 bytes after the count, so the two never share a cache
     /// line (nor x86's adjacent-line prefetch pair). Padding rather than `align(128)`: an
@@ -440,10 +443,11 @@ impl WakeTable {
 
     /// Retires every entry with owned wakers still alive, as the arena goes: from now on they
     /// keep the table alive. An entry at zero stays as it is: no clone can start its count
-    /// again (a counted clone is made from a counted waker, or from a waker lent to a poll).
+    /// again (a counted clone is made from a counted waker, or through a borrow of the arena,
+    /// which its drop has outlived).
     fn retire_all(&self) {
-        // Relaxed: the flag is set on this thread, or on one whose work happens before the
-        // poll that lent it the waker returned.
+        // Relaxed: the flag was set through a borrow of the arena, on this thread or on one
+        // that synchronised with it when the borrow ended (see `Refs::counted`).
         if !self.header().refs.counted.load(Ordering::Relaxed) {
             return;
         }
@@ -823,7 +827,7 @@ unsafe fn clone_waker(data: *const ()) -> RawWaker {
         .fetch_add(ONE_WAKER << state.shift, Ordering::Relaxed);
     let count = (before >> state.shift) & HALF;
     if count == 0 {
-        // The entry's first: made on the owner's thread (see `Header::counted`).
+        // The entry's first: made through a borrow of the arena (see `Refs::counted`).
         // SAFETY: see above.
         let header = unsafe { &*header_of(data).0 };
         // Relaxed: as in `WakeTable::retire_all`. A load first, so that the header's line
