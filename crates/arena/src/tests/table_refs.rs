@@ -131,6 +131,29 @@ fn a_shared_entry_is_retired_again_when_the_arena_goes() {
     assert_eq!(bytes.change, 0, "bytes left behind");
 }
 
+/// A value that shares a retired entry with a departed value's waker leaves with a waker of its
+/// own alive: the entry is retired again, and still holds one reference for all its wakers,
+/// given up by the last of them.
+#[test]
+fn a_shared_entry_retired_again_when_its_value_leaves_frees_every_byte() {
+    let ((), bytes) = measure_bytes(|| {
+        let mut arena: Arena<Dyn> = Arena::new(1);
+        arena.insert(done()).ok().unwrap();
+        let (_, older) = poll_keeping(&mut arena);
+        arena.insert(done()).ok().unwrap();
+        let (_, newer) = poll_keeping(&mut arena);
+        // The third shares the older's entry, keeps a waker of its own and leaves.
+        let key = arena.insert(never()).ok().unwrap();
+        let (_, third) = poll_keeping(&mut arena);
+        assert!(arena.remove(key));
+        drop(arena);
+        drop(older);
+        newer.wake();
+        third.wake();
+    });
+    assert_eq!(bytes.change, 0, "bytes left behind");
+}
+
 #[test]
 fn a_shared_entry_whose_old_waker_goes_first_then_the_arena() {
     let ((), bytes) = measure_bytes(|| {
