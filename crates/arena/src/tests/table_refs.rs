@@ -108,16 +108,23 @@ fn an_arena_polled_with_a_waker_of_its_own_frees_its_table_once() {
     }
 }
 
+/// An arena of one slot whose two values left with a waker each kept: both of the slot's
+/// entries retired, the next value's turn on the older's. The arena and the two wakers, older
+/// first.
+fn both_entries_retired() -> (Arena<Dyn>, Waker, Waker) {
+    let mut arena: Arena<Dyn> = Arena::new(1);
+    arena.insert(done()).ok().unwrap();
+    let (_, older) = poll_keeping(&mut arena);
+    arena.insert(done()).ok().unwrap();
+    let (_, newer) = poll_keeping(&mut arena);
+    assert!(arena.is_empty());
+    (arena, older, newer)
+}
+
 #[test]
 fn a_shared_entry_is_retired_again_when_the_arena_goes() {
     let ((), bytes) = measure_bytes(|| {
-        let mut arena: Arena<Dyn> = Arena::new(1);
-        // Two values leave with a waker each kept: both of the slot's entries retired.
-        arena.insert(done()).ok().unwrap();
-        let (_, older) = poll_keeping(&mut arena);
-        arena.insert(done()).ok().unwrap();
-        let (_, newer) = poll_keeping(&mut arena);
-        assert!(arena.is_empty());
+        let (mut arena, older, newer) = both_entries_retired();
         // The third shares the older's entry with its waker, then keeps one of its own.
         arena.insert(never()).ok().unwrap();
         let (_, third) = poll_keeping(&mut arena);
@@ -137,11 +144,7 @@ fn a_shared_entry_is_retired_again_when_the_arena_goes() {
 #[test]
 fn a_shared_entry_retired_again_when_its_value_leaves_frees_every_byte() {
     let ((), bytes) = measure_bytes(|| {
-        let mut arena: Arena<Dyn> = Arena::new(1);
-        arena.insert(done()).ok().unwrap();
-        let (_, older) = poll_keeping(&mut arena);
-        arena.insert(done()).ok().unwrap();
-        let (_, newer) = poll_keeping(&mut arena);
+        let (mut arena, older, newer) = both_entries_retired();
         // The third shares the older's entry, keeps a waker of its own and leaves.
         let key = arena.insert(never()).ok().unwrap();
         let (_, third) = poll_keeping(&mut arena);
@@ -157,11 +160,7 @@ fn a_shared_entry_retired_again_when_its_value_leaves_frees_every_byte() {
 #[test]
 fn a_shared_entry_whose_old_waker_goes_first_then_the_arena() {
     let ((), bytes) = measure_bytes(|| {
-        let mut arena: Arena<Dyn> = Arena::new(1);
-        arena.insert(done()).ok().unwrap();
-        let (_, older) = poll_keeping(&mut arena);
-        arena.insert(done()).ok().unwrap();
-        let (_, newer) = poll_keeping(&mut arena);
+        let (mut arena, older, newer) = both_entries_retired();
         arena.insert(never()).ok().unwrap();
         // The older entry's state is now its waker's count alone: its drop gives up nothing.
         drop(older);

@@ -434,7 +434,10 @@ impl WakeTable {
     pub(crate) fn share_retired(&self, index: usize) {
         // Relaxed: the entry's wakers may wake the new value from now on; that is all.
         let before = self.entry_state(index).unretire(Ordering::Relaxed);
-        if before & RETIRED != 0 && before > RETIRED {
+        // The insert found a waker alive, so the entry was retired when its value left: the
+        // count alone says whether its reference is still held.
+        debug_assert!(before & RETIRED != 0, "only a retired entry is shared");
+        if before > RETIRED {
             // SAFETY: the entry's reference, given up once (the state said it held one); the
             // arena's keeps the table alive.
             unsafe { release(self.header.as_ptr()) };
