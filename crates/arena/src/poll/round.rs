@@ -183,6 +183,15 @@ pub trait Slots<T>: Marks {
     /// the slot; a join keeps it. A growable arena may release a group then, taking its slots
     /// out of `rounds`' queues (the slot polled is out of them already).
     fn remove(&mut self, id: u32, rounds: &mut Rounds);
+
+    /// A value's poll panicked and the kind dropped it: what the storage does before the panic
+    /// leaves the call (with `std`). A growable arena releases what its memory policy allows,
+    /// taking the released slots out of `rounds`' queues; other kinds do nothing.
+    #[cfg(feature = "std")]
+    #[inline(always)]
+    fn after_unwind(&mut self, rounds: &mut Rounds) {
+        let _ = rounds;
+    }
 }
 
 /// What the poll of a queued slot's value came to ([`Slots::poll_slot`]).
@@ -310,7 +319,8 @@ impl Rounds {
     }
 
     /// What a round does when a value panicked in its poll (the kind dropped it already),
-    /// before the panic `panic` leaves the call: the task (`task`) is registered, every wake
+    /// before the panic `panic` leaves the call: the storage's own repair
+    /// ([`Slots::after_unwind`]), then the task (`task`) is registered, every wake
     /// since the last collection is collected and the parent word armed, so later wakes reach
     /// the task although the call did not end as a round does; and if values wait to be
     /// polled, the task is woken, so that its next poll polls them. A panic of the task's
@@ -328,6 +338,7 @@ impl Rounds {
         panic: Panic,
     ) -> ! {
         use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+        slots.after_unwind(self);
         drop(catch_unwind(AssertUnwindSafe(|| slots.register(task))));
         let collected = self.collect(slots, Drain::Arm);
         if collected || self.queued_after_panic(in_place) {

@@ -111,14 +111,6 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     #[doc(hidden)]
     fn engine(&mut self, token: Token) -> (&mut Rounds, &mut Self::Slots);
 
-    /// What a kind does before a poll: a growable arena releases what its memory policy
-    /// allows if a value left while a poll unwound. Only this crate has the token.
-    #[doc(hidden)]
-    #[inline(always)]
-    fn before_poll(&mut self, token: Token) {
-        let _ = token;
-    }
-
     /// Stores `value` in a free slot, queues it to be polled (without any atomic operation)
     /// and returns its key; gives `value` back if the arena is full (a [`GrowableArena`] never
     /// is).
@@ -190,7 +182,6 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
-        self.before_poll(Token::new());
         let (rounds, slots) = self.engine(Token::new());
         rounds.next_output(slots, cx, f)
     }
@@ -204,7 +195,6 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
-        self.before_poll(Token::new());
         let (rounds, slots) = self.engine(Token::new());
         rounds.next_output_some(slots, cx, f)
     }
@@ -223,7 +213,6 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     where
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
-        self.before_poll(Token::new());
         let (rounds, slots) = self.engine(Token::new());
         rounds.poll(slots, cx, budget, f)
     }

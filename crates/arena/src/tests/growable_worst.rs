@@ -564,3 +564,64 @@ fn growable_zero_sized_values_across_many_groups() {
     }
     assert_eq!(arena.into_values().count(), 150);
 }
+
+#[cfg(feature = "std")]
+/// A ready future whose drop panics if armed ([`Loud`]).
+struct LoudReady(#[expect(dead_code, reason = "kept for its drop")] Loud);
+
+#[cfg(feature = "std")]
+impl Future for LoudReady {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        Poll::Ready(())
+    }
+}
+
+#[cfg(feature = "std")]
+/// A growable arena of two groups (2 slots, then 32) whose only value is in the top group, its
+/// drop panicking; its key.
+fn loud_top(drops: &Arc<AtomicUsize>) -> (GrowableArena<LoudReady>, Key) {
+    let mut arena = GrowableArena::with_capacity(2);
+    let keys: Vec<Key> = (0..3)
+        .map(|n| arena.insert(LoudReady(Loud(n == 2, drops.clone()))))
+        .collect();
+    assert_eq!(arena.groups(), 2);
+    assert!(arena.remove(keys[0]) && arena.remove(keys[1]));
+    (arena, keys[2])
+}
+
+#[cfg(feature = "std")]
+#[test]
+fn growable_top_group_emptied_by_a_panicking_drop_at_an_output_is_released_at_once() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let (mut arena, _) = loud_top(&drops);
+    let (waker, _) = counting_waker();
+    let panic = catch_unwind(AssertUnwindSafe(|| next_growable(&mut arena, &waker))).unwrap_err();
+    assert_eq!(panic.downcast_ref::<&str>(), Some(&"loud drop"));
+    assert_eq!((drops.load(Ordering::SeqCst), arena.len()), (3, 0));
+    assert_eq!(
+        (arena.groups(), arena.capacity()),
+        (1, 2),
+        "released as the output's drop panics"
+    );
+    // Usable: a third value adds a group again, and is polled.
+    let keys: Vec<Key> = (0..3)
+        .map(|_| arena.insert(LoudReady(Loud(false, drops.clone()))))
+        .collect();
+    assert_eq!(arena.groups(), 2);
+    let outputs = drain(&mut arena, &waker);
+    assert_eq!(outputs.iter().map(|(k, ())| *k).collect::<Vec<_>>(), keys);
+}
+
+#[cfg(feature = "std")]
+#[test]
+fn growable_top_group_emptied_by_a_remove_whose_drop_panics_is_released_at_once() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let (mut arena, top) = loud_top(&drops);
+    let panic = catch_unwind(AssertUnwindSafe(|| arena.remove(top))).unwrap_err();
+    assert_eq!(panic.downcast_ref::<&str>(), Some(&"loud drop"));
+    assert_eq!((drops.load(Ordering::SeqCst), arena.len()), (3, 0));
+    assert!(!arena.contains_key(top));
+    assert_eq!((arena.groups(), arena.capacity()), (1, 2));
+}
