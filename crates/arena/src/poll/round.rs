@@ -319,14 +319,14 @@ impl Rounds {
     }
 
     /// What a round does when a value panicked in its poll (the kind dropped it already),
-    /// before the panic `panic` leaves the call: the storage's own repair
-    /// ([`Slots::after_unwind`]), then the task (`task`) is registered, every wake
+    /// before the panic `panic` leaves the call: the task (`task`) is registered, every wake
     /// since the last collection is collected and the parent word armed, so later wakes reach
     /// the task although the call did not end as a round does; and if values wait to be
     /// polled, the task is woken, so that its next poll polls them. A panic of the task's
     /// waker here (its `clone` or `wake`) is dropped: the registration, the collection and the
     /// arming hold all the same (a panicking `clone` leaves the waker registered before), and
-    /// the value's panic goes on.
+    /// the value's panic goes on. The storage's own repair ([`Slots::after_unwind`]) comes
+    /// before the wake.
     #[cfg(feature = "std")]
     #[cold]
     #[inline(never)]
@@ -338,10 +338,13 @@ impl Rounds {
         panic: Panic,
     ) -> ! {
         use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-        slots.after_unwind(self);
         drop(catch_unwind(AssertUnwindSafe(|| slots.register(task))));
         let collected = self.collect(slots, Drain::Arm);
-        if collected || self.queued_after_panic(in_place) {
+        let due = collected || self.queued_after_panic(in_place);
+        // After the count of values due: a merge's head that panicked in place is counted out
+        // of its queue there, and a released group's slots leave the queues here.
+        slots.after_unwind(self);
+        if due {
             drop(catch_unwind(AssertUnwindSafe(|| task.wake_by_ref())));
         }
         resume_unwind(panic)

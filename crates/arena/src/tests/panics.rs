@@ -157,3 +157,35 @@ fn a_top_group_emptied_by_a_panic_in_poll_is_released_as_the_panic_leaves() {
         Poll::Ready(None)
     ));
 }
+
+#[test]
+fn a_head_stream_of_the_top_group_panicking_in_place_wakes_the_task_for_the_stream_behind_it() {
+    // Group 0 (2 slots): a removed value, then an always-ready stream; group 1: a stream that
+    // panics. The merge's common call polls the head of its queue in place: there the top
+    // group's only value panics, the group is released, and the ready stream behind it is
+    // still due, so the task must be woken.
+    let mut arena = GrowableArena::with_capacity(2);
+    let removed = arena.insert(false);
+    let ready = arena.insert(false);
+    arena.insert(true);
+    assert_eq!(arena.groups(), 2);
+    assert!(arena.remove(removed));
+    let (task, wakes) = counting_waker();
+    let mut cx = Context::from_waker(&task);
+    let poll = |arena: &mut GrowableArena<bool>, cx: &mut Context<'_>| {
+        arena.poll_next_some(cx, |key, panics, _| {
+            assert!(!*panics, "boom");
+            Step::of_stream(Poll::Ready(Some(key)))
+        })
+    };
+    assert_eq!(poll(&mut arena, &mut cx), Poll::Ready(Some((ready, ready))));
+    let panicked = catch_unwind(AssertUnwindSafe(|| poll(&mut arena, &mut cx)));
+    assert!(panicked.is_err());
+    assert_eq!((arena.len(), arena.groups()), (1, 1), "the top group went");
+    assert_eq!(
+        wakes.count(),
+        1,
+        "the ready stream is due: the task is woken"
+    );
+    assert_eq!(poll(&mut arena, &mut cx), Poll::Ready(Some((ready, ready))));
+}
