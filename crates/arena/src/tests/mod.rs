@@ -6,6 +6,7 @@ mod drain_tail;
 mod fairness;
 mod first_mark;
 mod growable;
+mod growable_unwind;
 mod growable_worst;
 mod keys;
 mod memory;
