@@ -75,8 +75,9 @@ pub struct Groups<T> {
     generation_floor: u64,
     /// The number of the first slot of group `i`, for keys: the capacity of the groups below.
     bases: [u32; Hub::MAX_ARENAS],
-    /// Set when a value leaves and the top group (of two or more) holds no other: the memory
-    /// policy may release it. Acted on at once (a released group's slots are taken out of the
+    /// Set when a value leaves and the top group (of two or more) holds no other, and when a
+    /// value's poll panics (in any group: the release looks at the top group itself): the
+    /// memory policy may release it. Acted on at once (a released group's slots are taken out of the
     /// queues first), also when the value's `Drop` panics; after a value's poll panicked, as
     /// the panic leaves the call with `std`, and at the next output that frees a slot without
     /// (the round's queues are in use while the panic unwinds). Not looked at on every call:
