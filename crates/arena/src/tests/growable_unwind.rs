@@ -63,27 +63,33 @@ fn merge_call(
     arena.poll_next_some(&mut cx, |_, value, _| step(value.id))
 }
 
+/// Three merge calls that leave `y` out of the queues (it stayed `Pending`) and the queue as
+/// `s`, `x`, with nothing woken since, so that the next call polls `s` in place.
+fn s_ahead_of_x(arena: &mut GrowableArena<Tagged>, task: &Waker, x: Key, s: Key) {
+    // Call 1 (a round in full): `x` gives an item and goes to the next round's queue.
+    let out = merge_call(arena, task, |id| match id {
+        0 => Step::Repoll(Some(0)),
+        _ => Step::Pending,
+    });
+    assert_eq!(out, Poll::Ready(Some((x, 0))));
+    // Call 2: `y` (the head) stays `Pending` and leaves the queues; `s` gives an item.
+    let out = merge_call(arena, task, |id| match id {
+        1 => Step::Pending,
+        _ => Step::Repoll(Some(id)),
+    });
+    assert_eq!(out, Poll::Ready(Some((s, 2))));
+    // Call 3: nothing woken: `x`, at the head, gives an item in place and rotates behind `s`.
+    let out = merge_call(arena, task, |id| Step::Repoll(Some(id)));
+    assert_eq!(out, Poll::Ready(Some((x, 0))));
+}
+
 #[test]
 fn a_merge_head_that_empties_the_top_group_by_panicking_in_place_leaves_the_task_woken_for_the_value_queued_behind_it()
  {
     let drops = Arc::new(AtomicUsize::new(0));
     let (mut arena, [x, y, s]) = three(&drops, false);
     let (task, wakes) = counting_waker();
-    // Call 1 (a round in full): `x` gives an item and goes to the next round's queue.
-    let out = merge_call(&mut arena, &task, |id| match id {
-        0 => Step::Repoll(Some(0)),
-        _ => Step::Pending,
-    });
-    assert_eq!(out, Poll::Ready(Some((x, 0))));
-    // Call 2: `y` (the head) stays `Pending` and leaves the queues; `s` gives an item.
-    let out = merge_call(&mut arena, &task, |id| match id {
-        1 => Step::Pending,
-        _ => Step::Repoll(Some(id)),
-    });
-    assert_eq!(out, Poll::Ready(Some((s, 2))));
-    // Call 3: nothing woken: `x`, at the head, gives an item in place and rotates behind `s`.
-    let out = merge_call(&mut arena, &task, |id| Step::Repoll(Some(id)));
-    assert_eq!(out, Poll::Ready(Some((x, 0))));
+    s_ahead_of_x(&mut arena, &task, x, s);
     // `y` leaves from outside the queues: `x` in the first group, `s` alone in the top one,
     // queued as `s`, `x`.
     assert!(arena.remove(y));
@@ -121,18 +127,7 @@ fn a_merge_head_in_the_top_group_that_panics_in_place_wakes_the_task_also_when_t
     let drops = Arc::new(AtomicUsize::new(0));
     let (mut arena, [x, _, s]) = three(&drops, false);
     let (task, wakes) = counting_waker();
-    let out = merge_call(&mut arena, &task, |id| match id {
-        0 => Step::Repoll(Some(0)),
-        _ => Step::Pending,
-    });
-    assert_eq!(out, Poll::Ready(Some((x, 0))));
-    let out = merge_call(&mut arena, &task, |id| match id {
-        1 => Step::Pending,
-        _ => Step::Repoll(Some(id)),
-    });
-    assert_eq!(out, Poll::Ready(Some((s, 2))));
-    let out = merge_call(&mut arena, &task, |id| Step::Repoll(Some(id)));
-    assert_eq!(out, Poll::Ready(Some((x, 0))));
+    s_ahead_of_x(&mut arena, &task, x, s);
     let before = wakes.count();
     let panicked = catch_unwind(AssertUnwindSafe(|| {
         merge_call(&mut arena, &task, |_| panic!("s panics"))
