@@ -2,10 +2,12 @@
 //! files use (one poll of an arena, a value that counts its drops, the counting allocator) is
 //! here.
 
+mod auto_traits;
 mod drain_tail;
 mod fairness;
 mod first_mark;
 mod growable;
+mod growable_regrowth;
 mod growable_unwind;
 mod growable_worst;
 mod keys;
