@@ -25,6 +25,8 @@
 //!   ([`contract_tests!`] declares the tests), and [`borrowing_tests!`] for the cases that
 //!   need the set type itself.
 //! - [`cases`]: [`tests_for_each!`], one `#[test]` per generic case and per type under test.
+//! - [`auto_traits`]: `Send`, `Sync`, `Unpin` and the unwind-safety traits, present or absent,
+//!   checked at compile time.
 //!
 //! Nothing here depends on a pinfold crate, so every pinfold crate, `pinfold-arena` included,
 //! can take this one as a dev-dependency.
@@ -48,6 +50,7 @@
 #![deny(unsafe_code)]
 
 pub mod alloc;
+pub mod auto_traits;
 pub mod cases;
 pub mod channels;
 pub mod contract;

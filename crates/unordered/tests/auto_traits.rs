@@ -11,6 +11,7 @@ use std::sync::MutexGuard;
 use std::task::{Context, Poll};
 
 use pinfold_arena::Storage;
+use pinfold_testkit::auto_traits::{AmbiguousIfSend, AmbiguousIfSync, send, sync, unpin};
 use pinfold_unordered::{FuturesUnordered, FuturesUnorderedBounded, UnorderedSet};
 
 /// A future that is `!Unpin` (and `Send + Sync`).
@@ -52,25 +53,6 @@ type SendOnly = Marked<Cell<u8>>;
 type SyncOnly = Marked<MutexGuard<'static, u8>>;
 /// `Send + Sync`.
 type SendSync = Marked<u8>;
-
-fn unpin<T: Unpin>() {}
-fn send<T: Send>() {}
-fn sync<T: Sync>() {}
-
-/// `T::not_send` names an item only if `T` is not `Send`: for a `Send` type the two impls
-/// below make the name ambiguous, which fails to compile (the `static_assertions` trick).
-trait AmbiguousIfSend<A> {
-    fn not_send() {}
-}
-impl<T: ?Sized> AmbiguousIfSend<()> for T {}
-impl<T: ?Sized + Send> AmbiguousIfSend<u8> for T {}
-
-/// As [`AmbiguousIfSend`], for `Sync`.
-trait AmbiguousIfSync<A> {
-    fn not_sync() {}
-}
-impl<T: ?Sized> AmbiguousIfSync<()> for T {}
-impl<T: ?Sized + Sync> AmbiguousIfSync<u8> for T {}
 
 #[test]
 fn the_set_is_unpin_even_when_its_futures_are_not() {

@@ -1,46 +1,19 @@
 //! The auto traits of a `GrowableArena<T>` (`Send`, `Sync`, `Unpin`, `UnwindSafe`,
 //! `RefUnwindSafe`) for values that are `Send` but not `Sync`, `Sync` but not `Send`, neither,
-//! not `Unpin`, `UnwindSafe` but not `RefUnwindSafe`, and not `UnwindSafe`: the same as an
-//! `Arena<T>`'s, each fixed.
+//! not `Unpin`, `UnwindSafe` but not `RefUnwindSafe`, and not `UnwindSafe`: `Send` and `Sync`
+//! as the values', `Unpin` whatever they are, and the unwind-safety traits those of an
+//! `Arena<T>`, each checked at compile time on both.
 
 use std::cell::Cell;
 use std::marker::{PhantomData, PhantomPinned};
-use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::rc::Rc;
 
+use pinfold_testkit::auto_traits::{
+    AmbiguousIfRefUnwindSafe, AmbiguousIfSend, AmbiguousIfSync, AmbiguousIfUnpin,
+    AmbiguousIfUnwindSafe, ref_unwind_safe, send, sync, unpin, unwind_safe,
+};
+
 use crate::{Arena, GrowableArena};
-
-/// Whether the concrete type `$ty` implements `$tr`: an inherent associated constant, whose
-/// impl applies only when the bound holds, is found before the trait's default.
-macro_rules! implements {
-    ($ty:ty: $tr:path) => {{
-        #[allow(dead_code)]
-        struct Probe<T: ?Sized>(PhantomData<T>);
-        #[allow(dead_code)]
-        trait Fallback {
-            const YES: bool = false;
-        }
-        impl<T: ?Sized> Fallback for Probe<T> {}
-        #[allow(dead_code)]
-        impl<T: ?Sized + $tr> Probe<T> {
-            const YES: bool = true;
-        }
-        <Probe<$ty>>::YES
-    }};
-}
-
-/// `[Send, Sync, Unpin, UnwindSafe, RefUnwindSafe]` of `$ty`.
-macro_rules! auto_traits {
-    ($ty:ty) => {
-        [
-            implements!($ty: Send),
-            implements!($ty: Sync),
-            implements!($ty: Unpin),
-            implements!($ty: UnwindSafe),
-            implements!($ty: RefUnwindSafe),
-        ]
-    };
-}
 
 /// `Send` but not `Sync`.
 struct SendOnly(PhantomData<*const u8>);
@@ -59,71 +32,123 @@ struct HoldsMut(#[allow(dead_code)] &'static mut u32);
 struct Pinned(#[allow(dead_code)] PhantomPinned);
 
 #[test]
-fn a_growable_arenas_send_sync_and_unpin_are_its_values() {
-    // `[Send, Sync, Unpin]`: `Send` and `Sync` as the values', `Unpin` whatever they are
-    // (they never move). The unwind-safety traits are those of an `Arena` (below).
-    assert_eq!(auto_traits!(GrowableArena<u32>)[..3], [true, true, true]);
-    assert_eq!(auto_traits!(GrowableArena<Pinned>)[..3], [true, true, true]);
-    assert_eq!(
-        auto_traits!(GrowableArena<SendOnly>)[..3],
-        [true, false, true]
-    );
-    assert_eq!(
-        auto_traits!(GrowableArena<SyncOnly>)[..3],
-        [false, true, true]
-    );
-    assert_eq!(
-        auto_traits!(GrowableArena<Cell<u32>>)[..3],
-        [true, false, true]
-    );
-    assert_eq!(
-        auto_traits!(GrowableArena<HoldsMut>)[..3],
-        [true, true, true]
-    );
-    assert_eq!(
-        auto_traits!(GrowableArena<Rc<u32>>)[..3],
-        [false, false, true]
-    );
+fn the_value_types_have_the_auto_traits_the_checks_below_rest_on() {
+    send::<u32>();
+    sync::<u32>();
+    unpin::<u32>();
+    unwind_safe::<u32>();
+    ref_unwind_safe::<u32>();
+
+    send::<Cell<u32>>();
+    let _ = <Cell<u32> as AmbiguousIfSync<_>>::not_sync;
+    unpin::<Cell<u32>>();
+    unwind_safe::<Cell<u32>>();
+    let _ = <Cell<u32> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
+
+    send::<&'static mut u32>();
+    sync::<&'static mut u32>();
+    unpin::<&'static mut u32>();
+    let _ = <&'static mut u32 as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+    ref_unwind_safe::<&'static mut u32>();
+
+    send::<Pinned>();
+    sync::<Pinned>();
+    let _ = <Pinned as AmbiguousIfUnpin<_>>::not_unpin;
+    unwind_safe::<Pinned>();
+    ref_unwind_safe::<Pinned>();
+
+    send::<SendOnly>();
+    let _ = <SendOnly as AmbiguousIfSync<_>>::not_sync;
+    unpin::<SendOnly>();
+    unwind_safe::<SendOnly>();
+    ref_unwind_safe::<SendOnly>();
+
+    let _ = <SyncOnly as AmbiguousIfSend<_>>::not_send;
+    sync::<SyncOnly>();
+    unpin::<SyncOnly>();
+    unwind_safe::<SyncOnly>();
+    ref_unwind_safe::<SyncOnly>();
 }
 
 #[test]
-fn the_probe_tells_the_auto_traits_of_plain_types_apart() {
-    assert_eq!(auto_traits!(u32), [true; 5]);
-    assert_eq!(auto_traits!(Cell<u32>), [true, false, true, true, false]);
-    assert_eq!(
-        auto_traits!(&'static mut u32),
-        [true, true, true, false, true]
-    );
-    assert_eq!(auto_traits!(Pinned), [true, true, false, true, true]);
-    assert_eq!(auto_traits!(SendOnly), [true, false, true, true, true]);
-    assert_eq!(auto_traits!(SyncOnly), [false, true, true, true, true]);
+fn a_growable_arenas_send_sync_and_unpin_are_its_values() {
+    // `Send` and `Sync` as the values', `Unpin` whatever they are (they never move).
+    send::<GrowableArena<u32>>();
+    sync::<GrowableArena<u32>>();
+    unpin::<GrowableArena<u32>>();
+
+    send::<GrowableArena<Pinned>>();
+    sync::<GrowableArena<Pinned>>();
+    unpin::<GrowableArena<Pinned>>();
+
+    send::<GrowableArena<SendOnly>>();
+    let _ = <GrowableArena<SendOnly> as AmbiguousIfSync<_>>::not_sync;
+    unpin::<GrowableArena<SendOnly>>();
+
+    let _ = <GrowableArena<SyncOnly> as AmbiguousIfSend<_>>::not_send;
+    sync::<GrowableArena<SyncOnly>>();
+    unpin::<GrowableArena<SyncOnly>>();
+
+    send::<GrowableArena<Cell<u32>>>();
+    let _ = <GrowableArena<Cell<u32>> as AmbiguousIfSync<_>>::not_sync;
+    unpin::<GrowableArena<Cell<u32>>>();
+
+    send::<GrowableArena<HoldsMut>>();
+    sync::<GrowableArena<HoldsMut>>();
+    unpin::<GrowableArena<HoldsMut>>();
+
+    let _ = <GrowableArena<Rc<u32>> as AmbiguousIfSend<_>>::not_send;
+    let _ = <GrowableArena<Rc<u32>> as AmbiguousIfSync<_>>::not_sync;
+    unpin::<GrowableArena<Rc<u32>>>();
 }
 
 #[test]
 fn a_growable_arena_has_the_auto_traits_of_an_arena() {
-    assert_eq!(auto_traits!(GrowableArena<u32>), auto_traits!(Arena<u32>));
-    assert_eq!(
-        auto_traits!(GrowableArena<Pinned>),
-        auto_traits!(Arena<Pinned>)
-    );
-    assert_eq!(
-        auto_traits!(GrowableArena<SendOnly>),
-        auto_traits!(Arena<SendOnly>)
-    );
-    assert_eq!(
-        auto_traits!(GrowableArena<SyncOnly>),
-        auto_traits!(Arena<SyncOnly>)
-    );
-    assert_eq!(
-        auto_traits!(GrowableArena<Cell<u32>>),
-        auto_traits!(Arena<Cell<u32>>)
-    );
-    assert_eq!(
-        auto_traits!(GrowableArena<HoldsMut>),
-        auto_traits!(Arena<HoldsMut>)
-    );
-    assert_eq!(
-        auto_traits!(GrowableArena<Rc<u32>>),
-        auto_traits!(Arena<Rc<u32>>)
-    );
+    // The same three for a fixed arena, and neither unwind-safety trait for either, whatever
+    // the values.
+    send::<Arena<u32>>();
+    sync::<Arena<u32>>();
+    unpin::<Arena<u32>>();
+    send::<Arena<Pinned>>();
+    sync::<Arena<Pinned>>();
+    unpin::<Arena<Pinned>>();
+    send::<Arena<SendOnly>>();
+    let _ = <Arena<SendOnly> as AmbiguousIfSync<_>>::not_sync;
+    let _ = <Arena<SyncOnly> as AmbiguousIfSend<_>>::not_send;
+    sync::<Arena<SyncOnly>>();
+    send::<Arena<Cell<u32>>>();
+    let _ = <Arena<Cell<u32>> as AmbiguousIfSync<_>>::not_sync;
+    send::<Arena<HoldsMut>>();
+    sync::<Arena<HoldsMut>>();
+    let _ = <Arena<Rc<u32>> as AmbiguousIfSend<_>>::not_send;
+    let _ = <Arena<Rc<u32>> as AmbiguousIfSync<_>>::not_sync;
+
+    let _ = <GrowableArena<u32> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+    let _ = <Arena<u32> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+    let _ = <GrowableArena<u32> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
+    let _ = <Arena<u32> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
+    let _ = <GrowableArena<Cell<u32>> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+    let _ = <Arena<Cell<u32>> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+    let _ = <GrowableArena<HoldsMut> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
+    let _ = <Arena<HoldsMut> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
+    let _ = <GrowableArena<Pinned> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+    let _ = <GrowableArena<Pinned> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
+    let _ = <Arena<Pinned> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+    let _ = <Arena<Pinned> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
+    let _ = <GrowableArena<SendOnly> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+    let _ = <GrowableArena<SendOnly> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
+    let _ = <Arena<SendOnly> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+    let _ = <Arena<SendOnly> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
+    let _ = <GrowableArena<SyncOnly> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+    let _ = <GrowableArena<SyncOnly> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
+    let _ = <Arena<SyncOnly> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+    let _ = <Arena<SyncOnly> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
+    let _ = <GrowableArena<Rc<u32>> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+    let _ = <GrowableArena<Rc<u32>> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
+    let _ = <Arena<Rc<u32>> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+    let _ = <Arena<Rc<u32>> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
+    let _ = <GrowableArena<Cell<u32>> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
+    let _ = <Arena<Cell<u32>> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
+    let _ = <GrowableArena<HoldsMut> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+    let _ = <Arena<HoldsMut> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
 }
