@@ -242,7 +242,7 @@ impl<F> FromIterator<F> for FuturesUnorderedBounded<F> {
 impl<F: Future> Stream for FuturesUnorderedBounded<F> {
     type Item = F::Output;
 
-    #[inline]
+    #[inline(always)]
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
         Pin::new(&mut self.0).poll_next(cx)
     }

@@ -230,7 +230,7 @@ impl<F> Extend<F> for FuturesUnordered<F> {
 impl<F: Future> Stream for FuturesUnordered<F> {
     type Item = F::Output;
 
-    #[inline]
+    #[inline(always)]
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<F::Output>> {
         Pin::new(&mut self.0).poll_next(cx)
     }

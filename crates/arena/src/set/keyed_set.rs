@@ -75,6 +75,8 @@ impl Kind for Streams {
 impl<F: Future> PollKind<F> for Futures {
     type Output = F::Output;
 
+    /// Always inlined, down to the loop ([`Storage::poll_next`]).
+    #[inline(always)]
     fn poll_arena<A: Storage<F>>(
         arena: &mut A,
         cx: &mut Context<'_>,
@@ -490,6 +492,7 @@ impl<V, A: Storage<V>, K: PollKind<V>> KeyedSet<V, A, K> {
     /// assert_eq!((key, output), (first, Ok("first")));
     /// # });
     /// ```
+    #[inline(always)]
     pub fn poll_next_keyed(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Key, K::Output)>> {
         crate::coop::poll_output(cx, |cx| {
             let polled = K::poll_arena(&mut self.arena, cx);
@@ -504,7 +507,7 @@ impl<V, A: Storage<V>, K: PollKind<V>> KeyedSet<V, A, K> {
 impl<V, A: Storage<V>, K: PollKind<V>> Stream for KeyedSet<V, A, K> {
     type Item = K::Output;
 
-    #[inline]
+    #[inline(always)]
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<K::Output>> {
         self.get_mut()
             .poll_next_keyed(cx)
