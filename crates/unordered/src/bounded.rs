@@ -207,6 +207,7 @@ impl<F> FuturesUnorderedBounded<F> {
 }
 impl<F: Future> FuturesUnorderedBounded<F> {
     /// `poll_next` that also says which future gave the output: [`UnorderedSet::poll_next_keyed`].
+    #[inline(always)]
     pub fn poll_next_keyed(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Key, F::Output)>> {
         self.0.poll_next_keyed(cx)
     }

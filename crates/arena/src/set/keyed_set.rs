@@ -75,7 +75,8 @@ impl Kind for Streams {
 impl<F: Future> PollKind<F> for Futures {
     type Output = F::Output;
 
-    /// Always inlined, down to the loop ([`Storage::poll_next`]).
+    // Always inlined, down to the loop (`Storage::poll_next`). Guarded by `ready_512k`
+    // (instructions).
     #[inline(always)]
     fn poll_arena<A: Storage<F>>(
         arena: &mut A,
@@ -494,13 +495,17 @@ impl<V, A: Storage<V>, K: PollKind<V>> KeyedSet<V, A, K> {
     /// ```
     #[inline(always)]
     pub fn poll_next_keyed(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Key, K::Output)>> {
-        crate::coop::poll_output(cx, |cx| {
-            let polled = K::poll_arena(&mut self.arena, cx);
-            if let Poll::Ready(None) = polled {
-                self.terminated = true;
-            }
-            polled
-        })
+        crate::coop::poll_output(
+            cx,
+            #[inline(always)]
+            |cx| {
+                let polled = K::poll_arena(&mut self.arena, cx);
+                if let Poll::Ready(None) = polled {
+                    self.terminated = true;
+                }
+                polled
+            },
+        )
     }
 }
 
