@@ -146,10 +146,8 @@ fn split(id: u32) -> (usize, usize) {
 /// reaching a mark of group 0 from its slot's id takes a branch on the group's number
 /// (predicted) and no load whose address depends on the id. A busy merge's next head is the
 /// link in its head's mark ([`Marks::rotating_mark`]), so such a load adds its latency to every
-/// item: through `stores[group]` a hot merge of 16 streams in group 0 took 3.9 ms for 1M
-/// items; with this, 2.8 to 2.9, and 4.1 to 4.4 against 2.8 under `block_on`
-/// (`merge_hot_16_noop` and `merge_hot_16`, pinfold-growable, time). Kept untyped, so that it
-/// gives `Groups` no auto trait bound of its own.
+/// item. Guarded by `merge_hot_16_noop` and `merge_hot_16` (pinfold-growable, time). Kept
+/// untyped, so that it gives `Groups` no auto trait bound of its own.
 struct FirstGroup(NonNull<u8>);
 
 // SAFETY: a `FirstGroup` points into the groups' vector of the `Groups` that holds it, and is
@@ -172,9 +170,10 @@ impl FirstGroup {
 /// by index. The group exists: a slot id in the queues names a live group (a group's ids are
 /// taken out of them before it is released). The index of the others is checked: its branch
 /// to the panic keeps the compiler from merging the two ways into one address chosen by the
-/// group's number, which put the id-dependent load back (4.4 to 4.8 ms on the row above). Only
-/// the rotating head takes this way: every lookup through it cost 5 to 16% more instructions
-/// on the growable rows (`keyed_churn_100k` 386.0 to 448.4), for 2.6 ms on the hot merge.
+/// group's number, which put the id-dependent load back. Only the rotating head takes this
+/// way: every lookup through it cost more instructions on the other growable rows. Guarded by
+/// `merge_hot_16_noop` (pinfold-growable, time) and `keyed_churn_100k` (pinfold-growable,
+/// instructions).
 #[inline(always)]
 #[expect(
     clippy::ptr_arg,
