@@ -88,6 +88,58 @@ fn a_merge_head_pending_in_place_is_marked_with_its_round_growable() {
     merge_head_pending_is_marked_with_its_round(&mut arena, [a, b, x], [&wake_a, &wake_b]);
 }
 
+/// Three values `a`, `b`, `c` that give an item on every poll, at the head of a merge's queue
+/// in turn (each call polls its head in place and rotates it to the end), until `c`, polled in
+/// place, gives `Repoll` with no item: the round goes on from it, as if it had taken `c` out
+/// of the queue, and gives `a`'s item. `c` is polled again in the next round, and no value is
+/// lost from the queue: the calls after give `b`, `c`, `a` in turn.
+fn merge_head_repoll_without_item_keeps_the_queue<S: Storage<u32>>(
+    arena: &mut S,
+    [a, b, c]: [Key; 3],
+) {
+    let (task, _) = counting_waker();
+    let mut cx = Context::from_waker(&task);
+    let mut silent = Some(c);
+    let mut call = |arena: &mut S| {
+        arena.poll_next_some(&mut cx, |k, _, _| {
+            if silent == Some(k) {
+                silent = None;
+                Step::Repoll(None)
+            } else {
+                Step::Repoll(Some(k))
+            }
+        })
+    };
+    let mut items = Vec::new();
+    for _ in 0..9 {
+        match call(arena) {
+            Poll::Ready(Some((_, k))) => items.push(k),
+            other => panic!("every call gives an item, got {other:?}"),
+        }
+    }
+    assert_eq!(
+        items,
+        [a, b, a, b, c, a, b, c, a],
+        "c's call gives a's item, then every value in turn"
+    );
+}
+
+#[test]
+fn a_merge_head_repolled_without_an_item_keeps_the_queue_fixed() {
+    let mut arena = Arena::new(3);
+    let keys = [0u32, 1, 2].map(|v| arena.insert(v).unwrap());
+    merge_head_repoll_without_item_keeps_the_queue(&mut arena, keys);
+}
+
+#[test]
+fn a_merge_head_repolled_without_an_item_keeps_the_queue_growable() {
+    // Two groups: `c`, at the head when it gives no item, alone in the second.
+    let mut arena = GrowableArena::with_capacity(2);
+    let keys = [0u32, 1, 2].map(|v| arena.insert(v));
+    assert_eq!(arena.groups(), 2);
+    merge_head_repoll_without_item_keeps_the_queue(&mut arena, keys);
+}
+
 /// The vain-repoll rule in a join arena, whose `poll_slot` now computes `polled_before` itself
 /// (`ArmedSlots::poll_slot`, its own copy of the rule's input): values that keep their own
 /// waker, polled once, woken from outside and `Pending` again are strikes; the round yields
