@@ -173,6 +173,21 @@ impl Queue {
         id
     }
 
+    /// [`pop`](Self::pop) for a caller that polls the slot next: the slot's mark keeps its
+    /// link, which the poll makes [`UNLINKED`] first, where the slot is at hand
+    /// ([`Slots::poll_slot`](crate::poll::round::Slots::poll_slot) with `UNLINK`), so that the
+    /// slot is looked up once for both. Guarded by `unordered_held_100k` (instructions).
+    #[inline(always)]
+    pub(crate) fn pop_for_poll(&mut self, marks: &mut (impl Marks + ?Sized)) -> u32 {
+        let id = self.head;
+        let next = marks.mark(id).next;
+        self.head = next;
+        if next == NIL {
+            self.tail = NIL;
+        }
+        id
+    }
+
     /// Moves the first slot to the end (the queue is not empty), applying `first` to its mark:
     /// what a pop and a push of the same slot do, with only the links that change written,
     /// and each mark looked up once. Guarded by `merge_hot_16` (instructions).

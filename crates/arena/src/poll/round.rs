@@ -162,8 +162,11 @@ pub trait Slots<T>: Marks {
     /// panic (a join) lets it go on. When `poll` returns [`Step::Pending`], the slot's mark
     /// is of round `round` ([`mark_polled`]): written here, where the slot is at hand, not
     /// looked up again by the round (a growable arena's decode of the id; guarded by
-    /// `unordered_held_100k`, instructions).
-    fn poll_slot<const WATCH: bool, R>(
+    /// `unordered_held_100k`, instructions). If `UNLINK`, the slot was just taken out of its
+    /// queue by [`Queue::pop_for_poll`], which left its link as it was: the kind makes it
+    /// [`UNLINKED`](crate::poll::queue::UNLINKED) before anything else (before it looks
+    /// whether the slot holds a value, and before `poll` runs or panics).
+    fn poll_slot<const WATCH: bool, const UNLINK: bool, R>(
         &mut self,
         id: u32,
         take_wake: bool,
@@ -591,7 +594,7 @@ impl Rounds {
             if budget.is_spent() {
                 return Queued::Yield;
             }
-            let id = self.ready.pop(slots);
+            let id = self.ready.pop_for_poll(slots);
             if PREFETCH {
                 if let Some(next) = self.ready.front() {
                     // The next slot is read right after this one's poll: in a large arena
@@ -605,7 +608,7 @@ impl Rounds {
             // with the poll, which may miss it): the first poll of a round need not look.
             let take_wake = budget.has_polled();
             let rounds = &mut *self;
-            let polled = slots.poll_slot::<true, R>(
+            let polled = slots.poll_slot::<true, true, R>(
                 id,
                 take_wake,
                 budget.round,
@@ -791,7 +794,7 @@ impl Rounds {
         let rounds = &mut *self;
         // A value that panics here stays at the head of the queue (see `push`), to be skipped.
         // Not watched: a stream that gives an item is queued again anyway.
-        let polled = slots.poll_slot::<false, Option<R>>(
+        let polled = slots.poll_slot::<false, false, Option<R>>(
             id,
             false,
             // Not numbered yet: the round is numbered below unless the value rotates (the

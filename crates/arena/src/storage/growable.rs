@@ -469,7 +469,7 @@ impl<T> Slots<T> for Groups<T> {
     }
 
     #[inline(always)]
-    fn poll_slot<const WATCH: bool, R>(
+    fn poll_slot<const WATCH: bool, const UNLINK: bool, R>(
         &mut self,
         id: u32,
         take_wake: bool,
@@ -486,7 +486,7 @@ impl<T> Slots<T> for Groups<T> {
             hub,
             ..
         } = self;
-        trusted_mut(stores, group).poll_at::<WATCH, R>(
+        trusted_mut(stores, group).poll_at::<WATCH, UNLINK, R>(
             index,
             take_wake,
             round,

@@ -803,7 +803,7 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
     }
 
     #[inline(always)]
-    fn poll_slot<const WATCH: bool, R>(
+    fn poll_slot<const WATCH: bool, const UNLINK: bool, R>(
         &mut self,
         id: u32,
         take_wake: bool,
@@ -811,6 +811,9 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
         _panicked: impl FnOnce(&ParentWord),
     ) -> Result<Option<Polled<R>>, unwind::Kept> {
+        if UNLINK {
+            self.mark(id).next = UNLINKED;
+        }
         let key = Key::new(id, 0);
         // Checks that `id` is below the number of values, which is the table's number of
         // entries (made with one per value; the values never change in number).

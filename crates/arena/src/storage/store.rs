@@ -729,9 +729,10 @@ impl<T> Store<T> {
     /// then, with `std`, the panic is returned (the caller repairs and resumes it), and
     /// without `std` `panicked` runs with the table while the panic goes on.
     /// If `WATCH`, the poll is watched ([`watch`]): a wake of the value on this thread during
-    /// it comes back in [`Polled::woken`], not through the ready set.
+    /// it comes back in [`Polled::woken`], not through the ready set. If `UNLINK`, the slot's
+    /// link is made `UNLINKED` first (see [`Slots::poll_slot`]).
     #[inline(always)]
-    pub(crate) fn poll_at<const WATCH: bool, R>(
+    pub(crate) fn poll_at<const WATCH: bool, const UNLINK: bool, R>(
         &mut self,
         index: usize,
         take_wake: bool,
@@ -740,7 +741,10 @@ impl<T> Store<T> {
         unwound: impl FnOnce(),
         panicked: impl FnOnce(&WakeTable),
     ) -> Result<Option<Polled<R>>, Kept> {
-        let slot = trusted(&self.slots, index);
+        let slot = trusted_mut(&mut self.slots, index);
+        if UNLINK {
+            slot.mark.next = UNLINKED;
+        }
         if !slot.occupied() {
             return Ok(None);
         }
@@ -944,7 +948,7 @@ impl<T> Slots<T> for Store<T> {
     }
 
     #[inline(always)]
-    fn poll_slot<const WATCH: bool, R>(
+    fn poll_slot<const WATCH: bool, const UNLINK: bool, R>(
         &mut self,
         id: u32,
         take_wake: bool,
@@ -952,7 +956,7 @@ impl<T> Slots<T> for Store<T> {
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
         panicked: impl FnOnce(&ParentWord),
     ) -> Result<Option<Polled<R>>, Kept> {
-        self.poll_at::<WATCH, R>(
+        self.poll_at::<WATCH, UNLINK, R>(
             id as usize,
             take_wake,
             round,
