@@ -48,7 +48,7 @@ pub(crate) type Kept = core::convert::Infallible;
 /// code outside the crate can name or make.
 #[cfg(feature = "std")]
 mod kept {
-    /// See [`Kept`](super::Kept).
+    /// See [`Kept`].
     #[derive(Debug)]
     pub struct Kept(pub(crate) ());
 }

@@ -164,7 +164,7 @@ pub trait Slots<T>: Marks {
     /// looked up again by the round (a growable arena's decode of the id; guarded by
     /// `unordered_held_100k`, instructions). If `UNLINK`, the slot was just taken out of its
     /// queue by [`Queue::pop_for_poll`], which left its link as it was: the kind makes it
-    /// [`UNLINKED`](crate::poll::queue::UNLINKED) before anything else (before it looks
+    /// [`UNLINKED`] before anything else (before it looks
     /// whether the slot holds a value, and before `poll` runs or panics).
     fn poll_slot<const WATCH: bool, const UNLINK: bool, R>(
         &mut self,
@@ -367,7 +367,7 @@ impl Rounds {
     }
 
     /// What the kind calls while a value's panic unwinds: nothing with `std` (the kind returns
-    /// the panic instead), [`arm_after_panic`](Self::arm_after_panic) without.
+    /// the panic instead); without `std`, `arm_after_panic`.
     #[inline(always)]
     fn unwinding(&mut self, parent: &ParentWord, in_place: bool) {
         #[cfg(not(feature = "std"))]

@@ -272,7 +272,7 @@ pub struct Store<T> {
 
 /// How far a slot id in a growable arena's queues shifts its group's number: a group holds at
 /// most `1 << GROUP_SHIFT` slots (see [`MAX_GROUP`](crate::storage::sizing::MAX_GROUP)), and 63 groups
-/// leave the ids below [`UNLINKED`](crate::poll::queue::UNLINKED).
+/// leave the ids below [`UNLINKED`].
 pub(crate) const GROUP_SHIFT: u32 = 26;
 
 impl<T> Store<T> {
