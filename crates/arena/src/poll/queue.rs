@@ -12,7 +12,9 @@ pub(crate) const UNLINKED: u32 = u32::MAX - 1;
 #[derive(Clone, Copy, Debug)]
 #[repr(C, align(8))]
 pub struct Mark {
-    /// The next slot in its queue (`NIL` at the end), or `UNLINKED` when in no queue.
+    /// The next slot in its queue (`NIL` at the end), or `UNLINKED` when in no queue. A slot
+    /// just taken out by [`Queue::pop_for_poll`] keeps its old link until its poll, which
+    /// makes it `UNLINKED` before anything else.
     pub(crate) next: u32,
     /// The last round that polled the slot's value and saw it stay (`Pending`, or an output
     /// kept in place); 0 for none since it came, or since it was queued again for an item
@@ -99,7 +101,8 @@ impl Queue {
     }
 
     /// [`is_empty`](Self::is_empty) for a caller that pops next: tests `tail` (`NIL` exactly
-    /// when `head` is), so that `head` is read once, in `pop`. Guarded by `ready_512k`.
+    /// when `head` is), so that `head` is read once, in `pop_for_poll`. Guarded by
+    /// `ready_512k`.
     #[inline(always)]
     pub(crate) fn is_empty_before_pop(&self) -> bool {
         self.tail == NIL
@@ -175,8 +178,10 @@ impl Queue {
 
     /// [`pop`](Self::pop) for a caller that polls the slot next: the slot's mark keeps its
     /// link, which the poll makes [`UNLINKED`] first, where the slot is at hand
-    /// ([`Slots::poll_slot`](crate::poll::round::Slots::poll_slot) with `UNLINK`), so that the
-    /// slot is looked up once for both. Guarded by `unordered_held_100k` (instructions).
+    /// ([`Slots::poll_slot`](crate::poll::round::Slots::poll_slot) with `UNLINK`). No store to
+    /// the mark then sits between the two lookups of the slot, and the compiler makes them one
+    /// (a growable arena's decode of the id was done twice). Guarded by `unordered_held_100k`
+    /// (instructions).
     #[inline(always)]
     pub(crate) fn pop_for_poll(&mut self, marks: &mut (impl Marks + ?Sized)) -> u32 {
         let id = self.head;

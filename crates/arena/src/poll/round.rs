@@ -164,8 +164,8 @@ pub trait Slots<T>: Marks {
     /// looked up again by the round (a growable arena's decode of the id; guarded by
     /// `unordered_held_100k`, instructions). If `UNLINK`, the slot was just taken out of its
     /// queue by [`Queue::pop_for_poll`], which left its link as it was: the kind makes it
-    /// [`UNLINKED`] before anything else (before it looks
-    /// whether the slot holds a value, and before `poll` runs or panics).
+    /// [`UNLINKED`] before anything else (before it looks whether the slot holds a value, and
+    /// before `poll` runs or panics).
     fn poll_slot<const WATCH: bool, const UNLINK: bool, R>(
         &mut self,
         id: u32,
@@ -646,6 +646,12 @@ impl Rounds {
             woken,
             polled_before,
         } = polled;
+        // Whoever took it out of the queue: `pop`, or `pop_for_poll` and the kind's poll.
+        debug_assert_eq!(
+            slots.mark(id).next,
+            UNLINKED,
+            "a slot polled out of its queue is in none"
+        );
         match step {
             // The poll left the slot's mark of this round (`poll_slot`).
             Step::Pending => {
