@@ -282,12 +282,12 @@
 //!   `poll_queued`) → `arena/src/storage/store.rs` (`drain`, filing each woken slot with
 //!   `round::file`; then `Slots::poll_slot`: `poll_at`, `poll_value`, `value_and_waker`) →
 //!   `arena/src/wake/ready_set.rs` (`drain`, `take_unchecked`) → `arena/src/poll/queue.rs`
-//!   (`pop_for_poll`, `link_last`) → `arena/src/wake/wake_table.rs` (`borrowed_waker_unchecked`, and
-//!   `watch::start` before the poll, `Watch::end` after it) → `arena/src/poll/step.rs`
-//!   (`Step::of_future`, in the set's closure) → back in `round.rs` (`settle`: a value that
-//!   woke itself goes to the next round's queue), which calls `Slots::remove` (`store.rs`
-//!   `remove_done`: the slot freed and its entry released, `release_entry`) → back with the
-//!   output.
+//!   (`pop_for_poll`, `link_last`) → `arena/src/wake/wake_table.rs`
+//!   (`borrowed_waker_unchecked`, and `watch::start` before the poll, `Watch::end` after it)
+//!   → `arena/src/poll/step.rs` (`Step::of_future`, in the set's closure) → back in
+//!   `round.rs` (`settle`: a value that woke itself goes to the next round's queue), which
+//!   calls `Slots::remove` (`store.rs` `remove_done`: the slot freed and its entry released,
+//!   `release_entry`) → back with the output.
 //! - **A growable set** (`FuturesUnordered::poll_next`, 13 files): as the bounded set from
 //!   `unordered/src/growable.rs`, with `arena/src/storage/growable.rs` in place of `arena.rs`
 //!   (`engine`) and between `round.rs` and
