@@ -42,15 +42,6 @@ impl Mark {
 pub trait Marks {
     /// The mark of slot `id`, which is one of the kind's.
     fn mark(&mut self, id: u32) -> &mut Mark;
-
-    /// [`mark`](Self::mark) for the head of a queue that rotates on every item (a busy
-    /// merge's): the link read from it is the next item's head, so a kind whose lookup loads
-    /// an address that depends on the id (a growable arena's group) may take another way to
-    /// its common case, at a branch's cost.
-    #[inline(always)]
-    fn rotating_mark(&mut self, id: u32) -> &mut Mark {
-        self.mark(id)
-    }
 }
 
 impl Marks for [Mark] {
@@ -203,7 +194,7 @@ impl Queue {
         first: impl FnOnce(&mut Mark),
     ) {
         let head = self.head;
-        let mark = marks.rotating_mark(head);
+        let mark = marks.mark(head);
         first(mark);
         if head == self.tail {
             return;
@@ -213,6 +204,39 @@ impl Queue {
         marks.mark(self.tail).next = head;
         self.tail = head;
         self.head = next;
+    }
+
+    /// [`rotate`](Self::rotate) for a kind that [rotates in
+    /// place](crate::poll::round::Slots::ROTATES_IN_PLACE): the first slot, `head`, was
+    /// polled in place, which made its link `NIL` and gave the link it had, `next`
+    /// ([`mark_after`](crate::poll::round::mark_after)). Only the tail's link is written here.
+    #[inline(always)]
+    pub(crate) fn rotate_polled(
+        &mut self,
+        marks: &mut (impl Marks + ?Sized),
+        head: u32,
+        next: u32,
+    ) {
+        debug_assert_eq!(head, self.head, "the slot polled in place heads the queue");
+        // `NIL` only for the last slot: the head is the tail, and stays.
+        if next == NIL {
+            return;
+        }
+        marks.mark(self.tail).next = head;
+        self.tail = head;
+        self.head = next;
+    }
+
+    /// [`pop`](Self::pop) after [`rotate_polled`](Self::rotate_polled)'s poll in place: the
+    /// first slot, `head`, had its link made `NIL`, the link it had being `next`.
+    #[inline]
+    pub(crate) fn pop_polled(&mut self, marks: &mut (impl Marks + ?Sized), head: u32, next: u32) {
+        debug_assert_eq!(head, self.head, "the slot polled in place heads the queue");
+        marks.mark(head).next = UNLINKED;
+        self.head = next;
+        if next == NIL {
+            self.tail = NIL;
+        }
     }
 
     /// Appends every slot of `other`, which is left empty.

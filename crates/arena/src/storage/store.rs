@@ -730,9 +730,11 @@ impl<T> Store<T> {
     /// without `std` `panicked` runs with the table while the panic goes on.
     /// If `WATCH`, the poll is watched ([`watch`]): a wake of the value on this thread during
     /// it comes back in [`Polled::woken`], not through the ready set. If `UNLINK`, the slot's
-    /// link is made `UNLINKED` first (see [`Slots::poll_slot`]).
+    /// link is made `UNLINKED` first (see [`Slots::poll_slot`]). If `ROTATE` and not
+    /// `UNLINK` (polled in place), the mark is readied to end the queue after a
+    /// [`Step::Repoll`] ([`round::mark_after`]).
     #[inline(always)]
-    pub(crate) fn poll_at<const WATCH: bool, const UNLINK: bool, R>(
+    pub(crate) fn poll_at<const WATCH: bool, const UNLINK: bool, const ROTATE: bool, R>(
         &mut self,
         index: usize,
         take_wake: bool,
@@ -760,14 +762,19 @@ impl<T> Store<T> {
             self.poll_value::<WATCH, _>(index, entry as usize, unwound, panicked, |value, cx| {
                 poll(key, value, cx)
             })?;
-        let polled_before = matches!(step, Step::Pending)
-            && round::mark_polled(&mut trusted_mut(&mut self.slots, index).mark, round);
+        let (polled_before, next) = round::mark_after(
+            &mut trusted_mut(&mut self.slots, index).mark,
+            &step,
+            round,
+            ROTATE && !UNLINK,
+        );
         Ok(Some(Polled {
             key,
             entry,
             step,
             woken,
             polled_before,
+            next,
         }))
     }
 
@@ -956,7 +963,7 @@ impl<T> Slots<T> for Store<T> {
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
         panicked: impl FnOnce(&ParentWord),
     ) -> Result<Option<Polled<R>>, Kept> {
-        self.poll_at::<WATCH, UNLINK, R>(
+        self.poll_at::<WATCH, UNLINK, false, R>(
             id as usize,
             take_wake,
             round,
