@@ -2,7 +2,7 @@
 //! `poll_first` (a merge's first poll of a call, polled in place) after it numbers the round;
 //! a join arena's vain repolls are counted from that mark.
 use std::cell::RefCell;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 use pinfold_testkit::waker::counting_waker;
 
@@ -138,6 +138,69 @@ fn a_merge_head_repolled_without_an_item_keeps_the_queue_growable() {
     let keys = [0u32, 1, 2].map(|v| arena.insert(v));
     assert_eq!(arena.groups(), 2);
     merge_head_repoll_without_item_keeps_the_queue(&mut arena, keys);
+}
+
+/// More values than a round allows vain repolls.
+const ROTATED: usize = crate::MAX_VAIN_REPOLLS + 8;
+
+/// `ROTATED` values, all polled once and `Pending` (each marked with that round), then all
+/// woken: each of the next `ROTATED` calls gives one item (`Repoll`), the first from a full
+/// round, the others from the head polled in place and rotated to the end of the queue. Then
+/// every value stays `Pending`, unwoken. A value queued again after an item was not polled in
+/// vain: none of these polls counts against the round's vain repolls, and the round polls
+/// them all before it returns `Pending` (the in-place rotation clears the head's round mark).
+fn rotated_values_are_not_vain_repolls<S: Storage<u32>>(arena: &mut S, wakers: &[Waker]) {
+    let (task, _) = counting_waker();
+    let mut cx = Context::from_waker(&task);
+    let polled = RefCell::new(Vec::new());
+    let mut pending = |arena: &mut S| {
+        polled.borrow_mut().clear();
+        let out = arena.poll_next_some(&mut cx, |_, v, _| -> Step<Option<u32>> {
+            polled.borrow_mut().push(*v);
+            Step::Pending
+        });
+        assert_eq!(out, Poll::Pending);
+        polled.borrow().len()
+    };
+    assert_eq!(pending(arena), ROTATED, "every value polled once");
+    wakers.iter().for_each(Waker::wake_by_ref);
+    let mut items = Vec::new();
+    for _ in 0..ROTATED {
+        match arena.poll_next_some(&mut Context::from_waker(&task), |_, v, _| {
+            Step::Repoll(Some(*v))
+        }) {
+            Poll::Ready(Some((_, v))) => items.push(v),
+            other => panic!("every call gives an item, got {other:?}"),
+        }
+    }
+    items.sort_unstable();
+    assert!(
+        items.iter().copied().eq(0..ROTATED as u32),
+        "one item of each value: {items:?}"
+    );
+    assert_eq!(
+        pending(arena),
+        ROTATED,
+        "values queued again after an item are polled, none counted as a vain repoll"
+    );
+}
+
+#[test]
+fn rotated_values_are_not_vain_repolls_fixed() {
+    let mut arena = Arena::new(ROTATED);
+    let keys: Vec<Key> = (0..ROTATED as u32)
+        .map(|v| arena.insert(v).unwrap())
+        .collect();
+    let wakers: Vec<Waker> = keys.iter().map(|&k| arena.waker(k).unwrap()).collect();
+    rotated_values_are_not_vain_repolls(&mut arena, &wakers);
+}
+
+#[test]
+fn rotated_values_are_not_vain_repolls_growable() {
+    let mut arena = GrowableArena::new();
+    let keys: Vec<Key> = (0..ROTATED as u32).map(|v| arena.insert(v)).collect();
+    let wakers: Vec<Waker> = keys.iter().map(|&k| arena.waker(k).unwrap()).collect();
+    rotated_values_are_not_vain_repolls(&mut arena, &wakers);
 }
 
 /// The vain-repoll rule in a join arena, whose `poll_slot` now computes `polled_before` itself
