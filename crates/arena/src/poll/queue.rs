@@ -14,7 +14,11 @@ pub(crate) const UNLINKED: u32 = u32::MAX - 1;
 pub struct Mark {
     /// The next slot in its queue (`NIL` at the end), or `UNLINKED` when in no queue. A slot
     /// just taken out by [`Queue::pop_for_poll`] keeps its old link until its poll, which
-    /// makes it `UNLINKED` before anything else.
+    /// makes it `UNLINKED` before anything else. A queue's head polled in place by a kind that
+    /// [rotates in place](crate::poll::round::Slots::ROTATES_IN_PLACE) has its link made `NIL`
+    /// by that poll after a `Repoll` ([`mark_after`](crate::poll::round::mark_after)), while it
+    /// still heads the queue, until [`Queue::rotate_polled`] or [`Queue::pop_polled`], next,
+    /// makes the queue agree (no user code runs between them).
     pub(crate) next: u32,
     /// The last round that polled the slot's value and saw it stay (`Pending`, or an output
     /// kept in place); 0 for none since it came, or since it was queued again for an item
@@ -218,6 +222,11 @@ impl Queue {
         next: u32,
     ) {
         debug_assert_eq!(head, self.head, "the slot polled in place heads the queue");
+        debug_assert_eq!(
+            marks.mark(head).next,
+            NIL,
+            "the poll in place made the link NIL"
+        );
         // `NIL` only for the last slot: the head is the tail, and stays.
         if next == NIL {
             return;
@@ -232,7 +241,9 @@ impl Queue {
     #[inline]
     pub(crate) fn pop_polled(&mut self, marks: &mut (impl Marks + ?Sized), head: u32, next: u32) {
         debug_assert_eq!(head, self.head, "the slot polled in place heads the queue");
-        marks.mark(head).next = UNLINKED;
+        let mark = marks.mark(head);
+        debug_assert_eq!(mark.next, NIL, "the poll in place made the link NIL");
+        mark.next = UNLINKED;
         self.head = next;
         if next == NIL {
             self.tail = NIL;

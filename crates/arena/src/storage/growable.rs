@@ -171,11 +171,11 @@ impl FirstGroup {
 /// the others by index. The group exists: a slot id in the queues names a live group (a
 /// group's ids are taken out of them before it is released). The index of the others is
 /// checked: its branch to the panic keeps the compiler from merging the two ways into one
-/// address chosen by the group's number, which put the id-dependent load back. Only the
-/// rotating head takes this way: every lookup through it cost more instructions on the other
-/// growable rows. Guarded by
-/// `merge_hot_16_noop` (pinfold-growable, time) and `keyed_churn_100k` (pinfold-growable,
-/// instructions).
+/// address chosen by the group's number, which put the id-dependent load back. Only the head
+/// of a queue polled in place (`poll_slot` without `UNLINK`, whatever its poll comes to)
+/// takes this way, for the whole poll: every lookup through it cost more instructions on the
+/// other growable rows. Guarded by `merge_hot_16_noop` (pinfold-growable, time) and
+/// `keyed_churn_100k` (pinfold-growable, instructions).
 #[inline(always)]
 #[expect(
     clippy::ptr_arg,
@@ -492,6 +492,8 @@ impl<T> Slots<T> for Groups<T> {
         } else {
             hot_mut(stores, first, group)
         };
+        // `ROTATE` as `Self::ROTATES_IN_PLACE` says (a constant of a generic type cannot be
+        // a const argument here; `Queue::rotate_polled` checks the two agree in debug builds).
         store.poll_at::<WATCH, UNLINK, true, R>(
             index,
             take_wake,
