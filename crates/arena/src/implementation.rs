@@ -147,10 +147,7 @@
 //! output. That is what deferring it and appending it at the next call would have done, since
 //! nothing woken waits to go ahead of it. Anything else (a wake to collect, a value that is
 //! `Pending` or ends) goes on as the round above, from that first poll. A growable arena does the
-//! same, with the hub's word for the top word, and rotates in place (`Slots::ROTATES_IN_PLACE`):
-//! its poll of the head, where the slot is at hand, writes the head's mark ready to end the
-//! queue and gives back the link it had, so the rotation writes only the tail's link and
-//! decodes no id of the head again.
+//! same, with the hub's word for the top word.
 //!
 //! # Price list
 //!
@@ -239,12 +236,15 @@
 //! 364.4, `unordered_held_100k` 140.9 to 136.9, `merge_held_10k` 144.3 to 141.3 growable),
 //! `futures_ordered_bounded_ready_512k` 176 to 178 (register allocation). The merge's head
 //! rotated in place (its poll writes its mark ready to end the queue, round 0 and link `NIL`,
-//! and gives back the link it had; the queue writes only the tail's link): 3 to 4 fewer on the
-//! bounded hot merges (`merge_hot_16_noop` 42 to 38), 5 to 6 on the growable ones (57 to 51),
-//! but the bounded `merge_hot_16_noop` took about a tenth longer over `StreamMap` on an Intel
-//! Xeon (0.82-0.94x to 0.98-1.05x, also with every jump target aligned), and two variants
-//! (the round written only when not 0, the link read before the poll) did not win it back.
-//! Kept for the growable kinds only (`Slots::ROTATES_IN_PLACE`), whose time it did not hurt.
+//! and gives back the link it had; the queue writes only the tail's link): 3 to 4 fewer on
+//! the bounded hot merges (`merge_hot_16_noop` 42 to 38), 5 to 6 on the growable ones (57 to
+//! 51, `merge_ready_1k` 67.3 to 65.2), but on an Intel Xeon the bounded `merge_hot_16_noop`
+//! took about a tenth longer over `StreamMap` (0.82-0.94x to 0.98-1.05x, also with every jump
+//! target aligned). For the growable kinds only, with the head's group reached through
+//! `hot_mut` for its whole poll: `merge_hot_16_noop` unchanged (1.09-1.14x to 1.08-1.14x),
+//! `merge_ready_1k` (1,000 streams, most past group 0) 0.96-1.03x to 1.08-1.12x; the whole
+//! poll through the plain lookup instead: `merge_ready_1k` 0.87-0.93x, but
+//! `merge_hot_16_noop` 1.53-1.55x (three runs each, the three builds alternating).
 //!
 //! # Layers
 //!

@@ -14,11 +14,7 @@ pub(crate) const UNLINKED: u32 = u32::MAX - 1;
 pub struct Mark {
     /// The next slot in its queue (`NIL` at the end), or `UNLINKED` when in no queue. A slot
     /// just taken out by [`Queue::pop_for_poll`] keeps its old link until its poll, which
-    /// makes it `UNLINKED` before anything else. A queue's head polled in place by a kind that
-    /// [rotates in place](crate::poll::round::Slots::ROTATES_IN_PLACE) has its link made `NIL`
-    /// by that poll after a `Repoll` ([`mark_after`](crate::poll::round::mark_after)), while it
-    /// still heads the queue, until [`Queue::rotate_polled`] or [`Queue::pop_polled`], next,
-    /// makes the queue agree (no user code runs between them).
+    /// makes it `UNLINKED` before anything else.
     pub(crate) next: u32,
     /// The last round that polled the slot's value and saw it stay (`Pending`, or an output
     /// kept in place); 0 for none since it came, or since it was queued again for an item
@@ -46,6 +42,15 @@ impl Mark {
 pub trait Marks {
     /// The mark of slot `id`, which is one of the kind's.
     fn mark(&mut self, id: u32) -> &mut Mark;
+
+    /// [`mark`](Self::mark) for the head of a queue that rotates on every item (a busy
+    /// merge's): the link read from it is the next item's head, so a kind whose lookup loads
+    /// an address that depends on the id (a growable arena's group) may take another way to
+    /// its common case, at a branch's cost.
+    #[inline(always)]
+    fn rotating_mark(&mut self, id: u32) -> &mut Mark {
+        self.mark(id)
+    }
 }
 
 impl Marks for [Mark] {
@@ -198,7 +203,7 @@ impl Queue {
         first: impl FnOnce(&mut Mark),
     ) {
         let head = self.head;
-        let mark = marks.mark(head);
+        let mark = marks.rotating_mark(head);
         first(mark);
         if head == self.tail {
             return;
@@ -208,46 +213,6 @@ impl Queue {
         marks.mark(self.tail).next = head;
         self.tail = head;
         self.head = next;
-    }
-
-    /// [`rotate`](Self::rotate) for a kind that [rotates in
-    /// place](crate::poll::round::Slots::ROTATES_IN_PLACE): the first slot, `head`, was
-    /// polled in place, which made its link `NIL` and gave the link it had, `next`
-    /// ([`mark_after`](crate::poll::round::mark_after)). Only the tail's link is written here.
-    #[inline(always)]
-    pub(crate) fn rotate_polled(
-        &mut self,
-        marks: &mut (impl Marks + ?Sized),
-        head: u32,
-        next: u32,
-    ) {
-        debug_assert_eq!(head, self.head, "the slot polled in place heads the queue");
-        debug_assert_eq!(
-            marks.mark(head).next,
-            NIL,
-            "the poll in place made the link NIL"
-        );
-        // `NIL` only for the last slot: the head is the tail, and stays.
-        if next == NIL {
-            return;
-        }
-        marks.mark(self.tail).next = head;
-        self.tail = head;
-        self.head = next;
-    }
-
-    /// [`pop`](Self::pop) after [`rotate_polled`](Self::rotate_polled)'s poll in place: the
-    /// first slot, `head`, had its link made `NIL`, the link it had being `next`.
-    #[inline]
-    pub(crate) fn pop_polled(&mut self, marks: &mut (impl Marks + ?Sized), head: u32, next: u32) {
-        debug_assert_eq!(head, self.head, "the slot polled in place heads the queue");
-        let mark = marks.mark(head);
-        debug_assert_eq!(mark.next, NIL, "the poll in place made the link NIL");
-        mark.next = UNLINKED;
-        self.head = next;
-        if next == NIL {
-            self.tail = NIL;
-        }
     }
 
     /// Appends every slot of `other`, which is left empty.

@@ -127,16 +127,6 @@ pub trait Slots<T>: Marks {
     /// [`JoinArena::poll_with_budget`](crate::JoinArena::poll_with_budget)).
     const MAY_WAIT_UNBOUND: bool;
 
-    /// Whether [`poll_slot`](Self::poll_slot) without `UNLINK` (a value polled in place at the
-    /// head of its queue, a busy merge's hot path) readies the mark of a value that comes to
-    /// [`Step::Repoll`] to end the queue ([`mark_after`]), giving the link it had in
-    /// [`Polled::next`]: the rotation then looks the head's mark up no more
-    /// ([`Queue::rotate_polled`]). A growable arena's lookup of a mark decodes the id and
-    /// loads its group, which this saves (guarded by `merge_hot_16_noop`, pinfold-growable,
-    /// instructions). A bounded arena's lookup is an index: it rotates by the queue alone
-    /// ([`Queue::rotate`]), which its time prefers (`merge_hot_16_noop`, time).
-    const ROTATES_IN_PLACE: bool = false;
-
     /// How many values are held.
     fn count(&self) -> usize;
 
@@ -223,33 +213,6 @@ pub struct Polled<R> {
     /// After [`Step::Pending`], whether the slot's mark was of a round (not 0) before the
     /// poll ([`mark_polled`]); `false` after any other step.
     pub(crate) polled_before: bool,
-    /// After [`Step::Repoll`] of a value polled in place by a kind that
-    /// [rotates in place](Slots::ROTATES_IN_PLACE), the link its mark had: the next slot of
-    /// the queue, `NIL` if it was the last ([`mark_after`]). `NIL` otherwise.
-    pub(crate) next: u32,
-}
-
-/// What a poll's `step` writes to the slot's `mark`, where the slot is at hand, with
-/// `polled_before` and `next` for [`Polled`]: after [`Step::Pending`], the round
-/// ([`mark_polled`]); after [`Step::Repoll`], if `rotate` (a value polled in place by a kind
-/// that [rotates in place](Slots::ROTATES_IN_PLACE); a constant where it is inlined), round 0
-/// (its next poll is needed anyway, never a vain one) and the link `NIL`, ready to end the
-/// queue, the link it had coming back.
-#[inline(always)]
-pub(crate) fn mark_after<R>(
-    mark: &mut Mark,
-    step: &Step<R>,
-    round: u32,
-    rotate: bool,
-) -> (bool, u32) {
-    match step {
-        Step::Pending => (mark_polled(mark, round), NIL),
-        Step::Repoll(_) if rotate => {
-            mark.round = 0;
-            (false, core::mem::replace(&mut mark.next, NIL))
-        }
-        _ => (false, NIL),
-    }
 }
 
 /// Marks a slot whose value's poll came to [`Step::Pending`] as polled in round `round`;
@@ -682,7 +645,6 @@ impl Rounds {
             step,
             woken,
             polled_before,
-            next: _,
         } = polled;
         // Whoever took it out of the queue: `pop`, or `pop_for_poll` and the kind's poll.
         debug_assert_eq!(
@@ -853,25 +815,15 @@ impl Rounds {
         };
         if let Step::Repoll(Some(out)) = polled.step {
             let key = polled.key;
-            if S::ROTATES_IN_PLACE {
-                // Its mark is ready to end the queue (`mark_after`).
-                self.ready.rotate_polled(slots, id, polled.next);
-            } else {
-                // Its next poll is needed anyway, never vain; its round mark matters only to
-                // a value out of the queue.
-                self.ready.rotate(slots, |mark| mark.round = 0);
-            }
+            // Its next poll is needed anyway, never vain; its round mark matters only to a
+            // value out of the queue.
+            self.ready.rotate(slots, |mark| mark.round = 0);
             return First::Rotated(key, out);
         }
         // Anything else: as if the round had taken it out of the queue to poll it. A rotation
         // leaves no mark of its round, so only this path numbers one.
         self.round = next_round(self.round);
-        if S::ROTATES_IN_PLACE && matches!(polled.step, Step::Repoll(None)) {
-            // Its mark was readied to end the queue, its link given back (`mark_after`).
-            self.ready.pop_polled(slots, id, polled.next);
-        } else {
-            self.ready.pop(slots);
-        }
+        self.ready.pop(slots);
         if let Step::Pending = polled.step {
             slots.mark(id).round = self.round;
         }

@@ -145,10 +145,9 @@ fn split(id: u32) -> (usize, usize) {
 /// Where group 0 is: the groups' vector's own pointer, kept apart from the vector, so that
 /// reaching a mark of group 0 from its slot's id takes a branch on the group's number
 /// (predicted) and no load whose address depends on the id. A busy merge's next head is the
-/// link in its head's mark, read as its head is polled in place ([`Slots::poll_slot`] without
-/// `UNLINK`), so such a load adds its latency to every item. Guarded by `merge_hot_16_noop`
-/// and `merge_hot_16` (pinfold-growable, time). Kept untyped, so that it gives `Groups` no
-/// auto trait bound of its own.
+/// link in its head's mark ([`Marks::rotating_mark`]), so such a load adds its latency to every
+/// item. Guarded by `merge_hot_16_noop` and `merge_hot_16` (pinfold-growable, time). Kept
+/// untyped, so that it gives `Groups` no auto trait bound of its own.
 struct FirstGroup(NonNull<u8>);
 
 // SAFETY: a `FirstGroup` points into the groups' vector of the `Groups` that holds it, and is
@@ -167,15 +166,14 @@ impl FirstGroup {
     }
 }
 
-/// Group `group`'s store, for the poll of a merge's head in place: group 0 through `first`,
-/// the others by index. The group exists: a slot id in the queues names a live group (a
-/// group's ids are taken out of them before it is released). The index of the others is
-/// checked: its branch to the panic keeps the compiler from merging the two ways into one
-/// address chosen by the group's number, which put the id-dependent load back. Only the head
-/// of a queue polled in place (`poll_slot` without `UNLINK`, whatever its poll comes to)
-/// takes this way, for the whole poll: every lookup through it cost more instructions on the
-/// other growable rows. Guarded by `merge_hot_16_noop` (pinfold-growable, time) and
-/// `keyed_churn_100k` (pinfold-growable, instructions).
+/// Group `group`'s store, for [`Marks::rotating_mark`]: group 0 through `first`, the others
+/// by index. The group exists: a slot id in the queues names a live group (a group's ids are
+/// taken out of them before it is released). The index of the others is checked: its branch
+/// to the panic keeps the compiler from merging the two ways into one address chosen by the
+/// group's number, which put the id-dependent load back. Only the rotating head takes this
+/// way: every lookup through it cost more instructions on the other growable rows. Guarded by
+/// `merge_hot_16_noop` (pinfold-growable, time) and `keyed_churn_100k` (pinfold-growable,
+/// instructions).
 #[inline(always)]
 #[expect(
     clippy::ptr_arg,
@@ -405,12 +403,17 @@ impl<T> Marks for Groups<T> {
         // before it is released.
         trusted_mut(&mut self.stores, group).mark_at(index)
     }
+
+    #[inline(always)]
+    fn rotating_mark(&mut self, id: u32) -> &mut Mark {
+        let (group, index) = split(id);
+        hot_mut(&mut self.stores, &self.first, group).mark_at(index)
+    }
 }
 
 /// The storage of a [`GrowableArena`], as its poll loop reaches it.
 impl<T> Slots<T> for Groups<T> {
     const MAY_WAIT_UNBOUND: bool = false;
-    const ROTATES_IN_PLACE: bool = true;
 
     #[inline(always)]
     fn count(&self) -> usize {
@@ -477,24 +480,13 @@ impl<T> Slots<T> for Groups<T> {
         let (group, index) = split(id);
         let Self {
             stores,
-            first,
             len,
             not_full,
             release_due,
             hub,
             ..
         } = self;
-        // Polled in place (not `UNLINK`), the slot heads a busy merge's queue, which rotates
-        // on every item: the link read from its mark is the next item's head (see
-        // `FirstGroup`).
-        let store = if UNLINK {
-            trusted_mut(stores, group)
-        } else {
-            hot_mut(stores, first, group)
-        };
-        // `ROTATE` as `Self::ROTATES_IN_PLACE` says (a constant of a generic type cannot be
-        // a const argument here; `Queue::rotate_polled` checks the two agree in debug builds).
-        store.poll_at::<WATCH, UNLINK, true, R>(
+        trusted_mut(stores, group).poll_at::<WATCH, UNLINK, R>(
             index,
             take_wake,
             round,

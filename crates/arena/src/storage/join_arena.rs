@@ -9,7 +9,7 @@ use core::ptr::{self, NonNull};
 use core::task::{Context, Poll, Waker};
 
 use crate::key::Key;
-use crate::poll::queue::{Mark, Marks, NIL, Queue, UNLINKED};
+use crate::poll::queue::{Mark, Marks, Queue, UNLINKED};
 use crate::poll::round::{self, Budget, Polled, Rounds, Slots};
 use crate::poll::step::Step;
 use crate::sync::Ordering;
@@ -836,7 +836,6 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
             step,
             woken: false,
             polled_before,
-            next: NIL,
         }))
     }
 

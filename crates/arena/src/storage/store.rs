@@ -730,11 +730,9 @@ impl<T> Store<T> {
     /// without `std` `panicked` runs with the table while the panic goes on.
     /// If `WATCH`, the poll is watched ([`watch`]): a wake of the value on this thread during
     /// it comes back in [`Polled::woken`], not through the ready set. If `UNLINK`, the slot's
-    /// link is made `UNLINKED` first (see [`Slots::poll_slot`]). If `ROTATE` and not
-    /// `UNLINK` (polled in place), the mark is readied to end the queue after a
-    /// [`Step::Repoll`] ([`round::mark_after`]).
+    /// link is made `UNLINKED` first (see [`Slots::poll_slot`]).
     #[inline(always)]
-    pub(crate) fn poll_at<const WATCH: bool, const UNLINK: bool, const ROTATE: bool, R>(
+    pub(crate) fn poll_at<const WATCH: bool, const UNLINK: bool, R>(
         &mut self,
         index: usize,
         take_wake: bool,
@@ -762,19 +760,14 @@ impl<T> Store<T> {
             self.poll_value::<WATCH, _>(index, entry as usize, unwound, panicked, |value, cx| {
                 poll(key, value, cx)
             })?;
-        let (polled_before, next) = round::mark_after(
-            &mut trusted_mut(&mut self.slots, index).mark,
-            &step,
-            round,
-            ROTATE && !UNLINK,
-        );
+        let polled_before = matches!(step, Step::Pending)
+            && round::mark_polled(&mut trusted_mut(&mut self.slots, index).mark, round);
         Ok(Some(Polled {
             key,
             entry,
             step,
             woken,
             polled_before,
-            next,
         }))
     }
 
@@ -963,7 +956,7 @@ impl<T> Slots<T> for Store<T> {
         poll: impl FnOnce(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
         panicked: impl FnOnce(&ParentWord),
     ) -> Result<Option<Polled<R>>, Kept> {
-        self.poll_at::<WATCH, UNLINK, false, R>(
+        self.poll_at::<WATCH, UNLINK, R>(
             id as usize,
             take_wake,
             round,
