@@ -148,7 +148,8 @@ const ROTATED: usize = crate::MAX_VAIN_REPOLLS + 8;
 /// round, the others from the head polled in place and rotated to the end of the queue. Then
 /// every value stays `Pending`, unwoken. A value queued again after an item was not polled in
 /// vain: none of these polls counts against the round's vain repolls, and the round polls
-/// them all before it returns `Pending` (the in-place rotation clears the head's round mark).
+/// them all before it returns `Pending` (rotating the head polled in place clears its round
+/// mark).
 fn rotated_values_are_not_vain_repolls<S: Storage<u32>>(arena: &mut S, wakers: &[Waker]) {
     let (task, _) = counting_waker();
     let mut cx = Context::from_waker(&task);
