@@ -893,10 +893,6 @@ impl Drop for DropWakerOnDrop {
     }
 }
 
-// Always inlined, also into `wake` (a waker woken by value, as timers and channels wake
-// theirs), where the call cost 3 instructions a wake; the vtables take an out-of-line copy.
-// Guarded by `wakes_4_threads` (instructions).
-#[inline(always)]
 unsafe fn wake_by_ref(data: *const ()) {
     // The value this thread's owner is polling woke itself: no atomic, the owner queues it.
     if watch::woke(data) {
