@@ -140,7 +140,7 @@
 //! polls.
 //!
 //! A merge's call takes one item and ends, so its common case is shorter, a branch of the same loop
-//! (`Rounds::poll_first`, in `poll/round.rs`): when the top word of the ready set says nothing was
+//! (`Rounds::poll_first`, in `poll.rs`): when the top word of the ready set says nothing was
 //! woken since the last call (it holds `BUSY` and no bit), the deferred slots are appended and the
 //! slot at the head of the queue is polled in place; if it gives an item, it moves to the tail of
 //! the queue (two links rewritten, no round numbered, no budget made) and the item is the call's
@@ -182,7 +182,7 @@
 //! | The growable id-to-slot decode (`split`, `stores[group]`) | memory: a growable arena grows by groups and never moves a value | `merge_hot_16`: 10 growable; `merge_hot_16_noop`: 10 growable (measured with the decode replaced by group 0, so only on rows that fit in one group; the other growable rows hold several). Its latency counts more than its instructions: with the groups 128 bytes apart (`Group`), a shift where a multiplication was, one more instruction (63 and 56) but the hot merges' time fell 12 to 15% on Zen 4 (`merge_hot_16` 1.32-1.43x to 1.15-1.20x `StreamMap`); replacing the decode by group 0 in the poll alone took `merge_hot_16_noop` from 4.15 to 3.34 ms | futures-buffered's growable set polls its groups (bounded sets, each with its own wake queue) in turn: estimated a loop step per group per call. futures-util needs no decode (a task is a pointer) and pays an allocation per future instead |
 //! | The prefetch of the next queued slot (growable arenas past 256 KiB of slots; bounded arenas never) | none beyond speed: it hides the cache misses of large arenas, which instruction counts do not see | `burst_100k`: 31; `unordered_ready_512k`: 4; `keyed_churn_100k`: 2 growable; 0 on the bounded rows. In time it was added for a map of 10,000 streams woken from 4 threads (a sixth off). Switched off on an Intel Xeon (family 6, model 167; three runs each, two builds alternating, over a peer in the same process): `unordered_held_100k` 0.390-0.397x to 0.370-0.374x futures-buffered, `burst_100k` 0.413-0.437x to 0.399-0.421x, `unordered_sparse_10k` growable 0.740-0.773x to 0.723-0.746x, `merge_held_10k` growable 1.73-1.78x to 1.63-1.74x the bounded, `map_streams_10k` 0.94-1.06x to 0.90-0.95x `StreamMap`, and `merge_wakes_10k` growable 0.93-1.24x to 0.77-1.37x the bounded (seven runs): no row gained from it there; kept, since the CPU that gained is not at hand to measure again | none |
 //! | The `catch_unwind` around each poll (`Store::poll_value`) and the repair after a panic | panic repair: the value dropped, its slot freed, the set usable | no consistent cost: from −12 to +9 depending on the row, in both directions (the catch is unwind tables, not instructions on the path; the differences are inlining) | futures-util: a drop guard releases the task if its poll unwinds, estimated 0 on the path. futures-buffered and `StreamMap`: no repair (the value stays), 0 |
-//! | The round mark (`Mark::round`, read by `round::file`, written by `poll_slot` after a `Pending` poll and by `settle` after the other steps) | no double poll within a round, and fairness: a value woken again during a round waits for the next | `yield_16`: 12; `unordered_selfwake_100k_c64`: 27; `burst_100k`: 25; `keyed_churn_100k`: 16 bounded, 23 growable; merges: 2 bounded, 2 growable; `ready_512k`: 1; `unordered_ready_512k`: 1. Since, a drain learns whether the round's queue got a slot from the queue's tail before and after, not from each slot it files: 5.8 fewer on `yield_16`, 12.7 on `unordered_selfwake_100k_c64`, 5.2 on `burst_100k`, 6.2 on `keyed_churn_100k` (5.1 growable). Since, a value that stays `Pending` has its mark written by the kind's poll, where its slot is at hand, not looked up again from its id: `unordered_held_256` 163.5 to 158.5, `unordered_held_100k` 146.9 to 141.9, `merge_held_10k` 151.3 to 147.3 growable and 99.2 to 98.2 bounded, `held_10k` 99.1 to 98.1; `merge_sparse_10k` 447.7 to 452.6; the merges' hot rows unchanged (their first poll of a round marks nothing unless it stays `Pending`) | futures-util polls a future woken during its poll again in the same call; futures-buffered likewise (both bound it by their yield rules below) |
+//! | The round mark (`Mark::round`, read by `poll::file`, written by `poll_slot` after a `Pending` poll and by `settle` after the other steps) | no double poll within a round, and fairness: a value woken again during a round waits for the next | `yield_16`: 12; `unordered_selfwake_100k_c64`: 27; `burst_100k`: 25; `keyed_churn_100k`: 16 bounded, 23 growable; merges: 2 bounded, 2 growable; `ready_512k`: 1; `unordered_ready_512k`: 1. Since, a drain learns whether the round's queue got a slot from the queue's tail before and after, not from each slot it files: 5.8 fewer on `yield_16`, 12.7 on `unordered_selfwake_100k_c64`, 5.2 on `burst_100k`, 6.2 on `keyed_churn_100k` (5.1 growable). Since, a value that stays `Pending` has its mark written by the kind's poll, where its slot is at hand, not looked up again from its id: `unordered_held_256` 163.5 to 158.5, `unordered_held_100k` 146.9 to 141.9, `merge_held_10k` 151.3 to 147.3 growable and 99.2 to 98.2 bounded, `held_10k` 99.1 to 98.1; `merge_sparse_10k` 447.7 to 452.6; the merges' hot rows unchanged (their first poll of a round marks nothing unless it stays `Pending`) | futures-util polls a future woken during its poll again in the same call; futures-buffered likewise (both bound it by their yield rules below) |
 //! | The vain-repoll rule (`MAX_VAIN_REPOLLS`, `Budget::vain`, `Slots::is_woken`) | coop under tokio: a round of a large arena stays linear when tokio defers wakes | `yield_16`: 14; `unordered_selfwake_100k_c64`: 38; `burst_100k`: 22; `keyed_churn_100k`: 22 bounded, 21 growable | none. The nearest is futures-util's per-task `woken` flag (set by each wake, cleared and read around each poll, to count self-wakes): estimated 3 per poll |
 //! | The budget (a round yields after polling as many values as it held) | fairness: neither the executor nor the other values starve | `yield_16`: 1.4; `unordered_selfwake_100k_c64`: 15; `burst_100k`: 11; `keyed_churn_100k`: 7 bounded, 8 growable; 0 on `ready_512k` and the merges. Since, the loop tests one count before each poll (the polls left, which the last vain repoll the round allows sets to 0) instead of two: 4.9 fewer on `yield_16`, 11 on `held_10k` and `burst_100k`, 14 on `unordered_selfwake_100k_c64` | futures-util yields after polling as many futures as it holds or after two self-wakes, estimated 3 or 4 per poll; futures-buffered after 61 pops in one call, estimated 2 |
 //! | The entry's release and reuse check (`Store::release_entry` when a value leaves, `pair_is_clear` at insert) | stale wakers: an entry with live wakers is retired, not reused, and its ready bit cleared | `ready_512k`: 42 (21 of them at insert); `unordered_ready_512k`: 26 (6 at insert); `burst_100k`: 25; `keyed_churn_100k`: 27 bounded, 25 growable; `unordered_selfwake_100k_c64`: 31; merges: 1 or 0 | futures-util frees each task when its last reference goes (the set's, then the wakers'): releasing it, its `Arc` and its memory is 147 of its 398 per item on `ready_512k`, measured. futures-buffered: nothing (see the parity row) |
@@ -258,17 +258,17 @@
 //!    `key`, `index` (indexing by the indexes the arena keeps) and `coop`;
 //! 2. `wake/`: `atomic_waker`, `ready_set` (the bitset), `wake_table` (the entries and the
 //!    wakers' vtables), `hub` (the parent of a growable arena's groups) and `noted`;
-//! 3. `poll/`: `step` ([`Step`](crate::Step)), `queue` (the intrusive queues through the
-//!    slots' marks) and `round` (the loop: `Rounds`, and the `Slots` trait through which it
-//!    reaches a storage kind);
-//! 4. `storage/`: `store` (one block of slots and its wake table), `growable` (a stack of
-//!    stores: `Groups` and [`GrowableArena`](crate::GrowableArena)), `sizing`, `arena`
-//!    ([`Arena`](crate::Arena)), `join_arena` and, in `storage/mod.rs`, the
-//!    [`Storage`](crate::Storage) trait;
+//! 3. `poll`: the loop (`Rounds`, and the `Slots` trait through which it reaches a storage
+//!    kind), what a poll came to ([`Step`](crate::Step)) and the intrusive queues through the
+//!    slots' marks, in one file: a reader follows a round without leaving it;
+//! 4. `storage/`: `store` (one block of slots and its wake table, and
+//!    [`Arena`](crate::Arena), one store and its rounds), `growable` (a stack of stores:
+//!    `Groups` and [`GrowableArena`](crate::GrowableArena)), `sizing`, `join_arena` and, in
+//!    `storage/mod.rs`, the [`Storage`](crate::Storage) trait;
 //! 5. `set/`: `keyed_set` ([`KeyedSet`](crate::KeyedSet)), what the sets and merges of the
 //!    other crates are.
 //!
-//! The loop is written once, in `poll/round.rs`: `Rounds` owns the queues, the round number, the
+//! The loop is written once, in `poll.rs`: `Rounds` owns the queues, the round number, the
 //! budget and the owner's `BUSY`, and reaches each kind's storage through one trait of lookups
 //! (`Slots`: a slot by id polled with its own waker, its mark, the wake table and the parent's
 //! word, a `ParentWord`), implemented by a store (`storage/store.rs`), a growable arena's groups
@@ -276,52 +276,51 @@
 //! points are written once too, as the provided methods of [`Storage`](crate::Storage) (`start_round`,
 //! `poll_next`, `poll_next_some`, `poll_with_budget`), over each arena's `engine`: its `Rounds` and
 //! its `Slots`. The queues reach the slots' marks through the `Marks` trait (a mark lives in its
-//! slot), which the stores implement; the queue imports nothing above it.
+//! slot), which the stores implement; the loop imports nothing from the storage above it.
 //!
 //! # Walks
 //!
 //! One output, from the user's call down to the value's `poll` and back, each file named once,
-//! in the order the call first enters it (it enters several more than once: `round.rs` calls
-//! into the store for each value it polls, and the queue's operations are leaves it calls on
-//! the way). Paths are under `crates/`.
+//! in the order the call first enters it (it enters some more than once: `poll.rs` calls into
+//! the store for each value it polls). Paths are under `crates/`.
 //!
-//! - **A bounded set** (`FuturesUnorderedBounded::poll_next`, 11 files):
+//! - **A bounded set** (`FuturesUnorderedBounded::poll_next`, 8 files):
 //!   `unordered/src/bounded.rs` (the `Stream` impl, to the keyed set) →
 //!   `arena/src/set/keyed_set.rs` (`KeyedSet::poll_next`, `poll_next_keyed`,
 //!   `Futures::poll_arena`) → `arena/src/coop.rs` (`poll_output`: tokio's budget, without
 //!   `tokio-coop` a call) → `arena/src/storage/mod.rs` (`Storage::poll_next`) →
-//!   `arena/src/storage/arena.rs` (`engine`) → `arena/src/poll/round.rs` (`Rounds::next_output`:
-//!   `start_round`, whose `collect` asks `Slots::parent_word` and calls `Slots::drain`; `poll`;
-//!   `poll_queued`) → `arena/src/storage/store.rs` (`drain`, filing each woken slot with
-//!   `round::file`; then `Slots::poll_slot`: `poll_at`, `poll_value`, `value_and_waker`) →
-//!   `arena/src/wake/ready_set.rs` (`drain`, `take_unchecked`) → `arena/src/poll/queue.rs`
-//!   (`pop_for_poll`, `link_last`) → `arena/src/wake/wake_table.rs`
-//!   (`borrowed_waker_unchecked`, and `watch::start` before the poll, `Watch::end` after it)
-//!   → `arena/src/poll/step.rs` (`Step::of_future`, in the set's closure) → back in
-//!   `round.rs` (`settle`: a value that woke itself goes to the next round's queue), which
-//!   calls `Slots::remove` (`store.rs` `remove_done`: the slot freed and its entry released,
+//!   `arena/src/storage/store.rs` (`Arena::engine`) → `arena/src/poll.rs`
+//!   (`Rounds::next_output`: `start_round`, whose `collect` asks `Slots::parent_word` and calls
+//!   `Slots::drain`; `poll`; `poll_queued`, which pops with `Queue::pop_for_poll`) → back in
+//!   `store.rs` (`drain`, filing each woken slot with `poll::file`; then `Slots::poll_slot`:
+//!   `poll_at`, `poll_value`, `value_and_waker`) → `arena/src/wake/ready_set.rs` (`drain`,
+//!   `take_unchecked`) → `arena/src/wake/wake_table.rs` (`borrowed_waker_unchecked`, and
+//!   `watch::start` before the poll, `Watch::end` after it) → the value's `poll`, through
+//!   `Step::of_future` in the set's closure (`keyed_set.rs`, `poll.rs`) → back in `poll.rs`
+//!   (`settle`: a value that woke itself goes to the next round's queue), which calls
+//!   `Slots::remove` (`store.rs` `remove_done`: the slot freed and its entry released,
 //!   `release_entry`) → back with the output.
-//! - **A growable set** (`FuturesUnordered::poll_next`, 13 files): as the bounded set from
-//!   `unordered/src/growable.rs`, with `arena/src/storage/growable.rs` in place of `arena.rs`
-//!   (`engine`) and between `round.rs` and
-//!   the store: `Groups` implements `Slots`, a slot's id names its group (`split`), whose
-//!   store is drained and polled; its wakes come through `arena/src/wake/hub.rs`
-//!   (the hub's `ParentWord`), and a value that leaves is counted in `Groups::leaving`, the top group
-//!   released if `arena/src/storage/sizing.rs` allows.
-//! - **A merge of busy streams** (`MergeBounded::poll_next`, 10 files): `merge/src/bounded.rs`
+//! - **A growable set** (`FuturesUnordered::poll_next`, 11 files): as the bounded set from
+//!   `unordered/src/growable.rs`, with `arena/src/storage/growable.rs` in place of `store.rs`
+//!   (`engine`) and between `poll.rs` and the store: `Groups` implements `Slots`, a slot's id
+//!   names its group (`split`), whose store is drained and polled; its wakes come through
+//!   `arena/src/wake/hub.rs` (the hub's `ParentWord`), and a value that leaves is counted in
+//!   `Groups::leaving`, the top group released if `arena/src/storage/sizing.rs` allows.
+//! - **A merge of busy streams** (`MergeBounded::poll_next`, 7 files): `merge/src/bounded.rs`
 //!   → `keyed_set.rs` (`Streams::poll_arena`) → `coop.rs` → `storage/mod.rs`
-//!   (`Storage::poll_next_some`) → `arena.rs` (`engine`) → `round.rs`
+//!   (`Storage::poll_next_some`) → `store.rs` (`Arena::engine`) → `poll.rs`
 //!   (`Rounds::next_output_some`, `poll_first`: the top word through `Slots::parent_word`)
-//!   → `store.rs` (`Slots::poll_slot`, `poll_at`) → `wake_table.rs` → `step.rs`
-//!   (`Step::of_stream`) → `queue.rs` (`rotate`, back in `poll_first`) → back with the item.
+//!   → `store.rs` (`Slots::poll_slot`, `poll_at`) → `wake_table.rs` → the stream's
+//!   `poll_next`, through `Step::of_stream` → back in `poll_first` (`Queue::rotate`) → back
+//!   with the item.
 //! - **`join_all`** of futures ready at once (4 files): `join/src/join_all.rs` (`JoinAll`'s
 //!   `poll`) → `join/src/join.rs` (`drive`, `poll_every_input`) →
 //!   `arena/src/storage/join_arena.rs` (`fill_in_place`) → `join/src/input.rs` (each
 //!   `Input::running` polled by `join.rs` `poll_input`, its output written over it) → back
 //!   with the `Vec` (`Filled::All`). Once armed
 //!   (some input was pending): `join.rs` → `join_arena.rs` (`start_round`, `poll_with_budget`) →
-//!   `round.rs` (the same loop) → `join_arena.rs` (`ArmedSlots`: a value by index and its
-//!   waker, through `wake_table.rs`) → `ready_set.rs` → `queue.rs` → back.
+//!   `poll.rs` (the same loop) → `join_arena.rs` (`ArmedSlots`: a value by index and its
+//!   waker, through `wake_table.rs`) → `ready_set.rs` → back.
 //! - **The pool's acquire** (`pool/src/acquire.rs` `Acquire::poll`): the fast path →
 //!   `pool/src/free_buffers.rs` (`FreeBuffers::take`: the thread's stock) →
 //!   `pool/src/stocks.rs` (`Stock::enter`, `pop`, `leave`) → back with a `Buf`

@@ -82,13 +82,12 @@ pub mod unwind;
 mod wake;
 
 pub use key::Key;
-pub use poll::round::{Budget, MAX_VAIN_REPOLLS};
-pub use poll::step::Step;
+pub use poll::{Budget, MAX_VAIN_REPOLLS, Step};
 pub use set::keyed_set::{Futures, Keyed, KeyedSet, Kind, PollKind, Streams};
 pub use storage::Storage;
-pub use storage::arena::{Arena, IntoValues, Iter, IterPinMut};
 pub use storage::growable::GrowableArena;
 pub use storage::join_arena::{Filled, JoinArena};
+pub use storage::store::{Arena, IntoValues, Iter, IterPinMut};
 pub use wake::atomic_waker::AtomicWaker;
 pub use wake::noted::with_noted_wakes;
 

@@ -12,10 +12,10 @@ use alloc::vec::Vec;
 use futures_core::{FusedStream, Stream};
 
 use crate::key::Key;
-use crate::poll::step::Step;
+use crate::poll::Step;
 use crate::storage::Storage;
-use crate::storage::arena::Arena;
 use crate::storage::growable::GrowableArena;
+use crate::storage::store::Arena;
 
 mod sealed {
     pub trait Sealed {}

@@ -7,9 +7,7 @@ use core::task::{Context, Waker};
 
 use crate::index::{trusted, trusted_mut};
 use crate::key::{self, Key};
-use crate::poll::queue::{Mark, Marks, Queue};
-use crate::poll::round::{Polled, Rounds, Slots};
-use crate::poll::step::Step;
+use crate::poll::{Mark, Marks, Polled, Queue, Rounds, Slots, Step};
 use crate::storage::sizing::{FIRST_GROUP, MAX_GROUP, Sizing};
 use crate::storage::store::{self, GROUP_SHIFT, Store, prefetch_pays};
 use crate::storage::{

@@ -9,9 +9,7 @@ use core::ptr::{self, NonNull};
 use core::task::{Context, Poll, Waker};
 
 use crate::key::Key;
-use crate::poll::queue::{Mark, Marks, Queue, UNLINKED};
-use crate::poll::round::{self, Budget, Polled, Rounds, Slots};
-use crate::poll::step::Step;
+use crate::poll::{self, Budget, Mark, Marks, Polled, Queue, Rounds, Slots, Step, UNLINKED};
 use crate::sync::Ordering;
 use crate::unwind;
 use crate::wake::atomic_waker::AtomicWaker;
@@ -796,7 +794,7 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
         // a waker's climb (the owner only sets `BUSY` and clears).
         unsafe {
             ready_set::drain(words, layout, mode, |index| {
-                round::file(marks, index as u32, round, ready, deferred);
+                poll::file(marks, index as u32, round, ready, deferred);
             })
         };
         ready.last() != last
@@ -829,7 +827,7 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
         // Not watched: every wake of a join's value goes through the ready set.
         let step = poll(key, value, &mut Context::from_waker(&waker));
         let polled_before =
-            matches!(step, Step::Pending) && round::mark_polled(self.mark(id), round);
+            matches!(step, Step::Pending) && poll::mark_polled(self.mark(id), round);
         Ok(Some(Polled {
             key,
             entry: id,

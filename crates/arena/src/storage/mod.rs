@@ -1,7 +1,6 @@
 //! [`Storage`]: what a primitive needs of its arena, so that each primitive is written once
 //! over both kinds, the fixed [`Arena`] and the [`GrowableArena`].
 
-pub(crate) mod arena;
 pub(crate) mod growable;
 pub(crate) mod join_arena;
 pub(crate) mod sizing;
@@ -11,8 +10,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use crate::key::Key;
-use crate::poll::round::{Budget, Rounds, Slots};
-use crate::poll::step::Step;
+use crate::poll::{Budget, Rounds, Slots, Step};
 #[cfg(doc)]
 use crate::{Arena, GrowableArena};
 

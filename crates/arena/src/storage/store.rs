@@ -1,7 +1,7 @@
 //! The storage of an arena: fixed slots for pinned values, the entries their wakers point at,
-//! and the wake table shared with the wakers. A [`Store`] is an [`Arena`](crate::Arena)'s
+//! and the wake table shared with the wakers. A [`Store`] is an [`Arena`]'s
 //! storage, and each group of a [`GrowableArena`](crate::GrowableArena); the poll loop
-//! (`round.rs`) reaches its slots through [`Slots`].
+//! (`poll.rs`) reaches its slots through [`Slots`]. An [`Arena`] is one store and its rounds.
 
 use core::cell::UnsafeCell;
 use core::fmt;
@@ -13,9 +13,11 @@ use core::task::{Context, Waker};
 
 use crate::index::{trusted, trusted_mut};
 use crate::key::{self, Key};
-use crate::poll::queue::{self, Mark, Marks, NIL, Queue, UNLINKED};
-use crate::poll::round::{self, Polled, Slots};
-use crate::poll::step::Step;
+use crate::poll::{self, Mark, Marks, NIL, Polled, Queue, Rounds, Slots, Step, UNLINKED};
+use crate::storage::{
+    Storage,
+    sealed::{Sealed, Token},
+};
 use crate::sync::Ordering;
 use crate::unwind::{self, Kept};
 use crate::wake::atomic_waker::AtomicWaker;
@@ -25,6 +27,156 @@ use crate::wake::ready_set::{self, Drain, ParentWord};
 use crate::wake::wake_table::watch::{self, Watch};
 use crate::wake::wake_table::{Parent, WakeTable};
 use alloc::boxed::Box;
+
+/// A fixed-capacity arena of pinned values, each with its own waker. See the
+/// [crate documentation](crate) for the design.
+///
+/// The owner (whoever holds `&mut Arena`) inserts, polls and removes values; wakers may be
+/// used from any thread. Values are pinned from insertion until they are dropped in place, so
+/// `T` need not be `Unpin`.
+pub struct Arena<T> {
+    store: Store<T>,
+    rounds: Rounds,
+}
+
+impl<T> Arena<T> {
+    /// An arena of `capacity` slots whose wakes notify the task that polls it. Allocates twice
+    /// (the slots, and the wake table the wakers share), and never again.
+    ///
+    /// # Panics
+    /// If `capacity` is more than `(u32::MAX - 1) / 2`.
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            store: Store::new(capacity),
+            rounds: Rounds::NEW,
+        }
+    }
+
+    /// [`new`](Self::new) with every slot's generation starting at `generation`, to reach the
+    /// generations' end in tests.
+    #[cfg(test)]
+    pub(crate) fn starting_at_generation(capacity: usize, generation: u64) -> Self {
+        Self {
+            store: Store::starting_at_generation(capacity, generation),
+            rounds: Rounds::NEW,
+        }
+    }
+
+    /// Whether slots are queued for this round.
+    #[cfg(test)]
+    pub(crate) fn has_ready(&self) -> bool {
+        self.rounds.queued().0
+    }
+
+    /// Whether slots wait for the next round.
+    #[cfg(test)]
+    pub(crate) fn has_deferred(&self) -> bool {
+        self.rounds.queued().1
+    }
+
+    /// An owned waker of `key`'s value, if it is still in the arena: waking it queues the value
+    /// as the waker lent to its `poll` does.
+    pub fn waker(&self, key: Key) -> Option<Waker> {
+        self.store.waker(key)
+    }
+
+    /// Moves `key`'s value out and frees its slot.
+    pub fn take(&mut self, key: Key) -> Option<T>
+    where
+        T: Unpin,
+    {
+        self.store.take(key)
+    }
+}
+
+impl<T> Sealed for Arena<T> {}
+
+impl<T> Storage<T> for Arena<T> {
+    type Of<U> = Arena<U>;
+    type Iter<'a>
+        = Iter<'a, T>
+    where
+        T: 'a;
+    type IterPinMut<'a>
+        = IterPinMut<'a, T>
+    where
+        T: 'a;
+    type IntoValues = IntoValues<T>;
+    type Slots = Store<T>;
+
+    #[inline(always)]
+    fn engine(&mut self, _: Token) -> (&mut Rounds, &mut Store<T>) {
+        (&mut self.rounds, &mut self.store)
+    }
+
+    #[inline]
+    fn insert(&mut self, value: T) -> Result<Key, T> {
+        let (key, id, linked) = self.store.insert(value)?;
+        self.rounds.push_inserted(&mut self.store, id, linked);
+        Ok(key)
+    }
+
+    fn remove(&mut self, key: Key) -> bool {
+        self.store.remove(key)
+    }
+
+    fn contains_key(&self, key: Key) -> bool {
+        self.store.contains_key(key)
+    }
+
+    fn get(&self, key: Key) -> Option<&T> {
+        self.store.get(key)
+    }
+
+    fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut T>> {
+        self.store.get_pin_mut(key)
+    }
+
+    fn len(&self) -> usize {
+        self.store.len()
+    }
+
+    /// How many values the arena can hold: fixed when it is made.
+    fn capacity(&self) -> usize {
+        self.store.capacity()
+    }
+
+    fn is_full(&self) -> bool {
+        self.store.is_full()
+    }
+
+    /// Drops every value in place. Storage is kept; nothing is allocated or freed.
+    fn clear(&mut self) {
+        // No value is left to poll: the queues forget their slots first (also if a drop
+        // panics), so that the next call does not wake the task for a value that left.
+        self.rounds.forget_all(&mut self.store);
+        self.store.clear();
+    }
+
+    fn iter(&self) -> Iter<'_, T> {
+        self.store.iter()
+    }
+
+    fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
+        self.store.iter_pin_mut()
+    }
+
+    fn into_values(self) -> IntoValues<T>
+    where
+        T: Unpin,
+    {
+        self.store.into_values()
+    }
+}
+
+impl<T> fmt::Debug for Arena<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Arena")
+            .field("len", &self.len())
+            .field("capacity", &self.capacity())
+            .finish_non_exhaustive()
+    }
+}
 
 /// The largest capacity: an arena has two entries per slot, indexed by `u32` below `NIL`.
 const MAX_CAPACITY: usize = (u32::MAX as usize - 1) / 2;
@@ -250,7 +402,7 @@ impl<T> Drop for Slot<T> {
     }
 }
 
-/// Fixed storage for pinned values, each with its own waker: an [`Arena`](crate::Arena)'s, or
+/// Fixed storage for pinned values, each with its own waker: an [`Arena`]'s, or
 /// one group of a [`GrowableArena`](crate::GrowableArena)'s. See the
 /// [crate documentation](crate) for the design.
 #[expect(
@@ -379,7 +531,7 @@ impl<T> Store<T> {
 
     /// Stores `value` in a free slot and returns its key, its slot's id and whether the slot
     /// is still linked in a queue (where its last value was queued), for the caller to queue
-    /// it ([`Rounds::push_inserted`](crate::poll::round::Rounds::push_inserted)); a slot in no
+    /// it ([`Rounds::push_inserted`](crate::poll::Rounds::push_inserted)); a slot in no
     /// queue has its link set to end one. Gives `value` back if the store is full. Always
     /// inlined, as the growable arena's `insert` (guarded by `unordered_held_100k`,
     /// instructions).
@@ -679,7 +831,7 @@ impl<T> Store<T> {
     }
 
     /// Drains the ready set in `mode`, filing each woken slot that holds a value for round
-    /// `round` ([`round::file`]) by its id (its index if not `GROUP`; a growable arena's
+    /// `round` ([`poll::file`]) by its id (its index if not `GROUP`; a growable arena's
     /// group's id for it if `GROUP`); `true` if `ready` got any.
     #[inline]
     pub(crate) fn drain<const GROUP: bool>(
@@ -713,9 +865,9 @@ impl<T> Store<T> {
                     }
                     if GROUP {
                         let mut marks = Local { slots, ids };
-                        round::file(&mut marks, ids | index, round, ready, deferred);
+                        poll::file(&mut marks, ids | index, round, ready, deferred);
                     } else {
-                        round::file(slots, index, round, ready, deferred);
+                        poll::file(slots, index, round, ready, deferred);
                     }
                 },
             )
@@ -761,7 +913,7 @@ impl<T> Store<T> {
                 poll(key, value, cx)
             })?;
         let polled_before = matches!(step, Step::Pending)
-            && round::mark_polled(&mut trusted_mut(&mut self.slots, index).mark, round);
+            && poll::mark_polled(&mut trusted_mut(&mut self.slots, index).mark, round);
         Ok(Some(Polled {
             key,
             entry,
@@ -780,10 +932,10 @@ impl<T> Store<T> {
         unsafe { ready_set::is_woken_unchecked(self.table.words(), entry as usize) }
     }
 
-    /// Asks the CPU for slot `index` (see [`queue::prefetch`]).
+    /// Asks the CPU for slot `index` (see [`poll::prefetch`]).
     #[inline(always)]
     pub(crate) fn prefetch(&self, index: usize) {
-        queue::prefetch(trusted(&self.slots, index));
+        poll::prefetch(trusted(&self.slots, index));
     }
 
     /// The mark of slot `index`.
@@ -912,7 +1064,7 @@ impl<T> Marks for Store<T> {
     }
 }
 
-/// The storage of an [`Arena`](crate::Arena), as its poll loop reaches it.
+/// The storage of an [`Arena`], as its poll loop reaches it.
 impl<T> Slots<T> for Store<T> {
     const MAY_WAIT_UNBOUND: bool = false;
 
@@ -980,7 +1132,7 @@ impl<T> Slots<T> for Store<T> {
     }
 
     #[inline(always)]
-    fn remove(&mut self, id: u32, _: &mut round::Rounds) {
+    fn remove(&mut self, id: u32, _: &mut Rounds) {
         self.remove_done(id as usize);
     }
 }
@@ -1005,7 +1157,7 @@ pub(crate) use counted_iterator;
 
 counted_iterator!(Iter, IterPinMut);
 
-/// The values of an [`Arena`](crate::Arena) with their keys: [`Arena::iter`](crate::Storage::iter).
+/// The values of an [`Arena`] with their keys: [`Arena::iter`](crate::Storage::iter).
 pub struct Iter<'a, T> {
     slots: core::iter::Enumerate<core::slice::Iter<'a, Slot<T>>>,
     base: u32,
@@ -1033,7 +1185,7 @@ impl<'a, T> Iterator for Iter<'a, T> {
     }
 }
 
-/// The values of an [`Arena`](crate::Arena), pinned, with their keys:
+/// The values of an [`Arena`], pinned, with their keys:
 /// [`Arena::iter_pin_mut`](crate::Storage::iter_pin_mut).
 pub struct IterPinMut<'a, T> {
     slots: core::iter::Enumerate<core::slice::IterMut<'a, Slot<T>>>,
@@ -1065,7 +1217,7 @@ impl<'a, T> Iterator for IterPinMut<'a, T> {
     }
 }
 
-/// The values of an [`Arena`](crate::Arena), moved out:
+/// The values of an [`Arena`], moved out:
 /// [`Arena::into_values`](crate::Storage::into_values). Dropping it drops the values
 /// it has not given yet, once each.
 pub struct IntoValues<T> {
