@@ -121,7 +121,7 @@ impl<S: Stream> PollKind<S> for Streams {
     }
 }
 
-/// Values of kind `K` ([`Futures`] or [`Streams`]), polled concurrently, each under a [`Key`],
+/// Values of the poll kind `P` ([`Futures`] or [`Streams`]), polled concurrently, each under a [`Key`],
 /// stored in `A`: an [`Arena`] (a fixed capacity) or a [`GrowableArena`]. A stream of their
 /// outputs, in the order the values give them.
 ///
@@ -139,15 +139,15 @@ impl<S: Stream> PollKind<S> for Streams {
 /// `Unpin` whatever `V` is (values are pinned in the set's own storage); `Send` if `V` is;
 /// `Sync` if `V` is `Send + Sync`.
 #[must_use = "streams do nothing unless polled"]
-pub struct KeyedSet<V, A, K> {
+pub struct KeyedSet<V, A, P> {
     arena: A,
     /// Set when `poll_next` returned `Ready(None)`; cleared by adding a value and by `clear`.
     terminated: bool,
     _values: PhantomData<fn(V) -> V>,
-    _kind: PhantomData<fn() -> K>,
+    _kind: PhantomData<fn() -> P>,
 }
 
-impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
+impl<V, A: Storage<V>, P: Kind> KeyedSet<V, A, P> {
     /// A set stored in `arena`.
     const fn with_arena(arena: A) -> Self {
         Self {
@@ -228,7 +228,7 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
                 self.terminated = false;
                 key
             }
-            Err(_) => full(K::BOUNDED, self.capacity()),
+            Err(_) => full(P::BOUNDED, self.capacity()),
         }
     }
 
@@ -464,7 +464,7 @@ impl<V, A: Storage<V>, K: Kind> KeyedSet<V, A, K> {
     }
 }
 
-impl<V, A: Storage<V>, K: PollKind<V>> KeyedSet<V, A, K> {
+impl<V, A: Storage<V>, P: PollKind<V>> KeyedSet<V, A, P> {
     /// `poll_next` that also says which value gave the output: the key
     /// [`insert`](Self::insert) returned for it. A future is gone once it gave its output, so
     /// its key is refused from then on; a stream stays until it ends.
@@ -494,12 +494,12 @@ impl<V, A: Storage<V>, K: PollKind<V>> KeyedSet<V, A, K> {
     /// # });
     /// ```
     #[inline(always)]
-    pub fn poll_next_keyed(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Key, K::Output)>> {
+    pub fn poll_next_keyed(&mut self, cx: &mut Context<'_>) -> Poll<Option<(Key, P::Output)>> {
         crate::coop::poll_output(
             cx,
             #[inline(always)]
             |cx| {
-                let polled = K::poll_arena(&mut self.arena, cx);
+                let polled = P::poll_arena(&mut self.arena, cx);
                 if let Poll::Ready(None) = polled {
                     self.terminated = true;
                 }
@@ -509,11 +509,11 @@ impl<V, A: Storage<V>, K: PollKind<V>> KeyedSet<V, A, K> {
     }
 }
 
-impl<V, A: Storage<V>, K: PollKind<V>> Stream for KeyedSet<V, A, K> {
-    type Item = K::Output;
+impl<V, A: Storage<V>, P: PollKind<V>> Stream for KeyedSet<V, A, P> {
+    type Item = P::Output;
 
     #[inline(always)]
-    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<K::Output>> {
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<P::Output>> {
         self.get_mut()
             .poll_next_keyed(cx)
             .map(|polled| polled.map(|(_, out)| out))
@@ -522,11 +522,11 @@ impl<V, A: Storage<V>, K: PollKind<V>> Stream for KeyedSet<V, A, K> {
     /// A set's: one output per future. A merge's: the sum of its streams' hints (this looks at
     /// every stream).
     fn size_hint(&self) -> (usize, Option<usize>) {
-        K::size_hint(self.len(), self.iter())
+        P::size_hint(self.len(), self.iter())
     }
 }
 
-impl<V, A: Storage<V>, K: PollKind<V>> FusedStream for KeyedSet<V, A, K> {
+impl<V, A: Storage<V>, P: PollKind<V>> FusedStream for KeyedSet<V, A, P> {
     /// `true` once `poll_next` returned `Ready(None)`, until a value is added or the set is
     /// cleared.
     fn is_terminated(&self) -> bool {
@@ -534,7 +534,7 @@ impl<V, A: Storage<V>, K: PollKind<V>> FusedStream for KeyedSet<V, A, K> {
     }
 }
 
-impl<V: Unpin, A: Storage<V>, K: Kind> IntoIterator for KeyedSet<V, A, K>
+impl<V: Unpin, A: Storage<V>, P: Kind> IntoIterator for KeyedSet<V, A, P>
 where
     A::IntoValues: ExactSizeIterator<Item = V>,
 {
@@ -570,7 +570,7 @@ fn full(name: &str, capacity: usize) -> ! {
     panic!("{name} is full (capacity {capacity})")
 }
 
-impl<V, K: Kind> KeyedSet<V, Arena<V>, K> {
+impl<V, P: Kind> KeyedSet<V, Arena<V>, P> {
     /// An empty set that can hold `capacity` values. Allocates its storage now (two
     /// allocations) and never again. A capacity of 0 is allowed: every push is refused.
     ///
@@ -659,7 +659,7 @@ impl<V, K: Kind> KeyedSet<V, Arena<V>, K> {
     }
 }
 
-impl<V, K: Kind> FromIterator<V> for KeyedSet<V, Arena<V>, K> {
+impl<V, P: Kind> FromIterator<V> for KeyedSet<V, Arena<V>, P> {
     /// A set holding every value of the iterator, with a capacity equal to their count (the
     /// values are collected into a `Vec` first, to count them).
     fn from_iter<I: IntoIterator<Item = V>>(iter: I) -> Self {
@@ -672,16 +672,16 @@ impl<V, K: Kind> FromIterator<V> for KeyedSet<V, Arena<V>, K> {
     }
 }
 
-impl<V, K: Kind> fmt::Debug for KeyedSet<V, Arena<V>, K> {
+impl<V, P: Kind> fmt::Debug for KeyedSet<V, Arena<V>, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct(K::BOUNDED)
+        f.debug_struct(P::BOUNDED)
             .field("len", &self.len())
             .field("capacity", &self.capacity())
             .finish_non_exhaustive()
     }
 }
 
-impl<V, K: Kind> KeyedSet<V, GrowableArena<V>, K> {
+impl<V, P: Kind> KeyedSet<V, GrowableArena<V>, P> {
     /// An empty set. Allocates nothing: the first value allocates the first group. A
     /// `const fn`, so a set can be made in a `static` or `const` context.
     ///
@@ -723,13 +723,13 @@ impl<V, K: Kind> KeyedSet<V, GrowableArena<V>, K> {
     }
 }
 
-impl<V, K: Kind> Default for KeyedSet<V, GrowableArena<V>, K> {
+impl<V, P: Kind> Default for KeyedSet<V, GrowableArena<V>, P> {
     fn default() -> Self {
         Self::new()
     }
 }
 
-impl<V, K: Kind> FromIterator<V> for KeyedSet<V, GrowableArena<V>, K> {
+impl<V, P: Kind> FromIterator<V> for KeyedSet<V, GrowableArena<V>, P> {
     /// A set holding every value of the iterator, grown group by group as by `push`.
     fn from_iter<I: IntoIterator<Item = V>>(iter: I) -> Self {
         let mut set = Self::new();
@@ -738,7 +738,7 @@ impl<V, K: Kind> FromIterator<V> for KeyedSet<V, GrowableArena<V>, K> {
     }
 }
 
-impl<V, K: Kind> Extend<V> for KeyedSet<V, GrowableArena<V>, K> {
+impl<V, P: Kind> Extend<V> for KeyedSet<V, GrowableArena<V>, P> {
     fn extend<I: IntoIterator<Item = V>>(&mut self, iter: I) {
         for value in iter {
             self.push(value);
@@ -746,9 +746,9 @@ impl<V, K: Kind> Extend<V> for KeyedSet<V, GrowableArena<V>, K> {
     }
 }
 
-impl<V, K: Kind> fmt::Debug for KeyedSet<V, GrowableArena<V>, K> {
+impl<V, P: Kind> fmt::Debug for KeyedSet<V, GrowableArena<V>, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct(K::GROWABLE)
+        f.debug_struct(P::GROWABLE)
             .field("len", &self.len())
             .field("capacity", &self.capacity())
             .field("groups", &self.arena.groups())
@@ -756,7 +756,7 @@ impl<V, K: Kind> fmt::Debug for KeyedSet<V, GrowableArena<V>, K> {
     }
 }
 
-impl<V, K: Kind> KeyedSet<V, GrowableArena<V>, K> {
+impl<V, P: Kind> KeyedSet<V, GrowableArena<V>, P> {
     /// Adds groups ahead of time, until at least `additional` slots are free, so that the next
     /// `additional` pushes allocate nothing; does nothing if that many are free already. The
     /// groups are sized as growth sizes them (a set with no group first gets one of
@@ -790,7 +790,7 @@ impl<V, K: Kind> KeyedSet<V, GrowableArena<V>, K> {
     }
 }
 
-impl<V, A: Storage<V>, K: PollKind<V>> KeyedSet<V, A, K> {
+impl<V, A: Storage<V>, P: PollKind<V>> KeyedSet<V, A, P> {
     /// The set as a [`Stream`] of `(key, output)`, borrowing it mutably: each output with the
     /// key [`insert`](Self::insert) returned for its value, as
     /// [`poll_next_keyed`](Self::poll_next_keyed) gives them. It ends when the set does, and
@@ -820,7 +820,7 @@ impl<V, A: Storage<V>, K: PollKind<V>> KeyedSet<V, A, K> {
     /// assert!(set.is_empty());
     /// # });
     /// ```
-    pub fn keyed(&mut self) -> Keyed<'_, V, A, K> {
+    pub fn keyed(&mut self) -> Keyed<'_, V, A, P> {
         Keyed { set: self }
     }
 }
@@ -828,26 +828,26 @@ impl<V, A: Storage<V>, K: PollKind<V>> KeyedSet<V, A, K> {
 /// A [`KeyedSet`] as a [`Stream`] of `(key, output)`: what [`KeyedSet::keyed`] returns. It
 /// dereferences to the set, so values can be added and removed while it streams.
 #[must_use = "streams do nothing unless polled"]
-pub struct Keyed<'a, V, A, K> {
-    set: &'a mut KeyedSet<V, A, K>,
+pub struct Keyed<'a, V, A, P> {
+    set: &'a mut KeyedSet<V, A, P>,
 }
 
-impl<V, A, K> core::ops::Deref for Keyed<'_, V, A, K> {
-    type Target = KeyedSet<V, A, K>;
+impl<V, A, P> core::ops::Deref for Keyed<'_, V, A, P> {
+    type Target = KeyedSet<V, A, P>;
 
-    fn deref(&self) -> &KeyedSet<V, A, K> {
+    fn deref(&self) -> &KeyedSet<V, A, P> {
         self.set
     }
 }
 
-impl<V, A, K> core::ops::DerefMut for Keyed<'_, V, A, K> {
-    fn deref_mut(&mut self) -> &mut KeyedSet<V, A, K> {
+impl<V, A, P> core::ops::DerefMut for Keyed<'_, V, A, P> {
+    fn deref_mut(&mut self) -> &mut KeyedSet<V, A, P> {
         self.set
     }
 }
 
-impl<V, A: Storage<V>, K: PollKind<V>> Stream for Keyed<'_, V, A, K> {
-    type Item = (Key, K::Output);
+impl<V, A: Storage<V>, P: PollKind<V>> Stream for Keyed<'_, V, A, P> {
+    type Item = (Key, P::Output);
 
     #[inline]
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
@@ -860,7 +860,7 @@ impl<V, A: Storage<V>, K: PollKind<V>> Stream for Keyed<'_, V, A, K> {
     }
 }
 
-impl<V, A: Storage<V>, K: PollKind<V>> FusedStream for Keyed<'_, V, A, K> {
+impl<V, A: Storage<V>, P: PollKind<V>> FusedStream for Keyed<'_, V, A, P> {
     /// The set's: `true` once it returned `Ready(None)`, until a value is added or it is
     /// cleared.
     fn is_terminated(&self) -> bool {
@@ -868,9 +868,9 @@ impl<V, A: Storage<V>, K: PollKind<V>> FusedStream for Keyed<'_, V, A, K> {
     }
 }
 
-impl<V, A, K> fmt::Debug for Keyed<'_, V, A, K>
+impl<V, A, P> fmt::Debug for Keyed<'_, V, A, P>
 where
-    KeyedSet<V, A, K>: fmt::Debug,
+    KeyedSet<V, A, P>: fmt::Debug,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("Keyed").field(&self.set).finish()
