@@ -282,7 +282,9 @@
 //!
 //! One output, from the user's call down to the value's `poll` and back, each file named once,
 //! in the order the call first enters it (it enters some more than once: `poll.rs` calls into
-//! the store for each value it polls). Paths are under `crates/`.
+//! the store for each value it polls). Not counted: `index.rs` (indexing by the indexes the
+//! arena keeps) and `key.rs` (a key made from a slot and its generation), leaves entered on the
+//! way by every walk. Paths are under `crates/`.
 //!
 //! - **A bounded set** (`FuturesUnorderedBounded::poll_next`, 8 files):
 //!   `unordered/src/bounded.rs` (the `Stream` impl, to the keyed set) →
@@ -292,27 +294,28 @@
 //!   `arena/src/storage/store.rs` (`Arena::engine`) → `arena/src/poll.rs`
 //!   (`Rounds::next_output`: `start_round`, whose `collect` asks `Slots::parent_word` and calls
 //!   `Slots::drain`; `poll`; `poll_queued`, which pops with `Queue::pop_for_poll`) → back in
-//!   `store.rs` (`drain`, filing each woken slot with `poll::file`; then `Slots::poll_slot`:
-//!   `poll_at`, `poll_value`, `value_and_waker`) → `arena/src/wake/ready_set.rs` (`drain`,
-//!   `take_unchecked`) → `arena/src/wake/wake_table.rs` (`borrowed_waker_unchecked`, and
-//!   `watch::start` before the poll, `Watch::end` after it) → the value's `poll`, through
-//!   `Step::of_future` in the set's closure (`keyed_set.rs`, `poll.rs`) → back in `poll.rs`
-//!   (`settle`: a value that woke itself goes to the next round's queue), which calls
-//!   `Slots::remove` (`store.rs` `remove_done`: the slot freed and its entry released,
-//!   `release_entry`) → back with the output.
+//!   `store.rs` (`Slots::parent_word`, through `arena/src/wake/wake_table.rs`
+//!   (`WakeTable::parent_word`) to `arena/src/wake/ready_set.rs` (`ParentWord`); `drain`, to
+//!   `ready_set::drain`, filing each woken slot with `poll::file`; then `Slots::poll_slot`:
+//!   `poll_at`, `ready_set::take_unchecked`, `poll_value`, `value_and_waker`, with
+//!   `wake_table.rs`'s `borrowed_waker_unchecked`, and `watch::start` before the poll,
+//!   `Watch::end` after it) → the value's `poll`, through `Step::of_future` in the set's closure
+//!   (`keyed_set.rs`, `poll.rs`) → back in `poll.rs` (`settle`: a value that woke itself goes to
+//!   the next round's queue), which calls `Slots::remove` (`store.rs` `remove_done`: the slot
+//!   freed and its entry released, `release_entry`) → back with the output.
 //! - **A growable set** (`FuturesUnordered::poll_next`, 11 files): as the bounded set from
-//!   `unordered/src/growable.rs`, with `arena/src/storage/growable.rs` in place of `store.rs`
-//!   (`engine`) and between `poll.rs` and the store: `Groups` implements `Slots`, a slot's id
-//!   names its group (`split`), whose store is drained and polled; its wakes come through
+//!   `unordered/src/growable.rs`, with `arena/src/storage/growable.rs` in place of
+//!   `Arena::engine` and between `poll.rs` and the store: `Groups` implements `Slots`, a slot's
+//!   id names its group (`split`), whose store is drained and polled; its wakes come through
 //!   `arena/src/wake/hub.rs` (the hub's `ParentWord`), and a value that leaves is counted in
 //!   `Groups::leaving`, the top group released if `arena/src/storage/sizing.rs` allows.
-//! - **A merge of busy streams** (`MergeBounded::poll_next`, 7 files): `merge/src/bounded.rs`
+//! - **A merge of busy streams** (`MergeBounded::poll_next`, 8 files): `merge/src/bounded.rs`
 //!   → `keyed_set.rs` (`Streams::poll_arena`) → `coop.rs` → `storage/mod.rs`
 //!   (`Storage::poll_next_some`) → `store.rs` (`Arena::engine`) → `poll.rs`
-//!   (`Rounds::next_output_some`, `poll_first`: the top word through `Slots::parent_word`)
-//!   → `store.rs` (`Slots::poll_slot`, `poll_at`) → `wake_table.rs` → the stream's
-//!   `poll_next`, through `Step::of_stream` → back in `poll_first` (`Queue::rotate`) → back
-//!   with the item.
+//!   (`Rounds::next_output_some`, `poll_first`: the top word through `Slots::parent_word`, in
+//!   `wake_table.rs`, and `ParentWord::nothing_woken`, in `ready_set.rs`) → `store.rs`
+//!   (`Slots::poll_slot`, `poll_at`) → `wake_table.rs` → the stream's `poll_next`, through
+//!   `Step::of_stream` → back in `poll_first` (`Queue::rotate`) → back with the item.
 //! - **`join_all`** of futures ready at once (4 files): `join/src/join_all.rs` (`JoinAll`'s
 //!   `poll`) → `join/src/join.rs` (`drive`, `poll_every_input`) →
 //!   `arena/src/storage/join_arena.rs` (`fill_in_place`) → `join/src/input.rs` (each

@@ -121,9 +121,9 @@ impl<S: Stream> PollKind<S> for Streams {
     }
 }
 
-/// Values of the poll kind `P` ([`Futures`] or [`Streams`]), polled concurrently, each under a [`Key`],
-/// stored in `A`: an [`Arena`] (a fixed capacity) or a [`GrowableArena`]. A stream of their
-/// outputs, in the order the values give them.
+/// Values of the poll kind `P` ([`Futures`] or [`Streams`]), polled concurrently, each under a
+/// [`Key`], stored in `A`: an [`Arena`] (a fixed capacity) or a [`GrowableArena`]. A stream of
+/// their outputs, in the order the values give them.
 ///
 /// Use it under the names of its four forms: pinfold-unordered's `FuturesUnorderedBounded<F>`
 /// and `FuturesUnordered<F>` (aliases of `UnorderedSet<F, A>`, this type over [`Futures`]) and
