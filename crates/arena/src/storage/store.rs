@@ -201,6 +201,8 @@ const FAR_SLOTS_BYTES: usize = 256 * 1024;
 pub(crate) fn prefetch_pays<T>(capacity: usize) -> bool {
     capacity >= FAR_SLOTS_BYTES / size_of::<Slot<T>>().max(1)
 }
+
+/// One place for a pinned value: the value (or, free, the next free slot), its tag and its mark.
 pub(crate) struct Slot<T> {
     /// The value while the slot is occupied (see `tag`), the next free slot while it is free.
     /// In an `UnsafeCell` so that the owner's shared borrows of the slots (its queues go
@@ -230,8 +232,7 @@ unsafe impl<T: Sync> Sync for Slot<T> {}
 /// type with no parameter ([`ErasedSlots`]). A `Drop` impl of a type generic over `T` (as
 /// [`Slot`]'s is) would make the compiler require every value's borrows to outlive the arena,
 /// so that a value borrowing a local declared after the set would not compile. `PhantomData<T>`
-/// tells it the values are dropped with the arena, as `Vec<T>` does. The slots are reached
-/// through the box, which tells the compiler that nothing else points into them.
+/// tells it the values are dropped with the arena, as `Vec<T>` does.
 pub(crate) struct SlotBox<T> {
     slots: ManuallyDrop<Box<[Slot<T>]>>,
     /// Drops the box above, after it (fields drop in order).
