@@ -2,14 +2,25 @@
 //!
 //! # Two allocations
 //!
-//! An [`Arena<T>`](crate::Arena) owns a boxed slice of slots and one reference to a *wake
-//! table*. The slots are touched only by the owner (through `&mut Arena`), so they need no
+//! An [`Arena<T>`](crate::Arena) owns a block of slots and one reference to a *wake table*.
+//! The slots are touched only by the owner (through `&mut Arena`), so they need no
 //! synchronisation: each holds its value or, while free, its link in the free list (one union);
 //! a word of its generation and whether it is occupied; and its mark (a link in a poll queue,
-//! and the round that last polled it). For a value of 8 bytes a slot is 24. The boxed slice
-//! is never reallocated, and a value is only dropped in place, which is what makes handing out
-//! `Pin<&mut T>` sound. The slice is dropped through a function with no type parameter, with a
+//! and the round that last polled it). For a value of 8 bytes a slot is 24. The block is never
+//! reallocated, and a value is only dropped in place, which is what makes handing out
+//! `Pin<&mut T>` sound. It is dropped through a function with no type parameter, with a
 //! `PhantomData<T>`, so that values may borrow what the arena outlives, as in a `Vec`.
+//!
+//! An arena's slots are written as they are first taken, not when it is made: the free list
+//! ends in the first slot not written yet (its link has a bit no slot index has), and an insert
+//! that reaches it writes the slot whole, with no free link or generation to read first and no
+//! waker to look for. Making an arena of a million slots writes none of them. Counted against
+//! `8c44c0c`, where every slot was written when the arena was made: `held_10k` 99.1 to 95.1,
+//! `held_256` 105.5 to 101.4, `merge_held_10k` 97.2 to 92.2; no other row moved by more than
+//! one percent. A growable arena's groups still write every slot when they are added: its
+//! insert is inlined into the caller's, and the extra case made the closure around
+//! `FuturesOrdered::push_back` too large to be inlined in turn (`futures_ordered_ready_512k`
+//! 222.8 to 248.8, `keyed_churn_100k` growable 381.0 to 403.4).
 //!
 //! The wake table is a single block shared with the wakers:
 //!

@@ -6,9 +6,10 @@
 use core::cell::UnsafeCell;
 use core::fmt;
 use core::marker::PhantomData;
-use core::mem::ManuallyDrop;
+use core::mem::{ManuallyDrop, MaybeUninit};
 use core::pin::Pin;
 use core::ptr::{self, NonNull};
+use core::slice;
 use core::task::{Context, Waker};
 
 use crate::index::{trusted, trusted_mut};
@@ -111,7 +112,7 @@ impl<T> Storage<T> for Arena<T> {
 
     #[inline]
     fn insert(&mut self, value: T) -> Result<Key, T> {
-        let (key, id, linked) = self.store.insert(value)?;
+        let (key, id, linked) = self.store.insert::<true>(value)?;
         self.rounds.push_inserted(&mut self.store, id, linked);
         Ok(key)
     }
@@ -228,58 +229,73 @@ pub(crate) struct Slot<T> {
 // with the values held directly.
 unsafe impl<T: Sync> Sync for Slot<T> {}
 
-/// The slots, in a `Box<[Slot<T>]>` that is never dropped as such: the box is dropped through a
-/// type with no parameter ([`ErasedSlots`]). A `Drop` impl of a type generic over `T` (as
-/// [`Slot`]'s is) would make the compiler require every value's borrows to outlive the arena,
-/// so that a value borrowing a local declared after the set would not compile. `PhantomData<T>`
-/// tells it the values are dropped with the arena, as `Vec<T>` does.
+/// The slots: one block of `capacity`, allocated when the store is made and never moved, of
+/// which the first `made` are written. An arena's slot is written by the insert that first
+/// takes it ([`make`](Self::make)), so making an arena writes none: building a set of many
+/// values costs no walk over its slots first (`held_10k`, instructions); a growable arena's
+/// group writes them all when it is added ([`make_all`](Self::make_all)). Only the written
+/// slots are ever reached: the slice the store sees ([`Deref`](core::ops::Deref)) is theirs.
+///
+/// The block is reached through its raw pointer, never through a `Box`: a pointer made from it
+/// stays valid beside the references made from it later. It is dropped through a type with no
+/// parameter ([`RawSlots`]): a `Drop` impl of a type generic over `T` (as [`Slot`]'s is) would
+/// make the compiler require every value's borrows to outlive the arena, so that a value
+/// borrowing a local declared after the set would not compile. `PhantomData<T>` tells it the
+/// values are dropped with the arena, as `Vec<T>` does.
 pub(crate) struct SlotBox<T> {
-    slots: ManuallyDrop<Box<[Slot<T>]>>,
-    /// Drops the box above, after it (fields drop in order).
-    _dropper: ErasedSlots,
+    raw: RawSlots,
+    /// How many slots may be made: `capacity`, or 0 if the store's generations have run out.
+    end: usize,
     _values: PhantomData<T>,
+    /// The auto traits of the boxed slots this block is (no drop: that is `raw`'s).
+    _slots: PhantomData<ManuallyDrop<Box<[Slot<T>]>>>,
 }
 
-/// A `Box<[Slot<T>]>` whose `T` is forgotten: the pointer it was made from, its length, and the
-/// function that drops it as the box it was.
-struct ErasedSlots {
+/// A block of slots whose `T` is forgotten: its pointer, its length, how many of its slots
+/// are written, and the function that drops them and frees it.
+struct RawSlots {
     slots: NonNull<u8>,
-    len: usize,
-    drop: unsafe fn(NonNull<u8>, usize),
+    capacity: usize,
+    made: usize,
+    drop: unsafe fn(NonNull<u8>, usize, usize),
 }
 
-// SAFETY: `ErasedSlots` is only ever the `_dropper` field of a `SlotBox<T>`, and used only to drop
-// it; the slots are reached through the `SlotBox`'s own box, whose auto traits are those of a
-// `Box<[Slot<T>]>`.
-unsafe impl Send for ErasedSlots {}
+// SAFETY: `RawSlots` is only ever the `raw` field of a `SlotBox<T>`, whose other fields give it
+// the auto traits of a `Box<[Slot<T>]>`; the slots are reached only through the `SlotBox`.
+unsafe impl Send for RawSlots {}
 // SAFETY: as for `Send`.
-unsafe impl Sync for ErasedSlots {}
+unsafe impl Sync for RawSlots {}
 
-impl Drop for ErasedSlots {
+impl Drop for RawSlots {
     fn drop(&mut self) {
-        // SAFETY: `slots`, `len` and `drop` come from one `SlotBox::new` (the box's pointer and
-        // length, and the function for its type), and this drop is the only one: the box kept
-        // beside it is never dropped, and is gone with the `SlotBox` once this has run.
-        unsafe { (self.drop)(self.slots, self.len) }
+        // SAFETY: `slots`, `capacity` and `drop` come from one `SlotBox::new` (the block's
+        // pointer and length, and the function for its type), `made` counts its written
+        // slots, and this drop is the only one.
+        unsafe { (self.drop)(self.slots, self.capacity, self.made) }
     }
 }
 
-/// Drops the `Box<[Slot<T>]>` of `len` slots at `slots`: every value, also when the `Drop`
-/// of some panics (see [`drop_each`](unwind::drop_each)), then the box; the first panic goes on.
+/// Drops the first `made` of the `capacity` slots at `slots` (every value, also when the `Drop`
+/// of some panics, see [`drop_each`](unwind::drop_each)), then frees the block; the first
+/// panic goes on.
 ///
 /// # Safety
-/// `slots` and `len` are those of a box made by [`SlotBox::new`] for this `T`, not dropped
-/// yet, and the `SlotBox`'s own copy of the box is not used again.
-unsafe fn drop_slots<T>(slots: NonNull<u8>, len: usize) {
-    // As slots whose own drop does not run: `drop_each` drops every value, and the box,
-    // dropped after (also while a panic of a value unwinds), only frees the block.
-    let slots = ptr::slice_from_raw_parts_mut(slots.cast::<ManuallyDrop<Slot<T>>>().as_ptr(), len);
-    // SAFETY: the box's own pointer and length (the caller), given back to it once, as the
-    // same slots, each in a `ManuallyDrop` (the same layout).
-    let mut slots = unsafe { Box::from_raw(slots) };
+/// `slots` and `capacity` are those of a block made by [`SlotBox::new`] for this `T`, not
+/// freed yet, whose first `made` slots are written, and it is not used again.
+unsafe fn drop_slots<T>(slots: NonNull<u8>, capacity: usize, made: usize) {
+    let block =
+        ptr::slice_from_raw_parts_mut(slots.cast::<MaybeUninit<Slot<T>>>().as_ptr(), capacity);
+    // SAFETY: the block's own pointer and length (the caller), given back to its box once. As
+    // slots that may be unwritten, which the box does not drop: it only frees the block,
+    // after the values (also while a panic of a value unwinds).
+    let mut block = unsafe { Box::from_raw(block) };
     // Values with nothing to drop need no walk over the slots, as in a `Vec`.
     if core::mem::needs_drop::<T>() {
-        unwind::drop_each(len, |index| trusted_mut(&mut slots, index).drop_value());
+        // SAFETY: the first `made` slots are written (the caller); made from the box, which is
+        // not used again until it frees the block.
+        let slots =
+            unsafe { slice::from_raw_parts_mut(block.as_mut_ptr().cast::<Slot<T>>(), made) };
+        unwind::drop_each(made, |index| trusted_mut(slots, index).drop_value());
     }
 }
 
@@ -287,23 +303,75 @@ unsafe fn drop_slots<T>(slots: NonNull<u8>, len: usize) {
 impl<T> Unpin for SlotBox<T> {}
 
 impl<T> SlotBox<T> {
-    fn new(slots: Box<[Slot<T>]>) -> Self {
-        let len = slots.len();
-        let raw = Box::into_raw(slots);
-        // SAFETY: `raw` is the box's own pointer, taken out just above; the box made again
-        // from it is the one the slots are reached through, and is never dropped (the copy of
-        // `raw` below drops the slots, once, after the last use of the box).
-        let slots = ManuallyDrop::new(unsafe { Box::from_raw(raw) });
+    /// A block of `capacity` slots, none written, of which `end` may be made.
+    fn new(capacity: usize, end: usize) -> Self {
+        let block = Box::<[Slot<T>]>::new_uninit_slice(capacity);
+        // SAFETY: a box's pointer is never null.
+        let slots = unsafe { NonNull::new_unchecked(Box::into_raw(block).cast::<u8>()) };
         Self {
-            slots,
-            _dropper: ErasedSlots {
-                // SAFETY: a box's pointer is never null.
-                slots: unsafe { NonNull::new_unchecked(raw.cast::<u8>()) },
-                len,
+            raw: RawSlots {
+                slots,
+                capacity,
+                made: 0,
                 drop: drop_slots::<T>,
             },
+            end,
             _values: PhantomData,
+            _slots: PhantomData,
         }
+    }
+
+    /// How many slots the block has.
+    #[inline(always)]
+    fn capacity(&self) -> usize {
+        self.raw.capacity
+    }
+
+    /// How many slots may be made.
+    #[inline(always)]
+    fn end(&self) -> usize {
+        self.end
+    }
+
+    /// Writes every slot, free, its generation `generation`, each linked to the next, the
+    /// last to `NIL`: a free list of them all, in order.
+    fn make_all(&mut self, generation: u64) {
+        let slots = self.raw.slots.cast::<Slot<T>>().as_ptr();
+        let capacity = self.raw.capacity;
+        for index in 0..capacity {
+            // SAFETY: `index` is below the block's length: a slot of the block, written once.
+            unsafe {
+                slots.add(index).write(Slot {
+                    held: UnsafeCell::new(Held {
+                        next_free: index as u32 + 1,
+                    }),
+                    tag: generation << 1,
+                    mark: Mark::NEW,
+                });
+            }
+        }
+        self.raw.made = capacity;
+        // The last slot ends the list (written once, not tested in every slot's making).
+        if let Some(last) = self.last_mut() {
+            *last.held.get_mut() = Held { next_free: NIL };
+        }
+    }
+
+    /// Slot `index`, the first not written yet (there is one: `index` is below `end`), counted
+    /// as written from now on, its mark that of a slot in no queue: the caller writes the
+    /// rest before anything reads the slots.
+    #[inline(always)]
+    fn make(&mut self, index: usize) -> *mut Slot<T> {
+        debug_assert!(
+            index == self.raw.made && index < self.end,
+            "a slot made out of turn"
+        );
+        self.raw.made = index + 1;
+        // SAFETY: `index` is below `end`, at most the block's length: a slot of the block.
+        let slot = unsafe { self.raw.slots.cast::<Slot<T>>().as_ptr().add(index) };
+        // SAFETY: as above; the mark is written whole, by pointer (nothing is written there).
+        unsafe { (&raw mut (*slot).mark).write(Mark::NEW) };
+        slot
     }
 }
 
@@ -312,14 +380,19 @@ impl<T> core::ops::Deref for SlotBox<T> {
 
     #[inline(always)]
     fn deref(&self) -> &[Slot<T>] {
-        &self.slots
+        // SAFETY: the first `made` slots of the block are written; the borrow of `self` keeps
+        // them from being written meanwhile (only `&mut SlotBox` writes).
+        unsafe { slice::from_raw_parts(self.raw.slots.cast::<Slot<T>>().as_ptr(), self.raw.made) }
     }
 }
 
 impl<T> core::ops::DerefMut for SlotBox<T> {
     #[inline(always)]
     fn deref_mut(&mut self) -> &mut [Slot<T>] {
-        &mut self.slots
+        // SAFETY: as in `deref`; the mutable borrow of `self` is the only way to the slots.
+        unsafe {
+            slice::from_raw_parts_mut(self.raw.slots.cast::<Slot<T>>().as_ptr(), self.raw.made)
+        }
     }
 }
 
@@ -414,6 +487,9 @@ pub struct Store<T> {
     slots: SlotBox<T>,
     table: WakeTable,
     len: usize,
+    /// The first slot of the free list: a slot freed by a value that left, whose link is the
+    /// next; or, with [`UNMADE`] set, the first slot not made yet, which ends the list (each
+    /// one after it is free too); or `NIL` when every slot holds a value.
     free_head: u32,
     /// The number of slots before this store's in a growable arena (0 on its own): its keys
     /// count slots from there.
@@ -421,7 +497,14 @@ pub struct Store<T> {
     /// The id of slot 0 in the poll loop's queues: the group's number shifted past the slot's
     /// index in a growable arena (see [`GROUP_SHIFT`]), 0 on its own.
     ids: u32,
+    /// The generation of a slot not made yet: its first value's is the next.
+    generation: u64,
 }
+
+/// Set in a free list's link to the first slot not made yet (the slot's index is the rest): no
+/// slot index has it (a store has at most [`MAX_CAPACITY`] slots), and the free list's end
+/// (`NIL`) has it too, so an insert from the list tests one bit.
+const UNMADE: u32 = 1 << 31;
 
 /// How far a slot id in a growable arena's queues shifts its group's number: a group holds at
 /// most `1 << GROUP_SHIFT` slots (see [`MAX_GROUP`](crate::storage::sizing::MAX_GROUP)), and 63 groups
@@ -462,13 +545,21 @@ impl<T> Store<T> {
             hub: hub.clone(),
             bit: bit as u32,
         };
-        Self::with_parent(
+        let mut store = Self::with_parent(
             capacity,
             parent,
             base,
             generation,
             (bit as u32) << GROUP_SHIFT,
-        )
+        );
+        // A group's slots are made at once, so that a growable arena's inlined insert takes
+        // a slot from the free list only (`insert::<false>`), small enough for a caller's
+        // closure around it to be inlined (`futures_ordered_ready_512k`, instructions).
+        store.slots.make_all(store.generation);
+        if store.free_head != NIL {
+            store.free_head = 0;
+        }
+        store
     }
 
     fn with_parent(capacity: usize, parent: Parent, base: u32, generation: u64, ids: u32) -> Self {
@@ -480,39 +571,28 @@ impl<T> Store<T> {
         let table = WakeTable::new(entries, parent);
         // Generations count in the tag's upper 63 bits: one past the last is as retired.
         let generation = generation.min(RETIRED_GENERATION);
-        // Every slot starts free, linked to the next; its two entries (`2 i`, `2 i + 1`)
-        // start free of wakers, their ready bits clear.
-        let mut slots = (1..=capacity as u32)
-            .map(|next| Slot {
-                held: UnsafeCell::new(Held { next_free: next }),
-                tag: generation << 1,
-                mark: Mark::NEW,
-            })
-            .collect::<Box<[_]>>();
-        // The last slot ends the list (written once, not tested in every slot's making).
-        if let Some(last) = slots.last_mut() {
-            *last.held.get_mut() = Held { next_free: NIL };
-        }
-        let slots = SlotBox::new(slots);
+        // No slot is written yet: each is made by the insert that first takes it, free of
+        // wakers (its two entries, `2 i` and `2 i + 1`, start so, their ready bits clear).
         // Slots whose generation has run out take no value (see `Slot::generation`).
-        let head = if capacity > 0 && generation < RETIRED_GENERATION {
-            0
+        let end = if generation < RETIRED_GENERATION {
+            capacity
         } else {
-            NIL
+            0
         };
         Self {
-            slots,
+            slots: SlotBox::new(capacity, end),
             table,
             len: 0,
-            free_head: head,
+            free_head: if end > 0 { UNMADE } else { NIL },
             base,
             ids,
+            generation,
         }
     }
 
     /// How many values the store can hold.
     pub(crate) fn capacity(&self) -> usize {
-        self.slots.len()
+        self.slots.capacity()
     }
 
     /// How many values the store holds.
@@ -533,44 +613,73 @@ impl<T> Store<T> {
     /// Stores `value` in a free slot and returns its key, its slot's id and whether the slot
     /// is still linked in a queue (where its last value was queued), for the caller to queue
     /// it ([`Rounds::push_inserted`](crate::poll::Rounds::push_inserted)); a slot in no
-    /// queue has its link set to end one. Gives `value` back if the store is full. Always
-    /// inlined, as the growable arena's `insert` (guarded by `unordered_held_100k`,
-    /// instructions).
+    /// queue has its link set to end one. Gives `value` back if the store is full, or if the
+    /// free list reaches the slots not made yet and the insert `MAKES` none (a growable
+    /// arena's group has none: see [`with_hub`](Self::with_hub)). Always inlined, as the
+    /// growable arena's `insert` (guarded by `unordered_held_100k`, instructions).
     #[inline(always)]
-    pub(crate) fn insert(&mut self, value: T) -> Result<(Key, u32, bool), T> {
-        if self.free_head == NIL {
-            return Err(value);
-        }
-        let index = self.free_head as usize;
-        let slot = trusted_mut(&mut self.slots, index);
-        self.free_head = slot.next_free();
-        let generation = slot.generation() + 1;
-        // The new value's entry is the one its slot's value before last had: free of wakers
-        // unless one of that value outlived it.
-        let entry = Self::entry_of(index, generation);
-        // SAFETY: the entries of slot `index` are the table's (it has two per slot).
-        let state = unsafe { self.table.entry_state_unchecked(entry) };
-        // Acquire: as in `release_entry`, if the entry's last waker went since. Most often
-        // neither of the slot's entries has an owned waker: one load of their word says so.
-        let clear = self.table.pair_is_clear(entry, Ordering::Acquire)
-            || state.load(Ordering::Acquire) == 0;
-        let generation = if clear {
-            generation
+    pub(crate) fn insert<const MAKES: bool>(&mut self, value: T) -> Result<(Key, u32, bool), T> {
+        let head = self.free_head;
+        // The slot, its index and the value's generation.
+        let (slot, index, generation) = if head & UNMADE == 0 {
+            let index = head as usize;
+            let slot = trusted_mut(&mut self.slots, index);
+            self.free_head = slot.next_free();
+            let generation = slot.generation() + 1;
+            // The new value's entry is the one its slot's value before last had: free of
+            // wakers unless one of that value outlived it.
+            let entry = Self::entry_of(index, generation);
+            // SAFETY: the entries of slot `index` are the table's (it has two per slot).
+            let state = unsafe { self.table.entry_state_unchecked(entry) };
+            // Acquire: as in `release_entry`, if the entry's last waker went since. Most often
+            // neither of the slot's entries has an owned waker: one load of their word says so.
+            let clear = self.table.pair_is_clear(entry, Ordering::Acquire)
+                || state.load(Ordering::Acquire) == 0;
+            let generation = if clear {
+                generation
+            } else {
+                self.bind_retired(index, generation)
+            };
+            (
+                ptr::from_mut(trusted_mut(&mut self.slots, index)),
+                index,
+                generation,
+            )
+        } else if MAKES && head != NIL {
+            // The first slot not made yet, which ends the free list: its entries have never
+            // had a waker. The next one, if any, ends it now.
+            let index = (head & !UNMADE) as usize;
+            let slot = self.slots.make(index);
+            self.free_head = if index + 1 < self.slots.end() {
+                (index as u32 + 1) | UNMADE
+            } else {
+                NIL
+            };
+            (slot, index, self.generation + 1)
         } else {
-            self.bind_retired(index, generation)
+            return Err(value);
         };
-        let slot = trusted_mut(&mut self.slots, index);
-        *slot.held.get_mut() = Held {
-            value: ManuallyDrop::new(value),
+        // SAFETY: `slot` is slot `index`, free (a slot of the free list, or one just made,
+        // whose link is written), and nothing was reached through the slots since it was
+        // found. The fields are written whole, by pointer (a slot just made has no value to
+        // read): the value in place of the free link, the tag, the mark's round; the link is
+        // read.
+        let linked = unsafe {
+            (&raw mut (*slot).held).write(UnsafeCell::new(Held {
+                value: ManuallyDrop::new(value),
+            }));
+            (&raw mut (*slot).tag).write(generation << 1 | OCCUPIED);
+            let mark = &mut (*slot).mark;
+            mark.round = 0;
+            // The queue's first look at the mark, made here where the slot is at hand: a
+            // growable arena would find it again from the id (`unordered_ready_512k`,
+            // instructions).
+            let linked = mark.next != UNLINKED;
+            if !linked {
+                mark.next = NIL;
+            }
+            linked
         };
-        slot.tag = generation << 1 | OCCUPIED;
-        slot.mark.round = 0;
-        // The queue's first look at the mark, made here where the slot is at hand: a growable
-        // arena would find it again from the id (`unordered_ready_512k`, instructions).
-        let linked = slot.mark.next != UNLINKED;
-        if !linked {
-            slot.mark.next = NIL;
-        }
         let key = Key::new(self.base + index as u32, generation);
         self.len += 1;
         Ok((key, self.ids | index as u32, linked))
@@ -690,6 +799,12 @@ impl<T> Store<T> {
     /// The generation the slots of an arena that replaces this one in its group start at, so
     /// that no key of this arena names a value of that one.
     pub(crate) fn next_generation(&self) -> u64 {
+        // A group's slots are all made (`with_hub`).
+        debug_assert_eq!(
+            self.slots.len(),
+            self.capacity(),
+            "a group with slots not made"
+        );
         let highest = self.slots.iter().map(Slot::generation).max();
         highest.map_or(0, |generation| generation + 1)
     }

@@ -122,3 +122,61 @@ fn iterators_visit_every_value_once() {
     assert_eq!(arena.take(keys[0]), None);
     assert_eq!(arena.len(), 2);
 }
+
+/// Inserts and removes in a fixed arena, in an order drawn from `seed`, against a list of the
+/// values it should hold: an insert succeeds exactly while a slot is free (one a value left,
+/// or one no value has taken yet), every held value is found by its key and by the iterator,
+/// and every value is dropped once.
+fn fill_and_empty_in_turns(capacity: usize, seed: u64) {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut arena = Arena::new(capacity);
+    let mut held: Vec<(Key, usize)> = Vec::new();
+    let mut state = seed;
+    let mut inserted = 0;
+    for _ in 0..64 {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        let draw = (state >> 33) as usize;
+        if draw % 3 != 0 || held.is_empty() {
+            match arena.insert((inserted, DropCounter(drops.clone()))) {
+                Ok(key) => {
+                    assert!(held.len() < capacity, "more values than slots");
+                    held.push((key, inserted));
+                }
+                Err(refused) => {
+                    assert_eq!(held.len(), capacity, "a free slot was not found");
+                    assert_eq!(refused.0, inserted, "the value comes back");
+                }
+            }
+            inserted += 1;
+        } else {
+            let (key, _) = held.swap_remove(draw % held.len());
+            assert!(arena.remove(key));
+        }
+        assert_eq!(arena.is_full(), held.len() == capacity);
+        for &(key, value) in &held {
+            assert_eq!(arena.get(key).map(|held| held.0), Some(value));
+        }
+        let mut seen: Vec<usize> = arena.iter().map(|(_, held)| held.0).collect();
+        let mut expected: Vec<usize> = held.iter().map(|&(_, value)| value).collect();
+        seen.sort_unstable();
+        expected.sort_unstable();
+        assert_eq!(seen, expected);
+    }
+    drop(arena);
+    assert_eq!(
+        drops.load(Ordering::Relaxed),
+        inserted,
+        "every value dropped once"
+    );
+}
+
+#[test]
+fn a_fixed_arena_takes_every_slot_freed_or_never_used_in_any_order() {
+    for capacity in 0..6 {
+        for seed in 0..4 {
+            fill_and_empty_in_turns(capacity, seed);
+        }
+    }
+}
