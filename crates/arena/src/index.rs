@@ -1,8 +1,9 @@
 //! Indexing by the indexes the arena keeps itself, without checking them again.
 
 /// Element `index` of `items`, not bounds-checked again: for the indexes the arena keeps
-/// itself, each below the length, fixed when the storage is made (a slot from the free list,
-/// a queue or a bound entry's link; a group named by a growable arena's masks). Used on the
+/// itself, each below the length (a slot from the free list, a queue or a bound entry's
+/// link, all of slots written, whose count only grows; a group named by a growable arena's
+/// masks). Used on the
 /// paths every output takes, where the checks cost a set's output more than the code they
 /// guard (guarded by `ready_512k`, instructions). A debug build checks (`get_unchecked`'s own
 /// precondition).

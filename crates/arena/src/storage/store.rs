@@ -357,17 +357,20 @@ impl<T> SlotBox<T> {
         }
     }
 
-    /// Slot `index`, the first not written yet (there is one: `index` is below `end`), counted
-    /// as written from now on, its mark that of a slot in no queue: the caller writes the
-    /// rest before anything reads the slots.
+    /// Slot `index`, the first not written yet, counted as written from now on, its mark that
+    /// of a slot in no queue.
+    ///
+    /// # Safety
+    /// `index` is the count of slots made, and below `end`; the caller writes the slot's other
+    /// fields before anything reads the slots.
     #[inline(always)]
-    fn make(&mut self, index: usize) -> *mut Slot<T> {
+    unsafe fn make(&mut self, index: usize) -> *mut Slot<T> {
         debug_assert!(
             index == self.raw.made && index < self.end,
             "a slot made out of turn"
         );
         self.raw.made = index + 1;
-        // SAFETY: `index` is below `end`, at most the block's length: a slot of the block.
+        // SAFETY: `index` is below `end` (the caller), at most the block's length: a slot of it.
         let slot = unsafe { self.raw.slots.cast::<Slot<T>>().as_ptr().add(index) };
         // SAFETY: as above; the mark is written whole, by pointer (nothing is written there).
         unsafe { (&raw mut (*slot).mark).write(Mark::NEW) };
@@ -489,7 +492,8 @@ pub struct Store<T> {
     len: usize,
     /// The first slot of the free list: a slot freed by a value that left, whose link is the
     /// next; or, with [`UNMADE`] set, the first slot not made yet, which ends the list (each
-    /// one after it is free too); or `NIL` when every slot holds a value.
+    /// one after it is free too); or `NIL` when no slot may take a value (each holds one, or
+    /// its generation has run out).
     free_head: u32,
     /// The number of slots before this store's in a growable arena (0 on its own): its keys
     /// count slots from there.
@@ -605,7 +609,8 @@ impl<T> Store<T> {
         self.len == 0
     }
 
-    /// Whether every slot holds a value.
+    /// Whether an insert would give its value back: every slot holds a value, or those that
+    /// do not have run out of generations.
     pub(crate) fn is_full(&self) -> bool {
         self.free_head == NIL
     }
@@ -621,7 +626,13 @@ impl<T> Store<T> {
     pub(crate) fn insert<const MAKES: bool>(&mut self, value: T) -> Result<(Key, u32, bool), T> {
         let head = self.free_head;
         // The slot, its index and the value's generation.
-        let (slot, index, generation) = if head & UNMADE == 0 {
+        // Without `MAKES`, every slot is made: the list's only tagged link is its end.
+        let listed = if MAKES {
+            head & UNMADE == 0
+        } else {
+            head != NIL
+        };
+        let (slot, index, generation) = if listed {
             let index = head as usize;
             let slot = trusted_mut(&mut self.slots, index);
             self.free_head = slot.next_free();
@@ -649,7 +660,9 @@ impl<T> Store<T> {
             // The first slot not made yet, which ends the free list: its entries have never
             // had a waker. The next one, if any, ends it now.
             let index = (head & !UNMADE) as usize;
-            let slot = self.slots.make(index);
+            // SAFETY: the list's tagged link names the first slot not made yet, below `end`
+            // (it is `NIL` past it); its fields are written below, before anything reads them.
+            let slot = unsafe { self.slots.make(index) };
             self.free_head = if index + 1 < self.slots.end() {
                 (index as u32 + 1) | UNMADE
             } else {
@@ -713,7 +726,7 @@ impl<T> Store<T> {
     pub(crate) fn get_pin_mut(&mut self, key: Key) -> Option<Pin<&mut T>> {
         let index = self.live(key)?;
         let value = self.slots[index].value_mut()?;
-        // SAFETY: the slots live in a boxed slice that is never reallocated, and a value is only
+        // SAFETY: the slots live in a block that is never reallocated, and a value is only
         // ever dropped in place (never moved out) unless `T: Unpin`; so it stays pinned.
         Some(unsafe { Pin::new_unchecked(value) })
     }
