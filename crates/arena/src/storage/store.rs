@@ -244,8 +244,6 @@ unsafe impl<T: Sync> Sync for Slot<T> {}
 /// values are dropped with the arena, as `Vec<T>` does.
 pub(crate) struct SlotBox<T> {
     raw: RawSlots,
-    /// How many slots may be made: `capacity`, or 0 if the store's generations have run out.
-    end: usize,
     _values: PhantomData<T>,
     /// The auto traits of the boxed slots this block is (no drop: that is `raw`'s).
     _slots: PhantomData<ManuallyDrop<Box<[Slot<T>]>>>,
@@ -303,8 +301,8 @@ unsafe fn drop_slots<T>(slots: NonNull<u8>, capacity: usize, made: usize) {
 impl<T> Unpin for SlotBox<T> {}
 
 impl<T> SlotBox<T> {
-    /// A block of `capacity` slots, none written, of which `end` may be made.
-    fn new(capacity: usize, end: usize) -> Self {
+    /// A block of `capacity` slots, none written.
+    fn new(capacity: usize) -> Self {
         let block = Box::<[Slot<T>]>::new_uninit_slice(capacity);
         // SAFETY: a box's pointer is never null.
         let slots = unsafe { NonNull::new_unchecked(Box::into_raw(block).cast::<u8>()) };
@@ -315,7 +313,6 @@ impl<T> SlotBox<T> {
                 made: 0,
                 drop: drop_slots::<T>,
             },
-            end,
             _values: PhantomData,
             _slots: PhantomData,
         }
@@ -325,12 +322,6 @@ impl<T> SlotBox<T> {
     #[inline(always)]
     fn capacity(&self) -> usize {
         self.raw.capacity
-    }
-
-    /// How many slots may be made.
-    #[inline(always)]
-    fn end(&self) -> usize {
-        self.end
     }
 
     /// Writes every slot, free, its generation `generation`, each linked to the next, the
@@ -361,16 +352,16 @@ impl<T> SlotBox<T> {
     /// of a slot in no queue.
     ///
     /// # Safety
-    /// `index` is the count of slots made, and below `end`; the caller writes the slot's other
-    /// fields before anything reads the slots.
+    /// `index` is the count of slots made, and below the capacity; the caller writes the
+    /// slot's other fields before anything reads the slots.
     #[inline(always)]
     unsafe fn make(&mut self, index: usize) -> *mut Slot<T> {
         debug_assert!(
-            index == self.raw.made && index < self.end,
+            index == self.raw.made && index < self.raw.capacity,
             "a slot made out of turn"
         );
         self.raw.made = index + 1;
-        // SAFETY: `index` is below `end` (the caller), at most the block's length: a slot of it.
+        // SAFETY: `index` is below the block's length (the caller): a slot of the block.
         let slot = unsafe { self.raw.slots.cast::<Slot<T>>().as_ptr().add(index) };
         // SAFETY: as above; the mark is written whole, by pointer (nothing is written there).
         unsafe { (&raw mut (*slot).mark).write(Mark::NEW) };
@@ -577,17 +568,14 @@ impl<T> Store<T> {
         let generation = generation.min(RETIRED_GENERATION);
         // No slot is written yet: each is made by the insert that first takes it, free of
         // wakers (its two entries, `2 i` and `2 i + 1`, start so, their ready bits clear).
-        // Slots whose generation has run out take no value (see `Slot::generation`).
-        let end = if generation < RETIRED_GENERATION {
-            capacity
-        } else {
-            0
-        };
+        // Slots whose generation has run out take no value (see `Slot::generation`): the free
+        // list is empty from the start.
+        let takes = capacity > 0 && generation < RETIRED_GENERATION;
         Self {
-            slots: SlotBox::new(capacity, end),
+            slots: SlotBox::new(capacity),
             table,
             len: 0,
-            free_head: if end > 0 { UNMADE } else { NIL },
+            free_head: if takes { UNMADE } else { NIL },
             base,
             ids,
             generation,
@@ -660,10 +648,11 @@ impl<T> Store<T> {
             // The first slot not made yet, which ends the free list: its entries have never
             // had a waker. The next one, if any, ends it now.
             let index = (head & !UNMADE) as usize;
-            // SAFETY: the list's tagged link names the first slot not made yet, below `end`
-            // (it is `NIL` past it); its fields are written below, before anything reads them.
+            // SAFETY: the list's tagged link names the first slot not made yet, below the
+            // capacity (it is `NIL` past it); its fields are written below, before anything
+            // reads them.
             let slot = unsafe { self.slots.make(index) };
-            self.free_head = if index + 1 < self.slots.end() {
+            self.free_head = if index + 1 < self.slots.capacity() {
                 (index as u32 + 1) | UNMADE
             } else {
                 NIL
