@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Poll, Waker};
 
 use super::{DropCounter, next};
-use crate::{Arena, Key, Storage};
+use crate::{Arena, GrowableArena, Key, Storage};
 use alloc::vec::Vec;
 
 #[test]
@@ -123,29 +123,38 @@ fn iterators_visit_every_value_once() {
     assert_eq!(arena.len(), 2);
 }
 
-/// Inserts and removes in a fixed arena, in an order drawn from `seed`, against a list of the
-/// values it should hold: an insert succeeds exactly while a slot is free (one a value left,
-/// or one no value has taken yet), every held value is found by its key and by the iterator,
-/// and every value is dropped once.
-fn fill_and_empty_in_turns(capacity: usize, seed: u64) {
+/// Inserts and removes in `arena`, in an order drawn from `seed`, against a list of the values
+/// it should hold: an insert succeeds exactly while a slot is free (one a value left, or one no
+/// value has taken yet; a growable arena, `capacity` `None`, always has one), every held value
+/// is found by its key and by the iterator, no key of a value gone finds one, and every value
+/// is dropped once.
+fn fill_and_empty_in_turns<S: Storage<(usize, DropCounter)>>(
+    mut arena: S,
+    capacity: Option<usize>,
+    seed: u64,
+    steps: usize,
+) {
     let drops = Arc::new(AtomicUsize::new(0));
-    let mut arena = Arena::new(capacity);
     let mut held: Vec<(Key, usize)> = Vec::new();
+    let mut gone: Vec<Key> = Vec::new();
     let mut state = seed;
     let mut inserted = 0;
-    for _ in 0..64 {
+    for step in 0..steps {
         state = state
             .wrapping_mul(6_364_136_223_846_793_005)
             .wrapping_add(1_442_695_040_888_963_407);
         let draw = (state >> 33) as usize;
-        if draw % 3 != 0 || held.is_empty() {
+        // Mostly inserts, then mostly removes, in turns of 40 steps, so that a growable arena
+        // adds groups and gives them back.
+        let filling = step / 40 % 2 == 0;
+        if (draw % 4 != 0) == filling || held.is_empty() {
             match arena.insert((inserted, DropCounter(drops.clone()))) {
                 Ok(key) => {
-                    assert!(held.len() < capacity, "more values than slots");
+                    assert!(Some(held.len()) != capacity, "more values than slots");
                     held.push((key, inserted));
                 }
                 Err(refused) => {
-                    assert_eq!(held.len(), capacity, "a free slot was not found");
+                    assert_eq!(Some(held.len()), capacity, "a free slot was not found");
                     assert_eq!(refused.0, inserted, "the value comes back");
                 }
             }
@@ -153,11 +162,14 @@ fn fill_and_empty_in_turns(capacity: usize, seed: u64) {
         } else {
             let (key, _) = held.swap_remove(draw % held.len());
             assert!(arena.remove(key));
+            gone.push(key);
         }
-        assert_eq!(arena.is_full(), held.len() == capacity);
+        assert_eq!(arena.is_full(), Some(held.len()) == capacity);
+        assert_eq!(arena.len(), held.len());
         for &(key, value) in &held {
             assert_eq!(arena.get(key).map(|held| held.0), Some(value));
         }
+        assert!(gone.iter().all(|&key| !arena.contains_key(key)));
         let mut seen: Vec<usize> = arena.iter().map(|(_, held)| held.0).collect();
         let mut expected: Vec<usize> = held.iter().map(|&(_, value)| value).collect();
         seen.sort_unstable();
@@ -176,7 +188,17 @@ fn fill_and_empty_in_turns(capacity: usize, seed: u64) {
 fn a_fixed_arena_takes_every_slot_freed_or_never_used_in_any_order() {
     for capacity in 0..6 {
         for seed in 0..4 {
-            fill_and_empty_in_turns(capacity, seed);
+            fill_and_empty_in_turns(Arena::new(capacity), Some(capacity), seed, 64);
+        }
+    }
+}
+
+#[test]
+fn a_growable_arena_takes_every_slot_freed_or_never_used_in_any_order() {
+    for capacity in [0, 1, 3] {
+        for seed in 0..4 {
+            let arena = GrowableArena::with_capacity(capacity);
+            fill_and_empty_in_turns(arena, None, seed, 300);
         }
     }
 }
