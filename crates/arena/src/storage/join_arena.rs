@@ -10,6 +10,7 @@ use core::task::{Context, Poll, Waker};
 
 use crate::key::Key;
 use crate::poll::{self, Budget, Mark, Marks, Polled, Queue, Rounds, Slots, Step, UNLINKED};
+use crate::storage::block::Block;
 use crate::sync::Ordering;
 use crate::unwind;
 use crate::wake::atomic_waker::AtomicWaker;
@@ -50,93 +51,37 @@ struct Armed {
 }
 
 /// The values of a [`JoinArena`]: the parts of a `Vec<T>` (never grown, shrunk or
-/// reallocated), kept with the function that drops them as that `Vec`, in a type with no
-/// parameter ([`ErasedCells`]), as a store's slots are (see `store::SlotBox`): so a join arena
-/// has no `Drop` of its own and its values may borrow what is declared after it
-/// (`PhantomData<T>` tells the compiler the values are dropped with it, as `Vec<T>` does), and
-/// its drop drops every value also when the `Drop` of some panics.
+/// reallocated), as a [`Block`], which drops every value also when the `Drop` of some panics:
+/// so a join arena has no `Drop` of its own and its values may borrow what is declared after it
+/// (see [`block`](crate::storage::block)).
 struct Cells<T> {
-    raw: ErasedCells,
+    raw: Block,
     _values: PhantomData<T>,
-}
-
-/// A `Vec<T>` whose `T` is forgotten: its pointer, length and capacity, and the function that
-/// drops it as the `Vec` it was.
-struct ErasedCells {
-    base: NonNull<u8>,
-    len: usize,
-    capacity: usize,
-    drop: unsafe fn(NonNull<u8>, usize, usize),
-}
-
-// SAFETY: `ErasedCells` is only ever the `raw` field of a `Cells<T>`, whose `PhantomData<T>`
-// gives it the auto traits of a `Vec<T>`: the values are reached only through a `Cells<T>`.
-unsafe impl Send for ErasedCells {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for ErasedCells {}
-
-impl Drop for ErasedCells {
-    fn drop(&mut self) {
-        // No block, no value (a `Vec` of zero-sized values has the largest capacity): a
-        // finished join's cells, taken, cost no call.
-        if self.capacity != 0 {
-            // SAFETY: the fields are the parts of one `Vec` of the type `drop` is for (from
-            // `Cells::new`, its length set by `Cells::set_len`), and this drop is the only one.
-            unsafe { (self.drop)(self.base, self.len, self.capacity) }
-        }
-    }
-}
-
-/// Drops the `Vec<T>` of `len` values and `capacity` at `base`: every value, also when the
-/// `Drop` of some panics (see [`drop_each`](unwind::drop_each)), then the block; the first
-/// panic goes on.
-///
-/// # Safety
-/// The parts are those of a `Vec<T>` not dropped yet, whose `Cells` is not used again.
-unsafe fn drop_cells<T>(base: NonNull<u8>, len: usize, capacity: usize) {
-    let values = base.cast::<T>().as_ptr();
-    // SAFETY: the `Vec`'s own parts (the caller), given back to it once; with length 0 it
-    // frees the block and drops no value, after the values (also while a panic of theirs
-    // unwinds).
-    let _block = unsafe { Vec::from_raw_parts(values, 0, capacity) };
-    if mem::needs_drop::<T>() {
-        unwind::drop_each(len, |index| {
-            // SAFETY: `index < len`: an initialised value, dropped once, in place.
-            unsafe { ptr::drop_in_place(values.add(index)) }
-        });
-    }
 }
 
 impl<T> Cells<T> {
     #[inline]
     fn new(vec: Vec<T>) -> Self {
-        let mut vec = ManuallyDrop::new(vec);
         Self {
-            raw: ErasedCells {
-                base: NonNull::new(vec.as_mut_ptr().cast::<u8>())
-                    .expect("a Vec's pointer is not null"),
-                len: vec.len(),
-                capacity: vec.capacity(),
-                drop: drop_cells::<T>,
-            },
+            raw: Block::new(vec),
             _values: PhantomData,
         }
     }
 
     #[inline(always)]
     fn len(&self) -> usize {
-        self.raw.len
+        self.raw.len()
     }
 
     #[inline(always)]
     fn capacity(&self) -> usize {
-        self.raw.capacity
+        self.raw.capacity()
     }
 
     /// The first value's place: values `0..len` are initialised.
     #[inline(always)]
     fn as_mut_ptr(&mut self) -> *mut T {
-        self.raw.base.cast::<T>().as_ptr()
+        self.raw.base::<T>()
     }
 
     /// Value `index`.
@@ -151,28 +96,25 @@ impl<T> Cells<T> {
         );
         // SAFETY: `index < len`: an initialised value; the shared borrow of `self` keeps any
         // `&mut` to it away for the returned borrow's lifetime.
-        unsafe { &*self.raw.base.cast::<T>().as_ptr().add(index) }
+        unsafe { &*self.raw.base::<T>().add(index) }
     }
 
     /// Sets the number of values to `len`.
     ///
     /// # Safety
-    /// Values `0..len` are initialised, and no other value needs dropping.
+    /// Values `0..len` are initialised (so `len` is within the capacity), and no other value
+    /// needs dropping.
     #[inline(always)]
     unsafe fn set_len(&mut self, len: usize) {
-        self.raw.len = len;
+        // SAFETY: the caller's promise.
+        unsafe { self.raw.set_len(len) }
     }
 
     /// The values, moved out as their `Vec`: the cells hold none after.
     #[inline]
     fn take(&mut self) -> Vec<T> {
-        // SAFETY: the parts of the `Vec` the cells were made from, taken out once: the cells
-        // are left the parts of an empty `Vec`.
-        let vec = unsafe { Vec::from_raw_parts(self.as_mut_ptr(), self.len(), self.capacity()) };
-        self.raw.base = NonNull::<T>::dangling().cast::<u8>();
-        self.raw.len = 0;
-        self.raw.capacity = 0;
-        vec
+        // SAFETY: the block was made from a `Vec<T>` (`new`).
+        unsafe { self.raw.take::<T>() }
     }
 }
 

@@ -1,6 +1,7 @@
 //! [`Storage`]: what a primitive needs of its arena, so that each primitive is written once
 //! over both kinds, the fixed [`Arena`] and the [`GrowableArena`].
 
+pub(crate) mod block;
 pub(crate) mod growable;
 pub(crate) mod join_arena;
 pub(crate) mod sizing;

@@ -6,15 +6,16 @@
 use core::cell::UnsafeCell;
 use core::fmt;
 use core::marker::PhantomData;
-use core::mem::{ManuallyDrop, MaybeUninit};
+use core::mem::{self, ManuallyDrop};
 use core::pin::Pin;
-use core::ptr::{self, NonNull};
+use core::ptr;
 use core::slice;
 use core::task::{Context, Waker};
 
 use crate::index::{trusted, trusted_mut};
 use crate::key::{self, Key};
 use crate::poll::{self, Mark, Marks, NIL, Polled, Queue, Rounds, Slots, Step, UNLINKED};
+use crate::storage::block::Block;
 use crate::storage::{
     Storage,
     sealed::{Sealed, Token},
@@ -28,6 +29,7 @@ use crate::wake::ready_set::{self, Drain, ParentWord};
 use crate::wake::wake_table::watch::{self, Watch};
 use crate::wake::wake_table::{Parent, WakeTable};
 use alloc::boxed::Box;
+use alloc::vec::Vec;
 
 /// A fixed-capacity arena of pinned values, each with its own waker. See the
 /// [crate documentation](crate) for the design.
@@ -237,64 +239,13 @@ unsafe impl<T: Sync> Sync for Slot<T> {}
 /// slots are ever reached: the slice the store sees ([`Deref`](core::ops::Deref)) is theirs.
 ///
 /// The block is reached through its raw pointer, never through a `Box`: a pointer made from it
-/// stays valid beside the references made from it later. It is dropped through a type with no
-/// parameter ([`RawSlots`]): a `Drop` impl of a type generic over `T` (as [`Slot`]'s is) would
-/// make the compiler require every value's borrows to outlive the arena, so that a value
-/// borrowing a local declared after the set would not compile. `PhantomData<T>` tells it the
-/// values are dropped with the arena, as `Vec<T>` does.
+/// stays valid beside the references made from it later. It is a [`Block`], with no parameter
+/// (see [`block`](crate::storage::block)), whose length counts the slots written.
 pub(crate) struct SlotBox<T> {
-    raw: RawSlots,
+    raw: Block,
     _values: PhantomData<T>,
     /// The auto traits of the boxed slots this block is (no drop: that is `raw`'s).
     _slots: PhantomData<ManuallyDrop<Box<[Slot<T>]>>>,
-}
-
-/// A block of slots whose `T` is forgotten: its pointer, its length, how many of its slots
-/// are written, and the function that drops them and frees it.
-struct RawSlots {
-    slots: NonNull<u8>,
-    capacity: usize,
-    made: usize,
-    drop: unsafe fn(NonNull<u8>, usize, usize),
-}
-
-// SAFETY: `RawSlots` is only ever the `raw` field of a `SlotBox<T>`, whose other fields give it
-// the auto traits of a `Box<[Slot<T>]>`; the slots are reached only through the `SlotBox`.
-unsafe impl Send for RawSlots {}
-// SAFETY: as for `Send`.
-unsafe impl Sync for RawSlots {}
-
-impl Drop for RawSlots {
-    fn drop(&mut self) {
-        // SAFETY: `slots`, `capacity` and `drop` come from one `SlotBox::new` (the block's
-        // pointer and length, and the function for its type), `made` counts its written
-        // slots, and this drop is the only one.
-        unsafe { (self.drop)(self.slots, self.capacity, self.made) }
-    }
-}
-
-/// Drops the first `made` of the `capacity` slots at `slots` (every value, also when the `Drop`
-/// of some panics, see [`drop_each`](unwind::drop_each)), then frees the block; the first
-/// panic goes on.
-///
-/// # Safety
-/// `slots` and `capacity` are those of a block made by [`SlotBox::new`] for this `T`, not
-/// freed yet, whose first `made` slots are written, and it is not used again.
-unsafe fn drop_slots<T>(slots: NonNull<u8>, capacity: usize, made: usize) {
-    let block =
-        ptr::slice_from_raw_parts_mut(slots.cast::<MaybeUninit<Slot<T>>>().as_ptr(), capacity);
-    // SAFETY: the block's own pointer and length (the caller), given back to its box once. As
-    // slots that may be unwritten, which the box does not drop: it only frees the block,
-    // after the values (also while a panic of a value unwinds).
-    let mut block = unsafe { Box::from_raw(block) };
-    // Values with nothing to drop need no walk over the slots, as in a `Vec`.
-    if core::mem::needs_drop::<T>() {
-        // SAFETY: the first `made` slots are written (the caller); made from the box, which is
-        // not used again until it frees the block.
-        let slots =
-            unsafe { slice::from_raw_parts_mut(block.as_mut_ptr().cast::<Slot<T>>(), made) };
-        unwind::drop_each(made, |index| trusted_mut(slots, index).drop_value());
-    }
 }
 
 // The values sit in the heap, where moving the box does not move them, as with `Box`.
@@ -303,16 +254,15 @@ impl<T> Unpin for SlotBox<T> {}
 impl<T> SlotBox<T> {
     /// A block of `capacity` slots, none written.
     fn new(capacity: usize) -> Self {
-        let block = Box::<[Slot<T>]>::new_uninit_slice(capacity);
-        // SAFETY: a box's pointer is never null.
-        let slots = unsafe { NonNull::new_unchecked(Box::into_raw(block).cast::<u8>()) };
+        // A slot has nothing to drop when its value's type has nothing to drop.
+        let raw = Block::holding(
+            Vec::<Slot<T>>::with_capacity(capacity),
+            mem::needs_drop::<T>(),
+        );
+        // A slot is never zero-sized, and a `Vec` made with a capacity has exactly that one.
+        debug_assert_eq!(raw.capacity(), capacity);
         Self {
-            raw: RawSlots {
-                slots,
-                capacity,
-                made: 0,
-                drop: drop_slots::<T>,
-            },
+            raw,
             _values: PhantomData,
             _slots: PhantomData,
         }
@@ -321,14 +271,14 @@ impl<T> SlotBox<T> {
     /// How many slots the block has.
     #[inline(always)]
     fn capacity(&self) -> usize {
-        self.raw.capacity
+        self.raw.capacity()
     }
 
     /// Writes every slot, free, its generation `generation`, each linked to the next, the
     /// last to `NIL`: a free list of them all, in order.
     fn make_all(&mut self, generation: u64) {
-        let slots = self.raw.slots.cast::<Slot<T>>().as_ptr();
-        let capacity = self.raw.capacity;
+        let slots = self.raw.base::<Slot<T>>();
+        let capacity = self.raw.capacity();
         for index in 0..capacity {
             // SAFETY: `index` is below the block's length: a slot of the block, written once.
             unsafe {
@@ -341,7 +291,8 @@ impl<T> SlotBox<T> {
                 });
             }
         }
-        self.raw.made = capacity;
+        // SAFETY: every slot is written.
+        unsafe { self.raw.set_len(capacity) };
         // The last slot ends the list (written once, not tested in every slot's making).
         if let Some(last) = self.last_mut() {
             *last.held.get_mut() = Held { next_free: NIL };
@@ -357,12 +308,14 @@ impl<T> SlotBox<T> {
     #[inline(always)]
     unsafe fn make(&mut self, index: usize) -> *mut Slot<T> {
         debug_assert!(
-            index == self.raw.made && index < self.raw.capacity,
+            index == self.raw.len() && index < self.raw.capacity(),
             "a slot made out of turn"
         );
-        self.raw.made = index + 1;
+        // SAFETY: the slot's fields are written before anything reads or drops the slots
+        // (the caller), and `index` is below the capacity.
+        unsafe { self.raw.set_len(index + 1) };
         // SAFETY: `index` is below the block's length (the caller): a slot of the block.
-        let slot = unsafe { self.raw.slots.cast::<Slot<T>>().as_ptr().add(index) };
+        let slot = unsafe { self.raw.base::<Slot<T>>().add(index) };
         // SAFETY: as above; the mark is written whole, by pointer (nothing is written there).
         unsafe { (&raw mut (*slot).mark).write(Mark::NEW) };
         slot
@@ -376,7 +329,7 @@ impl<T> core::ops::Deref for SlotBox<T> {
     fn deref(&self) -> &[Slot<T>] {
         // SAFETY: the first `made` slots of the block are written; the borrow of `self` keeps
         // them from being written meanwhile (only `&mut SlotBox` writes).
-        unsafe { slice::from_raw_parts(self.raw.slots.cast::<Slot<T>>().as_ptr(), self.raw.made) }
+        unsafe { slice::from_raw_parts(self.raw.base::<Slot<T>>(), self.raw.len()) }
     }
 }
 
@@ -384,9 +337,7 @@ impl<T> core::ops::DerefMut for SlotBox<T> {
     #[inline(always)]
     fn deref_mut(&mut self) -> &mut [Slot<T>] {
         // SAFETY: as in `deref`; the mutable borrow of `self` is the only way to the slots.
-        unsafe {
-            slice::from_raw_parts_mut(self.raw.slots.cast::<Slot<T>>().as_ptr(), self.raw.made)
-        }
+        unsafe { slice::from_raw_parts_mut(self.raw.base::<Slot<T>>(), self.raw.len()) }
     }
 }
 
