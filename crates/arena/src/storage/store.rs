@@ -254,12 +254,16 @@ impl<T> Unpin for SlotBox<T> {}
 impl<T> SlotBox<T> {
     /// A block of `capacity` slots, none written.
     fn new(capacity: usize) -> Self {
+        // Exactly `capacity` slots: the store's wake table has entries for that many, and
+        // its free list ends there. `Vec::with_capacity` promises at least the capacity asked
+        // for, not exactly it; a boxed slice has exactly its length.
+        let slots = Box::into_raw(Box::<[Slot<T>]>::new_uninit_slice(capacity));
+        // SAFETY: the box's block, allocated by the global allocator for `capacity` slots (or
+        // none, dangling and aligned, for 0), handed to the `Vec` whole and once: a `Vec` of
+        // that capacity, holding no slot yet.
+        let vec = unsafe { Vec::from_raw_parts(slots.cast::<Slot<T>>(), 0, capacity) };
         // A slot has nothing to drop when its value's type has nothing to drop.
-        let raw = Block::holding(
-            Vec::<Slot<T>>::with_capacity(capacity),
-            mem::needs_drop::<T>(),
-        );
-        // A slot is never zero-sized, and a `Vec` made with a capacity has exactly that one.
+        let raw = Block::holding(vec, mem::needs_drop::<T>());
         debug_assert_eq!(raw.capacity(), capacity);
         Self {
             raw,
