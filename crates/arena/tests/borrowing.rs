@@ -1,12 +1,13 @@
-//! Values may borrow locals declared after the arena: neither arena has a `Drop` impl generic
-//! over its values, so the borrow checker does not make the locals outlive it. Each test is
+//! Values may borrow locals declared after the arena: neither arena, nor a join arena, has a
+//! `Drop` impl generic over its values, so the borrow checker does not make the locals outlive
+//! it. Each test is
 //! mostly a compile check; a `Drop` impl generic over `T` fails it with "`local` does not live
 //! long enough".
 
 use std::future::Future;
 use std::task::{Context, Poll, Waker};
 
-use pinfold_arena::{Arena, GrowableArena, Step, Storage};
+use pinfold_arena::{Arena, GrowableArena, JoinArena, Step, Storage};
 
 /// Polls the futures of `$arena` (an `Arena` or a `GrowableArena`, which share no trait) until
 /// it is empty; their outputs, sorted.
@@ -71,4 +72,17 @@ fn values_borrowing_a_later_local_drop_with_the_arenas() {
         ["pinfold"]
     );
     // `local` is dropped first, then the arenas and the values that borrow it.
+}
+
+#[test]
+fn values_borrowing_a_later_local_drop_with_a_join_arena() {
+    // Declared before the local, so dropped after it.
+    let joined: JoinArena<&str>;
+    let mut taken: JoinArena<&str>;
+    let local = String::from("pinfold");
+    joined = JoinArena::new([local.as_str(), &local[3..]]);
+    taken = JoinArena::new([local.as_str()]);
+    assert_eq!(*joined.get(1), "fold");
+    assert_eq!(taken.take_vec_with(|text| text.len()), [7]);
+    // `local` is dropped first, then the join arenas and the values that borrow it.
 }

@@ -4,7 +4,7 @@
 #![cfg(feature = "std")]
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use pinfold_arena::JoinArena;
 
@@ -80,4 +80,77 @@ fn take_vec_with_two_panicking_drops_drops_every_value_then_the_first_panic_goes
     for (id, drops) in PANICKY_DROPS.iter().enumerate() {
         assert_eq!(drops.load(Ordering::SeqCst), 1, "drops of value {id}");
     }
+}
+
+static DROPPED: [AtomicUsize; 4] = [
+    AtomicUsize::new(0),
+    AtomicUsize::new(0),
+    AtomicUsize::new(0),
+    AtomicUsize::new(0),
+];
+
+/// Counts its drops in `DROPPED`; panics in its `Drop` if `panics`.
+struct Dropped {
+    id: usize,
+    panics: bool,
+}
+
+impl Drop for Dropped {
+    fn drop(&mut self) {
+        DROPPED[self.id].fetch_add(1, Ordering::SeqCst);
+        if self.panics {
+            panic!("value {} panics in drop", self.id);
+        }
+    }
+}
+
+#[test]
+fn dropping_a_join_arena_drops_every_value_then_the_first_panic_goes_on() {
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let arena = JoinArena::new((0..4).map(|id| Dropped {
+        id,
+        panics: id == 1 || id == 3,
+    }));
+    let dropped = catch_unwind(AssertUnwindSafe(|| drop(arena)));
+    let panic = dropped.expect_err("the panic of a value's Drop reaches the caller");
+    assert_eq!(
+        panic.downcast_ref::<String>().map(String::as_str),
+        Some("value 1 panics in drop")
+    );
+    for (id, drops) in DROPPED.iter().enumerate() {
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "drops of value {id}");
+    }
+}
+
+static ZSTS_DROPPED: AtomicUsize = AtomicUsize::new(0);
+static ZSTS_ARMED: AtomicBool = AtomicBool::new(false);
+
+/// Zero-sized: its values' `Vec` has the largest capacity. Once armed, every other one panics
+/// in `Drop`.
+struct Zst;
+
+impl Drop for Zst {
+    fn drop(&mut self) {
+        let drops = ZSTS_DROPPED.fetch_add(1, Ordering::SeqCst);
+        if ZSTS_ARMED.load(Ordering::SeqCst) && drops % 2 == 1 {
+            panic!("a zero-sized value panics in drop");
+        }
+    }
+}
+
+#[test]
+fn a_join_arena_of_zero_sized_values_dropped_while_a_panic_unwinds_drops_each_once() {
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let unwound = catch_unwind(AssertUnwindSafe(|| {
+        let _arena = JoinArena::new((0..4).map(|_| Zst));
+        let mut taken = JoinArena::new((0..3).map(|_| Zst));
+        // The values are taken out with nothing dropped: the arena's block holds none after.
+        assert_eq!(taken.take_vec_with(|_| ()).len(), 3);
+        drop(taken);
+        ZSTS_ARMED.store(true, Ordering::SeqCst);
+        panic!("the first panic");
+    }));
+    let panic = unwound.expect_err("the first panic goes on");
+    assert_eq!(panic.downcast_ref::<&str>(), Some(&"the first panic"));
+    assert_eq!(ZSTS_DROPPED.load(Ordering::SeqCst), 7);
 }

@@ -13,7 +13,7 @@ use pinfold_testkit::auto_traits::{
     AmbiguousIfUnwindSafe, ref_unwind_safe, send, sync, unpin, unwind_safe,
 };
 
-use crate::{Arena, GrowableArena};
+use crate::{Arena, GrowableArena, JoinArena};
 
 /// `Send` but not `Sync`.
 struct SendOnly(PhantomData<*const u8>);
@@ -151,4 +151,28 @@ fn a_growable_arena_has_the_auto_traits_of_an_arena() {
     let _ = <Arena<Cell<u32>> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
     let _ = <GrowableArena<HoldsMut> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
     let _ = <Arena<HoldsMut> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+}
+
+#[test]
+fn a_join_arenas_send_and_sync_are_its_values_and_it_is_always_unpin() {
+    // As a `Vec` of the values (their storage), `Unpin` whatever they are (they never move).
+    send::<JoinArena<u32>>();
+    sync::<JoinArena<u32>>();
+    unpin::<JoinArena<u32>>();
+    send::<JoinArena<Pinned>>();
+    sync::<JoinArena<Pinned>>();
+    unpin::<JoinArena<Pinned>>();
+    send::<JoinArena<SendOnly>>();
+    let _ = <JoinArena<SendOnly> as AmbiguousIfSync<_>>::not_sync;
+    let _ = <JoinArena<SyncOnly> as AmbiguousIfSend<_>>::not_send;
+    sync::<JoinArena<SyncOnly>>();
+    send::<JoinArena<Cell<u32>>>();
+    let _ = <JoinArena<Cell<u32>> as AmbiguousIfSync<_>>::not_sync;
+    send::<JoinArena<HoldsMut>>();
+    sync::<JoinArena<HoldsMut>>();
+    let _ = <JoinArena<Rc<u32>> as AmbiguousIfSend<_>>::not_send;
+    let _ = <JoinArena<Rc<u32>> as AmbiguousIfSync<_>>::not_sync;
+    unpin::<JoinArena<Rc<u32>>>();
+    let _ = <JoinArena<u32> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+    let _ = <JoinArena<u32> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
 }

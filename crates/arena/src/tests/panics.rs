@@ -104,6 +104,45 @@ fn clear_drops_every_value_even_when_two_drops_panic() {
     clear_with_panicking_drops([false, true, false, true]);
 }
 
+/// Drops an arena of `Loud`s armed as given, its last slot never taken (4 of 5): the drop
+/// panics with the first value's panic, and every value is dropped once.
+#[cfg(feature = "std")]
+#[test]
+fn dropping_an_arena_drops_every_value_even_when_two_drops_panic() {
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut arena = Arena::new(5);
+    for armed in [false, true, false, true] {
+        arena.insert(Loud(armed, drops.clone())).unwrap();
+    }
+    // A slot freed, then taken again: the values are not in insertion order of slots.
+    let key = arena.insert(Loud(false, drops.clone())).unwrap();
+    assert!(arena.remove(key));
+    assert!(catch_unwind(AssertUnwindSafe(|| drop(arena))).is_err());
+    assert_eq!(drops.load(Ordering::SeqCst), 5);
+}
+
+/// An arena dropped while a panic unwinds, two of its values panicking in their `Drop`: every
+/// value is dropped once, and nothing aborts (a panic escaping a drop then would).
+#[cfg(feature = "std")]
+#[test]
+fn an_arena_dropped_while_a_panic_unwinds_drops_every_value_despite_two_panicking_drops() {
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let drops = Arc::new(AtomicUsize::new(0));
+    let unwound = catch_unwind(AssertUnwindSafe(|| {
+        let mut arena = Arena::new(4);
+        let mut growable = GrowableArena::with_capacity(1);
+        for armed in [true, false, true] {
+            arena.insert(Loud(armed, drops.clone())).unwrap();
+            growable.insert(Loud(armed, drops.clone()));
+        }
+        panic!("the first panic");
+    }));
+    let panic = unwound.expect_err("the first panic goes on");
+    assert_eq!(panic.downcast_ref::<&str>(), Some(&"the first panic"));
+    assert_eq!(drops.load(Ordering::SeqCst), 6);
+}
+
 #[test]
 fn a_value_of_a_full_group_that_panics_in_poll_leaves_its_slot_to_the_next_insert() {
     let mut arena = GrowableArena::with_capacity(2);
