@@ -36,7 +36,7 @@ impl Drop for Block {
         // block taken, or one of no places, costs no call.
         if self.capacity != 0 {
             // SAFETY: the fields are the parts of one `Vec` of the type `drop` is for (from
-            // `Block::new`, its length set by `set_len`), and this drop is the only one.
+            // `Block::holding`, its length set by `set_len`), and this drop is the only one.
             unsafe { (self.drop)(self.base, self.len, self.capacity) }
         }
     }

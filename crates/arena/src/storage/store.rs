@@ -232,11 +232,12 @@ pub(crate) struct Slot<T> {
 unsafe impl<T: Sync> Sync for Slot<T> {}
 
 /// The slots: one block of `capacity`, allocated when the store is made and never moved, of
-/// which the first `made` are written. An arena's slot is written by the insert that first
-/// takes it ([`make`](Self::make)), so making an arena writes none: building a set of many
-/// values costs no walk over its slots first (`held_10k`, instructions); a growable arena's
-/// group writes them all when it is added ([`make_all`](Self::make_all)). Only the written
-/// slots are ever reached: the slice the store sees ([`Deref`](core::ops::Deref)) is theirs.
+/// which the first `len` (the block's length) are written. An arena's slot is written by the
+/// insert that first takes it ([`make`](Self::make)), so making an arena writes none:
+/// building a set of many values costs no walk over its slots first (`held_10k`,
+/// instructions); a growable arena's group writes them all when it is added
+/// ([`make_all`](Self::make_all)). Only the written slots are ever reached: the slice the
+/// store sees ([`Deref`](core::ops::Deref)) is theirs.
 ///
 /// The block is reached through its raw pointer, never through a `Box`: a pointer made from it
 /// stays valid beside the references made from it later. It is a [`Block`], with no parameter
@@ -331,7 +332,7 @@ impl<T> core::ops::Deref for SlotBox<T> {
 
     #[inline(always)]
     fn deref(&self) -> &[Slot<T>] {
-        // SAFETY: the first `made` slots of the block are written; the borrow of `self` keeps
+        // SAFETY: the block's first `len` slots are written; the borrow of `self` keeps
         // them from being written meanwhile (only `&mut SlotBox` writes).
         unsafe { slice::from_raw_parts(self.raw.base::<Slot<T>>(), self.raw.len()) }
     }
