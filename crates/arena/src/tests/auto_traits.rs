@@ -2,7 +2,8 @@
 //! `RefUnwindSafe`) for values that are `Send` but not `Sync`, `Sync` but not `Send`, neither,
 //! not `Unpin`, `UnwindSafe` but not `RefUnwindSafe`, and not `UnwindSafe`: `Send` and `Sync`
 //! as the values', `Unpin` whatever they are, and the unwind-safety traits those of an
-//! `Arena<T>`, each checked at compile time on both.
+//! `Arena<T>`, each checked at compile time on both; and those of a `JoinArena<T>`, whose values
+//! are a `Vec`'s: `Send` and `Sync` as the values', `Unpin`, neither unwind-safety trait.
 
 use std::cell::Cell;
 use std::marker::{PhantomData, PhantomPinned};
