@@ -8,11 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use pinfold_arena::JoinArena;
 
-static COUNTED_DROPS: [AtomicUsize; 3] = [
-    AtomicUsize::new(0),
-    AtomicUsize::new(0),
-    AtomicUsize::new(0),
-];
+static COUNTED_DROPS: [AtomicUsize; 3] = [const { AtomicUsize::new(0) }; 3];
 
 /// Eight bytes, aligned as a `u64`: a `u64` output may take its storage.
 struct Counted {
@@ -41,32 +37,39 @@ fn fill_in_place_with_a_panicking_restore_drops_each_value_once() {
     }
 }
 
-static PANICKY_DROPS: [AtomicUsize; 4] = [
-    AtomicUsize::new(0),
-    AtomicUsize::new(0),
-    AtomicUsize::new(0),
-    AtomicUsize::new(0),
-];
+/// Each test's drops, a row a test (the tests of a file run side by side): the drops of value
+/// `id` of test `TEST` are `DROPS[TEST][id]`.
+static DROPS: [[AtomicUsize; 4]; 2] = [const { [const { AtomicUsize::new(0) }; 4] }; 2];
+const TAKE_VEC: usize = 0;
+const DROP_ARENA: usize = 1;
 
-/// Sixteen bytes, aligned as a `u64`: a `u64` output takes its storage in place.
-struct Panicky {
+/// Sixteen bytes, aligned as a `u64`: a `u64` output takes its storage in place. Counts its
+/// drops in `DROPS[TEST]`; panics in its `Drop` if `panics`.
+struct Panicky<const TEST: usize> {
     id: u64,
     panics: bool,
 }
 
-impl Drop for Panicky {
+impl<const TEST: usize> Drop for Panicky<TEST> {
     fn drop(&mut self) {
-        PANICKY_DROPS[self.id as usize].fetch_add(1, Ordering::SeqCst);
+        DROPS[TEST][self.id as usize].fetch_add(1, Ordering::SeqCst);
         if self.panics {
             panic!("value {} panics in drop", self.id);
         }
     }
 }
 
+/// Every value of the test `test` was dropped exactly once.
+fn assert_each_dropped_once(test: usize) {
+    for (id, drops) in DROPS[test].iter().enumerate() {
+        assert_eq!(drops.load(Ordering::SeqCst), 1, "drops of value {id}");
+    }
+}
+
 #[test]
 fn take_vec_with_two_panicking_drops_drops_every_value_then_the_first_panic_goes_on() {
     pinfold_testkit::panic_hook::no_forced_backtraces();
-    let mut arena = JoinArena::new((0..4).map(|id| Panicky {
+    let mut arena = JoinArena::new((0..4).map(|id| Panicky::<TAKE_VEC> {
         id,
         panics: id == 0 || id == 2,
     }));
@@ -77,37 +80,13 @@ fn take_vec_with_two_panicking_drops_drops_every_value_then_the_first_panic_goes
         Some("value 0 panics in drop")
     );
     drop(arena);
-    for (id, drops) in PANICKY_DROPS.iter().enumerate() {
-        assert_eq!(drops.load(Ordering::SeqCst), 1, "drops of value {id}");
-    }
-}
-
-static DROPPED: [AtomicUsize; 4] = [
-    AtomicUsize::new(0),
-    AtomicUsize::new(0),
-    AtomicUsize::new(0),
-    AtomicUsize::new(0),
-];
-
-/// Counts its drops in `DROPPED`; panics in its `Drop` if `panics`.
-struct Dropped {
-    id: usize,
-    panics: bool,
-}
-
-impl Drop for Dropped {
-    fn drop(&mut self) {
-        DROPPED[self.id].fetch_add(1, Ordering::SeqCst);
-        if self.panics {
-            panic!("value {} panics in drop", self.id);
-        }
-    }
+    assert_each_dropped_once(TAKE_VEC);
 }
 
 #[test]
 fn dropping_a_join_arena_drops_every_value_then_the_first_panic_goes_on() {
     pinfold_testkit::panic_hook::no_forced_backtraces();
-    let arena = JoinArena::new((0..4).map(|id| Dropped {
+    let arena = JoinArena::new((0..4).map(|id| Panicky::<DROP_ARENA> {
         id,
         panics: id == 1 || id == 3,
     }));
@@ -117,9 +96,7 @@ fn dropping_a_join_arena_drops_every_value_then_the_first_panic_goes_on() {
         panic.downcast_ref::<String>().map(String::as_str),
         Some("value 1 panics in drop")
     );
-    for (id, drops) in DROPPED.iter().enumerate() {
-        assert_eq!(drops.load(Ordering::SeqCst), 1, "drops of value {id}");
-    }
+    assert_each_dropped_once(DROP_ARENA);
 }
 
 static ZSTS_DROPPED: AtomicUsize = AtomicUsize::new(0);

@@ -71,109 +71,66 @@ fn the_value_types_have_the_auto_traits_the_checks_below_rest_on() {
     ref_unwind_safe::<SyncOnly>();
 }
 
+/// `Send` and `Sync` as the values', and `Unpin` whatever they are (they never move): checked
+/// on `$arena` for each value type above.
+macro_rules! send_and_sync_as_the_values_and_unpin {
+    ($arena:ident) => {
+        send::<$arena<u32>>();
+        sync::<$arena<u32>>();
+        unpin::<$arena<u32>>();
+
+        send::<$arena<Pinned>>();
+        sync::<$arena<Pinned>>();
+        unpin::<$arena<Pinned>>();
+
+        send::<$arena<SendOnly>>();
+        let _ = <$arena<SendOnly> as AmbiguousIfSync<_>>::not_sync;
+        unpin::<$arena<SendOnly>>();
+
+        let _ = <$arena<SyncOnly> as AmbiguousIfSend<_>>::not_send;
+        sync::<$arena<SyncOnly>>();
+        unpin::<$arena<SyncOnly>>();
+
+        send::<$arena<Cell<u32>>>();
+        let _ = <$arena<Cell<u32>> as AmbiguousIfSync<_>>::not_sync;
+        unpin::<$arena<Cell<u32>>>();
+
+        send::<$arena<HoldsMut>>();
+        sync::<$arena<HoldsMut>>();
+        unpin::<$arena<HoldsMut>>();
+
+        let _ = <$arena<Rc<u32>> as AmbiguousIfSend<_>>::not_send;
+        let _ = <$arena<Rc<u32>> as AmbiguousIfSync<_>>::not_sync;
+        unpin::<$arena<Rc<u32>>>();
+    };
+}
+
+/// Neither `UnwindSafe` nor `RefUnwindSafe`, whatever the values: checked on `$arena` for each
+/// of `$value`.
+macro_rules! neither_unwind_safe {
+    ($arena:ident: $($value:ty),+) => {$(
+        let _ = <$arena<$value> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+        let _ = <$arena<$value> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
+    )+};
+}
+
 #[test]
 fn a_growable_arenas_send_sync_and_unpin_are_its_values() {
-    // `Send` and `Sync` as the values', `Unpin` whatever they are (they never move).
-    send::<GrowableArena<u32>>();
-    sync::<GrowableArena<u32>>();
-    unpin::<GrowableArena<u32>>();
-
-    send::<GrowableArena<Pinned>>();
-    sync::<GrowableArena<Pinned>>();
-    unpin::<GrowableArena<Pinned>>();
-
-    send::<GrowableArena<SendOnly>>();
-    let _ = <GrowableArena<SendOnly> as AmbiguousIfSync<_>>::not_sync;
-    unpin::<GrowableArena<SendOnly>>();
-
-    let _ = <GrowableArena<SyncOnly> as AmbiguousIfSend<_>>::not_send;
-    sync::<GrowableArena<SyncOnly>>();
-    unpin::<GrowableArena<SyncOnly>>();
-
-    send::<GrowableArena<Cell<u32>>>();
-    let _ = <GrowableArena<Cell<u32>> as AmbiguousIfSync<_>>::not_sync;
-    unpin::<GrowableArena<Cell<u32>>>();
-
-    send::<GrowableArena<HoldsMut>>();
-    sync::<GrowableArena<HoldsMut>>();
-    unpin::<GrowableArena<HoldsMut>>();
-
-    let _ = <GrowableArena<Rc<u32>> as AmbiguousIfSend<_>>::not_send;
-    let _ = <GrowableArena<Rc<u32>> as AmbiguousIfSync<_>>::not_sync;
-    unpin::<GrowableArena<Rc<u32>>>();
+    send_and_sync_as_the_values_and_unpin!(GrowableArena);
 }
 
 #[test]
 fn a_growable_arena_has_the_auto_traits_of_an_arena() {
     // The same three for a fixed arena, and neither unwind-safety trait for either, whatever
     // the values.
-    send::<Arena<u32>>();
-    sync::<Arena<u32>>();
-    unpin::<Arena<u32>>();
-    send::<Arena<Pinned>>();
-    sync::<Arena<Pinned>>();
-    unpin::<Arena<Pinned>>();
-    send::<Arena<SendOnly>>();
-    let _ = <Arena<SendOnly> as AmbiguousIfSync<_>>::not_sync;
-    let _ = <Arena<SyncOnly> as AmbiguousIfSend<_>>::not_send;
-    sync::<Arena<SyncOnly>>();
-    send::<Arena<Cell<u32>>>();
-    let _ = <Arena<Cell<u32>> as AmbiguousIfSync<_>>::not_sync;
-    send::<Arena<HoldsMut>>();
-    sync::<Arena<HoldsMut>>();
-    let _ = <Arena<Rc<u32>> as AmbiguousIfSend<_>>::not_send;
-    let _ = <Arena<Rc<u32>> as AmbiguousIfSync<_>>::not_sync;
-
-    let _ = <GrowableArena<u32> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
-    let _ = <Arena<u32> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
-    let _ = <GrowableArena<u32> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
-    let _ = <Arena<u32> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
-    let _ = <GrowableArena<Cell<u32>> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
-    let _ = <Arena<Cell<u32>> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
-    let _ = <GrowableArena<HoldsMut> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
-    let _ = <Arena<HoldsMut> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
-    let _ = <GrowableArena<Pinned> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
-    let _ = <GrowableArena<Pinned> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
-    let _ = <Arena<Pinned> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
-    let _ = <Arena<Pinned> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
-    let _ = <GrowableArena<SendOnly> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
-    let _ = <GrowableArena<SendOnly> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
-    let _ = <Arena<SendOnly> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
-    let _ = <Arena<SendOnly> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
-    let _ = <GrowableArena<SyncOnly> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
-    let _ = <GrowableArena<SyncOnly> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
-    let _ = <Arena<SyncOnly> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
-    let _ = <Arena<SyncOnly> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
-    let _ = <GrowableArena<Rc<u32>> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
-    let _ = <GrowableArena<Rc<u32>> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
-    let _ = <Arena<Rc<u32>> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
-    let _ = <Arena<Rc<u32>> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
-    let _ = <GrowableArena<Cell<u32>> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
-    let _ = <Arena<Cell<u32>> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
-    let _ = <GrowableArena<HoldsMut> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
-    let _ = <Arena<HoldsMut> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
+    send_and_sync_as_the_values_and_unpin!(Arena);
+    neither_unwind_safe!(GrowableArena: u32, Cell<u32>, HoldsMut, Pinned, SendOnly, SyncOnly, Rc<u32>);
+    neither_unwind_safe!(Arena: u32, Cell<u32>, HoldsMut, Pinned, SendOnly, SyncOnly, Rc<u32>);
 }
 
 #[test]
 fn a_join_arenas_send_and_sync_are_its_values_and_it_is_always_unpin() {
     // As a `Vec` of the values (their storage), `Unpin` whatever they are (they never move).
-    send::<JoinArena<u32>>();
-    sync::<JoinArena<u32>>();
-    unpin::<JoinArena<u32>>();
-    send::<JoinArena<Pinned>>();
-    sync::<JoinArena<Pinned>>();
-    unpin::<JoinArena<Pinned>>();
-    send::<JoinArena<SendOnly>>();
-    let _ = <JoinArena<SendOnly> as AmbiguousIfSync<_>>::not_sync;
-    let _ = <JoinArena<SyncOnly> as AmbiguousIfSend<_>>::not_send;
-    sync::<JoinArena<SyncOnly>>();
-    send::<JoinArena<Cell<u32>>>();
-    let _ = <JoinArena<Cell<u32>> as AmbiguousIfSync<_>>::not_sync;
-    send::<JoinArena<HoldsMut>>();
-    sync::<JoinArena<HoldsMut>>();
-    let _ = <JoinArena<Rc<u32>> as AmbiguousIfSend<_>>::not_send;
-    let _ = <JoinArena<Rc<u32>> as AmbiguousIfSync<_>>::not_sync;
-    unpin::<JoinArena<Rc<u32>>>();
-    let _ = <JoinArena<u32> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
-    let _ = <JoinArena<u32> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
+    send_and_sync_as_the_values_and_unpin!(JoinArena);
+    neither_unwind_safe!(JoinArena: u32);
 }
