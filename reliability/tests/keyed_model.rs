@@ -218,12 +218,15 @@ fn regrowth_program() -> Vec<Op> {
     program
 }
 
+// Not under Miri, where this schedule, checked against the model after every step, took a
+// minute: the arena's own test of keys of released groups (`growable_worst.rs`) runs the same
+// schedule there, with both aliasing models (a slot aged twice in the top group, both groups
+// released, one larger group in their place).
 #[test]
+#[cfg_attr(miri, ignore)]
 fn departed_keys_stay_refused_after_groups_are_released_and_regrown() {
     keyed::<FuturesUnordered<Val>>(&regrowth_program()).unwrap();
-    if !cfg!(miri) {
-        keyed::<Merge<Val>>(&regrowth_program()).unwrap();
-    }
+    keyed::<Merge<Val>>(&regrowth_program()).unwrap();
 }
 
 #[test]
