@@ -219,9 +219,10 @@ fn regrowth_program() -> Vec<Op> {
 }
 
 // Not under Miri, where this schedule, checked against the model after every step, took a
-// minute: the arena's own test of keys of released groups (`growable_worst.rs`) runs the same
-// schedule there, with both aliasing models (a slot aged twice in the top group, both groups
-// released, one larger group in their place).
+// minute. There the arena's own test of aged slots in released groups (`growable_worst.rs`,
+// with both aliasing models) runs it without the model: groups 0 and 1 full and one boxed
+// value in group 2, a slot of group 2 or of group 1 aged twice, both groups released (by
+// separate outputs or by one), one larger group in their place, every departed key refused.
 #[test]
 #[cfg_attr(miri, ignore)]
 fn departed_keys_stay_refused_after_groups_are_released_and_regrown() {

@@ -124,7 +124,8 @@ fn a_growable_arena_has_the_auto_traits_of_an_arena() {
     // The same three for a fixed arena, and neither unwind-safety trait for either, whatever
     // the values.
     send_and_sync_as_the_values_and_unpin!(Arena);
-    neither_unwind_safe!(GrowableArena: u32, Cell<u32>, HoldsMut, Pinned, SendOnly, SyncOnly, Rc<u32>);
+    neither_unwind_safe!(GrowableArena: u32, Cell<u32>, HoldsMut, Pinned, SendOnly, SyncOnly,
+        Rc<u32>);
     neither_unwind_safe!(Arena: u32, Cell<u32>, HoldsMut, Pinned, SendOnly, SyncOnly, Rc<u32>);
 }
 
@@ -132,5 +133,6 @@ fn a_growable_arena_has_the_auto_traits_of_an_arena() {
 fn a_join_arenas_send_and_sync_are_its_values_and_it_is_always_unpin() {
     // As a `Vec` of the values (their storage), `Unpin` whatever they are (they never move).
     send_and_sync_as_the_values_and_unpin!(JoinArena);
-    neither_unwind_safe!(JoinArena: u32);
+    neither_unwind_safe!(JoinArena: u32, Cell<u32>, HoldsMut, Pinned, SendOnly, SyncOnly,
+        Rc<u32>);
 }

@@ -16,7 +16,9 @@ use pinfold_testkit::waker::counting_waker;
 
 use super::{DropCounter, next_growable};
 use crate::{GrowableArena, Key, Step, Storage};
+use alloc::boxed::Box;
 use alloc::collections::BTreeSet;
+use alloc::format;
 use alloc::vec::Vec;
 
 /// The group of each key, in the keys' order.
@@ -446,26 +448,10 @@ fn growable_iter_pin_mut_values_are_where_they_were_polled_after_regrowth() {
 #[test]
 fn growable_keys_of_released_groups_are_refused_by_a_larger_group_in_their_place() {
     // Groups 1 (32 slots, 32..64) and 2 (64 slots, 64..128) are released; the group 1 added
-    // after holds their slots' numbers, and more: each old key is refused.
+    // after holds both groups' slot numbers: each old key is refused.
     let mut arena: GrowableArena<Ready<u32>> = GrowableArena::new();
-    let mut keys: Vec<Key> = (0..100).map(|n| arena.insert(ready(n))).collect();
+    let keys: Vec<Key> = (0..100).map(|n| arena.insert(ready(n))).collect();
     assert_eq!(groups_of(&arena, &keys[30..]).last(), Some(&2));
-    // The last value's slot (in group 2) ages: its value leaves and comes back twice, so the
-    // two released groups end at different generations, and the group in their place must
-    // start past both.
-    let mut departed: Vec<Key> = Vec::new();
-    for _ in 0..2 {
-        let key = keys.pop().unwrap();
-        assert!(arena.remove(key));
-        departed.push(key);
-        keys.push(arena.insert(ready(99)));
-    }
-    assert_eq!(
-        keys[99].index(),
-        departed[0].index(),
-        "the slot is taken again"
-    );
-    departed.extend(&keys[1..]);
     for &key in &keys[1..] {
         assert!(arena.remove(key));
     }
@@ -474,12 +460,13 @@ fn growable_keys_of_released_groups_are_refused_by_a_larger_group_in_their_place
     assert_eq!(arena.group_of(keys[99]), None);
     assert!(!arena.contains_key(keys[99]));
     assert!(arena.waker(keys[99]).is_none());
-    // Regrow to 4 groups; the retained capacity may make group 1 larger than before.
+    // Regrow: the retained capacity makes the new group 1 larger than before (96 slots,
+    // 32..128).
     let new: Vec<Key> = (0..150).map(|n| arena.insert(ready(1000 + n))).collect();
     // Looked up in sets, not scanned: the test runs under Miri too.
     let new_set: BTreeSet<Key> = new.iter().copied().collect();
     assert!(arena.groups() >= 2, "{arena:?}");
-    for &old in &departed {
+    for &old in &keys[1..] {
         assert!(
             arena.group_of(old).is_some(),
             "the slot numbers are covered again"
@@ -490,7 +477,7 @@ fn growable_keys_of_released_groups_are_refused_by_a_larger_group_in_their_place
         assert!(arena.waker(old).is_none());
         assert!(!new_set.contains(&old));
     }
-    for &old in &departed {
+    for &old in &keys[1..] {
         assert!(!Storage::remove(&mut arena, old));
     }
     assert_eq!(arena.len(), 151, "a stale key removed a value");
@@ -499,7 +486,7 @@ fn growable_keys_of_released_groups_are_refused_by_a_larger_group_in_their_place
         assert!(arena.remove(key));
     }
     let newer: BTreeSet<Key> = (0..150).map(|n| arena.insert(ready(5000 + n))).collect();
-    for &stale in departed.iter().chain(&new) {
+    for &stale in keys[1..].iter().chain(&new) {
         assert!(!arena.contains_key(stale));
         assert!(!newer.contains(&stale));
     }
@@ -511,6 +498,53 @@ fn growable_keys_of_released_groups_are_refused_by_a_larger_group_in_their_place
             .iter()
             .all(|(k, n)| (*n == 0 && *k == keys[0]) || newer.contains(k))
     );
+}
+
+#[test]
+fn growable_keys_of_aged_slots_are_refused_whichever_released_group_held_them() {
+    // Groups 0 and 1 full and one value in group 2; a slot aged (its value leaves and comes
+    // back twice) in group 2 or in group 1; then every value but the first leaves, group 2's
+    // first (the two groups are released by separate outputs) or last (by one). The group
+    // added in their place covers the slot numbers of both, and starts past the generations
+    // of both. Boxed values, so that each one leaves through a drop.
+    for (aged, top_first) in [(64, false), (64, true), (63, false), (63, true)] {
+        let case = format!("slot {aged} aged, group 2 emptied first: {top_first}");
+        let mut arena = GrowableArena::new();
+        let mut keys: Vec<Key> = (0..65).map(|n| arena.insert(ready(Box::new(n)))).collect();
+        assert_eq!(groups_of(&arena, &keys[63..]), [1, 2]);
+        let mut departed: Vec<Key> = Vec::new();
+        for _ in 0..2 {
+            let key = keys[aged];
+            assert!(arena.remove(key));
+            departed.push(key);
+            keys[aged] = arena.insert(ready(Box::new(0)));
+            assert_eq!(
+                keys[aged].index(),
+                key.index(),
+                "{case}: the slot is taken again"
+            );
+        }
+        departed.extend(&keys[1..]);
+        let (below, top) = keys[1..].split_at(63);
+        let order: Vec<Key> = if top_first {
+            top.iter().chain(below).copied().collect()
+        } else {
+            below.iter().chain(top).copied().collect()
+        };
+        for key in order {
+            assert!(arena.remove(key));
+        }
+        assert_eq!(arena.groups(), 1, "{case}");
+        let new: BTreeSet<Key> = (0..65).map(|n| arena.insert(ready(Box::new(n)))).collect();
+        assert!(
+            arena.group_of(departed[0]).is_some(),
+            "{case}: the slot is covered again"
+        );
+        for &old in &departed {
+            assert!(!arena.contains_key(old), "{case}: {old:?}");
+            assert!(!new.contains(&old), "{case}: {old:?}");
+        }
+    }
 }
 
 #[test]

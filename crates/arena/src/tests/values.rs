@@ -127,19 +127,20 @@ fn iterators_visit_every_value_once() {
 /// it should hold: an insert succeeds exactly while a slot is free (one a value left, or one no
 /// value has taken yet; a growable arena, `capacity` `None`, always has one), every held value
 /// is found by its key and by the iterator, no key of a value gone finds one, and every value
-/// is dropped once. Returns how many times the arena's capacity grew, and how many it shrank.
+/// is dropped once. Returns how many times the arena's capacity grew, how many it shrank, and
+/// how many it grew after it had shrunk.
 fn fill_and_empty_in_turns<S: Storage<(usize, DropCounter)>>(
     mut arena: S,
     capacity: Option<usize>,
     seed: u64,
     steps: usize,
-) -> (usize, usize) {
+) -> (usize, usize, usize) {
     let drops = Arc::new(AtomicUsize::new(0));
     let mut held: Vec<(Key, usize)> = Vec::new();
     let mut gone: Vec<Key> = Vec::new();
     let mut state = seed;
     let mut inserted = 0;
-    let (mut grew, mut shrank) = (0, 0);
+    let (mut grew, mut shrank, mut regrew) = (0, 0, 0);
     let mut slots = arena.capacity();
     for step in 0..steps {
         state = state
@@ -179,6 +180,7 @@ fn fill_and_empty_in_turns<S: Storage<(usize, DropCounter)>>(
         assert_eq!(seen, expected);
         let now = arena.capacity();
         grew += usize::from(now > slots);
+        regrew += usize::from(now > slots && shrank > 0);
         shrank += usize::from(now < slots);
         slots = now;
     }
@@ -188,7 +190,7 @@ fn fill_and_empty_in_turns<S: Storage<(usize, DropCounter)>>(
         inserted,
         "every value dropped once"
     );
-    (grew, shrank)
+    (grew, shrank, regrew)
 }
 
 #[test]
@@ -202,7 +204,7 @@ fn a_fixed_arena_takes_every_slot_freed_or_never_used_in_any_order() {
     for &capacity in capacities {
         for seed in 0..seeds {
             let resized = fill_and_empty_in_turns(Arena::new(capacity), Some(capacity), seed, 64);
-            assert_eq!(resized, (0, 0), "a fixed arena's capacity changed");
+            assert_eq!(resized, (0, 0, 0), "a fixed arena's capacity changed");
         }
     }
 }
@@ -210,25 +212,31 @@ fn a_fixed_arena_takes_every_slot_freed_or_never_used_in_any_order() {
 #[test]
 fn a_growable_arena_takes_every_slot_freed_or_never_used_in_any_order() {
     // First groups of a few slots: the next ones are added within the first turn of inserts
-    // (a first group of 32, the default, holds a whole turn's values).
-    let (capacities, seeds, steps): (&[usize], u64, usize) = if cfg!(miri) {
-        (&[1], 2, 80)
+    // (a first group of 32, the default, holds a whole turn's values). Under Miri, one seed
+    // whose turns add groups, release one and add one again.
+    let (capacities, seeds, steps): (&[usize], &[u64], usize) = if cfg!(miri) {
+        (&[1], &[1], 120)
     } else {
-        (&[1, 2, 3], 4, 300)
+        (&[1, 2, 3], &[0, 1, 2, 3], 300)
     };
     for &capacity in capacities {
-        let (mut grew, mut shrank) = (0, 0);
-        for seed in 0..seeds {
+        let (mut grew, mut shrank, mut regrew) = (0, 0, 0);
+        for &seed in seeds {
             let arena = GrowableArena::with_capacity(capacity);
             let resized = fill_and_empty_in_turns(arena, None, seed, steps);
             grew += resized.0;
             shrank += resized.1;
+            regrew += resized.2;
         }
         // The turns reach past the first group, and empty the arena enough to release one.
         assert!(grew > 0, "no group added to a first group of {capacity}");
         assert!(
             shrank > 0,
             "no group released over a first group of {capacity}"
+        );
+        assert!(
+            regrew > 0,
+            "no group added after a release over a first group of {capacity}"
         );
     }
 }
