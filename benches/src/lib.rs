@@ -537,12 +537,12 @@ pub const BUFFER_WORKLOADS: &[Workload] = &[
     Workload::new(
         "ordered_window_10k_c50",
         10_000,
-        "ordered, bounded: 10k futures, 0–7 ms, concurrency 50; pinfold with window(50), buffered's contract",
+        "ordered, bounded: 10k futures, 0–7 ms, concurrency 50; pinfold with window(50), buffered's contract; futures-buffered bounds only its running futures",
     ),
     Workload::new(
         "ordered_window_1k_c10",
         1_000,
-        "ordered, bounded: 1k futures, 0–7 ms, concurrency 10; pinfold with window(10), buffered's contract",
+        "ordered, bounded: 1k futures, 0–7 ms, concurrency 10; pinfold with window(10), buffered's contract; futures-buffered bounds only its running futures",
     ),
     Workload::new(
         "unordered_10k_c50",
