@@ -60,7 +60,7 @@ const TREE_BORROWS_BOUNDED_TESTS: [&str; 6] = [
 const TREE_BORROWS_BOUNDED_FILTER: &str = "bounded::";
 
 /// The library crates whose Stacked Borrows run goes in the second lane, after its Tree Borrows
-/// run (which built them): so the lanes take about as long (about 23 minutes each on a Zen 4).
+/// run (which built them): so the lanes take about as long (14 and 15 minutes on a Zen 4).
 const STACKED_BORROWS_SECOND_LANE: [&str; 1] = ["pinfold-join"];
 
 /// The test files of `pinfold-reliability` that run under Miri too (with Stacked Borrows):
