@@ -71,68 +71,82 @@ fn the_value_types_have_the_auto_traits_the_checks_below_rest_on() {
     ref_unwind_safe::<SyncOnly>();
 }
 
-/// `Send` and `Sync` as the values', and `Unpin` whatever they are (they never move): checked
-/// on `$arena` for each value type above.
-macro_rules! send_and_sync_as_the_values_and_unpin {
-    ($arena:ident) => {
-        send::<$arena<u32>>();
-        sync::<$arena<u32>>();
-        unpin::<$arena<u32>>();
-
-        send::<$arena<Pinned>>();
-        sync::<$arena<Pinned>>();
-        unpin::<$arena<Pinned>>();
-
-        send::<$arena<SendOnly>>();
-        let _ = <$arena<SendOnly> as AmbiguousIfSync<_>>::not_sync;
-        unpin::<$arena<SendOnly>>();
-
-        let _ = <$arena<SyncOnly> as AmbiguousIfSend<_>>::not_send;
-        sync::<$arena<SyncOnly>>();
-        unpin::<$arena<SyncOnly>>();
-
-        send::<$arena<Cell<u32>>>();
-        let _ = <$arena<Cell<u32>> as AmbiguousIfSync<_>>::not_sync;
-        unpin::<$arena<Cell<u32>>>();
-
-        send::<$arena<HoldsMut>>();
-        sync::<$arena<HoldsMut>>();
-        unpin::<$arena<HoldsMut>>();
-
-        let _ = <$arena<Rc<u32>> as AmbiguousIfSend<_>>::not_send;
-        let _ = <$arena<Rc<u32>> as AmbiguousIfSync<_>>::not_sync;
-        unpin::<$arena<Rc<u32>>>();
-    };
+/// A kind of arena, as a type of its values: `Of<T>` holds values `T`.
+trait Kind {
+    type Of<T>;
 }
 
-/// Neither `UnwindSafe` nor `RefUnwindSafe`, whatever the values: checked on `$arena` for each
-/// of `$value`.
-macro_rules! neither_unwind_safe {
-    ($arena:ident: $($value:ty),+) => {$(
-        let _ = <$arena<$value> as AmbiguousIfUnwindSafe<_>>::not_unwind_safe;
-        let _ = <$arena<$value> as AmbiguousIfRefUnwindSafe<_>>::not_ref_unwind_safe;
-    )+};
+struct Fixed;
+struct Growable;
+struct Join;
+
+impl Kind for Fixed {
+    type Of<T> = Arena<T>;
+}
+
+impl Kind for Growable {
+    type Of<T> = GrowableArena<T>;
+}
+
+impl Kind for Join {
+    type Of<T> = JoinArena<T>;
+}
+
+/// Builds only if `K`'s arenas are `Send` and `Sync` as their values, and `Unpin` whatever the
+/// values are (they never move). A `not_*` check names its trait's impl through a marker `M*`,
+/// which the caller leaves to inference: it is inferred only where one impl applies, that is
+/// where the arena lacks the trait.
+fn send_and_sync_as_the_values_and_unpin<K: Kind, M1, M2, M3, M4, M5>()
+where
+    K::Of<u32>: Send + Sync + Unpin,
+    K::Of<Pinned>: Send + Sync + Unpin,
+    K::Of<SendOnly>: Send + AmbiguousIfSync<M1> + Unpin,
+    K::Of<SyncOnly>: AmbiguousIfSend<M2> + Sync + Unpin,
+    K::Of<Cell<u32>>: Send + AmbiguousIfSync<M3> + Unpin,
+    K::Of<HoldsMut>: Send + Sync + Unpin,
+    K::Of<Rc<u32>>: AmbiguousIfSend<M4> + AmbiguousIfSync<M5> + Unpin,
+{
+}
+
+/// Neither `UnwindSafe` nor `RefUnwindSafe`: a type has `NeitherUnwindSafe<M>` for exactly one
+/// marker `M` only if it has neither trait.
+trait NeitherUnwindSafe<M> {}
+
+impl<T, A, B> NeitherUnwindSafe<(A, B)> for T where
+    T: AmbiguousIfUnwindSafe<A> + AmbiguousIfRefUnwindSafe<B>
+{
+}
+
+/// Builds only if `K`'s arenas have neither unwind-safety trait, whatever the values are.
+fn neither_unwind_safe<K: Kind, M1, M2, M3, M4, M5, M6, M7>()
+where
+    K::Of<u32>: NeitherUnwindSafe<M1>,
+    K::Of<Cell<u32>>: NeitherUnwindSafe<M2>,
+    K::Of<HoldsMut>: NeitherUnwindSafe<M3>,
+    K::Of<Pinned>: NeitherUnwindSafe<M4>,
+    K::Of<SendOnly>: NeitherUnwindSafe<M5>,
+    K::Of<SyncOnly>: NeitherUnwindSafe<M6>,
+    K::Of<Rc<u32>>: NeitherUnwindSafe<M7>,
+{
 }
 
 #[test]
 fn a_growable_arenas_send_sync_and_unpin_are_its_values() {
-    send_and_sync_as_the_values_and_unpin!(GrowableArena);
+    send_and_sync_as_the_values_and_unpin::<Growable, _, _, _, _, _>();
 }
 
 #[test]
 fn a_growable_arena_has_the_auto_traits_of_an_arena() {
     // The same three for a fixed arena, and neither unwind-safety trait for either, whatever
     // the values.
-    send_and_sync_as_the_values_and_unpin!(Arena);
-    neither_unwind_safe!(GrowableArena: u32, Cell<u32>, HoldsMut, Pinned, SendOnly, SyncOnly,
-        Rc<u32>);
-    neither_unwind_safe!(Arena: u32, Cell<u32>, HoldsMut, Pinned, SendOnly, SyncOnly, Rc<u32>);
+    send_and_sync_as_the_values_and_unpin::<Fixed, _, _, _, _, _>();
+    neither_unwind_safe::<Growable, _, _, _, _, _, _, _>();
+    neither_unwind_safe::<Fixed, _, _, _, _, _, _, _>();
 }
 
 #[test]
 fn a_join_arenas_send_and_sync_are_its_values_and_it_is_always_unpin() {
     // As a `Vec` of the values (their storage), `Unpin` whatever they are (they never move).
-    send_and_sync_as_the_values_and_unpin!(JoinArena);
-    neither_unwind_safe!(JoinArena: u32, Cell<u32>, HoldsMut, Pinned, SendOnly, SyncOnly,
-        Rc<u32>);
+    send_and_sync_as_the_values_and_unpin::<Join, _, _, _, _, _>();
+    neither_unwind_safe::<Join, _, _, _, _, _, _, _>();
 }
