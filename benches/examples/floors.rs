@@ -486,9 +486,9 @@ fn main() {
 
     // 4, continued. map_streams_10k: the same wakes (the bench's seed) under user keys, with
     // every tenth key's stream replaced half-way, through tokio-stream's and pinfold's
-    // `StreamMap`; through `MergeBounded` and a growable `Merge` of one group (which prefetches
-    // its slots, the bounded one does not) with no keys and no replacement, what a map built
-    // on pinfold's merge does at least; and `StreamMap` without the replacements.
+    // `StreamMap`; through `MergeBounded` and a growable `Merge` of one group with no keys and
+    // no replacement, what a map built on pinfold's merge does at least; and `StreamMap`
+    // without the replacements.
     let workers = WakerThreads::new(4, 25_000, FireOrder::Shuffled(0x3A9_5EED));
     let keyed = |map, replace_every| {
         let put = |m: &mut tokio_stream::StreamMap<usize, _>, key, s| {

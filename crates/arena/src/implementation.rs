@@ -193,7 +193,6 @@
 //! | The key check at `remove` (`Store::live`: the slot's tag against the key's generation) | keys: a key of a departed value never matches, also after its slot was reused | `keyed_churn_100k`: 0 bounded (−1.3, layout), 5 growable (which also finds the key's group) | `StreamMap` finds a key by a linear search of its entries: estimated a comparison per stream held. futures-util and futures-buffered have no keys (the row removes from futures-util's set through `Abortable`: 999 per item in all) |
 //! | The pre-poll take of a slot's bit in the ready set (`take_wake`, `ready_set::take_unchecked`) | no double poll: a value woken again between the collection that queued it and its poll is polled once | `yield_16`: 9.6; `unordered_selfwake_100k_c64`: 13; `burst_100k`: 15; `keyed_churn_100k`: 11 bounded, 16 growable; 0 on `ready_512k`, `unordered_ready_512k` and the merges (a round's first poll skips it) | futures-util: a per-task `queued` flag, swapped to false before each poll and to true by each wake (a locked exchange each, estimated 3 or 4 instructions but a full barrier). futures-buffered: a per-slot spin lock around a flag, taken by each wake and each pop (inside its 41 per wake and 30 per pop on `yield_16`, measured) |
 //! | The growable id-to-slot decode (`split`, `stores[group]`) | memory: a growable arena grows by groups and never moves a value | `merge_hot_16`: 10 growable; `merge_hot_16_noop`: 10 growable (measured with the decode replaced by group 0, so only on rows that fit in one group; the other growable rows hold several). Its latency counts more than its instructions: with the groups 128 bytes apart (`Group`), a shift where a multiplication was, one more instruction (63 and 56) but the hot merges' time fell 12 to 15% on Zen 4 (`merge_hot_16` 1.32-1.43x to 1.15-1.20x `StreamMap`); replacing the decode by group 0 in the poll alone took `merge_hot_16_noop` from 4.15 to 3.34 ms | futures-buffered's growable set polls its groups (bounded sets, each with its own wake queue) in turn: estimated a loop step per group per call. futures-util needs no decode (a task is a pointer) and pays an allocation per future instead |
-//! | The prefetch of the next queued slot (growable arenas past 256 KiB of slots; bounded arenas never) | none beyond speed: it hides the cache misses of large arenas, which instruction counts do not see | `burst_100k`: 31; `unordered_ready_512k`: 4; `keyed_churn_100k`: 2 growable; 0 on the bounded rows. In time it was added for a map of 10,000 streams woken from 4 threads (a sixth off). Switched off on an Intel Xeon (family 6, model 167; three runs each, two builds alternating, over a peer in the same process): `unordered_held_100k` 0.390-0.397x to 0.370-0.374x futures-buffered, `burst_100k` 0.413-0.437x to 0.399-0.421x, `unordered_sparse_10k` growable 0.740-0.773x to 0.723-0.746x, `merge_held_10k` growable 1.73-1.78x to 1.63-1.74x the bounded, `map_streams_10k` 0.94-1.06x to 0.90-0.95x `StreamMap`, and `merge_wakes_10k` growable 0.93-1.24x to 0.77-1.37x the bounded (seven runs): no row gained from it there; kept, since the CPU that gained is not at hand to measure again | none |
 //! | The `catch_unwind` around each poll (`Store::poll_value`) and the repair after a panic | panic repair: the value dropped, its slot freed, the set usable | no consistent cost: from −12 to +9 depending on the row, in both directions (the catch is unwind tables, not instructions on the path; the differences are inlining) | futures-util: a drop guard releases the task if its poll unwinds, estimated 0 on the path. futures-buffered and `StreamMap`: no repair (the value stays), 0 |
 //! | The round mark (`Mark::round`, read by `poll::file`, written by `poll_slot` after a `Pending` poll and by `settle` after the other steps) | no double poll within a round, and fairness: a value woken again during a round waits for the next | `yield_16`: 12; `unordered_selfwake_100k_c64`: 27; `burst_100k`: 25; `keyed_churn_100k`: 16 bounded, 23 growable; merges: 2 bounded, 2 growable; `ready_512k`: 1; `unordered_ready_512k`: 1. Since, a drain learns whether the round's queue got a slot from the queue's tail before and after, not from each slot it files: 5.8 fewer on `yield_16`, 12.7 on `unordered_selfwake_100k_c64`, 5.2 on `burst_100k`, 6.2 on `keyed_churn_100k` (5.1 growable). Since, a value that stays `Pending` has its mark written by the kind's poll, where its slot is at hand, not looked up again from its id: `unordered_held_256` 163.5 to 158.5, `unordered_held_100k` 146.9 to 141.9, `merge_held_10k` 151.3 to 147.3 growable and 99.2 to 98.2 bounded, `held_10k` 99.1 to 98.1; `merge_sparse_10k` 447.7 to 452.6; the merges' hot rows unchanged (their first poll of a round marks nothing unless it stays `Pending`) | futures-util polls a future woken during its poll again in the same call; futures-buffered likewise (both bound it by their yield rules below) |
 //! | The vain-repoll rule (`MAX_VAIN_REPOLLS`, `Budget::vain`, `Slots::is_woken`) | coop under tokio: a round of a large arena stays linear when tokio defers wakes | `yield_16`: 14; `unordered_selfwake_100k_c64`: 38; `burst_100k`: 22; `keyed_churn_100k`: 22 bounded, 21 growable | none. The nearest is futures-util's per-task `woken` flag (set by each wake, cleared and read around each poll, to count self-wakes): estimated 3 per poll |
@@ -210,8 +209,8 @@
 //! `ready_512k`'s 156 and 67 of `unordered_selfwake_100k_c64`'s 589), the fairness rules on
 //! values that wake themselves (the round mark, the vain-repoll rule, the budget and the
 //! pre-poll take: about 37 of `yield_16`'s 140 and 93 of `unordered_selfwake_100k_c64`'s
-//! 589), and a growable arena's memory policy (the release check and the prefetch: 68 of
-//! `burst_100k`'s 470). Panic repair and the key check cost nothing measurable, tokio's budget
+//! 589), and a growable arena's memory policy (the release check: 37 of `burst_100k`'s
+//! 470). Panic repair and the key check cost nothing measurable, tokio's budget
 //! nothing unless it is enabled, and the merge's rotation saves more than any mechanism
 //! costs. Not every figure is a saving to be had: when a value leaves, the owner learns
 //! whether both of its slot's entries were free of wakers, and no counted waker of a freed
@@ -261,6 +260,23 @@
 //! `wake_by_ref` forced inline into the by-value `wake` (timers and channels wake theirs
 //! so): the common cross-thread wake ran 52 instructions either way, the call's cost spent
 //! again on the entry's offset, and a wake that raised the set ran 2 more.
+//!
+//! Removed after measuring: a round of a growable arena past 256 KiB of slots prefetched the
+//! next queued slot while it polled one. It had taken a sixth off a map of 10,000 streams
+//! woken from 4 threads, on the CPU it was added on and with the loop of then. Switched off on
+//! an Intel Xeon (family 6, model 167), no row lost: `unordered_held_100k` 0.390-0.397x to
+//! 0.370-0.374x futures-buffered, `burst_100k` 0.413-0.437x to 0.399-0.421x,
+//! `map_streams_10k` 0.94-1.06x to 0.90-0.95x `StreamMap`. Removed on an AMD EPYC Zen 4
+//! (family 25, model 17), no row lost either (the same method: three runs each, the two
+//! builds alternating, over a peer in the same process): `merge_held_10k` growable
+//! 0.86-0.91x to 0.81-0.85x futures-buffered, `unordered_held_100k` 0.750-0.755x to
+//! 0.712-0.732x, `burst_100k` 0.750-0.766x to 0.707-0.717x, `unordered_sparse_10k` growable
+//! 1.01-1.04x to 0.97-1.00x, `unordered_held_256` (too small to prefetch) 0.80-0.83x to
+//! 0.82-0.83x; `map_streams_10k`, a noisy row of 4 threads, 0.66-0.82x to 0.61-0.76x
+//! `StreamMap` (six runs). Instructions against `16fa764`: `burst_100k` 364.8 to 343.9,
+//! `merge_held_10k` growable 141.9 to 127.9, `unordered_held_100k` 137.5 to 130.5,
+//! `unordered_sparse_10k` growable 440.6 to 429.0, `unordered_ready_512k` 191.7 to 188.7;
+//! `unordered_held_256` 153.7 to 156.6 (the loop is now one function, inlined elsewhere).
 //!
 //! # Layers
 //!

@@ -175,13 +175,6 @@ pub trait Slots<T>: Marks {
     /// How many values are held.
     fn count(&self) -> usize;
 
-    /// Whether a round prefetches the next queued slot while it polls one (see
-    /// [`prefetch_pays`](crate::storage::store::prefetch_pays)).
-    fn prefetches(&self) -> bool;
-
-    /// Asks the CPU for slot `id`'s storage (see [`prefetch`]).
-    fn prefetch(&self, id: u32);
-
     /// The owner's parent word: the wake table's top word, or a hub's; `None` while the kind
     /// has no wake table yet (a growable arena before its first group).
     fn parent_word(&self) -> Option<&ParentWord>;
@@ -542,16 +535,8 @@ impl Rounds {
             return Poll::Ready(None);
         }
         self.begin(slots);
-        // A small arena's slots stay in a core's caches from one poll to the next: its loop
-        // tests nothing for the prefetch (guarded by `merge_hot_16`).
-        let prefetch = slots.prefetches();
         loop {
-            let queued = if prefetch {
-                self.poll_queued::<true, T, S, R, F>(slots, cx.waker(), budget, f)
-            } else {
-                self.poll_queued::<false, T, S, R, F>(slots, cx.waker(), budget, f)
-            };
-            match queued {
+            match self.poll_queued(slots, cx.waker(), budget, f) {
                 Queued::Ready(out) => return Poll::Ready(Some(out)),
                 Queued::Yield => {
                     self.wake_task(slots, cx);
@@ -617,11 +602,10 @@ impl Rounds {
     }
 
     /// Polls the slots queued for this round until one gives an output, none is left, or
-    /// `budget` is spent, prefetching the next queued slot while it polls one if `PREFETCH`.
-    /// Each queued slot is polled once and counted against the budget; a `Pending` value
-    /// polled again in vain strikes the round.
+    /// `budget` is spent. Each queued slot is polled once and counted against the budget; a
+    /// `Pending` value polled again in vain strikes the round.
     #[inline(always)]
-    fn poll_queued<const PREFETCH: bool, T, S, R, F>(
+    fn poll_queued<T, S, R, F>(
         &mut self,
         slots: &mut S,
         task: &Waker,
@@ -640,14 +624,6 @@ impl Rounds {
                 return Queued::Yield;
             }
             let id = self.ready.pop_for_poll(slots);
-            if PREFETCH {
-                if let Some(next) = self.ready.front() {
-                    // The next slot is read right after this one's poll: in a large arena
-                    // whose woken slots are scattered, it is most likely out of this core's
-                    // caches.
-                    slots.prefetch(next);
-                }
-            }
             // Only a value polled earlier in this round can have woken this one since the
             // collection that queued it (a wake from another thread meanwhile is concurrent
             // with the poll, which may miss it): the first poll of a round need not look.
@@ -942,28 +918,6 @@ impl Marks for [Mark] {
     fn mark(&mut self, id: u32) -> &mut Mark {
         crate::index::trusted_mut(self, id as usize)
     }
-}
-
-/// Asks the CPU to bring `value`'s first and last bytes (so all of it, up to two cache lines)
-/// into its caches, without waiting for them: a hint, on x86-64 only (nothing elsewhere, or
-/// under Miri).
-#[inline(always)]
-pub(crate) fn prefetch<T>(value: &T) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
-    {
-        use core::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let first = (value as *const T).cast::<i8>();
-        let last = first.wrapping_add(size_of::<T>().saturating_sub(1));
-        // SAFETY: `_mm_prefetch` needs SSE, which is in x86-64's baseline (every x86-64 target
-        // enables it); a prefetch is a hint that cannot fault and changes nothing the program
-        // can observe, and both addresses are inside (or, for a zero-sized `T`, at) `value`.
-        unsafe {
-            _mm_prefetch::<_MM_HINT_T0>(first);
-            _mm_prefetch::<_MM_HINT_T0>(last);
-        }
-    }
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
-    let _ = value;
 }
 
 /// An intrusive FIFO of slots.

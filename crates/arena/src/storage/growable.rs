@@ -9,7 +9,7 @@ use crate::index::{trusted, trusted_mut};
 use crate::key::{self, Key};
 use crate::poll::{Mark, Marks, Polled, Queue, Rounds, Slots, Step};
 use crate::storage::sizing::{FIRST_GROUP, MAX_GROUP, Sizing};
-use crate::storage::store::{self, GROUP_SHIFT, Store, prefetch_pays};
+use crate::storage::store::{self, GROUP_SHIFT, Store};
 use crate::storage::{
     Storage,
     sealed::{Sealed, Token},
@@ -416,17 +416,6 @@ impl<T> Slots<T> for Groups<T> {
     #[inline(always)]
     fn count(&self) -> usize {
         self.len
-    }
-
-    #[inline(always)]
-    fn prefetches(&self) -> bool {
-        prefetch_pays::<T>(self.capacity)
-    }
-
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        let (group, index) = split(id);
-        trusted(&self.stores, group).prefetch(index);
     }
 
     #[inline(always)]

@@ -712,14 +712,6 @@ impl<T> Slots<T> for ArmedSlots<'_, T> {
     }
 
     #[inline(always)]
-    fn prefetches(&self) -> bool {
-        false
-    }
-
-    #[inline(always)]
-    fn prefetch(&self, _id: u32) {}
-
-    #[inline(always)]
     fn parent_word(&self) -> Option<&ParentWord> {
         Some(self.table.parent_word())
     }

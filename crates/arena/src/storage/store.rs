@@ -191,20 +191,6 @@ pub(crate) const RETIRED_GENERATION: u64 = u64::MAX >> 1;
 /// The bit of [`Slot::tag`] that says the slot holds a value.
 const OCCUPIED: u64 = 1;
 
-/// From how many bytes of slots on (all of a growable arena's groups together),
-/// a round prefetches the next queued slot while it polls one: about where the
-/// slots, and what their values point at, stop staying in a core's cache from one poll of a
-/// slot to the next. Below it the prefetch costs more than it saves, since the slots stay
-/// cached. Guarded by `map_streams_10k` (above it) and `merge_hot_16` (below).
-const FAR_SLOTS_BYTES: usize = 256 * 1024;
-
-/// Whether an arena (or growable arena) of `capacity` slots of `T` is past
-/// [`FAR_SLOTS_BYTES`].
-#[inline]
-pub(crate) fn prefetch_pays<T>(capacity: usize) -> bool {
-    capacity >= FAR_SLOTS_BYTES / size_of::<Slot<T>>().max(1)
-}
-
 /// One place for a pinned value: the value (or, free, the next free slot), its tag and its mark.
 pub(crate) struct Slot<T> {
     /// The value while the slot is occupied (see `tag`), the next free slot while it is free.
@@ -1006,12 +992,6 @@ impl<T> Store<T> {
         unsafe { ready_set::is_woken_unchecked(self.table.words(), entry as usize) }
     }
 
-    /// Asks the CPU for slot `index` (see [`poll::prefetch`]).
-    #[inline(always)]
-    pub(crate) fn prefetch(&self, index: usize) {
-        poll::prefetch(trusted(&self.slots, index));
-    }
-
     /// The mark of slot `index`.
     #[inline(always)]
     pub(crate) fn mark_at(&mut self, index: usize) -> &mut Mark {
@@ -1145,18 +1125,6 @@ impl<T> Slots<T> for Store<T> {
     #[inline(always)]
     fn count(&self) -> usize {
         self.len
-    }
-
-    #[inline(always)]
-    fn prefetches(&self) -> bool {
-        // A bounded arena does not prefetch: telling a large one from a small one on each call
-        // costs every output more than the prefetch saves. Guarded by `ready_512k`.
-        false
-    }
-
-    #[inline(always)]
-    fn prefetch(&self, id: u32) {
-        Store::prefetch(self, id as usize);
     }
 
     #[inline(always)]
