@@ -204,21 +204,20 @@
 //! | An owned waker's counts (`clone_waker`, `drop_waker`: the entry's count; the table's reference count only for uncounted wakers and retired entries, `WakeTable::retire`) | stale wakers and memory: a waker may outlive its value and its arena, and a retired entry is bound again only once its wakers are gone | one atomic operation per clone and per drop, where each took two before (the table's count as well); in instructions the same on the timer rows (`unordered_1k_c10` 2078.8, `sleep_65k_wall` 1374.8: the clone's look at the `counted` flag costs what the increment did), in time 3 to 8% on the rows that clone a waker per registration (`unordered_1k_c10`, `sleep_65k_cpu`, Zen 4, three runs each way) | futures-buffered: one atomic per clone and per drop, on one count shared by all the set's wakers; futures-util: one, on the task's `Arc` |
 //! | The registration and the arming drain before `Pending` (`Rounds::register`, `collect(Drain::Arm)`) | no lost wake, and one parent wake per burst | measured on the rows polled with a no-op waker only (under `block_on` a call without them never wakes again): `burst_100k`: 4; 0 on `ready_512k`, `unordered_ready_512k`, `yield_16`, `merge_hot_16_noop` | futures-util registers the task's waker at the start of every call: 29 per item on `ready_512k`, measured; futures-buffered too: 33 per item on `merge_hot_16_noop`, measured |
 //!
-//! What the list says: the promises that cost the most are those about stale wakers (the
-//! entry's release and reuse check, the parity and the drain's test: about 47 of
-//! `ready_512k`'s 156 and 67 of `unordered_selfwake_100k_c64`'s 589), the fairness rules on
-//! values that wake themselves (the round mark, the vain-repoll rule, the budget and the
-//! pre-poll take: about 37 of `yield_16`'s 140 and 93 of `unordered_selfwake_100k_c64`'s
-//! 589), and a growable arena's memory policy (the release check: 37 of `burst_100k`'s
-//! 470). Panic repair and the key check cost nothing measurable, tokio's budget
-//! nothing unless it is enabled, and the merge's rotation saves more than any mechanism
-//! costs. Not every figure is a saving to be had: when a value leaves, the owner learns
-//! whether both of its slot's entries were free of wakers, and no counted waker of a freed
-//! entry can appear before the entry is bound again, so a flag in the free slot's link can
-//! stand for the insert's look at the table. Built, it did not lower `ready_512k` (157
-//! against 156): the look is a load and a test, and carrying the flag from the release to the
-//! link costs as much; the rest of the 21 was what the compiler inlined once the check was
-//! gone. Groups laid out in one reserved range of addresses would make a growable id an
+//! What the list says: the promises that cost the most are those about stale wakers (the entry's
+//! release and reuse check, the parity and the drain's test: about 47 of `ready_512k`'s 156 and 67
+//! of `unordered_selfwake_100k_c64`'s 589), the fairness rules on values that wake themselves (the
+//! round mark, the vain-repoll rule, the budget and the pre-poll take: about 37 of `yield_16`'s 140
+//! and 93 of `unordered_selfwake_100k_c64`'s 589), and a growable arena's memory policy (the
+//! release check: 37 of `burst_100k`'s 470, 439 without the prefetch since removed). Panic repair
+//! and the key check cost nothing measurable, tokio's budget nothing unless it is enabled, and the
+//! merge's rotation saves more than any mechanism costs. Not every figure is a saving to be had:
+//! when a value leaves, the owner learns whether both of its slot's entries were free of wakers,
+//! and no counted waker of a freed entry can appear before the entry is bound again, so a flag in
+//! the free slot's link can stand for the insert's look at the table. Built, it did not lower
+//! `ready_512k` (157 against 156): the look is a load and a test, and carrying the flag from the
+//! release to the link costs as much; the rest of the 21 was what the compiler inlined once the
+//! check was gone. Groups laid out in one reserved range of addresses would make a growable id an
 //! index, and the decode free, at the price of reserving the addresses.
 //!
 //! Measured and not kept (counts against `0309155`'s: `yield_16` 117.3, `ready_512k` 154.0,
@@ -264,19 +263,29 @@
 //! Removed after measuring: a round of a growable arena past 256 KiB of slots prefetched the
 //! next queued slot while it polled one. It had taken a sixth off a map of 10,000 streams
 //! woken from 4 threads, on the CPU it was added on and with the loop of then. Switched off on
-//! an Intel Xeon (family 6, model 167), no row lost: `unordered_held_100k` 0.390-0.397x to
+//! an Intel Xeon (family 6, model 167; three runs each, the two builds alternating, over a
+//! peer in the same process), no row gained from it: `unordered_held_100k` 0.390-0.397x to
 //! 0.370-0.374x futures-buffered, `burst_100k` 0.413-0.437x to 0.399-0.421x,
-//! `map_streams_10k` 0.94-1.06x to 0.90-0.95x `StreamMap`. Removed on an AMD EPYC Zen 4
-//! (family 25, model 17), no row lost either (the same method: three runs each, the two
-//! builds alternating, over a peer in the same process): `merge_held_10k` growable
-//! 0.86-0.91x to 0.81-0.85x futures-buffered, `unordered_held_100k` 0.750-0.755x to
-//! 0.712-0.732x, `burst_100k` 0.750-0.766x to 0.707-0.717x, `unordered_sparse_10k` growable
-//! 1.01-1.04x to 0.97-1.00x, `unordered_held_256` (too small to prefetch) 0.80-0.83x to
-//! 0.82-0.83x; `map_streams_10k`, a noisy row of 4 threads, 0.66-0.82x to 0.61-0.76x
-//! `StreamMap` (six runs). Instructions against `16fa764`: `burst_100k` 364.8 to 343.9,
-//! `merge_held_10k` growable 141.9 to 127.9, `unordered_held_100k` 137.5 to 130.5,
-//! `unordered_sparse_10k` growable 440.6 to 429.0, `unordered_ready_512k` 191.7 to 188.7;
-//! `unordered_held_256` 153.7 to 156.6 (the loop is now one function, inlined elsewhere).
+//! `unordered_sparse_10k` growable 0.740-0.773x to 0.723-0.746x, `merge_held_10k` growable
+//! 1.73-1.78x to 1.63-1.74x the bounded, `map_streams_10k` 0.94-1.06x to 0.90-0.95x
+//! `StreamMap`; `merge_wakes_10k` growable, a noisy row of 4 threads, 0.93-1.24x to
+//! 0.77-1.37x the bounded (seven runs). Removed on an AMD EPYC Zen 4 (family 25, model 17;
+//! the same method), the rows it ran on: `merge_held_10k` growable 0.86-0.91x to 0.81-0.85x
+//! futures-buffered, `unordered_held_100k` 0.750-0.755x to 0.712-0.732x, `burst_100k`
+//! 0.750-0.766x to 0.707-0.717x, `unordered_sparse_10k` growable 1.01-1.04x to 0.97-1.00x;
+//! `map_streams_10k` 0.66-0.82x to 0.61-0.76x `StreamMap` and `merge_wakes_10k` growable
+//! 0.84-1.17x to 0.82-1.85x `StreamMap` (ten runs, medians 0.95x and 0.93x), both noisy rows
+//! of 4 threads (of their runs without it, three of `map_streams_10k`'s six and seven of
+//! `merge_wakes_10k`'s ten had the prefetch switched off by a constant, not removed). Rows it did not run on, which the loop's code moved: `unordered_ready_512k`
+//! 5.27-5.47 to 5.11-5.19 ms, `merge_ready_1k` growable 0.80-0.84x to 0.78-0.81x `StreamMap`,
+//! `merge_hot_16_noop` growable 1.20-1.21x to 1.06-1.24x, `keyed_churn_100k` growable
+//! 2.57-2.62 to 2.56-2.64 ms, `unordered_held_256` 0.80-0.83x to 0.82-0.83x futures-buffered.
+//! Instructions against `16fa764`: `burst_100k` 364.8 to 343.9, `merge_held_10k` growable
+//! 141.9 to 127.9, `unordered_held_100k` 137.5 to 130.5, `unordered_sparse_10k` growable
+//! 440.6 to 429.0, `unordered_ready_512k` 191.7 to 188.7, the hot merges and
+//! `merge_ready_1k` unchanged; one row rose, `unordered_held_256` 153.7 to 156.6: the loop is
+//! inlined into it in both builds, and its code there runs 8 more an item, for a reason not
+//! found (the loop was two copies, one with the prefetch).
 //!
 //! # Layers
 //!
