@@ -269,15 +269,16 @@
 //! 0.740-0.773x to 0.723-0.746x, `merge_held_10k` growable 1.73-1.78x to 1.63-1.74x the bounded,
 //! `map_streams_10k` 0.94-1.06x to 0.90-0.95x `StreamMap`; `merge_wakes_10k` growable, a noisy row
 //! of 4 threads, 0.93-1.24x to 0.77-1.37x the bounded (seven runs). Removed on an AMD EPYC Zen 4
-//! (family 25, model 17; the same method), the rows it ran on: `merge_held_10k` growable 0.86-0.91x
-//! to 0.81-0.85x futures-buffered, `unordered_held_100k` 0.750-0.755x to 0.712-0.732x, `burst_100k`
-//! 0.750-0.766x to 0.707-0.717x, `unordered_sparse_10k` growable 1.01-1.04x to 0.97-1.00x;
-//! `map_streams_10k` 0.66-0.82x to 0.61-0.76x `StreamMap` and `merge_wakes_10k` growable 0.84-1.17x
-//! to 0.82-1.85x `StreamMap` (ten runs, medians 0.95x and 0.93x), both noisy rows of 4 threads (of
-//! their runs without it, three of `map_streams_10k`'s six and seven of `merge_wakes_10k`'s ten had
-//! the prefetch switched off by a constant, not removed). Rows it did not run on, which the loop's
-//! code moved: `unordered_ready_512k` 5.27-5.47 to 5.11-5.19 ms, `merge_ready_1k` growable
-//! 0.80-0.84x to 0.78-0.81x `StreamMap`, `merge_hot_16_noop` growable 1.20-1.21x to 1.06-1.24x,
+//! (family 25, model 17; three runs each, the two builds alternating, each over a peer run just
+//! after it), the rows it ran on: `merge_held_10k` growable 0.86-0.91x to 0.81-0.85x
+//! futures-buffered, `unordered_held_100k` 0.750-0.755x to 0.712-0.732x, `burst_100k` 0.750-0.766x
+//! to 0.707-0.717x, `unordered_sparse_10k` growable 1.01-1.04x to 0.97-1.00x; `map_streams_10k`
+//! 0.66-0.82x to 0.61-0.76x `StreamMap` and `merge_wakes_10k` growable 0.84-1.17x to 0.82-1.85x
+//! `StreamMap` (ten runs, medians 0.95x and 0.93x), both noisy rows of 4 threads (of their runs
+//! without it, three of `map_streams_10k`'s six and seven of `merge_wakes_10k`'s ten had the
+//! prefetch switched off by a constant, not removed). Rows it did not run on, which the loop's code
+//! moved: `unordered_ready_512k` 5.27-5.47 to 5.11-5.19 ms, `merge_ready_1k` growable 0.80-0.84x to
+//! 0.78-0.81x `StreamMap`, `merge_hot_16_noop` growable 1.20-1.21x to 1.06-1.24x,
 //! `keyed_churn_100k` growable 2.57-2.62 to 2.56-2.64 ms, `unordered_held_256` 0.80-0.83x to
 //! 0.82-0.83x futures-buffered. Instructions against `16fa764`: `burst_100k` 364.8 to 343.9,
 //! `merge_held_10k` growable 141.9 to 127.9, `unordered_held_100k` 137.5 to 130.5,
