@@ -259,22 +259,26 @@
 //! `wake_by_ref` forced inline into the by-value `wake` (timers and channels wake theirs
 //! so): the common cross-thread wake ran 52 instructions either way, the call's cost spent
 //! again on the entry's offset, and a wake that raised the set ran 2 more.
-//! Against `896c4f7` (times on an AMD EPYC Zen 4, family 25 model 17: each build's row, then
-//! `StreamMap`'s in the next process, three runs each, the two builds alternating): a growable
-//! arena of one group polled through a view of it whose slot ids are the group's indexes, taken
-//! when a call finds one group. The head's and the tail's lookups lost 8 instructions, as a
-//! bounded arena's, but the two copies of the loop in the caller handed their result back
-//! through the stack, and each call tested the count of groups: `merge_hot_16_noop` growable 57
-//! to 58 and 1.20-1.22x to 1.33-1.36x `StreamMap`'s time, `merge_hot_16` growable 63 to 66 and
-//! 1.07-1.10x to 1.20-1.28x, `merge_ready_1k` growable (several groups) 67.3 to 76.2. For the
-//! sets alone: `unordered_held_100k` 130.5 to 125.5 and `unordered_held_256` 156.6 to 151.6, but
-//! `keyed_churn_100k` growable 380.0 to 384.5 and `unordered_ready_512k` 188.7 to 190.7. The
-//! rotation's write to the tail's link through `rotating_mark`: the compiler merged the two ways
-//! back into the decode, `merge_hot_16_noop` growable 57 to 58, `merge_ready_1k` growable 67.3
-//! to 73.1. Every growable poll's lookup through `hot_mut`: 1 to 13% more on the growable rows
-//! (`merge_hot_16_noop` 57 to 60, `merge_ready_1k` 67.3 to 76.1, `unordered_held_100k` 130.5 to
-//! 136.5). A group's slots written four to a turn of `make_all`'s loop: `unordered_held_100k`
-//! 130.5 to 130.2 (the compiler unrolls it by two already).
+//!
+//! Counted against `896c4f7`: a growable arena of one group polled through a view of it whose
+//! slot ids are the group's indexes, taken when a call finds one group. In the hot merge's
+//! code (callgrind) the head's and the tail's lookups were a bounded arena's, but the caller
+//! held two copies of the loop, whose result came back through the stack, and each call tested
+//! the count of groups: `merge_hot_16_noop` growable 57 to 58, `merge_hot_16` growable 63 to
+//! 66, `merge_ready_1k` growable (several groups) 67.3 to 76.2. Timed on an AMD EPYC Zen 4
+//! (family 25, model 17; each build's row, then `StreamMap`'s in the next process, three runs
+//! each, the two builds alternating): `merge_hot_16_noop` 1.20-1.22x to 1.33-1.36x `StreamMap`,
+//! `merge_hot_16` 1.07-1.10x to 1.20-1.28x, `merge_ready_1k` 0.69-0.83x to 0.65-0.73x (a noisy
+//! row). For the sets alone (not timed): `unordered_held_100k` 130.5 to 125.5 and
+//! `unordered_held_256` 156.6 to 151.6, but `keyed_churn_100k` growable 380.0 to 384.5,
+//! `unordered_ready_512k` 188.7 to 190.7 and `burst_100k` 343.9 to 345.9. Instructions only:
+//! the rotation's write to the tail's link through `rotating_mark`, `merge_hot_16_noop`
+//! growable 57 to 58, `merge_hot_16` 63 to 64, `merge_ready_1k` 67.3 to 73.1; every growable
+//! poll's lookup through `hot_mut` (the branch above, with its checked index), 0 to 13% more on
+//! the growable rows (`merge_hot_16` unchanged at 63, `merge_hot_16_noop` 57 to 60,
+//! `merge_ready_1k` 67.3 to 76.1, `unordered_held_100k` 130.5 to 136.5); a group's slots
+//! written four to a turn of `make_all`'s loop, which the compiler unrolls by two already,
+//! `unordered_held_100k` 130.5 to 130.2, `merge_held_10k` growable 127.9 to 127.7.
 //!
 //! Removed after measuring: a round of a growable arena past 256 KiB of slots prefetched the next
 //! queued slot while it polled one. It had taken a sixth off a map of 10,000 streams woken from 4
