@@ -280,6 +280,16 @@
 //! written four to a turn of `make_all`'s loop, which the compiler unrolls by two already,
 //! `unordered_held_100k` 130.5 to 130.2, `merge_held_10k` growable 127.9 to 127.7.
 //!
+//! Counted against `7325ecf` (instructions only): the same view for a merge's first poll alone
+//! (`Rounds::poll_first` through the view while the arena has one group, the rest of the round
+//! through the groups). With both ways inlined: `merge_hot_16_noop` growable 57 to 51,
+//! `merge_hot_16` unchanged at 63, but `merge_ready_1k` (several groups) 67.3 to 80.2 and
+//! `merge_sparse_10k` 528.4 to 531.7: the several-group way ran more of its own code, its
+//! decode and the tail's lookup among it (callgrind, line by line). With the several-group way
+//! out of line: 48 and 56 on the one-group rows, but `merge_ready_1k` 108.3 and
+//! `merge_sparse_10k` 572.9. Reaching group 0 through `first` in the view, in place of the
+//! groups' vector, changed no count.
+//!
 //! Removed after measuring: a round of a growable arena past 256 KiB of slots prefetched the next
 //! queued slot while it polled one. It had taken a sixth off a map of 10,000 streams woken from 4
 //! threads, on the CPU it was added on and with the loop of then. Switched off on an Intel Xeon
