@@ -9,6 +9,7 @@ use core::task::{Context, Poll};
 use futures_core::future::FusedFuture;
 use futures_core::stream::Stream;
 use pin_project::pin_project;
+use pinfold_arena::unwind;
 
 /// A stream that can be driven without taking an item: its buffered futures are polled, and
 /// futures from its source started, while its consumer is busy with the item before.
@@ -109,7 +110,8 @@ pub trait ProgressStreamExt: Stream {
     /// # Panics
     ///
     /// A panic in `f`, or in the poll of the future it returned, propagates out of the poll;
-    /// that item's future is dropped, and polling again goes on with the next item. A panic in
+    /// that item's future is dropped (if its `Drop` panics too, the poll's panic is the one
+    /// that goes on), and polling again goes on with the next item. A panic in
     /// a buffered future propagates as the crate's
     /// [*When a future panics*](crate#when-a-future-panics) says, and the future for the
     /// current item is kept.
@@ -244,16 +246,26 @@ where
         }
         loop {
             if this.current.is_some() {
-                // Dropped with its future if that poll panics: the next poll takes the next
-                // item.
-                let mut current = ClearOnDrop(this.current.as_mut());
-                if current.poll(cx).is_pending() {
-                    core::mem::forget(current);
+                // If that poll panics, the item's future is dropped (a panic of its `Drop` then
+                // is dropped, and the poll's goes on): the next poll takes the next item.
+                let polled = unwind::repair_on_unwind(
+                    &mut this.current,
+                    |current| {
+                        current
+                            .as_mut()
+                            .as_pin_mut()
+                            .expect("the item's future is there until it completes")
+                            .poll(cx)
+                    },
+                    |current| current.set(None),
+                );
+                if polled.is_pending() {
                     // The buffered futures run while the item's future waits; whether the
                     // stream could move or not, the item's future will wake the task.
                     let _ = this.stream.as_mut().poll_progress(cx);
                     return Poll::Pending;
                 }
+                this.current.set(None);
             }
             match this.stream.as_mut().poll_next(cx) {
                 Poll::Ready(Some(item)) => this.current.set(Some((this.f)(item))),
@@ -264,26 +276,6 @@ where
                 Poll::Pending => return Poll::Pending,
             }
         }
-    }
-}
-
-/// The future for the current item, cleared when this is dropped: after it completed, or
-/// while its poll unwinds.
-struct ClearOnDrop<'a, Fut>(Pin<&'a mut Option<Fut>>);
-
-impl<Fut: Future<Output = ()>> ClearOnDrop<'_, Fut> {
-    fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        self.0
-            .as_mut()
-            .as_pin_mut()
-            .expect("the item's future is there until it completes")
-            .poll(cx)
-    }
-}
-
-impl<Fut> Drop for ClearOnDrop<'_, Fut> {
-    fn drop(&mut self) {
-        self.0.set(None);
     }
 }
 

@@ -476,6 +476,51 @@ fn a_consumer_that_panics_loses_its_item_and_for_each_driven_goes_on() {
     assert_eq!(seen, [0, 1, 2, 3, 4]);
 }
 
+/// The future for an item: its poll panics, and its `Drop` then panics too.
+struct FailsTwice;
+
+impl Future for FailsTwice {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        panic!("the item's future fails")
+    }
+}
+
+impl Drop for FailsTwice {
+    fn drop(&mut self) {
+        panic!("and so does its drop")
+    }
+}
+
+#[test]
+fn a_consumer_future_whose_poll_and_drop_panic_loses_its_item_and_for_each_driven_goes_on() {
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let mut calls = 0;
+    let mut all = Box::pin(
+        stream::iter(0..3u64)
+            .map(std::future::ready)
+            .unordered_buffer(2)
+            .for_each_driven(|_| {
+                calls += 1;
+                FailsTwice
+            }),
+    );
+    let mut cx = Context::from_waker(Waker::noop());
+    for _ in 0..3 {
+        let polled = catch_unwind(AssertUnwindSafe(|| all.as_mut().poll(&mut cx)));
+        // The poll's panic goes on; the drop's, made while it unwinds, is dropped.
+        let panic = polled.expect_err("the item's future panics");
+        assert_eq!(
+            panic.downcast_ref::<&str>(),
+            Some(&"the item's future fails")
+        );
+    }
+    assert_eq!(all.as_mut().poll(&mut cx), Poll::Ready(()));
+    drop(all);
+    assert_eq!(calls, 3);
+}
+
 #[test]
 fn for_each_driven_ends_with_the_stream_and_is_fused() {
     use futures_core::future::FusedFuture;
