@@ -66,7 +66,8 @@ pub struct AdaptiveSettings {
     /// The most the limit grows to: the capacity of the buffer it steers (it cannot run more).
     pub max: usize,
     /// A future whose latency exceeds `tolerance` times the baseline signals congestion.
-    /// Default 1.5.
+    /// Default 1.5. `f64::INFINITY` counts no latency as congestion, only failures
+    /// ([`measure_try`](Adaptive::measure_try), [`measure_with`](Adaptive::measure_with)).
     pub tolerance: f64,
     /// On congestion the limit is multiplied by `backoff`. Default 0.75.
     pub backoff: f64,
@@ -375,7 +376,7 @@ impl<C: Clock> Adaptive<C> {
         let congested = failed
             || state
                 .baseline
-                .is_some_and(|baseline| latency > baseline.mul_f64(settings.tolerance));
+                .is_some_and(|baseline| latency > threshold(baseline, settings.tolerance));
         if congested {
             // Relaxed: `cuts` is written only under the lock, which orders it here.
             let cuts = shared.cuts.load(Ordering::Relaxed);
@@ -428,6 +429,13 @@ impl<C> Adaptive<C> {
     pub fn settings(&self) -> AdaptiveSettings {
         self.shared.settings
     }
+}
+
+/// The latency past which a future signals congestion: `tolerance` times `baseline`, or none
+/// (`Duration::MAX`) when that is past any duration (an infinite tolerance counts only
+/// failures).
+fn threshold(baseline: Duration, tolerance: f64) -> Duration {
+    Duration::try_from_secs_f64(baseline.as_secs_f64() * tolerance).unwrap_or(Duration::MAX)
 }
 
 impl<C> Shared<C> {

@@ -233,3 +233,47 @@ fn a_waker_woken_by_a_raise_may_read_the_adaptive_limit() {
         .expect("the raise deadlocked");
     assert_eq!(output, Poll::Ready(Some(7)));
 }
+
+/// An infinite tolerance (or one so large that the threshold is past any duration) counts no
+/// latency as congestion, only failures: futures that each take twice as long as the one before
+/// finish with their outputs, and the limit never falls; a failure cuts it.
+#[test]
+fn a_tolerance_past_any_duration_counts_only_failures() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    for tolerance in [f64::INFINITY, f64::MAX] {
+        let settings = AdaptiveSettings {
+            initial: 4,
+            tolerance,
+            ..AdaptiveSettings::new(8)
+        };
+        // Each read of the clock is a second later than the last: every latency is longer
+        // than any before it.
+        let ticks = Arc::new(AtomicU64::new(0));
+        let clock = {
+            let ticks = ticks.clone();
+            move || Duration::from_secs(ticks.fetch_add(1, Ordering::Relaxed))
+        };
+        let adaptive = Adaptive::with_clock(settings, clock);
+        let outputs: Vec<u32> = futures_executor::block_on(
+            stream::iter(0..20u32)
+                .map(|n| adaptive.measure(async move { n }))
+                .unordered_buffer(8)
+                .limit(adaptive.limit())
+                .collect(),
+        );
+        assert_eq!(outputs.len(), 20, "tolerance {tolerance}: every output");
+        assert!(adaptive.get() >= 4, "tolerance {tolerance}: never cut");
+        let failed: Vec<Result<u32, ()>> = futures_executor::block_on(
+            stream::iter([adaptive.measure_try(async { Err::<u32, ()>(()) })])
+                .unordered_buffer(8)
+                .limit(adaptive.limit())
+                .collect(),
+        );
+        assert_eq!(failed, [Err(())]);
+        assert!(
+            adaptive.get() < 8,
+            "tolerance {tolerance}: a failure cuts the limit"
+        );
+    }
+}
