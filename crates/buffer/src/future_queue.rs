@@ -196,7 +196,7 @@ pub(crate) struct Queue<St, Fut: Future, G, S, T = Untagged<<Fut as Future>::Out
     pub(crate) tagging: T,
     /// The place of the tagged future being polled, while it is and, once it finished, until
     /// its output is out of the arena: if its poll or `Drop` panics, this still names it.
-    pub(crate) polling: Cell<Option<u64>>,
+    pub(crate) polling: Option<u64>,
 }
 
 /// Gives back the charge of the future being polled, when it finished or when its poll (or
@@ -226,7 +226,7 @@ impl<St, Fut: Future, G, S: Steering, T> Queue<St, Fut, G, S, T> {
             finished: VecDeque::new(),
             terminated: false,
             tagging,
-            polling: Cell::new(None),
+            polling: None,
         }
     }
 
@@ -315,7 +315,7 @@ where
         round: &mut Option<Budget>,
     ) -> Poll<Option<(Option<usize>, Fut::Output)>> {
         let this = self.project();
-        let polling = &*this.polling;
+        let polling = &mut *this.polling;
         let in_poll = Cell::new(None);
         let _release = Release {
             weights: this.weights,
@@ -330,7 +330,7 @@ where
                 FutureOrOutputProj::Running(future) => {
                     in_poll.set(Some(*slot.charge));
                     if T::TAGGED {
-                        polling.set(Some(T::place(&future)));
+                        *polling = Some(T::place(&future));
                     }
                     match future.poll(cx) {
                         // The arena drops the future; `_release` gives its charge back. Its
@@ -339,7 +339,7 @@ where
                         Poll::Pending => {
                             in_poll.set(None);
                             if T::TAGGED {
-                                polling.set(None);
+                                *polling = None;
                             }
                             Step::Pending
                         }
@@ -352,7 +352,7 @@ where
         };
         let polled = arena.poll_with_budget(cx, budget, &mut poll);
         if T::TAGGED && polled.is_ready() {
-            polling.set(None);
+            *polling = None;
         }
         polled.map(|polled| polled.map(|(_, out)| out))
     }
@@ -468,7 +468,7 @@ where
             _future: core::marker::PhantomData,
         };
         let finished = &mut *this.finished;
-        let polling = &*this.polling;
+        let polling = &mut *this.polling;
         let mut budget = this.arena.start_round();
         let mut poll = |key, slot: Pin<&mut Slot<Fut>>, cx: &mut Context<'_>| {
             let slot = slot.project();
@@ -479,12 +479,12 @@ where
             };
             in_poll.set(Some(charge));
             if T::TAGGED {
-                polling.set(Some(T::place(&future)));
+                *polling = Some(T::place(&future));
             }
             let Poll::Ready(out) = future.poll(cx) else {
                 in_poll.set(None);
                 if T::TAGGED {
-                    polling.set(None);
+                    *polling = None;
                 }
                 return Step::Pending;
             };
@@ -494,7 +494,7 @@ where
             // The output holds the charge until it is taken.
             in_poll.set(None);
             if T::TAGGED {
-                polling.set(None);
+                *polling = None;
             }
             finished.push_back(key);
             Step::Settled

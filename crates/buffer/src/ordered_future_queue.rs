@@ -84,7 +84,7 @@ where
 }
 
 /// Skips the place of the future whose poll or `Drop` panicked, if one did.
-fn skip_lost<O>(polling: &core::cell::Cell<Option<u64>>, ring: &mut ReorderRing<O>) {
+fn skip_lost<O>(polling: &mut Option<u64>, ring: &mut ReorderRing<O>) {
     if let Some(seq) = polling.take() {
         ring.lose(seq);
     }

@@ -1260,3 +1260,28 @@ fn a_driven_queue_waiting_for_a_shared_limit_is_pending() {
     assert_eq!(Pin::new(&mut queue).poll_progress(&mut cx), Poll::Ready(()));
     assert_eq!(poll_with(&mut queue, &waker), Poll::Ready(Some(5)));
 }
+
+/// The queues cross threads as future-queue's and the crate's other buffers do: `Send` and
+/// `Sync` when their source and its futures are, `Unpin` when the source is.
+#[test]
+fn the_queues_are_send_sync_and_unpin_when_their_parts_are() {
+    use pinfold_buffer::{
+        FutureQueue, FutureQueueGrouped, OrderedFutureQueue, OrderedFutureQueueGrouped,
+    };
+    use pinfold_testkit::auto_traits::{send, sync, unpin};
+    type Source = stream::Iter<std::vec::IntoIter<(usize, std::future::Ready<u8>)>>;
+    type Grouped =
+        stream::Iter<std::vec::IntoIter<(usize, Option<&'static str>, std::future::Ready<u8>)>>;
+    send::<FutureQueue<Source>>();
+    sync::<FutureQueue<Source>>();
+    unpin::<FutureQueue<Source>>();
+    send::<FutureQueueGrouped<Grouped, &'static str>>();
+    sync::<FutureQueueGrouped<Grouped, &'static str>>();
+    unpin::<FutureQueueGrouped<Grouped, &'static str>>();
+    send::<OrderedFutureQueue<Source>>();
+    sync::<OrderedFutureQueue<Source>>();
+    unpin::<OrderedFutureQueue<Source>>();
+    send::<OrderedFutureQueueGrouped<Grouped, &'static str>>();
+    sync::<OrderedFutureQueueGrouped<Grouped, &'static str>>();
+    unpin::<OrderedFutureQueueGrouped<Grouped, &'static str>>();
+}
