@@ -377,6 +377,17 @@ where
         Some((charge.group(), out))
     }
 
+    /// Whether an output that finished while the queue was driven, waiting in its slot, is
+    /// one `wanted` picks out.
+    pub(crate) fn holds_finished(&self, wanted: impl Fn(&Fut::Output) -> bool) -> bool {
+        self.finished.iter().any(|&key| {
+            matches!(
+                self.arena.get(key),
+                Some(Slot { state: FutureOrOutput::Finished(out), .. }) if wanted(out)
+            )
+        })
+    }
+
     /// Whether futures wait to start (from the source, or in a group's queue).
     fn has_waiting(&self) -> bool {
         self.waiting.is_some() || self.weights.queued() > 0

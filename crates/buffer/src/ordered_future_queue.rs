@@ -110,7 +110,17 @@ where
     if this.tagging.ring.head_is_held() {
         return Poll::Ready(());
     }
-    queue.poll_progress(cx)
+    if queue.as_mut().poll_progress(cx).is_ready() {
+        return Poll::Ready(());
+    }
+    // Driven, a finished output waits in its slot until `poll_next` takes it: the head's can
+    // be taken now.
+    let head = queue.tagging.ring.head();
+    if queue.holds_finished(|&(seq, _)| seq == head) {
+        Poll::Ready(())
+    } else {
+        Poll::Pending
+    }
 }
 
 /// The queue's bounds (an output kept through a refill that panicked among them) and the
@@ -302,7 +312,8 @@ where
     S: Steering,
 {
     /// As [`FutureQueue`](crate::FutureQueue)'s; `Ready` also when the next output in order
-    /// is held, or the window stops the source.
+    /// has finished (held in the ring, or in its slot while the queue is driven), or the window
+    /// stops the source.
     fn poll_progress(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         progress(self.project().queue, cx)
     }

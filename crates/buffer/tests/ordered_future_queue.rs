@@ -459,3 +459,34 @@ fn a_panicking_task_waker_skips_no_place() {
         );
     }
 }
+
+/// Driven, the queue is `Ready` once the next output in order has finished, also while a
+/// future behind it still runs and the source waits: that output can be taken.
+#[test]
+fn a_driven_queue_is_ready_once_the_next_output_in_order_has_finished() {
+    use futures_util::future::{Either, pending, ready};
+    use pinfold_buffer::ProgressStream;
+    let mut items = vec![
+        (1, Either::Left(ready(0usize))),
+        (1, Either::Right(pending::<usize>())),
+    ];
+    items.reverse();
+    // Gives its two items, then waits for good.
+    let source = stream::poll_fn(move |_| match items.pop() {
+        Some(item) => Poll::Ready(Some(item)),
+        None => Poll::Pending,
+    });
+    let mut queue = source.ordered_future_queue(4);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let mut progress = Vec::new();
+    for _ in 0..2 {
+        progress.push(std::pin::Pin::new(&mut queue).poll_progress(&mut cx));
+    }
+    assert_eq!(
+        progress.last(),
+        Some(&Poll::Ready(())),
+        "{progress:?}: {queue:?}"
+    );
+    assert_eq!(poll_once(&mut queue), Poll::Ready(Some(0)));
+    assert!(poll_once(&mut queue).is_pending());
+}
