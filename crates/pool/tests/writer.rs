@@ -1047,3 +1047,61 @@ fn runs_past_a_batchs_room_come_in_the_next_batch() {
     assert_eq!(sizes, [64, 36]);
     assert_eq!(sent, (0..100).collect::<Vec<u8>>());
 }
+
+/// A sink whose first write fails with `Interrupted` (a signal came: `EINTR`), then takes
+/// everything.
+#[cfg(feature = "std")]
+struct InterruptedOnce {
+    out: Vec<u8>,
+    interrupted: bool,
+}
+
+#[cfg(feature = "std")]
+impl std::io::Write for InterruptedOnce {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.write_vectored(&[std::io::IoSlice::new(bytes)])
+    }
+
+    fn write_vectored(&mut self, slices: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+        if !self.interrupted {
+            self.interrupted = true;
+            return Err(std::io::ErrorKind::Interrupted.into());
+        }
+        let mut written = 0;
+        for slice in slices {
+            self.out.extend_from_slice(slice);
+            written += slice.len();
+        }
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `Batch::write_all_to` retries a write that was interrupted, as `std::io::Write::write_all`
+/// does: every byte once.
+#[cfg(feature = "std")]
+#[test]
+fn write_all_to_retries_an_interrupted_write() {
+    let pool = BufferPool::new(4, 8);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    for word in [&b"abc"[..], b"def"] {
+        let mut room = writer.try_reserve(word.len()).unwrap();
+        room.copy_from_slice(word);
+        room.commit();
+    }
+    drop(writer);
+    let mut out = InterruptedOnce {
+        out: Vec::new(),
+        interrupted: false,
+    };
+    while let Some(batch) = block_on(flusher.next_batch()) {
+        batch
+            .write_all_to(&mut out)
+            .expect("an interrupted write is retried");
+    }
+    assert!(out.interrupted);
+    assert_eq!(out.out, b"abcdef");
+}

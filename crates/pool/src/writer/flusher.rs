@@ -237,13 +237,18 @@ impl Batch<'_> {
     }
 
     /// Writes every packet to `out`, with vectored writes of up to 64 packets, until all is
-    /// written or an error comes.
+    /// written or an error comes. A write that fails with `ErrorKind::Interrupted` is made
+    /// again, as `std::io::Write::write_all` does.
     #[cfg(feature = "std")]
     #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
     pub fn write_all_to(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
         let mut cursor = BatchCursor::default();
         while cursor.next < self.packets.len() {
-            let written = cursor.write_with(self.packets, |slices| out.write_vectored(slices))?;
+            let written = match cursor.write_with(self.packets, |slices| out.write_vectored(slices))
+            {
+                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+                written => written?,
+            };
             cursor.advance(self.packets, written)?;
         }
         Ok(())
