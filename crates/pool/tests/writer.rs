@@ -1105,3 +1105,25 @@ fn write_all_to_retries_an_interrupted_write() {
     assert!(out.interrupted);
     assert_eq!(out.out, b"abcdef");
 }
+
+/// A buffer filled to its last byte is full, and goes to the flusher at once: by a message
+/// that takes a whole buffer, and by one that takes the rest of a buffer begun by another.
+#[test]
+fn a_buffer_filled_to_its_last_byte_goes_to_the_flusher_at_once() {
+    let pool = BufferPool::new(3, 8);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    for messages in [&[&b"12345678"[..]][..], &[b"abc", b"defgh"]] {
+        for message in messages {
+            let mut room = writer.try_reserve(message.len()).unwrap();
+            room.copy_from_slice(message);
+            room.commit();
+        }
+        let batch = flusher
+            .try_next_batch()
+            .expect("a full buffer goes to the flusher without waiting for the next message");
+        let bytes: Vec<u8> = batch.iter().flat_map(|packet| packet.to_vec()).collect();
+        assert_eq!(bytes, messages.concat());
+    }
+    drop(writer);
+    assert!(block_on(flusher.next_batch()).is_none());
+}

@@ -50,7 +50,9 @@
 //!   its own being filled, and a clone takes the next lane in turn, so that handles on threads
 //!   running side by side do not share a buffer; handles of one lane interleave in reservation
 //!   order.
-//! - **Batches.** The flusher gets a buffer when it is full, when a writer or the flusher asks
+//! - **Batches.** The flusher gets a buffer when it is full (a message that ends at its last
+//!   byte fills it: it takes no more, and goes as its reservations end), when a writer or the
+//!   flusher asks
 //!   for a flush ([`Writer::flush`], [`Flusher::flush_open`]: every lane's buffer being
 //!   filled), when a writer is about to wait for a buffer (see *Waiting*), and when the last
 //!   `Writer` handle is dropped. A buffer with a reservation still
@@ -105,13 +107,16 @@
 //! waker is woken or dropped after it is released): opening a slot on a new buffer (zeroed and
 //! frozen into one packet of all its bytes, which the writer keeps; its base is stored, then
 //! its word with the opener's reservation, with `Release`, then it is made its lane's current
-//! one), sealing a current one (a full buffer is handed over by that, in O(1)), an abandoned
+//! one; a reservation of the whole buffer opens it sealed instead), sealing a current one (a
+//! full buffer is handed over by that, in O(1); a reservation that fills its slot to the last
+//! byte seals it at once, under the lock, if the slot is still its lane's current), an abandoned
 //! reservation (its room is zeroed and goes back if nothing was handed out after it, by a CAS
 //! of the word, or else is marked as a hole), the seal of every lane's current slot by a
 //! writer about to wait for a buffer (counted in a word that a writer reads before it asks the
 //! pool for a buffer, and again when it opens a slot on it: if a seal came in between, it
-//! missed the slot, and the flusher's next walk seals it), and the flusher's walk: it goes through the
-//! buffers in the order they were opened, skips the rest of a lane from its first buffer whose
+//! missed the slot, and the flusher's next walk seals it), and the flusher's walk: it goes
+//! through the buffers in the order they were opened, skips the rest of a lane from its first
+//! buffer whose
 //! count (loaded with `Acquire`, which pairs with the commits' `Release`) is not 0, and gives
 //! each run of committed bytes up to the word's offset as a slice of the buffer's packet.
 //!

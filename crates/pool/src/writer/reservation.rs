@@ -74,8 +74,33 @@ impl Shared {
     #[inline]
     fn reserve(&self, lane: usize, len: usize) -> Result<Option<Room>, ReserveError> {
         match self.reserve_in_current(lane, len) {
-            Some(room) => Ok(Some(room)),
+            Some(room) => {
+                if room.fills(self.size) {
+                    self.seal_filled(lane, room.slot);
+                }
+                Ok(Some(room))
+            }
             None => self.reserve_slow(lane, len),
+        }
+    }
+
+    /// Seals slot `index`, which a reservation of `lane` just filled to its last byte: no
+    /// later reservation fits, so the flusher gets its buffer as its reservations end, not
+    /// once the next one finds it full. Unless a writer sealed it meanwhile (and may have
+    /// opened another for the lane).
+    #[cold]
+    #[inline(never)]
+    fn seal_filled(&self, lane: usize, index: u32) {
+        let mut state = self.lock();
+        // Relaxed: only lock holders change `currents`.
+        let wake = if self.currents[lane].load(Ordering::Relaxed) == index {
+            self.seal_current(lane, &mut state)
+        } else {
+            None
+        };
+        drop(state);
+        if let Some(waker) = wake {
+            waker.wake();
         }
     }
 
@@ -88,6 +113,16 @@ impl Shared {
         }
         // Another writer may have opened a new slot meanwhile.
         if let Some(room) = self.reserve_in_current(lane, len) {
+            // The lock is held: the slot is still the lane's current one.
+            let wake = if room.fills(self.size) {
+                self.seal_current(lane, &mut state)
+            } else {
+                None
+            };
+            drop(state);
+            if let Some(waker) = wake {
+                waker.wake();
+            }
             return Ok(Some(room));
         }
         let wake = self.seal_current(lane, &mut state);
@@ -181,7 +216,16 @@ impl Shared {
             return Err(ReserveError::Closed);
         }
         if let Some(room) = self.reserve_in_current(lane, len) {
+            // The lock is held: the slot is still the lane's current one.
+            let wake = if room.fills(self.size) {
+                self.seal_current(lane, &mut state)
+            } else {
+                None
+            };
             drop(state);
+            if let Some(waker) = wake {
+                waker.wake();
+            }
             return Ok((room, After::GiveBack(packet)));
         }
         let wake = self.seal_current(lane, &mut state);
@@ -204,11 +248,19 @@ impl Shared {
         state.queue.push_back(index);
         let open = &self.open[index as usize];
         open.base.store(base.as_ptr(), Ordering::Relaxed);
+        // A reservation of the whole buffer leaves it full: sealed at once, and not the lane's
+        // current slot, so that the flusher gets it as the reservation ends.
+        let filled = len == self.size;
         // Release pairs with the Acquire of the reservations' CAS: the base, and the zeroed
         // buffer, happen before their writes. The word holds this writer's reservation.
-        open.word.store(opened(lane, len), Ordering::Release);
-        // Release pairs with the reservations' Acquire load of `currents`.
-        self.currents[lane].store(index, Ordering::Release);
+        open.word.store(
+            opened(lane, len) | if filled { SEALED } else { 0 },
+            Ordering::Release,
+        );
+        if !filled {
+            // Release pairs with the reservations' Acquire load of `currents`.
+            self.currents[lane].store(index, Ordering::Release);
+        }
         drop(state);
         let room = Room {
             slot: index,
@@ -344,6 +396,13 @@ struct Room {
     offset: usize,
     len: usize,
     bytes: NonNull<u8>,
+}
+
+impl Room {
+    /// Whether the room ends at the last byte of its buffer, of `size` bytes.
+    fn fills(&self, size: usize) -> bool {
+        self.offset + self.len == size
+    }
 }
 
 /// A handle that writes messages into the pool's buffers, for its [`Flusher`]. Made by
