@@ -711,8 +711,11 @@ impl Rounds {
                 Some((key, out))
             }
             Step::Done(out) => {
+                // The output is held through the value's `Drop`: if that panics, the output is
+                // dropped as the panic unwinds, and a panic of its own `Drop` then is dropped.
+                let out = unwind::QuietDrop(Some(out));
                 slots.remove(id, self);
-                Some((key, out))
+                Some((key, out.into_inner()?))
             }
         }
     }

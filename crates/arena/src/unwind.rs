@@ -69,6 +69,55 @@ pub(crate) fn take_kept(_: Kept) -> Panic {
         .unwrap_or_else(|| alloc::boxed::Box::new("a kept panic was taken twice"))
 }
 
+/// An `Option` of the user's value (an output held through a call that may panic), dropped as
+/// [`drop_all`] drops: also while a panic unwinds, as when the primitive that holds it is
+/// dropped because of that panic (with `std`, a panic of the value's `Drop` then is dropped
+/// and the first goes on, where plain drop glue would abort). Dereferences to the `Option`.
+#[derive(Debug)]
+pub struct QuietDrop<T>(pub Option<T>);
+
+impl<T> QuietDrop<T> {
+    /// Holds nothing.
+    pub const NONE: Self = Self(None);
+
+    /// What it holds, taken out.
+    #[inline(always)]
+    pub fn into_inner(mut self) -> Option<T> {
+        self.0.take()
+    }
+}
+
+impl<T> Drop for QuietDrop<T> {
+    #[inline]
+    fn drop(&mut self) {
+        // Nothing to do once taken: the compiler drops the whole call then.
+        if let Some(value) = self.0.take() {
+            drop_quietly(value);
+        }
+    }
+}
+
+/// [`QuietDrop`]'s drop of what it holds, out of line: most hold nothing by then.
+#[cold]
+#[inline(never)]
+fn drop_quietly<T>(value: T) {
+    drop_all(Some(value));
+}
+
+impl<T> core::ops::Deref for QuietDrop<T> {
+    type Target = Option<T>;
+
+    fn deref(&self) -> &Option<T> {
+        &self.0
+    }
+}
+
+impl<T> core::ops::DerefMut for QuietDrop<T> {
+    fn deref_mut(&mut self) -> &mut Option<T> {
+        &mut self.0
+    }
+}
+
 /// Calls `each(index)` for every index in `0..len`, for drops that must all run (see
 /// [`each_to_the_end`]).
 #[inline]

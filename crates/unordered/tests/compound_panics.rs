@@ -271,3 +271,73 @@ fn bounded_set_cleared_with_two_panicking_drops_drops_every_future() {
 fn growable_set_cleared_with_two_panicking_drops_drops_every_future() {
     two_panicking_drops(FuturesUnordered::new(), GROUPS, true);
 }
+
+/// An output that counts its drops and panics in `Drop`.
+#[derive(Debug)]
+struct PanickingOutput(Arc<AtomicUsize>);
+
+impl Drop for PanickingOutput {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        panic!("panic in the output's drop")
+    }
+}
+
+/// A future that finishes at once with a [`PanickingOutput`], and panics in `Drop` as the set
+/// drops it after it finished: its output is dropped as that panic unwinds, and panics too.
+struct FinishesThenBombs {
+    output: Option<PanickingOutput>,
+    drops: Arc<AtomicUsize>,
+}
+
+impl Future for FinishesThenBombs {
+    type Output = PanickingOutput;
+
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<PanickingOutput> {
+        Poll::Ready(self.output.take().expect("polled once"))
+    }
+}
+
+impl Drop for FinishesThenBombs {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+        panic!("panic in drop")
+    }
+}
+
+/// The future's `Drop` panics as the set drops it after it finished, and then its output's
+/// `Drop` panics as that panic unwinds: the future's panic reaches the caller, no abort, each
+/// dropped once, and the set gives the next future's output.
+fn finished_future_and_output_panic_in_drop<A: Storage<FinishesThenBombs>>(
+    mut set: impl core::ops::DerefMut<Target = UnorderedSet<FinishesThenBombs, A>>,
+) {
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let (drops, output_drops) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    for _ in 0..2 {
+        set.push(FinishesThenBombs {
+            output: Some(PanickingOutput(output_drops.clone())),
+            drops: drops.clone(),
+        });
+    }
+    for polled in 1..=2 {
+        let panic = catch_unwind(AssertUnwindSafe(|| poll_with(&mut *set, Waker::noop())))
+            .expect_err("the future's Drop panics");
+        assert_eq!(panic_message(&*panic), "panic in drop");
+        assert_eq!(drops.load(Ordering::SeqCst), polled);
+        assert_eq!(output_drops.load(Ordering::SeqCst), polled);
+    }
+    assert!(matches!(
+        poll_with(&mut *set, Waker::noop()),
+        Poll::Ready(None)
+    ));
+}
+
+#[test]
+fn bounded_finished_future_and_output_panicking_in_drop_do_not_abort() {
+    finished_future_and_output_panic_in_drop(FuturesUnorderedBounded::new(2));
+}
+
+#[test]
+fn growable_finished_future_and_output_panicking_in_drop_do_not_abort() {
+    finished_future_and_output_panic_in_drop(FuturesUnordered::new());
+}
