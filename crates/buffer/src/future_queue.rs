@@ -14,6 +14,7 @@ use core::task::{Context, Poll};
 use alloc::collections::VecDeque;
 use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
+use pinfold_arena::unwind::QuietDrop;
 use pinfold_arena::{Budget, GrowableArena, Key, Step, Storage};
 
 use crate::limit::{Fixed, Limit, Seat, Steered, Steering};
@@ -75,12 +76,14 @@ pub(crate) trait Tagging<F> {
 /// from the arena while the refill after it runs, left there if the refill panicked.
 #[derive(Debug)]
 pub(crate) struct Untagged<O> {
-    kept: Option<O>,
+    kept: QuietDrop<O>,
 }
 
 impl<O> Untagged<O> {
     pub(crate) fn new() -> Self {
-        Self { kept: None }
+        Self {
+            kept: QuietDrop::NONE,
+        }
     }
 }
 
@@ -107,7 +110,7 @@ impl<F: Future> Tagging<F> for Untagged<F::Output> {
 
     #[inline(always)]
     fn keep(&mut self, out: F::Output) {
-        self.kept = Some(out);
+        *self.kept = Some(out);
     }
 
     #[inline(always)]
@@ -134,7 +137,7 @@ pub(crate) struct Sequenced<O> {
     pub(crate) window: Option<usize>,
     /// The output taken from the arena while the refill after it runs, with its place; if the
     /// refill panicked, the next call puts it in the ring.
-    pub(crate) kept: Option<(u64, O)>,
+    pub(crate) kept: QuietDrop<(u64, O)>,
 }
 
 impl<F: Future> Tagging<F> for Sequenced<F::Output> {
@@ -163,7 +166,7 @@ impl<F: Future> Tagging<F> for Sequenced<F::Output> {
 
     #[inline]
     fn keep(&mut self, out: (u64, F::Output)) {
-        self.kept = Some(out);
+        *self.kept = Some(out);
     }
 
     #[inline]

@@ -8,6 +8,7 @@ use core::task::{Context, Poll};
 use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
 use pinfold_arena::Budget;
+use pinfold_arena::unwind::QuietDrop;
 
 use crate::limit::{Fixed, Limit, Seat, Steered, Steering};
 use crate::progress::ProgressStream;
@@ -77,7 +78,7 @@ where
     polling: Option<u64>,
     /// The head's output while the freed slot is refilled (`polling` naming its place): if the
     /// source panics there, the next call gives it.
-    kept: Option<<St::Item as Future>::Output>,
+    kept: QuietDrop<<St::Item as Future>::Output>,
     /// Set when `poll_next` returned `Ready(None)`.
     terminated: bool,
     /// The name of the method that made it, for panic messages.
@@ -101,7 +102,7 @@ where
             window: None,
             limit: None,
             polling: None,
-            kept: None,
+            kept: QuietDrop::NONE,
             terminated: false,
             method,
         }
@@ -315,7 +316,7 @@ where
                     // output is kept through the refill, where the source may panic.
                     let head = seq == this.ring.head();
                     if head {
-                        *this.kept = Some(out);
+                        **this.kept = Some(out);
                         *this.polling = Some(seq);
                     } else {
                         this.ring.finish(seq, out);

@@ -242,3 +242,54 @@ fn unordered_driven_after_a_refill_whose_source_panics_polls_its_running_futures
     assert!(catch_unwind(AssertUnwindSafe(|| support::poll_with(&mut buffer, &waker))).is_err());
     support::driving_after_a_panic_polls_the_opened_gate(&mut buffer, &gate);
 }
+
+/// An output whose `Drop` panics, also while another panic unwinds.
+struct PanicsWhenDropped(u64);
+
+impl Drop for PanicsWhenDropped {
+    fn drop(&mut self) {
+        panic!("output {} panics in its drop", self.0)
+    }
+}
+
+/// Polls `buffer` once, as a task whose frame owns it: the buffer's first future finishes at
+/// once and its output is kept while its slot is refilled, where the source panics. The
+/// buffer is dropped as that panic unwinds, and the kept output's `Drop` panics too: the
+/// source's panic goes on, and the process does not abort.
+fn drop_while_the_source_panic_unwinds<S>(make: impl FnOnce() -> S)
+where
+    S: Stream + Unpin,
+{
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut buffer = make();
+        let _ = poll_once(&mut buffer);
+    }));
+    let panic = polled.expect_err("the source panics");
+    let message = panic.downcast_ref::<&str>().copied().unwrap_or_default();
+    assert_eq!(message, "the source fails");
+}
+
+/// A source that gives one future, then panics.
+fn one_then_a_panic() -> impl Stream<Item = std::future::Ready<PanicsWhenDropped>> + Unpin {
+    let mut given = false;
+    stream::poll_fn(move |_| {
+        assert!(!given, "the source fails");
+        given = true;
+        Poll::Ready(Some(std::future::ready(PanicsWhenDropped(0))))
+    })
+}
+
+#[test]
+fn a_buffer_dropped_as_its_source_panic_unwinds_drops_the_kept_output_without_aborting() {
+    drop_while_the_source_panic_unwinds(|| one_then_a_panic().ordered_buffer(1));
+    drop_while_the_source_panic_unwinds(|| one_then_a_panic().unordered_buffer(1));
+    drop_while_the_source_panic_unwinds(|| {
+        one_then_a_panic().map(|future| (1, future)).future_queue(1)
+    });
+    drop_while_the_source_panic_unwinds(|| {
+        one_then_a_panic()
+            .map(|future| (1, future))
+            .ordered_future_queue(1)
+    });
+}
