@@ -303,10 +303,11 @@ where
     }
 }
 
-impl<St> fmt::Debug for TryOrderedBuffer<St>
+impl<St, S> fmt::Debug for TryOrderedBuffer<St, S>
 where
     St: TryStream + fmt::Debug,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TryOrderedBuffer")
@@ -395,10 +396,11 @@ where
     }
 }
 
-impl<St> fmt::Debug for TryUnorderedBuffer<St>
+impl<St, S> fmt::Debug for TryUnorderedBuffer<St, S>
 where
     St: TryStream + fmt::Debug,
     St::Ok: TryFuture<Error = St::Error>,
+    S: Steering,
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TryUnorderedBuffer")

@@ -681,3 +681,18 @@ fn futures_buffered_buffered_unordered() {
     assert_eq!(poll_once(&mut buffered), Poll::Ready(Some(Ok(1))));
     assert_eq!(poll_once(&mut buffered), Poll::Ready(None));
 }
+
+/// The try buffers are `Debug` once a limit steers them, as the ordered and unordered buffers
+/// are: a struct that holds one derives `Debug`.
+#[test]
+fn steered_try_buffers_are_debug() {
+    let source = || stream::iter([Ok::<_, ()>(std::future::ready(Ok::<u8, ()>(1)))]);
+    let ordered = source()
+        .try_ordered_buffer(2)
+        .limit(pinfold_buffer::Limit::new(1));
+    let unordered = source()
+        .try_unordered_buffer(2)
+        .limit(pinfold_buffer::Limit::new(1));
+    assert!(format!("{ordered:?}").starts_with("TryOrderedBuffer"));
+    assert!(format!("{unordered:?}").starts_with("TryUnorderedBuffer"));
+}
