@@ -71,4 +71,12 @@ pub trait IterExt: IntoIterator + Sized {
     }
 }
 
-impl<I: IntoIterator> IterExt for I {}
+/// For iterables of futures only: a stream of futures that is iterable too (a merge of
+/// streams, futures-util's `select_all`) then gets its buffers from `BufferExt` alone, with
+/// both traits in scope, rather than two methods of one name (E0034).
+impl<I> IterExt for I
+where
+    I: IntoIterator,
+    I::Item: Future,
+{
+}

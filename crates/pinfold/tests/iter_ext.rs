@@ -351,3 +351,26 @@ fn join_all_polls_like_pinfold_join() {
     assert_eq!(polled, Poll::Ready(vec![0, 1, 2, 3]));
     assert!(states.iter().all(|state| state.drops() == 1));
 }
+
+/// With both `IterExt` and `BufferExt` in scope (as `use pinfold::*` brings them), a stream
+/// of futures that is also iterable (a merge of streams, futures-util's `select_all`) is
+/// buffered by `BufferExt`: `IterExt` is only for iterables of futures, so the call is not
+/// ambiguous (E0034).
+#[test]
+fn a_stream_of_futures_that_is_also_iterable_is_buffered_as_a_stream() {
+    let streams = || {
+        [
+            futures_util::stream::iter([ready(1)]),
+            futures_util::stream::iter([ready(2)]),
+        ]
+    };
+    let mut merged: Vec<u32> = block_on(pinfold::merge(streams()).unordered_buffer(2).collect());
+    merged.sort_unstable();
+    assert_eq!(merged, [1, 2]);
+    let selected: Vec<u32> = block_on(
+        futures_util::stream::select_all(streams())
+            .ordered_buffer(2)
+            .collect(),
+    );
+    assert_eq!(selected.len(), 2);
+}
