@@ -214,6 +214,25 @@ impl<T> Groups<T> {
     };
 
     /// Adds a group of `size` slots on top; returns its index.
+    /// Whether the arena can grow to `wanted` slots, adding groups as growth sizes them (the
+    /// first, if it has none, of `first` slots): within its groups, and slot numbers below
+    /// `u32::MAX`. Counted without allocating, before a reservation allocates.
+    fn reach(&self, first: usize, wanted: usize) -> bool {
+        let mut sizing = self.sizing.clone();
+        let (mut groups, mut capacity) = (self.stores.len(), self.capacity);
+        if groups == 0 {
+            (groups, capacity) = (1, first);
+        }
+        while capacity < wanted {
+            if groups == Hub::MAX_ARENAS {
+                return false;
+            }
+            capacity += sizing.grow(capacity);
+            groups += 1;
+        }
+        capacity < u32::MAX as usize
+    }
+
     fn add(&mut self, size: usize) -> usize {
         let group = self.stores.len();
         assert!(
@@ -537,10 +556,20 @@ impl<T> GrowableArena<T> {
     /// An empty arena with at least `capacity` slots, allocated now; its first group holds
     /// `capacity` slots and is kept as long as the arena. `with_capacity(0)` is
     /// [`new`](Self::new).
+    ///
+    /// # Panics
+    /// If `capacity` is more slots than a growable arena holds (its 63 groups, and slot
+    /// numbers below `u32::MAX`), before anything is allocated.
+    #[track_caller]
     pub fn with_capacity(capacity: usize) -> Self {
         let mut arena = Self::new();
         if capacity > 0 {
             let groups = &mut arena.groups;
+            assert!(
+                groups.reach(capacity.min(MAX_GROUP), capacity),
+                "GrowableArena::with_capacity: {capacity} slots are more than a growable arena \
+                 holds"
+            );
             groups.add(capacity.min(MAX_GROUP));
             while groups.capacity < capacity {
                 let size = groups.sizing.grow(groups.capacity);
@@ -558,13 +587,19 @@ impl<T> GrowableArena<T> {
     /// [*Memory*](crate::contract#memory)): outputs do not release it until the arena forgets.
     ///
     /// # Panics
-    /// If that many slots would take more than the 63 groups can hold.
+    /// If that many slots would take more than the 63 groups can hold (or slot numbers past
+    /// `u32::MAX`), before anything is allocated.
+    #[track_caller]
     pub fn reserve(&mut self, additional: usize) {
         let groups = &mut self.groups;
         let wanted = groups.len.saturating_add(additional);
         if wanted <= groups.capacity {
             return;
         }
+        assert!(
+            groups.reach(wanted.clamp(FIRST_GROUP, MAX_GROUP), wanted),
+            "GrowableArena::reserve: {additional} more slots are more than a growable arena holds"
+        );
         if groups.stores.is_empty() {
             groups.add(wanted.clamp(FIRST_GROUP, MAX_GROUP));
         }

@@ -241,3 +241,19 @@ fn an_insert_that_fills_a_group_keeps_the_room_of_the_groups_above() {
     arena.insert(4); // goes to the second group, which has room
     assert_eq!((arena.groups(), arena.capacity()), (2, 34));
 }
+
+#[test]
+#[should_panic = "GrowableArena::with_capacity: 18446744073709551615 slots are more than a \
+                  growable arena holds"]
+fn a_capacity_past_what_an_arena_holds_panics_before_allocating() {
+    let _ = GrowableArena::<u32>::with_capacity(usize::MAX);
+}
+
+#[test]
+#[should_panic = "GrowableArena::reserve: 4294967296 more slots are more than a growable arena \
+                  holds"]
+fn a_reserve_past_what_an_arena_holds_panics_before_allocating() {
+    let mut arena = GrowableArena::new();
+    arena.insert(1u32);
+    arena.reserve(1 << 32);
+}
