@@ -315,7 +315,8 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
 impl<K: Hash + Eq + Clone, V, P, H: BuildHasher> KeyedMap<K, V, P, H> {
     /// Adds `value` under `key`; it is polled by the next `poll_next`. A value already under
     /// `key` is dropped now, in place (its output never comes, even if it was ready), and
-    /// replaced: then `true`.
+    /// replaced: then `true`. Its key is replaced too, as in tokio-stream: `keys`, `iter`,
+    /// `remove_entry` and the outputs give `key` from then on (not the old key, an equal one).
     ///
     /// **From tokio-stream**, whose `insert` returns the old stream: that is
     /// [`replace`](Self::replace) here (`V: Unpin`), and its `insert(k, s).is_some()` is this
@@ -396,8 +397,8 @@ impl<K: Hash + Eq + Clone, V, P, H: BuildHasher> KeyedMap<K, V, P, H> {
     /// spurious poll that [*Wakes*](pinfold_arena::contract#wakes) allows for such wakers
     /// (two `replace`s of one key, each value kept with its waker, can make one).
     ///
-    /// If a key's `Drop` panics (`key`'s, as it is not needed: the map keeps the key it
-    /// has), the new value is in the map, the old one is dropped, and the panic propagates.
+    /// If a key's `Drop` panics (one of the old key's copies, which `key` replaces), the new
+    /// value is in the map under `key`, the old one is dropped, and the panic propagates.
     ///
     /// # Example
     ///

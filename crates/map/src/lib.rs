@@ -35,7 +35,8 @@
 //! key its value was inserted under. A [`FutureMap`]'s future gives one output and leaves,
 //! its key with it (moved into the output, not cloned); a [`StreamMap`]'s stream gives items,
 //! each with a clone of its key, until it ends and its key is removed. Inserting under a key
-//! that is taken drops the value there at once, in place, and puts the new one in its stead;
+//! that is taken drops the value there at once, in place, and puts the new one in its stead,
+//! under the new key (the old key, an equal one, is dropped: as in tokio-stream);
 //! [`remove`](KeyedMap::remove) and [`clear`](KeyedMap::clear) drop values at once too.
 //!
 //! Each value sits in a slot of a [`GrowableArena`] with a copy of its user key beside it; an
@@ -440,39 +441,44 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
         };
         self.terminated = false;
         // The old value goes first, so that replacing in a full map needs no new room; if its
-        // `Drop` (or its stored key's) panics, the new value goes in all the same and then the
-        // panic propagates.
-        let mut incoming = Some((stored, value));
+        // `Drop` (or its stored key's) panics, the new value and its key go in all the same
+        // (the old key of the index is dropped then) and the panic propagates.
+        let mut incoming = Some((key, stored, value));
         let evicted = unwind::repair_on_unwind(
             self,
             |core| evict(&mut core.arena, replaced),
-            |core| core.put_in_place_of(hash, replaced, &mut incoming),
+            |core| drop(core.put_in_place_of(hash, replaced, &mut incoming)),
         );
-        self.put_in_place_of(hash, replaced, &mut incoming);
-        // `key` is dropped now, with the map consistent (the index keeps the key it has), and
-        // before the result is made: if its `Drop` panics, what was evicted is dropped as the
-        // panic unwinds, not leaked with an unfinished return value.
-        drop(key);
+        let old_key = self.put_in_place_of(hash, replaced, &mut incoming);
+        // The index's old key is dropped now, with the map consistent, and before the result
+        // is made: if its `Drop` panics, what was evicted is dropped as the panic unwinds, not
+        // leaked with an unfinished return value.
+        drop(old_key);
         Some(evicted)
     }
 
     /// Puts the value that replaces the one in slot `replaced` (which is gone) in a slot of its
-    /// own and points the key's index entry at it. Does nothing the second time.
-    fn put_in_place_of(&mut self, hash: u64, replaced: Key, incoming: &mut Option<(K, V)>) {
-        let Some((stored, value)) = incoming.take() else {
-            return;
-        };
+    /// own, with the slot's copy of its key, and points the key's index entry at it, with the
+    /// key it was inserted under (`incoming` is that key, the slot's copy and the value): both
+    /// copies are the new key, as tokio-stream keeps it. Gives back the index's old key, to be
+    /// dropped by the caller. Does nothing the second time.
+    fn put_in_place_of(
+        &mut self,
+        hash: u64,
+        replaced: Key,
+        incoming: &mut Option<(K, K, V)>,
+    ) -> Option<K> {
+        let (key, stored, value) = incoming.take()?;
         let slot = self.arena.insert(Entry {
             hash,
             key: stored,
             value,
         });
-        if let Some(indexed) = self
+        let indexed = self
             .index
-            .find_mut(hash, |indexed| indexed.slot == replaced)
-        {
-            indexed.slot = slot;
-        }
+            .find_mut(hash, |indexed| indexed.slot == replaced)?;
+        indexed.slot = slot;
+        Some(core::mem::replace(&mut indexed.key, key))
     }
 
     fn remove<Q>(&mut self, key: &Q) -> bool

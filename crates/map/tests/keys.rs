@@ -31,6 +31,9 @@ both!(
     a_key_whose_drop_panics_in_replace_still_replaces_and_drops_the_old_value,
     a_key_whose_drop_panics_in_remove_entry_leaves_the_map_without_the_value,
     removed_keys_give_nothing_and_the_others_finish_in_deadline_order,
+    a_replacing_insert_puts_its_key_in_place_of_the_old_one,
+    remove_entry_after_a_replacing_insert_gives_the_new_key,
+    a_replacing_insert_whose_old_value_panics_in_drop_puts_its_key_in_place_of_the_old_one,
 );
 
 /// Many probes under string keys, finished one by one in a shuffled order: each output comes
@@ -363,4 +366,127 @@ fn removed_keys_give_nothing_and_the_others_finish_in_deadline_order<M: MapUnder
         outputs
     });
     assert_eq!(outputs, (0..16).step_by(2).collect::<Vec<_>>());
+}
+
+/// A key equal to (and hashing and ordered as) any other of the same `id`, told apart by
+/// `tag`.
+#[derive(Debug, Clone)]
+struct Tagged {
+    id: u32,
+    tag: &'static str,
+}
+
+impl Tagged {
+    fn new(id: u32, tag: &'static str) -> Self {
+        Self { id, tag }
+    }
+}
+
+impl PartialEq for Tagged {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+impl Eq for Tagged {}
+
+impl std::hash::Hash for Tagged {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.id.hash(state);
+    }
+}
+
+impl PartialOrd for Tagged {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Tagged {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.id.cmp(&other.id)
+    }
+}
+
+/// An insert over a taken key puts its own key in the map, as tokio-stream does: `keys`,
+/// `iter`, `Debug` and the output all give the new key, none the old one.
+fn a_replacing_insert_puts_its_key_in_place_of_the_old_one<M: MapUnderTest>() {
+    let mut map = M::new();
+    M::insert(&mut map, Tagged::new(1, "old"), future::ready(1_u32));
+    assert!(M::insert(&mut map, Tagged::new(1, "new"), future::ready(2)));
+    let (_, keys) = M::keys(&map);
+    assert_eq!(keys.iter().map(|key| key.tag).collect::<Vec<_>>(), ["new"]);
+    let (_, entries) = M::iter(&map);
+    assert_eq!(
+        entries.iter().map(|(key, _)| key.tag).collect::<Vec<_>>(),
+        ["new"]
+    );
+    let debug = M::debug(&map);
+    assert!(
+        debug.contains("\"new\"") && !debug.contains("\"old\""),
+        "{debug}"
+    );
+    let outputs: Vec<(&str, u32)> = drain(&mut map)
+        .into_iter()
+        .map(|(key, out)| (key.tag, out))
+        .collect();
+    assert_eq!(outputs, [("new", 2)]);
+}
+
+/// `remove_entry` after an insert over a taken key gives back the key of that insert.
+fn remove_entry_after_a_replacing_insert_gives_the_new_key<M: MapUnderTest>() {
+    let mut map = M::new();
+    M::insert(&mut map, Tagged::new(1, "old"), future::ready(1_u32));
+    M::insert(&mut map, Tagged::new(1, "new"), future::ready(2));
+    let (key, _) = M::remove_entry(&mut map, &Tagged::new(1, "lookup")).unwrap();
+    assert_eq!(key.tag, "new");
+    assert!(M::is_empty(&map));
+}
+
+/// A future that never finishes and whose drop panics.
+struct PanicsInDrop;
+
+impl Future for PanicsInDrop {
+    type Output = u32;
+
+    fn poll(self: Pin<&mut Self>, _: &mut std::task::Context<'_>) -> Poll<u32> {
+        Poll::Pending
+    }
+}
+
+impl Drop for PanicsInDrop {
+    fn drop(&mut self) {
+        panic!("drop called for value");
+    }
+}
+
+/// An insert over a taken key whose old value panics as it is dropped puts the new value in
+/// the map all the same, under the new key.
+fn a_replacing_insert_whose_old_value_panics_in_drop_puts_its_key_in_place_of_the_old_one<
+    M: MapUnderTest,
+>() {
+    let mut map = M::new();
+    M::insert(
+        &mut map,
+        Tagged::new(1, "old"),
+        future::Either::Left(PanicsInDrop),
+    );
+    let replaced = catch_unwind(AssertUnwindSafe(|| {
+        M::insert(
+            &mut map,
+            Tagged::new(1, "new"),
+            future::Either::Right(future::ready(2)),
+        )
+    }));
+    assert_eq!(
+        panic_message(&*replaced.expect_err("the old value's drop did not panic")),
+        "drop called for value"
+    );
+    let (_, keys) = M::keys(&map);
+    assert_eq!(keys.iter().map(|key| key.tag).collect::<Vec<_>>(), ["new"]);
+    let outputs: Vec<(&str, u32)> = drain(&mut map)
+        .into_iter()
+        .map(|(key, out)| (key.tag, out))
+        .collect();
+    assert_eq!(outputs, [("new", 2)]);
 }
