@@ -85,7 +85,10 @@
 //! - If the `Drop` of a value or of a key panics (in `insert`, `remove`, `clear`, `poll_next`,
 //!   or while dropping the map), the value and its key are gone all the same, then the panic
 //!   propagates: `insert` has put the new value in the map, and `clear` and the map's drop have
-//!   dropped every other value and key.
+//!   dropped every other value and key. If several of these `Drop`s panic (a value's and its
+//!   key's, or those of several keys), the first panic propagates and the later ones are
+//!   dropped; without `std`, a second panic while the first unwinds aborts, as
+//!   [*Features*](pinfold_arena::contract#features) states.
 //! - If the `Drop` of the slot's copy of a key panics in `replace` or `remove_entry`, the map
 //!   is consistent, and what was being given back (the value, and the key) is dropped as the
 //!   panic unwinds.
@@ -224,12 +227,47 @@ pub type DefaultHashBuilder = std::hash::RandomState;
 pub type DefaultHashBuilder = foldhash::fast::RandomState;
 
 /// A slot's content: the value, its user key and that key's hash.
+///
+/// The key is dropped after the value, and through [`Guarded`]: if the value's `Drop` panics,
+/// the key's drop runs as that panic unwinds, and a panic of it then is dropped (with `std`).
 #[pin_project]
 struct Entry<K, V> {
     hash: u64,
-    key: K,
     #[pin]
     value: V,
+    key: Guarded<K>,
+}
+
+/// Something the map drops while a panic may unwind (a key beside a value whose `Drop` may
+/// panic, an output held while a slot is freed): dropped as [`unwind::drop_all`] drops, so
+/// that if a panic unwinds already, a panic of its `Drop` is dropped (with `std`; without, it
+/// aborts) rather than abort the process. Holds its content until then, or until
+/// [`into_inner`](Self::into_inner). One guards one thing: the drop glue of a pair would drop
+/// its second part while its first's panic unwinds, so each part has a guard of its own.
+struct Guarded<T>(Option<T>);
+
+impl<T> Guarded<T> {
+    fn new(content: T) -> Self {
+        Self(Some(content))
+    }
+
+    fn get(&self) -> &T {
+        self.0
+            .as_ref()
+            .expect("pinfold-map: a guarded value was taken already")
+    }
+
+    fn into_inner(mut self) -> T {
+        self.0
+            .take()
+            .expect("pinfold-map: a guarded value was taken already")
+    }
+}
+
+impl<T> Drop for Guarded<T> {
+    fn drop(&mut self) {
+        unwind::drop_all(self.0.take());
+    }
 }
 
 /// An entry of the index: a user key, its hash (computed once, when the key came in) and the
@@ -251,7 +289,9 @@ fn take_indexed<K>(index: &mut HashTable<Indexed<K>>, hash: u64, slot: Key) -> O
 
 /// Polls one map entry, the value of arena slot `slot`, with `poll`: what the round does with
 /// it. A value that leaves takes its key out of `index` first; if the poll, or the clone of the
-/// key for an item, panics, the arena drops the value and its key leaves the index first.
+/// key for an item, panics, the arena drops the value and its key leaves the index first. The
+/// output's key and output are each [`Guarded`]: a future's are held while the arena drops the
+/// future and its slot's key, and are dropped despite their panics.
 #[inline(always)]
 fn poll_entry<K: Clone, V, T>(
     index: &mut HashTable<Indexed<K>>,
@@ -259,9 +299,9 @@ fn poll_entry<K: Clone, V, T>(
     slot: Key,
     entry: Pin<&mut Entry<K, V>>,
     cx: &mut Context<'_>,
-) -> Step<Option<(K, T)>> {
+) -> Step<Option<(Guarded<K>, Guarded<T>)>> {
     let entry = entry.project();
-    let (hash, key, value) = (*entry.hash, &*entry.key, entry.value);
+    let (hash, key, value) = (*entry.hash, entry.key.get(), entry.value);
     let (item_key, polled) = unwind::repair_on_unwind(
         &mut *index,
         |_| {
@@ -272,12 +312,14 @@ fn poll_entry<K: Clone, V, T>(
         |index| drop(take_indexed(index, hash, slot)),
     );
     match (item_key, polled) {
-        (Some(key), Polled::Item(out)) => Step::Repoll(Some((key, out))),
+        (Some(key), Polled::Item(out)) => {
+            Step::Repoll(Some((Guarded::new(key), Guarded::new(out))))
+        }
         (_, Polled::Pending | Polled::Item(_)) => Step::Pending,
         (_, Polled::Last(out)) => {
             let indexed = take_indexed(index, hash, slot)
                 .expect("pinfold-map: a value's key is missing from the index");
-            Step::Done(Some((indexed.key, out)))
+            Step::Done(Some((Guarded::new(indexed.key), Guarded::new(out))))
         }
         (_, Polled::End) => {
             // The key's `Drop` runs once it is out of the index: if it panics, the arena drops
@@ -336,7 +378,7 @@ impl<K, V, H> Core<K, V, H> {
     fn iter(&self) -> impl ExactSizeIterator<Item = (&K, &V)> + '_ {
         self.arena
             .iter()
-            .map(|(_, entry)| (&entry.key, &entry.value))
+            .map(|(_, entry)| (entry.key.get(), &entry.value))
     }
 
     /// How many values the map holds before an insert allocates: the smaller of the arena's
@@ -360,18 +402,19 @@ impl<K, V, H> Core<K, V, H> {
     fn iter_pin_mut(&mut self) -> impl ExactSizeIterator<Item = (&K, Pin<&mut V>)> + '_ {
         self.arena.iter_pin_mut().map(|(_, entry)| {
             let entry = entry.project();
-            (&*entry.key, entry.value)
+            (entry.key.get(), entry.value)
         })
     }
 
     fn clear(&mut self) {
         /// Empties the index when dropped: after the values, even if one's `Drop` panicked.
-        /// Its keys are dropped one by one, and if one's `Drop` panics the drain drops the
-        /// others all the same.
+        /// Its keys are dropped one by one, as [`unwind::drop_all`] drops: if one's `Drop`
+        /// panics, the others are dropped all the same, and while a value's panic unwinds, a
+        /// panic of a key's `Drop` is dropped (with `std`) rather than abort.
         struct ClearIndex<'a, K>(&'a mut HashTable<Indexed<K>>);
         impl<K> Drop for ClearIndex<'_, K> {
             fn drop(&mut self) {
-                self.0.drain().for_each(drop);
+                unwind::drop_all(self.0.drain());
             }
         }
         self.terminated = false;
@@ -410,9 +453,11 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
             .insert_evicting(key, value, GrowableArena::take)?
             .expect("pinfold-map: a key's slot is missing from the arena");
         // The replaced value's key is dropped once the map is consistent; if its `Drop`
-        // panics, the value is dropped as the panic unwinds.
+        // panics, the value is dropped as the panic unwinds (guarded: its own panic then is
+        // dropped).
+        let value = Guarded::new(value);
         drop(stored);
-        Some(value)
+        Some(value.into_inner())
     }
 
     /// Puts `value` under `key`. If a value was under `key`, `evict` takes it out of its slot
@@ -432,8 +477,8 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
             self.index.reserve(1, |indexed| indexed.hash);
             let slot = self.arena.insert(Entry {
                 hash,
-                key: stored,
                 value,
+                key: Guarded::new(stored),
             });
             self.index
                 .insert_unique(hash, Indexed { hash, key, slot }, |indexed| indexed.hash);
@@ -451,10 +496,12 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
         );
         let old_key = self.put_in_place_of(hash, replaced, &mut incoming);
         // The index's old key is dropped now, with the map consistent, and before the result
-        // is made: if its `Drop` panics, what was evicted is dropped as the panic unwinds, not
-        // leaked with an unfinished return value.
+        // is made: if its `Drop` panics, what was evicted is dropped as the panic unwinds
+        // (guarded: its own panic then is dropped), not leaked with an unfinished return
+        // value.
+        let evicted = Guarded::new(evicted);
         drop(old_key);
-        Some(evicted)
+        Some(evicted.into_inner())
     }
 
     /// Puts the value that replaces the one in slot `replaced` (which is gone) in a slot of its
@@ -471,8 +518,8 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
         let (key, stored, value) = incoming.take()?;
         let slot = self.arena.insert(Entry {
             hash,
-            key: stored,
             value,
+            key: Guarded::new(stored),
         });
         let indexed = self
             .index
@@ -493,14 +540,11 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
         else {
             return false;
         };
-        let (
-            Indexed {
-                key: _key, slot, ..
-            },
-            _,
-        ) = found.remove();
+        let (Indexed { key, slot, .. }, _) = found.remove();
         // The value goes before the key is dropped: a panicking key `Drop` leaves the map
-        // consistent.
+        // consistent. If the value's `Drop` (or its slot's key's) panics, the key is dropped
+        // as the panic unwinds (guarded: its own panic then is dropped).
+        let _key = Guarded::new(key);
         self.arena.remove(slot)
     }
 
@@ -525,9 +569,11 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
             .take(slot)
             .expect("pinfold-map: a key's slot is missing from the arena");
         // The slot's copy of the key is dropped once the map is consistent; if its `Drop`
-        // panics, the key and the value are dropped as the panic unwinds.
+        // panics, the key and the value are dropped as the panic unwinds (each guarded: their
+        // own panics then are dropped).
+        let (key, value) = (Guarded::new(key), Guarded::new(value));
         drop(stored);
-        Some((key, value))
+        Some((key.into_inner(), value.into_inner()))
     }
 
     /// The slot of the value under `key`.
@@ -601,6 +647,6 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
         if let Poll::Ready(None) = polled {
             self.terminated = true;
         }
-        polled.map(|polled| polled.map(|(_, out)| out))
+        polled.map(|polled| polled.map(|(_, (key, out))| (key.into_inner(), out.into_inner())))
     }
 }

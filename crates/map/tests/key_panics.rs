@@ -1,15 +1,19 @@
 //! The user's key code panicking: a key whose `Clone`, `Hash` or `Eq` panics while the map
 //! hands out an output leaves the map consistent (its index and its values agree), and handing
-//! out an output never hashes or compares a key.
+//! out an output never hashes or compares a key; keys and values whose `Drop`s all panic are
+//! dropped all the same, the first panic reaching the caller, and never abort the process.
 
 mod support;
 
+use std::borrow::Borrow;
 use std::cmp::Ordering as Order;
+use std::future::Future;
 use std::hash::{Hash, Hasher};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::Poll;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 
 use futures_util::future;
 use support::{MapUnderTest, Tracked, both, drain, panic_message, poll_once};
@@ -18,6 +22,13 @@ both!(
     a_key_whose_clone_panics_while_its_output_is_handed_out_leaves_with_its_value,
     outputs_are_handed_out_without_hashing_or_comparing_a_key,
     the_index_never_hashes_the_keys_it_holds_when_it_grows_or_rehashes,
+    remove_drops_a_value_and_its_key_whose_drops_all_panic_and_the_first_panic_goes_on,
+    clear_drops_values_and_keys_whose_drops_all_panic_and_the_first_panic_goes_on,
+    dropping_the_map_drops_values_and_keys_whose_drops_all_panic,
+    a_replacing_insert_drops_a_value_and_key_whose_drops_all_panic_and_puts_the_new_value_in,
+    a_finishing_value_and_its_key_whose_drops_all_panic_leave_and_the_first_panic_goes_on,
+    replace_drops_what_it_gives_back_when_the_drops_of_the_keys_panic,
+    remove_entry_drops_what_it_gives_back_when_the_drops_of_the_keys_panic,
 );
 
 /// Which of a [`TouchyKey`]'s operations panic (every call, while set).
@@ -199,4 +210,303 @@ fn the_index_never_hashes_the_keys_it_holds_when_it_grows_or_rehashes<M: MapUnde
     for id in 0..8 {
         assert!(M::contains_key(&map, &TouchyKey::new(id, &fresh)));
     }
+}
+
+/// The switches and counts shared by [`LoudKey`]s and [`LoudValue`]s: while a switch is on,
+/// every `Drop` of that kind panics.
+#[derive(Debug, Default)]
+struct Loud {
+    keys_panic: AtomicBool,
+    values_panic: AtomicBool,
+    key_drops: AtomicUsize,
+    value_drops: AtomicUsize,
+}
+
+impl Loud {
+    /// Turns both switches on or off.
+    fn arm(&self, on: bool) {
+        self.keys_panic.store(on, Ordering::SeqCst);
+        self.values_panic.store(on, Ordering::SeqCst);
+    }
+
+    fn key_drops(&self) -> usize {
+        self.key_drops.load(Ordering::SeqCst)
+    }
+
+    fn value_drops(&self) -> usize {
+        self.value_drops.load(Ordering::SeqCst)
+    }
+}
+
+/// A key whose `Drop` panics while its [`Loud`] says so; looked up by its id.
+#[derive(Debug, Clone)]
+struct LoudKey {
+    id: u32,
+    loud: Arc<Loud>,
+}
+
+impl PartialEq for LoudKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+impl Eq for LoudKey {}
+
+impl Hash for LoudKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.id.hash(state);
+    }
+}
+
+impl PartialOrd for LoudKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Order> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for LoudKey {
+    fn cmp(&self, other: &Self) -> Order {
+        self.id.cmp(&other.id)
+    }
+}
+
+impl Borrow<u32> for LoudKey {
+    fn borrow(&self) -> &u32 {
+        &self.id
+    }
+}
+
+impl Drop for LoudKey {
+    fn drop(&mut self) {
+        self.loud.key_drops.fetch_add(1, Ordering::SeqCst);
+        if self.loud.keys_panic.load(Ordering::SeqCst) {
+            panic!("drop called for key {}", self.id);
+        }
+    }
+}
+
+/// A future that gives `output` at once if it is `Some`, else never finishes; its `Drop`
+/// panics while its [`Loud`] says so.
+#[derive(Debug)]
+struct LoudValue {
+    output: Option<u32>,
+    loud: Arc<Loud>,
+}
+
+impl Future for LoudValue {
+    type Output = u32;
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<u32> {
+        self.output.map_or(Poll::Pending, Poll::Ready)
+    }
+}
+
+impl Drop for LoudValue {
+    fn drop(&mut self) {
+        self.loud.value_drops.fetch_add(1, Ordering::SeqCst);
+        if self.loud.values_panic.load(Ordering::SeqCst) {
+            panic!("drop called for value");
+        }
+    }
+}
+
+/// A map of pending [`LoudValue`]s under [`LoudKey`]s `0..n`, and what they share.
+fn loud_map<M: MapUnderTest>(n: u32) -> (M::Map<LoudKey, LoudValue>, Arc<Loud>) {
+    let loud = Arc::<Loud>::default();
+    let mut map = M::new();
+    for id in 0..n {
+        let key = LoudKey {
+            id,
+            loud: loud.clone(),
+        };
+        let value = LoudValue {
+            output: None,
+            loud: loud.clone(),
+        };
+        M::insert(&mut map, key, value);
+    }
+    (map, loud)
+}
+
+/// Checks that `result` holds a panic, one of a [`Loud`] `Drop`'s.
+fn loud_panic<T>(result: std::thread::Result<T>) {
+    let panic = result.err().expect("no drop panicked");
+    let message = panic_message(&*panic);
+    assert!(message.starts_with("drop called for"), "{message}");
+}
+
+/// `remove` of a value whose `Drop` panics, and both copies of whose key (the index's and the
+/// slot's) panic in their `Drop`: the first panic goes on, the others are dropped, and the
+/// value and its key are gone.
+fn remove_drops_a_value_and_its_key_whose_drops_all_panic_and_the_first_panic_goes_on<
+    M: MapUnderTest,
+>() {
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let (mut map, loud) = loud_map::<M>(2);
+    let (keys, values) = (loud.key_drops(), loud.value_drops());
+    loud.arm(true);
+    let removed = catch_unwind(AssertUnwindSafe(|| M::remove(&mut map, &0)));
+    loud.arm(false);
+    loud_panic(removed);
+    assert_eq!(
+        (loud.key_drops() - keys, loud.value_drops() - values),
+        (2, 1)
+    );
+    assert_eq!(M::len(&map), 1);
+    assert!(!M::contains_key(&map, &0));
+    assert!(M::contains_key(&map, &1));
+}
+
+/// `clear` of values and keys whose `Drop`s all panic: every value and both copies of every
+/// key are dropped, the first panic goes on, and the map is empty.
+fn clear_drops_values_and_keys_whose_drops_all_panic_and_the_first_panic_goes_on<
+    M: MapUnderTest,
+>() {
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let (mut map, loud) = loud_map::<M>(4);
+    let (keys, values) = (loud.key_drops(), loud.value_drops());
+    loud.arm(true);
+    let cleared = catch_unwind(AssertUnwindSafe(|| M::clear(&mut map)));
+    loud.arm(false);
+    loud_panic(cleared);
+    assert_eq!(
+        (loud.key_drops() - keys, loud.value_drops() - values),
+        (8, 4)
+    );
+    assert!(M::is_empty(&map));
+    assert_eq!(M::keys(&map).0, 0);
+    assert_eq!(poll_once(&mut map), Poll::Ready(None));
+}
+
+/// Dropping a map of values and keys whose `Drop`s all panic: every value and both copies of
+/// every key are dropped, and the first panic goes on.
+fn dropping_the_map_drops_values_and_keys_whose_drops_all_panic<M: MapUnderTest>() {
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let (map, loud) = loud_map::<M>(4);
+    let (keys, values) = (loud.key_drops(), loud.value_drops());
+    loud.arm(true);
+    let dropped = catch_unwind(AssertUnwindSafe(|| drop(map)));
+    loud.arm(false);
+    loud_panic(dropped);
+    assert_eq!(
+        (loud.key_drops() - keys, loud.value_drops() - values),
+        (8, 4)
+    );
+}
+
+/// An insert over a taken key whose value and both key copies panic in their `Drop`: they are
+/// dropped, the first panic goes on, and the new value is in the map and gives its output.
+fn a_replacing_insert_drops_a_value_and_key_whose_drops_all_panic_and_puts_the_new_value_in<
+    M: MapUnderTest,
+>() {
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let (mut map, loud) = loud_map::<M>(1);
+    let key = LoudKey {
+        id: 0,
+        loud: loud.clone(),
+    };
+    let value = LoudValue {
+        output: Some(9),
+        loud: loud.clone(),
+    };
+    let (keys, values) = (loud.key_drops(), loud.value_drops());
+    loud.arm(true);
+    let inserted = catch_unwind(AssertUnwindSafe(|| M::insert(&mut map, key, value)));
+    loud.arm(false);
+    loud_panic(inserted);
+    // The old value and its key's two copies; the new key's copies are in the map.
+    assert_eq!(
+        (loud.key_drops() - keys, loud.value_drops() - values),
+        (2, 1)
+    );
+    assert_eq!(M::len(&map), 1);
+    let outputs: Vec<(u32, u32)> = drain(&mut map)
+        .into_iter()
+        .map(|(key, out)| (key.id, out))
+        .collect();
+    assert_eq!(outputs, [(0, 9)]);
+}
+
+/// A value that finishes, whose `Drop` panics as it leaves, under a key whose copies panic in
+/// their `Drop`: the value, its key and its output are gone, the first panic goes on, and the
+/// map is empty.
+fn a_finishing_value_and_its_key_whose_drops_all_panic_leave_and_the_first_panic_goes_on<
+    M: MapUnderTest,
+>() {
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let loud = Arc::<Loud>::default();
+    let mut map = M::new();
+    let key = LoudKey {
+        id: 0,
+        loud: loud.clone(),
+    };
+    let value = LoudValue {
+        output: Some(9),
+        loud: loud.clone(),
+    };
+    M::insert(&mut map, key, value);
+    loud.arm(true);
+    let polled = catch_unwind(AssertUnwindSafe(|| {
+        // A stream gives its item (under a clone of the key, dropped here quietly) first.
+        while let Poll::Ready(Some((key, _))) = poll_once(&mut map) {
+            loud.keys_panic.store(false, Ordering::SeqCst);
+            drop(key);
+            loud.keys_panic.store(true, Ordering::SeqCst);
+        }
+    }));
+    loud.arm(false);
+    loud_panic(polled);
+    assert_eq!(loud.value_drops(), 1);
+    assert!(M::is_empty(&map));
+    assert_eq!(M::keys(&map).0, 0);
+    assert!(!M::contains_key(&map, &0));
+    assert_eq!(poll_once(&mut map), Poll::Ready(None));
+}
+
+/// `replace` over a taken key whose copies panic in their `Drop`: the replaced value, which was
+/// being given back, is dropped as the first panic goes on, even though its own `Drop` panics
+/// too, and the new value is in the map.
+fn replace_drops_what_it_gives_back_when_the_drops_of_the_keys_panic<M: MapUnderTest>() {
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let (mut map, loud) = loud_map::<M>(1);
+    let key = LoudKey {
+        id: 0,
+        loud: loud.clone(),
+    };
+    let value = LoudValue {
+        output: Some(9),
+        loud: loud.clone(),
+    };
+    let values = loud.value_drops();
+    loud.arm(true);
+    let replaced = catch_unwind(AssertUnwindSafe(|| M::replace(&mut map, key, value)));
+    loud.arm(false);
+    loud_panic(replaced);
+    assert_eq!(loud.value_drops() - values, 1);
+    assert_eq!(M::len(&map), 1);
+    let outputs: Vec<(u32, u32)> = drain(&mut map)
+        .into_iter()
+        .map(|(key, out)| (key.id, out))
+        .collect();
+    assert_eq!(outputs, [(0, 9)]);
+}
+
+/// `remove_entry` of a value under a key whose copies panic in their `Drop`: the key and the
+/// value, which were being given back, are dropped as the first panic goes on, even though
+/// their own `Drop`s panic too, and the map is without them.
+fn remove_entry_drops_what_it_gives_back_when_the_drops_of_the_keys_panic<M: MapUnderTest>() {
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let (mut map, loud) = loud_map::<M>(2);
+    let (keys, values) = (loud.key_drops(), loud.value_drops());
+    loud.arm(true);
+    let removed = catch_unwind(AssertUnwindSafe(|| M::remove_entry(&mut map, &0)));
+    loud.arm(false);
+    loud_panic(removed);
+    assert_eq!(
+        (loud.key_drops() - keys, loud.value_drops() - values),
+        (2, 1)
+    );
+    assert_eq!(M::len(&map), 1);
+    assert!(!M::contains_key(&map, &0));
 }
