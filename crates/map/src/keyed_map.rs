@@ -129,7 +129,10 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
         self.core.len() == 0
     }
 
-    /// The keys of the values in the map, in no particular order.
+    /// The keys of the values in the map, in no particular order, but in the order of
+    /// [`values`](Self::values) and [`iter`](Self::iter) (while the map is not changed between
+    /// the calls), as `HashMap`'s and tokio-stream's: `keys().zip(values())` pairs each key
+    /// with its value.
     ///
     /// # Example
     ///
@@ -150,7 +153,8 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
         self.core.keys()
     }
 
-    /// The values with their keys, in no particular order.
+    /// The values with their keys, in no particular order: that of [`keys`](Self::keys) and
+    /// [`values`](Self::values).
     ///
     /// # Example
     ///
@@ -171,12 +175,14 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
         self.core.iter()
     }
 
-    /// The values, pinned, with their keys, in no particular order.
+    /// The values, pinned, with their keys, in no particular order: that of
+    /// [`iter`](Self::iter).
     pub fn iter_pin_mut(&mut self) -> impl ExactSizeIterator<Item = (&K, Pin<&mut V>)> + '_ {
         self.core.iter_pin_mut()
     }
 
-    /// The values with their keys, mutably, in no particular order. For `V: Unpin` (as
+    /// The values with their keys, mutably, in no particular order: that of
+    /// [`iter`](Self::iter). For `V: Unpin` (as
     /// tokio-stream's `iter_mut`); use [`iter_pin_mut`](Self::iter_pin_mut) otherwise.
     ///
     /// # Example
@@ -212,7 +218,8 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
         self.core.iter_mut()
     }
 
-    /// The values, in no particular order.
+    /// The values, in no particular order: that of [`keys`](Self::keys) and
+    /// [`iter`](Self::iter).
     ///
     /// # Example
     ///
@@ -231,7 +238,8 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
         self.core.values()
     }
 
-    /// The values, mutably, in no particular order. For `V: Unpin` (as tokio-stream's
+    /// The values, mutably, in no particular order: that of [`values`](Self::values). For
+    /// `V: Unpin` (as tokio-stream's
     /// `values_mut`); use [`iter_pin_mut`](Self::iter_pin_mut) otherwise.
     ///
     /// # Example

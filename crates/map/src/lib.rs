@@ -371,8 +371,9 @@ impl<K, V, H> Core<K, V, H> {
         self.arena.len()
     }
 
+    /// The slots' copies of the keys, in the arena's order: that of `values` and `iter`.
     fn keys(&self) -> impl ExactSizeIterator<Item = &K> + '_ {
-        self.index.iter().map(|indexed| &indexed.key)
+        self.arena.iter().map(|(_, entry)| entry.key.get())
     }
 
     fn iter(&self) -> impl ExactSizeIterator<Item = (&K, &V)> + '_ {

@@ -10,8 +10,10 @@ use std::task::{Context, Poll};
 use futures_channel::oneshot;
 use futures_core::{FusedStream, Stream};
 use futures_util::StreamExt;
+use pinfold_map::KeyedMap;
 use support::{
-    MapUnderTest, Probe, Tracked, both, counting_waker, drain, poll_once, probes, settle,
+    FutureMap, MapUnderTest, Probe, StreamMap, Tracked, both, counting_waker, drain, poll_once,
+    probes, settle,
 };
 
 both!(
@@ -314,4 +316,66 @@ fn debug_names_the_type_and_shows_the_keys<M: MapUnderTest>() {
     assert!(debug.contains("len: 2"), "{debug}");
     assert!(debug.contains("\"first\""), "{debug}");
     assert!(debug.contains("\"second\""), "{debug}");
+}
+
+/// A value that never gives an output, carrying the id of the key it is inserted under: a
+/// future for a `FutureMap`, a stream for a `StreamMap`.
+#[derive(Debug)]
+struct Id(u32);
+
+impl Future for Id {
+    type Output = ();
+
+    fn poll(self: std::pin::Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        Poll::Pending
+    }
+}
+
+impl Stream for Id {
+    type Item = ();
+
+    fn poll_next(self: std::pin::Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<()>> {
+        Poll::Pending
+    }
+}
+
+/// Fills `map` with keys whose order in the map is none of their insertion's (values removed
+/// and others inserted in their slots), then checks that `keys`, `values` and `iter` go in one
+/// order: `keys().zip(values())` pairs each key with its own value.
+fn check_keys_values_and_iter_go_in_one_order<P>(map: &mut KeyedMap<u32, Id, P>) {
+    let n = if cfg!(miri) { 24 } else { 200 };
+    for id in 0..n {
+        map.insert(id, Id(id));
+    }
+    for id in (0..n).step_by(3) {
+        map.remove(&id);
+    }
+    for id in (n..n + n / 2).rev() {
+        map.insert(id, Id(id));
+    }
+    let paired: Vec<(u32, u32)> = map
+        .keys()
+        .zip(map.values())
+        .map(|(k, v)| (*k, v.0))
+        .collect();
+    assert_eq!(paired.len(), map.len());
+    let mismatched: Vec<&(u32, u32)> = paired.iter().filter(|(k, v)| k != v).collect();
+    assert!(
+        mismatched.is_empty(),
+        "keys and values out of step: {mismatched:?}"
+    );
+    let from_iter: Vec<(u32, u32)> = map.iter().map(|(k, v)| (*k, v.0)).collect();
+    assert_eq!(paired, from_iter);
+    let from_iter_mut: Vec<(u32, u32)> = map.iter_mut().map(|(k, v)| (*k, v.0)).collect();
+    assert_eq!(paired, from_iter_mut);
+}
+
+#[test]
+fn keys_values_and_iter_of_a_future_map_go_in_one_order() {
+    check_keys_values_and_iter_go_in_one_order(&mut FutureMap::new());
+}
+
+#[test]
+fn keys_values_and_iter_of_a_stream_map_go_in_one_order() {
+    check_keys_values_and_iter_go_in_one_order(&mut StreamMap::new());
 }
