@@ -713,9 +713,9 @@ impl Rounds {
             Step::Done(out) => {
                 // The output is held through the value's `Drop`: if that panics, the output is
                 // dropped as the panic unwinds, and a panic of its own `Drop` then is dropped.
-                let out = unwind::QuietDrop(Some(out));
+                let out = crate::unwind::QuietDrop::new(out);
                 slots.remove(id, self);
-                Some((key, out.into_inner()?))
+                Some((key, out.into_inner()))
             }
         }
     }

@@ -76,13 +76,13 @@ pub(crate) trait Tagging<F> {
 /// from the arena while the refill after it runs, left there if the refill panicked.
 #[derive(Debug)]
 pub(crate) struct Untagged<O> {
-    kept: QuietDrop<O>,
+    kept: QuietDrop<Option<O>>,
 }
 
 impl<O> Untagged<O> {
     pub(crate) fn new() -> Self {
         Self {
-            kept: QuietDrop::NONE,
+            kept: QuietDrop::new(None),
         }
     }
 }
@@ -137,7 +137,7 @@ pub(crate) struct Sequenced<O> {
     pub(crate) window: Option<usize>,
     /// The output taken from the arena while the refill after it runs, with its place; if the
     /// refill panicked, the next call puts it in the ring.
-    pub(crate) kept: QuietDrop<(u64, O)>,
+    pub(crate) kept: QuietDrop<Option<(u64, O)>>,
 }
 
 impl<F: Future> Tagging<F> for Sequenced<F::Output> {

@@ -78,7 +78,7 @@ where
     polling: Option<u64>,
     /// The head's output while the freed slot is refilled (`polling` naming its place): if the
     /// source panics there, the next call gives it.
-    kept: QuietDrop<<St::Item as Future>::Output>,
+    kept: QuietDrop<Option<<St::Item as Future>::Output>>,
     /// Set when `poll_next` returned `Ready(None)`.
     terminated: bool,
     /// The name of the method that made it, for panic messages.
@@ -102,7 +102,7 @@ where
             window: None,
             limit: None,
             polling: None,
-            kept: QuietDrop::NONE,
+            kept: QuietDrop::new(None),
             terminated: false,
             method,
         }

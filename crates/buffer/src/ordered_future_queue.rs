@@ -31,7 +31,7 @@ fn ordered<St, F: Future, G>(source: St, max_weight: usize, groups: G) -> Ordere
         Sequenced {
             ring: ReorderRing::new(),
             window: None,
-            kept: pinfold_arena::unwind::QuietDrop::NONE,
+            kept: pinfold_arena::unwind::QuietDrop::new(None),
         },
     )
 }

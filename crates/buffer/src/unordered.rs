@@ -50,7 +50,7 @@ where
     finished: VecDeque<Key>,
     /// An output while its slot is refilled: if the source panics there, the next call gives
     /// it.
-    kept: QuietDrop<<St::Item as Future>::Output>,
+    kept: QuietDrop<Option<<St::Item as Future>::Output>>,
     /// Set when `poll_next` returned `Ready(None)`, and when a refill panicked with an output
     /// kept (so that the next call looks at one flag only).
     terminated: bool,
@@ -136,7 +136,7 @@ where
         Self {
             running: Running::new(source, concurrency),
             finished: VecDeque::new(),
-            kept: QuietDrop::NONE,
+            kept: QuietDrop::new(None),
             terminated: false,
         }
     }

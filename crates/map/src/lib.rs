@@ -197,7 +197,8 @@ use core::task::{Context, Poll};
 use hashbrown::HashTable;
 
 use pin_project::pin_project;
-use pinfold_arena::{GrowableArena, Key, Step, Storage, unwind};
+use pinfold_arena::unwind::{self, QuietDrop};
+use pinfold_arena::{GrowableArena, Key, Step, Storage};
 
 mod future_map;
 mod keyed_map;
@@ -230,46 +231,14 @@ pub type DefaultHashBuilder = foldhash::fast::RandomState;
 
 /// A slot's content: the value, its user key and that key's hash.
 ///
-/// The key is dropped after the value, and through [`Guarded`]: if the value's `Drop` panics,
+/// The key is dropped after the value, and through [`QuietDrop`]: if the value's `Drop` panics,
 /// the key's drop runs as that panic unwinds, and a panic of it then is dropped (with `std`).
 #[pin_project]
 struct Entry<K, V> {
     hash: u64,
     #[pin]
     value: V,
-    key: Guarded<K>,
-}
-
-/// Something the map drops while a panic may unwind (a key beside a value whose `Drop` may
-/// panic, an output held while a slot is freed): dropped as [`unwind::drop_all`] drops, so
-/// that if a panic unwinds already, a panic of its `Drop` is dropped (with `std`; without, it
-/// aborts) rather than abort the process. Holds its content until then, or until
-/// [`into_inner`](Self::into_inner). One guards one thing: the drop glue of a pair would drop
-/// its second part while its first's panic unwinds, so each part has a guard of its own.
-struct Guarded<T>(Option<T>);
-
-impl<T> Guarded<T> {
-    fn new(content: T) -> Self {
-        Self(Some(content))
-    }
-
-    fn get(&self) -> &T {
-        self.0
-            .as_ref()
-            .expect("pinfold-map: a guarded value was taken already")
-    }
-
-    fn into_inner(mut self) -> T {
-        self.0
-            .take()
-            .expect("pinfold-map: a guarded value was taken already")
-    }
-}
-
-impl<T> Drop for Guarded<T> {
-    fn drop(&mut self) {
-        unwind::drop_all(self.0.take());
-    }
+    key: QuietDrop<K>,
 }
 
 /// An entry of the index: a user key, its hash (computed once, when the key came in) and the
@@ -292,7 +261,7 @@ fn take_indexed<K>(index: &mut HashTable<Indexed<K>>, hash: u64, slot: Key) -> O
 /// Polls one map entry, the value of arena slot `slot`, with `poll`: what the round does with
 /// it. A value that leaves takes its key out of `index` first; if the poll, or the clone of the
 /// key for an item, panics, the arena drops the value and its key leaves the index first. The
-/// output's key and output are each [`Guarded`]: a future's are held while the arena drops the
+/// output's key and output are each [`QuietDrop`]: a future's are held while the arena drops the
 /// future and its slot's key, and are dropped despite their panics.
 #[inline(always)]
 fn poll_entry<K: Clone, V, T>(
@@ -301,9 +270,9 @@ fn poll_entry<K: Clone, V, T>(
     slot: Key,
     entry: Pin<&mut Entry<K, V>>,
     cx: &mut Context<'_>,
-) -> Step<Option<(Guarded<K>, Guarded<T>)>> {
+) -> Step<Option<(QuietDrop<K>, QuietDrop<T>)>> {
     let entry = entry.project();
-    let (hash, key, value) = (*entry.hash, entry.key.get(), entry.value);
+    let (hash, key, value) = (*entry.hash, &**entry.key, entry.value);
     let (item_key, polled) = unwind::repair_on_unwind(
         &mut *index,
         |_| {
@@ -315,13 +284,13 @@ fn poll_entry<K: Clone, V, T>(
     );
     match (item_key, polled) {
         (Some(key), Polled::Item(out)) => {
-            Step::Repoll(Some((Guarded::new(key), Guarded::new(out))))
+            Step::Repoll(Some((QuietDrop::new(key), QuietDrop::new(out))))
         }
         (_, Polled::Pending | Polled::Item(_)) => Step::Pending,
         (_, Polled::Last(out)) => {
             let indexed = take_indexed(index, hash, slot)
                 .expect("pinfold-map: a value's key is missing from the index");
-            Step::Done(Some((Guarded::new(indexed.key), Guarded::new(out))))
+            Step::Done(Some((QuietDrop::new(indexed.key), QuietDrop::new(out))))
         }
         (_, Polled::End) => {
             // The key's `Drop` runs once it is out of the index: if it panics, the arena drops
@@ -375,13 +344,13 @@ impl<K, V, H> Core<K, V, H> {
 
     /// The slots' copies of the keys, in the arena's order: that of `values` and `iter`.
     fn keys(&self) -> impl ExactSizeIterator<Item = &K> + '_ {
-        self.arena.iter().map(|(_, entry)| entry.key.get())
+        self.arena.iter().map(|(_, entry)| &*entry.key)
     }
 
     fn iter(&self) -> impl ExactSizeIterator<Item = (&K, &V)> + '_ {
         self.arena
             .iter()
-            .map(|(_, entry)| (entry.key.get(), &entry.value))
+            .map(|(_, entry)| (&*entry.key, &entry.value))
     }
 
     /// How many values the map holds before an insert allocates: the smaller of the arena's
@@ -409,7 +378,7 @@ impl<K, V, H> Core<K, V, H> {
         }
         self.arena.iter_pin_mut().map(|(_, entry)| {
             let entry = entry.project();
-            (entry.key.get(), entry.value)
+            (&**entry.key, entry.value)
         })
     }
 
@@ -473,7 +442,7 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
         // The replaced value's key is dropped once the map is consistent; if its `Drop`
         // panics, the value is dropped as the panic unwinds (guarded: its own panic then is
         // dropped).
-        let value = Guarded::new(value);
+        let value = QuietDrop::new(value);
         drop(stored);
         Some(value.into_inner())
     }
@@ -496,7 +465,7 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
             let slot = self.arena.insert(Entry {
                 hash,
                 value,
-                key: Guarded::new(stored),
+                key: QuietDrop::new(stored),
             });
             self.index
                 .insert_unique(hash, Indexed { hash, key, slot }, |indexed| indexed.hash);
@@ -517,7 +486,7 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
         // is made: if its `Drop` panics, what was evicted is dropped as the panic unwinds
         // (guarded: its own panic then is dropped), not leaked with an unfinished return
         // value.
-        let evicted = Guarded::new(evicted);
+        let evicted = QuietDrop::new(evicted);
         drop(old_key);
         Some(evicted.into_inner())
     }
@@ -537,7 +506,7 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
         let slot = self.arena.insert(Entry {
             hash,
             value,
-            key: Guarded::new(stored),
+            key: QuietDrop::new(stored),
         });
         let indexed = self
             .index
@@ -562,7 +531,7 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
         // The value goes before the key is dropped: a panicking key `Drop` leaves the map
         // consistent. If the value's `Drop` (or its slot's key's) panics, the key is dropped
         // as the panic unwinds (guarded: its own panic then is dropped).
-        let _key = Guarded::new(key);
+        let _key = QuietDrop::new(key);
         self.arena.remove(slot)
     }
 
@@ -589,7 +558,7 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
         // The slot's copy of the key is dropped once the map is consistent; if its `Drop`
         // panics, the key and the value are dropped as the panic unwinds (each guarded: their
         // own panics then are dropped).
-        let (key, value) = (Guarded::new(key), Guarded::new(value));
+        let (key, value) = (QuietDrop::new(key), QuietDrop::new(value));
         drop(stored);
         Some((key.into_inner(), value.into_inner()))
     }
