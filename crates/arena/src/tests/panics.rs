@@ -228,3 +228,54 @@ fn a_head_stream_of_the_top_group_panicking_in_place_wakes_the_task_for_the_stre
     );
     assert_eq!(poll(&mut arena, &mut cx), Poll::Ready(Some((ready, ready))));
 }
+
+/// Counts its drops; panics in `Drop` if `panics`.
+struct Counted<'a> {
+    drops: &'a core::cell::Cell<usize>,
+    panics: bool,
+}
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.drops.set(self.drops.get() + 1);
+        if self.panics {
+            panic!("the value's drop panics");
+        }
+    }
+}
+
+#[test]
+fn a_quiet_drop_gives_its_value_back_or_drops_it_once_also_while_a_panic_unwinds() {
+    use crate::unwind::QuietDrop;
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let drops = core::cell::Cell::new(0);
+    let held = QuietDrop::new(Counted {
+        drops: &drops,
+        panics: false,
+    });
+    assert!(!held.panics, "it dereferences to the value");
+    let value = held.into_inner();
+    assert_eq!(drops.get(), 0, "given back, not dropped");
+    drop(QuietDrop::new(value));
+    assert_eq!(drops.get(), 1, "dropped once");
+    // Without a panic unwinding, a panic of the value's drop goes on.
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        drop(QuietDrop::new(Counted {
+            drops: &drops,
+            panics: true,
+        }))
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(drops.get(), 2);
+    // Dropped as another panic unwinds: that panic goes on, the value's is dropped.
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _held = QuietDrop::new(Counted {
+            drops: &drops,
+            panics: true,
+        });
+        panic!("the first panic");
+    }));
+    let panic = panicked.expect_err("the first panic goes on");
+    assert_eq!(panic.downcast_ref::<&str>(), Some(&"the first panic"));
+    assert_eq!(drops.get(), 3);
+}
