@@ -63,4 +63,4 @@ pub use waiting::{spawn_releaser, spawn_waiter};
 #[cfg(pinfold_loom)]
 pub use workers::Workers;
 #[cfg(pinfold_loom)]
-pub use writing::{assert_delivered, drain, write};
+pub use writing::{assert_delivered, drain, write, write_now};

@@ -11,6 +11,15 @@ pub fn write(writer: &mut Writer, message: &[u8]) {
     room.commit();
 }
 
+/// Writes `message` through `writer` in the room it has now (the pool has a buffer for it) and
+/// commits it; gives the handle back, still open.
+pub fn write_now(mut writer: Writer, message: &[u8]) -> Writer {
+    let mut room = writer.try_reserve(message.len()).expect("room in the pool");
+    room.copy_from_slice(message);
+    room.commit();
+    writer
+}
+
 /// Every byte the flusher gives until it is finished (every handle dropped).
 pub fn drain(flusher: &mut Flusher) -> Vec<u8> {
     let mut sent = Vec::new();

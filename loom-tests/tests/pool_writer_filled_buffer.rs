@@ -14,17 +14,8 @@
 
 use loom::future::block_on;
 use loom::thread;
-use loom_tests::check;
-use pinfold_pool::{BufferPool, Writer, writer};
-
-fn write(mut writer: Writer, message: &'static [u8]) -> Writer {
-    let mut room = writer
-        .try_reserve(message.len())
-        .expect("room in a pool of two");
-    room.copy_from_slice(message);
-    room.commit();
-    writer
-}
+use loom_tests::{check, write_now};
+use pinfold_pool::{BufferPool, writer};
 
 #[test]
 fn pool_writer_filled_buffer() {
@@ -33,8 +24,8 @@ fn pool_writer_filled_buffer() {
         let (writer, mut flusher) = writer::channel(&pool);
         let first = writer.clone();
         let second = writer;
-        let a = thread::spawn(move || write(first, b"ab"));
-        let b = thread::spawn(move || write(second, b"cd"));
+        let a = thread::spawn(move || write_now(first, b"ab"));
+        let b = thread::spawn(move || write_now(second, b"cd"));
 
         let batch: Vec<u8> = {
             let batch = block_on(flusher.next_batch()).expect("the handles live");

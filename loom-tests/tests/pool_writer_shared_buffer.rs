@@ -11,16 +11,11 @@
 #![cfg(pinfold_loom)]
 
 use loom::thread;
-use loom_tests::check;
+use loom_tests::{check, write_now};
 use pinfold_pool::{BufferPool, Flusher, Writer, writer};
 
-fn write(mut writer: Writer, message: &'static [u8]) {
-    let mut room = writer
-        .try_reserve(message.len())
-        .expect("room in a pool of two");
-    room.copy_from_slice(message);
-    room.commit();
-    writer.flush();
+fn write(writer: Writer, message: &'static [u8]) {
+    write_now(writer, message).flush();
 }
 
 fn take(flusher: &mut Flusher, sent: &mut Vec<u8>) {

@@ -91,9 +91,16 @@ impl Shared {
     #[cold]
     #[inline(never)]
     fn seal_filled(&self, lane: usize, index: u32) {
-        let mut state = self.lock();
+        let state = self.lock();
         // Relaxed: only lock holders change `currents`.
-        let wake = if self.currents[lane].load(Ordering::Relaxed) == index {
+        let current = self.currents[lane].load(Ordering::Relaxed) == index;
+        self.seal_and_unlock(lane, current, state);
+    }
+
+    /// Seals the current slot of `lane` if `seal`, lets `state`'s lock go, then wakes the
+    /// flusher if the seal made the slot ready for it.
+    fn seal_and_unlock(&self, lane: usize, seal: bool, mut state: MutexGuard<'_, State>) {
+        let wake = if seal {
             self.seal_current(lane, &mut state)
         } else {
             None
@@ -107,29 +114,17 @@ impl Shared {
     #[cold]
     #[inline(never)]
     fn reserve_slow(&self, lane: usize, len: usize) -> Result<Option<Room>, ReserveError> {
-        let mut state = self.lock();
+        let state = self.lock();
         if state.closed {
             return Err(ReserveError::Closed);
         }
         // Another writer may have opened a new slot meanwhile.
         if let Some(room) = self.reserve_in_current(lane, len) {
             // The lock is held: the slot is still the lane's current one.
-            let wake = if room.fills(self.size) {
-                self.seal_current(lane, &mut state)
-            } else {
-                None
-            };
-            drop(state);
-            if let Some(waker) = wake {
-                waker.wake();
-            }
+            self.seal_and_unlock(lane, room.fills(self.size), state);
             return Ok(Some(room));
         }
-        let wake = self.seal_current(lane, &mut state);
-        drop(state);
-        if let Some(waker) = wake {
-            waker.wake();
-        }
+        self.seal_and_unlock(lane, true, state);
         Ok(None)
     }
 
@@ -217,15 +212,7 @@ impl Shared {
         }
         if let Some(room) = self.reserve_in_current(lane, len) {
             // The lock is held: the slot is still the lane's current one.
-            let wake = if room.fills(self.size) {
-                self.seal_current(lane, &mut state)
-            } else {
-                None
-            };
-            drop(state);
-            if let Some(waker) = wake {
-                waker.wake();
-            }
+            self.seal_and_unlock(lane, room.fills(self.size), state);
             return Ok((room, After::GiveBack(packet)));
         }
         let wake = self.seal_current(lane, &mut state);
