@@ -229,6 +229,17 @@ impl Loud {
         self.values_panic.store(on, Ordering::SeqCst);
     }
 
+    /// Runs `call` with every `Drop` of the keys and values panicking, and checks that one of
+    /// their panics came out of it; the drops of keys and of values it made.
+    fn armed<R>(&self, call: impl FnOnce() -> R) -> (usize, usize) {
+        let (keys, values) = (self.key_drops(), self.value_drops());
+        self.arm(true);
+        let result = catch_unwind(AssertUnwindSafe(call));
+        self.arm(false);
+        loud_panic(result);
+        (self.key_drops() - keys, self.value_drops() - values)
+    }
+
     fn key_drops(&self) -> usize {
         self.key_drops.load(Ordering::SeqCst)
     }
@@ -344,15 +355,7 @@ fn remove_drops_a_value_and_its_key_whose_drops_all_panic_and_the_first_panic_go
 >() {
     pinfold_testkit::panic_hook::no_forced_backtraces();
     let (mut map, loud) = loud_map::<M>(2);
-    let (keys, values) = (loud.key_drops(), loud.value_drops());
-    loud.arm(true);
-    let removed = catch_unwind(AssertUnwindSafe(|| M::remove(&mut map, &0)));
-    loud.arm(false);
-    loud_panic(removed);
-    assert_eq!(
-        (loud.key_drops() - keys, loud.value_drops() - values),
-        (2, 1)
-    );
+    assert_eq!(loud.armed(|| M::remove(&mut map, &0)), (2, 1));
     assert_eq!(M::len(&map), 1);
     assert!(!M::contains_key(&map, &0));
     assert!(M::contains_key(&map, &1));
@@ -365,15 +368,7 @@ fn clear_drops_values_and_keys_whose_drops_all_panic_and_the_first_panic_goes_on
 >() {
     pinfold_testkit::panic_hook::no_forced_backtraces();
     let (mut map, loud) = loud_map::<M>(4);
-    let (keys, values) = (loud.key_drops(), loud.value_drops());
-    loud.arm(true);
-    let cleared = catch_unwind(AssertUnwindSafe(|| M::clear(&mut map)));
-    loud.arm(false);
-    loud_panic(cleared);
-    assert_eq!(
-        (loud.key_drops() - keys, loud.value_drops() - values),
-        (8, 4)
-    );
+    assert_eq!(loud.armed(|| M::clear(&mut map)), (8, 4));
     assert!(M::is_empty(&map));
     assert_eq!(M::keys(&map).0, 0);
     assert_eq!(poll_once(&mut map), Poll::Ready(None));
@@ -384,15 +379,7 @@ fn clear_drops_values_and_keys_whose_drops_all_panic_and_the_first_panic_goes_on
 fn dropping_the_map_drops_values_and_keys_whose_drops_all_panic<M: MapUnderTest>() {
     pinfold_testkit::panic_hook::no_forced_backtraces();
     let (map, loud) = loud_map::<M>(4);
-    let (keys, values) = (loud.key_drops(), loud.value_drops());
-    loud.arm(true);
-    let dropped = catch_unwind(AssertUnwindSafe(|| drop(map)));
-    loud.arm(false);
-    loud_panic(dropped);
-    assert_eq!(
-        (loud.key_drops() - keys, loud.value_drops() - values),
-        (8, 4)
-    );
+    assert_eq!(loud.armed(|| drop(map)), (8, 4));
 }
 
 /// An insert over a taken key whose value and both key copies panic in their `Drop`: they are
@@ -410,16 +397,8 @@ fn a_replacing_insert_drops_a_value_and_key_whose_drops_all_panic_and_puts_the_n
         output: Some(9),
         loud: loud.clone(),
     };
-    let (keys, values) = (loud.key_drops(), loud.value_drops());
-    loud.arm(true);
-    let inserted = catch_unwind(AssertUnwindSafe(|| M::insert(&mut map, key, value)));
-    loud.arm(false);
-    loud_panic(inserted);
     // The old value and its key's two copies; the new key's copies are in the map.
-    assert_eq!(
-        (loud.key_drops() - keys, loud.value_drops() - values),
-        (2, 1)
-    );
+    assert_eq!(loud.armed(|| M::insert(&mut map, key, value)), (2, 1));
     assert_eq!(M::len(&map), 1);
     let outputs: Vec<(u32, u32)> = drain(&mut map)
         .into_iter()
@@ -498,15 +477,7 @@ fn replace_drops_what_it_gives_back_when_the_drops_of_the_keys_panic<M: MapUnder
 fn remove_entry_drops_what_it_gives_back_when_the_drops_of_the_keys_panic<M: MapUnderTest>() {
     pinfold_testkit::panic_hook::no_forced_backtraces();
     let (mut map, loud) = loud_map::<M>(2);
-    let (keys, values) = (loud.key_drops(), loud.value_drops());
-    loud.arm(true);
-    let removed = catch_unwind(AssertUnwindSafe(|| M::remove_entry(&mut map, &0)));
-    loud.arm(false);
-    loud_panic(removed);
-    assert_eq!(
-        (loud.key_drops() - keys, loud.value_drops() - values),
-        (2, 1)
-    );
+    assert_eq!(loud.armed(|| M::remove_entry(&mut map, &0)), (2, 1));
     assert_eq!(M::len(&map), 1);
     assert!(!M::contains_key(&map, &0));
 }
