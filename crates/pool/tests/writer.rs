@@ -1127,3 +1127,40 @@ fn a_buffer_filled_to_its_last_byte_goes_to_the_flusher_at_once() {
     drop(writer);
     assert!(block_on(flusher.next_batch()).is_none());
 }
+
+/// A reservation that reaches the last byte of its buffer and is abandoned gives its room back,
+/// as any abandoned reservation with nothing handed out after it does: the buffer stays open
+/// for the next message, and the flusher gets nothing.
+#[test]
+fn an_abandoned_reservation_up_to_the_last_byte_gives_its_room_back() {
+    let pool = BufferPool::new(2, 16);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    let mut first = writer.try_reserve(8).unwrap();
+    first.copy_from_slice(b"aaaaaaaa");
+    let first = first.commit_packet();
+    drop(writer.try_reserve(8).unwrap());
+    let mut second = writer.try_reserve(8).unwrap();
+    second.copy_from_slice(b"bbbbbbbb");
+    let second = second.commit_packet();
+    assert_eq!(
+        second.as_ptr(),
+        first.as_ptr().wrapping_add(8),
+        "in the room given back"
+    );
+    // Committed up to the last byte, the buffer is full, and goes.
+    let batch = flusher.try_next_batch().expect("a full buffer");
+    let bytes: Vec<u8> = batch.iter().flat_map(|packet| packet.to_vec()).collect();
+    assert_eq!(bytes, b"aaaaaaaabbbbbbbb");
+    drop(batch);
+
+    // A whole buffer abandoned: the next message goes into it, also with a pool of one.
+    let pool = BufferPool::new(1, 16);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    drop(writer.try_reserve(16).unwrap());
+    let mut next = writer.try_reserve(4).expect("the abandoned buffer's room");
+    next.copy_from_slice(b"cccc");
+    next.commit();
+    assert!(flusher.try_next_batch().is_none(), "not full, not asked");
+    drop(writer);
+    assert_eq!(drain(&mut flusher), b"cccc");
+}

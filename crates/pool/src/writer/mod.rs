@@ -50,9 +50,9 @@
 //!   its own being filled, and a clone takes the next lane in turn, so that handles on threads
 //!   running side by side do not share a buffer; handles of one lane interleave in reservation
 //!   order.
-//! - **Batches.** The flusher gets a buffer when it is full (a message that ends at its last
-//!   byte fills it: it takes no more, and goes as its reservations end), when a writer or the
-//!   flusher asks
+//! - **Batches.** The flusher gets a buffer when it is full (a message committed up to its
+//!   last byte fills it: it takes no more, and goes as its reservations end), when a writer or
+//!   the flusher asks
 //!   for a flush ([`Writer::flush`], [`Flusher::flush_open`]: every lane's buffer being
 //!   filled), when a writer is about to wait for a buffer (see *Waiting*), and when the last
 //!   `Writer` handle is dropped. A buffer with a reservation still
@@ -107,9 +107,9 @@
 //! waker is woken or dropped after it is released): opening a slot on a new buffer (zeroed and
 //! frozen into one packet of all its bytes, which the writer keeps; its base is stored, then
 //! its word with the opener's reservation, with `Release`, then it is made its lane's current
-//! one; a reservation of the whole buffer opens it sealed instead), sealing a current one (a
-//! full buffer is handed over by that, in O(1); a reservation that fills its slot to the last
-//! byte seals it at once, under the lock, if the slot is still its lane's current), an abandoned
+//! one), sealing a current one (a full buffer is handed over by that, in O(1); a reservation
+//! that reaches its slot's last byte seals it as it is committed, if the slot is still its
+//! lane's current, so that an abandoned one gives its room back), an abandoned
 //! reservation (its room is zeroed and goes back if nothing was handed out after it, by a CAS
 //! of the word, or else is marked as a hole), the seal of every lane's current slot by a
 //! writer about to wait for a buffer (counted in a word that a writer reads before it asks the

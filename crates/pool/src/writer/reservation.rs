@@ -74,20 +74,16 @@ impl Shared {
     #[inline]
     fn reserve(&self, lane: usize, len: usize) -> Result<Option<Room>, ReserveError> {
         match self.reserve_in_current(lane, len) {
-            Some(room) => {
-                if room.fills(self.size) {
-                    self.seal_filled(lane, room.slot);
-                }
-                Ok(Some(room))
-            }
+            Some(room) => Ok(Some(room)),
             None => self.reserve_slow(lane, len),
         }
     }
 
-    /// Seals slot `index`, which a reservation of `lane` just filled to its last byte: no
-    /// later reservation fits, so the flusher gets its buffer as its reservations end, not
-    /// once the next one finds it full. Unless a writer sealed it meanwhile (and may have
-    /// opened another for the lane).
+    /// Seals slot `index`, which a reservation of `lane` about to be committed filled to its
+    /// last byte: no later reservation fits, so the flusher gets its buffer as its
+    /// reservations end, not once the next one finds it full. Unless a writer sealed it
+    /// meanwhile (and may have opened another for the lane). The reservation is still open,
+    /// so the slot holds the same buffer.
     #[cold]
     #[inline(never)]
     fn seal_filled(&self, lane: usize, index: u32) {
@@ -120,8 +116,6 @@ impl Shared {
         }
         // Another writer may have opened a new slot meanwhile.
         if let Some(room) = self.reserve_in_current(lane, len) {
-            // The lock is held: the slot is still the lane's current one.
-            self.seal_and_unlock(lane, room.fills(self.size), state);
             return Ok(Some(room));
         }
         self.seal_and_unlock(lane, true, state);
@@ -211,8 +205,7 @@ impl Shared {
             return Err(ReserveError::Closed);
         }
         if let Some(room) = self.reserve_in_current(lane, len) {
-            // The lock is held: the slot is still the lane's current one.
-            self.seal_and_unlock(lane, room.fills(self.size), state);
+            drop(state);
             return Ok((room, After::GiveBack(packet)));
         }
         let wake = self.seal_current(lane, &mut state);
@@ -235,19 +228,11 @@ impl Shared {
         state.queue.push_back(index);
         let open = &self.open[index as usize];
         open.base.store(base.as_ptr(), Ordering::Relaxed);
-        // A reservation of the whole buffer leaves it full: sealed at once, and not the lane's
-        // current slot, so that the flusher gets it as the reservation ends.
-        let filled = len == self.size;
         // Release pairs with the Acquire of the reservations' CAS: the base, and the zeroed
         // buffer, happen before their writes. The word holds this writer's reservation.
-        open.word.store(
-            opened(lane, len) | if filled { SEALED } else { 0 },
-            Ordering::Release,
-        );
-        if !filled {
-            // Release pairs with the reservations' Acquire load of `currents`.
-            self.currents[lane].store(index, Ordering::Release);
-        }
+        open.word.store(opened(lane, len), Ordering::Release);
+        // Release pairs with the reservations' Acquire load of `currents`.
+        self.currents[lane].store(index, Ordering::Release);
         drop(state);
         let room = Room {
             slot: index,
@@ -579,13 +564,26 @@ impl<'a> Reservation<'a> {
     #[inline]
     pub fn commit(self) {
         let this = core::mem::ManuallyDrop::new(self);
+        this.seal_if_filled();
         this.writer.shared.commit(&this.room);
+    }
+
+    /// Seals the buffer if this reservation, about to be committed, fills it to its last byte:
+    /// the flusher gets it as its reservations end. An abandoned one gives its room back
+    /// instead.
+    #[inline]
+    fn seal_if_filled(&self) {
+        let shared = &self.writer.shared;
+        if self.room.fills(shared.size) {
+            shared.seal_filled(self.writer.lane, self.room.slot);
+        }
     }
 
     /// Delivers the message, and keeps it as a [`Packet`] too (the buffer stays out of the
     /// pool while the packet lives).
     pub fn commit_packet(self) -> Packet {
         let this = core::mem::ManuallyDrop::new(self);
+        this.seal_if_filled();
         this.writer
             .shared
             .end_locked(&this.room, true)
