@@ -76,14 +76,12 @@ pub(crate) trait Tagging<F> {
 /// from the arena while the refill after it runs, left there if the refill panicked.
 #[derive(Debug)]
 pub(crate) struct Untagged<O> {
-    kept: QuietDrop<Option<O>>,
+    kept: Option<O>,
 }
 
 impl<O> Untagged<O> {
     pub(crate) fn new() -> Self {
-        Self {
-            kept: QuietDrop::new(None),
-        }
+        Self { kept: None }
     }
 }
 
@@ -110,7 +108,7 @@ impl<F: Future> Tagging<F> for Untagged<F::Output> {
 
     #[inline(always)]
     fn keep(&mut self, out: F::Output) {
-        *self.kept = Some(out);
+        self.kept = Some(out);
     }
 
     #[inline(always)]

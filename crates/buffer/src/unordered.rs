@@ -9,7 +9,6 @@ use core::task::{Context, Poll};
 use alloc::collections::VecDeque;
 use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
-use pinfold_arena::unwind::QuietDrop;
 use pinfold_arena::{Key, Step};
 
 use crate::limit::{Fixed, Limit, Steered, Steering};
@@ -50,7 +49,7 @@ where
     finished: VecDeque<Key>,
     /// An output while its slot is refilled: if the source panics there, the next call gives
     /// it.
-    kept: QuietDrop<Option<<St::Item as Future>::Output>>,
+    kept: Option<<St::Item as Future>::Output>,
     /// Set when `poll_next` returned `Ready(None)`, and when a refill panicked with an output
     /// kept (so that the next call looks at one flag only).
     terminated: bool,
@@ -136,7 +135,7 @@ where
         Self {
             running: Running::new(source, concurrency),
             finished: VecDeque::new(),
-            kept: QuietDrop::new(None),
+            kept: None,
             terminated: false,
         }
     }

@@ -98,15 +98,6 @@ pub(crate) struct Group<Fut> {
     seat: Option<Box<Seat>>,
 }
 
-/// The futures waiting are dropped each once, also when the `Drop` of some panics (and while
-/// another panic unwinds, as when a running future's `Drop` panicked as the queue was dropped):
-/// the first panic goes on (see `pinfold_arena::unwind::drop_all`).
-impl<Fut> Drop for Group<Fut> {
-    fn drop(&mut self) {
-        pinfold_arena::unwind::drop_all(self.queued.drain(..));
-    }
-}
-
 impl<Fut> Group<Fut> {
     fn new(max: usize) -> Self {
         Self {

@@ -1261,60 +1261,6 @@ fn a_driven_queue_waiting_for_a_shared_limit_is_pending() {
     assert_eq!(poll_with(&mut queue, &waker), Poll::Ready(Some(5)));
 }
 
-/// A future that never finishes and counts its drops; if it is a bomb, its `Drop` panics (a
-/// future that must not be dropped before it completes).
-struct DropBomb {
-    name: &'static str,
-    bomb: bool,
-    drops: Arc<Mutex<usize>>,
-}
-
-impl Future for DropBomb {
-    type Output = usize;
-
-    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<usize> {
-        Poll::Pending
-    }
-}
-
-impl Drop for DropBomb {
-    fn drop(&mut self) {
-        *self.drops.lock().unwrap() += 1;
-        if self.bomb {
-            panic!("{} panics in its drop", self.name)
-        }
-    }
-}
-
-/// Dropping a grouped queue drops every future once, those waiting for their group's room
-/// too, when the `Drop` of two of them panics (the running one and a waiting one, or two
-/// waiting ones): the first panic goes on, and the process does not abort.
-#[test]
-fn dropping_a_grouped_queue_drops_each_waiting_future_when_two_drops_panic() {
-    pinfold_testkit::panic_hook::no_forced_backtraces();
-    for bombs in [[true, true, false], [false, true, true]] {
-        let drops = Arc::new(Mutex::new(0));
-        let items: Vec<_> = ["running", "waiting 1", "waiting 2"]
-            .into_iter()
-            .zip(bombs)
-            .map(|(name, bomb)| {
-                let drops = drops.clone();
-                (1, Some("g"), DropBomb { name, bomb, drops })
-            })
-            .collect();
-        // The group runs one future at a time: the first runs, the other two wait.
-        let mut queue = stream::iter(items).future_queue_grouped(4, [("g", 1)]);
-        assert!(poll_once(&mut queue).is_pending());
-        let dropped = catch_unwind(AssertUnwindSafe(|| drop(queue)));
-        assert!(dropped.is_err(), "a drop panics");
-        assert_eq!(
-            *drops.lock().unwrap(),
-            3,
-            "{bombs:?}: each future dropped once"
-        );
-    }
-}
-
 /// The queues cross threads as future-queue's and the crate's other buffers do: `Send` and
 /// `Sync` when their source and its futures are, `Unpin` when the source is.
 #[test]

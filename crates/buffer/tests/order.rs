@@ -281,15 +281,43 @@ fn one_then_a_panic() -> impl Stream<Item = std::future::Ready<PanicsWhenDropped
 }
 
 #[test]
-fn a_buffer_dropped_as_its_source_panic_unwinds_drops_the_kept_output_without_aborting() {
+fn an_ordered_buffer_dropped_as_its_source_panic_unwinds_drops_the_kept_output_quietly() {
     drop_while_the_source_panic_unwinds(|| one_then_a_panic().ordered_buffer(1));
-    drop_while_the_source_panic_unwinds(|| one_then_a_panic().unordered_buffer(1));
-    drop_while_the_source_panic_unwinds(|| {
-        one_then_a_panic().map(|future| (1, future)).future_queue(1)
-    });
     drop_while_the_source_panic_unwinds(|| {
         one_then_a_panic()
             .map(|future| (1, future))
             .ordered_future_queue(1)
     });
+}
+
+/// The futures of an unordered buffer and of a weighted queue, and their outputs, may borrow
+/// what is declared after the adapter, as those of a `Vec` may: the adapters have no `Drop`
+/// of their own that would make the borrow outlive them.
+#[test]
+fn unordered_adapters_may_hold_borrows_of_what_is_declared_after_them() {
+    let mut buffer;
+    let mut queue;
+    let mut grouped;
+    let local = String::from("borrowed");
+    buffer = stream::iter(0..3)
+        .map(|_| {
+            let borrowed = &local;
+            async move { borrowed.as_str() }
+        })
+        .unordered_buffer(2);
+    queue = stream::iter(0..3)
+        .map(|_| {
+            let borrowed = &local;
+            (1, async move { borrowed.as_str() })
+        })
+        .future_queue(2);
+    grouped = stream::iter(0..3)
+        .map(|_| {
+            let borrowed = &local;
+            (1, Some("a"), async move { borrowed.len() })
+        })
+        .future_queue_grouped(2, [("a", 1)]);
+    assert_eq!(poll_once(&mut buffer), Poll::Ready(Some("borrowed")));
+    assert_eq!(poll_once(&mut queue), Poll::Ready(Some("borrowed")));
+    assert_eq!(poll_once(&mut grouped), Poll::Ready(Some(8)));
 }
