@@ -455,10 +455,13 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
         value: V,
         evict: impl FnOnce(&mut GrowableArena<Entry<K, V>>, Key) -> R,
     ) -> Option<R> {
-        // The key's code runs first, before anything changes.
-        let hash = self.hash(&key);
-        let stored = key.clone();
-        let taken = self.index.find(hash, |indexed| indexed.key == key);
+        // The key's code runs first, before anything changes. If it panics, the key and the
+        // value are dropped as the panic unwinds, each quietly.
+        let (key, value) = (QuietDrop::new(key), QuietDrop::new(value));
+        let hash = self.hash(&*key);
+        let stored = QuietDrop::new((*key).clone());
+        let taken = self.index.find(hash, |indexed| indexed.key == *key);
+        let (key, stored, value) = (key.into_inner(), stored.into_inner(), value.into_inner());
         let Some(&Indexed { slot: replaced, .. }) = taken else {
             self.terminated = false;
             self.index.reserve(1, |indexed| indexed.hash);

@@ -29,6 +29,7 @@ both!(
     a_finishing_value_and_its_key_whose_drops_all_panic_leave_and_the_first_panic_goes_on,
     replace_drops_what_it_gives_back_when_the_drops_of_the_keys_panic,
     remove_entry_drops_what_it_gives_back_when_the_drops_of_the_keys_panic,
+    an_insert_whose_key_panics_drops_the_value_whose_drop_panics_and_changes_nothing,
 );
 
 /// Which of a [`TouchyKey`]'s operations panic (every call, while set).
@@ -480,4 +481,34 @@ fn remove_entry_drops_what_it_gives_back_when_the_drops_of_the_keys_panic<M: Map
     assert_eq!(loud.armed(|| M::remove_entry(&mut map, &0)), (2, 1));
     assert_eq!(M::len(&map), 1);
     assert!(!M::contains_key(&map, &0));
+}
+
+/// An insert whose key's `Hash`, `Clone` or `Eq` panics, of a value whose `Drop` panics too: the
+/// key's panic goes on, the value is dropped once as it unwinds (its own panic dropped), and
+/// the map is as it was.
+fn an_insert_whose_key_panics_drops_the_value_whose_drop_panics_and_changes_nothing<
+    M: MapUnderTest,
+>() {
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let touchy = Arc::<Touchy>::default();
+    let loud = Arc::<Loud>::default();
+    let mut map = M::new();
+    let value = || LoudValue {
+        output: Some(1),
+        loud: loud.clone(),
+    };
+    M::insert(&mut map, TouchyKey::new(0, &touchy), value());
+    let switches = [&touchy.hash, &touchy.clone, &touchy.eq];
+    for (turn, switch) in switches.into_iter().enumerate() {
+        let (key, value) = (TouchyKey::new(turn as u32 % 2, &touchy), value());
+        switch.store(true, Ordering::SeqCst);
+        loud.values_panic.store(true, Ordering::SeqCst);
+        let inserted = catch_unwind(AssertUnwindSafe(|| M::insert(&mut map, key, value)));
+        loud.values_panic.store(false, Ordering::SeqCst);
+        switch.store(false, Ordering::SeqCst);
+        let panic = inserted.expect_err("the key's code panics");
+        assert!(panic_message(&*panic).ends_with("called for key"));
+        assert_eq!(loud.value_drops(), turn + 1, "the value is dropped once");
+        assert_eq!(M::len(&map), 1, "the map is as it was");
+    }
 }
