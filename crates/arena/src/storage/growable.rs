@@ -213,7 +213,6 @@ impl<T> Groups<T> {
         watch: 0,
     };
 
-    /// Adds a group of `size` slots on top; returns its index.
     /// Whether the arena can grow to `wanted` slots, adding groups as growth sizes them (the
     /// first, if it has none, of `first` slots): within its groups, and slot numbers below
     /// `u32::MAX`. Counted without allocating, before a reservation allocates.
@@ -233,6 +232,7 @@ impl<T> Groups<T> {
         capacity < u32::MAX as usize
     }
 
+    /// Adds a group of `size` slots on top; returns its index.
     fn add(&mut self, size: usize) -> usize {
         let group = self.stores.len();
         assert!(
