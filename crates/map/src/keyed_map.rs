@@ -177,23 +177,13 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
 
     /// The values, pinned, with their keys, in no particular order: that of
     /// [`iter`](Self::iter).
-    ///
-    /// Every value in the map is woken by the call, so that the next `poll_next` polls each
-    /// (and the map's task is woken): a value changed through the iterator, or put in place of
-    /// another (whose waker the map never had), is polled, as tokio-stream's `StreamMap`,
-    /// which polls every stream on each call, would poll it.
     pub fn iter_pin_mut(&mut self) -> impl ExactSizeIterator<Item = (&K, Pin<&mut V>)> + '_ {
         self.core.iter_pin_mut()
     }
 
     /// The values with their keys, mutably, in no particular order: that of
-    /// [`iter`](Self::iter). For `V: Unpin` (as tokio-stream's `iter_mut`); use
-    /// [`iter_pin_mut`](Self::iter_pin_mut) otherwise.
-    ///
-    /// Every value in the map is woken by the call, so that the next `poll_next` polls each
-    /// (and the map's task is woken): a value changed through the iterator, or put in place of
-    /// another (whose waker the map never had), is polled, as tokio-stream's `StreamMap`,
-    /// which polls every stream on each call, would poll it.
+    /// [`iter`](Self::iter). For `V: Unpin` (as
+    /// tokio-stream's `iter_mut`); use [`iter_pin_mut`](Self::iter_pin_mut) otherwise.
     ///
     /// # Example
     ///
@@ -249,13 +239,8 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
     }
 
     /// The values, mutably, in no particular order: that of [`values`](Self::values). For
-    /// `V: Unpin` (as tokio-stream's `values_mut`); use [`iter_pin_mut`](Self::iter_pin_mut)
-    /// otherwise.
-    ///
-    /// Every value in the map is woken by the call, so that the next `poll_next` polls each
-    /// (and the map's task is woken): a value changed through the iterator, or put in place of
-    /// another (whose waker the map never had), is polled, as tokio-stream's `StreamMap`,
-    /// which polls every stream on each call, would poll it.
+    /// `V: Unpin` (as tokio-stream's
+    /// `values_mut`); use [`iter_pin_mut`](Self::iter_pin_mut) otherwise.
     ///
     /// # Example
     ///
@@ -545,10 +530,6 @@ impl<K: Hash + Eq + Clone, V, P, H: BuildHasher> KeyedMap<K, V, P, H> {
     }
 
     /// The value under `key`, pinned.
-    ///
-    /// The value is woken by the call, so that the next `poll_next` polls it (and the map's
-    /// task is woken): a value changed, or put in place of another with
-    /// [`Pin::set`](core::pin::Pin::set) (whose waker the map never had), is polled.
     ///
     /// # Example
     ///

@@ -124,9 +124,7 @@
 //! [`contains_key`](KeyedMap::contains_key), [`next_many`](KeyedMap::next_many) and
 //! [`poll_next_many`](KeyedMap::poll_next_many) (on `FutureMap` too). What differs beyond
 //! that: no `Unpin` bound on keys or values, only woken streams are polled (tokio-stream polls
-//! every stream, from a random one, on each call; here a stream handed out mutably, by
-//! `get_pin_mut`, `iter_mut`, `values_mut` or `iter_pin_mut`, counts as woken, so that one put
-//! in place of another is polled), and the order and fairness are the
+//! every stream, from a random one, on each call), and the order and fairness are the
 //! [shared rules](#the-shared-rules)'.
 //!
 //! ```
@@ -371,26 +369,11 @@ impl<K, V, H> Core<K, V, H> {
             .map(|(key, value)| (key, Pin::into_inner(value)))
     }
 
-    /// The values, pinned, with their keys; each is woken first (see [`wake`](Self::wake)).
     fn iter_pin_mut(&mut self) -> impl ExactSizeIterator<Item = (&K, Pin<&mut V>)> + '_ {
-        for (slot, _) in self.arena.iter() {
-            self.wake(slot);
-        }
         self.arena.iter_pin_mut().map(|(_, entry)| {
             let entry = entry.project();
             (&**entry.key, entry.value)
         })
-    }
-
-    /// Wakes the value in `slot`, so that the next `poll_next` polls it: for a value handed
-    /// out mutably, which the caller may change or put another in place of (whose waker the
-    /// map then never had), as tokio-stream, which polls every stream on each call, would
-    /// poll it. Costs the hand-out, through the arena's own waker of the slot, and nothing in
-    /// the poll path.
-    fn wake(&self, slot: Key) {
-        if let Some(waker) = self.arena.waker(slot) {
-            waker.wake();
-        }
     }
 
     fn clear(&mut self) {
@@ -596,14 +579,12 @@ impl<K: Hash + Eq + Clone, V, H: BuildHasher> Core<K, V, H> {
         self.arena.get(slot).map(|entry| &entry.value)
     }
 
-    /// The value under `key`, pinned; woken first (see [`wake`](Self::wake)).
     fn get_pin_mut<Q>(&mut self, key: &Q) -> Option<Pin<&mut V>>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
         let slot = self.slot(key)?;
-        self.wake(slot);
         self.arena
             .get_pin_mut(slot)
             .map(|entry| entry.project().value)

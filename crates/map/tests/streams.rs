@@ -317,18 +317,3 @@ fn streams_of_many_lengths_give_all_their_items() {
         [("a", 1), ("b", 1), ("b", 2), ("c", 1), ("c", 2), ("c", 3)]
     );
 }
-
-/// A stream put in place of another through `values_mut` is polled by the next `poll_next`:
-/// its item sent before comes, as in tokio-stream, which polls every stream on each call,
-/// though the old stream's waker, the only one the map had woken, is gone with it.
-#[test]
-fn a_stream_put_in_place_through_values_mut_is_polled_by_the_next_poll() {
-    let (_old_tx, old_rx) = mpsc::unbounded::<u32>();
-    let (new_tx, new_rx) = mpsc::unbounded::<u32>();
-    let mut map = StreamMap::new();
-    map.insert("feed", old_rx);
-    assert_eq!(poll_once(&mut map), Poll::Pending);
-    new_tx.unbounded_send(7).unwrap();
-    *map.values_mut().next().unwrap() = new_rx;
-    assert_eq!(poll_once(&mut map), Poll::Ready(Some(("feed", 7))));
-}

@@ -1,7 +1,6 @@
-//! Wakes: a value that returned `Pending` is polled again only once woken (or handed out
-//! mutably: one put in place of another is polled), and no wake is lost when values are
-//! finished, or streams fed, from other threads, under a parking executor or on tokio's
-//! multi-thread runtime: every output comes once, under its key.
+//! Wakes: a value that returned `Pending` is polled again only once woken, and no wake is lost
+//! when values are finished, or streams fed, from other threads, under a parking executor or
+//! on tokio's multi-thread runtime: every output comes once, under its key.
 
 mod support;
 
@@ -23,9 +22,6 @@ both!(
     outputs_sent_from_std_threads_all_come_under_a_parking_executor,
     #[cfg_attr(miri, ignore)] // tokio's multi-thread runtime is too slow under Miri
     outputs_sent_from_tokio_tasks_all_come_on_a_multi_thread_runtime,
-    a_value_put_in_place_through_iter_mut_is_polled_by_the_next_poll,
-    a_value_put_in_place_through_iter_pin_mut_is_polled_by_the_next_poll,
-    a_value_put_in_place_through_get_pin_mut_is_polled_by_the_next_poll,
 );
 
 /// Three probes: one poll each, then none until one is woken, and only that one is polled.
@@ -257,57 +253,4 @@ fn items_sent_from_tokio_tasks_come_in_order_under_their_keys() {
         });
         assert_each_stream_whole_and_in_order(&items, &vec![per_stream; streams]);
     }
-}
-
-/// A map of channels' receivers under `u32` keys.
-type ReceiverMap<M> = <M as MapUnderTest>::Map<u32, oneshot::Receiver<u32>>;
-
-/// A map of one channel's receiver under key 1, polled once (it waits, with the map's waker),
-/// and a second channel whose output is sent already: the map's task is not woken, so a map
-/// that polls only woken values would never poll the second receiver if it took the first's
-/// place.
-fn waiting_receiver_and_a_ready_one<M: MapUnderTest>()
--> (ReceiverMap<M>, oneshot::Sender<u32>, oneshot::Receiver<u32>) {
-    let mut map = M::new();
-    let (old_sender, old) = oneshot::channel();
-    M::insert(&mut map, 1, old);
-    let (task, wakes) = counting_waker();
-    assert_eq!(poll_with(&mut map, &task), Poll::Pending);
-    let (new_sender, new) = oneshot::channel();
-    new_sender.send(7).unwrap();
-    assert_eq!(wakes.count(), 0);
-    (map, old_sender, new)
-}
-
-/// A value put in place of another through `iter_mut` is polled by the next `poll_next`, as
-/// tokio-stream, which polls every stream on each call, polls it.
-fn a_value_put_in_place_through_iter_mut_is_polled_by_the_next_poll<M: MapUnderTest>() {
-    let (mut map, old_sender, new) = waiting_receiver_and_a_ready_one::<M>();
-    let (_, mut values, _) = M::iter_mut(&mut map);
-    *values[0].1 = new;
-    assert!(old_sender.is_canceled(), "the old receiver was not dropped");
-    let (task, _) = counting_waker();
-    assert_eq!(poll_with(&mut map, &task), Poll::Ready(Some((1, Ok(7)))));
-}
-
-/// A value put in place of another through `iter_pin_mut` is polled by the next `poll_next`.
-fn a_value_put_in_place_through_iter_pin_mut_is_polled_by_the_next_poll<M: MapUnderTest>() {
-    let (mut map, old_sender, new) = waiting_receiver_and_a_ready_one::<M>();
-    let (_, mut values) = M::iter_pin_mut(&mut map);
-    values[0].1.set(new);
-    assert!(old_sender.is_canceled(), "the old receiver was not dropped");
-    let (task, _) = counting_waker();
-    assert_eq!(poll_with(&mut map, &task), Poll::Ready(Some((1, Ok(7)))));
-}
-
-/// A value put in place of another through `get_pin_mut` is polled by the next `poll_next`,
-/// and the map's task is woken to poll it.
-fn a_value_put_in_place_through_get_pin_mut_is_polled_by_the_next_poll<M: MapUnderTest>() {
-    let (mut map, old_sender, new) = waiting_receiver_and_a_ready_one::<M>();
-    let (task, wakes) = counting_waker();
-    assert_eq!(poll_with(&mut map, &task), Poll::Pending);
-    M::get_pin_mut(&mut map, &1).unwrap().set(new);
-    assert!(old_sender.is_canceled(), "the old receiver was not dropped");
-    assert_eq!(wakes.count(), 1, "the map's task was not woken");
-    assert_eq!(poll_with(&mut map, &task), Poll::Ready(Some((1, Ok(7)))));
 }
