@@ -254,6 +254,7 @@ fn a_quiet_drop_gives_its_value_back_or_drops_it_once_also_while_a_panic_unwinds
         panics: false,
     });
     assert!(!held.panics, "it dereferences to the value");
+    assert_eq!(alloc::format!("{:?}", QuietDrop::new(7)), "QuietDrop(7)");
     let value = held.into_inner();
     assert_eq!(drops.get(), 0, "given back, not dropped");
     drop(QuietDrop::new(value));
