@@ -717,8 +717,8 @@ impl Rounds {
                 }
                 // The output is held through the value's `Drop`: if that panics, the output is
                 // dropped as the panic unwinds, and a panic of its own `Drop` then is dropped.
-                // Only for an output with a `Drop`: the guard's unwinding path costs the hot
-                // merge 5 instructions an item (`merge_hot_16_noop`, instructions).
+                // Only for an output with a `Drop`: the guard's unwinding path is paid on the
+                // hot merge's every item. Guarded by `merge_hot_16_noop` (instructions).
                 let out = crate::unwind::QuietDrop::new(out);
                 slots.remove(id, self);
                 Some((key, out.into_inner()))

@@ -101,8 +101,8 @@ impl<T> Drop for QuietDrop<T> {
     fn drop(&mut self) {
         // SAFETY: the value is taken out once, here, and `self` is not used after its drop.
         let value = unsafe { ManuallyDrop::take(&mut self.0) };
-        // A plain drop unless a panic unwinds: a map drops each key so (`map_churn_100k`,
-        // instructions).
+        // A plain drop unless a panic unwinds: a map drops each key so. Guarded by
+        // `map_churn_100k` (instructions).
         #[cfg(feature = "std")]
         if std::thread::panicking() {
             return drop_quietly(value);
