@@ -213,23 +213,35 @@ impl<T> Groups<T> {
         watch: 0,
     };
 
-    /// Whether the arena can grow to `wanted` slots, adding groups as growth sizes them (the
-    /// first, if it has none, of `first` slots): within its groups, and slot numbers below
-    /// `u32::MAX`. Counted without allocating, before a reservation allocates.
-    fn reach(&self, first: usize, wanted: usize) -> bool {
+    /// Adds groups until the arena has at least `wanted` slots: the first, if it has none, of
+    /// `first` slots, the others sized as growth sizes them. `false`, with nothing added, if
+    /// that is more than the arena holds (its groups, and slot numbers below `u32::MAX`): the
+    /// sizes are counted before the first group is allocated.
+    fn grow_to(&mut self, first: usize, wanted: usize) -> bool {
         let mut sizing = self.sizing.clone();
-        let (mut groups, mut capacity) = (self.stores.len(), self.capacity);
+        let mut sizes = [0; Hub::MAX_ARENAS];
+        let (from, mut capacity) = (self.stores.len(), self.capacity);
+        let mut groups = from;
         if groups == 0 {
+            sizes[0] = first;
             (groups, capacity) = (1, first);
         }
         while capacity < wanted {
             if groups == Hub::MAX_ARENAS {
                 return false;
             }
-            capacity += sizing.grow(capacity);
-            groups += 1;
+            let size = sizing.grow(capacity);
+            sizes[groups] = size;
+            (groups, capacity) = (groups + 1, capacity + size);
         }
-        capacity < u32::MAX as usize
+        if capacity >= u32::MAX as usize {
+            return false;
+        }
+        self.sizing = sizing;
+        for &size in &sizes[from..groups] {
+            self.add(size);
+        }
+        true
     }
 
     /// Adds a group of `size` slots on top; returns its index.
@@ -564,17 +576,11 @@ impl<T> GrowableArena<T> {
     pub fn with_capacity(capacity: usize) -> Self {
         let mut arena = Self::new();
         if capacity > 0 {
-            let groups = &mut arena.groups;
             assert!(
-                groups.reach(capacity.min(MAX_GROUP), capacity),
+                arena.groups.grow_to(capacity.min(MAX_GROUP), capacity),
                 "GrowableArena::with_capacity: {capacity} slots are more than a growable arena \
                  holds"
             );
-            groups.add(capacity.min(MAX_GROUP));
-            while groups.capacity < capacity {
-                let size = groups.sizing.grow(groups.capacity);
-                groups.add(size);
-            }
         }
         arena
     }
@@ -597,16 +603,9 @@ impl<T> GrowableArena<T> {
             return;
         }
         assert!(
-            groups.reach(wanted.clamp(FIRST_GROUP, MAX_GROUP), wanted),
+            groups.grow_to(wanted.clamp(FIRST_GROUP, MAX_GROUP), wanted),
             "GrowableArena::reserve: {additional} more slots are more than a growable arena holds"
         );
-        if groups.stores.is_empty() {
-            groups.add(wanted.clamp(FIRST_GROUP, MAX_GROUP));
-        }
-        while groups.capacity < wanted {
-            let size = groups.sizing.grow(groups.capacity);
-            groups.add(size);
-        }
         groups.sizing.reserved(groups.capacity);
         groups.rewatch();
     }
