@@ -32,15 +32,19 @@ both!(
     an_insert_whose_key_panics_drops_the_value_whose_drop_panics_and_changes_nothing,
 );
 
-/// Which of a [`TouchyKey`]'s operations panic (every call, while set).
+/// Which of a [`TouchyKey`]'s operations panic (every call, while set), and how many of the
+/// keys were dropped.
 #[derive(Debug, Default)]
 struct Touchy {
     clone: AtomicBool,
     hash: AtomicBool,
     eq: AtomicBool,
+    drop: AtomicBool,
+    drops: AtomicUsize,
 }
 
-/// A key whose `Clone`, `Hash` and `Eq` panic while their switch in [`Touchy`] is on.
+/// A key whose `Clone`, `Hash`, `Eq` and `Drop` panic while their switch in [`Touchy`] is on;
+/// looked up by its id.
 #[derive(Debug)]
 struct TouchyKey {
     id: u32,
@@ -94,6 +98,21 @@ impl PartialOrd for TouchyKey {
 impl Ord for TouchyKey {
     fn cmp(&self, other: &Self) -> Order {
         self.id.cmp(&other.id)
+    }
+}
+
+impl Borrow<u32> for TouchyKey {
+    fn borrow(&self) -> &u32 {
+        &self.id
+    }
+}
+
+impl Drop for TouchyKey {
+    fn drop(&mut self) {
+        self.touchy.drops.fetch_add(1, Ordering::SeqCst);
+        if self.touchy.drop.load(Ordering::SeqCst) {
+            panic!("drop called for key {}", self.id);
+        }
     }
 }
 
@@ -213,20 +232,19 @@ fn the_index_never_hashes_the_keys_it_holds_when_it_grows_or_rehashes<M: MapUnde
     }
 }
 
-/// The switches and counts shared by [`LoudKey`]s and [`LoudValue`]s: while a switch is on,
-/// every `Drop` of that kind panics.
+/// The switches and counts shared by the keys it makes and [`LoudValue`]s: while a switch is
+/// on, every `Drop` of that kind panics.
 #[derive(Debug, Default)]
 struct Loud {
-    keys_panic: AtomicBool,
+    keys: Arc<Touchy>,
     values_panic: AtomicBool,
-    key_drops: AtomicUsize,
     value_drops: AtomicUsize,
 }
 
 impl Loud {
     /// Turns both switches on or off.
     fn arm(&self, on: bool) {
-        self.keys_panic.store(on, Ordering::SeqCst);
+        self.keys.drop.store(on, Ordering::SeqCst);
         self.values_panic.store(on, Ordering::SeqCst);
     }
 
@@ -242,59 +260,25 @@ impl Loud {
     }
 
     fn key_drops(&self) -> usize {
-        self.key_drops.load(Ordering::SeqCst)
+        self.keys.drops.load(Ordering::SeqCst)
+    }
+
+    /// A value giving `output` (pending if `None`) whose `Drop` panics while the values'
+    /// switch is on.
+    fn value(self: &Arc<Self>, output: Option<u32>) -> LoudValue {
+        LoudValue {
+            output,
+            loud: self.clone(),
+        }
+    }
+
+    /// A key `id` whose `Drop` panics while the keys' switch is on.
+    fn key(&self, id: u32) -> TouchyKey {
+        TouchyKey::new(id, &self.keys)
     }
 
     fn value_drops(&self) -> usize {
         self.value_drops.load(Ordering::SeqCst)
-    }
-}
-
-/// A key whose `Drop` panics while its [`Loud`] says so; looked up by its id.
-#[derive(Debug, Clone)]
-struct LoudKey {
-    id: u32,
-    loud: Arc<Loud>,
-}
-
-impl PartialEq for LoudKey {
-    fn eq(&self, other: &Self) -> bool {
-        self.id == other.id
-    }
-}
-
-impl Eq for LoudKey {}
-
-impl Hash for LoudKey {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.id.hash(state);
-    }
-}
-
-impl PartialOrd for LoudKey {
-    fn partial_cmp(&self, other: &Self) -> Option<Order> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for LoudKey {
-    fn cmp(&self, other: &Self) -> Order {
-        self.id.cmp(&other.id)
-    }
-}
-
-impl Borrow<u32> for LoudKey {
-    fn borrow(&self) -> &u32 {
-        &self.id
-    }
-}
-
-impl Drop for LoudKey {
-    fn drop(&mut self) {
-        self.loud.key_drops.fetch_add(1, Ordering::SeqCst);
-        if self.loud.keys_panic.load(Ordering::SeqCst) {
-            panic!("drop called for key {}", self.id);
-        }
     }
 }
 
@@ -323,22 +307,24 @@ impl Drop for LoudValue {
     }
 }
 
-/// A map of pending [`LoudValue`]s under [`LoudKey`]s `0..n`, and what they share.
-fn loud_map<M: MapUnderTest>(n: u32) -> (M::Map<LoudKey, LoudValue>, Arc<Loud>) {
+/// A map of pending [`LoudValue`]s under keys `0..n`, and what they share.
+fn loud_map<M: MapUnderTest>(n: u32) -> (M::Map<TouchyKey, LoudValue>, Arc<Loud>) {
     let loud = Arc::<Loud>::default();
     let mut map = M::new();
     for id in 0..n {
-        let key = LoudKey {
-            id,
-            loud: loud.clone(),
-        };
-        let value = LoudValue {
-            output: None,
-            loud: loud.clone(),
-        };
+        let key = loud.key(id);
+        let value = loud.value(None);
         M::insert(&mut map, key, value);
     }
     (map, loud)
+}
+
+/// Drains `map`: its outputs, each beside its key's id.
+fn outputs_by_id<M: MapUnderTest>(map: &mut M::Map<TouchyKey, LoudValue>) -> Vec<(u32, u32)> {
+    drain(map)
+        .into_iter()
+        .map(|(key, out)| (key.id, out))
+        .collect()
 }
 
 /// Checks that `result` holds a panic, one of a [`Loud`] `Drop`'s.
@@ -390,22 +376,12 @@ fn a_replacing_insert_drops_a_value_and_key_whose_drops_all_panic_and_puts_the_n
 >() {
     pinfold_testkit::panic_hook::no_forced_backtraces();
     let (mut map, loud) = loud_map::<M>(1);
-    let key = LoudKey {
-        id: 0,
-        loud: loud.clone(),
-    };
-    let value = LoudValue {
-        output: Some(9),
-        loud: loud.clone(),
-    };
+    let key = loud.key(0);
+    let value = loud.value(Some(9));
     // The old value and its key's two copies; the new key's copies are in the map.
     assert_eq!(loud.armed(|| M::insert(&mut map, key, value)), (2, 1));
     assert_eq!(M::len(&map), 1);
-    let outputs: Vec<(u32, u32)> = drain(&mut map)
-        .into_iter()
-        .map(|(key, out)| (key.id, out))
-        .collect();
-    assert_eq!(outputs, [(0, 9)]);
+    assert_eq!(outputs_by_id::<M>(&mut map), [(0, 9)]);
 }
 
 /// A value that finishes, whose `Drop` panics as it leaves, under a key whose copies panic in
@@ -417,22 +393,16 @@ fn a_finishing_value_and_its_key_whose_drops_all_panic_leave_and_the_first_panic
     pinfold_testkit::panic_hook::no_forced_backtraces();
     let loud = Arc::<Loud>::default();
     let mut map = M::new();
-    let key = LoudKey {
-        id: 0,
-        loud: loud.clone(),
-    };
-    let value = LoudValue {
-        output: Some(9),
-        loud: loud.clone(),
-    };
+    let key = loud.key(0);
+    let value = loud.value(Some(9));
     M::insert(&mut map, key, value);
     loud.arm(true);
     let polled = catch_unwind(AssertUnwindSafe(|| {
         // A stream gives its item (under a clone of the key, dropped here quietly) first.
         while let Poll::Ready(Some((key, _))) = poll_once(&mut map) {
-            loud.keys_panic.store(false, Ordering::SeqCst);
+            loud.keys.drop.store(false, Ordering::SeqCst);
             drop(key);
-            loud.keys_panic.store(true, Ordering::SeqCst);
+            loud.keys.drop.store(true, Ordering::SeqCst);
         }
     }));
     loud.arm(false);
@@ -450,14 +420,8 @@ fn a_finishing_value_and_its_key_whose_drops_all_panic_leave_and_the_first_panic
 fn replace_drops_what_it_gives_back_when_the_drops_of_the_keys_panic<M: MapUnderTest>() {
     pinfold_testkit::panic_hook::no_forced_backtraces();
     let (mut map, loud) = loud_map::<M>(1);
-    let key = LoudKey {
-        id: 0,
-        loud: loud.clone(),
-    };
-    let value = LoudValue {
-        output: Some(9),
-        loud: loud.clone(),
-    };
+    let key = loud.key(0);
+    let value = loud.value(Some(9));
     let values = loud.value_drops();
     loud.arm(true);
     let replaced = catch_unwind(AssertUnwindSafe(|| M::replace(&mut map, key, value)));
@@ -465,11 +429,7 @@ fn replace_drops_what_it_gives_back_when_the_drops_of_the_keys_panic<M: MapUnder
     loud_panic(replaced);
     assert_eq!(loud.value_drops() - values, 1);
     assert_eq!(M::len(&map), 1);
-    let outputs: Vec<(u32, u32)> = drain(&mut map)
-        .into_iter()
-        .map(|(key, out)| (key.id, out))
-        .collect();
-    assert_eq!(outputs, [(0, 9)]);
+    assert_eq!(outputs_by_id::<M>(&mut map), [(0, 9)]);
 }
 
 /// `remove_entry` of a value under a key whose copies panic in their `Drop`: the key and the
@@ -493,10 +453,7 @@ fn an_insert_whose_key_panics_drops_the_value_whose_drop_panics_and_changes_noth
     let touchy = Arc::<Touchy>::default();
     let loud = Arc::<Loud>::default();
     let mut map = M::new();
-    let value = || LoudValue {
-        output: Some(1),
-        loud: loud.clone(),
-    };
+    let value = || loud.value(Some(1));
     M::insert(&mut map, TouchyKey::new(0, &touchy), value());
     let switches = [&touchy.hash, &touchy.clone, &touchy.eq];
     for (turn, switch) in switches.into_iter().enumerate() {
