@@ -38,6 +38,7 @@ impl<S> MergeBounded<S> {
     ///
     /// # Panics
     /// If `capacity` is more than `(u32::MAX - 1) / 2`.
+    #[track_caller]
     pub fn new(capacity: usize) -> Self {
         Self(StreamMerge::<S, Arena<S>>::new(capacity))
     }

@@ -47,6 +47,11 @@ impl<S> Merge<S> {
 
     /// An empty merge with room for at least `capacity` streams, allocated now; that first
     /// group is kept as long as the merge.
+    ///
+    /// # Panics
+    /// If `capacity` is more streams than a growable merge holds (its 63 groups), before
+    /// anything is allocated.
+    #[track_caller]
     pub fn with_capacity(capacity: usize) -> Self {
         Self(StreamMerge::<S, GrowableArena<S>>::with_capacity(capacity))
     }
@@ -150,6 +155,7 @@ impl<S> Merge<S> {
 
     /// Adds groups ahead of time, until at least `additional` slots are free:
     /// [`StreamMerge::reserve`], whose panics apply.
+    #[track_caller]
     pub fn reserve(&mut self, additional: usize) {
         self.0.reserve(additional);
     }

@@ -588,6 +588,7 @@ impl<V, P: Kind> KeyedSet<V, Arena<V>, P> {
     ///
     /// # Panics
     /// If `capacity` is more than `(u32::MAX - 1) / 2`.
+    #[track_caller]
     pub fn new(capacity: usize) -> Self {
         Self::with_arena(Arena::new(capacity))
     }
@@ -718,6 +719,11 @@ impl<V, P: Kind> KeyedSet<V, GrowableArena<V>, P> {
     /// set.push(ready(100)); // a second group, as large as the first
     /// assert_eq!(set.capacity(), 200);
     /// ```
+    ///
+    /// # Panics
+    /// If `capacity` is more values than a growable set holds (its 63 groups), before anything
+    /// is allocated.
+    #[track_caller]
     pub fn with_capacity(capacity: usize) -> Self {
         Self::with_arena(GrowableArena::with_capacity(capacity))
     }
@@ -785,6 +791,7 @@ impl<V, P: Kind> KeyedSet<V, GrowableArena<V>, P> {
     /// # Panics
     /// If that many slots would take more than the 63 groups can hold (more values than
     /// memory can hold).
+    #[track_caller]
     pub fn reserve(&mut self, additional: usize) {
         self.arena.reserve(additional);
     }

@@ -48,6 +48,7 @@ impl<T> Arena<T> {
     ///
     /// # Panics
     /// If `capacity` is more than `(u32::MAX - 1) / 2`.
+    #[track_caller]
     pub fn new(capacity: usize) -> Self {
         Self {
             store: Store::new(capacity),
@@ -455,6 +456,7 @@ impl<T> Store<T> {
     ///
     /// # Panics
     /// If `capacity` is more than `(u32::MAX - 1) / 2`.
+    #[track_caller]
     pub(crate) fn new(capacity: usize) -> Self {
         let generation = key::first_generation();
         Self::with_parent(capacity, Parent::Task(AtomicWaker::new()), 0, generation, 0)
@@ -499,6 +501,7 @@ impl<T> Store<T> {
         store
     }
 
+    #[track_caller]
     fn with_parent(capacity: usize, parent: Parent, base: u32, generation: u64, ids: u32) -> Self {
         assert!(
             capacity <= MAX_CAPACITY,
