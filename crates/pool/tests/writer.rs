@@ -1048,24 +1048,36 @@ fn runs_past_a_batchs_room_come_in_the_next_batch() {
     assert_eq!(sent, (0..100).collect::<Vec<u8>>());
 }
 
-/// A sink whose first write fails with `Interrupted` (a signal came: `EINTR`), then takes
-/// everything.
+/// A sink whose first write fails with an error of kind `kind` (`Interrupted`: a signal came,
+/// `EINTR`), then takes everything.
 #[cfg(feature = "std")]
-struct InterruptedOnce {
+struct FailsOnce {
+    kind: std::io::ErrorKind,
     out: Vec<u8>,
-    interrupted: bool,
+    failed: bool,
 }
 
 #[cfg(feature = "std")]
-impl std::io::Write for InterruptedOnce {
+impl FailsOnce {
+    fn new(kind: std::io::ErrorKind) -> Self {
+        Self {
+            kind,
+            out: Vec::new(),
+            failed: false,
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::io::Write for FailsOnce {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         self.write_vectored(&[std::io::IoSlice::new(bytes)])
     }
 
     fn write_vectored(&mut self, slices: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
-        if !self.interrupted {
-            self.interrupted = true;
-            return Err(std::io::ErrorKind::Interrupted.into());
+        if !self.failed {
+            self.failed = true;
+            return Err(self.kind.into());
         }
         let mut written = 0;
         for slice in slices {
@@ -1093,17 +1105,32 @@ fn write_all_to_retries_an_interrupted_write() {
         room.commit();
     }
     drop(writer);
-    let mut out = InterruptedOnce {
-        out: Vec::new(),
-        interrupted: false,
-    };
+    let mut out = FailsOnce::new(std::io::ErrorKind::Interrupted);
     while let Some(batch) = block_on(flusher.next_batch()) {
         batch
             .write_all_to(&mut out)
             .expect("an interrupted write is retried");
     }
-    assert!(out.interrupted);
+    assert!(out.failed);
     assert_eq!(out.out, b"abcdef");
+}
+
+/// `Batch::write_all_to` gives back an error of any other kind at once, as
+/// `std::io::Write::write_all` does, without writing again.
+#[cfg(feature = "std")]
+#[test]
+fn write_all_to_gives_back_an_error_that_is_not_an_interruption() {
+    let pool = BufferPool::new(4, 8);
+    let (mut writer, mut flusher) = writer::channel(&pool);
+    let mut room = writer.try_reserve(3).unwrap();
+    room.copy_from_slice(b"abc");
+    room.commit();
+    drop(writer);
+    let mut out = FailsOnce::new(std::io::ErrorKind::BrokenPipe);
+    let batch = block_on(flusher.next_batch()).expect("a batch");
+    let error = batch.write_all_to(&mut out).expect_err("the error");
+    assert_eq!(error.kind(), std::io::ErrorKind::BrokenPipe);
+    assert!(out.out.is_empty(), "nothing written after the error");
 }
 
 /// A buffer filled to its last byte is full, and goes to the flusher at once: by a message
