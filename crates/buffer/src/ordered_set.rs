@@ -364,6 +364,7 @@ impl<F: Future> OrderedSet<F, Arena<F>> {
     /// assert_eq!(set.capacity(), 8);
     /// assert!(set.is_empty() && !set.is_full());
     /// ```
+    #[track_caller]
     pub fn new(capacity: usize) -> Self {
         Self::with_arena(Arena::new(capacity), ReorderRing::with_capacity(capacity))
     }

@@ -60,6 +60,10 @@ impl<K, V, P> KeyedMap<K, V, P> {
     /// `capacity` values at once allocates nothing more (see the crate documentation,
     /// [*Capacity*](crate#capacity)).
     ///
+    /// # Panics
+    /// If `capacity` is more values than a map holds (its arena's 63 groups), before anything
+    /// is allocated.
+    ///
     /// # Example
     ///
     /// ```
@@ -77,6 +81,7 @@ impl<K, V, P> KeyedMap<K, V, P> {
     /// }
     /// # });
     /// ```
+    #[track_caller]
     pub fn with_capacity(capacity: usize) -> Self {
         Self::with_capacity_and_hasher(capacity, DefaultHashBuilder::default())
     }
@@ -107,6 +112,10 @@ impl<K, V, P, H> KeyedMap<K, V, P, H> {
 
     /// An empty map hashing keys with `hasher`, with room for `capacity` values (the arena's
     /// first group and the index), allocated now.
+    ///
+    /// # Panics
+    /// As [`with_capacity`](Self::with_capacity).
+    #[track_caller]
     pub fn with_capacity_and_hasher(capacity: usize, hasher: H) -> Self {
         Self {
             core: Core::with_capacity_and_hasher(capacity, hasher),

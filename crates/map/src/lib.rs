@@ -325,6 +325,7 @@ impl<K, V, H> Core<K, V, H> {
         }
     }
 
+    #[track_caller]
     fn with_capacity_and_hasher(capacity: usize, hasher: H) -> Self {
         Self {
             arena: GrowableArena::with_capacity(capacity),

@@ -63,6 +63,7 @@ impl<F> FuturesUnorderedBounded<F> {
     ///
     /// # Panics
     /// If `capacity` is more than `(u32::MAX - 1) / 2`.
+    #[track_caller]
     pub fn new(capacity: usize) -> Self {
         Self(UnorderedSet::<F, Arena<F>>::new(capacity))
     }

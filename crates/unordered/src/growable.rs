@@ -50,6 +50,11 @@ impl<F> FuturesUnordered<F> {
 
     /// An empty set with room for at least `capacity` futures, allocated now; that first
     /// group is kept as long as the set.
+    ///
+    /// # Panics
+    /// If `capacity` is more futures than a growable set holds (its 63 groups), before
+    /// anything is allocated.
+    #[track_caller]
     pub fn with_capacity(capacity: usize) -> Self {
         Self(UnorderedSet::<F, GrowableArena<F>>::with_capacity(capacity))
     }
@@ -177,6 +182,7 @@ impl<F> FuturesUnordered<F> {
 
     /// Adds groups ahead of time, until at least `additional` slots are free:
     /// [`UnorderedSet::reserve`], whose panics apply.
+    #[track_caller]
     pub fn reserve(&mut self, additional: usize) {
         self.0.reserve(additional);
     }
