@@ -85,8 +85,9 @@ where
 /// [*Polls and wakes*](crate#polls-and-wakes), [*Allocations*](crate#allocations),
 /// [*Cancellation*](crate#cancellation) and [*When user code panics*](crate#when-user-code-panics).
 ///
-/// `Unpin` whatever `F` is (the futures are pinned in the join's own storage); `Send` if `F`
-/// and `F::Ok` are; `Sync` if they are `Sync`.
+/// `Unpin` whatever `F` is (the futures are pinned in the join's own storage); `Send` if `F`,
+/// `F::Ok` and `F::Error` are (an error is kept until the join gives it); `Sync` if they are
+/// `Sync`.
 ///
 /// # Panics
 ///
