@@ -13,7 +13,7 @@ use std::task::{Context, Poll};
 use futures_util::future::Either;
 use pinfold_testkit::probe::{Probe, ProbeState, probes};
 use pinfold_testkit::stream::{drain_ready, poll_once};
-use pinfold_unordered::FuturesUnordered;
+use pinfold_unordered::{FuturesUnordered, FuturesUnorderedBounded};
 
 /// A future that panics when polled, or finishes and panics when dropped; it counts its drops.
 #[derive(Debug)]
@@ -131,6 +131,27 @@ fn a_future_of_the_largest_group_that_panics_in_drop_leaves_the_set_consistent()
     assert_eq!(set.iter().count(), 100);
     finish_and_check(&mut set, &states);
     assert_eq!(poll_once(&mut set), Poll::Ready(None));
+}
+
+#[test]
+fn a_full_push_of_a_future_whose_drop_panics_panics_as_full_and_drops_it_once() {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let mut set = FuturesUnorderedBounded::new(1);
+    set.push(Either::Left(Probe::new(0).0));
+    let bomb = Bomb {
+        in_poll: false,
+        drops: drops.clone(),
+    };
+    // The refused future is dropped while the push's panic unwinds: its own panic is dropped,
+    // where drop glue would abort the process.
+    let panic = catch_unwind(AssertUnwindSafe(|| set.push(Either::Right(bomb)))).unwrap_err();
+    assert_eq!(
+        panic.downcast_ref::<String>().map(String::as_str),
+        Some("FuturesUnorderedBounded is full (capacity 1)")
+    );
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert_eq!(set.len(), 1);
+    assert!(poll_once(&mut set).is_pending());
 }
 
 #[test]

@@ -16,6 +16,7 @@ use crate::poll::Step;
 use crate::storage::Storage;
 use crate::storage::growable::GrowableArena;
 use crate::storage::store::Arena;
+use crate::unwind::QuietDrop;
 
 mod sealed {
     pub trait Sealed {}
@@ -187,8 +188,9 @@ impl<V, A: Storage<V>, P: Kind> KeyedSet<V, A, P> {
     /// # Panics
     /// If the set is full (a bounded set holding `capacity` values), with the message
     /// `FuturesUnorderedBounded is full (capacity N)` (`MergeBounded is full (capacity N)` for
-    /// a merge); use its `try_push` to get the value back instead. A growable set panics only
-    /// if every one of its 63 groups is full (more values than memory can hold).
+    /// a merge), dropping the value as the panic unwinds (a panic of its `Drop` is dropped);
+    /// use its `try_push` to get the value back instead. A growable set panics only if every
+    /// one of its 63 groups is full (more values than memory can hold).
     #[track_caller]
     #[inline]
     pub fn push(&mut self, value: V) {
@@ -228,7 +230,7 @@ impl<V, A: Storage<V>, P: Kind> KeyedSet<V, A, P> {
                 self.terminated = false;
                 key
             }
-            Err(_) => full(P::BOUNDED, self.capacity()),
+            Err(value) => full(value, P::BOUNDED, self.capacity()),
         }
     }
 
@@ -562,11 +564,14 @@ where
     }
 }
 
-/// The panic of a push into a full bounded set, out of the push's inlined path.
+/// The panic of a push into a full bounded set, out of the push's inlined path. The refused
+/// value is dropped as the panic unwinds, quietly: a panic of its `Drop` then is dropped (with
+/// `std`), where drop glue would abort.
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn full(name: &str, capacity: usize) -> ! {
+fn full<V>(value: V, name: &str, capacity: usize) -> ! {
+    let _refused = QuietDrop::new(value);
     panic!("{name} is full (capacity {capacity})")
 }
 
