@@ -149,6 +149,26 @@ fn a_frame_larger_than_a_buffer_is_yielded_then_the_stream_ends() {
 }
 
 #[test]
+fn over_one_buffer_a_frame_crossing_its_end_is_yielded_as_too_large_not_awaited() {
+    // The second frame starts 4 bytes into the pool's only buffer and ends past it: carrying
+    // it over needs a second buffer, which never comes while the reader holds the first.
+    let pool = BufferPool::new(1, 8);
+    let input = script(b"\x00\x01a\x00\x01b\x00\x04cdef", || 16, false);
+    let got = collect(FrameReader::new(&pool, LengthPrefixed::new(2), input));
+    assert_eq!(got.len(), 3);
+    assert_eq!(got[0].as_ref().unwrap(), b"a");
+    assert_eq!(got[1].as_ref().unwrap(), b"b");
+    assert!(matches!(
+        got[2],
+        Err(FrameReadError::Frame(FrameError::TooLarge {
+            len: None,
+            buffer_size: 8
+        }))
+    ));
+    assert_eq!(pool.available(), 1);
+}
+
+#[test]
 fn a_read_error_is_yielded_then_the_stream_ends() {
     let pool = BufferPool::new(2, 8);
     let mut steps = script(b"\x00\x01a\x00", || 8, false);

@@ -56,8 +56,10 @@ impl<E: fmt::Debug + fmt::Display + 'static> std::error::Error for FrameReadErro
 /// It yields each frame as soon as it is complete, reading only when the bytes read hold no
 /// complete frame. The end of input between frames ends the stream; inside a frame it yields
 /// [`FrameError::Truncated`], then ends. After any error the stream ends. A full buffer is
-/// replaced before the next read, even the one that finds the end of input. It borrows the pool
-/// (its `acquire` future lives inside it) and is `!Unpin`: pin it to poll it.
+/// replaced before the next read, even the one that finds the end of input. Over a pool of one
+/// buffer, a frame that crosses the end of the buffer cannot be carried into another: it is
+/// yielded as [`FrameError::TooLarge`] (with `len: None`), and the stream ends. It borrows the
+/// pool (its `acquire` future lives inside it) and is `!Unpin`: pin it to poll it.
 ///
 /// # Example
 ///
@@ -145,6 +147,16 @@ impl<'a, R: AsyncRead, F: Framing> Stream for FrameReader<'a, R, F> {
                 if this.acquire.is_none() {
                     if this.framer.try_refill() {
                         continue;
+                    }
+                    if this.framer.buffered() > 0 && this.pool.capacity() == 1 {
+                        // The pool's only buffer holds the start of a frame that ends past it:
+                        // no buffer to carry it into can come while the reader holds this one.
+                        *this.state = State::Done;
+                        let error = FrameError::TooLarge {
+                            len: None,
+                            buffer_size: this.pool.buffer_size(),
+                        };
+                        return Poll::Ready(Some(Err(error.into())));
                     }
                     let pool: &'a BufferPool = this.pool;
                     this.acquire.set(Some(pool.acquire()));
