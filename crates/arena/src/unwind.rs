@@ -152,7 +152,8 @@ pub(crate) fn drop_each(len: usize, each: impl FnMut(usize)) {
 /// Drops every item of `items`, also when the `Drop` of some panics: the rest are dropped all
 /// the same, then the first panic goes on (with `std`; a second panic is dropped, and so is the
 /// first if another panic unwinds already; without `std`, a second panic aborts). A plain loop
-/// while nothing panics. For the `Drop` of a container whose items are the user's.
+/// while nothing panics. For the `Drop` of a container whose items are the user's. If the
+/// iterator's `next` panics, it is not asked again: the items after are its own drop's.
 pub fn drop_all<I: IntoIterator>(items: I) {
     each_to_the_end(items, drop);
 }
@@ -162,33 +163,54 @@ pub fn drop_all<I: IntoIterator>(items: I) {
 /// each caught (with `std`, where their panics are dropped; without, a second panic aborts),
 /// and the first panic goes on. Called while another panic unwinds already, every call is
 /// caught from the start (with `std`), and their panics dropped: a panic escaping a drop then
-/// would abort.
+/// would abort. An iterator whose `next` panics is not asked again: the items after it are
+/// left to its own drop, and with `std` a panic of `next` while another unwinds is dropped.
 #[inline]
 fn each_to_the_end<I: IntoIterator, F: FnMut(I::Item)>(items: I, each: F) {
-    /// The calls not made yet: made when dropped, which only happens while a call's panic
-    /// unwinds (the loop leaves none).
+    /// The calls not made yet: made when dropped, which only happens while a panic unwinds
+    /// (the loop leaves none).
     struct Rest<I: Iterator, F: FnMut(I::Item)> {
         items: I,
         each: F,
+        /// Set while the loop asks for an item, and once there is none: found set when
+        /// dropped, `next` panicked (or the items ended), and it is not asked again.
+        in_next: bool,
     }
 
     impl<I: Iterator, F: FnMut(I::Item)> Drop for Rest<I, F> {
         fn drop(&mut self) {
-            // Empty unless a call panicked: the first panic is the one unwinding.
-            let _ = each_despite_panics(&mut self.items, &mut self.each);
+            if self.in_next {
+                return;
+            }
+            // A call panicked, or another panic unwinds: that one goes on. A panic of `next`
+            // then ends the calls.
+            #[cfg(feature = "std")]
+            let items = core::iter::from_fn(|| {
+                use std::panic::{AssertUnwindSafe, catch_unwind};
+                catch_unwind(AssertUnwindSafe(|| self.items.next())).unwrap_or(None)
+            });
+            #[cfg(not(feature = "std"))]
+            let items = &mut self.items;
+            let _ = each_despite_panics(items, &mut self.each);
         }
     }
 
     let mut rest = Rest {
         items: items.into_iter(),
         each,
+        in_next: false,
     };
     #[cfg(feature = "std")]
     if std::thread::panicking() {
         // `rest`'s drop makes every call, each caught.
         return;
     }
-    for item in rest.items.by_ref() {
+    loop {
+        rest.in_next = true;
+        let Some(item) = rest.items.next() else {
+            return;
+        };
+        rest.in_next = false;
         (rest.each)(item);
     }
 }

@@ -280,3 +280,34 @@ fn a_quiet_drop_gives_its_value_back_or_drops_it_once_also_while_a_panic_unwinds
     assert_eq!(panic.downcast_ref::<&str>(), Some(&"the first panic"));
     assert_eq!(drops.get(), 3);
 }
+
+#[test]
+fn drop_all_over_an_iterator_whose_next_panics_lets_that_panic_go_on() {
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let drops = core::cell::Cell::new(0);
+    let nexts = core::cell::Cell::new(0);
+    let items = core::iter::from_fn(|| {
+        nexts.set(nexts.get() + 1);
+        if nexts.get() > 1 {
+            panic!("the iterator's next panics");
+        }
+        Some(Counted {
+            drops: &drops,
+            panics: false,
+        })
+    });
+    // The items after the panic cannot be had: the drops stop there, and the iterator's first
+    // panic goes on (a second call of its `next` while that panic unwound aborted).
+    let panicked = catch_unwind(AssertUnwindSafe(|| crate::unwind::drop_all(items)));
+    let panic = panicked.expect_err("the iterator's panic goes on");
+    assert_eq!(
+        panic.downcast_ref::<&str>(),
+        Some(&"the iterator's next panics")
+    );
+    assert_eq!(drops.get(), 1);
+    assert_eq!(
+        nexts.get(),
+        2,
+        "no item is asked for after a next that panicked"
+    );
+}
