@@ -53,6 +53,7 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 // `pub` items: the crate root re-exports the lock for the loom model (under loom only).
 #[allow(unreachable_pub)]
 pub(crate) mod spin {
+    use core::marker::PhantomData;
     use core::ops::{Deref, DerefMut};
 
     use super::{AtomicBool, Ordering, UnsafeCell, spin_loop};
@@ -90,7 +91,10 @@ pub(crate) mod spin {
                     spin_loop();
                 }
             }
-            SpinLockGuard { lock: self }
+            SpinLockGuard {
+                lock: self,
+                _access: PhantomData,
+            }
         }
     }
 
@@ -98,6 +102,9 @@ pub(crate) mod spin {
     #[derive(Debug)]
     pub struct SpinLockGuard<'a, T> {
         lock: &'a SpinLock<T>,
+        /// What the guard hands out: `Send` and `Sync` as a `&mut T` is, so that a `&guard`
+        /// shared between threads shares a `&T` only if `T: Sync`.
+        _access: PhantomData<&'a mut T>,
     }
 
     impl<T> Deref for SpinLockGuard<'_, T> {
@@ -154,6 +161,35 @@ pub(crate) mod spin {
                 handle.join().unwrap();
             }
             assert_eq!(*lock.lock(), threads * rounds);
+        }
+
+        #[test]
+        fn a_guard_is_shared_between_threads_only_if_its_value_may_be() {
+            use core::cell::Cell;
+            use core::marker::PhantomData;
+
+            use super::SpinLockGuard;
+
+            // Which method a call finds tells whether `T: Sync` (the autoref rule).
+            struct Check<T>(PhantomData<T>);
+            trait Shared {
+                fn is_sync(&self) -> bool {
+                    true
+                }
+            }
+            impl<T: Sync> Shared for Check<T> {}
+            trait NotShared {
+                fn is_sync(&self) -> bool {
+                    false
+                }
+            }
+            impl<T> NotShared for &Check<T> {}
+
+            let of_a_sync_value = &Check::<SpinLockGuard<'static, u8>>(PhantomData);
+            assert!(of_a_sync_value.is_sync());
+            // A `&guard` on two threads would give both a `&Cell`: a data race.
+            let of_a_cell = &Check::<SpinLockGuard<'static, Cell<u8>>>(PhantomData);
+            assert!(!of_a_cell.is_sync());
         }
     }
 }
