@@ -17,4 +17,9 @@ fn full_push_and_insert_panic_at_the_callers_line() {
     let line = line!() + 1;
     let site = panic_site(AssertUnwindSafe(|| set.insert(ready(2))));
     assert_eq!(site, format!("{}:{line}", file!()));
+    // A refused value with a `Drop` takes another way to the panic.
+    let mut set: FuturesUnorderedBounded<Ready<String>> = FuturesUnorderedBounded::new(0);
+    let line = line!() + 1;
+    let site = panic_site(AssertUnwindSafe(|| set.push(ready(String::from("x")))));
+    assert_eq!(site, format!("{}:{line}", file!()));
 }

@@ -230,7 +230,12 @@ impl<V, A: Storage<V>, P: Kind> KeyedSet<V, A, P> {
                 self.terminated = false;
                 key
             }
-            Err(value) => full(value, P::BOUNDED, self.capacity()),
+            Err(value) => {
+                if core::mem::needs_drop::<V>() {
+                    refuse(value, P::BOUNDED, self.capacity());
+                }
+                full(P::BOUNDED, self.capacity())
+            }
         }
     }
 
@@ -564,15 +569,24 @@ where
     }
 }
 
-/// The panic of a push into a full bounded set, out of the push's inlined path. The refused
-/// value is dropped as the panic unwinds, quietly: a panic of its `Drop` then is dropped (with
-/// `std`), where drop glue would abort.
+/// The panic of a push into a full bounded set, out of the push's inlined path.
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn full<V>(value: V, name: &str, capacity: usize) -> ! {
-    let _refused = QuietDrop::new(value);
+fn full(name: &str, capacity: usize) -> ! {
     panic!("{name} is full (capacity {capacity})")
+}
+
+/// [`full`], for a refused value with a `Drop`: the value is dropped as the panic unwinds,
+/// quietly (a panic of its `Drop` then is dropped, with `std`, where drop glue would abort).
+/// Apart from `full`, so that a value without a `Drop` adds nothing to the push's path.
+/// Guarded by `keyed_churn_100k` (instructions).
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn refuse<V>(value: V, name: &str, capacity: usize) -> ! {
+    let _refused = QuietDrop::new(value);
+    full(name, capacity)
 }
 
 impl<V, P: Kind> KeyedSet<V, Arena<V>, P> {
