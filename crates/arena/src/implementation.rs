@@ -290,6 +290,15 @@
 //! `merge_sparse_10k` 572.9. Reaching group 0 through `first` in the view, in place of the
 //! groups' vector, changed no count.
 //!
+//! Counted against `d24581e` (instructions only): every growable lookup by id (the poll's, the
+//! head's and the tail's marks) testing the id itself against the index mask, group 0 reached
+//! through `first` with the id as its index and no decode, the others decoded as before. Every
+//! growable row it was counted on rose: `merge_hot_16_noop` 57 to 60, `merge_hot_16` 63 to 65,
+//! `merge_ready_1k` 67.3 to 78.1, `merge_sparse_10k` 528.4 to 541.4, `keyed_churn_100k` 380.0
+//! to 416.7, `unordered_sparse_10k` 429.0 to 438.1, `merge_held_10k` 127.9 to 143.8. The
+//! decode it skips is a shift and a mask; the branch, and the two ways the compiler then keeps
+//! apart after it, cost more.
+//!
 //! Removed after measuring: a round of a growable arena past 256 KiB of slots prefetched the next
 //! queued slot while it polled one. It had taken a sixth off a map of 10,000 streams woken from 4
 //! threads, on the CPU it was added on and with the loop of then. Switched off on an Intel Xeon
