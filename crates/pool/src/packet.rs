@@ -163,6 +163,15 @@ impl Deref for Packet {
     }
 }
 
+/// The packet's bytes, as [`Deref`] gives them: for APIs that take any `AsRef<[u8]>` (such as
+/// `bytes::Bytes::from_owner`, which then shares the buffer with no copy).
+impl AsRef<[u8]> for Packet {
+    #[inline]
+    fn as_ref(&self) -> &[u8] {
+        self
+    }
+}
+
 impl Drop for Packet {
     #[inline]
     fn drop(&mut self) {

@@ -234,3 +234,23 @@ fn an_empty_buffer_freezes_to_an_empty_packet() {
     drop(packet);
     assert_eq!(pool.available(), 1);
 }
+
+/// A packet is `AsRef<[u8]>`, so that it can own the bytes of a `bytes::Bytes`
+/// (`Bytes::from_owner`) with no copy: the buffer goes back once the `Bytes` and its clones
+/// are dropped.
+#[cfg(feature = "bytes")]
+#[test]
+fn a_packet_owns_the_bytes_of_a_bytes_without_a_copy() {
+    let pool = BufferPool::new(1, 16);
+    let packet = packet_of(&pool, b"hello, world");
+    let at = packet.as_ref().as_ptr();
+    let bytes = bytes::Bytes::from_owner(packet);
+    assert_eq!(&bytes[..], b"hello, world");
+    assert_eq!(bytes.as_ptr(), at, "the same bytes, not a copy");
+    let hello = bytes.slice(..5);
+    drop(bytes);
+    assert_eq!(pool.available(), 0, "a slice of the bytes keeps the buffer");
+    assert_eq!(&hello[..], b"hello");
+    drop(hello);
+    assert_eq!(pool.available(), 1);
+}
