@@ -1,5 +1,5 @@
-//! `bytes::BufMut` for [`Buf`] (the `bytes` feature), so that it plugs into tokio codecs and
-//! encoders.
+//! `bytes::BufMut` for [`Buf`] (the `bytes` feature), so that code written against any
+//! `BufMut` (`put_u32`, `put_slice`, encoders generic over their output) writes into it.
 
 use bytes::buf::UninitSlice;
 
