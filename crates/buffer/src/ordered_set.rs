@@ -66,7 +66,8 @@ impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
     ///
     /// # Panics
     /// If the set is full (a [`FuturesOrderedBounded`] running `capacity` futures), with the
-    /// message `FuturesOrderedBounded is full (capacity N)`; use its
+    /// message `FuturesOrderedBounded is full (capacity N)`, dropping the future as the panic
+    /// unwinds (a panic of its `Drop` is dropped); use its
     /// [`try_push_back`](Self::try_push_back) to get the future back instead. A
     /// [`FuturesOrdered`] is never full.
     ///
@@ -97,8 +98,8 @@ impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
     /// ```
     #[track_caller]
     pub fn push_back(&mut self, fut: F) {
-        if self.try_push_at(fut, false).is_err() {
-            self.full();
+        if let Err(fut) = self.try_push_at(fut, false) {
+            self.full(fut);
         }
     }
 
@@ -123,8 +124,8 @@ impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
     /// ```
     #[track_caller]
     pub fn push_front(&mut self, fut: F) {
-        if self.try_push_at(fut, true).is_err() {
-            self.full();
+        if let Err(fut) = self.try_push_at(fut, true) {
+            self.full(fut);
         }
     }
 
@@ -135,8 +136,14 @@ impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
         self.push_back(fut);
     }
 
+    /// The panic of a push into a full set. The refused future is dropped as the panic
+    /// unwinds, quietly (with `std`, a panic of its `Drop` then is dropped, where drop glue
+    /// would abort), so that the push panics as full whatever the future's `Drop` does.
+    #[cold]
+    #[inline(never)]
     #[track_caller]
-    fn full(&self) -> ! {
+    fn full(&self, refused: F) -> ! {
+        let _refused = unwind::QuietDrop::new(refused);
         panic!(
             "FuturesOrderedBounded is full (capacity {})",
             self.arena.capacity()

@@ -1255,6 +1255,52 @@ fn push_on_a_full_bounded_set_panics_naming_the_capacity() {
     assert_eq!(drain(&mut set), [0, 1]);
 }
 
+/// A future that stays pending and whose `Drop` panics, also while a panic unwinds; it counts
+/// its drops.
+struct AlwaysPanicsOnDrop(Arc<AtomicUsize>);
+
+impl Future for AlwaysPanicsOnDrop {
+    type Output = usize;
+
+    fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<usize> {
+        Poll::Pending
+    }
+}
+
+impl Drop for AlwaysPanicsOnDrop {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        panic!("{DROP_PANIC}");
+    }
+}
+
+/// A future refused by a full set is dropped once, as the push's panic unwinds: the push
+/// panics as full, naming the capacity, and a panic of the future's `Drop` is dropped.
+#[test]
+fn a_full_push_of_a_future_whose_drop_panics_panics_as_full_and_drops_it_once() {
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let mut set: FuturesOrderedBounded<Boxed<usize>> = FuturesOrderedBounded::new(1);
+    set.push_back(Box::pin(ready(0)));
+    let drops = Arc::new(AtomicUsize::new(0));
+    let back = catch_unwind(AssertUnwindSafe(|| {
+        set.push_back(Box::pin(AlwaysPanicsOnDrop(drops.clone())));
+    }));
+    let front = catch_unwind(AssertUnwindSafe(|| {
+        set.push_front(Box::pin(AlwaysPanicsOnDrop(drops.clone())));
+    }));
+    for (push, panicked) in [("push_back", back), ("push_front", front)] {
+        let panic = panicked.expect_err(push);
+        assert_eq!(
+            panic_message(&*panic),
+            "FuturesOrderedBounded is full (capacity 1)",
+            "{push}"
+        );
+    }
+    assert_eq!(drops.load(Ordering::SeqCst), 2);
+    assert_eq!(set.len(), 1);
+    assert_eq!(drain(&mut set), [0]);
+}
+
 /// Ported from futures-buffered `src/futures_ordered_bounded.rs`, `full_back` (with this set's
 /// message).
 #[test]
