@@ -26,6 +26,10 @@ pub(crate) struct Running<St, T, S = Fixed> {
 
 impl<St: Stream, T> Running<St, T> {
     /// Room for `concurrency` running futures; allocates the arena now.
+    ///
+    /// # Panics
+    /// If `concurrency` is more than `(u32::MAX - 1) / 2`, at the adapter's caller.
+    #[track_caller]
     pub(crate) fn new(source: St, concurrency: usize) -> Self {
         Self {
             source,
