@@ -67,7 +67,7 @@ impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
     /// # Panics
     /// If the set is full (a [`FuturesOrderedBounded`] running `capacity` futures), with the
     /// message `FuturesOrderedBounded is full (capacity N)`, dropping the future as the panic
-    /// unwinds (a panic of its `Drop` is dropped); use its
+    /// unwinds (with `std`, a panic of its `Drop` is dropped; without, it aborts); use its
     /// [`try_push_back`](Self::try_push_back) to get the future back instead. A
     /// [`FuturesOrdered`] is never full.
     ///

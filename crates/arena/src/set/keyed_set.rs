@@ -188,8 +188,8 @@ impl<V, A: Storage<V>, P: Kind> KeyedSet<V, A, P> {
     /// # Panics
     /// If the set is full (a bounded set holding `capacity` values), with the message
     /// `FuturesUnorderedBounded is full (capacity N)` (`MergeBounded is full (capacity N)` for
-    /// a merge), dropping the value as the panic unwinds (a panic of its `Drop` is dropped);
-    /// use its `try_push` to get the value back instead. A growable set panics only if every
+    /// a merge), dropping the value as the panic unwinds (with `std`, a panic of its `Drop` is
+    /// dropped; without, it aborts); use its `try_push` to get the value back instead. A growable set panics only if every
     /// one of its 63 groups is full (more values than memory can hold).
     #[track_caller]
     #[inline]
