@@ -66,8 +66,8 @@ impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
     ///
     /// # Panics
     /// If the set is full (a [`FuturesOrderedBounded`] running `capacity` futures), with the
-    /// message `FuturesOrderedBounded is full (capacity N)`, dropping the future as the panic
-    /// unwinds (with `std`, a panic of its `Drop` is dropped; without, it aborts); use its
+    /// message `FuturesOrderedBounded is full (capacity N)`; the future is dropped first, and
+    /// if its `Drop` panics, that panic is the one raised. Use its
     /// [`try_push_back`](Self::try_push_back) to get the future back instead. A
     /// [`FuturesOrdered`] is never full.
     ///
@@ -98,8 +98,8 @@ impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
     /// ```
     #[track_caller]
     pub fn push_back(&mut self, fut: F) {
-        if let Err(fut) = self.try_push_at(fut, false) {
-            self.full(fut);
+        if self.try_push_at(fut, false).is_err() {
+            self.full();
         }
     }
 
@@ -124,8 +124,8 @@ impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
     /// ```
     #[track_caller]
     pub fn push_front(&mut self, fut: F) {
-        if let Err(fut) = self.try_push_at(fut, true) {
-            self.full(fut);
+        if self.try_push_at(fut, true).is_err() {
+            self.full();
         }
     }
 
@@ -136,14 +136,8 @@ impl<F: Future, A: Storage<F>> OrderedSet<F, A> {
         self.push_back(fut);
     }
 
-    /// The panic of a push into a full set. The refused future is dropped as the panic
-    /// unwinds, quietly (with `std`, a panic of its `Drop` then is dropped, where drop glue
-    /// would abort), so that the push panics as full whatever the future's `Drop` does.
-    #[cold]
-    #[inline(never)]
     #[track_caller]
-    fn full(&self, refused: F) -> ! {
-        let _refused = unwind::QuietDrop::new(refused);
+    fn full(&self) -> ! {
         panic!(
             "FuturesOrderedBounded is full (capacity {})",
             self.arena.capacity()
