@@ -166,30 +166,14 @@ pub(crate) mod spin {
         #[test]
         fn a_guard_is_shared_between_threads_only_if_its_value_may_be() {
             use core::cell::Cell;
-            use core::marker::PhantomData;
+
+            use pinfold_testkit::auto_traits::{AmbiguousIfSync, sync};
 
             use super::SpinLockGuard;
 
-            // Which method a call finds tells whether `T: Sync` (the autoref rule).
-            struct Check<T>(PhantomData<T>);
-            trait Shared {
-                fn is_sync(&self) -> bool {
-                    true
-                }
-            }
-            impl<T: Sync> Shared for Check<T> {}
-            trait NotShared {
-                fn is_sync(&self) -> bool {
-                    false
-                }
-            }
-            impl<T> NotShared for &Check<T> {}
-
-            let of_a_sync_value = &Check::<SpinLockGuard<'static, u8>>(PhantomData);
-            assert!(of_a_sync_value.is_sync());
+            sync::<SpinLockGuard<'static, u8>>();
             // A `&guard` on two threads would give both a `&Cell`: a data race.
-            let of_a_cell = &Check::<SpinLockGuard<'static, Cell<u8>>>(PhantomData);
-            assert!(!of_a_cell.is_sync());
+            let _ = <SpinLockGuard<'static, Cell<u8>> as AmbiguousIfSync<_>>::not_sync;
         }
     }
 }

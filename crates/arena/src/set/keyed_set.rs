@@ -189,8 +189,9 @@ impl<V, A: Storage<V>, P: Kind> KeyedSet<V, A, P> {
     /// If the set is full (a bounded set holding `capacity` values), with the message
     /// `FuturesUnorderedBounded is full (capacity N)` (`MergeBounded is full (capacity N)` for
     /// a merge), dropping the value as the panic unwinds (with `std`, a panic of its `Drop` is
-    /// dropped; without, it aborts); use its `try_push` to get the value back instead. A growable set panics only if every
-    /// one of its 63 groups is full (more values than memory can hold).
+    /// dropped; without, it aborts); use its `try_push` to get the value back instead. A
+    /// growable set panics only if every one of its 63 groups is full (more values than memory
+    /// can hold).
     #[track_caller]
     #[inline]
     pub fn push(&mut self, value: V) {
