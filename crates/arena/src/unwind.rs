@@ -142,6 +142,103 @@ impl<T: core::fmt::Debug> core::fmt::Debug for QuietDrop<T> {
     }
 }
 
+/// [`QuietDrop`] on the heap, for a value held in a type that has no `Drop` of its own: the
+/// value may borrow what is dropped before its holder, as a `Vec`'s values may (a `Drop`
+/// generic over the value, such as [`QuietDrop`]'s, would make the compiler require its
+/// borrows to outlive the holder). One allocation, for a value held on a cold path (an output
+/// kept through a panic).
+pub struct QuietBox<T> {
+    raw: ErasedBox,
+    /// The value's auto traits, as `Box<T>`'s, and its drop, which `raw` does.
+    _value: core::marker::PhantomData<T>,
+}
+
+/// The value of a [`QuietBox`] with its type forgotten: its pointer and the function that
+/// drops it quietly and frees it. Its `Drop` has no type parameter.
+struct ErasedBox {
+    value: core::ptr::NonNull<u8>,
+    drop: unsafe fn(core::ptr::NonNull<u8>),
+}
+
+// SAFETY: an `ErasedBox` is only ever the field of a `QuietBox<T>`, whose `PhantomData<T>` gives
+// it the auto traits of `Box<T>`; the value is reached only through that `QuietBox`.
+unsafe impl Send for ErasedBox {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for ErasedBox {}
+
+impl Drop for ErasedBox {
+    fn drop(&mut self) {
+        // SAFETY: `drop` is the function for the value's type (`QuietBox::new`), and this is
+        // the value's only drop (`into_inner` forgets the box it takes the value from).
+        unsafe { (self.drop)(self.value) }
+    }
+}
+
+/// Drops the `Box<T>` at `value` as [`QuietDrop`] does: its value in place (not moved out:
+/// what it borrows may be gone, as a `Vec`'s values are dropped), then its allocation, also
+/// while the value's panic unwinds.
+///
+/// # Safety
+/// `value` is a `Box<T>`'s pointer, not used again.
+unsafe fn drop_boxed<T>(value: core::ptr::NonNull<u8>) {
+    // SAFETY: the box's own pointer (the caller), given back to it once, as a box of a value
+    // it does not drop: it frees the allocation after the value's drop below.
+    let mut boxed =
+        unsafe { alloc::boxed::Box::from_raw(value.cast::<ManuallyDrop<T>>().as_ptr()) };
+    drop_each(1, |_| {
+        // SAFETY: the box's value, dropped once, here.
+        unsafe { ManuallyDrop::drop(&mut boxed) }
+    });
+}
+
+impl<T> QuietBox<T> {
+    /// Guards `value`, moved to the heap.
+    pub fn new(value: T) -> Self {
+        let value = alloc::boxed::Box::into_raw(alloc::boxed::Box::new(value));
+        Self {
+            raw: ErasedBox {
+                value: core::ptr::NonNull::new(value.cast::<u8>()).expect("a box is not null"),
+                drop: drop_boxed::<T>,
+            },
+            _value: core::marker::PhantomData,
+        }
+    }
+
+    /// The value, no longer guarded.
+    pub fn into_inner(self) -> T {
+        let raw = ManuallyDrop::new(self.raw);
+        // SAFETY: the pointer of the `Box<T>` made in `new`, given back to it once: `raw` is
+        // never dropped (`ManuallyDrop`), so nothing drops the value again.
+        *unsafe { alloc::boxed::Box::from_raw(raw.value.cast::<T>().as_ptr()) }
+    }
+}
+
+// The value sits in the heap, where moving the box does not move it, as with `Box`.
+impl<T> Unpin for QuietBox<T> {}
+
+impl<T> core::ops::Deref for QuietBox<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        // SAFETY: the pointer of the `Box<T>` made in `new`, live until the `QuietBox` is
+        // dropped or taken apart; shared for as long as `self` is borrowed.
+        unsafe { self.raw.value.cast::<T>().as_ref() }
+    }
+}
+
+impl<T> core::ops::DerefMut for QuietBox<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: as for `deref`, and unique for as long as `self` is borrowed mutably.
+        unsafe { self.raw.value.cast::<T>().as_mut() }
+    }
+}
+
+impl<T: core::fmt::Debug> core::fmt::Debug for QuietBox<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("QuietBox").field(&**self).finish()
+    }
+}
+
 /// Calls `each(index)` for every index in `0..len`, for drops that must all run (see
 /// [`each_to_the_end`]).
 #[inline]

@@ -9,6 +9,7 @@ use core::task::{Context, Poll};
 use alloc::collections::VecDeque;
 use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
+use pinfold_arena::unwind::QuietBox;
 use pinfold_arena::{Key, Step};
 
 use crate::limit::{Fixed, Limit, Steered, Steering};
@@ -48,8 +49,19 @@ where
     /// finished: one key for each slot that holds an output.
     finished: VecDeque<Key>,
     /// An output while its slot is refilled: if the source panics there, the next call gives
-    /// it.
-    kept: Option<<St::Item as Future>::Output>,
+    /// it. Boxed on that cold path, so that a drop of the adapter while a panic unwinds drops
+    /// it quietly, and its type may still borrow what is declared after the adapter.
+    /// Whether `poll_next` returned `Ready(None)`, and an output kept through a refill that
+    /// panicked.
+    end: End<<St::Item as Future>::Output>,
+}
+
+/// How an [`UnorderedBuffer`] ended, or that it has an output to give before it goes on.
+struct End<O> {
+    /// An output while its slot is refilled: if the source panics there, the next call gives
+    /// it. Boxed on that cold path, so that a drop of the adapter while a panic unwinds drops
+    /// it quietly, and its type may still borrow what is declared after the adapter.
+    kept: Option<QuietBox<O>>,
     /// Set when `poll_next` returned `Ready(None)`, and when a refill panicked with an output
     /// kept (so that the next call looks at one flag only).
     terminated: bool,
@@ -59,15 +71,27 @@ where
 /// the adapter's `kept`, and `terminated` is set so that the next call looks for it.
 struct Keep<'a, O> {
     out: Option<O>,
-    kept: &'a mut Option<O>,
-    terminated: &'a mut bool,
+    end: &'a mut End<O>,
 }
 
 impl<O> Drop for Keep<'_, O> {
+    #[inline(always)]
     fn drop(&mut self) {
+        if self.out.is_some() {
+            self.keep();
+        }
+    }
+}
+
+impl<O> Keep<'_, O> {
+    /// The output to the adapter's `kept`, as the refill unwinds: out of the way of the
+    /// refill that returns (`unordered_selfwake_100k_c64`, instructions).
+    #[cold]
+    #[inline(never)]
+    fn keep(&mut self) {
         if let Some(out) = self.out.take() {
-            *self.kept = Some(out);
-            *self.terminated = true;
+            self.end.kept = Some(QuietBox::new(out));
+            self.end.terminated = true;
         }
     }
 }
@@ -77,8 +101,7 @@ impl<O> Drop for Keep<'_, O> {
 fn refill_keeping<St, S>(
     running: Pin<&mut Running<St, FutureOrOutput<St::Item>, S>>,
     out: <St::Item as Future>::Output,
-    kept: &mut Option<<St::Item as Future>::Output>,
-    terminated: &mut bool,
+    end: &mut End<<St::Item as Future>::Output>,
     cx: &mut Context<'_>,
 ) -> <St::Item as Future>::Output
 where
@@ -88,8 +111,7 @@ where
 {
     let mut keep = Keep {
         out: Some(out),
-        kept,
-        terminated,
+        end,
     };
     running.refill(cx, usize::MAX, FutureOrOutput::Running);
     keep.out
@@ -135,8 +157,10 @@ where
         Self {
             running: Running::new(source, concurrency),
             finished: VecDeque::new(),
-            kept: None,
-            terminated: false,
+            end: End {
+                kept: None,
+                terminated: false,
+            },
         }
     }
 }
@@ -179,8 +203,7 @@ where
                 .running
                 .steer(|steered| steered.with_concurrency(limit)),
             finished: self.finished,
-            kept: self.kept,
-            terminated: self.terminated,
+            end: self.end,
         }
     }
 
@@ -217,11 +240,11 @@ where
         cx: &mut Context<'_>,
     ) -> Poll<Option<<St::Item as Future>::Output>> {
         let mut this = self.project();
-        if *this.terminated {
+        if this.end.terminated {
             // The output of a call whose refill panicked (the source's panic), if one was kept.
-            if let Some(out) = this.kept.take() {
-                *this.terminated = false;
-                return Poll::Ready(Some(out));
+            if let Some(out) = this.end.kept.take() {
+                this.end.terminated = false;
+                return Poll::Ready(Some(out.into_inner()));
             }
             return Poll::Ready(None);
         }
@@ -233,7 +256,7 @@ where
                 .as_mut()
                 .take_with(key, FutureOrOutput::take_output);
             let out = out.expect("a queued slot holds its output");
-            let out = refill_keeping(this.running.as_mut(), out, this.kept, this.terminated, cx);
+            let out = refill_keeping(this.running.as_mut(), out, this.end, cx);
             return Poll::Ready(Some(out));
         }
         this.running
@@ -256,15 +279,14 @@ where
             Poll::Ready(Some(out)) => {
                 // Its slot is free: start the next future now, not on the next poll, the
                 // output kept through it.
-                let out =
-                    refill_keeping(this.running.as_mut(), out, this.kept, this.terminated, cx);
+                let out = refill_keeping(this.running.as_mut(), out, this.end, cx);
                 Poll::Ready(Some(out))
             }
             Poll::Ready(None) => {
                 // Nothing runs, and the refill above had room: the source has ended or is
                 // `Pending` (and will wake the task).
                 if this.running.source_done() {
-                    *this.terminated = true;
+                    this.end.terminated = true;
                     Poll::Ready(None)
                 } else {
                     Poll::Pending
@@ -288,7 +310,7 @@ where
         let mut this = self.project();
         // An output kept through a refill that panicked takes no slot: the futures running
         // still move, and are driven.
-        if *this.terminated && this.kept.is_none() {
+        if this.end.terminated && this.end.kept.is_none() {
             return Poll::Ready(());
         }
         this.running
@@ -338,10 +360,10 @@ where
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        if self.terminated && self.kept.is_none() {
+        if self.end.terminated && self.end.kept.is_none() {
             return (0, Some(0));
         }
-        let running = self.running.len() + usize::from(self.kept.is_some());
+        let running = self.running.len() + usize::from(self.end.kept.is_some());
         let (lower, upper) = self.running.source_size_hint();
         (
             lower.saturating_add(running),
@@ -357,7 +379,7 @@ where
     S: Steering,
 {
     fn is_terminated(&self) -> bool {
-        self.terminated && self.kept.is_none()
+        self.end.terminated && self.end.kept.is_none()
     }
 }
 
@@ -374,7 +396,10 @@ where
             .field("running", &(self.running.len() - self.finished.len()))
             .field("finished", &self.finished.len())
             .field("concurrency", &self.running.concurrency())
-            .field("terminated", &(self.terminated && self.kept.is_none()))
+            .field(
+                "terminated",
+                &(self.end.terminated && self.end.kept.is_none()),
+            )
             .finish()
     }
 }

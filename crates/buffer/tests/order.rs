@@ -290,6 +290,11 @@ fn an_ordered_buffer_dropped_as_its_source_panic_unwinds_drops_the_kept_output_q
     });
 }
 
+#[test]
+fn an_unordered_buffer_dropped_as_its_source_panic_unwinds_drops_the_kept_output_quietly() {
+    drop_while_the_source_panic_unwinds(|| one_then_a_panic().unordered_buffer(1));
+}
+
 /// The futures of an unordered buffer and of a weighted queue, and their outputs, may borrow
 /// what is declared after the adapter, as those of a `Vec` may: the adapters have no `Drop`
 /// of their own that would make the borrow outlive them.

@@ -3,7 +3,8 @@
 //! not `Unpin`, `UnwindSafe` but not `RefUnwindSafe`, and not `UnwindSafe`: `Send` and `Sync`
 //! as the values', `Unpin` whatever they are, and the unwind-safety traits those of an
 //! `Arena<T>`, each checked at compile time on both; and those of a `JoinArena<T>`, whose values
-//! are a `Vec`'s: `Send` and `Sync` as the values', `Unpin`, neither unwind-safety trait.
+//! are a `Vec`'s: `Send` and `Sync` as the values', `Unpin`, neither unwind-safety trait; and
+//! those of a `QuietBox<T>`: `Send`, `Sync` and `Unpin` as a `Box<T>`'s.
 
 use std::cell::Cell;
 use std::marker::{PhantomData, PhantomPinned};
@@ -79,6 +80,7 @@ trait Kind {
 struct Fixed;
 struct Growable;
 struct Join;
+struct Quiet;
 
 impl Kind for Fixed {
     type Of<T> = Arena<T>;
@@ -90,6 +92,10 @@ impl Kind for Growable {
 
 impl Kind for Join {
     type Of<T> = JoinArena<T>;
+}
+
+impl Kind for Quiet {
+    type Of<T> = crate::unwind::QuietBox<T>;
 }
 
 /// Builds only if `K`'s arenas are `Send` and `Sync` as their values, and `Unpin` whatever the
@@ -149,4 +155,10 @@ fn a_join_arenas_send_and_sync_are_its_values_and_it_is_always_unpin() {
     // As a `Vec` of the values (their storage), `Unpin` whatever they are (they never move).
     send_and_sync_as_the_values_and_unpin::<Join, _, _, _, _, _>();
     neither_unwind_safe::<Join, _, _, _, _, _, _, _>();
+}
+
+#[test]
+fn a_quiet_boxs_send_and_sync_are_its_values_and_it_is_always_unpin() {
+    // As a `Box` of the value.
+    send_and_sync_as_the_values_and_unpin::<Quiet, _, _, _, _, _>();
 }

@@ -282,6 +282,64 @@ fn a_quiet_drop_gives_its_value_back_or_drops_it_once_also_while_a_panic_unwinds
 }
 
 #[test]
+fn a_quiet_box_gives_its_value_back_or_drops_it_once_also_while_a_panic_unwinds() {
+    use crate::unwind::QuietBox;
+    pinfold_testkit::panic_hook::no_forced_backtraces();
+    let drops = core::cell::Cell::new(0);
+    let mut held = QuietBox::new(Counted {
+        drops: &drops,
+        panics: false,
+    });
+    assert!(!held.panics, "it dereferences to the value");
+    held.panics = true;
+    held.panics = false;
+    assert_eq!(alloc::format!("{:?}", QuietBox::new(7)), "QuietBox(7)");
+    let value = held.into_inner();
+    assert_eq!(drops.get(), 0, "given back, not dropped");
+    drop(QuietBox::new(value));
+    assert_eq!(drops.get(), 1, "dropped once");
+    // Without a panic unwinding, a panic of the value's drop goes on.
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        drop(QuietBox::new(Counted {
+            drops: &drops,
+            panics: true,
+        }))
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(drops.get(), 2);
+    // Dropped as another panic unwinds: that panic goes on, the value's is dropped.
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _held = QuietBox::new(Counted {
+            drops: &drops,
+            panics: true,
+        });
+        panic!("the first panic");
+    }));
+    let panic = panicked.expect_err("the first panic goes on");
+    assert_eq!(panic.downcast_ref::<&str>(), Some(&"the first panic"));
+    assert_eq!(drops.get(), 3);
+}
+
+/// A value in a `QuietBox` may borrow what is declared after the box's holder, as a `Vec`'s
+/// values may: the box has no `Drop` generic over the value.
+#[test]
+fn a_quiet_box_may_hold_a_borrow_of_what_is_declared_after_it() {
+    struct Holder<'a> {
+        _kept: Option<crate::unwind::QuietBox<&'a str>>,
+    }
+    #[expect(
+        clippy::needless_late_init,
+        reason = "declared before the local it borrows, so dropped after it"
+    )]
+    let holder;
+    let local = alloc::string::String::from("borrowed");
+    holder = Holder {
+        _kept: Some(crate::unwind::QuietBox::new(local.as_str())),
+    };
+    assert!(holder._kept.as_deref() == Some(&"borrowed"));
+}
+
+#[test]
 fn drop_all_over_an_iterator_whose_next_panics_lets_that_panic_go_on() {
     pinfold_testkit::panic_hook::no_forced_backtraces();
     let drops = core::cell::Cell::new(0);
