@@ -219,6 +219,52 @@ impl Buf {
         packet
     }
 
+    /// Takes back the bytes split off this `Buf` (by [`split_to`](Buf::split_to)) once no
+    /// packet of them is left: the bytes written move to the buffer's start, and the whole
+    /// buffer is this `Buf`'s again, its room after them. `false`, and nothing changed, while
+    /// a packet split off it (or a clone or slice of one) lives. Allocates nothing; copies the
+    /// bytes written.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use pinfold_pool::BufferPool;
+    ///
+    /// let pool = BufferPool::new(1, 8);
+    /// let mut buf = pool.try_acquire().unwrap();
+    /// assert!(buf.try_extend_from_slice(b"one|tw"));
+    /// let one = buf.split_to(4);
+    /// assert_eq!(buf.capacity(), 4);
+    /// assert!(!buf.try_reclaim(), "`one` still holds its bytes");
+    /// drop(one);
+    /// assert!(buf.try_reclaim());
+    /// assert_eq!(&buf[..], b"tw");
+    /// assert_eq!(buf.capacity(), 8);
+    /// ```
+    pub fn try_reclaim(&mut self) -> bool {
+        if self.shared() {
+            // Acquire pairs with the Release of each packet's drop: their reads of the bytes
+            // split off happen before the writes below (as `Arc::get_mut`).
+            if self.packets().load(Ordering::Acquire) != 1 {
+                return false;
+            }
+            // Only this `Buf`'s count is left, and only it could split another packet off: it
+            // owns the buffer as one that never split. Relaxed: nothing else reads the count.
+            self.packets().store(0, Ordering::Relaxed);
+            self.tag &= !SHARED;
+        }
+        let first = self.inner.block.bytes(self.index()).cast::<u8>();
+        let len = self.len();
+        // SAFETY: this `Buf` owns the whole buffer (no packet of it is left), whose first
+        // byte is `first`; the `len` bytes written from `start` lie inside it, and
+        // `ptr::copy` allows the two ranges to overlap.
+        unsafe { ptr::copy(self.start.as_ptr(), first.as_ptr(), len) };
+        self.start = first;
+        // SAFETY: `len` is at most the buffer's size: inside it or one past.
+        self.written = unsafe { first.add(len) };
+        true
+    }
+
     /// The room after the bytes written, uninitialized as far as the caller knows: fill a
     /// prefix of it, then count those bytes as written with [`set_len`](Buf::set_len). A
     /// place to read into from a socket or file without zeroing first.

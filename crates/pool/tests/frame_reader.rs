@@ -149,15 +149,36 @@ fn a_frame_larger_than_a_buffer_is_yielded_then_the_stream_ends() {
 }
 
 #[test]
-fn over_one_buffer_a_frame_crossing_its_end_is_yielded_as_too_large_not_awaited() {
-    // The second frame starts 4 bytes into the pool's only buffer and ends past it: carrying
-    // it over needs a second buffer, which never comes while the reader holds the first.
+fn over_one_buffer_a_frame_crossing_its_end_comes_whole_once_the_frames_before_are_dropped() {
+    // The third frame starts 6 bytes into the pool's only buffer and ends past it. The frames
+    // before it were dropped as they came: the reader moves its start to the buffer's start
+    // and reads the rest after it, in the same buffer.
+    let pool = BufferPool::new(1, 8);
+    let input = script(b"\x00\x01a\x00\x01b\x00\x04cdef\x00\x01g", || 16, false);
+    let got = collect(FrameReader::new(&pool, LengthPrefixed::new(2), input));
+    let got: Vec<Vec<u8>> = got.into_iter().map(Result::unwrap).collect();
+    assert_eq!(got, [&b"a"[..], b"b", b"cdef", b"g"]);
+    assert_eq!(pool.available(), 1);
+}
+
+#[test]
+fn over_one_buffer_a_frame_crossing_its_end_while_frames_before_are_held_is_too_large() {
+    // As above, with the frames before it still held: carrying the frame over needs a second
+    // buffer, which never comes while the reader holds the first, and the frames held keep
+    // their bytes where they are.
     let pool = BufferPool::new(1, 8);
     let input = script(b"\x00\x01a\x00\x01b\x00\x04cdef", || 16, false);
-    let got = collect(FrameReader::new(&pool, LengthPrefixed::new(2), input));
+    let got = block_on(async {
+        let mut reader = pin!(FrameReader::new(&pool, LengthPrefixed::new(2), input));
+        let mut held = Vec::new();
+        while let Some(item) = reader.next().await {
+            held.push(item);
+        }
+        held
+    });
     assert_eq!(got.len(), 3);
-    assert_eq!(got[0].as_ref().unwrap(), b"a");
-    assert_eq!(got[1].as_ref().unwrap(), b"b");
+    assert_eq!(&got[0].as_ref().unwrap()[..], b"a");
+    assert_eq!(&got[1].as_ref().unwrap()[..], b"b");
     assert!(matches!(
         got[2],
         Err(FrameReadError::Frame(FrameError::TooLarge {
@@ -165,6 +186,7 @@ fn over_one_buffer_a_frame_crossing_its_end_is_yielded_as_too_large_not_awaited(
             buffer_size: 8
         }))
     ));
+    drop(got);
     assert_eq!(pool.available(), 1);
 }
 

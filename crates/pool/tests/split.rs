@@ -199,3 +199,65 @@ fn bytes_read_into_the_room_are_written_after_the_rest() {
     assert_eq!(&buf[..], b"bcde");
     assert_eq!(&head[..], b"a");
 }
+
+#[test]
+fn a_reclaim_waits_for_every_packet_clone_and_slice_then_takes_the_whole_buffer() {
+    let pool = BufferPool::new(1, 8);
+    let mut buf = buf_with(&pool, b"abcdef");
+    let packet = buf.split_to(2);
+    let clone = packet.clone();
+    let slice = packet.slice(1..);
+    drop(packet);
+    assert!(!buf.try_reclaim(), "a clone and a slice hold the bytes");
+    drop(clone);
+    assert!(!buf.try_reclaim(), "a slice holds the bytes");
+    assert_eq!(&slice[..], b"b");
+    drop(slice);
+    assert!(buf.try_reclaim());
+    assert_eq!(&buf[..], b"cdef");
+    assert_eq!((buf.capacity(), buf.remaining()), (8, 4));
+    put(&mut buf, b"ghij");
+    assert_eq!(&buf[..], b"cdefghij");
+}
+
+#[test]
+fn a_reclaimed_buf_splits_again_and_its_buffer_goes_back_once() {
+    let pool = BufferPool::new(1, 8);
+    let mut buf = buf_with(&pool, b"abcd");
+    drop(buf.split_to(3));
+    assert!(buf.try_reclaim());
+    assert!(
+        buf.try_reclaim(),
+        "nothing split off since: the whole buffer already"
+    );
+    assert_eq!(&buf[..], b"d");
+    put(&mut buf, b"efg");
+    let packet = buf.split_to(2);
+    assert!(!buf.try_reclaim());
+    assert_eq!(&packet[..], b"de");
+    drop(buf);
+    assert_eq!(pool.available(), 0, "the packet holds the buffer");
+    drop(packet);
+    assert_eq!(pool.available(), 1);
+    // A reclaimed `Buf` dropped before any packet goes back alone too.
+    let mut buf = buf_with(&pool, b"ab");
+    drop(buf.split_to(1));
+    assert!(buf.try_reclaim());
+    drop(buf);
+    let buf = pool.try_acquire().expect("given back once");
+    assert!(pool.try_acquire().is_none(), "and not twice");
+    assert_eq!(buf.capacity(), 8);
+}
+
+#[test]
+fn a_packet_dropped_on_another_thread_lets_the_buf_reclaim() {
+    let pool = BufferPool::new(1, 8);
+    let mut buf = buf_with(&pool, b"abcd");
+    let packet = buf.split_to(2);
+    thread::spawn(move || assert_eq!(&packet[..], b"ab"))
+        .join()
+        .unwrap();
+    assert!(buf.try_reclaim());
+    put(&mut buf, b"efghij");
+    assert_eq!(&buf[..], b"cdefghij");
+}

@@ -179,16 +179,18 @@ impl<E: fmt::Debug + fmt::Display> core::error::Error for FrameError<E> {}
 /// file, a TLS stream) into the room the framer shows, tells it how many came, and takes the
 /// complete frames out, each a read-only [`Packet`] of a buffer of the pool, as soon as it is
 /// complete. No frame is copied, except the start of one that crosses the end of a buffer,
-/// which is carried into the next.
+/// which is moved to the start of the same buffer or carried into the next.
 ///
 /// The framer reads into one buffer at a time, until it is full. Then
-/// [`needs_buffer`](Framer::needs_buffer) says so and the framer waits for the caller to get
-/// it the next: [`try_refill`](Framer::try_refill) takes a free one without waiting,
-/// [`refill`](Framer::refill) awaits one (in the pool's first come, first served order), or
-/// [`put_buffer`](Framer::put_buffer) takes one the caller acquired. No call of the framer
-/// blocks or waits, but `refill`'s future. The old buffer goes back to the pool when every
-/// packet of it is dropped. While a frame's start is carried over, the framer holds the old
-/// buffer and the new one at once: a pool of one buffer cannot carry a frame over (its
+/// [`needs_buffer`](Framer::needs_buffer) says so. If every packet of that buffer was dropped
+/// by then, [`try_refill`](Framer::try_refill) and [`refill`](Framer::refill) read on in it:
+/// the unconsumed bytes move to its start. Otherwise the framer waits for the caller to get
+/// it the next: `try_refill` takes a free one without waiting, `refill` awaits one (in the
+/// pool's first come, first served order), or [`put_buffer`](Framer::put_buffer) takes one
+/// the caller acquired. No call of the framer blocks or waits, but `refill`'s future. The old
+/// buffer goes back to the pool when every packet of it is dropped. While a frame's start is
+/// carried over, the framer holds the old buffer and the new one at once: over a pool of one
+/// buffer, a frame crossing its end while a packet of it is held cannot be carried over (its
 /// `refill` would wait for ever), but a full buffer whose every byte was taken out as frames
 /// is dropped before the next is taken.
 ///
@@ -305,9 +307,14 @@ impl<F: Framing> Framer<F> {
         self.buf.as_ref().is_none_or(|buf| buf.remaining() == 0)
     }
 
-    /// Takes a free buffer of the pool, if there is one now, as the next to read into (see
-    /// [`put_buffer`](Framer::put_buffer)); `false` if none is free. Never waits.
+    /// Makes room to read into once the buffer is full: in the same buffer if no packet of
+    /// it is left (the unconsumed bytes move to its start, see [`Buf::try_reclaim`]), or else
+    /// in a free buffer of the pool, if there is one now, taken as the next to read into (see
+    /// [`put_buffer`](Framer::put_buffer)); `false` if neither. Never waits.
     pub fn try_refill(&mut self) -> bool {
+        if self.reclaim() {
+            return true;
+        }
         self.drop_spent_buffer();
         match self.pool.try_acquire() {
             Some(buf) => {
@@ -318,10 +325,15 @@ impl<F: Framing> Framer<F> {
         }
     }
 
-    /// Waits for a buffer of the pool (see [`BufferPool::acquire`]) and takes it as the next
-    /// to read into (see [`put_buffer`](Framer::put_buffer)). Cancel-safe: dropped before it
-    /// completes, it changes nothing.
+    /// Makes room to read into once the buffer is full: in the same buffer if no packet of
+    /// it is left (as [`try_refill`](Framer::try_refill)), or else waits for a buffer of the
+    /// pool (see [`BufferPool::acquire`]) and takes it as the next to read into (see
+    /// [`put_buffer`](Framer::put_buffer)). Cancel-safe: dropped before it completes, it
+    /// changes nothing.
     pub async fn refill(&mut self) {
+        if self.reclaim() {
+            return;
+        }
         self.drop_spent_buffer();
         let buf = self.pool.acquire().await;
         self.put_buffer(buf);
@@ -345,6 +357,17 @@ impl<F: Framing> Framer<F> {
             );
         }
         self.buf = Some(buf);
+    }
+
+    /// Makes room in the buffer when it is full and no packet of it is left: the unconsumed
+    /// bytes move to its start. `false` if it has room, or none would come (a packet holds
+    /// its bytes, or the unconsumed bytes fill it).
+    fn reclaim(&mut self) -> bool {
+        let size = self.pool.buffer_size();
+        match &mut self.buf {
+            Some(buf) if buf.remaining() == 0 && buf.len() < size => buf.try_reclaim(),
+            _ => false,
+        }
     }
 
     /// Drops the buffer if it is full and every byte of it was taken out as frames: it has

@@ -56,9 +56,11 @@ impl<E: fmt::Debug + fmt::Display + 'static> std::error::Error for FrameReadErro
 /// It yields each frame as soon as it is complete, reading only when the bytes read hold no
 /// complete frame. The end of input between frames ends the stream; inside a frame it yields
 /// [`FrameError::Truncated`], then ends. After any error the stream ends. A full buffer is
-/// replaced before the next read, even the one that finds the end of input. Over a pool of one
-/// buffer, a frame that crosses the end of the buffer cannot be carried into another: it is
-/// yielded as [`FrameError::TooLarge`] (with `len: None`), and the stream ends. It borrows the
+/// read on in (its unconsumed bytes moved to its start) if every frame of it was dropped, or
+/// else replaced, before the next read, even the one that finds the end of input. Over a pool
+/// of one buffer, a frame that crosses the end of the buffer while a frame before it in the
+/// buffer is still held cannot be carried into another: it is yielded as
+/// [`FrameError::TooLarge`] (with `len: None`), and the stream ends. It borrows the
 /// pool (its `acquire` future lives inside it) and is `!Unpin`: pin it to poll it.
 ///
 /// # Example
@@ -149,8 +151,9 @@ impl<'a, R: AsyncRead, F: Framing> Stream for FrameReader<'a, R, F> {
                         continue;
                     }
                     if this.framer.buffered() > 0 && this.pool.capacity() == 1 {
-                        // The pool's only buffer holds the start of a frame that ends past it:
-                        // no buffer to carry it into can come while the reader holds this one.
+                        // The pool's only buffer holds the start of a frame that ends past it,
+                        // and packets of it are held: no buffer to carry the frame into can come
+                        // while the reader holds this one.
                         *this.state = State::Done;
                         let error = FrameError::TooLarge {
                             len: None,
