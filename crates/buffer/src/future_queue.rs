@@ -672,7 +672,9 @@ fn insert<Fut: Future>(arena: &mut GrowableArena<Slot<Fut>>, charge: Charge, fut
 /// # Panics
 ///
 /// A future whose poll or `Drop` panics is gone, and its weight is free again; the panic
-/// propagates out of the call, and the queue goes on with the other futures.
+/// propagates out of the call, and the queue goes on with the other futures. The future that
+/// waits for room is dropped as a `Vec`'s values are: if its `Drop` panics while another panic
+/// unwinds (the queue dropped because of that panic), the process aborts.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
 pub struct FutureQueue<St, S = Fixed>
@@ -877,7 +879,9 @@ where
 /// again; the panic propagates out of the call, and the queue goes on with the other futures.
 /// An item that names a group the queue does not have panics when it is taken from the source,
 /// with a message that names the group and the queue's groups; the item's future is dropped,
-/// and the queue goes on with the next item.
+/// and the queue goes on with the next item. The futures waiting in the groups' queues are
+/// dropped as a `Vec`'s values are: if one's `Drop` panics while another panic unwinds (the
+/// queue dropped because of it, or a waiting future's `Drop` before it), the process aborts.
 #[pin_project]
 #[must_use = "streams do nothing unless polled"]
 pub struct FutureQueueGrouped<St, K, S = Fixed>

@@ -140,7 +140,7 @@
 //! | Order | [`OrderedBuffer`], [`FuturesOrdered`] and [`FuturesOrderedBounded`] give their outputs in input order, [`UnorderedBuffer`] as the futures finish: each type's *Order*. |
 //! | Fairness | A call also pulls from the source while a slot is free (and the window has room), so a slot freed in a call is refilled in it. |
 //! | Wakes | The source is polled with the task's waker; a future is first polled when it is pulled from the source (or pushed into a set), then only after its waker fired. |
-//! | Panics | The ordered adapters and sets skip a panicking future's place: [*When a future panics*](#when-a-future-panics). |
+//! | Panics | The ordered adapters and sets skip a panicking future's place: [*When a future panics*](#when-a-future-panics). The futures a weighted queue took from its source and has not started (the one from the source, and those in a group's queue) are dropped as a `Vec`'s are: if one's `Drop` panics while another panic unwinds (the queue dropped because of it), the process aborts. |
 //! | Memory | Each type's docs state its own: an adapter allocates its arena when it is made, and the ordered ones hold early outputs in a ring. |
 #![cfg_attr(docsrs, feature(doc_cfg))]
 // The README's examples, compiled and run as doctests.
