@@ -244,36 +244,33 @@ impl Drop for Counted<'_> {
     }
 }
 
-#[test]
-fn a_quiet_drop_gives_its_value_back_or_drops_it_once_also_while_a_panic_unwinds() {
-    use crate::unwind::QuietDrop;
+/// What a quiet holder (`new` and `into_inner` are its) promises: it dereferences to its value,
+/// gives it back undropped, drops it once, lets a panic of its `Drop` go on, and drops that
+/// panic when the value is dropped as another panic unwinds, which goes on.
+fn holds_its_value_quietly<'a, H>(
+    drops: &'a core::cell::Cell<usize>,
+    new: impl Fn(Counted<'a>) -> H,
+    into_inner: impl Fn(H) -> Counted<'a>,
+) where
+    H: core::ops::DerefMut<Target = Counted<'a>>,
+{
     pinfold_testkit::panic_hook::no_forced_backtraces();
-    let drops = core::cell::Cell::new(0);
-    let held = QuietDrop::new(Counted {
-        drops: &drops,
-        panics: false,
-    });
+    let counted = |panics| Counted { drops, panics };
+    let mut held = new(counted(false));
     assert!(!held.panics, "it dereferences to the value");
-    assert_eq!(alloc::format!("{:?}", QuietDrop::new(7)), "QuietDrop(7)");
-    let value = held.into_inner();
+    held.panics = true;
+    held.panics = false;
+    let value = into_inner(held);
     assert_eq!(drops.get(), 0, "given back, not dropped");
-    drop(QuietDrop::new(value));
+    drop(new(value));
     assert_eq!(drops.get(), 1, "dropped once");
     // Without a panic unwinding, a panic of the value's drop goes on.
-    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        drop(QuietDrop::new(Counted {
-            drops: &drops,
-            panics: true,
-        }))
-    }));
+    let panicked = catch_unwind(AssertUnwindSafe(|| drop(new(counted(true)))));
     assert!(panicked.is_err());
     assert_eq!(drops.get(), 2);
     // Dropped as another panic unwinds: that panic goes on, the value's is dropped.
-    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let _held = QuietDrop::new(Counted {
-            drops: &drops,
-            panics: true,
-        });
+    let panicked = catch_unwind(AssertUnwindSafe(|| {
+        let _held = new(counted(true));
         panic!("the first panic");
     }));
     let panic = panicked.expect_err("the first panic goes on");
@@ -282,42 +279,25 @@ fn a_quiet_drop_gives_its_value_back_or_drops_it_once_also_while_a_panic_unwinds
 }
 
 #[test]
+fn a_quiet_drop_gives_its_value_back_or_drops_it_once_also_while_a_panic_unwinds() {
+    use crate::unwind::QuietDrop;
+    holds_its_value_quietly(
+        &core::cell::Cell::new(0),
+        QuietDrop::new,
+        QuietDrop::into_inner,
+    );
+    assert_eq!(alloc::format!("{:?}", QuietDrop::new(7)), "QuietDrop(7)");
+}
+
+#[test]
 fn a_quiet_box_gives_its_value_back_or_drops_it_once_also_while_a_panic_unwinds() {
     use crate::unwind::QuietBox;
-    pinfold_testkit::panic_hook::no_forced_backtraces();
-    let drops = core::cell::Cell::new(0);
-    let mut held = QuietBox::new(Counted {
-        drops: &drops,
-        panics: false,
-    });
-    assert!(!held.panics, "it dereferences to the value");
-    held.panics = true;
-    held.panics = false;
+    holds_its_value_quietly(
+        &core::cell::Cell::new(0),
+        QuietBox::new,
+        QuietBox::into_inner,
+    );
     assert_eq!(alloc::format!("{:?}", QuietBox::new(7)), "QuietBox(7)");
-    let value = held.into_inner();
-    assert_eq!(drops.get(), 0, "given back, not dropped");
-    drop(QuietBox::new(value));
-    assert_eq!(drops.get(), 1, "dropped once");
-    // Without a panic unwinding, a panic of the value's drop goes on.
-    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        drop(QuietBox::new(Counted {
-            drops: &drops,
-            panics: true,
-        }))
-    }));
-    assert!(panicked.is_err());
-    assert_eq!(drops.get(), 2);
-    // Dropped as another panic unwinds: that panic goes on, the value's is dropped.
-    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let _held = QuietBox::new(Counted {
-            drops: &drops,
-            panics: true,
-        });
-        panic!("the first panic");
-    }));
-    let panic = panicked.expect_err("the first panic goes on");
-    assert_eq!(panic.downcast_ref::<&str>(), Some(&"the first panic"));
-    assert_eq!(drops.get(), 3);
 }
 
 /// A value in a `QuietBox` may borrow what is declared after the box's holder, as a `Vec`'s
