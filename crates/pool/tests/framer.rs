@@ -352,3 +352,29 @@ fn a_framer_shows_its_framing_the_bytes_it_holds_and_its_pool_in_debug() {
         "a framer without a buffer holds no bytes"
     );
 }
+
+#[test]
+fn a_full_buffer_whose_frames_were_dropped_is_read_on_in_place() {
+    // A pool of one buffer: no other could come, so the frame crossing the end moves to the
+    // buffer's start once the frame before it is dropped, and not before.
+    let pool = BufferPool::new(1, 8);
+    let mut framer = Framer::new(&pool, LengthPrefixed::new(1));
+    assert!(framer.try_refill());
+    assert_eq!(framer.extend_from_slice(b"\x02ab\x05cdefg"), 8);
+    let first = framer.next_frame().unwrap().unwrap();
+    assert!(framer.next_frame().unwrap().is_none());
+    assert!(framer.needs_buffer());
+    assert!(!framer.try_refill(), "the first frame holds its bytes");
+    drop(first);
+    assert!(framer.try_refill());
+    assert!(!framer.needs_buffer());
+    assert_eq!(framer.buffered(), 5);
+    assert_eq!(framer.spare_capacity_mut().len(), 3);
+    assert_eq!(framer.extend_from_slice(b"g"), 1);
+    assert_eq!(&framer.next_frame().unwrap().unwrap()[..], b"cdefg");
+    // Before the buffer is full, `try_refill` takes a free buffer of the pool, and there is
+    // none: the bytes stay where they are.
+    assert!(!framer.needs_buffer());
+    assert!(!framer.try_refill());
+    assert_eq!(framer.spare_capacity_mut().len(), 2);
+}
