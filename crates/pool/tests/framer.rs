@@ -378,3 +378,26 @@ fn a_full_buffer_whose_frames_were_dropped_is_read_on_in_place() {
     assert!(!framer.try_refill());
     assert_eq!(framer.spare_capacity_mut().len(), 2);
 }
+
+#[test]
+fn a_refill_of_a_full_buffer_from_a_smaller_pool_leaves_room_to_read_into() {
+    let pool = BufferPool::new(1, 8);
+    let small = BufferPool::new(1, 4);
+    for awaited in [false, true] {
+        let mut framer = Framer::new(&pool, LengthPrefixed::new(1));
+        framer.put_buffer(small.try_acquire().unwrap());
+        assert_eq!(framer.extend_from_slice(b"\x05abcde"), 4);
+        assert!(matches!(framer.next_frame(), Ok(None)));
+        assert!(framer.needs_buffer());
+        if awaited {
+            block_on(framer.refill());
+        } else {
+            assert!(framer.try_refill(), "the pool's buffer is free");
+        }
+        assert!(!framer.needs_buffer(), "a refill leaves room");
+        assert_eq!(framer.extend_from_slice(b"de"), 2);
+        assert_eq!(&framer.next_frame().unwrap().unwrap()[..], b"abcde");
+        drop(framer);
+        assert_eq!((pool.available(), small.available()), (1, 1));
+    }
+}

@@ -360,12 +360,12 @@ impl<F: Framing> Framer<F> {
     }
 
     /// Makes room in the buffer when it is full and no packet of it is left: the unconsumed
-    /// bytes move to its start. `false` if it has room, or none would come (a packet holds
-    /// its bytes, or the unconsumed bytes fill it).
+    /// bytes move to its start. `false` if it has room, or none came (a packet holds its
+    /// bytes, or the unconsumed bytes fill the whole buffer, which may be one of another,
+    /// smaller pool than the framer's: see [`put_buffer`](Framer::put_buffer)).
     fn reclaim(&mut self) -> bool {
-        let size = self.pool.buffer_size();
         match &mut self.buf {
-            Some(buf) if buf.remaining() == 0 && buf.len() < size => buf.try_reclaim(),
+            Some(buf) if buf.remaining() == 0 => buf.try_reclaim() && buf.remaining() > 0,
             _ => false,
         }
     }
