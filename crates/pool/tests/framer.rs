@@ -401,3 +401,52 @@ fn a_refill_of_a_full_buffer_from_a_smaller_pool_leaves_room_to_read_into() {
         assert_eq!((pool.available(), small.available()), (1, 1));
     }
 }
+
+#[test]
+fn frames_dropped_as_they_come_are_read_on_in_the_same_buffer() {
+    let seeds = if cfg!(miri) { 3 } else { 300 };
+    for seed in 1..=seeds {
+        let mut rng = XorShift::new(seed);
+        let lens: Vec<usize> = (0..rng.below(24)).map(|_| rng.below(15)).collect();
+        let frames = frames_of(&lens);
+        let input = encode(&frames, 2, false);
+        // Over one buffer every frame is dropped before the next read; over three, one frame
+        // at a time may be held for a while (its buffer out of reach).
+        for count in [1, 3] {
+            let pool = BufferPool::new(count, 16);
+            let mut framer = Framer::new(&pool, LengthPrefixed::new(2));
+            let mut rest = &input[..];
+            let mut got = Vec::new();
+            // A frame held, and its index: its bytes must not change while it is.
+            let mut held: Option<(usize, Packet)> = None;
+            let check = |held: Option<(usize, Packet)>| {
+                if let Some((at, frame)) = held {
+                    assert_eq!(frame[..], frames[at][..], "seed {seed}: frame {at} held");
+                }
+            };
+            while !rest.is_empty() {
+                if framer.needs_buffer() {
+                    assert!(framer.try_refill(), "seed {seed}: a buffer, or its own");
+                }
+                let n = framer.extend_from_slice(&rest[..(1 + rng.below(20)).min(rest.len())]);
+                rest = &rest[n..];
+                while let Some(frame) = framer.next_frame().unwrap() {
+                    got.push(frame.to_vec());
+                    if count > 1 && rng.below(2) == 0 {
+                        check(held.replace((got.len() - 1, frame)));
+                    }
+                }
+                if rng.below(3) == 0 {
+                    check(held.take());
+                }
+            }
+            while let Some(frame) = framer.finish().unwrap() {
+                got.push(frame.to_vec());
+            }
+            assert_eq!(got, frames, "seed {seed}, {count} buffers");
+            check(held);
+            drop(framer);
+            assert_eq!(pool.available(), count);
+        }
+    }
+}
