@@ -14,7 +14,7 @@ use core::task::{Context, Poll};
 use alloc::collections::VecDeque;
 use futures_core::{FusedStream, Stream};
 use pin_project::pin_project;
-use pinfold_arena::unwind::QuietDrop;
+use pinfold_arena::unwind::{QuietBox, QuietDrop};
 use pinfold_arena::{Budget, GrowableArena, Key, Step, Storage};
 
 use crate::limit::{Fixed, Limit, Seat, Steered, Steering};
@@ -56,13 +56,9 @@ pub(crate) trait Tagging<F> {
     fn tag(&mut self, future: F) -> Self::Future;
     /// The place of `future` (0 if untagged).
     fn place(future: &Self::Future) -> u64;
-    /// An output taken from the arena, while the refill that follows it runs: kept where a
-    /// panic there (the source's, or the task waker's) leaves it for the next call.
-    type Kept;
-    /// Keeps `out` until [`unkeep`](Self::unkeep).
-    fn keep(&mut self, out: <Self::Future as Future>::Output) -> Self::Kept;
-    /// The output [`keep`](Self::keep) kept.
-    fn unkeep(&mut self, kept: Self::Kept) -> <Self::Future as Future>::Output;
+    /// Keeps `out`, an output taken from the arena, as the refill that follows it unwinds (the
+    /// source's panic, or the task waker's): for the next call.
+    fn keep(&mut self, out: <Self::Future as Future>::Output);
     /// The output kept through a refill that panicked, for a queue that gives it from
     /// [`Queue::poll_queued_in`] (an unordered one; an ordered queue puts it in its ring).
     fn resume(&mut self) -> Option<<Self::Future as Future>::Output> {
@@ -73,10 +69,12 @@ pub(crate) trait Tagging<F> {
 }
 
 /// The futures run as they are, their outputs as they finish; `kept` is the output taken
-/// from the arena while the refill after it runs, left there if the refill panicked.
+/// from the arena whose refill panicked. Boxed on that cold path, so that a drop of the queue
+/// while a panic unwinds drops it quietly, and its type may still borrow what is declared
+/// after the queue.
 #[derive(Debug)]
 pub(crate) struct Untagged<O> {
-    kept: Option<O>,
+    kept: Option<QuietBox<O>>,
 }
 
 impl<O> Untagged<O> {
@@ -104,21 +102,13 @@ impl<F: Future> Tagging<F> for Untagged<F::Output> {
         0
     }
 
-    type Kept = ();
-
-    #[inline(always)]
     fn keep(&mut self, out: F::Output) {
-        self.kept = Some(out);
-    }
-
-    #[inline(always)]
-    fn unkeep(&mut self, (): ()) -> F::Output {
-        self.kept.take().expect("an output is kept")
+        self.kept = Some(QuietBox::new(out));
     }
 
     #[inline(always)]
     fn resume(&mut self) -> Option<F::Output> {
-        self.kept.take()
+        self.kept.take().map(QuietBox::into_inner)
     }
 
     #[inline(always)]
@@ -133,8 +123,8 @@ impl<F: Future> Tagging<F> for Untagged<F::Output> {
 pub(crate) struct Sequenced<O> {
     pub(crate) ring: ReorderRing<O>,
     pub(crate) window: Option<usize>,
-    /// The output taken from the arena while the refill after it runs, with its place; if the
-    /// refill panicked, the next call puts it in the ring.
+    /// The output taken from the arena whose refill panicked, with its place: the next call
+    /// puts it in the ring.
     pub(crate) kept: QuietDrop<Option<(u64, O)>>,
 }
 
@@ -160,16 +150,8 @@ impl<F: Future> Tagging<F> for Sequenced<F::Output> {
         future.seq
     }
 
-    type Kept = ();
-
-    #[inline]
     fn keep(&mut self, out: (u64, F::Output)) {
         *self.kept = Some(out);
-    }
-
-    #[inline]
-    fn unkeep(&mut self, (): ()) -> (u64, F::Output) {
-        self.kept.take().expect("an output is kept")
     }
 
     #[inline]
@@ -216,6 +198,40 @@ impl<G: Groups<Fut>, S: Steering, Fut> Drop for Release<'_, G, S, Fut> {
     }
 }
 
+/// A queue that keeps an output as the refill after it unwinds (see [`Keep`]).
+trait KeepOnUnwind {
+    type Output;
+    /// Keeps `out` for the next call.
+    fn keep_on_unwind(self: Pin<&mut Self>, out: Self::Output);
+}
+
+/// An output held through a queue's refill: if the refill unwinds, it goes to the queue.
+struct Keep<'a, Q: KeepOnUnwind> {
+    queue: Pin<&'a mut Q>,
+    out: Option<Q::Output>,
+}
+
+impl<Q: KeepOnUnwind> Drop for Keep<'_, Q> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.out.is_some() {
+            self.keep();
+        }
+    }
+}
+
+impl<Q: KeepOnUnwind> Keep<'_, Q> {
+    /// The output to the queue, as the refill unwinds: out of the way of the refill that
+    /// returns.
+    #[cold]
+    #[inline(never)]
+    fn keep(&mut self) {
+        if let Some(out) = self.out.take() {
+            self.queue.as_mut().keep_on_unwind(out);
+        }
+    }
+}
+
 impl<St, Fut: Future, G, S: Steering, T> Queue<St, Fut, G, S, T> {
     pub(crate) fn new(source: St, weights: Weights<G, S>, tagging: T) -> Self {
         Self {
@@ -245,6 +261,25 @@ impl<St, Fut: Future, G, S: Steering, T> Queue<St, Fut, G, S, T> {
             terminated: self.terminated,
             tagging: self.tagging,
             polling: self.polling,
+        }
+    }
+}
+
+impl<St, Fut, G, S, T> KeepOnUnwind for Queue<St, Fut, G, S, T>
+where
+    St: Stream,
+    Fut: Future,
+    G: Grouping<St::Item> + Groups<Fut>,
+    S: Steering,
+    T: Tagging<G::Future, Future = Fut>,
+{
+    type Output = Fut::Output;
+
+    fn keep_on_unwind(self: Pin<&mut Self>, out: Fut::Output) {
+        let this = self.project();
+        this.tagging.keep(out);
+        if !T::TAGGED {
+            *this.terminated = true;
         }
     }
 }
@@ -443,26 +478,24 @@ where
     }
 
     /// Starts what fits after `out` (of a future of `group`) freed its weight, and gives
-    /// `out`, kept in [`tagging`](Tagging::keep) while the refill runs: if the source or the
-    /// task's waker panics there, the next call has it. An unordered queue's next call finds
-    /// it behind `terminated`, set until the refill returns, so that it looks at one flag.
+    /// `out`, held while the refill runs: if the source or the task's waker panics there, it
+    /// goes to [`tagging`](Tagging::keep) for the next call. An unordered queue's next call
+    /// finds it behind `terminated`, set as the refill unwinds, so that it looks at one flag.
+    #[inline(always)]
     fn refill_keeping(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         group: Option<usize>,
         out: Fut::Output,
     ) -> Fut::Output {
-        let this = self.as_mut().project();
-        let kept = this.tagging.keep(out);
-        if !T::TAGGED {
-            *this.terminated = true;
-        }
-        self.as_mut().fill(cx, group);
-        let this = self.project();
-        if !T::TAGGED {
-            *this.terminated = false;
-        }
-        this.tagging.unkeep(kept)
+        let mut keep = Keep {
+            queue: self,
+            out: Some(out),
+        };
+        keep.queue.as_mut().fill(cx, group);
+        keep.out
+            .take()
+            .expect("the output is held until the refill returns")
     }
 
     pub(crate) fn poll_progress(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {

@@ -295,6 +295,29 @@ fn an_unordered_buffer_dropped_as_its_source_panic_unwinds_drops_the_kept_output
     drop_while_the_source_panic_unwinds(|| one_then_a_panic().unordered_buffer(1));
 }
 
+/// A source that gives two futures, then panics: a weighted queue asks for the second while
+/// the first runs, and for the third in the refill after the first finished.
+fn two_then_a_panic() -> impl Stream<Item = std::future::Ready<PanicsWhenDropped>> + Unpin {
+    let mut given = 0;
+    stream::poll_fn(move |_| {
+        assert!(given < 2, "the source fails");
+        given += 1;
+        Poll::Ready(Some(std::future::ready(PanicsWhenDropped(given))))
+    })
+}
+
+#[test]
+fn an_unordered_future_queue_dropped_as_its_source_panic_unwinds_drops_the_kept_output_quietly() {
+    drop_while_the_source_panic_unwinds(|| {
+        two_then_a_panic().map(|future| (1, future)).future_queue(1)
+    });
+    drop_while_the_source_panic_unwinds(|| {
+        two_then_a_panic()
+            .map(|future| (1, None::<&str>, future))
+            .future_queue_grouped(1, [("a", 1)])
+    });
+}
+
 /// The futures of an unordered buffer and of a weighted queue, and their outputs, may borrow
 /// what is declared after the adapter, as those of a `Vec` may: the adapters have no `Drop`
 /// of their own that would make the borrow outlive them.
