@@ -48,9 +48,6 @@ where
     /// The slots whose futures finished while the adapter was driven, in the order they
     /// finished: one key for each slot that holds an output.
     finished: VecDeque<Key>,
-    /// An output while its slot is refilled: if the source panics there, the next call gives
-    /// it. Boxed on that cold path, so that a drop of the adapter while a panic unwinds drops
-    /// it quietly, and its type may still borrow what is declared after the adapter.
     /// Whether `poll_next` returned `Ready(None)`, and an output kept through a refill that
     /// panicked.
     end: End<<St::Item as Future>::Output>,
@@ -58,9 +55,10 @@ where
 
 /// How an [`UnorderedBuffer`] ended, or that it has an output to give before it goes on.
 struct End<O> {
-    /// An output while its slot is refilled: if the source panics there, the next call gives
-    /// it. Boxed on that cold path, so that a drop of the adapter while a panic unwinds drops
-    /// it quietly, and its type may still borrow what is declared after the adapter.
+    /// The output of a call whose refill panicked (the source's panic, or the task waker's),
+    /// for the next call. Boxed on that cold path, so that a drop of the adapter while a panic
+    /// unwinds drops it quietly, and its type may still borrow what is declared after the
+    /// adapter.
     kept: Option<QuietBox<O>>,
     /// Set when `poll_next` returned `Ready(None)`, and when a refill panicked with an output
     /// kept (so that the next call looks at one flag only).
