@@ -261,3 +261,96 @@ fn a_packet_dropped_on_another_thread_lets_the_buf_reclaim() {
     put(&mut buf, b"efghij");
     assert_eq!(&buf[..], b"cdefghij");
 }
+
+#[test]
+fn random_writes_splits_clears_and_reclaims_keep_every_packets_bytes() {
+    let seeds = if cfg!(miri) { 4 } else { 400 };
+    for seed in 1..=seeds {
+        let mut rng = support::XorShift::new(seed);
+        let pool = BufferPool::new(1, 12);
+        let mut buf = pool.try_acquire().unwrap();
+        // What the `Buf` holds, and every packet alive with the bytes it must keep.
+        let mut model: Vec<u8> = Vec::new();
+        let mut packets: Vec<(pinfold_pool::Packet, Vec<u8>)> = Vec::new();
+        let mut next = 0u8;
+        for _ in 0..60 {
+            match rng.below(7) {
+                0 | 1 => {
+                    let n = rng.below(buf.remaining() + 1);
+                    let bytes: Vec<u8> = (0..n).map(|_| next.wrapping_add(1)).collect();
+                    next = next.wrapping_add(1);
+                    // Half of the writes go through the room and `set_len`.
+                    if rng.below(2) == 0 {
+                        put(&mut buf, &bytes);
+                    } else {
+                        let len = buf.len();
+                        for (slot, &byte) in buf.spare_capacity_mut().iter_mut().zip(&bytes) {
+                            slot.write(byte);
+                        }
+                        // SAFETY: the `n` bytes of the room after `len` were written above.
+                        unsafe { buf.set_len(len + n) };
+                    }
+                    model.extend_from_slice(&bytes);
+                }
+                2 => {
+                    let at = rng.below(buf.len() + 1);
+                    let packet = buf.split_to(at);
+                    let bytes: Vec<u8> = model.drain(..at).collect();
+                    packets.push((packet.slice(..), bytes.clone()));
+                    if rng.below(2) == 0 {
+                        packets.push((packet, bytes));
+                    }
+                }
+                3 if !packets.is_empty() => {
+                    let (packet, bytes) = packets.swap_remove(rng.below(packets.len()));
+                    assert_eq!(packet[..], bytes[..], "seed {seed}");
+                }
+                4 => {
+                    let reclaimed = buf.try_reclaim();
+                    assert_eq!(reclaimed, packets.is_empty(), "seed {seed}");
+                    if reclaimed {
+                        assert_eq!(buf.capacity(), 12, "seed {seed}");
+                    }
+                }
+                5 if rng.below(4) == 0 => {
+                    buf.clear();
+                    model.clear();
+                }
+                _ => {}
+            }
+            assert_eq!(buf[..], model[..], "seed {seed}");
+            assert_eq!(buf.len() + buf.remaining(), buf.capacity(), "seed {seed}");
+            for (packet, bytes) in &packets {
+                assert_eq!(packet[..], bytes[..], "seed {seed}");
+            }
+        }
+        let frozen = buf.freeze();
+        assert_eq!(frozen[..], model[..], "seed {seed}");
+        drop(frozen);
+        assert_eq!(pool.available(), usize::from(packets.is_empty()));
+        drop(packets);
+        assert_eq!(pool.available(), 1, "seed {seed}: given back once");
+        let again = pool.try_acquire().expect("the buffer is back");
+        assert!(pool.try_acquire().is_none(), "seed {seed}: and only once");
+        assert_eq!(again.capacity(), 12);
+    }
+}
+
+#[cfg(feature = "bytes")]
+#[test]
+fn a_bytes_made_of_a_packet_holds_the_bytes_back_from_a_reclaim() {
+    let pool = BufferPool::new(1, 8);
+    let mut buf = buf_with(&pool, b"abcdef");
+    let shared = bytes::Bytes::from_owner(buf.split_to(3));
+    let tail = shared.slice(1..);
+    drop(shared);
+    assert!(!buf.try_reclaim(), "a slice of the Bytes holds the packet");
+    put(&mut buf, b"gh");
+    assert_eq!(&tail[..], b"bc");
+    drop(tail);
+    assert!(buf.try_reclaim());
+    assert_eq!(&buf[..], b"defgh");
+    put(&mut buf, b"ijk");
+    let frozen = buf.freeze();
+    assert_eq!(&frozen[..], b"defghijk");
+}
