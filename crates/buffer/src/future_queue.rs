@@ -17,6 +17,7 @@ use pin_project::pin_project;
 use pinfold_arena::unwind::{QuietBox, QuietDrop};
 use pinfold_arena::{Budget, GrowableArena, Key, Step, Storage};
 
+use crate::keep::{Keep, KeepOnUnwind};
 use crate::limit::{Fixed, Limit, Seat, Steered, Steering};
 use crate::progress::ProgressStream;
 use crate::ring::ReorderRing;
@@ -194,40 +195,6 @@ impl<G: Groups<Fut>, S: Steering, Fut> Drop for Release<'_, G, S, Fut> {
     fn drop(&mut self) {
         if let Some(charge) = self.polled.take() {
             self.weights.release::<Fut>(charge);
-        }
-    }
-}
-
-/// A queue that keeps an output as the refill after it unwinds (see [`Keep`]).
-trait KeepOnUnwind {
-    type Output;
-    /// Keeps `out` for the next call.
-    fn keep_on_unwind(self: Pin<&mut Self>, out: Self::Output);
-}
-
-/// An output held through a queue's refill: if the refill unwinds, it goes to the queue.
-struct Keep<'a, Q: KeepOnUnwind> {
-    queue: Pin<&'a mut Q>,
-    out: Option<Q::Output>,
-}
-
-impl<Q: KeepOnUnwind> Drop for Keep<'_, Q> {
-    #[inline(always)]
-    fn drop(&mut self) {
-        if self.out.is_some() {
-            self.keep();
-        }
-    }
-}
-
-impl<Q: KeepOnUnwind> Keep<'_, Q> {
-    /// The output to the queue, as the refill unwinds: out of the way of the refill that
-    /// returns.
-    #[cold]
-    #[inline(never)]
-    fn keep(&mut self) {
-        if let Some(out) = self.out.take() {
-            self.queue.as_mut().keep_on_unwind(out);
         }
     }
 }
@@ -488,14 +455,7 @@ where
         group: Option<usize>,
         out: Fut::Output,
     ) -> Fut::Output {
-        let mut keep = Keep {
-            queue: self,
-            out: Some(out),
-        };
-        keep.queue.as_mut().fill(cx, group);
-        keep.out
-            .take()
-            .expect("the output is held until the refill returns")
+        Keep::through(self, out, |queue| queue.fill(cx, group))
     }
 
     pub(crate) fn poll_progress(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {

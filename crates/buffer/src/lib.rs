@@ -158,6 +158,7 @@ mod driven;
 mod for_each;
 mod future_queue;
 mod iter;
+mod keep;
 mod limit;
 mod ordered;
 mod ordered_future_queue;

@@ -12,6 +12,7 @@ use pin_project::pin_project;
 use pinfold_arena::unwind::QuietBox;
 use pinfold_arena::{Key, Step};
 
+use crate::keep::{Keep, KeepOnUnwind};
 use crate::limit::{Fixed, Limit, Steered, Steering};
 use crate::progress::ProgressStream;
 use crate::running::Running;
@@ -65,32 +66,13 @@ struct End<O> {
     terminated: bool,
 }
 
-/// An output held through a refill: if the refill unwinds (the source's panic), it goes to
-/// the adapter's `kept`, and `terminated` is set so that the next call looks for it.
-struct Keep<'a, O> {
-    out: Option<O>,
-    end: &'a mut End<O>,
-}
+impl<O> KeepOnUnwind for End<O> {
+    type Output = O;
 
-impl<O> Drop for Keep<'_, O> {
-    #[inline(always)]
-    fn drop(&mut self) {
-        if self.out.is_some() {
-            self.keep();
-        }
-    }
-}
-
-impl<O> Keep<'_, O> {
-    /// The output to the adapter's `kept`, as the refill unwinds: out of the way of the
-    /// refill that returns (`unordered_selfwake_100k_c64`, instructions).
-    #[cold]
-    #[inline(never)]
-    fn keep(&mut self) {
-        if let Some(out) = self.out.take() {
-            self.end.kept = Some(QuietBox::new(out));
-            self.end.terminated = true;
-        }
+    fn keep_on_unwind(self: Pin<&mut Self>, out: O) {
+        let end = self.get_mut();
+        end.kept = Some(QuietBox::new(out));
+        end.terminated = true;
     }
 }
 
@@ -107,14 +89,9 @@ where
     St::Item: Future,
     S: Steering,
 {
-    let mut keep = Keep {
-        out: Some(out),
-        end,
-    };
-    running.refill(cx, usize::MAX, FutureOrOutput::Running);
-    keep.out
-        .take()
-        .expect("the output is held until the refill returns")
+    Keep::through(Pin::new(end), out, |_| {
+        running.refill(cx, usize::MAX, FutureOrOutput::Running);
+    })
 }
 
 /// A future in its arena slot, or its output once it finished while the adapter was driven

@@ -259,6 +259,7 @@ fn holds_its_value_quietly<'a, H>(
     let mut held = new(counted(false));
     assert!(!held.panics, "it dereferences to the value");
     held.panics = true;
+    assert!(held.panics, "it dereferences mutably to the value");
     held.panics = false;
     let value = into_inner(held);
     assert_eq!(drops.get(), 0, "given back, not dropped");
