@@ -6,9 +6,10 @@ use core::marker::PhantomData;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
+use crate::reclaim::WakerCell;
 use crate::sync::{AtomicPtr, AtomicU32, Ordering, alloc, dealloc};
 
-/// What the pool keeps beside each buffer: 24 bytes, on 128 of their own, so that threads
+/// What the pool keeps beside each buffer: 40 bytes, on 128 of their own, so that threads
 /// releasing different buffers into their own stocks (each write of a link and a depth) do
 /// not share a cache line or its prefetch pair (guarded by `pool_4_threads_16`).
 #[repr(align(128))]
@@ -23,6 +24,9 @@ pub(crate) struct Meta {
     pub(crate) depth: AtomicU32,
     /// How many [`Packet`](crate::Packet)s share this buffer, once it is frozen.
     pub(crate) packets: AtomicU32,
+    /// The waker of a [`Buf`](crate::Buf) of this buffer that waits for its packets to be
+    /// dropped (see `reclaim`).
+    pub(crate) waker: WakerCell,
 }
 
 /// `count` metas and `count` buffers of `size` bytes, in one allocation.
@@ -115,6 +119,7 @@ impl Block {
                 next: AtomicU32::new(next),
                 depth: AtomicU32::new(depth),
                 packets: AtomicU32::new(0),
+                waker: WakerCell::new(),
             };
             // SAFETY: `index < count`, so the slot is inside the metas, which are aligned for
             // `Meta` (the array layout starts the block); nothing was written there yet.

@@ -4,10 +4,13 @@ use core::fmt;
 use core::mem::{ManuallyDrop, MaybeUninit};
 use core::ops::{Deref, DerefMut};
 use core::ptr::{self, NonNull};
+use core::task::{Context, Poll, Waker};
 #[cfg(feature = "std")]
 use std::io;
 
+use crate::block::Meta;
 use crate::packet::Packet;
+use crate::reclaim::{Watched, too_many};
 use crate::shared::{Inner, InnerRef};
 use crate::sync::{AtomicU32, Ordering};
 
@@ -65,6 +68,8 @@ unsafe impl Sync for Buf {}
 
 /// [`Buf`]'s tag bit: it split a packet off, and holds one of the buffer's packet counts.
 const SHARED: u64 = 1 << 32;
+/// [`Buf`]'s tag bit: it waits for the packets split off it to be dropped (see `reclaim`).
+const WATCHING: u64 = 1 << 33;
 
 impl Buf {
     #[inline]
@@ -153,7 +158,8 @@ impl Buf {
     /// after the split), and the buffer goes back when it and every packet split off are
     /// dropped.
     pub fn freeze(self) -> Packet {
-        let this = ManuallyDrop::new(self);
+        let mut this = ManuallyDrop::new(self);
+        let _waker = this.stop_watching();
         if !this.shared() {
             // Relaxed: no packet of this buffer exists, so nothing else reads the count.
             this.packets().store(1, Ordering::Relaxed);
@@ -200,10 +206,11 @@ impl Buf {
             self.len()
         );
         if self.shared() {
+            let _waker = self.stop_watching();
             // Relaxed: this `Buf` holds a count, so it cannot reach 0 meanwhile (as
             // `Arc::clone`).
             let before = self.packets().fetch_add(1, Ordering::Relaxed);
-            if before > crate::packet::MAX_PACKETS {
+            if too_many(before) {
                 pinfold_sync::abort();
             }
         } else {
@@ -243,6 +250,7 @@ impl Buf {
     /// ```
     pub fn try_reclaim(&mut self) -> bool {
         if self.shared() {
+            let _waker = self.stop_watching();
             // Acquire pairs with the Release of each packet's drop: their reads of the bytes
             // split off happen before the writes below (as `Arc::get_mut`).
             if self.packets().load(Ordering::Acquire) != 1 {
@@ -263,6 +271,44 @@ impl Buf {
         // SAFETY: `len` is at most the buffer's size: inside it or one past.
         self.written = unsafe { first.add(len) };
         true
+    }
+
+    /// Waits until no packet split off this `Buf` is left, then takes their bytes back as
+    /// [`try_reclaim`](Buf::try_reclaim) does. `Ready` at once if none is left (or none was
+    /// split off); else `Pending`, and the task is woken when the last is dropped, on
+    /// whatever thread. Only the last poll's waker is kept; a `Buf` that is split, frozen,
+    /// reclaimed or dropped stops waiting. Allocates nothing.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use pinfold_pool::BufferPool;
+    ///
+    /// # futures_executor::block_on(async {
+    /// let pool = BufferPool::new(1, 8);
+    /// let mut buf = pool.try_acquire().unwrap();
+    /// assert!(buf.try_extend_from_slice(b"one|tw"));
+    /// let one = buf.split_to(4);
+    /// let reader = std::thread::spawn(move || assert_eq!(&one[..], b"one|"));
+    /// poll_fn(|cx| buf.poll_reclaim(cx)).await; // woken when `one` is dropped
+    /// reader.join().unwrap();
+    /// assert_eq!(&buf[..], b"tw");
+    /// assert_eq!(buf.capacity(), 8);
+    /// # });
+    /// ```
+    pub fn poll_reclaim(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if self.shared() {
+            let _waker = self.stop_watching();
+            let meta = self.meta();
+            if let Watched::Waiting = meta.waker.watch(&meta.packets, cx.waker()) {
+                self.tag |= WATCHING;
+                return Poll::Pending;
+            }
+        }
+        let reclaimed = self.try_reclaim();
+        debug_assert!(reclaimed, "no packet is left");
+        Poll::Ready(())
     }
 
     /// The room after the bytes written, uninitialized as far as the caller knows: fill a
@@ -337,7 +383,32 @@ impl Buf {
 
     /// The buffer's packet count.
     fn packets(&self) -> &AtomicU32 {
-        &self.inner.block.meta(self.index()).packets
+        &self.meta().packets
+    }
+
+    /// The buffer's meta.
+    fn meta(&self) -> &Meta {
+        self.inner.block.meta(self.index())
+    }
+
+    /// Stops waiting for the packets split off (see [`poll_reclaim`](Buf::poll_reclaim)), if
+    /// it waits: before anything else reads or changes the packet count. Gives the waker back,
+    /// for the caller to drop once its own work is done (a waker's drop may panic).
+    #[inline]
+    fn stop_watching(&mut self) -> Option<Waker> {
+        if self.tag & WATCHING != 0 {
+            return self.unwatch();
+        }
+        None
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn unwatch(&mut self) -> Option<Waker> {
+        let meta = self.meta();
+        let waker = meta.waker.unwatch(&meta.packets);
+        self.tag &= !WATCHING;
+        waker
     }
 
     /// Where this `Buf`'s bytes start in the buffer: how many were split off.
@@ -467,7 +538,28 @@ fn full() -> io::Error {
 }
 
 impl Drop for Buf {
+    #[inline]
     fn drop(&mut self) {
+        if self.tag & WATCHING != 0 {
+            return self.drop_watching();
+        }
+        self.give_up();
+    }
+}
+
+impl Buf {
+    /// The drop of a `Buf` that waits for its packets: it stops, gives the buffer up, then
+    /// drops the waker it kept (whose drop may panic).
+    #[cold]
+    #[inline(never)]
+    fn drop_watching(&mut self) {
+        let _waker = self.unwatch();
+        self.give_up();
+    }
+
+    /// The drop's work: gives up this `Buf`'s count, and the buffer if it was the last.
+    #[inline(always)]
+    fn give_up(&mut self) {
         if self.shared() {
             // Release and Acquire as in a packet's drop (see `Packet::drop`): this `Buf`'s
             // writes and every packet's reads happen before the buffer goes back.

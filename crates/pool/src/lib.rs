@@ -108,6 +108,9 @@
 //! pending and keeps its place. No wake is lost: the buffer is stored in the waiter's own
 //! future before the wake, so a waiter polled for any reason after the hand-off returns it.
 //!
+//! A [`Buf`] waiting for the packets split off it ([`Buf::poll_reclaim`]) is woken once, by
+//! the drop of the last of them, on whatever thread, through the waker of its latest poll.
+//!
 //! No user code runs under the pool's waiter lock: a task's waker is cloned before the lock is
 //! taken, and a replaced or taken waker is dropped or woken after it is released, so a waker
 //! whose clone, drop or wake gives a buffer of the same pool back does not deadlock.
@@ -116,7 +119,8 @@
 //!
 //! [`BufferPool::new`] allocates twice: the shared state (holding the threads' stocks of free
 //! buffers, a fixed number of them) and one block holding a record per buffer (its free-list link
-//! and depth, and its packet count, on 128 bytes of its own), then the buffers' bytes,
+//! and depth, its packet count, and the waker of a `Buf` waiting for its packets, on 128 bytes
+//! of its own), then the buffers' bytes,
 //! uninitialized (a [`Buf`] and a [`Packet`] show only the bytes written). Nothing else is ever
 //! allocated: not per acquire, not while waiting (a waiter's place in the queue lives in its pinned
 //! [`Acquire`] future), not per freeze, split, clone or slice. Both are freed with the last handle,
@@ -146,7 +150,7 @@
 //!
 //! The pool's own panics: [`BufferPool::new`] with `u32::MAX` buffers or more, or a size that
 //! overflows; [`Packet::slice`] out of bounds; an [`Acquire`] polled after it returned its
-//! buffer. More than `u32::MAX / 2` packets of one buffer abort, as `Arc` does past
+//! buffer. More than `u32::MAX / 4` packets of one buffer abort, as `Arc` does past
 //! `isize::MAX`.
 //!
 //! # How it works
@@ -266,9 +270,11 @@
 //! **Model checks.** The loom models in `loom-tests/tests/pool_*.rs` drive this crate's real types
 //! under every interleaving (up to the preemption bound): a release racing an acquire, the last
 //! packet's drop racing an acquire, a `Buf`'s drop racing the drop of the last packet split
-//! off it (`pool_split_drop`), a cancelled waiter racing the hand-off to it, a waiter
-//! re-polled with another task's waker racing the hand-off to it, a release into a stock
-//! racing an acquire that must wait (`pool_stock_release_races_wait`), a stock's owner that
+//! off it (`pool_split_drop`), a `Buf` waiting for its packets, or ceasing to, racing
+//! their drops (`pool_reclaim_wake_races_packet_drop`), a cancelled waiter racing the
+//! hand-off to it, a waiter re-polled with another task's waker racing the hand-off to it,
+//! a release into a stock racing an acquire that must wait (`pool_stock_release_races_wait`),
+//! a stock's owner that
 //! works or idles while a task waits for what it released (`pool_stock_owner_races_sweep`,
 //! with the barriers as `fence(SeqCst)` on both sides), a batch refill racing
 //! a batch return and racing an acquire that must wait (`pool_batch_refill_races_*`), and the
@@ -311,6 +317,7 @@ mod free_buffers;
 mod free_list;
 mod packet;
 mod pool;
+mod reclaim;
 mod shared;
 mod stocks;
 mod sync;

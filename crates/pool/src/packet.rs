@@ -3,6 +3,7 @@
 use core::fmt;
 use core::ops::{Bound, Deref, RangeBounds};
 
+use crate::reclaim::{WATCH, too_many};
 use crate::shared::{Inner, InnerRef};
 use crate::sync::Ordering;
 
@@ -10,7 +11,7 @@ use crate::sync::Ordering;
 /// `Clone + Send + Sync`, and neither [`clone`](Clone::clone) nor [`slice`](Packet::slice)
 /// allocates. The buffer goes back to its pool when the last packet of it is dropped, on
 /// whatever thread that is, and the packets' reads of it happen before its next owner
-/// writes. More than `u32::MAX / 2` packets of one buffer abort the process, as `Arc` does
+/// writes. More than `u32::MAX / 4` packets of one buffer abort the process, as `Arc` does
 /// past `isize::MAX`.
 ///
 /// # Example
@@ -39,9 +40,6 @@ pub struct Packet {
     start: usize,
     len: usize,
 }
-
-/// More packets of one buffer than this is a leak (as `Arc` aborts past `isize::MAX`).
-pub(crate) const MAX_PACKETS: u32 = u32::MAX / 2;
 
 impl Packet {
     /// A packet of bytes `start..start + len` of buffer `index`, for which the caller
@@ -139,7 +137,7 @@ impl Clone for Packet {
             .meta(self.index())
             .packets
             .fetch_add(1, Ordering::Relaxed);
-        if before > MAX_PACKETS {
+        if too_many(before) {
             pinfold_sync::abort();
         }
         Self {
@@ -178,7 +176,13 @@ impl Drop for Packet {
         let packets = &self.inner.block.meta(self.index()).packets;
         // Release pairs with the Acquire load of the last packet's drop: every packet's reads
         // of the bytes happen before the buffer goes back (and is written by its next owner).
-        if packets.fetch_sub(1, Ordering::Release) != 1 {
+        let before = packets.fetch_sub(1, Ordering::Release);
+        if before != 1 {
+            if before == WATCH + 3 {
+                // The last packet, while the `Buf` waits for it.
+                let meta = self.inner.block.meta(self.index());
+                meta.waker.wake_watcher(&meta.packets);
+            }
             return;
         }
         // An Acquire load rather than a fence (as `Arc` under ThreadSanitizer, which does not

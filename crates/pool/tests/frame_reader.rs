@@ -14,7 +14,7 @@ use std::task::{Context, Poll};
 
 use futures_util::StreamExt;
 use pinfold_pool::{BufferPool, FrameError, FrameReadError, FrameReader, LengthPrefixed};
-use support::{XorShift, block_on, poll_once};
+use support::{XorShift, block_on, counting_waker, poll_once, poll_with};
 use tokio::io::{AsyncRead, ReadBuf};
 
 /// What a scripted reader does at one read.
@@ -230,6 +230,42 @@ fn the_reader_waits_for_a_buffer_while_none_is_free() {
     assert!(poll_once(&mut reader.next()).is_pending());
     drop(a);
     assert!(matches!(poll_once(&mut reader.next()), Poll::Ready(None)));
+}
+
+#[test]
+fn a_reader_waiting_for_a_buffer_is_woken_when_the_frames_of_its_own_are_dropped() {
+    // The other buffer is held for good. The reader's buffer is full, its first frame is
+    // held, and the second frame crosses its end: the reader waits. Dropping the first frame
+    // lets it read on in its own buffer, so it must be woken then, not when a buffer of the
+    // pool comes back.
+    let pool = BufferPool::new(2, 4);
+    let held = pool.try_acquire().unwrap();
+    let input = script(b"\x00\x01a\x00\x01b", || 8, false);
+    let mut reader = pin!(FrameReader::new(&pool, LengthPrefixed::new(2), input));
+    let (waker, wakes) = counting_waker();
+    let Poll::Ready(Some(Ok(a))) = poll_with(&mut reader.next(), &waker) else {
+        panic!("the first frame is read at once");
+    };
+    assert!(poll_with(&mut reader.next(), &waker).is_pending());
+    assert_eq!(wakes.count(), 0);
+    drop(a);
+    assert_eq!(wakes.count(), 1, "the drop of the frame wakes the reader");
+    let Poll::Ready(Some(Ok(b))) = poll_with(&mut reader.next(), &waker) else {
+        panic!("the second frame is read on in the same buffer");
+    };
+    assert_eq!(&b[..], b"b");
+    drop(b);
+    assert!(matches!(
+        poll_with(&mut reader.next(), &waker),
+        Poll::Ready(None)
+    ));
+    assert_eq!(
+        pool.available(),
+        0,
+        "the ended reader keeps its buffer until dropped"
+    );
+    drop(held);
+    assert_eq!(pool.available(), 1);
 }
 
 #[test]

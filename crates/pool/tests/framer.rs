@@ -8,7 +8,7 @@ mod support;
 use std::convert::Infallible;
 
 use pinfold_pool::{BufferPool, FrameError, Framer, Framing, LengthPrefixed, Packet};
-use support::{XorShift, block_on, poll_once};
+use support::{XorShift, block_on, counting_waker, poll_once, poll_with};
 
 /// `frames`, each after its length in a prefix of `width` bytes.
 fn encode(frames: &[Vec<u8>], width: usize, little_endian: bool) -> Vec<u8> {
@@ -377,6 +377,39 @@ fn a_full_buffer_whose_frames_were_dropped_is_read_on_in_place() {
     assert!(!framer.needs_buffer());
     assert!(!framer.try_refill());
     assert_eq!(framer.spare_capacity_mut().len(), 2);
+}
+
+#[test]
+fn refill_reads_on_in_its_buffer_once_its_frames_are_dropped_though_no_buffer_comes() {
+    // Over a pool of one (and over two, the other held for good), a refill that waits is
+    // woken by the drop of the last frame of its full buffer, and reads on in it.
+    for count in [1, 2] {
+        let pool = BufferPool::new(count, 4);
+        let held = (count == 2).then(|| pool.try_acquire().unwrap());
+        let mut framer = Framer::new(&pool, LengthPrefixed::new(1));
+        assert!(framer.try_refill());
+        assert_eq!(framer.extend_from_slice(b"\x01a\x02b"), 4);
+        let a = framer.next_frame().unwrap().unwrap();
+        assert!(matches!(framer.next_frame(), Ok(None)));
+        let (waker, wakes) = counting_waker();
+        {
+            let mut refill = Box::pin(framer.refill());
+            assert!(poll_with(&mut refill, &waker).is_pending());
+            assert_eq!(&a[..], b"a");
+            drop(a);
+            assert_eq!(wakes.count(), 1, "the frame's drop wakes the refill");
+            assert!(poll_with(&mut refill, &waker).is_ready());
+        }
+        assert_eq!(
+            framer.extend_from_slice(b"cde"),
+            2,
+            "the room before the frame's start"
+        );
+        assert_eq!(&framer.next_frame().unwrap().unwrap()[..], b"bc");
+        assert_eq!(pool.available(), 0);
+        drop((framer, held));
+        assert_eq!(pool.available(), count);
+    }
 }
 
 #[test]

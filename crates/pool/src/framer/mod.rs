@@ -2,7 +2,10 @@
 
 use core::convert::Infallible;
 use core::fmt;
+use core::future::poll_fn;
 use core::mem::MaybeUninit;
+use core::pin::pin;
+use core::task::{Context, Poll, ready};
 
 use crate::buf::Buf;
 use crate::packet::Packet;
@@ -186,13 +189,14 @@ impl<E: fmt::Debug + fmt::Display> core::error::Error for FrameError<E> {}
 /// by then, [`try_refill`](Framer::try_refill) and [`refill`](Framer::refill) read on in it:
 /// the unconsumed bytes move to its start. Otherwise the framer waits for the caller to get
 /// it the next: `try_refill` takes a free one without waiting, `refill` awaits one (in the
-/// pool's first come, first served order), or [`put_buffer`](Framer::put_buffer) takes one
-/// the caller acquired. No call of the framer blocks or waits, but `refill`'s future. The old
-/// buffer goes back to the pool when every packet of it is dropped. While a frame's start is
-/// carried over, the framer holds the old buffer and the new one at once: over a pool of one
-/// buffer, a frame crossing its end while a packet of it is held cannot be carried over (its
-/// `refill` would wait for ever), but a full buffer whose every byte was taken out as frames
-/// is dropped before the next is taken.
+/// pool's first come, first served order) or the drop of the last packet of the full buffer,
+/// whichever comes first, or [`put_buffer`](Framer::put_buffer) takes one the caller
+/// acquired. No call of the framer blocks or waits, but `refill`'s future. The old buffer
+/// goes back to the pool when every packet of it is dropped. While a frame's start is carried
+/// over, the framer holds the old buffer and the new one at once: over a pool of one buffer,
+/// a frame crossing its end cannot be carried over, and `refill` waits for the packets of the
+/// buffer to be dropped; a full buffer whose every byte was taken out as frames is dropped
+/// before the next is taken.
 ///
 /// The framing sees the unconsumed bytes again as more come, so a frame read in many small
 /// pieces is scanned once per piece.
@@ -328,15 +332,28 @@ impl<F: Framing> Framer<F> {
     /// Makes room to read into once the buffer is full: in the same buffer if no packet of
     /// it is left (as [`try_refill`](Framer::try_refill)), or else waits for a buffer of the
     /// pool (see [`BufferPool::acquire`]) and takes it as the next to read into (see
-    /// [`put_buffer`](Framer::put_buffer)). Cancel-safe: dropped before it completes, it
-    /// changes nothing.
+    /// [`put_buffer`](Framer::put_buffer)), or for the last packet of the full buffer to be
+    /// dropped (see [`Buf::poll_reclaim`]) and reads on in it, whichever comes first.
+    /// Cancel-safe: dropped before it completes, it changes nothing.
     pub async fn refill(&mut self) {
         if self.reclaim() {
             return;
         }
         self.drop_spent_buffer();
-        let buf = self.pool.acquire().await;
-        self.put_buffer(buf);
+        let acquired = {
+            let Self { pool, buf, .. } = &mut *self;
+            let mut acquire = pin!(pool.acquire());
+            // The packets of the full buffer may all be dropped before a buffer of the pool
+            // comes: then it is read on in, and the acquire is given up.
+            poll_fn(|cx| match Self::poll_reclaim(buf, cx) {
+                Poll::Ready(true) => Poll::Ready(None),
+                _ => acquire.as_mut().poll(cx).map(Some),
+            })
+            .await
+        };
+        if let Some(buf) = acquired {
+            self.put_buffer(buf);
+        }
     }
 
     /// Takes `buf` as the buffer to read into, emptied, and carries the unconsumed bytes of
@@ -367,6 +384,20 @@ impl<F: Framing> Framer<F> {
         match &mut self.buf {
             Some(buf) if buf.remaining() == 0 => buf.try_reclaim() && buf.remaining() > 0,
             _ => false,
+        }
+    }
+
+    /// As [`reclaim`](Framer::reclaim), waiting: `Ready(true)` once no packet of the full
+    /// buffer is left and its room is made; `Pending` while packets of it live (the task is
+    /// woken when the last is dropped); `Ready(false)` if no room can come this way (no
+    /// buffer, room left, or the unconsumed bytes fill the whole buffer).
+    fn poll_reclaim(buf: &mut Option<Buf>, cx: &mut Context<'_>) -> Poll<bool> {
+        match buf {
+            Some(buf) if buf.remaining() == 0 => {
+                ready!(buf.poll_reclaim(cx));
+                Poll::Ready(buf.remaining() > 0)
+            }
+            _ => Poll::Ready(false),
         }
     }
 

@@ -56,8 +56,9 @@ impl<E: fmt::Debug + fmt::Display + 'static> std::error::Error for FrameReadErro
 /// It yields each frame as soon as it is complete, reading only when the bytes read hold no
 /// complete frame. The end of input between frames ends the stream; inside a frame it yields
 /// [`FrameError::Truncated`], then ends. After any error the stream ends. A full buffer is
-/// read on in (its unconsumed bytes moved to its start) if every frame of it was dropped, or
-/// else replaced, before the next read, even the one that finds the end of input. Over a pool
+/// read on in (its unconsumed bytes moved to its start) once every frame of it is dropped,
+/// or else replaced by a buffer of the pool, whichever comes first, before the next read,
+/// even the one that finds the end of input. Over a pool
 /// of one buffer, a frame that crosses the end of the buffer while a frame before it in the
 /// buffer is still held cannot be carried into another: it is yielded as
 /// [`FrameError::TooLarge`] (with `len: None`), and the stream ends. It borrows the
@@ -163,6 +164,12 @@ impl<'a, R: AsyncRead, F: Framing> Stream for FrameReader<'a, R, F> {
                     }
                     let pool: &'a BufferPool = this.pool;
                     this.acquire.set(Some(pool.acquire()));
+                }
+                // The packets of the full buffer may all be dropped before a buffer of the
+                // pool comes: then it is read on in, and the acquire is given up.
+                if let Poll::Ready(true) = Framer::<F>::poll_reclaim(&mut this.framer.buf, cx) {
+                    this.acquire.set(None);
+                    continue;
                 }
                 let waiting = this.acquire.as_mut().as_pin_mut();
                 let buf = ready!(waiting.expect("set just above").poll(cx));
