@@ -159,14 +159,17 @@ impl Buf {
     /// dropped.
     pub fn freeze(self) -> Packet {
         let mut this = ManuallyDrop::new(self);
-        let _waker = this.stop_watching();
+        // Dropped once the packet holds the count, as in `split_to`.
+        let waker = this.stop_watching();
         if !this.shared() {
             // Relaxed: no packet of this buffer exists, so nothing else reads the count.
             this.packets().store(1, Ordering::Relaxed);
         }
         // A shared `Buf` already holds a count, which passes to the packet (and so does the
         // buffer's count of the pool's state: `this` is never dropped).
-        Packet::new(this.inner, this.index(), this.offset(), this.len())
+        let packet = Packet::new(this.inner, this.index(), this.offset(), this.len());
+        drop(waker);
+        packet
     }
 
     /// Splits the first `at` bytes written off as a read-only [`Packet`]; this `Buf` keeps
@@ -205,8 +208,10 @@ impl Buf {
             "Buf::split_to: at {at} is past the {} bytes written",
             self.len()
         );
+        // The waker kept while waiting is dropped once the packet holds its count: its drop
+        // may panic, and the packet's drop then gives the count up.
+        let waker = self.stop_watching();
         if self.shared() {
-            let _waker = self.stop_watching();
             // Relaxed: this `Buf` holds a count, so it cannot reach 0 meanwhile (as
             // `Arc::clone`).
             let before = self.packets().fetch_add(1, Ordering::Relaxed);
@@ -223,6 +228,7 @@ impl Buf {
         let packet = Packet::new(self.inner, self.index(), self.offset(), at);
         // SAFETY: `at <= len`: the pointer stays at or before `written`, inside the buffer.
         self.start = unsafe { self.start.add(at) };
+        drop(waker);
         packet
     }
 

@@ -191,3 +191,39 @@ fn a_waker_that_panics_at_any_call_leaves_the_buffer_whole() {
         schedule(Some(at), true);
     }
 }
+
+#[test]
+fn a_waiting_buf_split_or_frozen_while_its_wakers_drop_panics_gives_the_buffer_back_once() {
+    // The waker the `Buf` kept is dropped by the split or the freeze, and panics there: the
+    // packet is dropped as the panic unwinds, and the buffer still goes back once.
+    type Use = fn(Buf) -> Option<Buf>;
+    let uses: [(&str, Use); 2] = [
+        ("split", |mut buf| {
+            drop(buf.split_to(1));
+            Some(buf)
+        }),
+        ("freeze", |buf| {
+            drop(buf.freeze());
+            None
+        }),
+    ];
+    for (name, use_it) in uses {
+        let pool = BufferPool::new(1, 8);
+        let (mut buf, packet) = split(&pool);
+        let (waker, switches) = panicking_waker();
+        assert!(poll(&mut buf, &waker).is_pending());
+        switches.panic_once(WakerOps::DROP);
+        let mut buf = Some(buf);
+        let used = catch_unwind(AssertUnwindSafe(|| {
+            buf = use_it(buf.take().unwrap());
+        }));
+        assert!(used.is_err(), "{name}: the waker's drop panicked");
+        drop((buf, packet));
+        assert_eq!(
+            pool.available(),
+            1,
+            "{name}: no count of the buffer is left"
+        );
+        assert_eq!(switches.live(), 1, "{name}");
+    }
+}
