@@ -373,9 +373,16 @@ fn a_full_buffer_whose_frames_were_dropped_is_read_on_in_place() {
     assert_eq!(framer.extend_from_slice(b"g"), 1);
     assert_eq!(&framer.next_frame().unwrap().unwrap()[..], b"cdefg");
     // Before the buffer is full, `try_refill` takes a free buffer of the pool, and there is
-    // none: the bytes stay where they are.
+    // none: the bytes stay where they are. So does `refill`, which waits for one.
     assert!(!framer.needs_buffer());
     assert!(!framer.try_refill());
+    assert_eq!(framer.spare_capacity_mut().len(), 2);
+    let mut refill = Box::pin(framer.refill());
+    assert!(
+        poll_once(&mut refill).is_pending(),
+        "no buffer of the pool is free"
+    );
+    drop(refill);
     assert_eq!(framer.spare_capacity_mut().len(), 2);
 }
 
