@@ -162,32 +162,36 @@ fn over_one_buffer_a_frame_crossing_its_end_comes_whole_once_the_frames_before_a
 }
 
 #[test]
-fn over_one_buffer_a_frame_crossing_its_end_while_frames_before_are_held_is_too_large() {
-    // As above, with the frames before it still held: carrying the frame over needs a second
-    // buffer, which never comes while the reader holds the first, and the frames held keep
-    // their bytes where they are.
+fn over_one_buffer_a_frame_crossing_its_end_waits_for_the_frames_before_to_be_dropped() {
+    // As above, with the frames before it still held: the reader waits, and is woken by the
+    // drop of the last of them, not before; then it reads the frame on in the same buffer.
     let pool = BufferPool::new(1, 8);
     let input = script(b"\x00\x01a\x00\x01b\x00\x04cdef", || 16, false);
-    let got = block_on(async {
-        let mut reader = pin!(FrameReader::new(&pool, LengthPrefixed::new(2), input));
-        let mut held = Vec::new();
-        while let Some(item) = reader.next().await {
-            held.push(item);
-        }
-        held
-    });
-    assert_eq!(got.len(), 3);
-    assert_eq!(&got[0].as_ref().unwrap()[..], b"a");
-    assert_eq!(&got[1].as_ref().unwrap()[..], b"b");
+    let mut reader = pin!(FrameReader::new(&pool, LengthPrefixed::new(2), input));
+    let (waker, wakes) = counting_waker();
+    let Poll::Ready(Some(Ok(a))) = poll_with(&mut reader.next(), &waker) else {
+        panic!("the first frame is read at once");
+    };
+    let Poll::Ready(Some(Ok(b))) = poll_with(&mut reader.next(), &waker) else {
+        panic!("the second frame is read at once");
+    };
+    assert!(
+        poll_with(&mut reader.next(), &waker).is_pending(),
+        "the frames before hold the buffer"
+    );
+    drop(a);
+    assert_eq!(wakes.count(), 0, "a frame before is still held");
+    drop(b);
+    assert_eq!(wakes.count(), 1);
+    let Poll::Ready(Some(Ok(cdef))) = poll_with(&mut reader.next(), &waker) else {
+        panic!("the crossing frame is read on in the same buffer");
+    };
+    assert_eq!(&cdef[..], b"cdef");
+    drop(cdef);
     assert!(matches!(
-        got[2],
-        Err(FrameReadError::Frame(FrameError::TooLarge {
-            len: None,
-            buffer_size: 8
-        }))
+        poll_with(&mut reader.next(), &waker),
+        Poll::Ready(None)
     ));
-    drop(got);
-    assert_eq!(pool.available(), 1);
 }
 
 #[test]

@@ -58,11 +58,11 @@ impl<E: fmt::Debug + fmt::Display + 'static> std::error::Error for FrameReadErro
 /// [`FrameError::Truncated`], then ends. After any error the stream ends. A full buffer is
 /// read on in (its unconsumed bytes moved to its start) once every frame of it is dropped,
 /// or else replaced by a buffer of the pool, whichever comes first, before the next read,
-/// even the one that finds the end of input. Over a pool
-/// of one buffer, a frame that crosses the end of the buffer while a frame before it in the
-/// buffer is still held cannot be carried into another: it is yielded as
-/// [`FrameError::TooLarge`] (with `len: None`), and the stream ends. It borrows the
-/// pool (its `acquire` future lives inside it) and is `!Unpin`: pin it to poll it.
+/// even the one that finds the end of input. Over a pool of one buffer, a frame that crosses
+/// the end of the buffer waits for the frames before it to be dropped: a caller that holds
+/// every frame it reads waits for ever there, as it does over any pool once it holds every
+/// buffer. It borrows the pool (its `acquire` future lives inside it) and is `!Unpin`: pin it
+/// to poll it.
 ///
 /// # Example
 ///
@@ -150,17 +150,6 @@ impl<'a, R: AsyncRead, F: Framing> Stream for FrameReader<'a, R, F> {
                 if this.acquire.is_none() {
                     if this.framer.try_refill() {
                         continue;
-                    }
-                    if this.framer.buffered() > 0 && this.pool.capacity() == 1 {
-                        // The pool's only buffer holds the start of a frame that ends past it,
-                        // and packets of it are held: no buffer to carry the frame into can come
-                        // while the reader holds this one.
-                        *this.state = State::Done;
-                        let error = FrameError::TooLarge {
-                            len: None,
-                            buffer_size: this.pool.buffer_size(),
-                        };
-                        return Poll::Ready(Some(Err(error.into())));
                     }
                     let pool: &'a BufferPool = this.pool;
                     this.acquire.set(Some(pool.acquire()));
