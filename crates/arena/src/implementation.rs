@@ -428,10 +428,10 @@
 //! most 2^26 slots), and a group's woken slots are filed into queues linked through that
 //! group's own marks, then appended to the arena's. A group about to be released has its slots
 //! taken out of the queues first. Groups are made
-//! with generations past those of every group released before (one floor for all: a group
-//! added while the arena grows back may cover the slot numbers of several released groups), so
-//! keys stay unique; the floor starts at the arena's own first generation, taken with its
-//! first group.
+//! with generations past those of every group released before (one floor for all: a key names
+//! its group by number, as a slot id does, and a group added while the arena grows back takes
+//! the number of a released one), so keys stay unique; the floor starts at the arena's own first
+//! generation, taken with its first group. A key's group is found with a shift.
 //!
 //! # Join arenas
 //!

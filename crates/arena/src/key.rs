@@ -40,8 +40,8 @@ pub struct Key {
 }
 
 impl Key {
-    /// The key of slot `index` (counted across the groups of a growable arena) in generation
-    /// `generation`.
+    /// The key of slot `index` (in a growable arena, the slot's id: its group's number above
+    /// its index in the group) in generation `generation`.
     #[inline]
     pub(crate) const fn new(index: u32, generation: u64) -> Self {
         Self { generation, index }

@@ -54,8 +54,8 @@ fn first_push_allocates_the_first_group_and_no_more() {
 #[test]
 fn a_growable_set_within_its_first_group_holds_one_group_record_more_than_a_bounded_set() {
     // The same 32 values (the first group's size) in each: the growable set's bytes beyond the
-    // bounded set's are its record of the one group and the group's first slot number, about
-    // 150 (its list of groups holds one record, not room for four: 464 bytes).
+    // bounded set's are its record of the one group, about 150 (its list of groups holds one
+    // record, not room for four: 464 bytes).
     let values = || (0..32).map(ready);
     let (growable, growable_bytes) = measure_bytes(|| {
         let mut set = FuturesUnordered::new();

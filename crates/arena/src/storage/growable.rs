@@ -63,6 +63,9 @@ pub struct Groups<T> {
     len: usize,
     /// How many slots the groups have.
     capacity: usize,
+    /// How many slots the groups under the top group have (0 with one group or none): the top
+    /// group is released only once the values fill at most half of them.
+    below_top: usize,
     /// Groups that may have a free slot: every group that has one is here. A group's bit is
     /// set when it is added and when a value leaves it, and cleared when an insert finds it
     /// full (not when an insert fills it: the next insert's look at the store says so).
@@ -71,11 +74,10 @@ pub struct Groups<T> {
     sizing: Sizing,
     /// The generation the slots of a new group start at: the arena's first generation
     /// ([`key::first_generation`], taken with the first group), then past every generation of
-    /// every group released so far. Keys number slots across the groups, and a group added after releases
-    /// may cover the slot numbers of several released groups, so one floor serves them all.
+    /// every group released so far. A key names its group by number, as a slot id does, and
+    /// a group added after releases takes the number of a released one, so one floor serves
+    /// them all.
     generation_floor: u64,
-    /// The number of the first slot of group `i`, for keys: the capacity of the groups below.
-    bases: [u32; Hub::MAX_ARENAS],
     /// Set when a value leaves and the top group (of two or more) holds no other, and when a
     /// value's poll panics (in any group: the release looks at the top group itself): the
     /// memory policy may release it. Acted on at once (a released group's slots are taken out of the
@@ -205,17 +207,17 @@ impl<T> Groups<T> {
         hub: None,
         len: 0,
         capacity: 0,
+        below_top: 0,
         not_full: 0,
         sizing: Sizing::new(),
         generation_floor: 0,
-        bases: [0; Hub::MAX_ARENAS],
         release_due: false,
         watch: 0,
     };
 
     /// Adds groups until the arena has at least `wanted` slots: the first, if it has none, of
     /// `first` slots, the others sized as growth sizes them. `false`, with nothing added, if
-    /// that is more than the arena holds (its groups, and slot numbers below `u32::MAX`): the
+    /// that is more than the arena holds (its groups, and fewer than `u32::MAX` slots): the
     /// sizes are counted before the first group is allocated.
     fn grow_to(&mut self, first: usize, wanted: usize) -> bool {
         let mut sizing = self.sizing.clone();
@@ -253,25 +255,20 @@ impl<T> Groups<T> {
             Hub::MAX_ARENAS,
             self.len
         );
-        let base = u32::try_from(self.capacity)
-            .ok()
-            .filter(|base| {
-                base.checked_add(size as u32)
-                    .is_some_and(|end| end < u32::MAX)
-            })
-            .unwrap_or_else(|| {
-                panic!(
-                    "growable arena is full: {} slots, {} values",
-                    self.capacity, self.len
-                )
-            });
+        assert!(
+            self.capacity
+                .checked_add(size)
+                .is_some_and(|end| end < u32::MAX as usize),
+            "growable arena is full: {} slots, {} values",
+            self.capacity,
+            self.len
+        );
         if self.hub.is_none() {
             // The arena's first group (the hub is made with it, and kept): its generations start
             // where a new arena's do, and every later group's past them.
             self.generation_floor = self.generation_floor.max(key::first_generation());
         }
         let hub = &self.hub.get_or_insert_with(|| OwnerHub(Hub::new())).0;
-        self.bases[group] = base;
         if group == 0 {
             // Room for the first group only: most arenas never grow a second, and `push` would
             // make room for four.
@@ -281,12 +278,12 @@ impl<T> Groups<T> {
             size,
             hub,
             group,
-            base,
             self.generation_floor,
         )));
         // The push may have moved the groups: only a push does (a pop never shrinks the
         // vector's buffer, and nothing else changes it while the groups are held).
         self.first = FirstGroup::of(&mut self.stores);
+        self.below_top = self.capacity;
         self.capacity += size;
         self.not_full |= bit(group);
         // The groups so far are all under the new top one (none, for the first group).
@@ -294,27 +291,16 @@ impl<T> Groups<T> {
         group
     }
 
-    /// How many slots the groups under the top group have (0 with one group or none): the top
-    /// group is released only once the values fill at most half of them.
-    fn below_top(&self) -> usize {
-        self.stores
-            .len()
-            .checked_sub(1)
-            .map_or(0, |top| self.bases[top] as usize)
-    }
-
     /// Sets [`watch`](Self::watch) from the groups and the sizing.
     fn rewatch(&mut self) {
-        self.watch = (self.below_top() / 2).max(self.sizing.horizon() / 4);
+        self.watch = (self.below_top / 2).max(self.sizing.horizon() / 4);
     }
 
-    /// The group of `key`'s slot, if it is one of ours: the last group whose first slot is at
-    /// or before it (slots are counted across the groups, smallest first).
+    /// The group of `key`'s slot, if it is one of ours: a key's slot is its slot's id.
+    #[inline]
     fn group_of(&self, key: Key) -> Option<usize> {
-        let index = key.index();
-        (index < self.capacity).then(|| {
-            self.bases[..self.stores.len()].partition_point(|&base| base as usize <= index) - 1
-        })
+        let group = key.index() >> GROUP_SHIFT;
+        (group < self.stores.len()).then_some(group)
     }
 
     /// Bookkeeping for a value of group `group` about to leave (done first, so that a
@@ -344,7 +330,7 @@ impl<T> Groups<T> {
         // releases it while the values fill more than half of the groups under it, and the
         // values only grow fewer from one output to the next: the top group is looked at
         // from the output that leaves at most that many on.
-        if self.len * 2 <= self.below_top() {
+        if self.len * 2 <= self.below_top {
             if let [_, .., top] = self.stores.as_slice() {
                 let top_len = if group + 1 == self.stores.len() { 1 } else { 0 };
                 self.release_due |= top.len() == top_len;
@@ -408,6 +394,7 @@ impl<T> Groups<T> {
             self.stores.pop();
             self.not_full &= !bit(group);
             self.capacity = below;
+            self.below_top = self.stores.last().map_or(0, |top| below - top.capacity());
             self.rewatch();
         }
     }
@@ -593,8 +580,8 @@ impl<T> GrowableArena<T> {
     /// [*Memory*](crate::contract#memory)): outputs do not release it until the arena forgets.
     ///
     /// # Panics
-    /// If that many slots would take more than the 63 groups can hold (or slot numbers past
-    /// `u32::MAX`), before anything is allocated.
+    /// If that many slots would take more than the 63 groups can hold (or `u32::MAX` slots or
+    /// more), before anything is allocated.
     #[track_caller]
     pub fn reserve(&mut self, additional: usize) {
         let groups = &mut self.groups;
@@ -687,10 +674,11 @@ impl<T> GrowableArena<T> {
         self.groups.group_of(key)
     }
 
-    /// The group holding `key`'s value, if it is still in the arena.
-    fn live_group(&self, key: Key) -> Option<usize> {
+    /// The group holding `key`'s value and its slot there, if the value is still in the arena.
+    #[inline]
+    fn live_slot(&self, key: Key) -> Option<(usize, usize)> {
         let group = self.groups.group_of(key)?;
-        self.groups.stores[group].contains_key(key).then_some(group)
+        Some((group, trusted(&self.groups.stores, group).live(key)?))
     }
 
     /// An owned waker of `key`'s value, if it is still in the arena.
@@ -703,13 +691,15 @@ impl<T> GrowableArena<T> {
     where
         T: Unpin,
     {
-        let group = self.live_group(key)?;
+        let (group, index) = self.live_slot(key)?;
         let groups = &mut self.groups;
         groups.leaving(group);
         if groups.release_due {
-            return groups.leave_releasing(&mut self.rounds, group, |store| store.take(key));
+            return Some(
+                groups.leave_releasing(&mut self.rounds, group, |store| store.take_at(index)),
+            );
         }
-        trusted_mut(&mut groups.stores, group).take(key)
+        Some(trusted_mut(&mut groups.stores, group).take_at(index))
     }
 }
 
@@ -746,19 +736,21 @@ impl<T> Storage<T> for GrowableArena<T> {
     }
 
     fn remove(&mut self, key: Key) -> bool {
-        let Some(group) = self.live_group(key) else {
+        let Some((group, index)) = self.live_slot(key) else {
             return false;
         };
         let groups = &mut self.groups;
         groups.leaving(group);
         if groups.release_due {
-            return groups.leave_releasing(&mut self.rounds, group, |store| store.remove(key));
+            groups.leave_releasing(&mut self.rounds, group, |store| store.remove_at(index));
+        } else {
+            trusted_mut(&mut groups.stores, group).remove_at(index);
         }
-        trusted_mut(&mut groups.stores, group).remove(key)
+        true
     }
 
     fn contains_key(&self, key: Key) -> bool {
-        self.live_group(key).is_some()
+        self.live_slot(key).is_some()
     }
 
     fn get(&self, key: Key) -> Option<&T> {

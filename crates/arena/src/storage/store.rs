@@ -429,11 +429,9 @@ pub struct Store<T> {
     /// one after it is free too); or `NIL` when no slot may take a value (each holds one, or
     /// its generation has run out).
     free_head: u32,
-    /// The number of slots before this store's in a growable arena (0 on its own): its keys
-    /// count slots from there.
-    base: u32,
-    /// The id of slot 0 in the poll loop's queues: the group's number shifted past the slot's
-    /// index in a growable arena (see [`GROUP_SHIFT`]), 0 on its own.
+    /// The id of slot 0 in the poll loop's queues and in the keys: the group's number shifted
+    /// past the slot's index in a growable arena (see [`GROUP_SHIFT`]), 0 on its own. A key's
+    /// slot is its slot's id, so that a growable arena finds the group of a key with a shift.
     ids: u32,
     /// The generation of a slot not made yet: its first value's is the next.
     generation: u64,
@@ -459,38 +457,28 @@ impl<T> Store<T> {
     #[track_caller]
     pub(crate) fn new(capacity: usize) -> Self {
         let generation = key::first_generation();
-        Self::with_parent(capacity, Parent::Task(AtomicWaker::new()), 0, generation, 0)
+        Self::with_parent(capacity, Parent::Task(AtomicWaker::new()), generation, 0)
     }
 
     /// [`new`](Self::new) with every slot's generation starting at `generation`, to reach the
     /// generations' end in tests.
     #[cfg(test)]
     pub(crate) fn starting_at_generation(capacity: usize, generation: u64) -> Self {
-        Self::with_parent(capacity, Parent::Task(AtomicWaker::new()), 0, generation, 0)
+        Self::with_parent(capacity, Parent::Task(AtomicWaker::new()), generation, 0)
     }
 
-    /// Group `bit` of a growable arena, whose wakes set bit `bit` of `hub`, whose keys count
-    /// slots from `base`, and whose slots' generations start at `generation`.
-    pub(crate) fn with_hub(
-        capacity: usize,
-        hub: &Hub,
-        bit: usize,
-        base: u32,
-        generation: u64,
-    ) -> Self {
+    /// Group `bit` of a growable arena, whose wakes set bit `bit` of `hub`, whose slots' ids
+    /// and keys have `bit` above the slot's index, and whose slots' generations start at
+    /// `generation`.
+    pub(crate) fn with_hub(capacity: usize, hub: &Hub, bit: usize, generation: u64) -> Self {
         debug_assert!(bit < Hub::MAX_ARENAS);
         debug_assert!(capacity <= 1 << GROUP_SHIFT);
         let parent = Parent::Hub {
             hub: hub.clone(),
             bit: bit as u32,
         };
-        let mut store = Self::with_parent(
-            capacity,
-            parent,
-            base,
-            generation,
-            (bit as u32) << GROUP_SHIFT,
-        );
+        let mut store =
+            Self::with_parent(capacity, parent, generation, (bit as u32) << GROUP_SHIFT);
         // A group's slots are made at once, so that a growable arena's inlined insert takes
         // a slot from the free list only (`insert::<false>`), small enough for a caller's
         // closure around it to be inlined (`futures_ordered_ready_512k`, instructions).
@@ -502,7 +490,7 @@ impl<T> Store<T> {
     }
 
     #[track_caller]
-    fn with_parent(capacity: usize, parent: Parent, base: u32, generation: u64, ids: u32) -> Self {
+    fn with_parent(capacity: usize, parent: Parent, generation: u64, ids: u32) -> Self {
         assert!(
             capacity <= MAX_CAPACITY,
             "arena capacity {capacity} is too large (at most {MAX_CAPACITY})"
@@ -521,7 +509,6 @@ impl<T> Store<T> {
             table,
             len: 0,
             free_head: if takes { UNMADE } else { NIL },
-            base,
             ids,
             generation,
         }
@@ -627,7 +614,7 @@ impl<T> Store<T> {
             }
             linked
         };
-        let key = Key::new(self.base + index as u32, generation);
+        let key = Key::new(self.ids | index as u32, generation);
         self.len += 1;
         Ok((key, self.ids | index as u32, linked))
     }
@@ -640,8 +627,9 @@ impl<T> Store<T> {
     }
 
     /// The slot of `key`'s value, if it is still here.
-    fn live(&self, key: Key) -> Option<usize> {
-        let index = key.index().checked_sub(self.base as usize)?;
+    #[inline]
+    pub(crate) fn live(&self, key: Key) -> Option<usize> {
+        let index = key.index().checked_sub(self.ids as usize)?;
         let slot = self.slots.get(index)?;
         (slot.tag == (key.generation() << 1 | OCCUPIED)).then_some(index)
     }
@@ -693,10 +681,20 @@ impl<T> Store<T> {
         T: Unpin,
     {
         let index = self.live(key)?;
-        // SAFETY: `live` found the slot occupied, and `T: Unpin`.
+        Some(self.take_at(index))
+    }
+
+    /// Moves the value of slot `index`, which holds one ([`live`](Self::live)), out and frees
+    /// the slot.
+    pub(crate) fn take_at(&mut self, index: usize) -> T
+    where
+        T: Unpin,
+    {
+        assert!(self.slots[index].occupied(), "slot {index} holds no value");
+        // SAFETY: the slot is occupied (checked above), and `T: Unpin`.
         let value = unsafe { trusted_mut(&mut self.slots, index).take_value() };
         self.vacate(index);
-        Some(value)
+        value
     }
 
     /// Moves the values out, in slot order, for `T: Unpin`. The values the iterator has not
@@ -730,7 +728,7 @@ impl<T> Store<T> {
     pub(crate) fn iter(&self) -> Iter<'_, T> {
         Iter {
             slots: self.slots.iter().enumerate(),
-            base: self.base,
+            ids: self.ids,
             left: self.len,
         }
     }
@@ -739,7 +737,7 @@ impl<T> Store<T> {
     pub(crate) fn iter_pin_mut(&mut self) -> IterPinMut<'_, T> {
         IterPinMut {
             slots: self.slots.iter_mut().enumerate(),
-            base: self.base,
+            ids: self.ids,
             left: self.len,
         }
     }
@@ -817,9 +815,10 @@ impl<T> Store<T> {
         self.remove_at(index);
     }
 
-    /// Drops the value of slot `index` in place and frees the slot.
+    /// Drops the value of slot `index`, which holds one ([`live`](Self::live)), in place and
+    /// frees the slot.
     #[inline]
-    fn remove_at(&mut self, index: usize) {
+    pub(crate) fn remove_at(&mut self, index: usize) {
         // As `remove_done`, but left to the compiler to inline or not: always inlined here, a
         // merge's first poll (which removes an ended stream) grows and costs its hot path
         // (`merge_hot_16`, instructions).
@@ -964,7 +963,7 @@ impl<T> Store<T> {
             return Ok(None);
         }
         let generation = slot.generation();
-        let key = Key::new(self.base + index as u32, generation);
+        let key = Key::new(self.ids | index as u32, generation);
         let entry = Self::entry_of(index, generation) as u32;
         if take_wake {
             // SAFETY: `entry` is the one bound to the value, an entry of the table, so its bit
@@ -1205,7 +1204,7 @@ counted_iterator!(Iter, IterPinMut);
 /// The values of an [`Arena`] with their keys: [`Arena::iter`](crate::Storage::iter).
 pub struct Iter<'a, T> {
     slots: core::iter::Enumerate<core::slice::Iter<'a, Slot<T>>>,
-    base: u32,
+    ids: u32,
     left: usize,
 }
 
@@ -1219,7 +1218,7 @@ impl<'a, T> Iterator for Iter<'a, T> {
         for (index, slot) in self.slots.by_ref() {
             if let Some(value) = slot.value_ref() {
                 self.left -= 1;
-                return Some((Key::new(self.base + index as u32, slot.generation()), value));
+                return Some((Key::new(self.ids | index as u32, slot.generation()), value));
             }
         }
         None
@@ -1234,7 +1233,7 @@ impl<'a, T> Iterator for Iter<'a, T> {
 /// [`Arena::iter_pin_mut`](crate::Storage::iter_pin_mut).
 pub struct IterPinMut<'a, T> {
     slots: core::iter::Enumerate<core::slice::IterMut<'a, Slot<T>>>,
-    base: u32,
+    ids: u32,
     left: usize,
 }
 
@@ -1251,7 +1250,7 @@ impl<'a, T> Iterator for IterPinMut<'a, T> {
                 self.left -= 1;
                 // SAFETY: as in `get_pin_mut`: the value never moves while in the arena.
                 let value = unsafe { Pin::new_unchecked(value) };
-                return Some((Key::new(self.base + index as u32, generation), value));
+                return Some((Key::new(self.ids | index as u32, generation), value));
             }
         }
         None

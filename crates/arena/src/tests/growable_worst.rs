@@ -447,8 +447,8 @@ fn growable_iter_pin_mut_values_are_where_they_were_polled_after_regrowth() {
 
 #[test]
 fn growable_keys_of_released_groups_are_refused_by_a_larger_group_in_their_place() {
-    // Groups 1 (32 slots, 32..64) and 2 (64 slots, 64..128) are released; the group 1 added
-    // after holds both groups' slot numbers: each old key is refused.
+    // Groups 1 (32 slots) and 2 (64 slots) are released; the group 1 added after is larger
+    // than the one it replaces, and a group 2 comes back: each old key is refused.
     let mut arena: GrowableArena<Ready<u32>> = GrowableArena::new();
     let keys: Vec<Key> = (0..100).map(|n| arena.insert(ready(n))).collect();
     assert_eq!(groups_of(&arena, &keys[30..]).last(), Some(&2));
@@ -456,20 +456,20 @@ fn growable_keys_of_released_groups_are_refused_by_a_larger_group_in_their_place
         assert!(arena.remove(key));
     }
     assert_eq!(arena.groups(), 1);
-    // Past the capacity: no group.
+    // Of a group the arena no longer has.
     assert_eq!(arena.group_of(keys[99]), None);
     assert!(!arena.contains_key(keys[99]));
     assert!(arena.waker(keys[99]).is_none());
-    // Regrow: the retained capacity makes the new group 1 larger than before (96 slots,
-    // 32..128).
+    // Regrow: the retained capacity makes the new group 1 larger than before (96 slots, where
+    // the first had 32), and the values past it make a group 2 again.
     let new: Vec<Key> = (0..150).map(|n| arena.insert(ready(1000 + n))).collect();
     // Looked up in sets, not scanned: the test runs under Miri too.
     let new_set: BTreeSet<Key> = new.iter().copied().collect();
-    assert!(arena.groups() >= 2, "{arena:?}");
+    assert_eq!(arena.groups(), 3, "{arena:?}");
     for &old in &keys[1..] {
         assert!(
             arena.group_of(old).is_some(),
-            "the slot numbers are covered again"
+            "the slot's group is there again"
         );
         assert!(!arena.contains_key(old), "{old:?}");
         assert!(arena.get(old).is_none());
@@ -504,9 +504,9 @@ fn growable_keys_of_released_groups_are_refused_by_a_larger_group_in_their_place
 fn growable_keys_of_aged_slots_are_refused_whichever_released_group_held_them() {
     // Groups 0 and 1 full and one value in group 2; a slot aged (its value leaves and comes
     // back twice) in group 2 or in group 1; then every value but the first leaves, group 2's
-    // first (the two groups are released by separate outputs) or last (by one). The group
-    // added in their place covers the slot numbers of both, and starts past the generations
-    // of both. Boxed values, so that each one leaves through a drop.
+    // first (the two groups are released by separate outputs) or last (by one). The groups
+    // added in their place take both numbers again, and start past the generations of both.
+    // Boxed values, so that each one leaves through a drop.
     for (aged, top_first) in [(64, false), (64, true), (63, false), (63, true)] {
         let case = format!("slot {aged} aged, group 2 emptied first: {top_first}");
         let mut arena = GrowableArena::new();
@@ -535,10 +535,11 @@ fn growable_keys_of_aged_slots_are_refused_whichever_released_group_held_them() 
             assert!(arena.remove(key));
         }
         assert_eq!(arena.groups(), 1, "{case}");
-        let new: BTreeSet<Key> = (0..65).map(|n| arena.insert(ready(Box::new(n)))).collect();
+        let new: BTreeSet<Key> = (0..160).map(|n| arena.insert(ready(Box::new(n)))).collect();
+        assert_eq!(arena.groups(), 3, "{case}");
         assert!(
             arena.group_of(departed[0]).is_some(),
-            "{case}: the slot is covered again"
+            "{case}: the slot's group is there again"
         );
         for &old in &departed {
             assert!(!arena.contains_key(old), "{case}: {old:?}");
