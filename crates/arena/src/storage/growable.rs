@@ -2,6 +2,7 @@
 //! over one queue.
 
 use core::fmt;
+use core::mem::MaybeUninit;
 use core::pin::Pin;
 use core::task::{Context, Waker};
 
@@ -109,12 +110,20 @@ impl Drop for OwnerHub {
 /// A group: a store, kept at a stride of a power of two bytes in the groups' vector, so that
 /// reaching a slot from its id takes a shift where a store's own size (not a power of two)
 /// took a multiplication, whose latency every output of a hot merge waits on. Guarded by
-/// `merge_hot_16` and `merge_hot_16_noop` (pinfold-growable, time).
-#[repr(align(64))]
-struct Group<T>(Store<T>);
+/// `merge_hot_16` and `merge_hot_16_noop` (pinfold-growable, time). Padded, not aligned: an
+/// alignment past the allocator's own made the vector's every allocation and growth take the
+/// allocator's slow aligned way (`unordered_held_256`, instructions).
+struct Group<T>(
+    Store<T>,
+    #[expect(dead_code, reason = "padding, never read")] [MaybeUninit<u8>; GROUP_PAD],
+);
 
-// The group's place in the vector is a power of two bytes (a store's size does not depend on
-// its values' type, which it keeps behind a pointer): checked by every build, `cargo check` too.
+/// The bytes that pad a store to a power of two (a store's size does not depend on its values'
+/// type, which it keeps behind a pointer).
+const GROUP_PAD: usize = size_of::<Store<()>>().next_power_of_two() - size_of::<Store<()>>();
+
+// The group's place in the vector is a power of two bytes: checked by every build, `cargo
+// check` too.
 const _: () = assert!(size_of::<Group<()>>().is_power_of_two());
 
 impl<T> core::ops::Deref for Group<T> {
@@ -274,12 +283,10 @@ impl<T> Groups<T> {
             // make room for four.
             self.stores.reserve_exact(1);
         }
-        self.stores.push(Group(Store::with_hub(
-            size,
-            hub,
-            group,
-            self.generation_floor,
-        )));
+        self.stores.push(Group(
+            Store::with_hub(size, hub, group, self.generation_floor),
+            [MaybeUninit::uninit(); GROUP_PAD],
+        ));
         // The push may have moved the groups: only a push does (a pop never shrinks the
         // vector's buffer, and nothing else changes it while the groups are held).
         self.first = FirstGroup::of(&mut self.stores);
