@@ -272,6 +272,13 @@ impl<T> Groups<T> {
             self.capacity,
             self.len
         );
+        // A group made with its generations at the end could take no value: the arena's ran
+        // out (a released group's slot counted the last, which took more than 2^62 values).
+        assert!(
+            self.generation_floor < store::RETIRED_GENERATION,
+            "growable arena is full: the generations of its slots have run out ({} values)",
+            self.len
+        );
         if self.hub.is_none() {
             // The arena's first group (the hub is made with it, and kept): its generations start
             // where a new arena's do, and every later group's past them.
@@ -564,8 +571,8 @@ impl<T> GrowableArena<T> {
     /// [`new`](Self::new).
     ///
     /// # Panics
-    /// If `capacity` is more slots than a growable arena holds (its 63 groups, and slot
-    /// numbers below `u32::MAX`), before anything is allocated.
+    /// If `capacity` is more slots than a growable arena holds (its 63 groups, and fewer than
+    /// `u32::MAX` slots), before anything is allocated.
     #[track_caller]
     pub fn with_capacity(capacity: usize) -> Self {
         let mut arena = Self::new();
@@ -623,7 +630,9 @@ impl<T> GrowableArena<T> {
     /// none has), queues it to be polled, and returns its key.
     ///
     /// # Panics
-    /// If every one of the 63 groups is full (more values than memory can hold).
+    /// If every one of the 63 groups is full (more values than memory can hold), or if every
+    /// group is full and the arena's generations have run out (see [`Key`]: more than 2^62
+    /// values through one slot of a group since released).
     // Always inlined: called once per value (guarded by `unordered_held_100k`, instructions).
     // Every case but a free slot in the first group marked as maybe having one is out of line,
     // in one call: the rest is small enough for a caller's closure around it to be inlined

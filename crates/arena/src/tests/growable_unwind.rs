@@ -300,6 +300,32 @@ fn an_insert_passes_over_a_retired_slot_to_a_group_with_room_without_adding_one(
 }
 
 #[test]
+fn an_insert_that_needs_a_group_once_a_released_group_ran_out_of_generations_panics() {
+    // A released group whose slot counted its last generation leaves the floor of every group
+    // added after at the end: such a group could take no value. The insert that needs one
+    // says so, where it added ever larger groups that took nothing, until memory ran out.
+    let mut arena = GrowableArena::starting_at_generation(32, LAST_GENERATION - 3);
+    let mut keys: Vec<Key> = (0..100u32).map(|n| arena.insert(n)).collect();
+    assert_eq!(arena.groups(), 3);
+    for _ in 0..2 {
+        assert!(arena.remove(keys.pop().unwrap()));
+        keys.push(arena.insert(7));
+    }
+    assert_eq!(arena.group_of(*keys.last().unwrap()), Some(2));
+    for &key in &keys {
+        assert!(arena.remove(key));
+    }
+    assert_eq!(arena.groups(), 1);
+    let again: Vec<Key> = (0..32).map(|n| arena.insert(1000 + n)).collect();
+    let panic = catch_unwind(AssertUnwindSafe(|| arena.insert(2000))).unwrap_err();
+    let message = panic.downcast_ref::<String>().map_or("", |s| s.as_str());
+    assert!(message.contains("generations"), "{message}");
+    assert_eq!((arena.groups(), arena.len()), (1, 32), "{arena:?}");
+    assert!(again.iter().all(|&key| arena.contains_key(key)));
+    assert!(keys.iter().all(|&key| !arena.contains_key(key)));
+}
+
+#[test]
 fn an_insert_into_a_slot_whose_entries_both_have_wakers_of_departed_values_adds_no_group() {
     let mut arena = GrowableArena::with_capacity(1);
     let mut stale = Vec::new();
