@@ -237,6 +237,40 @@ fn a_set_that_settles_down_gives_retained_memory_back() {
 }
 
 #[test]
+fn a_set_that_stays_small_with_futures_held_forgets_its_burst() {
+    // A burst to 256, released down to the first group: the set remembers the 256 for as many
+    // outputs. Then a quiet stretch that holds ten futures through every output, a quarter of
+    // the 256 at most: the set forgets, so a later burst is not kept once drained.
+    let mut set = FuturesUnordered::new();
+    let mut states = push_probes(&mut set, 0, 256);
+    poll_pending(&mut set);
+    for state in &states {
+        state.finish();
+    }
+    assert_eq!(drain_ready(&mut set).len(), 256);
+    assert_eq!(set.capacity(), 32, "the burst's groups released");
+    states = push_probes(&mut set, 0, 10);
+    poll_pending(&mut set);
+    for id in 0..300 {
+        states[id].finish();
+        assert_eq!(take_ready(&mut set), [id]);
+        states.extend(push_probes(&mut set, id + 10, 1));
+        poll_pending(&mut set);
+    }
+    assert_eq!(set.len(), 10);
+    // The next burst grows the set as a new one grows, and goes back once drained.
+    let next = states.len();
+    states.extend(push_probes(&mut set, next, 100));
+    poll_pending(&mut set);
+    assert_eq!(set.capacity(), 128);
+    for state in &states[300..] {
+        state.finish();
+    }
+    assert_eq!(drain_ready(&mut set).len(), 110);
+    assert_eq!(set.capacity(), 32, "nothing retained: the set forgot its burst");
+}
+
+#[test]
 fn reserve_on_a_new_set_makes_one_first_group_of_that_size() {
     let mut set: FuturesUnordered<Probe> = FuturesUnordered::new();
     set.reserve(100);
