@@ -267,7 +267,11 @@ fn a_set_that_stays_small_with_futures_held_forgets_its_burst() {
         state.finish();
     }
     assert_eq!(drain_ready(&mut set).len(), 110);
-    assert_eq!(set.capacity(), 32, "nothing retained: the set forgot its burst");
+    assert_eq!(
+        set.capacity(),
+        32,
+        "nothing retained: the set forgot its burst"
+    );
 }
 
 #[test]

@@ -191,7 +191,8 @@ impl<V, A: Storage<V>, P: Kind> KeyedSet<V, A, P> {
     /// a merge), dropping the value as the panic unwinds (with `std`, a panic of its `Drop` is
     /// dropped; without, it aborts); use its `try_push` to get the value back instead. A
     /// growable set panics only if every one of its 63 groups is full (more values than memory
-    /// can hold).
+    /// can hold), or if every group is full and its generations have run out (more than 2^62
+    /// values through one slot of a group it released).
     #[track_caller]
     #[inline]
     pub fn push(&mut self, value: V) {
@@ -810,7 +811,8 @@ impl<V, P: Kind> KeyedSet<V, GrowableArena<V>, P> {
     ///
     /// # Panics
     /// If that many slots would take more than the 63 groups can hold (more values than
-    /// memory can hold).
+    /// memory can hold), or if a group is needed and the set's generations have run out (more
+    /// than 2^62 values through one slot of a group it released).
     #[track_caller]
     pub fn reserve(&mut self, additional: usize) {
         self.arena.reserve(additional);

@@ -115,7 +115,9 @@ impl Drop for OwnerHub {
 /// allocator's slow aligned way (`unordered_held_256`, instructions).
 struct Group<T>(
     Store<T>,
-    #[expect(dead_code, reason = "padding, never read")] [MaybeUninit<u8>; GROUP_PAD],
+    // `allow`, not `expect`: on 32-bit targets a store is 64 bytes, the pad is empty, and an
+    // empty field is never reported.
+    #[allow(dead_code, reason = "padding, never read")] [MaybeUninit<u8>; GROUP_PAD],
 );
 
 /// The bytes that pad a store to a power of two (a store's size does not depend on its values'
@@ -229,6 +231,7 @@ impl<T> Groups<T> {
     /// that is more than the arena holds (its groups, and fewer than `u32::MAX` slots): the
     /// sizes are counted before the first group is allocated.
     fn grow_to(&mut self, first: usize, wanted: usize) -> bool {
+        self.assert_generations_left();
         let mut sizing = self.sizing.clone();
         let mut sizes = [0; Hub::MAX_ARENAS];
         let (from, mut capacity) = (self.stores.len(), self.capacity);
@@ -255,6 +258,18 @@ impl<T> Groups<T> {
         true
     }
 
+    /// Panics if a group added now could take no value: the arena's generations ran out (a
+    /// released group's slot counted the last, which took more than 2^62 values). Called
+    /// before anything changes, so that the arena stays as it was.
+    #[track_caller]
+    fn assert_generations_left(&self) {
+        assert!(
+            self.generation_floor < store::RETIRED_GENERATION,
+            "growable arena is full: the generations of its slots have run out ({} values)",
+            self.len
+        );
+    }
+
     /// Adds a group of `size` slots on top; returns its index.
     fn add(&mut self, size: usize) -> usize {
         let group = self.stores.len();
@@ -272,13 +287,7 @@ impl<T> Groups<T> {
             self.capacity,
             self.len
         );
-        // A group made with its generations at the end could take no value: the arena's ran
-        // out (a released group's slot counted the last, which took more than 2^62 values).
-        assert!(
-            self.generation_floor < store::RETIRED_GENERATION,
-            "growable arena is full: the generations of its slots have run out ({} values)",
-            self.len
-        );
+        self.assert_generations_left();
         if self.hub.is_none() {
             // The arena's first group (the hub is made with it, and kept): its generations start
             // where a new arena's do, and every later group's past them.
@@ -595,7 +604,8 @@ impl<T> GrowableArena<T> {
     ///
     /// # Panics
     /// If that many slots would take more than the 63 groups can hold (or `u32::MAX` slots or
-    /// more), before anything is allocated.
+    /// more), before anything is allocated; or if a group is needed and the arena's
+    /// generations have run out (see [`insert`](Self::insert)), also when slots are free.
     #[track_caller]
     pub fn reserve(&mut self, additional: usize) {
         let groups = &mut self.groups;
@@ -678,6 +688,7 @@ impl<T> GrowableArena<T> {
             }
         }
         if groups.not_full == 0 {
+            groups.assert_generations_left();
             let size = groups.sizing.grow(groups.capacity);
             groups.add(size);
         }

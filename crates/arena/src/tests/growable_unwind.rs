@@ -323,6 +323,18 @@ fn an_insert_that_needs_a_group_once_a_released_group_ran_out_of_generations_pan
     assert_eq!((arena.groups(), arena.len()), (1, 32), "{arena:?}");
     assert!(again.iter().all(|&key| arena.contains_key(key)));
     assert!(keys.iter().all(|&key| !arena.contains_key(key)));
+    // A reserve that needs a group says the same, and leaves the arena as it was.
+    for &key in &again[..10] {
+        assert!(arena.remove(key));
+    }
+    let panic = catch_unwind(AssertUnwindSafe(|| arena.reserve(11))).unwrap_err();
+    let message = panic.downcast_ref::<String>().map_or("", |s| s.as_str());
+    assert!(message.contains("generations"), "{message}");
+    assert_eq!((arena.groups(), arena.capacity(), arena.len()), (1, 32, 22));
+    arena.reserve(10);
+    let refill: Vec<Key> = (0..10).map(|n| arena.insert(3000 + n)).collect();
+    assert_eq!((arena.groups(), arena.len()), (1, 32));
+    assert!(refill.iter().all(|&key| arena.contains_key(key)));
 }
 
 #[test]

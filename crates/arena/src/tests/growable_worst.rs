@@ -578,7 +578,7 @@ fn growable_stale_waker_of_a_released_group_does_not_poll_the_group_in_its_place
     assert!(more_keys.iter().all(|&k| arena.contains_key(k)));
 }
 
-/// A value aligned past a group's 64 bytes.
+/// A value aligned past a cache line, and past the groups' stride.
 #[repr(align(256))]
 struct Wide(u64);
 
