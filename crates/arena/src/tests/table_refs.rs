@@ -10,6 +10,7 @@ use std::future::{Future, pending};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
+use std::vec;
 use std::vec::Vec;
 
 use pinfold_testkit::alloc::measure_bytes;
@@ -321,4 +322,51 @@ fn a_released_group_with_live_wakers_then_the_growable_arena_goes() {
         drop((task, states));
     });
     assert_eq!(bytes.change, 0, "bytes left behind");
+}
+
+/// An arena of 9 slots (its drop looks at its entries' pairs four at a time, then the one
+/// left) goes while clones of the wakers it lent are alive, in every slot, and in two slots of
+/// one turn of four at once: the table stays, holding those wakers' entries, until the last
+/// waker goes.
+#[test]
+fn wakers_kept_in_any_slot_keep_the_table_past_the_arena() {
+    let sets: Vec<Vec<usize>> = (0..9).map(|slot| vec![slot]).chain([vec![1, 2]]).collect();
+    for slots in sets {
+        // Made outside the count: only the arena's bytes are measured.
+        let mut kept = Vec::with_capacity(slots.len());
+        let ((), bytes) = measure_bytes(|| {
+            let mut arena = Arena::new(9);
+            let keys: Vec<Key> = (0..9)
+                .map(|_| arena.insert(pending::<()>()).unwrap())
+                .collect();
+            let mut cx = Context::from_waker(Waker::noop());
+            let polled = arena.poll_next(&mut cx, |key, fut, cx| {
+                let slot = keys
+                    .iter()
+                    .position(|&k| k == key)
+                    .expect("a key of the arena");
+                if slots.contains(&slot) {
+                    kept.push(cx.waker().clone());
+                }
+                Step::of_future(fut.poll(cx))
+            });
+            assert!(polled.is_pending());
+            assert_eq!(kept.len(), slots.len(), "every value was polled");
+            drop(arena);
+        });
+        if bytes.change <= 0 {
+            // The table is freed already: the kept wakers must not be touched.
+            core::mem::forget(kept);
+            panic!("the arena freed its table with wakers of slots {slots:?} alive");
+        }
+        let ((), after) = measure_bytes(|| {
+            for waker in kept.drain(..) {
+                waker.wake();
+            }
+        });
+        assert_eq!(
+            after.change, -bytes.change,
+            "the last waker of slots {slots:?} freed what the arena left"
+        );
+    }
 }

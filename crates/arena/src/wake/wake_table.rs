@@ -454,12 +454,35 @@ impl WakeTable {
         if !self.header().refs.counted.load(Ordering::Relaxed) {
             return;
         }
-        for pair in 0..(self.entries as usize).div_ceil(2) {
-            // SAFETY: `pair` is below the table's number of pairs.
+        let pairs = (self.entries as usize).div_ceil(2);
+        // Four pairs a turn, one test for the four: most pairs of a table that goes hold no
+        // waker.
+        let state = |pair: usize| {
+            // SAFETY: every call below passes a pair below `pairs`, the table's number of pairs.
             let word = unsafe { &(*self.pair_unchecked(pair)).state };
             // Acquire: a waker whose drop took the count to zero is done with the table before
             // the arena frees it.
-            let both = word.load(Ordering::Acquire);
+            word.load(Ordering::Acquire)
+        };
+        let mut pair = 0;
+        while pair + 4 <= pairs {
+            let states = [
+                state(pair),
+                state(pair + 1),
+                state(pair + 2),
+                state(pair + 3),
+            ];
+            if states[0] | states[1] | states[2] | states[3] != 0 {
+                for (offset, both) in states.into_iter().enumerate() {
+                    if both != 0 {
+                        self.retire_pair(pair + offset, both);
+                    }
+                }
+            }
+            pair += 4;
+        }
+        for pair in pair..pairs {
+            let both = state(pair);
             if both != 0 {
                 self.retire_pair(pair, both);
             }
