@@ -550,8 +550,7 @@ impl<G, S: Steering> Weights<G, S> {
         }
         let count = self.groups.slice_mut().len();
         let first = first.unwrap_or(0);
-        for turn in 0..count {
-            let at = (first + turn) % count;
+        for at in (first..count).chain(0..first) {
             loop {
                 let group = &mut self.groups.slice_mut()[at];
                 let Some(&(weight, _)) = group.queued.front() else {

@@ -354,6 +354,29 @@ fn a_finished_future_frees_room_for_its_own_group_before_the_source() {
 
 #[test]
 #[cfg_attr(miri, ignore)]
+fn a_finished_future_frees_room_for_its_own_group_before_the_groups_ahead_of_it() {
+    use Group::*;
+    // The queue holds 3, A 2, B 1. a0 (1), b0 (1) and u0 (1) run; a1 (2) waits in A's queue
+    // (A holds 1 + 2 > 2), b1 (1) in B's. When a0 finishes, a1 fits A but not the queue
+    // (2 + 2 > 3). When b0 finishes, B is served first: b1 starts, and a1 (A, ahead of B)
+    // waits until b1 finishes. Served in the groups' order from A, a1 would have started at
+    // 20 ms and b1 at 30.
+    let (starts, _) = run_grouped(
+        3,
+        &[(A, 2), (B, 1)],
+        &[
+            job(1, Some(A), 10),
+            job(2, Some(A), 10),
+            job(1, Some(B), 20),
+            job(1, Some(B), 10),
+            job(1, None, 100),
+        ],
+    );
+    assert_eq!(starts, [ms(0), ms(30), ms(0), ms(20), ms(0)]);
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
 fn a_finished_future_frees_room_for_the_other_groups_before_the_source() {
     use Group::*;
     // The queue holds 3, B 1, C 2. b0 (1) and c2 (2) run; b1 (2) waits in B's queue; u3
