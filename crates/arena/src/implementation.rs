@@ -290,6 +290,21 @@
 //! `merge_sparse_10k` 572.9. Reaching group 0 through `first` in the view, in place of the
 //! groups' vector, changed no count.
 //!
+//! Counted again against `8aa8e24`, where a key names its group by number: the view for the three
+//! poll entries, `poll_next`, `poll_next_some` and `poll_with_budget`. Instructions:
+//! `merge_hot_16_noop` growable 57 to 50, `merge_hot_16` 63 to 59, `merge_hot_16_u32` 64 to 59,
+//! `merge_hot_16_24b` 67 to 62, `unordered_held_256` 152.2 to 148.2, `unordered_held_100k` 130.4 to
+//! 126.4 and `future_queue_10k` 519.4 to 510.4; but `merge_ready_1k` growable 67.2 to 76.1,
+//! `merge_sparse_10k` growable 528.4 to 535.8, `unordered_ready_512k` 188.7 to 190.7 and its
+//! `block_on` row 174.7 to 178.7. In `merge_ready_1k`'s code (callgrind, instruction by
+//! instruction), the several-group loop read the head's id and the groups' vector again after the
+//! stream's poll and decoded the id twice, beside each call's test of the count of groups. Timed on
+//! an AMD EPYC Zen 4 (family 25, model 17; two runs each, the two builds alternating, `StreamMap`
+//! in the same process): `merge_hot_16_noop` growable 3.00-3.01 to 2.79-2.81 ms (1.11-1.14x to
+//! 1.07-1.08x `StreamMap`), `merge_hot_16` growable 3.02-3.08 to 3.10-3.14 ms, `merge_ready_1k`
+//! growable 446-449 to 475-480 µs (0.92-0.93x to 0.97-0.98x `StreamMap`): the hot merge's gain,
+//! still over `StreamMap`, paid by the merges past one group.
+//!
 //! Counted against `d24581e` (instructions only): every growable lookup by id (the poll's, the
 //! head's and the tail's marks) testing the id itself against the index mask, group 0 reached
 //! through `first` with the id as its index and no decode, the others decoded as before. Every
