@@ -377,6 +377,34 @@ fn a_finished_future_frees_room_for_its_own_group_before_the_groups_ahead_of_it(
 
 #[test]
 #[cfg_attr(miri, ignore)]
+fn after_its_own_group_the_groups_after_it_come_before_those_ahead_of_it() {
+    use Group::*;
+    // The queue holds 4, A 2, B 1, C 2. a0, c0, b0 and u0 (1 each) run; a1 (2) waits in A's
+    // queue, c1 (2) in C's. a0 finishes at 10 (1 free, a1 needs 2); u1 comes at 11 and takes
+    // it; c0 finishes at 12 (1 free, c1 needs 2). b0 finishes at 20, freeing 2 for one of a1
+    // and c1: after B comes C, so c1 starts at 20 and a1 once c1 finishes (30). Served from
+    // the first group after B's, a1 would have started at 20.
+    let (starts, _) = run_grouped(
+        4,
+        &[(A, 2), (B, 1), (C, 2)],
+        &[
+            job(1, Some(A), 10),
+            job(2, Some(A), 10),
+            job(1, Some(C), 12),
+            job(2, Some(C), 10),
+            job(1, Some(B), 20),
+            job(1, None, 100),
+            Job {
+                arrive_ms: 11,
+                ..job(1, None, 100)
+            },
+        ],
+    );
+    assert_eq!(starts, [ms(0), ms(30), ms(0), ms(20), ms(0), ms(0), ms(11)]);
+}
+
+#[test]
+#[cfg_attr(miri, ignore)]
 fn a_finished_future_frees_room_for_the_other_groups_before_the_source() {
     use Group::*;
     // The queue holds 3, B 1, C 2. b0 (1) and c2 (2) run; b1 (2) waits in B's queue; u3
