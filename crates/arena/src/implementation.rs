@@ -302,8 +302,8 @@
 //! an AMD EPYC Zen 4 (family 25, model 17; two runs each, the two builds alternating, `StreamMap`
 //! in the same process): `merge_hot_16_noop` growable 3.00-3.01 to 2.79-2.81 ms (1.11-1.14x to
 //! 1.07-1.08x `StreamMap`), `merge_hot_16` growable 3.02-3.08 to 3.10-3.14 ms, `merge_ready_1k`
-//! growable 446-449 to 475-480 µs (0.92-0.93x to 0.97-0.98x `StreamMap`): the hot merge's gain,
-//! still over `StreamMap`, paid by the merges past one group.
+//! growable 446-449 to 475-480 µs (0.92-0.93x to 0.97-0.98x `StreamMap`): the no-op hot merge's
+//! gain, which left it slower than `StreamMap` still, paid by the merges past one group.
 //!
 //! Counted against `d24581e` (instructions only): every growable lookup by id (the poll's, the
 //! head's and the tail's marks) testing the id itself against the index mask, group 0 reached
