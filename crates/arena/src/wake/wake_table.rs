@@ -957,6 +957,51 @@ mod tests {
         WakeTable::new(entries, Parent::Task(AtomicWaker::new()))
     }
 
+    /// Tables of 0 to 11 entries (odd counts too, as a join's), with wakers kept of one entry,
+    /// of two near each other, or of all, some of them retired before: the table's drop retires exactly the
+    /// entries with wakers alive, each holding one reference to the table, and leaves the others
+    /// as they were.
+    #[test]
+    fn retire_all_retires_exactly_the_entries_with_wakers_alive() {
+        for entries in 0..=11usize {
+            let mut sets: Vec<u32> = (0..entries).map(|e| 1 << e).collect();
+            for a in 0..entries {
+                // Two entries of one pair, or of pairs next to each other.
+                sets.extend((a + 1..entries.min(a + 4)).map(|b| (1 << a) | (1 << b)));
+            }
+            sets.push((1 << entries) - 1);
+            for set in sets {
+                for retired_before in [false, true] {
+                    let table = table(entries);
+                    let kept: Vec<Waker> = (0..entries)
+                        .filter(|e| set & (1 << e) != 0)
+                        .flat_map(|e| [table.waker(e), table.waker(e)])
+                        .collect();
+                    if retired_before {
+                        for e in (0..entries).step_by(3).filter(|e| set & (1 << e) != 0) {
+                            assert!(!table.retire(e), "entry {e} has wakers alive");
+                        }
+                    }
+                    table.retire_all();
+                    for e in 0..entries {
+                        let expected = if set & (1 << e) != 0 {
+                            2 * ONE_WAKER + RETIRED
+                        } else {
+                            0
+                        };
+                        let state = table.entry_state(e).load(Ordering::Relaxed);
+                        assert_eq!(state, expected, "entry {e} of {entries}, wakers of {set:b}");
+                    }
+                    let refs = || table.header().refs.count.load(Ordering::Relaxed);
+                    let alive = set.count_ones() as usize;
+                    assert_eq!(refs(), 1 + alive, "{entries} entries, wakers of {set:b}");
+                    drop(kept);
+                    assert_eq!(refs(), 1, "{entries} entries, wakers of {set:b} dropped");
+                }
+            }
+        }
+    }
+
     #[test]
     fn each_entry_of_a_pair_counts_its_own_wakers() {
         let table = table(4);
