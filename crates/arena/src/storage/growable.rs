@@ -270,7 +270,9 @@ impl<T> Groups<T> {
         );
     }
 
-    /// Adds a group of `size` slots on top; returns its index.
+    /// Adds a group of `size` slots on top; returns its index. Its callers have checked that
+    /// generations are left ([`assert_generations_left`](Self::assert_generations_left)), before
+    /// they changed anything.
     fn add(&mut self, size: usize) -> usize {
         let group = self.stores.len();
         assert!(
@@ -287,7 +289,6 @@ impl<T> Groups<T> {
             self.capacity,
             self.len
         );
-        self.assert_generations_left();
         if self.hub.is_none() {
             // The arena's first group (the hub is made with it, and kept): its generations start
             // where a new arena's do, and every later group's past them.

@@ -958,9 +958,9 @@ mod tests {
     }
 
     /// Tables of 0 to 11 entries (odd counts too, as a join's), with wakers kept of one entry,
-    /// of two near each other, or of all, some of them retired before: the table's drop retires exactly the
-    /// entries with wakers alive, each holding one reference to the table, and leaves the others
-    /// as they were.
+    /// of two near each other, or of all, some of them retired before: the table's drop retires
+    /// exactly the entries with wakers alive, each holding one reference to the table, and
+    /// leaves the others as they were.
     #[test]
     fn retire_all_retires_exactly_the_entries_with_wakers_alive() {
         for entries in 0..=11usize {
