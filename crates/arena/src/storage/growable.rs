@@ -655,7 +655,7 @@ impl<T> GrowableArena<T> {
             value
         } else {
             let group = groups.not_full.trailing_zeros() as usize;
-            match trusted_mut(&mut groups.stores, group).insert::<false>(value) {
+            match trusted_mut(&mut groups.stores, group).insert::<true>(value) {
                 Ok((key, id, linked)) => {
                     groups.len += 1;
                     self.rounds.push_inserted(groups, id, linked);

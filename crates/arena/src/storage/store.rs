@@ -115,7 +115,7 @@ impl<T> Storage<T> for Arena<T> {
 
     #[inline]
     fn insert(&mut self, value: T) -> Result<Key, T> {
-        let (key, id, linked) = self.store.insert::<true>(value)?;
+        let (key, id, linked) = self.store.insert::<false>(value)?;
         self.rounds.push_inserted(&mut self.store, id, linked);
         Ok(key)
     }
@@ -480,7 +480,7 @@ impl<T> Store<T> {
         let mut store =
             Self::with_parent(capacity, parent, generation, (bit as u32) << GROUP_SHIFT);
         // A group's slots are made at once, so that a growable arena's inlined insert takes
-        // a slot from the free list only (`insert::<false>`), small enough for a caller's
+        // a slot from the free list only (`insert::<true>`), small enough for a caller's
         // closure around it to be inlined (`futures_ordered_ready_512k`, instructions).
         store.slots.make_all(store.generation);
         if store.free_head != NIL {
@@ -538,19 +538,20 @@ impl<T> Store<T> {
     /// Stores `value` in a free slot and returns its key, its slot's id and whether the slot
     /// is still linked in a queue (where its last value was queued), for the caller to queue
     /// it ([`Rounds::push_inserted`](crate::poll::Rounds::push_inserted)); a slot in no
-    /// queue has its link set to end one. Gives `value` back if the store is full, or if the
-    /// free list reaches the slots not made yet and the insert `MAKES` none (a growable
-    /// arena's group has none: see [`with_hub`](Self::with_hub)). Always inlined, as the
-    /// growable arena's `insert` (guarded by `unordered_held_100k`, instructions).
+    /// queue has its link set to end one. Gives `value` back if the store is full. A `GROUP`
+    /// (a growable arena's) has every slot made (see [`with_hub`](Self::with_hub)) and ids
+    /// above its number; any other store makes its slots as they are taken, and names them by
+    /// index. Always inlined, as the growable arena's `insert` (guarded by
+    /// `unordered_held_100k`, instructions).
     #[inline(always)]
-    pub(crate) fn insert<const MAKES: bool>(&mut self, value: T) -> Result<(Key, u32, bool), T> {
+    pub(crate) fn insert<const GROUP: bool>(&mut self, value: T) -> Result<(Key, u32, bool), T> {
         let head = self.free_head;
         // The slot, its index and the value's generation.
-        // Without `MAKES`, every slot is made: the list's only tagged link is its end.
-        let listed = if MAKES {
-            head & UNMADE == 0
-        } else {
+        // In a group every slot is made: the list's only tagged link is its end.
+        let listed = if GROUP {
             head != NIL
+        } else {
+            head & UNMADE == 0
         };
         let (slot, index, generation) = if listed {
             let index = head as usize;
@@ -560,13 +561,10 @@ impl<T> Store<T> {
             // The new value's entry is the one its slot's value before last had: free of
             // wakers unless one of that value outlived it.
             let entry = Self::entry_of(index, generation);
-            // SAFETY: the entries of slot `index` are the table's (it has two per slot).
-            let state = unsafe { self.table.entry_state_unchecked(entry) };
             // Acquire: as in `release_entry`, if the entry's last waker went since. Most often
             // neither of the slot's entries has an owned waker: one load of their word says so.
-            let clear = self.table.pair_is_clear(entry, Ordering::Acquire)
-                || state.load(Ordering::Acquire) == 0;
-            let generation = if clear {
+            // Otherwise this entry may be free all the same: `bind_retired` looks, out of line.
+            let generation = if self.table.pair_is_clear(entry, Ordering::Acquire) {
                 generation
             } else {
                 self.bind_retired(index, generation)
@@ -576,7 +574,7 @@ impl<T> Store<T> {
                 index,
                 generation,
             )
-        } else if MAKES && head != NIL {
+        } else if !GROUP && head != NIL {
             // The first slot not made yet, which ends the free list: its entries have never
             // had a waker. The next one, if any, ends it now.
             let index = (head & !UNMADE) as usize;
@@ -614,9 +612,17 @@ impl<T> Store<T> {
             }
             linked
         };
-        let key = Key::new(self.ids | index as u32, generation);
+        debug_assert!(
+            GROUP || self.ids == 0,
+            "a store on its own names its slots by index"
+        );
+        let id = if GROUP {
+            self.ids | index as u32
+        } else {
+            index as u32
+        };
         self.len += 1;
-        Ok((key, self.ids | index as u32, linked))
+        Ok((Key::new(id, generation), id, linked))
     }
 
     /// The entry of slot `index`'s value in generation `generation`: its slot's values take
@@ -850,9 +856,10 @@ impl<T> Store<T> {
         drop(guard);
     }
 
-    /// The entry for generation `generation` of slot `index`, whose turn it is, still has
-    /// wakers of a departed value, or had some and is retired: settles which entry the value
-    /// takes, and returns its generation (one more if it takes the other entry).
+    /// The pair of the entry for generation `generation` of slot `index`, whose turn it is, is
+    /// not clear: this entry, or the other, has wakers of a departed value or had some and is
+    /// retired. Settles which entry the value takes (this one if it is free after all), and
+    /// returns its generation (one more if it takes the other entry).
     #[cold]
     #[inline(never)]
     fn bind_retired(&mut self, index: usize, generation: u64) -> u64 {
