@@ -305,6 +305,20 @@
 //! growable 446-449 to 475-480 µs (0.92-0.93x to 0.97-0.98x `StreamMap`): the no-op hot merge's
 //! gain, which left it slower than `StreamMap` still, paid by the merges past one group.
 //!
+//! Counted against `fde0122` (instructions only): a push small enough for the caller's loop to
+//! inline. In `ready_512k` the bench's push closure is not inlined into its refill loop (LLVM's
+//! inline cost 485 against a threshold of 325; under `block_on` the threshold is 525 and it is,
+//! which is most of the 15 between the two rows). With every case but a listed slot whose pair
+//! is clear out of line in one call (a slot not made yet, a pair not clear, a slot still
+//! linked), the panic of a full set given the capacity alone, and a bounded store's ids not
+//! read, the cost was 340; with slots made 64 at a time by that call (so that the insert has one
+//! path, the free list's), it was inlined: `ready_512k` 144.0 to 130.0 (futures-buffered: 137).
+//! But the slots made ahead are read back by the insert that takes them: `held_256` 101.4 to
+//! 109.3, `held_10k` 95.1 to 103.0, `merge_held_10k` 92.2 to 101.0, and the growable rows rose
+//! 1 to 2% (`unordered_ready_512k` 188.7 to 191.0, `future_queue_10k` 516.1 to 527.7), `yield_16`
+//! 87.6 to 89.0. Not kept; the parts that cost nothing were (the pair looked at once inline, the
+//! ids), which took `held_256` to 99.4.
+//!
 //! Counted against `d24581e` (instructions only): every growable lookup by id (the poll's, the
 //! head's and the tail's marks) testing the id itself against the index mask, group 0 reached
 //! through `first` with the id as its index and no decode, the others decoded as before. Every
