@@ -316,8 +316,8 @@
 //! But the slots made ahead are read back by the insert that takes them: `held_256` 101.4 to
 //! 109.3, `held_10k` 95.1 to 103.0, `merge_held_10k` 92.2 to 101.0, and the growable rows rose
 //! 1 to 2% (`unordered_ready_512k` 188.7 to 191.0, `future_queue_10k` 516.1 to 527.7), `yield_16`
-//! 87.6 to 89.0. Not kept; the parts that cost nothing were (the pair looked at once inline, the
-//! ids), which took `held_256` to 99.4.
+//! 87.6 to 89.0. Not kept; two parts that cost nothing were (the pair looked at once inline, a
+//! bounded store's ids not read): `held_256` 101.5 to 100.4, `ready_512k` 144.0 to 143.0.
 //!
 //! Counted against `d24581e` (instructions only): every growable lookup by id (the poll's, the
 //! head's and the tail's marks) testing the id itself against the index mask, group 0 reached
