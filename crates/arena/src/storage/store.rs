@@ -539,12 +539,16 @@ impl<T> Store<T> {
     /// is still linked in a queue (where its last value was queued), for the caller to queue
     /// it ([`Rounds::push_inserted`](crate::poll::Rounds::push_inserted)); a slot in no
     /// queue has its link set to end one. Gives `value` back if the store is full. A `GROUP`
-    /// (a growable arena's) has every slot made (see [`with_hub`](Self::with_hub)) and ids
-    /// above its number; any other store makes its slots as they are taken, and names them by
-    /// index. Always inlined, as the growable arena's `insert` (guarded by
+    /// (a growable arena's) has every slot made (see [`with_hub`](Self::with_hub)), and names
+    /// its slots by its number shifted above their index; any other store makes its slots as
+    /// they are taken, and names them by index. Always inlined, as the growable arena's `insert` (guarded by
     /// `unordered_held_100k`, instructions).
     #[inline(always)]
     pub(crate) fn insert<const GROUP: bool>(&mut self, value: T) -> Result<(Key, u32, bool), T> {
+        debug_assert!(
+            GROUP || self.ids == 0,
+            "a store on its own names its slots by index"
+        );
         let head = self.free_head;
         // The slot, its index and the value's generation.
         // In a group every slot is made: the list's only tagged link is its end.
@@ -612,10 +616,6 @@ impl<T> Store<T> {
             }
             linked
         };
-        debug_assert!(
-            GROUP || self.ids == 0,
-            "a store on its own names its slots by index"
-        );
         let id = if GROUP {
             self.ids | index as u32
         } else {
