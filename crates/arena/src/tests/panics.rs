@@ -350,3 +350,48 @@ fn drop_all_over_an_iterator_whose_next_panics_lets_that_panic_go_on() {
         "no item is asked for after a next that panicked"
     );
 }
+
+/// A wake of a departed value's waker, made during another value's poll that then panics, is
+/// drained as the panic leaves and answered by nothing: the task is not woken for it (the
+/// drain found no value to queue). In an arena and in a growable one.
+#[test]
+fn a_stale_wake_drained_as_a_panic_leaves_does_not_wake_the_task() {
+    stale_wake_drained_as_a_panic_leaves(Arena::new(1));
+    stale_wake_drained_as_a_panic_leaves(GrowableArena::new());
+}
+
+fn stale_wake_drained_as_a_panic_leaves<S: Storage<u32>>(mut arena: S) {
+    let (task, wakes) = counting_waker();
+    let mut cx = Context::from_waker(&task);
+    let departed = arena.insert(0).unwrap_or_else(|_| panic!("room"));
+    let mut kept = None;
+    let polled = arena.poll_next(&mut cx, |_, _, cx| -> Step<()> {
+        kept = Some(cx.waker().clone());
+        Step::Pending
+    });
+    assert!(polled.is_pending());
+    assert!(arena.remove(departed));
+    // The departed value's waker is alive: its slot's next value takes the other entry.
+    arena.insert(1).unwrap_or_else(|_| panic!("room"));
+    let stale = kept.take().unwrap();
+    let before = wakes.count();
+    let panicked = catch_unwind(AssertUnwindSafe(|| {
+        arena.poll_next(&mut cx, |_, _, _| -> Step<()> {
+            stale.wake_by_ref();
+            panic!("boom")
+        })
+    }));
+    assert!(panicked.is_err());
+    assert!(arena.is_empty());
+    assert_eq!(wakes.count(), before, "a stale wake woke the task");
+    // The set is usable, and the stale waker polls nothing of it.
+    arena.insert(2).unwrap_or_else(|_| panic!("room"));
+    stale.wake_by_ref();
+    let mut polls = 0;
+    let polled = arena.poll_next(&mut cx, |_, _, _| -> Step<()> {
+        polls += 1;
+        Step::of_future(Poll::Ready(()))
+    });
+    assert!(matches!(polled, Poll::Ready(Some(_))));
+    assert_eq!(polls, 1);
+}
