@@ -541,8 +541,8 @@ impl<T> Store<T> {
     /// queue has its link set to end one. Gives `value` back if the store is full. A `GROUP`
     /// (a growable arena's) has every slot made (see [`with_hub`](Self::with_hub)), and names
     /// its slots by its number shifted above their index; any other store makes its slots as
-    /// they are taken, and names them by index. Always inlined, as the growable arena's `insert` (guarded by
-    /// `unordered_held_100k`, instructions).
+    /// they are taken, and names them by index. Always inlined, as the growable arena's
+    /// `insert` (guarded by `unordered_held_100k`, instructions).
     #[inline(always)]
     pub(crate) fn insert<const GROUP: bool>(&mut self, value: T) -> Result<(Key, u32, bool), T> {
         debug_assert!(
