@@ -384,7 +384,7 @@ fn stale_wake_drained_as_a_panic_leaves<S: Storage<u32>>(mut arena: S) {
     assert!(panicked.is_err());
     assert!(arena.is_empty());
     assert_eq!(wakes.count(), before, "a stale wake woke the task");
-    // The set is usable, and the stale waker polls nothing of it.
+    // The set is usable: its next value is polled once, and gives its output.
     arena.insert(2).unwrap_or_else(|_| panic!("room"));
     stale.wake_by_ref();
     let mut polls = 0;
