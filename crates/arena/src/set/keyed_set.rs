@@ -15,6 +15,7 @@ use crate::key::Key;
 use crate::poll::Step;
 use crate::storage::Storage;
 use crate::storage::growable::GrowableArena;
+use crate::storage::sealed::Token;
 use crate::storage::store::Arena;
 use crate::unwind::QuietDrop;
 
@@ -76,14 +77,15 @@ impl Kind for Streams {
 impl<F: Future> PollKind<F> for Futures {
     type Output = F::Output;
 
-    // Always inlined, down to the loop (`Storage::poll_next`). Guarded by `ready_512k`
+    // Always inlined, down to the loop (`Rounds::next_output`). Guarded by `ready_512k`
     // (instructions).
     #[inline(always)]
     fn poll_arena<A: Storage<F>>(
         arena: &mut A,
         cx: &mut Context<'_>,
     ) -> Poll<Option<(Key, F::Output)>> {
-        arena.poll_next(cx, |_, fut, cx| Step::of_future(fut.poll(cx)))
+        let (rounds, slots) = arena.engine(Token::new());
+        rounds.next_output(slots, cx, |_, fut, cx| Step::of_future(fut.poll(cx)))
     }
 
     /// One output per future.
@@ -103,7 +105,10 @@ impl<S: Stream> PollKind<S> for Streams {
         arena: &mut A,
         cx: &mut Context<'_>,
     ) -> Poll<Option<(Key, S::Item)>> {
-        arena.poll_next_some(cx, |_, stream, cx| Step::of_stream(stream.poll_next(cx)))
+        let (rounds, slots) = arena.engine(Token::new());
+        rounds.next_output_some(slots, cx, |_, stream, cx| {
+            Step::of_stream(stream.poll_next(cx))
+        })
     }
 
     /// The sum of the streams' hints (this looks at every stream).

@@ -176,9 +176,8 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     /// been woken already: it yields to let others run).
     ///
     /// If `f` panics, the value is dropped in place, its slot freed, and the panic resumed.
-    // Always inlined, as is each call above it from a set's `poll_next` and
-    // `poll_next_keyed`: the loop runs in the caller's frame, with no call per output.
-    // Guarded by `ready_512k`, `unordered_ready_512k` and `yield_16` (instructions).
+    // Always inlined, as the sets' own way to the loop is (`PollKind::poll_arena`): the loop
+    // runs in the caller's frame, with no call per output.
     #[inline(always)]
     fn poll_next<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
     where
