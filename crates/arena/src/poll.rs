@@ -1,7 +1,7 @@
 //! The poll loop, written once for every arena kind: [`Rounds`] owns the queues of slots to
 //! poll, numbers the rounds and keeps the budget, and polls woken values fairly until one gives
 //! an output or the call must return `Pending`. An arena kind supplies only its storage
-//! ([`Slots`]): a slot by id and its waker, its wake table's marks, and its parent's wake.
+//! ([`PollStorage`]): a slot by id and its waker, its mark, its wake table and its parent's wake.
 //! What a poll of one value came to is a [`Step`]; the queues are intrusive FIFOs of slots
 //! ([`Queue`]), each slot carrying a [`Mark`] (its link, and the round that last polled it),
 //! reached through [`Marks`].
@@ -165,7 +165,7 @@ pub(crate) enum Queued<R> {
 /// always inlined where the loop calls it, so that the loop's body sees the storage's fields
 /// (the compiler then keeps their addresses in registers across a round; guarded by
 /// `ready_512k` and `merge_hot_16`, instructions).
-pub trait Slots<T>: Marks {
+pub trait PollStorage<T>: Marks {
     /// Whether a value may return `Pending` holding no waker of its own, waiting for a waker
     /// it was given before the kind lent it one (a join's values, polled first with the
     /// task's waker): such a value is queued for every later round (see
@@ -235,7 +235,7 @@ pub trait Slots<T>: Marks {
     }
 }
 
-/// What the poll of a queued slot's value came to ([`Slots::poll_slot`]).
+/// What the poll of a queued slot's value came to ([`PollStorage::poll_slot`]).
 #[derive(Debug)]
 pub struct Polled<R> {
     /// The value's key.
@@ -305,7 +305,7 @@ pub struct Rounds {
     /// the next.
     deferred: Queue,
     /// Values that wait for a waker they were given before they had their own (see
-    /// [`Slots::MAY_WAIT_UNBOUND`]): polled again by every round.
+    /// [`PollStorage::MAY_WAIT_UNBOUND`]): polled again by every round.
     unbound: Queue,
     /// The number of the round in progress or last run.
     round: u32,
@@ -366,12 +366,12 @@ impl Rounds {
     /// polled, the task is woken, so that its next poll polls them. A panic of the task's
     /// waker here (its `clone` or `wake`) is dropped: the registration, the collection and the
     /// arming hold all the same (a panicking `clone` leaves the waker registered before), and
-    /// the value's panic goes on. The storage's own repair ([`Slots::after_unwind`]) comes
+    /// the value's panic goes on. The storage's own repair ([`PollStorage::after_unwind`]) comes
     /// before the wake.
     #[cfg(feature = "std")]
     #[cold]
     #[inline(never)]
-    fn after_panic<T, S: Slots<T>>(
+    fn after_panic<T, S: PollStorage<T>>(
         &mut self,
         slots: &mut S,
         in_place: bool,
@@ -417,7 +417,7 @@ impl Rounds {
     /// Repairs after a value's poll panicked, given what the kind returned: with `std`, the
     /// panic (see [`after_panic`](Self::after_panic)); without, nothing is ever returned.
     #[inline(always)]
-    fn repair<T, S: Slots<T>, P>(
+    fn repair<T, S: PollStorage<T>, P>(
         &mut self,
         slots: &mut S,
         in_place: bool,
@@ -470,7 +470,7 @@ impl Rounds {
     /// Marks the owner busy for the round: wakes from now on notify nobody until the round's
     /// arming collection.
     #[inline]
-    fn begin<T, S: Slots<T>>(&mut self, slots: &S) {
+    fn begin<T, S: PollStorage<T>>(&mut self, slots: &S) {
         if self.busy == 0 {
             if let Some(word) = slots.parent_word() {
                 word.set_busy();
@@ -485,11 +485,11 @@ impl Rounds {
     /// Always inlined: it runs at the start of every call (guarded by `ready_512k`,
     /// instructions).
     #[inline(always)]
-    fn collect<T, S: Slots<T>>(&mut self, slots: &mut S, mode: Drain) -> bool {
+    fn collect<T, S: PollStorage<T>>(&mut self, slots: &mut S, mode: Drain) -> bool {
         if !slots.parent_word().is_some_and(|word| word.has_wakes(mode)) {
             return false;
         }
-        self.busy = u8::from(mode == Drain::KeepBusy);
+        self.busy = u8::from(matches!(mode, Drain::KeepBusy));
         slots.drain(mode, self.round, &mut self.ready, &mut self.deferred)
     }
 
@@ -501,7 +501,7 @@ impl Rounds {
     /// wakes that come while a round runs are collected by the next one at its start, also
     /// when its queue never runs empty (always-ready streams).
     #[inline]
-    pub(crate) fn start_round<T, S: Slots<T>>(&mut self, slots: &mut S) -> Budget {
+    pub(crate) fn start_round<T, S: PollStorage<T>>(&mut self, slots: &mut S) -> Budget {
         self.round = next_round(self.round);
         self.collect(slots, Drain::KeepBusy);
         self.ready.append(slots, &mut self.deferred);
@@ -528,7 +528,7 @@ impl Rounds {
         f: &mut F,
     ) -> Poll<Option<(Key, R)>>
     where
-        S: Slots<T>,
+        S: PollStorage<T>,
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
         if slots.count() == 0 {
@@ -567,7 +567,7 @@ impl Rounds {
     /// task's waker panics, the round registers it and arms, as a call that returns `Pending`
     /// with nothing left to poll does: later wakes reach the task.
     #[cold]
-    fn wake_task<T, S: Slots<T>>(&mut self, slots: &mut S, cx: &mut Context<'_>) {
+    fn wake_task<T, S: PollStorage<T>>(&mut self, slots: &mut S, cx: &mut Context<'_>) {
         let waker = cx.waker();
         crate::unwind::repair_on_unwind(
             &mut (self, slots),
@@ -585,7 +585,7 @@ impl Rounds {
     /// woken for them, as a call that returns `Pending` does (without `std` no user code runs
     /// while the panic unwinds).
     #[inline]
-    fn register<T, S: Slots<T>>(&mut self, slots: &mut S, waker: &Waker) {
+    fn register<T, S: PollStorage<T>>(&mut self, slots: &mut S, waker: &Waker) {
         crate::unwind::repair_on_unwind(
             &mut (self, slots),
             |(_, slots)| slots.register(waker),
@@ -613,7 +613,7 @@ impl Rounds {
         f: &mut F,
     ) -> Queued<(Key, R)>
     where
-        S: Slots<T>,
+        S: PollStorage<T>,
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
         loop {
@@ -653,7 +653,7 @@ impl Rounds {
     /// What the poll of slot `id` came to, applied to its mark, the queues and the budget: the
     /// output to hand on, or `None` if the round goes on to the next queued slot.
     #[inline(always)]
-    fn settle<T, S: Slots<T>, R>(
+    fn settle<T, S: PollStorage<T>, R>(
         &mut self,
         slots: &mut S,
         id: u32,
@@ -729,7 +729,13 @@ impl Rounds {
     /// Slot `id`'s value stays after an output kept in place (`Keep`, `Settled`): polled in
     /// this round, and in the next if it woke itself during the poll (`woken`).
     #[inline(always)]
-    fn stays<T, S: Slots<T>>(&mut self, slots: &mut S, id: u32, budget: &Budget, woken: bool) {
+    fn stays<T, S: PollStorage<T>>(
+        &mut self,
+        slots: &mut S,
+        id: u32,
+        budget: &Budget,
+        woken: bool,
+    ) {
         slots.mark(id).round = budget.round;
         if woken {
             self.deferred.push(slots, id);
@@ -745,7 +751,7 @@ impl Rounds {
         mut f: F,
     ) -> Poll<Option<(Key, R)>>
     where
-        S: Slots<T>,
+        S: PollStorage<T>,
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<R>,
     {
         let mut budget = self.start_round(slots);
@@ -764,7 +770,7 @@ impl Rounds {
         mut f: F,
     ) -> Poll<Option<(Key, R)>>
     where
-        S: Slots<T>,
+        S: PollStorage<T>,
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
         let mut budget = match self.poll_first(slots, cx.waker(), &mut f) {
@@ -786,7 +792,7 @@ impl Rounds {
         f: &mut F,
     ) -> Poll<Option<(Key, R)>>
     where
-        S: Slots<T>,
+        S: PollStorage<T>,
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
         loop {
@@ -810,7 +816,7 @@ impl Rounds {
     #[inline(always)]
     fn poll_first<T, S, R, F>(&mut self, slots: &mut S, task: &Waker, f: &mut F) -> First<R>
     where
-        S: Slots<T>,
+        S: PollStorage<T>,
         F: FnMut(Key, Pin<&mut T>, &mut Context<'_>) -> Step<Option<R>>,
     {
         if !slots.parent_word().is_some_and(ParentWord::nothing_woken) {
@@ -1025,7 +1031,7 @@ impl Queue {
 
     /// [`pop`](Self::pop) for a caller that polls the slot next: the slot's mark keeps its
     /// link, which the poll makes [`UNLINKED`] first, where the slot is at hand
-    /// ([`Slots::poll_slot`] with `UNLINK`). No store to
+    /// ([`PollStorage::poll_slot`] with `UNLINK`). No store to
     /// the mark then sits between the two lookups of the slot, and the compiler makes them one
     /// (a growable arena's decode of the id was done twice). Guarded by `unordered_held_100k`
     /// (instructions).

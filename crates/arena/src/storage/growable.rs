@@ -8,7 +8,7 @@ use core::task::{Context, Waker};
 
 use crate::index::{trusted, trusted_mut};
 use crate::key::{self, Key};
-use crate::poll::{Mark, Marks, Polled, Queue, Rounds, Slots, Step};
+use crate::poll::{Mark, Marks, PollStorage, Polled, Queue, Rounds, Step};
 use crate::storage::sizing::{FIRST_GROUP, MAX_GROUP, Sizing};
 use crate::storage::store::{self, GROUP_SHIFT, Store};
 use crate::storage::{
@@ -233,7 +233,7 @@ impl<T> Groups<T> {
     fn grow_to(&mut self, first: usize, wanted: usize) -> bool {
         self.assert_generations_left();
         let mut sizing = self.sizing.clone();
-        let mut sizes = [0; Hub::MAX_ARENAS];
+        let mut sizes = [0; Hub::GROUPS];
         let (from, mut capacity) = (self.stores.len(), self.capacity);
         let mut groups = from;
         if groups == 0 {
@@ -241,7 +241,7 @@ impl<T> Groups<T> {
             (groups, capacity) = (1, first);
         }
         while capacity < wanted {
-            if groups == Hub::MAX_ARENAS {
+            if groups == Hub::GROUPS {
                 return false;
             }
             let size = sizing.grow(capacity);
@@ -276,9 +276,9 @@ impl<T> Groups<T> {
     fn add(&mut self, size: usize) -> usize {
         let group = self.stores.len();
         assert!(
-            group < Hub::MAX_ARENAS,
+            group < Hub::GROUPS,
             "growable arena is full: {} groups, {} values",
-            Hub::MAX_ARENAS,
+            Hub::GROUPS,
             self.len
         );
         assert!(
@@ -452,7 +452,7 @@ impl<T> Marks for Groups<T> {
 }
 
 /// The storage of a [`GrowableArena`], as its poll loop reaches it.
-impl<T> Slots<T> for Groups<T> {
+impl<T> PollStorage<T> for Groups<T> {
     const MAY_WAIT_UNBOUND: bool = false;
 
     #[inline(always)]
@@ -744,7 +744,7 @@ impl<T> Storage<T> for GrowableArena<T> {
     where
         T: 'a;
     type IntoValues = IntoValues<T>;
-    type Slots = Groups<T>;
+    type PollStorage = Groups<T>;
 
     #[inline(always)]
     fn engine(&mut self, _: Token) -> (&mut Rounds, &mut Groups<T>) {

@@ -9,7 +9,7 @@ use core::ptr::{self, NonNull};
 use core::task::{Context, Poll, Waker};
 
 use crate::key::Key;
-use crate::poll::{self, Budget, Mark, Marks, Polled, Queue, Rounds, Slots, Step, UNLINKED};
+use crate::poll::{self, Budget, Mark, Marks, PollStorage, Polled, Queue, Rounds, Step, UNLINKED};
 use crate::storage::block::Block;
 use crate::sync::Ordering;
 use crate::unwind;
@@ -702,7 +702,7 @@ impl<T> Marks for ArmedSlots<'_, T> {
     }
 }
 
-impl<T> Slots<T> for ArmedSlots<'_, T> {
+impl<T> PollStorage<T> for ArmedSlots<'_, T> {
     /// A value polled before the arena was armed was given the caller's waker, not its own.
     const MAY_WAIT_UNBOUND: bool = true;
 

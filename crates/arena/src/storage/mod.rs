@@ -11,7 +11,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use crate::key::Key;
-use crate::poll::{Budget, Rounds, Slots, Step};
+use crate::poll::{Budget, PollStorage, Rounds, Step};
 #[cfg(doc)]
 use crate::{Arena, GrowableArena};
 
@@ -89,7 +89,7 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     type IntoValues;
     /// The kind's storage, as the poll loop reaches it.
     #[doc(hidden)]
-    type Slots: Slots<T>;
+    type PollStorage: PollStorage<T>;
 
     /// The poll loop's state and the storage it polls. Only this crate has the token: safe
     /// code outside it cannot reach the parts, nor swap one arena's with another's.
@@ -108,7 +108,7 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     /// let _parts = arena.engine(pinfold_arena::storage::sealed::Token::new());
     /// ```
     #[doc(hidden)]
-    fn engine(&mut self, token: Token) -> (&mut Rounds, &mut Self::Slots);
+    fn engine(&mut self, token: Token) -> (&mut Rounds, &mut Self::PollStorage);
 
     /// Stores `value` in a free slot, queues it to be polled (without any atomic operation)
     /// and returns its key; gives `value` back if the arena is full (a [`GrowableArena`] never

@@ -1,7 +1,7 @@
 //! The storage of an arena: fixed slots for pinned values, the entries their wakers point at,
 //! and the wake table shared with the wakers. A [`Store`] is an [`Arena`]'s
 //! storage, and each group of a [`GrowableArena`](crate::GrowableArena); the poll loop
-//! (`poll.rs`) reaches its slots through [`Slots`]. An [`Arena`] is one store and its rounds.
+//! (`poll.rs`) reaches its slots through [`PollStorage`]. An [`Arena`] is one store and its rounds.
 
 use core::cell::UnsafeCell;
 use core::fmt;
@@ -14,7 +14,7 @@ use core::task::{Context, Waker};
 
 use crate::index::{trusted, trusted_mut};
 use crate::key::{self, Key};
-use crate::poll::{self, Mark, Marks, NIL, Polled, Queue, Rounds, Slots, Step, UNLINKED};
+use crate::poll::{self, Mark, Marks, NIL, PollStorage, Polled, Queue, Rounds, Step, UNLINKED};
 use crate::storage::block::Block;
 use crate::storage::{
     Storage,
@@ -106,7 +106,7 @@ impl<T> Storage<T> for Arena<T> {
     where
         T: 'a;
     type IntoValues = IntoValues<T>;
-    type Slots = Store<T>;
+    type PollStorage = Store<T>;
 
     #[inline(always)]
     fn engine(&mut self, _: Token) -> (&mut Rounds, &mut Store<T>) {
@@ -471,7 +471,7 @@ impl<T> Store<T> {
     /// and keys have `bit` above the slot's index, and whose slots' generations start at
     /// `generation`.
     pub(crate) fn with_hub(capacity: usize, hub: &Hub, bit: usize, generation: u64) -> Self {
-        debug_assert!(bit < Hub::MAX_ARENAS);
+        debug_assert!(bit < Hub::GROUPS);
         debug_assert!(capacity <= 1 << GROUP_SHIFT);
         let parent = Parent::Hub {
             hub: hub.clone(),
@@ -957,7 +957,7 @@ impl<T> Store<T> {
     /// without `std` `panicked` runs with the table while the panic goes on.
     /// If `WATCH`, the poll is watched ([`watch`]): a wake of the value on this thread during
     /// it comes back in [`Polled::woken`], not through the ready set. If `UNLINK`, the slot's
-    /// link is made `UNLINKED` first (see [`Slots::poll_slot`]).
+    /// link is made `UNLINKED` first (see [`PollStorage::poll_slot`]).
     #[inline(always)]
     pub(crate) fn poll_at<const WATCH: bool, const UNLINK: bool, R>(
         &mut self,
@@ -1134,7 +1134,7 @@ impl<T> Marks for Store<T> {
 }
 
 /// The storage of an [`Arena`], as its poll loop reaches it.
-impl<T> Slots<T> for Store<T> {
+impl<T> PollStorage<T> for Store<T> {
     const MAY_WAIT_UNBOUND: bool = false;
 
     #[inline(always)]

@@ -698,19 +698,19 @@ pub(crate) mod watch {
     }
 }
 
-/// Marks slot `index` of the table at `header` woken, and notifies the parent if the set was
-/// empty.
+/// Sets the ready bit of entry `entry` of the table at `header`, and notifies the parent if
+/// the set was empty.
 ///
 /// # Safety
-/// As for [`words_of`]; and `index` is one of the table's entries.
-unsafe fn wake_slot(header: *const Header, index: usize) {
+/// As for [`words_of`]; and `entry` is one of the table's entries.
+unsafe fn wake_entry(header: *const Header, entry: usize) {
     // SAFETY: as the caller promises.
     let words = unsafe { words_of(header) };
     // SAFETY: the header is alive; this reference covers the header's bytes only.
     let header = unsafe { &*header };
-    // SAFETY: the words are the table's, laid out by its layout, and `index` is one of its
+    // SAFETY: the words are the table's, laid out by its layout, and `entry` is one of its
     // entries (the caller's promise), each of which has a bit.
-    if unsafe { ready_set::wake(words, &header.ready, index) } == Woke::Raised {
+    if unsafe { ready_set::wake(words, &header.ready, entry) } == Woke::Raised {
         header.parent.notify();
     }
 }
@@ -924,9 +924,9 @@ unsafe fn wake_by_ref(data: *const ()) {
     // SAFETY: see above; `header_of` derives the header from the entry pointer, which carries
     // the whole block's provenance; a pair's index, written when the table was made, is its
     // own.
-    let (header, index) = unsafe { header_of(data) };
+    let (header, entry) = unsafe { header_of(data) };
     // SAFETY: as just above.
-    unsafe { wake_slot(header, index) };
+    unsafe { wake_entry(header, entry) };
 }
 
 unsafe fn drop_waker(data: *const ()) {
