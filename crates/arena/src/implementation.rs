@@ -195,10 +195,10 @@
 //! | The growable id-to-slot decode (`split`, `stores[group]`) | memory: a growable arena grows by groups and never moves a value | `merge_hot_16`: 10 growable; `merge_hot_16_noop`: 10 growable (measured with the decode replaced by group 0, so only on rows that fit in one group; the other growable rows hold several). Its latency counts more than its instructions: with the groups 128 bytes apart (`Group`), a shift where a multiplication was, one more instruction (63 and 56) but the hot merges' time fell 12 to 15% on Zen 4 (`merge_hot_16` 1.32-1.43x to 1.15-1.20x `StreamMap`); replacing the decode by group 0 in the poll alone took `merge_hot_16_noop` from 4.15 to 3.34 ms | futures-buffered's growable set polls its groups (bounded sets, each with its own wake queue) in turn: estimated a loop step per group per call. futures-util needs no decode (a task is a pointer) and pays an allocation per future instead |
 //! | The `catch_unwind` around each poll (`Store::poll_value`) and the repair after a panic | panic repair: the value dropped, its slot freed, the set usable | no consistent cost: from −12 to +9 depending on the row, in both directions (the catch is unwind tables, not instructions on the path; the differences are inlining) | futures-util: a drop guard releases the task if its poll unwinds, estimated 0 on the path. futures-buffered and `StreamMap`: no repair (the value stays), 0 |
 //! | The round mark (`Mark::round`, read by `poll::file`, written by `poll_slot` after a `Pending` poll and by `settle` after the other steps) | no double poll within a round, and fairness: a value woken again during a round waits for the next | `yield_16`: 12; `unordered_selfwake_100k_c64`: 27; `burst_100k`: 25; `keyed_churn_100k`: 16 bounded, 23 growable; merges: 2 bounded, 2 growable; `ready_512k`: 1; `unordered_ready_512k`: 1. Since, a drain learns whether the round's queue got a slot from the queue's tail before and after, not from each slot it files: 5.8 fewer on `yield_16`, 12.7 on `unordered_selfwake_100k_c64`, 5.2 on `burst_100k`, 6.2 on `keyed_churn_100k` (5.1 growable). Since, a value that stays `Pending` has its mark written by the kind's poll, where its slot is at hand, not looked up again from its id: `unordered_held_256` 163.5 to 158.5, `unordered_held_100k` 146.9 to 141.9, `merge_held_10k` 151.3 to 147.3 growable and 99.2 to 98.2 bounded, `held_10k` 99.1 to 98.1; `merge_sparse_10k` 447.7 to 452.6; the merges' hot rows unchanged (their first poll of a round marks nothing unless it stays `Pending`) | futures-util polls a future woken during its poll again in the same call; futures-buffered likewise (both bound it by their yield rules below) |
-//! | The vain-repoll rule (`MAX_VAIN_REPOLLS`, `Budget::vain`, `Slots::is_woken`) | coop under tokio: a round of a large arena stays linear when tokio defers wakes | `yield_16`: 14; `unordered_selfwake_100k_c64`: 38; `burst_100k`: 22; `keyed_churn_100k`: 22 bounded, 21 growable | none. The nearest is futures-util's per-task `woken` flag (set by each wake, cleared and read around each poll, to count self-wakes): estimated 3 per poll |
+//! | The vain-repoll rule (`MAX_VAIN_REPOLLS`, `Budget::vain`, `PollStorage::is_woken`) | coop under tokio: a round of a large arena stays linear when tokio defers wakes | `yield_16`: 14; `unordered_selfwake_100k_c64`: 38; `burst_100k`: 22; `keyed_churn_100k`: 22 bounded, 21 growable | none. The nearest is futures-util's per-task `woken` flag (set by each wake, cleared and read around each poll, to count self-wakes): estimated 3 per poll |
 //! | The budget (a round yields after polling as many values as it held) | fairness: neither the executor nor the other values starve | `yield_16`: 1.4; `unordered_selfwake_100k_c64`: 15; `burst_100k`: 11; `keyed_churn_100k`: 7 bounded, 8 growable; 0 on `ready_512k` and the merges. Since, the loop tests one count before each poll (the polls left, which the last vain repoll the round allows sets to 0) instead of two: 4.9 fewer on `yield_16`, 11 on `held_10k` and `burst_100k`, 14 on `unordered_selfwake_100k_c64` | futures-util yields after polling as many futures as it holds or after two self-wakes, estimated 3 or 4 per poll; futures-buffered after 61 pops in one call, estimated 2 |
 //! | The entry's release and reuse check (`Store::release_entry` when a value leaves, `pair_is_clear` at insert) | stale wakers: an entry with live wakers is retired, not reused, and its ready bit cleared | `ready_512k`: 42 (21 of them at insert); `unordered_ready_512k`: 26 (6 at insert); `burst_100k`: 25; `keyed_churn_100k`: 27 bounded, 25 growable; `unordered_selfwake_100k_c64`: 31; merges: 1 or 0 | futures-util frees each task when its last reference goes (the set's, then the wakers'): releasing it, its `Arc` and its memory is 147 of its 398 per item on `ready_512k`, measured. futures-buffered: nothing (see the parity row) |
-//! | The growable arena's release check (`Groups::leaving`: `Sizing::output`, `release_due`) | memory: the top group is released when the policy allows | `burst_100k`: 37; `unordered_ready_512k`: 26; `keyed_churn_100k`: 24 growable; merges: 1 to 2 growable. Since, the top group is looked at only from the output that leaves the values filling at most half of the groups under it (the policy's own bound): 7 fewer on `unordered_ready_512k`, 3 on `burst_100k` and `keyed_churn_100k`. Since, a release left due by a panic is done as the panic leaves (`Slots::after_unwind`, and a guard around a drop), not looked for at the start of every call: 2 fewer on every growable merge row, 1 on `unordered_ready_512k` | futures-buffered keeps its groups for good: 0, with the memory. futures-util frees per future (previous row) |
+//! | The growable arena's release check (`Groups::leaving`: `Sizing::output`, `release_due`) | memory: the top group is released when the policy allows | `burst_100k`: 37; `unordered_ready_512k`: 26; `keyed_churn_100k`: 24 growable; merges: 1 to 2 growable. Since, the top group is looked at only from the output that leaves the values filling at most half of the groups under it (the policy's own bound): 7 fewer on `unordered_ready_512k`, 3 on `burst_100k` and `keyed_churn_100k`. Since, a release left due by a panic is done as the panic leaves (`PollStorage::after_unwind`, and a guard around a drop), not looked for at the start of every call: 2 fewer on every growable merge row, 1 on `unordered_ready_512k` | futures-buffered keeps its groups for good: 0, with the memory. futures-util frees per future (previous row) |
 //! | A collection's walk of the ready set's levels (`ready_set::drain`, `drain_deep`) | one parent wake per burst, and each woken entry found without a scan of the whole set | under a top word two levels up (4,097 to 262,144 entries), two nested loops in place of a stack of levels took `unordered_sparse_10k` from 385.0 to 354.8 and `merge_sparse_10k` from 478.8 to 448.7 (10 wakes a collection, each in its own first-level word). What remains is a swap per word taken, and for each wake a compare-exchange loop per level it climbs (a `fetch_or` whose whole old value is read): 2.4 a wake on `unordered_sparse_10k` | futures-buffered and futures-util: a swap of the queue's head per wake, no levels |
 //! | The pair decode in a wake (`header_of`: the table's header and the entry's index from the waker's pointer) | memory and stale wakers: a waker is one pointer into the shared table, no allocation per value | replaced by a global pointer to the one table (itself 3 instructions, so a lower bound): `yield_16`: 8.5; `unordered_selfwake_100k_c64`: 19 | futures-buffered decodes its wakers the same way (an index stored in each item): estimated the same. futures-util's waker is the task's `Arc`: no decode, but an upgrade of the set's `Weak` on every wake; its whole wake is 50 per wake on `yield_16`, measured |
 //! | An owned waker's counts (`clone_waker`, `drop_waker`: the entry's count; the table's reference count only for uncounted wakers and retired entries, `WakeTable::retire`) | stale wakers and memory: a waker may outlive its value and its arena, and a retired entry is bound again only once its wakers are gone | one atomic operation per clone and per drop, where each took two before (the table's count as well); in instructions the same on the timer rows (`unordered_1k_c10` 2078.8, `sleep_65k_wall` 1374.8: the clone's look at the `counted` flag costs what the increment did), in time 3 to 8% on the rows that clone a waker per registration (`unordered_1k_c10`, `sleep_65k_cpu`, Zen 4, three runs each way) | futures-buffered: one atomic per clone and per drop, on one count shared by all the set's wakers; futures-util: one, on the task's `Arc` |
@@ -242,7 +242,7 @@
 //! the queue's head moved on after the poll): `yield_16` 94.7 to 120.2, `ready_512k` 166 to 195,
 //! `unordered_ready_512k` 221.7 to 240.7, since the head then lives in memory across the
 //! value's poll. Kept: the head moved on before the poll (`Queue::pop_for_poll`) and only the
-//! link written by the kind's poll, where the slot is at hand (`Slots::poll_slot` with
+//! link written by the kind's poll, where the slot is at hand (`PollStorage::poll_slot` with
 //! `UNLINK`): 1 to 6 fewer an item on the rows that poll from the queue (`burst_100k` 370.4 to
 //! 364.4, `unordered_held_100k` 140.9 to 136.9, `merge_held_10k` 144.3 to 141.3 growable),
 //! `futures_ordered_bounded_ready_512k` 176 to 178 (register allocation). The merge's head
@@ -364,7 +364,7 @@
 //!    `key`, `index` (indexing by the indexes the arena keeps) and `coop`;
 //! 2. `wake/`: `atomic_waker`, `ready_set` (the bitset), `wake_table` (the entries and the
 //!    wakers' vtables), `hub` (the parent of a growable arena's groups) and `noted`;
-//! 3. `poll`: the loop (`Rounds`, and the `Slots` trait through which it reaches a storage
+//! 3. `poll`: the loop (`Rounds`, and the `PollStorage` trait through which it reaches a storage
 //!    kind), what a poll came to ([`Step`](crate::Step)) and the intrusive queues through the
 //!    slots' marks, in one file: a reader follows a round without leaving it;
 //! 4. `storage/`: `store` (one block of slots and its wake table, and
@@ -376,53 +376,63 @@
 //!
 //! The loop is written once, in `poll.rs`: `Rounds` owns the queues, the round number, the
 //! budget and the owner's `BUSY`, and reaches each kind's storage through one trait of lookups
-//! (`Slots`: a slot by id polled with its own waker, its mark, the wake table and the parent's
-//! word, a `ParentWord`), implemented by a store (`storage/store.rs`), a growable arena's groups
-//! (`storage/growable.rs`) and an armed join arena's values (`storage/join_arena.rs`). Its entry
-//! points are written once too, as the provided methods of [`Storage`](crate::Storage)
-//! (`start_round`, `poll_next`, `poll_next_some`, `poll_with_budget`), over each arena's `engine`:
-//! its `Rounds` and its `Slots`. The queues reach the slots' marks through the `Marks` trait (a
-//! mark lives in its slot), which the stores implement; the loop imports nothing from the storage
-//! above it.
+//! (`PollStorage`: a slot by id polled with its own waker, its mark, the wake table and the
+//! parent's word, a `ParentWord`), implemented by a store (`storage/store.rs`), a growable
+//! arena's groups (`storage/growable.rs`) and an armed join arena's values
+//! (`storage/join_arena.rs`). Each arena's `engine` hands out its `Rounds` and its
+//! `PollStorage`; the sets and merges (`set/keyed_set.rs`) call the loop on them directly, and
+//! the provided methods of [`Storage`](crate::Storage) (`start_round`, `poll_next`,
+//! `poll_next_some`, `poll_with_budget`) do the same for the other primitives. The queues reach
+//! the slots' marks through the `Marks` trait (a mark lives in its slot), which the stores
+//! implement; the loop imports nothing from the storage above it.
 //!
 //! # Walks
 //!
 //! One output, from the user's call down to the value's `poll` and back, each file named once,
 //! in the order the call first enters it (it enters some more than once: `poll.rs` calls into
 //! the store for each value it polls). Not counted: `index.rs` (indexing by the indexes the
-//! arena keeps) and `key.rs` (a key made from a slot and its generation), leaves entered on the
-//! way by every walk. Paths are under `crates/`.
+//! arena keeps), `key.rs` (a key made from a slot and its generation), `storage/block.rs` (the
+//! slots' allocation, reached through the store's `Deref` to its slots) and the crate's token
+//! (`sealed::Token::new`, in `storage/mod.rs`), leaves entered on the way by every walk. A call
+//! across files is one whose callee is written in another file than its caller (a closure
+//! counts where it is written), the leaves' left out; in a release build. Paths are under
+//! `crates/`.
 //!
-//! - **A bounded set** (`FuturesUnorderedBounded::poll_next`, 8 files):
+//! - **A bounded set** (`FuturesUnorderedBounded::poll_next`; a value woken from another
+//!   thread, polled first in its round, done: 7 files, 34 calls across them, `store.rs` and
+//!   `wake_table.rs` entered 10 times each, `poll.rs` 6):
 //!   `unordered/src/bounded.rs` (the `Stream` impl, to the keyed set) →
-//!   `arena/src/set/keyed_set.rs` (`KeyedSet::poll_next`, `poll_next_keyed`,
-//!   `Futures::poll_arena`) → `arena/src/coop.rs` (`poll_output`: tokio's budget, without
-//!   `tokio-coop` a call) → `arena/src/storage/mod.rs` (`Storage::poll_next`) →
+//!   `arena/src/set/keyed_set.rs` (`KeyedSet::poll_next`, `poll_next_keyed`) →
+//!   `arena/src/coop.rs` (`poll_output`: tokio's budget, without `tokio-coop` a call) → back in
+//!   `keyed_set.rs` (`Futures::poll_arena`, which takes the loop's parts from the arena) →
 //!   `arena/src/storage/store.rs` (`Arena::engine`) → `arena/src/poll.rs`
-//!   (`Rounds::next_output`: `start_round`, whose `collect` asks `Slots::parent_word` and calls
-//!   `Slots::drain`; `poll`; `poll_queued`, which pops with `Queue::pop_for_poll`) → back in
-//!   `store.rs` (`Slots::parent_word`, through `arena/src/wake/wake_table.rs`
+//!   (`Rounds::next_output`: `start_round`, whose `collect` asks `PollStorage::parent_word` and
+//!   calls `PollStorage::drain`; `poll`; `poll_queued`, which pops with `Queue::pop_for_poll`)
+//!   → back in `store.rs` (`PollStorage::parent_word`, through `arena/src/wake/wake_table.rs`
 //!   (`WakeTable::parent_word`) to `arena/src/wake/ready_set.rs` (`ParentWord`); `drain`, to
-//!   `ready_set::drain`, filing each woken slot with `poll::file`; then `Slots::poll_slot`:
-//!   `poll_at`, `ready_set::take_unchecked`, `poll_value`, `value_and_waker`, with
-//!   `wake_table.rs`'s `borrowed_waker_unchecked`, and `watch::start` before the poll,
-//!   `Watch::end` after it) → the value's `poll`, through `Step::of_future` in the set's closure
-//!   (`keyed_set.rs`, `poll.rs`) → back in `poll.rs` (`settle`: a value that woke itself goes to
-//!   the next round's queue), which calls `Slots::remove` (`store.rs` `remove_done`: the slot
+//!   `ready_set::drain`, filing each woken slot with `poll::file`; then
+//!   `PollStorage::poll_slot`: `poll_at` (with `ready_set::take_unchecked` after a round's
+//!   first poll), `poll_value`, `value_and_waker`, with `wake_table.rs`'s
+//!   `borrowed_waker_unchecked`, and `watch::start` before the poll, `Watch::end` after it) →
+//!   the value's `poll`, through `Step::of_future` in the set's closure (`keyed_set.rs`,
+//!   `poll.rs`) → back in `poll.rs` (`settle`: a value that woke itself goes to the next
+//!   round's queue), which calls `PollStorage::remove` (`store.rs` `remove_done`: the slot
 //!   freed and its entry released, `release_entry`) → back with the output.
-//! - **A growable set** (`FuturesUnordered::poll_next`, 11 files): as the bounded set from
-//!   `unordered/src/growable.rs`, with `arena/src/storage/growable.rs` in place of
-//!   `Arena::engine` and between `poll.rs` and the store: `Groups` implements `Slots`, a slot's
-//!   id names its group (`split`), whose store is drained and polled; its wakes come through
-//!   `arena/src/wake/hub.rs` (the hub's `ParentWord`), and a value that leaves is counted in
-//!   `Groups::leaving`, the top group released if `arena/src/storage/sizing.rs` allows.
-//! - **A merge of busy streams** (`MergeBounded::poll_next`, 8 files): `merge/src/bounded.rs`
-//!   → `keyed_set.rs` (`Streams::poll_arena`) → `coop.rs` → `storage/mod.rs`
-//!   (`Storage::poll_next_some`) → `store.rs` (`Arena::engine`) → `poll.rs`
-//!   (`Rounds::next_output_some`, `poll_first`: the top word through `Slots::parent_word`, in
-//!   `wake_table.rs`, and `ParentWord::nothing_woken`, in `ready_set.rs`) → `store.rs`
-//!   (`Slots::poll_slot`, `poll_at`) → `wake_table.rs` → the stream's `poll_next`, through
-//!   `Step::of_stream` → back in `poll_first` (`Queue::rotate`) → back with the item.
+//! - **A growable set** (`FuturesUnordered::poll_next`, as above, one group: 10 files, 42 calls
+//!   across them): as the bounded set from `unordered/src/growable.rs`, with
+//!   `arena/src/storage/growable.rs` in place of `Arena::engine` and between `poll.rs` and the
+//!   store: `Groups` implements `PollStorage`, a slot's id names its group (`split`), whose
+//!   store is drained and polled; its wakes come through `arena/src/wake/hub.rs` (the hub's
+//!   `ParentWord`), and a value that leaves is counted in `Groups::leaving`, the top group
+//!   released if `arena/src/storage/sizing.rs` allows.
+//! - **A merge of busy streams** (`MergeBounded::poll_next`, an item through `poll_first`: 7
+//!   files, 17 calls across them): `merge/src/bounded.rs` → `keyed_set.rs`
+//!   (`Streams::poll_arena`) → `coop.rs` → `keyed_set.rs` → `store.rs` (`Arena::engine`) →
+//!   `poll.rs` (`Rounds::next_output_some`, `poll_first`: the top word through
+//!   `PollStorage::parent_word`, in `wake_table.rs`, and `ParentWord::nothing_woken`, in
+//!   `ready_set.rs`) → `store.rs` (`PollStorage::poll_slot`, `poll_at`) → `wake_table.rs` →
+//!   the stream's `poll_next`, through `Step::of_stream` → back in `poll_first`
+//!   (`Queue::rotate`) → back with the item.
 //! - **`join_all`** of futures ready at once (4 files): `join/src/join_all.rs` (`JoinAll`'s
 //!   `poll`) → `join/src/join.rs` (`drive`, `poll_every_input`) →
 //!   `arena/src/storage/join_arena.rs` (`fill_in_place`) → `join/src/input.rs` (each
