@@ -565,8 +565,9 @@ impl<T> Store<T> {
             // The new value's entry is the one its slot's value before last had: free of
             // wakers unless one of that value outlived it.
             let entry = Self::entry_of(index, generation);
-            // Acquire: as in `release_entry`, if the entry's last waker went since. Most often
-            // neither of the slot's entries has an owned waker: one load of their word says so.
+            // Acquire: as in `WakeTable::unbind_unchecked`, if the entry's last waker went
+            // since. Most often neither of the slot's entries has an owned waker: one load of
+            // their word says so.
             // Otherwise this entry may be free all the same: `bind_retired` looks, out of line.
             let generation = if self.table.pair_is_clear(entry, Ordering::Acquire) {
                 generation
@@ -778,7 +779,9 @@ impl<T> Store<T> {
         slot.tag &= !OCCUPIED;
         let entry = Self::entry_of(index, slot.generation());
         self.len -= 1;
-        self.release_entry(entry);
+        // SAFETY: `entry` is the one bound to the leaving value, one of its slot's two, which
+        // are the table's.
+        unsafe { self.table.unbind_unchecked(entry) };
     }
 
     /// Puts free slot `index` on the free list, unless its generation has run out.
@@ -878,27 +881,6 @@ impl<T> Store<T> {
         generation
     }
 
-    /// Releases `entry`, bound to a value that is leaving. If no owned waker of it is alive, no
-    /// wake can come through it any more: its ready bit is cleared, and it is free for its
-    /// slot's value after next. Otherwise it is *retired* until its wakers are all gone.
-    /// Always inlined: it is part of [`remove_done`](Self::remove_done).
-    #[inline(always)]
-    fn release_entry(&mut self, entry: usize) {
-        // SAFETY: `entry` is the one bound to the leaving value, one of its slot's two, which
-        // are the table's.
-        let state = unsafe { self.table.entry_state_unchecked(entry) };
-        // Acquire pairs with the Release decrement in the wakers' drop: their bits in the ready
-        // set happen before we look at (and clear) the entry's bit.
-        // Most often neither of the slot's entries has an owned waker: one load says so.
-        let free = self.table.pair_is_clear(entry, Ordering::Acquire)
-            || state.load(Ordering::Acquire) == 0
-            || self.table.retire(entry);
-        if free {
-            // SAFETY: the entry is one of the table's, and the ready set has a bit for each.
-            unsafe { ready_set::clear_unchecked(self.table.words(), entry) };
-        }
-    }
-
     /// Drains the ready set in `mode`, filing each woken slot that holds a value for round
     /// `round` ([`poll::file`]) by its id (its index if not `GROUP`; a growable arena's
     /// group's id for it if `GROUP`); `true` if `ready` got any.
@@ -921,32 +903,23 @@ impl<T> Store<T> {
         // the loop keeps them in registers rather than reading them back through references
         // (guarded by `unordered_sparse_10k`, instructions).
         let (filed, deferred) = (&mut *ready, deferred);
-        // SAFETY: the table's words and its layout; a bit of a summary word is set only by
-        // a waker's climb (the owner only sets `BUSY` and clears).
-        unsafe {
-            ready_set::drain(
-                table.words(),
-                table.header().ready_layout(),
-                mode,
-                move |entry| {
-                    let index = (entry / 2) as u32;
-                    // The entry's slot holds a value, and the entry is that value's: not a waker of
-                    // a departed value.
-                    let bound = (entry as u64 & 1) << 1 | OCCUPIED;
-                    if trusted(slots, index as usize).tag & 3 != bound {
-                        return;
-                    }
-                    if GROUP {
-                        // `ids + index` is `ids | index` (the index is below the group's bits),
-                        // written so that the compiler finds the mark in the slot just read.
-                        let mut marks = Local { slots, ids };
-                        poll::file(&mut marks, ids + index, round, filed, deferred);
-                    } else {
-                        poll::file(slots, index, round, filed, deferred);
-                    }
-                },
-            )
-        };
+        table.drain(mode, move |entry| {
+            let index = (entry / 2) as u32;
+            // The entry's slot holds a value, and the entry is that value's: not a waker of
+            // a departed value.
+            let bound = (entry as u64 & 1) << 1 | OCCUPIED;
+            if trusted(slots, index as usize).tag & 3 != bound {
+                return;
+            }
+            if GROUP {
+                // `ids + index` is `ids | index` (the index is below the group's bits),
+                // written so that the compiler finds the mark in the slot just read.
+                let mut marks = Local { slots, ids };
+                poll::file(&mut marks, ids + index, round, filed, deferred);
+            } else {
+                poll::file(slots, index, round, filed, deferred);
+            }
+        });
         ready.last() != last
     }
 

@@ -26,7 +26,7 @@ use core::task::{RawWaker, RawWakerVTable, Waker};
 use crate::sync::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering, alloc, dealloc};
 use crate::wake::atomic_waker::AtomicWaker;
 use crate::wake::hub::Hub;
-use crate::wake::ready_set::{self, ParentWord, ReadyLayout, Woke};
+use crate::wake::ready_set::{self, Drain, ParentWord, ReadyLayout, Woke};
 
 /// Who is told when the ready set goes from empty to non-empty.
 pub(crate) enum Parent {
@@ -370,7 +370,7 @@ impl WakeTable {
     /// # Safety
     /// `index` is below the table's number of entries.
     #[inline(always)]
-    pub(crate) unsafe fn entry_state_unchecked(&self, index: usize) -> EntryState<'_> {
+    unsafe fn entry_state_unchecked(&self, index: usize) -> EntryState<'_> {
         // SAFETY: the pair is in the block (the caller's bound) and initialised; we hold a
         // reference, so it lives as long as `self`.
         let pair = unsafe { &*self.pair_unchecked(index / 2) };
@@ -398,7 +398,7 @@ impl WakeTable {
         let state = self.entry_state(index);
         // SAFETY: the arena's reference keeps the table alive; this one is the entry's.
         unsafe { add_ref(self.header.as_ptr()) };
-        // AcqRel: Acquire as in `Store::release_entry`, if the last waker went meanwhile;
+        // AcqRel: Acquire as in `unbind_unchecked`, if the last waker went meanwhile;
         // Release so that a waker dropped later sees RETIRED after our unbinding.
         let free = state.retire(Ordering::AcqRel) == 0;
         if free {
@@ -410,12 +410,45 @@ impl WakeTable {
         free
     }
 
+    /// Unbinds entry `index` from its value, which is leaving. If no owned waker of it is
+    /// alive, no wake can come through it any more: its ready bit is cleared, and it is free
+    /// for its slot's value after next. Otherwise it is *retired* until its wakers are all gone
+    /// ([`retire`](Self::retire)). Always inlined: it is part of every output of a set.
+    ///
+    /// # Safety
+    /// `index` is below the table's number of entries.
+    #[inline(always)]
+    pub(crate) unsafe fn unbind_unchecked(&self, index: usize) {
+        // SAFETY: the caller's bound.
+        let state = unsafe { self.entry_state_unchecked(index) };
+        // Acquire pairs with the Release decrement in the wakers' drop: their bits in the ready
+        // set happen before we look at (and clear) the entry's bit.
+        // Most often neither of the pair's entries has an owned waker: one load says so.
+        let free = self.pair_is_clear(index, Ordering::Acquire)
+            || state.load(Ordering::Acquire) == 0
+            || self.retire(index);
+        if free {
+            // SAFETY: the entry is one of the table's (the caller's bound), and the ready set
+            // has a bit for each.
+            unsafe { ready_set::clear_unchecked(self.words(), index) };
+        }
+    }
+
+    /// Drains the ready set in `mode`, calling `file` with each woken entry (see
+    /// [`ready_set::drain`]).
+    #[inline(always)]
+    pub(crate) fn drain(&self, mode: Drain, file: impl FnMut(usize)) {
+        // SAFETY: the table's words and its layout; a bit of a summary word is set only by a
+        // waker's climb (the owner only sets `BUSY` and clears).
+        unsafe { ready_set::drain(self.words(), self.header().ready_layout(), mode, file) }
+    }
+
     /// Makes entry `index` ready to bind if no waker of it is left: `true` if so, its state
     /// and, if it was retired, its ready bit cleared (its last waker gave the entry's
     /// reference up); `false` if a waker of it is alive.
     pub(crate) fn reclaim(&self, index: usize) -> bool {
         let state = self.entry_state(index);
-        // Acquire: as in `Store::release_entry`.
+        // Acquire: as in `unbind_unchecked`.
         match state.load(Ordering::Acquire) {
             0 => true,
             RETIRED => {
