@@ -1,4 +1,4 @@
-//! A `GrowableArena` of two groups (two arenas on one hub), woken from two threads while the
+//! A `GrowableArena` of two groups (two stores on one hub), woken from two threads while the
 //! owner polls it.
 //!
 //! `GrowableArena::with_capacity(2)` makes a first group of two slots; the third insert adds a

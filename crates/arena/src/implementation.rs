@@ -197,7 +197,7 @@
 //! | The round mark (`Mark::round`, read by `poll::file`, written by `poll_slot` after a `Pending` poll and by `settle` after the other steps) | no double poll within a round, and fairness: a value woken again during a round waits for the next | `yield_16`: 12; `unordered_selfwake_100k_c64`: 27; `burst_100k`: 25; `keyed_churn_100k`: 16 bounded, 23 growable; merges: 2 bounded, 2 growable; `ready_512k`: 1; `unordered_ready_512k`: 1. Since, a drain learns whether the round's queue got a slot from the queue's tail before and after, not from each slot it files: 5.8 fewer on `yield_16`, 12.7 on `unordered_selfwake_100k_c64`, 5.2 on `burst_100k`, 6.2 on `keyed_churn_100k` (5.1 growable). Since, a value that stays `Pending` has its mark written by the kind's poll, where its slot is at hand, not looked up again from its id: `unordered_held_256` 163.5 to 158.5, `unordered_held_100k` 146.9 to 141.9, `merge_held_10k` 151.3 to 147.3 growable and 99.2 to 98.2 bounded, `held_10k` 99.1 to 98.1; `merge_sparse_10k` 447.7 to 452.6; the merges' hot rows unchanged (their first poll of a round marks nothing unless it stays `Pending`) | futures-util polls a future woken during its poll again in the same call; futures-buffered likewise (both bound it by their yield rules below) |
 //! | The vain-repoll rule (`MAX_VAIN_REPOLLS`, `Budget::vain`, `PollStorage::is_woken`) | coop under tokio: a round of a large arena stays linear when tokio defers wakes | `yield_16`: 14; `unordered_selfwake_100k_c64`: 38; `burst_100k`: 22; `keyed_churn_100k`: 22 bounded, 21 growable | none. The nearest is futures-util's per-task `woken` flag (set by each wake, cleared and read around each poll, to count self-wakes): estimated 3 per poll |
 //! | The budget (a round yields after polling as many values as it held) | fairness: neither the executor nor the other values starve | `yield_16`: 1.4; `unordered_selfwake_100k_c64`: 15; `burst_100k`: 11; `keyed_churn_100k`: 7 bounded, 8 growable; 0 on `ready_512k` and the merges. Since, the loop tests one count before each poll (the polls left, which the last vain repoll the round allows sets to 0) instead of two: 4.9 fewer on `yield_16`, 11 on `held_10k` and `burst_100k`, 14 on `unordered_selfwake_100k_c64` | futures-util yields after polling as many futures as it holds or after two self-wakes, estimated 3 or 4 per poll; futures-buffered after 61 pops in one call, estimated 2 |
-//! | The entry's release and reuse check (`WakeTable::unbind_unchecked` when a value leaves, `pair_is_clear` at insert) | stale wakers: an entry with live wakers is retired, not reused, and its ready bit cleared | `ready_512k`: 42 (21 of them at insert); `unordered_ready_512k`: 26 (6 at insert); `burst_100k`: 25; `keyed_churn_100k`: 27 bounded, 25 growable; `unordered_selfwake_100k_c64`: 31; merges: 1 or 0 | futures-util frees each task when its last reference goes (the set's, then the wakers'): releasing it, its `Arc` and its memory is 147 of its 398 per item on `ready_512k`, measured. futures-buffered: nothing (see the parity row) |
+//! | The entry's release and reuse check (`WakeTable::unbind` when a value leaves, `pair_is_clear` at insert) | stale wakers: an entry with live wakers is retired, not reused, and its ready bit cleared | `ready_512k`: 42 (21 of them at insert); `unordered_ready_512k`: 26 (6 at insert); `burst_100k`: 25; `keyed_churn_100k`: 27 bounded, 25 growable; `unordered_selfwake_100k_c64`: 31; merges: 1 or 0 | futures-util frees each task when its last reference goes (the set's, then the wakers'): releasing it, its `Arc` and its memory is 147 of its 398 per item on `ready_512k`, measured. futures-buffered: nothing (see the parity row) |
 //! | The growable arena's release check (`Groups::leaving`: `Sizing::output`, `release_due`) | memory: the top group is released when the policy allows | `burst_100k`: 37; `unordered_ready_512k`: 26; `keyed_churn_100k`: 24 growable; merges: 1 to 2 growable. Since, the top group is looked at only from the output that leaves the values filling at most half of the groups under it (the policy's own bound): 7 fewer on `unordered_ready_512k`, 3 on `burst_100k` and `keyed_churn_100k`. Since, a release left due by a panic is done as the panic leaves (`PollStorage::after_unwind`, and a guard around a drop), not looked for at the start of every call: 2 fewer on every growable merge row, 1 on `unordered_ready_512k` | futures-buffered keeps its groups for good: 0, with the memory. futures-util frees per future (previous row) |
 //! | A collection's walk of the ready set's levels (`ready_set::drain`, `drain_deep`) | one parent wake per burst, and each woken entry found without a scan of the whole set | under a top word two levels up (4,097 to 262,144 entries), two nested loops in place of a stack of levels took `unordered_sparse_10k` from 385.0 to 354.8 and `merge_sparse_10k` from 478.8 to 448.7 (10 wakes a collection, each in its own first-level word). What remains is a swap per word taken, and for each wake a compare-exchange loop per level it climbs (a `fetch_or` whose whole old value is read): 2.4 a wake on `unordered_sparse_10k` | futures-buffered and futures-util: a swap of the queue's head per wake, no levels |
 //! | The pair decode in a wake (`header_of`: the table's header and the entry's index from the waker's pointer) | memory and stale wakers: a waker is one pointer into the shared table, no allocation per value | replaced by a global pointer to the one table (itself 3 instructions, so a lower bound): `yield_16`: 8.5; `unordered_selfwake_100k_c64`: 19 | futures-buffered decodes its wakers the same way (an index stored in each item): estimated the same. futures-util's waker is the task's `Arc`: no decode, but an upgrade of the set's `Weak` on every wake; its whole wake is 50 per wake on `yield_16`, measured |
@@ -395,8 +395,12 @@
 //! slots' allocation, reached through the store's `Deref` to its slots) and the crate's token
 //! (`sealed::Token::new`, in `storage/mod.rs`), leaves entered on the way by every walk. A call
 //! across files is one whose callee is written in another file than its caller (a closure
-//! counts where it is written), the leaves' left out; in a release build. Paths are under
-//! `crates/`.
+//! counts where it is written, a function passed to a combinator of `core`, as to
+//! `Option::is_some_and`, as called by the file that passes it), the leaves' left out; in a
+//! release build, the default features, with queues empty before the call, an output with no
+//! `Drop` (one with a `Drop` is held by `unwind::QuietDrop` through the value's: one file and
+//! two calls more) and a value whose waker was woken by value (gone when the value leaves).
+//! Paths are under `crates/`.
 //!
 //! - **A bounded set** (`FuturesUnorderedBounded::poll_next`; a value woken from another
 //!   thread, polled first in its round, done: 7 files, 30 calls across them, `store.rs` entered
@@ -411,24 +415,25 @@
 //!   → back in `store.rs` (`PollStorage::parent_word`, through `arena/src/wake/wake_table.rs`
 //!   (`WakeTable::parent_word`) to `arena/src/wake/ready_set.rs` (`ParentWord`); `drain`,
 //!   through `WakeTable::drain` to `ready_set::drain`, filing each woken slot with
-//!   `poll::file`; then
-//!   `PollStorage::poll_slot`: `poll_at` (with `ready_set::take_unchecked` after a round's
-//!   first poll), `poll_value`, `value_and_waker`, with `wake_table.rs`'s
+//!   `poll::file`; then `PollStorage::poll_slot`: `poll_at` (with `ready_set::take_unchecked`
+//!   after a round's first poll), `poll_value`, `value_and_waker`, with `wake_table.rs`'s
 //!   `borrowed_waker_unchecked`, and `watch::start` before the poll, `Watch::end` after it) →
 //!   the value's `poll`, through `Step::of_future` in the set's closure (`keyed_set.rs`,
 //!   `poll.rs`) → back in `poll.rs` (`settle`: a value that woke itself goes to the next
 //!   round's queue), which calls `PollStorage::remove` (`store.rs` `remove_done`: the slot
-//!   freed, and its entry unbound: `WakeTable::unbind_unchecked`) → back with the output.
-//! - **A growable set** (`FuturesUnordered::poll_next`, as above, one group: 10 files, 38 calls
-//!   across them): as the bounded set from `unordered/src/growable.rs`, with
-//!   `arena/src/storage/growable.rs` in place of `Arena::engine` and between `poll.rs` and the
-//!   store: `Groups` implements `PollStorage`, a slot's id names its group (`split`), whose
-//!   store is drained and polled; its wakes come through `arena/src/wake/hub.rs` (the hub's
-//!   `ParentWord`), and a value that leaves is counted in `Groups::leaving`, the top group
-//!   released if `arena/src/storage/sizing.rs` allows.
-//! - **A merge of busy streams** (`MergeBounded::poll_next`, an item through `poll_first`: 7
-//!   files, 17 calls across them): `merge/src/bounded.rs` → `keyed_set.rs`
-//!   (`Streams::poll_arena`) → `coop.rs` → `keyed_set.rs` → `store.rs` (`Arena::engine`) →
+//!   freed, and its entry unbound: `WakeTable::unbind`) → back with the output.
+//! - **A growable set** (`FuturesUnordered::poll_next`, as above, one group, whose release
+//!   policy the output leaves as it was: 10 files, 38 calls across them): as the bounded set
+//!   from `unordered/src/growable.rs`, with `arena/src/storage/growable.rs` in place of
+//!   `Arena::engine` and between `poll.rs` and the store: `Groups` implements `PollStorage`, a
+//!   slot's id names its group (`split`), whose store is drained and polled; its wakes come
+//!   through `arena/src/wake/hub.rs` (the hub's `ParentWord`), and a value that leaves is
+//!   counted in `Groups::leaving`, the top group released if `arena/src/storage/sizing.rs`
+//!   allows.
+//! - **A merge of busy streams** (`MergeBounded::poll_next` of two streams or more, an item
+//!   through `poll_first`: 7 files, 17 calls across them): `merge/src/bounded.rs` →
+//!   `keyed_set.rs` (`Streams::poll_arena`) → `coop.rs` → `keyed_set.rs` → `store.rs`
+//!   (`Arena::engine`) →
 //!   `poll.rs` (`Rounds::next_output_some`, `poll_first`: the top word through
 //!   `PollStorage::parent_word`, in `wake_table.rs`, and `ParentWord::nothing_woken`, in
 //!   `ready_set.rs`) → `store.rs` (`PollStorage::poll_slot`, `poll_at`) → `wake_table.rs` →

@@ -176,8 +176,8 @@ pub trait Storage<T>: Unpin + sealed::Sealed {
     /// been woken already: it yields to let others run).
     ///
     /// If `f` panics, the value is dropped in place, its slot freed, and the panic resumed.
-    // Always inlined, as the sets' own way to the loop is (`PollKind::poll_arena`): the loop
-    // runs in the caller's frame, with no call per output.
+    // Always inlined, so that the loop runs in the caller's frame with no call per output, as
+    // it does on a set's own way to it (`Futures::poll_arena`).
     #[inline(always)]
     fn poll_next<R, F>(&mut self, cx: &mut Context<'_>, f: F) -> Poll<Option<(Key, R)>>
     where

@@ -565,9 +565,9 @@ impl<T> Store<T> {
             // The new value's entry is the one its slot's value before last had: free of
             // wakers unless one of that value outlived it.
             let entry = Self::entry_of(index, generation);
-            // Acquire: as in `WakeTable::unbind_unchecked`, if the entry's last waker went
-            // since. Most often neither of the slot's entries has an owned waker: one load of
-            // their word says so.
+            // Acquire: as in `WakeTable::unbind`, if the entry's last waker went since. Most
+            // often neither of the slot's entries has an owned waker: one load of their word
+            // says so.
             // Otherwise this entry may be free all the same: `bind_retired` looks, out of line.
             let generation = if self.table.pair_is_clear(entry, Ordering::Acquire) {
                 generation
@@ -779,9 +779,7 @@ impl<T> Store<T> {
         slot.tag &= !OCCUPIED;
         let entry = Self::entry_of(index, slot.generation());
         self.len -= 1;
-        // SAFETY: `entry` is the one bound to the leaving value, one of its slot's two, which
-        // are the table's.
-        unsafe { self.table.unbind_unchecked(entry) };
+        self.table.unbind(entry);
     }
 
     /// Puts free slot `index` on the free list, unless its generation has run out.
@@ -903,23 +901,27 @@ impl<T> Store<T> {
         // the loop keeps them in registers rather than reading them back through references
         // (guarded by `unordered_sparse_10k`, instructions).
         let (filed, deferred) = (&mut *ready, deferred);
-        table.drain(mode, move |entry| {
-            let index = (entry / 2) as u32;
-            // The entry's slot holds a value, and the entry is that value's: not a waker of
-            // a departed value.
-            let bound = (entry as u64 & 1) << 1 | OCCUPIED;
-            if trusted(slots, index as usize).tag & 3 != bound {
-                return;
-            }
-            if GROUP {
-                // `ids + index` is `ids | index` (the index is below the group's bits),
-                // written so that the compiler finds the mark in the slot just read.
-                let mut marks = Local { slots, ids };
-                poll::file(&mut marks, ids + index, round, filed, deferred);
-            } else {
-                poll::file(slots, index, round, filed, deferred);
-            }
-        });
+        // SAFETY: only the table's wakers and this store's calls of the ready set write the
+        // table's words, and the store never raises a bit of its top word.
+        unsafe {
+            table.drain(mode, move |entry| {
+                let index = (entry / 2) as u32;
+                // The entry's slot holds a value, and the entry is that value's: not a waker of
+                // a departed value.
+                let bound = (entry as u64 & 1) << 1 | OCCUPIED;
+                if trusted(slots, index as usize).tag & 3 != bound {
+                    return;
+                }
+                if GROUP {
+                    // `ids + index` is `ids | index` (the index is below the group's bits),
+                    // written so that the compiler finds the mark in the slot just read.
+                    let mut marks = Local { slots, ids };
+                    poll::file(&mut marks, ids + index, round, filed, deferred);
+                } else {
+                    poll::file(slots, index, round, filed, deferred);
+                }
+            })
+        };
         ready.last() != last
     }
 

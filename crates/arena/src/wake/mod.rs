@@ -1,5 +1,5 @@
 //! The wake protocol: the wake table each slot's wakers point into, the lock-free set of woken
-//! slots, the task's registration, and the hub that several arenas share. Nothing here polls.
+//! slots, the task's registration, and the hub a growable arena's groups share. Nothing here polls.
 
 pub(crate) mod atomic_waker;
 pub(crate) mod hub;

@@ -32,7 +32,7 @@ use crate::wake::ready_set::{self, Drain, ParentWord, ReadyLayout, Woke};
 pub(crate) enum Parent {
     /// The task polling the arena.
     Task(AtomicWaker),
-    /// A hub shared by several arenas; `bit` is this arena's bit in it.
+    /// The hub of a growable arena's groups; `bit` is this group's bit in it.
     Hub { hub: Hub, bit: u32 },
 }
 
@@ -398,7 +398,7 @@ impl WakeTable {
         let state = self.entry_state(index);
         // SAFETY: the arena's reference keeps the table alive; this one is the entry's.
         unsafe { add_ref(self.header.as_ptr()) };
-        // AcqRel: Acquire as in `unbind_unchecked`, if the last waker went meanwhile;
+        // AcqRel: Acquire as in `unbind`, if the last waker went meanwhile;
         // Release so that a waker dropped later sees RETIRED after our unbinding.
         let free = state.retire(Ordering::AcqRel) == 0;
         if free {
@@ -414,12 +414,11 @@ impl WakeTable {
     /// alive, no wake can come through it any more: its ready bit is cleared, and it is free
     /// for its slot's value after next. Otherwise it is *retired* until its wakers are all gone
     /// ([`retire`](Self::retire)). Always inlined: it is part of every output of a set.
-    ///
-    /// # Safety
-    /// `index` is below the table's number of entries.
     #[inline(always)]
-    pub(crate) unsafe fn unbind_unchecked(&self, index: usize) {
-        // SAFETY: the caller's bound.
+    pub(crate) fn unbind(&self, index: usize) {
+        debug_assert!(index < self.entries as usize, "entry index out of bounds");
+        // SAFETY: `index` is one of the table's entries: the arena unbinds only the entry bound
+        // to a value of one of its slots, as for `pair_is_clear`.
         let state = unsafe { self.entry_state_unchecked(index) };
         // Acquire pairs with the Release decrement in the wakers' drop: their bits in the ready
         // set happen before we look at (and clear) the entry's bit.
@@ -428,18 +427,22 @@ impl WakeTable {
             || state.load(Ordering::Acquire) == 0
             || self.retire(index);
         if free {
-            // SAFETY: the entry is one of the table's (the caller's bound), and the ready set
-            // has a bit for each.
+            // SAFETY: the entry is one of the table's (above), and the ready set has a bit for
+            // each.
             unsafe { ready_set::clear_unchecked(self.words(), index) };
         }
     }
 
     /// Drains the ready set in `mode`, calling `file` with each woken entry (see
     /// [`ready_set::drain`]).
+    ///
+    /// # Safety
+    /// Every bit of the set's summary words but `BUSY` was set by a wake's climb: nothing but
+    /// the table's wakers and its owner's calls of [`ready_set`] has written its words (the
+    /// owner sets `BUSY` and clears bits only; it never raises a bit of the top word itself).
     #[inline(always)]
-    pub(crate) fn drain(&self, mode: Drain, file: impl FnMut(usize)) {
-        // SAFETY: the table's words and its layout; a bit of a summary word is set only by a
-        // waker's climb (the owner only sets `BUSY` and clears).
+    pub(crate) unsafe fn drain(&self, mode: Drain, file: impl FnMut(usize)) {
+        // SAFETY: the table's words and its layout, and the caller's promise.
         unsafe { ready_set::drain(self.words(), self.header().ready_layout(), mode, file) }
     }
 
@@ -448,7 +451,7 @@ impl WakeTable {
     /// reference up); `false` if a waker of it is alive.
     pub(crate) fn reclaim(&self, index: usize) -> bool {
         let state = self.entry_state(index);
-        // Acquire: as in `unbind_unchecked`.
+        // Acquire: as in `unbind`.
         match state.load(Ordering::Acquire) {
             0 => true,
             RETIRED => {
