@@ -1,14 +1,17 @@
 //! Stale wakers: a waker that outlives its value (or the arena) polls none of the values
 //! that take its slot, whichever of the slot's two wake entries they are given.
 
+use core::future::Future;
+use core::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Waker};
 
 use pinfold_testkit::probe::{Probe, ProbeState};
 use pinfold_testkit::waker::counting_waker;
 
 use super::next;
-use crate::{Arena, Step, Storage};
+use crate::{Arena, GrowableArena, Key, Step, Storage};
 use alloc::vec::Vec;
 
 #[test]
@@ -275,4 +278,73 @@ fn a_stale_waker_of_a_shared_entry_still_counts_after_the_value_sharing_it_leave
         &second,
         "the second value's waker polled a value given its entry as free",
     );
+}
+
+/// A future that counts its polls, keeps no waker and never finishes.
+struct CountsPolls(Arc<AtomicUsize>);
+
+impl Future for CountsPolls {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        Poll::Pending
+    }
+}
+
+/// A value woken by value (its last owned waker gone) and removed before the wake is collected:
+/// its entry's ready bit is cleared as it leaves, so the slot's value after next, which takes
+/// the same entry, is not polled for that wake.
+fn a_wake_of_a_removed_value_left_uncollected_polls_nothing<A: Storage<CountsPolls>>(
+    mut arena: A,
+    waker_of: impl Fn(&A, Key) -> Waker,
+) {
+    let (task, _) = counting_waker();
+    let insert = |arena: &mut A, polls: &Arc<AtomicUsize>| {
+        let key = arena.insert(CountsPolls(Arc::clone(polls)));
+        key.ok().expect("the arena has room")
+    };
+    let first = insert(&mut arena, &Arc::default());
+    assert!(next(&mut arena, &task).is_pending());
+    let waker = waker_of(&arena, first);
+    let mut round = arena.start_round();
+    waker.wake();
+    assert!(arena.remove(first));
+    // The next value takes the slot's other entry, the one after it the first's.
+    let second = insert(&mut arena, &Arc::default());
+    assert!(arena.remove(second));
+    let polls = Arc::new(AtomicUsize::new(0));
+    insert(&mut arena, &polls);
+    // The round started before the wake goes on: its first poll, the new value's, takes no
+    // bit, and the collection after it finds whatever bit the entry still has.
+    let mut cx = Context::from_waker(&task);
+    let mut poll =
+        |_, value: Pin<&mut CountsPolls>, cx: &mut Context<'_>| Step::of_future(value.poll(cx));
+    assert!(
+        arena
+            .poll_with_budget(&mut cx, &mut round, &mut poll)
+            .is_pending()
+    );
+    for _ in 0..3 {
+        assert!(next(&mut arena, &task).is_pending());
+    }
+    assert_eq!(
+        polls.load(Ordering::Relaxed),
+        1,
+        "the value was polled for a wake of the value whose entry it took"
+    );
+}
+
+#[test]
+fn a_wake_of_a_removed_value_left_uncollected_polls_nothing_fixed() {
+    a_wake_of_a_removed_value_left_uncollected_polls_nothing(Arena::new(1), |arena, key| {
+        arena.waker(key).unwrap()
+    });
+}
+
+#[test]
+fn a_wake_of_a_removed_value_left_uncollected_polls_nothing_growable() {
+    a_wake_of_a_removed_value_left_uncollected_polls_nothing(GrowableArena::new(), |arena, key| {
+        arena.waker(key).unwrap()
+    });
 }
