@@ -24,7 +24,9 @@ fn one_call_polls_each_self_waking_value_once_round_robin_and_yields() {
         })
         .collect();
     let (parent_waker, parent) = counting_waker();
-    for call in 1..=10 {
+    // Under Miri as many calls as the fairness rules' own test makes.
+    let calls = if cfg!(miri) { 3 } else { 10 };
+    for call in 1..=calls {
         let wakes_before = parent.count();
         assert!(next(&mut arena, &parent_waker).is_pending());
         assert!(
