@@ -232,7 +232,8 @@ fn departed_keys_stay_refused_after_groups_are_released_and_regrown() {
 
 // Not under Miri, where the model has no wake threads and would fire these wakes on the test's
 // own thread, as the model tests above do. There the tests of wakes from other threads of the
-// arena (`ready_edges.rs`, `wakes.rs`) and of both sets (unordered's `wakes.rs`) stand in.
+// arena (`ready_edges.rs`, `wakes.rs`), the sets and merges (unordered's and merge's
+// `wakes.rs`) and the ordered sets (buffer's `ordered_sets.rs`) stand in.
 #[test]
 #[cfg_attr(miri, ignore)]
 fn wakes_from_other_threads_reach_every_set() {

@@ -63,8 +63,8 @@ const TREE_BORROWS_BOUNDED_TESTS: [&str; 6] = [
 const TREE_BORROWS_BOUNDED_FILTER: &str = "bounded::";
 
 /// The library crates whose Stacked Borrows run goes in the second lane, after its Tree Borrows
-/// run (which built them). Join's runs are short: its Stacked Borrows run goes in the first
-/// lane, which would otherwise end minutes before the second.
+/// run (which built them). Join's Stacked Borrows run, a short one, goes in the first lane,
+/// which is the shorter without it.
 const STACKED_BORROWS_SECOND_LANE: [&str; 1] = ["pinfold-pool"];
 
 /// The test files of `pinfold-reliability` that run under Miri too (with Stacked Borrows):
@@ -133,10 +133,9 @@ pub(crate) fn miri(workspace: &Workspace) -> Result<Outcome, Failure> {
     }
     // Miri runs one test at a time on one core: with two, the runs go in two lanes of about
     // the same length, each with a target directory of its own (cargo locks one while it
-    // builds). The first lane takes the Stacked Borrows run of every crate but pool (about
-    // half of all the runs' time) and then the bounded set's Tree Borrows run, whose crate it
-    // has built; the second the other Tree Borrows run, pool's Stacked Borrows run and the
-    // reliability models.
+    // builds). The first lane takes the Stacked Borrows run of every crate but pool and then
+    // the bounded set's Tree Borrows run, whose crate it has built; the second the other Tree
+    // Borrows run, pool's Stacked Borrows run and the reliability models.
     let (stacked_first, stacked_second): (Vec<_>, Vec<_>) = LIBRARY_CRATES
         .into_iter()
         .partition(|(_, package)| !STACKED_BORROWS_SECOND_LANE.contains(package));

@@ -14,7 +14,7 @@ use crate::{Arena, Storage};
 
 #[test]
 fn new_allocates_twice_and_use_allocates_nothing() {
-    // Under Miri a smaller arena (still several words of wake bits) wraps fewer times: there,
+    // Under Miri a smaller arena (still several words of wake bits) takes fewer rounds: there,
     // under Tree Borrows, the run's time grows faster than the arena's capacity.
     let (capacity, rounds) = if cfg!(miri) {
         (128, 320)
