@@ -79,7 +79,7 @@ pub use results::{
 pub use sparse::{SPARSE_BATCH, SPARSE_BATCHES, SPARSE_LEN, SparseWakes};
 pub use summary::{
     CpuRatio, PeerRow, SLOWER_BY, SUMMARY_END, SUMMARY_MAX_ROWS, SUMMARY_START, SUMMARY_WORKLOADS,
-    Standing, claims, replace_summary, spelled_out, summary_rows, summary_table,
+    Standing, claims, replace_summary, row_peer, spelled_out, summary_rows, summary_table,
 };
 pub use workers::{FireOrder, RoundTimes, WakerThreads};
 pub use xorshift::{Xorshift, random_delays};

@@ -138,17 +138,18 @@ pub fn summary_rows<'a>(standings: &'a [Standing], named: &[&str]) -> Vec<&'a St
 }
 
 /// The summary in markdown: `provenance` (one line on the records it comes from), then a
-/// table of `rows` (by name: `RESULTS.md` says what each measures): pinfold's time over the
-/// fastest peer's on each of `cpus` (short names), its instructions per item over the fewest
-/// of any peer, and, if some row holds values, pinfold's peak bytes per value with its ratio
-/// to the fewest of any peer (`—` in a row that holds none).
+/// table of `rows` (by name: `RESULTS.md` says what each measures): the row's peer
+/// ([`row_peer`]), pinfold's time over the fastest peer's on each of `cpus` (short names), its
+/// instructions per item over the fewest of any peer, and, if some row holds values, pinfold's
+/// peak bytes per value with its ratio to the fewest of any peer (`—` in a row that holds
+/// none). A ratio against another peer than the row's names that peer.
 pub fn summary_table(rows: &[&Standing], cpus: &[String], provenance: &str) -> String {
     let per_value = rows.iter().any(|row| row.bytes_per_value.is_some());
     let mut out = String::new();
     let _ = writeln!(out, "{provenance}");
     let _ = writeln!(out);
-    let mut head = String::from("| workload |");
-    let mut rule = String::from("|---|");
+    let mut head = String::from("| workload | peer |");
+    let mut rule = String::from("|---|---|");
     for cpu in cpus {
         let _ = write!(head, " time, {cpu} |");
         rule.push_str("---|");
@@ -162,29 +163,37 @@ pub fn summary_table(rows: &[&Standing], cpus: &[String], provenance: &str) -> S
     let _ = writeln!(out, "{head}");
     let _ = writeln!(out, "{rule}");
     for row in rows {
-        let _ = write!(out, "| {} |", row.label());
+        let peer = row_peer(row).unwrap_or("—");
+        let against = |ratio: f64, other: &str| {
+            if other == peer {
+                format::ratio(ratio)
+            } else {
+                format!("{} {other}", format::ratio(ratio))
+            }
+        };
+        let _ = write!(out, "| {} | {peer} |", row.label());
         for cpu in cpus {
             match row.times.iter().find(|time| &time.cpu == cpu) {
                 Some(time) => {
-                    let _ = write!(out, " {} {} |", format::ratio(time.ratio()), time.peer);
+                    let _ = write!(out, " {} |", against(time.ratio(), &time.peer));
                 }
                 None => out.push_str(" — |"),
             }
         }
         match &row.instructions {
-            Some((ours, peer, theirs)) => {
-                let _ = write!(out, " {} {peer} |", format::ratio(ours / theirs));
+            Some((ours, other, theirs)) => {
+                let _ = write!(out, " {} |", against(ours / theirs, other));
             }
             None => out.push_str(" — |"),
         }
         if per_value {
             match &row.bytes_per_value {
-                Some((ours, peer, theirs)) => {
+                Some((ours, other, theirs)) => {
                     let _ = write!(
                         out,
-                        " {} ({} {peer}) |",
+                        " {} ({}) |",
                         format::per_value(*ours),
-                        format::ratio(ours / theirs)
+                        against(ours / theirs, other)
                     );
                 }
                 None => out.push_str(" — |"),
@@ -193,6 +202,22 @@ pub fn summary_table(rows: &[&Standing], cpus: &[String], provenance: &str) -> S
         out.push('\n');
     }
     out
+}
+
+/// The peer a summary row names once: the one most of its ratios (time on each CPU,
+/// instructions, bytes per value) are against, the first named of those tied. `None` for a
+/// row with no ratio.
+pub fn row_peer(row: &Standing) -> Option<&str> {
+    let peers: Vec<&str> = row
+        .times
+        .iter()
+        .map(|time| time.peer.as_str())
+        .chain(row.instructions.iter().map(|(_, peer, _)| peer.as_str()))
+        .chain(row.bytes_per_value.iter().map(|(_, peer, _)| peer.as_str()))
+        .collect();
+    let count = |peer: &str| peers.iter().filter(|&&other| other == peer).count();
+    // `max_by_key` keeps the last of equal keys: walk backwards so the first named wins.
+    peers.iter().rev().copied().max_by_key(|&peer| count(peer))
 }
 
 /// How pinfold compares with one peer in one row: its time over the peer's on each CPU that

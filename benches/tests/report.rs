@@ -7,7 +7,8 @@ use std::time::{Duration, UNIX_EPOCH};
 use pinfold_benches::{
     Allocs, Cpu, CpuRatio, Measured, PeerRow, Record, SUMMARY_END, SUMMARY_MAX_ROWS, SUMMARY_START,
     Standing, TABLES, Table, Workload, bytes_per_value, claims, cpu_table, format, index_table,
-    peer_rows, ratio_chart, replace_summary, spelled_out, standings, summary_rows, summary_table,
+    peer_rows, ratio_chart, replace_summary, row_peer, spelled_out, standings, summary_rows,
+    summary_table,
 };
 
 /// A row where pinfold takes `ratio` times the fastest peer's 100 ns on one CPU.
@@ -72,16 +73,43 @@ fn summary_table_has_a_line_per_row_with_its_ratio_on_each_cpu_and_in_instructio
     let chosen: Vec<&Standing> = rows.iter().collect();
     let cpus = ["Zen 5".to_string(), "Zen 3".to_string()];
     let table = summary_table(&chosen, &cpus, "From a run.");
-    assert!(
-        table.starts_with("From a run.\n\n| workload | time, Zen 5 | time, Zen 3 | instructions |")
-    );
+    assert!(table.starts_with(
+        "From a run.\n\n| workload | peer | time, Zen 5 | time, Zen 3 | instructions |"
+    ));
     assert!(
         table.contains(
-            "| `keyed_churn_100k` (pinfold-growable) | 0.42x futures-util | — | 0.25x futures-util |"
+            "| `keyed_churn_100k` (pinfold-growable) | futures-util | 0.42x | — | 0.25x |"
         ),
         "{table}"
     );
     assert_eq!(table.lines().count(), 2 + 2 + rows.len());
+}
+
+#[test]
+fn a_summary_row_names_the_peer_of_most_of_its_ratios_once() {
+    let mut row = standing("keyed_churn_100k", 0.5);
+    row.times.push(CpuRatio {
+        cpu: "Zen 3".to_string(),
+        pinfold_ns: 60.0,
+        peer: "futures-buffered".to_string(),
+        peer_ns: 100.0,
+    });
+    row.instructions = Some((30.0, "futures-buffered".to_string(), 100.0));
+    row.bytes_per_value = Some((48.0, "futures-concurrency".to_string(), 96.0));
+    assert_eq!(row_peer(&row), Some("futures-buffered"));
+    let cpus = ["Zen 5".to_string(), "Zen 3".to_string()];
+    let table = summary_table(&[&row], &cpus, "From a run.");
+    assert!(
+        table.contains(
+            "| `keyed_churn_100k` | futures-buffered | 0.50x futures-util | 0.60x | 0.30x | \
+             48.0 (0.50x futures-concurrency) |"
+        ),
+        "{table}"
+    );
+    let mut bare = standing("bare", 1.0);
+    bare.times.clear();
+    assert_eq!(row_peer(&bare), None);
+    assert!(summary_table(&[&bare], &cpus, "").contains("| `bare` | — | — | — | — |"));
 }
 
 #[test]
@@ -568,18 +596,16 @@ fn the_summary_gives_pinfolds_bytes_per_value_against_the_fewest() {
     let chosen = [&rows[0], &other];
     let text = summary_table(&chosen, &["Zen 5".to_string()], "From a run.");
     assert!(
-        text.contains("| workload | time, Zen 5 | instructions | bytes per value |"),
+        text.contains("| workload | peer | time, Zen 5 | instructions | bytes per value |"),
         "{text}"
     );
     assert!(
-        text.contains(
-            "| `ready_512k` | 0.28x futures-buffered | 1.09x futures-buffered | 80.0 (1.25x \
-             futures-buffered) |"
-        ),
+        text.contains("| `ready_512k` | futures-buffered | 0.28x | 1.09x | 80.0 (1.25x) |"),
         "{text}"
     );
+    // Tied at one ratio each, the row names the first peer; the other's cell names its own.
     assert!(
-        text.contains("| `join_all_std_ready_30` | 2.00x futures-util | 2.00x vec | — |"),
+        text.contains("| `join_all_std_ready_30` | futures-util | 2.00x | 2.00x vec | — |"),
         "{text}"
     );
     let peers = peer_rows(&[&zen5]);

@@ -10,8 +10,12 @@
 //! `<target>/pinfold-bench/`. Run it after `cargo bench -p pinfold-benches`:
 //!
 //! ```text
-//! cargo run -p pinfold-benches --bin bench-table [-- --write]
+//! cargo run -p pinfold-benches --bin bench-table [-- --write | --records]
 //! ```
+//!
+//! `--records` rewrites only what is made from every CPU's record (the index, the chart and
+//! the README's summary, below) from the files in `benches/results/`, with no run: after a
+//! change to how they are written, or a record copied in from another machine.
 //!
 //! `--stamp`, which `cargo xtask bench` runs first, notes the commit the run is built from and
 //! the day it starts, so that the record names them even if the tables are written later.
@@ -299,7 +303,7 @@ fn read_records() -> Result<Vec<Record>, String> {
 }
 
 /// Writes this CPU's files, then the index, the chart and the README's summary from every
-/// record; gives the summary.
+/// record ([`write_from_records`]); gives the summary.
 fn write_report(record: &Record) -> Result<String, String> {
     let write = |path: &Path, text: &str| {
         fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
@@ -311,13 +315,22 @@ fn write_report(record: &Record) -> Result<String, String> {
         &dir.join(format!("{}.md", record.slug)),
         &cpu_document(record),
     )?;
+    write_from_records(Some(&record.slug))
+}
 
+/// Writes the index, the chart and the README's summary from every record in
+/// `benches/results/`; gives the summary. `newest` names the record just written, which goes
+/// last among the records of its date.
+fn write_from_records(newest: Option<&str>) -> Result<String, String> {
+    let write = |path: &Path, text: &str| {
+        fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    };
     let mut records = read_records()?;
     // By date, and among records of one date the one just written last: the newest, whose
     // instruction counts the tables show (a record copied in from another machine may bear
     // the same date and come from an older commit).
     records.sort_by(|a, b| {
-        let key = |r: &Record| (r.date.clone(), r.slug == record.slug);
+        let key = |r: &Record| (r.date.clone(), Some(r.slug.as_str()) == newest);
         key(a).cmp(&key(b))
     });
     let records: Vec<&Record> = records.iter().collect();
@@ -328,7 +341,8 @@ fn write_report(record: &Record) -> Result<String, String> {
 
     let cpus: Vec<String> = records.iter().map(|r| r.short.clone()).collect();
     let provenance = format!(
-        "`cargo xtask bench --full` on {}; every row, what it measures and its allocations in \
+        "`cargo xtask bench --full` on {}. A ratio is pinfold's over the best peer's: the \
+         row's, or the one its cell names. Every row, what it measures and its allocations: \
          [benches/RESULTS.md](benches/RESULTS.md).",
         records
             .iter()
@@ -360,6 +374,23 @@ fn main() -> ExitCode {
     let write = match args.as_slice() {
         [] => false,
         [flag] if flag == "--write" => true,
+        [flag] if flag == "--records" => {
+            return match write_from_records(None) {
+                Ok(summary) => {
+                    println!(
+                        "bench-table: wrote benches/RESULTS.md, benches/ratios.svg and the \
+                         README's summary from benches/results/:"
+                    );
+                    println!();
+                    print!("{summary}");
+                    ExitCode::SUCCESS
+                }
+                Err(error) => {
+                    eprintln!("bench-table: {error}");
+                    ExitCode::FAILURE
+                }
+            };
+        }
         [flag] if flag == "--stamp" => {
             return match stamp() {
                 Ok(()) => ExitCode::SUCCESS,
@@ -370,7 +401,7 @@ fn main() -> ExitCode {
             };
         }
         _ => {
-            eprintln!("usage: bench-table [--write | --stamp]");
+            eprintln!("usage: bench-table [--write | --records | --stamp]");
             return ExitCode::FAILURE;
         }
     };
