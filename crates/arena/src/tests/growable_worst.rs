@@ -39,8 +39,14 @@ fn drain<F: Future>(arena: &mut GrowableArena<F>, waker: &Waker) -> Vec<(Key, F:
 fn growable_values_stay_put_and_wakes_arrive_while_the_groups_vector_grows_past_several_groups() {
     // The vector of groups moves each time it grows (room for one group, then two, four,
     // eight): the stores move with it, the values and the wake tables (on the heap) must not.
+    // Under Miri, five groups: the vector still grows from room for four to eight.
+    let (n, groups, capacity) = if cfg!(miri) {
+        (300, 5, 320)
+    } else {
+        (500, 7, 500)
+    };
     let mut arena = GrowableArena::new();
-    let (values, states) = probes(500);
+    let (values, states) = probes(n);
     let mut values = values.into_iter();
     let mut keys: Vec<Key> = values.by_ref().take(33).map(|v| arena.insert(v)).collect();
     assert_eq!(arena.groups(), 2);
@@ -60,13 +66,13 @@ fn growable_values_stay_put_and_wakes_arrive_while_the_groups_vector_grows_past_
     early[2].wake_by_ref();
     assert_eq!(
         (arena.groups(), arena.capacity(), arena.len()),
-        (7, 500, 500),
+        (groups, capacity, n),
         "32, 32, 64, 128, then a quarter of what is below: 64, 80, 100"
     );
     assert!(woken.count() >= 1);
-    let groups = groups_of(&arena, &keys);
-    assert!(groups.windows(2).all(|w| w[0] <= w[1]), "{groups:?}");
-    assert_eq!(groups[499], 6);
+    let of_keys = groups_of(&arena, &keys);
+    assert!(of_keys.windows(2).all(|w| w[0] <= w[1]), "{of_keys:?}");
+    assert_eq!(of_keys[n - 1], groups - 1);
     // The three woken, then every inserted value once; a probe panics if it moved.
     let outputs = drain(&mut arena, &task);
     let mut ids: Vec<usize> = outputs.iter().map(|&(_, id)| id).collect();
@@ -90,7 +96,7 @@ fn growable_values_stay_put_and_wakes_arrive_while_the_groups_vector_grows_past_
         })
         .collect();
     all.sort_unstable();
-    assert_eq!(all.len(), 497);
+    assert_eq!(all.len(), n - 3);
     assert!(arena.is_empty());
     assert!(states.iter().all(|s| s.drops() == 1));
     assert_eq!(arena.groups(), 1, "every group but the first released");
@@ -506,8 +512,14 @@ fn growable_keys_of_aged_slots_are_refused_whichever_released_group_held_them() 
     // back twice) in group 2 or in group 1; then every value but the first leaves, group 2's
     // first (the two groups are released by separate outputs) or last (by one). The groups
     // added in their place take both numbers again, and start past the generations of both.
-    // Boxed values, so that each one leaves through a drop.
-    for (aged, top_first) in [(64, false), (64, true), (63, false), (63, true)] {
+    // Boxed values, so that each one leaves through a drop. Under Miri, two of the four cases:
+    // each group aged, and each order, once.
+    let cases: &[(usize, bool)] = if cfg!(miri) {
+        &[(64, false), (63, true)]
+    } else {
+        &[(64, false), (64, true), (63, false), (63, true)]
+    };
+    for &(aged, top_first) in cases {
         let case = format!("slot {aged} aged, group 2 emptied first: {top_first}");
         let mut arena = GrowableArena::new();
         let mut keys: Vec<Key> = (0..65).map(|n| arena.insert(ready(Box::new(n)))).collect();

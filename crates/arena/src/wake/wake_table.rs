@@ -996,10 +996,17 @@ mod tests {
     /// Tables of 0 to 11 entries (odd counts too, as a join's), with wakers kept of one entry,
     /// of two near each other, or of all, some of them retired before: the table's drop retires
     /// exactly the entries with wakers alive, each holding one reference to the table, and
-    /// leaves the others as they were.
+    /// leaves the others as they were. Under Miri, the sizes at the edges of the walk's turns
+    /// of four pairs: none, half a pair, one pair, one and a half, one turn, one turn and half
+    /// a pair, one turn and one and a half.
     #[test]
     fn retire_all_retires_exactly_the_entries_with_wakers_alive() {
-        for entries in 0..=11usize {
+        let sizes: &[usize] = if cfg!(miri) {
+            &[0, 1, 2, 3, 8, 9, 11]
+        } else {
+            &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+        };
+        for &entries in sizes {
             let mut sets: Vec<u32> = (0..entries).map(|e| 1 << e).collect();
             for a in 0..entries {
                 // Two entries of one pair, or of pairs next to each other.
