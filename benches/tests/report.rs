@@ -27,6 +27,16 @@ fn standing(name: &str, ratio: f64) -> Standing {
     }
 }
 
+/// pinfold's `pinfold_ns` on Zen 3 against futures-buffered's 100 ns there.
+fn zen3_against_futures_buffered(pinfold_ns: f64) -> CpuRatio {
+    CpuRatio {
+        cpu: "Zen 3".to_string(),
+        pinfold_ns,
+        peer: "futures-buffered".to_string(),
+        peer_ns: 100.0,
+    }
+}
+
 fn names<'a>(rows: &[&'a Standing]) -> Vec<&'a str> {
     rows.iter().map(|row| row.name.as_str()).collect()
 }
@@ -88,12 +98,7 @@ fn summary_table_has_a_line_per_row_with_its_ratio_on_each_cpu_and_in_instructio
 #[test]
 fn a_summary_row_names_the_peer_of_most_of_its_ratios_once() {
     let mut row = standing("keyed_churn_100k", 0.5);
-    row.times.push(CpuRatio {
-        cpu: "Zen 3".to_string(),
-        pinfold_ns: 60.0,
-        peer: "futures-buffered".to_string(),
-        peer_ns: 100.0,
-    });
+    row.times.push(zen3_against_futures_buffered(60.0));
     row.instructions = Some((30.0, "futures-buffered".to_string(), 100.0));
     row.bytes_per_value = Some((48.0, "futures-concurrency".to_string(), 96.0));
     assert_eq!(row_peer(&row), Some("futures-buffered"));
@@ -115,12 +120,7 @@ fn a_summary_row_names_the_peer_of_most_of_its_ratios_once() {
 #[test]
 fn a_rows_summary_ratio_is_its_worst_cpu() {
     let mut row = standing("a", 0.5);
-    row.times.push(CpuRatio {
-        cpu: "Zen 3".to_string(),
-        pinfold_ns: 120.0,
-        peer: "futures-buffered".to_string(),
-        peer_ns: 100.0,
-    });
+    row.times.push(zen3_against_futures_buffered(120.0));
     assert_eq!(row.worst(), 1.2);
     assert_eq!(row.best(), 0.5);
     let rows = [row, standing("b", 1.0)];
