@@ -152,8 +152,8 @@ impl<'a, 'r, M: Measurement + 'static> Group<'a, 'r, M> {
     }
 
     /// Counts one run of `run` (after an uncounted one, see
-    /// [`measure_warm`](crate::measure_warm)), then times it with `Bencher::iter`: everything `run` does is
-    /// timed, so it must not build a runtime.
+    /// [`measure_warm`](crate::measure_warm)), then times it with `Bencher::iter`: everything
+    /// `run` does is timed, so it must not build a runtime.
     pub fn bench<R>(&mut self, id: &str, run: impl FnMut() -> R + 'r) {
         self.iterate(id, None, run);
     }

@@ -68,7 +68,7 @@ pub use instructions::{
     measured, selected, timed,
 };
 pub use local_signal::{LocalSignal, LocalSignalCell, LocalSignalStream};
-pub use record::{Measured, Record};
+pub use record::{Measured, Record, order_records};
 pub use report::{
     BASELINES, bytes_per_value, cpu_table, index_table, peer_rows, provenance, standings,
 };
@@ -79,7 +79,8 @@ pub use results::{
 pub use sparse::{SPARSE_BATCH, SPARSE_BATCHES, SPARSE_LEN, SparseWakes};
 pub use summary::{
     CpuRatio, PeerRow, SLOWER_BY, SUMMARY_END, SUMMARY_MAX_ROWS, SUMMARY_START, SUMMARY_WORKLOADS,
-    Standing, claims, replace_summary, row_peer, spelled_out, summary_rows, summary_table,
+    Standing, claims, readme_summary, replace_summary, row_peer, spelled_out, summary_rows,
+    summary_table,
 };
 pub use workers::{FireOrder, RoundTimes, WakerThreads};
 pub use xorshift::{Xorshift, random_delays};
@@ -246,8 +247,8 @@ pub fn workload(group: &str) -> Option<&'static Workload> {
         .find(|workload| workload.group() == group)
 }
 
-/// The rows of the sets of futures (`pinfold-unordered`), in order: a criterion group (or `group/id`, see
-/// [`Workload`]), with its items per run and what it measures.
+/// The rows of the sets of futures (`pinfold-unordered`), in order: a criterion group (or
+/// `group/id`, see [`Workload`]), with its items per run and what it measures.
 pub const SET_WORKLOADS: &[Workload] = &[
     Workload::new(
         "ready_512k",
@@ -521,8 +522,8 @@ pub const JOIN_WORKLOADS: &[Workload] = &[
     .holding(100_000),
 ];
 
-/// The rows of the stream buffers (`pinfold-buffer`), in order: a criterion group (or `group/id`, see
-/// [`Workload`]), with its items per run and what it measures.
+/// The rows of the stream buffers (`pinfold-buffer`), in order: a criterion group (or
+/// `group/id`, see [`Workload`]), with its items per run and what it measures.
 pub const BUFFER_WORKLOADS: &[Workload] = &[
     Workload::new(
         "ordered_10k_c50",
@@ -601,8 +602,8 @@ pub const FUTURE_QUEUE_WORKLOADS: &[Workload] = &[Workload::new(
     "future_queue_grouped: 10k ready futures of weights 1–4, three groups (max weights 8, 12, 16) and none, max weight 32; block_on",
 )];
 
-/// The rows of the ordered sets (`pinfold-buffer`'s `FuturesOrdered`), in order: a criterion group (or `group/id`, see
-/// [`Workload`]), with its items per run and what it measures.
+/// The rows of the ordered sets (`pinfold-buffer`'s `FuturesOrdered`), in order: a criterion
+/// group (or `group/id`, see [`Workload`]), with its items per run and what it measures.
 pub const ORDERED_SET_WORKLOADS: &[Workload] = &[
     Workload::new(
         "futures_ordered_sleep_100k",

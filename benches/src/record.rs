@@ -159,3 +159,26 @@ impl Record {
         Ok(record)
     }
 }
+
+/// Puts `records` in the order the index, the chart and the summary read them: by date, and
+/// among the records of one date `newest` (the one a run just wrote, if any) last. The last
+/// is the newest run, whose instruction counts and bytes per value they show. An error if
+/// there is no record, or if the last two share a date and neither was named the newest: a
+/// record copied in from another machine may bear the same date and come from an older
+/// commit, so which one is newer cannot be told.
+pub fn order_records(records: &mut [Record], newest: Option<&str>) -> Result<(), String> {
+    records.sort_by(|a, b| {
+        let key = |r: &Record| (r.date.clone(), Some(r.slug.as_str()) == newest);
+        key(a).cmp(&key(b))
+    });
+    match records {
+        [] => Err("no record of a run in benches/results/".to_string()),
+        [.., before, last] if before.date == last.date && Some(last.slug.as_str()) != newest => {
+            Err(format!(
+                "`{}` and `{}` both ran on {}: which is the newest cannot be told",
+                before.slug, last.slug, last.date
+            ))
+        }
+        _ => Ok(()),
+    }
+}

@@ -1,10 +1,10 @@
 //! pinfold's standing in each row of the tables, and the summary of them the README shows
-//! between two marker comments, which `bench-table --write` replaces so that the README
-//! cannot drift from `benches/RESULTS.md`.
+//! between two marker comments, which `bench-table --write` (or `--records`) replaces so that
+//! the README cannot drift from `benches/RESULTS.md`.
 
 use std::fmt::Write as _;
 
-use crate::format;
+use crate::{Record, format, peer_rows, standings};
 
 /// pinfold's time in one row on one CPU against the fastest peer's there.
 #[derive(Debug, Clone, PartialEq)]
@@ -247,7 +247,8 @@ pub fn claims(cpus: &[String], peers: &[(String, Vec<PeerRow>)]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Against each peer, in its rows, on every CPU recorded ({}): in how many pinfold took \
+        "Against each peer, in the rows it runs in, on every CPU recorded ({}): in how many \
+         pinfold took \
          less time, where the peer was more than 5% faster, in how many pinfold ran fewer \
          instructions per item, and, of the rows that hold values, in how many it took fewer \
          bytes per value at its peak.",
@@ -291,6 +292,32 @@ pub fn claims(cpus: &[String], peers: &[(String, Vec<PeerRow>)]) -> String {
         let _ = writeln!(out, "{line}");
     }
     out
+}
+
+/// The README's summary of `records` (in [`order_records`](crate::order_records)'s order):
+/// a line on the runs, the table of [`summary_rows`] (with [`SUMMARY_WORKLOADS`]), then the
+/// [`claims`] against each peer.
+pub fn readme_summary(records: &[&Record]) -> String {
+    let standings = standings(records);
+    let cpus: Vec<String> = records.iter().map(|r| r.short.clone()).collect();
+    let provenance = format!(
+        "`cargo xtask bench --full` on {}. A ratio is pinfold's over the best peer's: the one in \
+         the peer column, or the one its cell names. Every row, what it measures and its \
+         allocations: [benches/RESULTS.md](benches/RESULTS.md).",
+        records
+            .iter()
+            .map(|r| format!("{} ({} at {})", r.short, r.date, r.commit))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let mut summary = summary_table(
+        &summary_rows(&standings, &SUMMARY_WORKLOADS),
+        &cpus,
+        &provenance,
+    );
+    summary.push('\n');
+    summary.push_str(&claims(&cpus, &peer_rows(records)));
+    summary
 }
 
 /// The comment that opens the generated summary in the README.

@@ -7,8 +7,8 @@ use std::time::{Duration, UNIX_EPOCH};
 use pinfold_benches::{
     Allocs, Cpu, CpuRatio, Measured, PeerRow, Record, SUMMARY_END, SUMMARY_MAX_ROWS, SUMMARY_START,
     Standing, TABLES, Table, Workload, bytes_per_value, claims, cpu_table, format, index_table,
-    peer_rows, ratio_chart, replace_summary, row_peer, spelled_out, standings, summary_rows,
-    summary_table,
+    order_records, peer_rows, ratio_chart, readme_summary, replace_summary, row_peer, spelled_out,
+    standings, summary_rows, summary_table,
 };
 
 /// A row where pinfold takes `ratio` times the fastest peer's 100 ns on one CPU.
@@ -620,5 +620,74 @@ fn the_summary_gives_pinfolds_bytes_per_value_against_the_fewest() {
     assert!(
         text.contains("; fewer instructions in 1 of 1; fewer bytes per value in 1 of 1."),
         "{text}"
+    );
+}
+
+fn slugs(records: &[Record]) -> Vec<&str> {
+    records.iter().map(|r| r.slug.as_str()).collect()
+}
+
+#[test]
+fn records_go_by_date_with_the_one_just_written_last_among_its_date() {
+    let mut records = vec![
+        record("Zen 4", "2026-12-06", 50.0, None),
+        record("Zen 3", "2026-12-07", 50.0, None),
+        record("Zen 5", "2026-11-27", 50.0, None),
+    ];
+    order_records(&mut records, None).unwrap();
+    assert_eq!(slugs(&records), ["amd-Zen 5", "amd-Zen 4", "amd-Zen 3"]);
+    // A record copied in with the same date as the newest: only the run that just wrote one
+    // can say which is newer.
+    records.push(record("Zen 2", "2026-12-07", 50.0, None));
+    let error = order_records(&mut records, None).unwrap_err();
+    assert!(
+        error.contains("amd-Zen 3") && error.contains("amd-Zen 2"),
+        "{error}"
+    );
+    order_records(&mut records, Some("amd-Zen 3")).unwrap();
+    assert_eq!(slugs(&records)[2..], ["amd-Zen 2", "amd-Zen 3"]);
+    order_records(&mut records, Some("amd-Zen 2")).unwrap();
+    assert_eq!(slugs(&records)[2..], ["amd-Zen 3", "amd-Zen 2"]);
+    // Two of one date below the newest are no matter.
+    records.push(record("Zen 6", "2026-12-08", 50.0, None));
+    order_records(&mut records, None).unwrap();
+    assert_eq!(slugs(&records)[4], "amd-Zen 6");
+    assert!(
+        order_records(&mut [], None)
+            .unwrap_err()
+            .contains("no record")
+    );
+}
+
+#[test]
+fn a_summary_rows_bytes_per_value_counts_toward_its_peer() {
+    let mut row = standing("a", 0.5);
+    row.instructions = Some((30.0, "futures-buffered".to_string(), 100.0));
+    row.bytes_per_value = Some((48.0, "futures-buffered".to_string(), 96.0));
+    assert_eq!(row_peer(&row), Some("futures-buffered"));
+}
+
+/// The README's summary is what `bench-table --records` makes of the records in
+/// `benches/results/`: a run that writes a record rewrites it, and nothing else may.
+#[test]
+fn the_readme_summary_is_what_the_committed_records_make() {
+    let benches = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut records = Vec::new();
+    for entry in std::fs::read_dir(benches.join("results")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|ext| ext == "tsv") {
+            let slug = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let text = std::fs::read_to_string(&path).unwrap();
+            records.push(Record::from_tsv(&slug, &text).unwrap());
+        }
+    }
+    order_records(&mut records, None).unwrap();
+    let records: Vec<&Record> = records.iter().collect();
+    let readme = std::fs::read_to_string(benches.join("../README.md")).unwrap();
+    let rewritten = replace_summary(&readme, &readme_summary(&records)).unwrap();
+    assert!(
+        rewritten == readme,
+        "the README's summary differs from what the records make: run \
+         `cargo run -p pinfold-benches --bin bench-table -- --records`"
     );
 }

@@ -13,9 +13,10 @@
 //! cargo run -p pinfold-benches --bin bench-table [-- --write | --records]
 //! ```
 //!
-//! `--records` rewrites only what is made from every CPU's record (the index, the chart and
-//! the README's summary, below) from the files in `benches/results/`, with no run: after a
-//! change to how they are written, or a record copied in from another machine.
+//! `--records` rewrites what is made from every CPU's record together (the index, the chart
+//! and the README's summary, below) from the `.tsv` files in `benches/results/`, with no run:
+//! after a change to how they are written, or a record copied in from another machine. Each
+//! CPU's own tables (`<cpu>.md`) stay as its run wrote them.
 //!
 //! `--stamp`, which `cargo xtask bench` runs first, notes the commit the run is built from and
 //! the day it starts, so that the record names them even if the tables are written later.
@@ -32,8 +33,10 @@
 //!   one for instructions ([`ratio_chart`]);
 //! - the summary in the top-level `README.md`, between its `<!-- bench-summary:start -->` and
 //!   `<!-- bench-summary:end -->` lines ([`replace_summary`]): the rows chosen by
-//!   [`summary_rows`]'s rule with their range over the CPUs, and what holds against each peer
-//!   on every CPU ([`claims`]), so the README cannot state what the files do not show.
+//!   [`summary_rows`](pinfold_benches::summary_rows)'s rule, each with its peer named once
+//!   and its ratio on each CPU, and what holds against each peer on every CPU
+//!   ([`claims`](pinfold_benches::claims)), so the README cannot state what the files do not
+//!   show ([`readme_summary`]).
 
 use std::fmt::Write as _;
 use std::fs;
@@ -42,9 +45,9 @@ use std::process::{Command, ExitCode};
 use std::time::SystemTime;
 
 use pinfold_benches::{
-    Cpu, Measured, PINFOLD, Record, SUMMARY_WORKLOADS, TABLES, claims, cpu_table, criterion_dir,
-    format, index_table, peer_rows, provenance, ratio_chart, read_allocs, read_instructions,
-    read_virtual, replace_summary, results_dir, standings, summary_rows, summary_table,
+    Cpu, Measured, PINFOLD, Record, TABLES, cpu_table, criterion_dir, format, index_table,
+    order_records, provenance, ratio_chart, read_allocs, read_instructions, read_virtual,
+    readme_summary, replace_summary, results_dir, standings,
 };
 
 /// The median of one benchmark, in nanoseconds (of wall or CPU time, as the group measures).
@@ -302,8 +305,8 @@ fn read_records() -> Result<Vec<Record>, String> {
         .collect()
 }
 
-/// Writes this CPU's files, then the index, the chart and the README's summary from every
-/// record ([`write_from_records`]); gives the summary.
+/// Writes this CPU's record and tables, then what is made from every record
+/// ([`write_from_records`]); gives the summary.
 fn write_report(record: &Record) -> Result<String, String> {
     let write = |path: &Path, text: &str| {
         fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
@@ -320,43 +323,21 @@ fn write_report(record: &Record) -> Result<String, String> {
 
 /// Writes the index, the chart and the README's summary from every record in
 /// `benches/results/`; gives the summary. `newest` names the record just written, which goes
-/// last among the records of its date.
+/// last among the records of its date ([`order_records`]).
 fn write_from_records(newest: Option<&str>) -> Result<String, String> {
     let write = |path: &Path, text: &str| {
         fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
     };
     let mut records = read_records()?;
-    // By date, and among records of one date the one just written last: the newest, whose
-    // instruction counts the tables show (a record copied in from another machine may bear
-    // the same date and come from an older commit).
-    records.sort_by(|a, b| {
-        let key = |r: &Record| (r.date.clone(), Some(r.slug.as_str()) == newest);
-        key(a).cmp(&key(b))
-    });
+    order_records(&mut records, newest)?;
     let records: Vec<&Record> = records.iter().collect();
     let benches = benches_dir();
     write(&benches.join("RESULTS.md"), &index_document(&records))?;
-    let standings = standings(&records);
-    write(&benches.join("ratios.svg"), &ratio_chart(&standings))?;
-
-    let cpus: Vec<String> = records.iter().map(|r| r.short.clone()).collect();
-    let provenance = format!(
-        "`cargo xtask bench --full` on {}. A ratio is pinfold's over the best peer's: the \
-         row's, or the one its cell names. Every row, what it measures and its allocations: \
-         [benches/RESULTS.md](benches/RESULTS.md).",
-        records
-            .iter()
-            .map(|r| format!("{} ({} at {})", r.short, r.date, r.commit))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    let mut summary = summary_table(
-        &summary_rows(&standings, &SUMMARY_WORKLOADS),
-        &cpus,
-        &provenance,
-    );
-    summary.push('\n');
-    summary.push_str(&claims(&cpus, &peer_rows(&records)));
+    write(
+        &benches.join("ratios.svg"),
+        &ratio_chart(&standings(&records)),
+    )?;
+    let summary = readme_summary(&records);
     let readme_path = benches
         .parent()
         .expect("benches/ lives directly under the workspace root")
