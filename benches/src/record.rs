@@ -35,6 +35,9 @@ pub struct Record {
     pub cpus: usize,
     /// The run's day, `2026-11-27`.
     pub date: String,
+    /// When `bench-table --write` wrote the record, in seconds since the Unix epoch: it orders
+    /// the records of one day ([`order_records`]). Records written before it was kept have none.
+    pub written: Option<u64>,
     /// The commit the benchmarks were built from.
     pub commit: String,
     /// `rustc --version`.
@@ -71,6 +74,9 @@ impl Record {
             ("run", &self.run),
         ] {
             let _ = writeln!(out, "# {key}\t{value}");
+        }
+        if let Some(written) = self.written {
+            let _ = writeln!(out, "# written\t{written}");
         }
         let _ = writeln!(out, "{COLUMNS}");
         for ((group, id), m) in &self.results {
@@ -113,6 +119,7 @@ impl Record {
                 "commit" => record.commit = value,
                 "toolchain" => record.toolchain = value,
                 "run" => record.run = value,
+                "written" => record.written = value.parse().ok(),
                 _ => {}
             }
         }
@@ -160,25 +167,18 @@ impl Record {
     }
 }
 
-/// Puts `records` in the order the index, the chart and the summary read them: by date, and
-/// among the records of one date `newest` (the one a run just wrote, if any) last. The last
-/// is the newest run, whose instruction counts and bytes per value they show. An error if
-/// there is no record, or if the last two share a date and neither was named the newest: a
-/// record copied in from another machine may bear the same date and come from an older
-/// commit, so which one is newer cannot be told.
-pub fn order_records(records: &mut [Record], newest: Option<&str>) -> Result<(), String> {
+/// Puts `records` in the order the index, the chart and the summary read them, oldest first:
+/// by day, then by when each was written (a record with no time first), then by file name, so
+/// that the order does not depend on the order they were read in. The index and the summary
+/// take each row's instruction count and bytes per value from the last record that has them.
+/// An error if there is no record.
+pub fn order_records(records: &mut [Record]) -> Result<(), String> {
+    if records.is_empty() {
+        return Err("no record of a run in benches/results/".to_string());
+    }
     records.sort_by(|a, b| {
-        let key = |r: &Record| (r.date.clone(), Some(r.slug.as_str()) == newest);
+        let key = |r: &Record| (r.date.clone(), r.written.unwrap_or(0), r.slug.clone());
         key(a).cmp(&key(b))
     });
-    match records {
-        [] => Err("no record of a run in benches/results/".to_string()),
-        [.., before, last] if before.date == last.date && Some(last.slug.as_str()) != newest => {
-            Err(format!(
-                "`{}` and `{}` both ran on {}: which is the newest cannot be told",
-                before.slug, last.slug, last.date
-            ))
-        }
-        _ => Ok(()),
-    }
+    Ok(())
 }

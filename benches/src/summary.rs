@@ -248,10 +248,9 @@ pub fn claims(cpus: &[String], peers: &[(String, Vec<PeerRow>)]) -> String {
     let _ = writeln!(
         out,
         "Against each peer, in the rows it runs in, on every CPU recorded ({}): in how many \
-         pinfold took \
-         less time, where the peer was more than 5% faster, in how many pinfold ran fewer \
-         instructions per item, and, of the rows that hold values, in how many it took fewer \
-         bytes per value at its peak.",
+         pinfold took less time, where the peer was more than 5% faster, in how many pinfold \
+         ran fewer instructions per item, and, of the rows that hold values, in how many it \
+         took fewer bytes per value at its peak.",
         cpus.join(", ")
     );
     let _ = writeln!(out);

@@ -299,6 +299,9 @@ fn a_record_reads_back_as_it_was_written() {
     );
     let read = Record::from_tsv(&written.slug, &written.to_tsv()).unwrap();
     assert_eq!(read, written);
+    written.written = Some(1_796_000_000);
+    let read = Record::from_tsv(&written.slug, &written.to_tsv()).unwrap();
+    assert_eq!(read, written, "with the time it was written");
     assert!(Record::from_tsv("x", "# cpu\tA\nnot the columns\n").is_err());
 }
 
@@ -628,35 +631,31 @@ fn slugs(records: &[Record]) -> Vec<&str> {
 }
 
 #[test]
-fn records_go_by_date_with_the_one_just_written_last_among_its_date() {
+fn records_go_by_day_then_by_when_they_were_written_whatever_order_they_were_read_in() {
+    let at = |mut record: Record, written: Option<u64>| {
+        record.written = written;
+        record
+    };
     let mut records = vec![
-        record("Zen 4", "2026-12-06", 50.0, None),
-        record("Zen 3", "2026-12-07", 50.0, None),
-        record("Zen 5", "2026-11-27", 50.0, None),
+        at(record("Zen 3", "2026-12-07", 50.0, None), Some(300)),
+        at(record("Zen 4", "2026-12-06", 50.0, None), Some(900)),
+        at(record("Zen 2", "2026-12-07", 50.0, None), Some(200)),
+        at(record("Zen 1", "2026-12-07", 50.0, None), None),
+        at(record("Zen 6", "2026-12-07", 50.0, None), None),
     ];
-    order_records(&mut records, None).unwrap();
-    assert_eq!(slugs(&records), ["amd-Zen 5", "amd-Zen 4", "amd-Zen 3"]);
-    // A record copied in with the same date as the newest: only the run that just wrote one
-    // can say which is newer.
-    records.push(record("Zen 2", "2026-12-07", 50.0, None));
-    let error = order_records(&mut records, None).unwrap_err();
-    assert!(
-        error.contains("amd-Zen 3") && error.contains("amd-Zen 2"),
-        "{error}"
-    );
-    order_records(&mut records, Some("amd-Zen 3")).unwrap();
-    assert_eq!(slugs(&records)[2..], ["amd-Zen 2", "amd-Zen 3"]);
-    order_records(&mut records, Some("amd-Zen 2")).unwrap();
-    assert_eq!(slugs(&records)[2..], ["amd-Zen 3", "amd-Zen 2"]);
-    // Two of one date below the newest are no matter.
-    records.push(record("Zen 6", "2026-12-08", 50.0, None));
-    order_records(&mut records, None).unwrap();
-    assert_eq!(slugs(&records)[4], "amd-Zen 6");
-    assert!(
-        order_records(&mut [], None)
-            .unwrap_err()
-            .contains("no record")
-    );
+    let expected = [
+        "amd-Zen 4",
+        "amd-Zen 1",
+        "amd-Zen 6",
+        "amd-Zen 2",
+        "amd-Zen 3",
+    ];
+    order_records(&mut records).unwrap();
+    assert_eq!(slugs(&records), expected);
+    records.reverse();
+    order_records(&mut records).unwrap();
+    assert_eq!(slugs(&records), expected, "read in another order");
+    assert!(order_records(&mut []).unwrap_err().contains("no record"));
 }
 
 #[test]
@@ -681,13 +680,13 @@ fn the_readme_summary_is_what_the_committed_records_make() {
             records.push(Record::from_tsv(&slug, &text).unwrap());
         }
     }
-    order_records(&mut records, None).unwrap();
+    order_records(&mut records).unwrap();
     let records: Vec<&Record> = records.iter().collect();
     let readme = std::fs::read_to_string(benches.join("../README.md")).unwrap();
-    let rewritten = replace_summary(&readme, &readme_summary(&records)).unwrap();
+    let summary = readme_summary(&records);
     assert!(
-        rewritten == readme,
-        "the README's summary differs from what the records make: run \
-         `cargo run -p pinfold-benches --bin bench-table -- --records`"
+        replace_summary(&readme, &summary).unwrap() == readme,
+        "the README's summary differs from what the records make (run `cargo run -p \
+         pinfold-benches --bin bench-table -- --records`); they make:\n{summary}"
     );
 }

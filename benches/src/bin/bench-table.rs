@@ -176,6 +176,10 @@ fn this_run(cpu: &Cpu) -> Record {
         cpu: cpu.label(),
         cpus: std::thread::available_parallelism().map_or(0, usize::from),
         date,
+        written: SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .ok()
+            .map(|since| since.as_secs()),
         commit,
         toolchain: first_line_of("rustc", &["--version"]).unwrap_or_else(|| "unknown".into()),
         run: how_run(&criterion),
@@ -318,18 +322,17 @@ fn write_report(record: &Record) -> Result<String, String> {
         &dir.join(format!("{}.md", record.slug)),
         &cpu_document(record),
     )?;
-    write_from_records(Some(&record.slug))
+    write_from_records()
 }
 
 /// Writes the index, the chart and the README's summary from every record in
-/// `benches/results/`; gives the summary. `newest` names the record just written, which goes
-/// last among the records of its date ([`order_records`]).
-fn write_from_records(newest: Option<&str>) -> Result<String, String> {
+/// `benches/results/`, in [`order_records`]'s order; gives the summary.
+fn write_from_records() -> Result<String, String> {
     let write = |path: &Path, text: &str| {
         fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
     };
     let mut records = read_records()?;
-    order_records(&mut records, newest)?;
+    order_records(&mut records)?;
     let records: Vec<&Record> = records.iter().collect();
     let benches = benches_dir();
     write(&benches.join("RESULTS.md"), &index_document(&records))?;
@@ -356,7 +359,7 @@ fn main() -> ExitCode {
         [] => false,
         [flag] if flag == "--write" => true,
         [flag] if flag == "--records" => {
-            return match write_from_records(None) {
+            return match write_from_records() {
                 Ok(summary) => {
                     println!(
                         "bench-table: wrote benches/RESULTS.md, benches/ratios.svg and the \
