@@ -35,8 +35,9 @@ pub struct Record {
     pub cpus: usize,
     /// The run's day, `2026-11-27`.
     pub date: String,
-    /// When `bench-table --write` wrote the record, in seconds since the Unix epoch: it orders
-    /// the records of one day ([`order_records`]). Records written before it was kept have none.
+    /// When the run started (as `bench-table --stamp` noted it), in seconds since the Unix
+    /// epoch: it orders the records of one day ([`order_records`]). Records written before the
+    /// time was kept have none.
     pub written: Option<u64>,
     /// The commit the benchmarks were built from.
     pub commit: String,
@@ -168,17 +169,26 @@ impl Record {
 }
 
 /// Puts `records` in the order the index, the chart and the summary read them, oldest first:
-/// by day, then by when each was written (a record with no time first), then by file name, so
+/// by day, then by when each run started (a record with no time first), then by file name, so
 /// that the order does not depend on the order they were read in. The index and the summary
 /// take each row's instruction count and bytes per value from the last record that has them.
-/// An error if there is no record.
+/// An error if there is no record, or if the last record has no time and shares its day with
+/// another: which of them is the newest cannot be told (a record with no time came from a
+/// `bench-table` that kept none; run it again with this one to give it a time).
 pub fn order_records(records: &mut [Record]) -> Result<(), String> {
-    if records.is_empty() {
-        return Err("no record of a run in benches/results/".to_string());
-    }
     records.sort_by(|a, b| {
-        let key = |r: &Record| (r.date.clone(), r.written.unwrap_or(0), r.slug.clone());
-        key(a).cmp(&key(b))
+        a.date
+            .cmp(&b.date)
+            .then(a.written.unwrap_or(0).cmp(&b.written.unwrap_or(0)))
+            .then(a.slug.cmp(&b.slug))
     });
-    Ok(())
+    match records {
+        [] => Err("no record of a run in benches/results/".to_string()),
+        [.., before, last] if before.date == last.date && last.written.is_none() => Err(format!(
+            "`{}` and `{}` both ran on {} and `{}` has no start time: which is the newest \
+             cannot be told",
+            before.slug, last.slug, last.date, last.slug
+        )),
+        _ => Ok(()),
+    }
 }

@@ -631,7 +631,7 @@ fn slugs(records: &[Record]) -> Vec<&str> {
 }
 
 #[test]
-fn records_go_by_day_then_by_when_they_were_written_whatever_order_they_were_read_in() {
+fn records_go_by_day_then_by_when_their_runs_started_whatever_order_they_were_read_in() {
     let at = |mut record: Record, written: Option<u64>| {
         record.written = written;
         record
@@ -656,6 +656,19 @@ fn records_go_by_day_then_by_when_they_were_written_whatever_order_they_were_rea
     order_records(&mut records).unwrap();
     assert_eq!(slugs(&records), expected, "read in another order");
     assert!(order_records(&mut []).unwrap_err().contains("no record"));
+    // The newest of a day with no time: it cannot be told from the others of its day.
+    let mut untimed = vec![
+        at(record("Zen 3", "2026-12-07", 50.0, None), None),
+        at(record("Zen 2", "2026-12-07", 50.0, None), None),
+    ];
+    let error = order_records(&mut untimed).unwrap_err();
+    assert!(
+        error.contains("amd-Zen 2") && error.contains("amd-Zen 3"),
+        "{error}"
+    );
+    // Alone on its day, it is the newest.
+    untimed[0].date = "2026-12-06".to_string();
+    order_records(&mut untimed).unwrap();
 }
 
 #[test]

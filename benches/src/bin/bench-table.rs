@@ -86,28 +86,47 @@ fn first_line_of(program: &str, args: &[&str]) -> Option<String> {
     Some(text.lines().next().unwrap_or("").trim().to_string())
 }
 
-/// The file `--stamp` writes when a run starts, under [`results_dir`]: the commit and the date
-/// the run's record gives, whenever its tables are written.
+/// The file `--stamp` writes when a run starts, under [`results_dir`]: the commit, the date and
+/// the time (seconds since the Unix epoch) the run's record gives, whenever its tables are
+/// written.
 const STAMP_FILE: &str = "run.tsv";
 
-/// The commit and date of the run: as stamped when it started, else as they are now.
-fn commit_and_date() -> (String, String) {
+/// Seconds since the Unix epoch, now.
+fn now_seconds() -> Option<u64> {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .ok()
+        .map(|since| since.as_secs())
+}
+
+/// The commit, date and start time of the run: as stamped when it started, else as they are
+/// now (a stamp written before the time was kept gives none).
+fn commit_date_and_time() -> (String, String, Option<u64>) {
     let stamped = fs::read_to_string(results_dir().join(STAMP_FILE)).ok();
-    match stamped
+    let fields: Vec<&str> = stamped
         .as_deref()
-        .and_then(|text| text.trim_end().split_once('\t'))
-    {
-        Some((commit, date)) => (commit.to_string(), date.to_string()),
-        None => (commit(), format::utc_date(SystemTime::now())),
+        .map_or_else(Vec::new, |text| text.trim_end().split('\t').collect());
+    match fields[..] {
+        [commit, date, ref rest @ ..] => (
+            commit.to_string(),
+            date.to_string(),
+            rest.first().and_then(|time| time.parse().ok()),
+        ),
+        _ => (commit(), format::utc_date(SystemTime::now()), now_seconds()),
     }
 }
 
-/// Records the commit the benchmarks are built from and today's date, for the run about to
-/// start (what `cargo xtask bench` does first).
+/// Records the commit the benchmarks are built from, today's date and the time, for the run
+/// about to start (what `cargo xtask bench` does first).
 fn stamp() -> Result<(), String> {
     let dir = results_dir();
     let path = dir.join(STAMP_FILE);
-    let text = format!("{}\t{}\n", commit(), format::utc_date(SystemTime::now()));
+    let text = format!(
+        "{}\t{}\t{}\n",
+        commit(),
+        format::utc_date(SystemTime::now()),
+        now_seconds().unwrap_or(0)
+    );
     fs::create_dir_all(&dir)
         .and_then(|()| fs::write(&path, text))
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
@@ -169,17 +188,14 @@ fn this_run(cpu: &Cpu) -> Record {
     let allocs = read_allocs();
     let virtual_times = read_virtual();
     let instructions = read_instructions();
-    let (commit, date) = commit_and_date();
+    let (commit, date, written) = commit_date_and_time();
     let mut record = Record {
         slug: cpu.slug(),
         short: cpu.short(),
         cpu: cpu.label(),
         cpus: std::thread::available_parallelism().map_or(0, usize::from),
         date,
-        written: SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .ok()
-            .map(|since| since.as_secs()),
+        written,
         commit,
         toolchain: first_line_of("rustc", &["--version"]).unwrap_or_else(|| "unknown".into()),
         run: how_run(&criterion),
