@@ -68,7 +68,7 @@ pub use instructions::{
     measured, selected, timed,
 };
 pub use local_signal::{LocalSignal, LocalSignalCell, LocalSignalStream};
-pub use record::{Measured, Record, order_records};
+pub use record::{Measured, Record, order_records, read_records};
 pub use report::{
     BASELINES, bytes_per_value, cpu_table, index_table, peer_rows, provenance, standings,
 };

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
 
 use crate::alloc::Allocs;
 
@@ -38,7 +40,7 @@ pub struct Record {
     /// When the run started (as `bench-table --stamp` noted it), in seconds since the Unix
     /// epoch: it orders the records of one day ([`order_records`]). Records written before the
     /// time was kept have none.
-    pub written: Option<u64>,
+    pub started: Option<u64>,
     /// The commit the benchmarks were built from.
     pub commit: String,
     /// `rustc --version`.
@@ -76,8 +78,8 @@ impl Record {
         ] {
             let _ = writeln!(out, "# {key}\t{value}");
         }
-        if let Some(written) = self.written {
-            let _ = writeln!(out, "# written\t{written}");
+        if let Some(started) = self.started {
+            let _ = writeln!(out, "# started\t{started}");
         }
         let _ = writeln!(out, "{COLUMNS}");
         for ((group, id), m) in &self.results {
@@ -120,7 +122,7 @@ impl Record {
                 "commit" => record.commit = value,
                 "toolchain" => record.toolchain = value,
                 "run" => record.run = value,
-                "written" => record.written = value.parse().ok(),
+                "started" => record.started = value.parse().ok(),
                 _ => {}
             }
         }
@@ -179,16 +181,38 @@ pub fn order_records(records: &mut [Record]) -> Result<(), String> {
     records.sort_by(|a, b| {
         a.date
             .cmp(&b.date)
-            .then(a.written.unwrap_or(0).cmp(&b.written.unwrap_or(0)))
+            .then(a.started.unwrap_or(0).cmp(&b.started.unwrap_or(0)))
             .then(a.slug.cmp(&b.slug))
     });
     match records {
         [] => Err("no record of a run in benches/results/".to_string()),
-        [.., before, last] if before.date == last.date && last.written.is_none() => Err(format!(
+        [.., before, last] if before.date == last.date && last.started.is_none() => Err(format!(
             "`{}` and `{}` both ran on {} and `{}` has no start time: which is the newest \
              cannot be told",
             before.slug, last.slug, last.date, last.slug
         )),
         _ => Ok(()),
     }
+}
+
+/// Every CPU's record in `dir` (its `.tsv` files, each named by its file's stem), by file name.
+pub fn read_records(dir: &Path) -> Result<Vec<Record>, String> {
+    let mut paths: Vec<PathBuf> = fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "tsv"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|path| {
+            let slug = path
+                .file_stem()
+                .map_or(String::new(), |s| s.to_string_lossy().into());
+            let text = fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            Record::from_tsv(&slug, &text)
+        })
+        .collect()
 }

@@ -7,8 +7,8 @@ use std::time::{Duration, UNIX_EPOCH};
 use pinfold_benches::{
     Allocs, Cpu, CpuRatio, Measured, PeerRow, Record, SUMMARY_END, SUMMARY_MAX_ROWS, SUMMARY_START,
     Standing, TABLES, Table, Workload, bytes_per_value, claims, cpu_table, format, index_table,
-    order_records, peer_rows, ratio_chart, readme_summary, replace_summary, row_peer, spelled_out,
-    standings, summary_rows, summary_table,
+    order_records, peer_rows, ratio_chart, read_records, readme_summary, replace_summary, row_peer,
+    spelled_out, standings, summary_rows, summary_table,
 };
 
 /// A row where pinfold takes `ratio` times the fastest peer's 100 ns on one CPU.
@@ -299,9 +299,9 @@ fn a_record_reads_back_as_it_was_written() {
     );
     let read = Record::from_tsv(&written.slug, &written.to_tsv()).unwrap();
     assert_eq!(read, written);
-    written.written = Some(1_796_000_000);
+    written.started = Some(1_796_000_000);
     let read = Record::from_tsv(&written.slug, &written.to_tsv()).unwrap();
-    assert_eq!(read, written, "with the time it was written");
+    assert_eq!(read, written, "with the time its run started");
     assert!(Record::from_tsv("x", "# cpu\tA\nnot the columns\n").is_err());
 }
 
@@ -632,8 +632,8 @@ fn slugs(records: &[Record]) -> Vec<&str> {
 
 #[test]
 fn records_go_by_day_then_by_when_their_runs_started_whatever_order_they_were_read_in() {
-    let at = |mut record: Record, written: Option<u64>| {
-        record.written = written;
+    let at = |mut record: Record, started: Option<u64>| {
+        record.started = started;
         record
     };
     let mut records = vec![
@@ -684,15 +684,7 @@ fn a_summary_rows_bytes_per_value_counts_toward_its_peer() {
 #[test]
 fn the_readme_summary_is_what_the_committed_records_make() {
     let benches = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut records = Vec::new();
-    for entry in std::fs::read_dir(benches.join("results")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|ext| ext == "tsv") {
-            let slug = path.file_stem().unwrap().to_string_lossy().into_owned();
-            let text = std::fs::read_to_string(&path).unwrap();
-            records.push(Record::from_tsv(&slug, &text).unwrap());
-        }
-    }
+    let mut records = read_records(&benches.join("results")).unwrap();
     order_records(&mut records).unwrap();
     let records: Vec<&Record> = records.iter().collect();
     let readme = std::fs::read_to_string(benches.join("../README.md")).unwrap();

@@ -46,8 +46,8 @@ use std::time::SystemTime;
 
 use pinfold_benches::{
     Cpu, Measured, PINFOLD, Record, TABLES, cpu_table, criterion_dir, format, index_table,
-    order_records, provenance, ratio_chart, read_allocs, read_instructions, read_virtual,
-    readme_summary, replace_summary, results_dir, standings,
+    order_records, provenance, ratio_chart, read_allocs, read_instructions, read_records,
+    read_virtual, readme_summary, replace_summary, results_dir, standings,
 };
 
 /// The median of one benchmark, in nanoseconds (of wall or CPU time, as the group measures).
@@ -188,14 +188,14 @@ fn this_run(cpu: &Cpu) -> Record {
     let allocs = read_allocs();
     let virtual_times = read_virtual();
     let instructions = read_instructions();
-    let (commit, date, written) = commit_date_and_time();
+    let (commit, date, started) = commit_date_and_time();
     let mut record = Record {
         slug: cpu.slug(),
         short: cpu.short(),
         cpu: cpu.label(),
         cpus: std::thread::available_parallelism().map_or(0, usize::from),
         date,
-        written,
+        started,
         commit,
         toolchain: first_line_of("rustc", &["--version"]).unwrap_or_else(|| "unknown".into()),
         run: how_run(&criterion),
@@ -302,35 +302,14 @@ fn index_document(records: &[&Record]) -> String {
     out
 }
 
-/// Every CPU's record in `benches/results/`, by file name.
-fn read_records() -> Result<Vec<Record>, String> {
-    let dir = records_dir();
-    let mut paths: Vec<PathBuf> = fs::read_dir(&dir)
-        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "tsv"))
-        .collect();
-    paths.sort();
-    paths
-        .iter()
-        .map(|path| {
-            let slug = path
-                .file_stem()
-                .map_or(String::new(), |s| s.to_string_lossy().into());
-            let text = fs::read_to_string(path)
-                .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-            Record::from_tsv(&slug, &text)
-        })
-        .collect()
+/// Writes `text` to `path`, or says which file could not be written.
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Writes this CPU's record and tables, then what is made from every record
 /// ([`write_from_records`]); gives the summary.
 fn write_report(record: &Record) -> Result<String, String> {
-    let write = |path: &Path, text: &str| {
-        fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
-    };
     let dir = records_dir();
     fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     write(&dir.join(format!("{}.tsv", record.slug)), &record.to_tsv())?;
@@ -344,10 +323,7 @@ fn write_report(record: &Record) -> Result<String, String> {
 /// Writes the index, the chart and the README's summary from every record in
 /// `benches/results/`, in [`order_records`]'s order; gives the summary.
 fn write_from_records() -> Result<String, String> {
-    let write = |path: &Path, text: &str| {
-        fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
-    };
-    let mut records = read_records()?;
+    let mut records = read_records(&records_dir())?;
     order_records(&mut records)?;
     let records: Vec<&Record> = records.iter().collect();
     let benches = benches_dir();
