@@ -238,8 +238,9 @@ pub struct PeerRow {
 /// A peer is "faster" in a row where pinfold's time is more than this over its.
 pub const SLOWER_BY: f64 = 1.05;
 
-/// What holds on every CPU recorded, one line per peer (`peers`: each peer's `BenchmarkId`
-/// and its rows): in how many of its rows pinfold took less time on every CPU, in which rows
+/// What holds on the CPUs recorded, one line per peer (`peers`: each peer's `BenchmarkId`
+/// and its rows): in how many of its rows pinfold took less time on every CPU that timed the
+/// row (a row some CPUs did not time counts on those that did), in which rows
 /// the peer was more than 5% faster on some CPU, in how many pinfold ran fewer instructions
 /// per item, and in how many of the rows that hold values it took fewer bytes per value at
 /// its peak. `cpus` names the CPUs.
@@ -247,8 +248,9 @@ pub fn claims(cpus: &[String], peers: &[(String, Vec<PeerRow>)]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "Against each peer, in the rows it runs in, on every CPU recorded ({}): in how many \
-         pinfold took less time, where the peer was more than 5% faster, in how many pinfold \
+        "Against each peer, in the rows it runs in, on the CPUs recorded ({}): in how many \
+         pinfold took less time on every CPU that timed the row, where the peer was more than \
+         5% faster on one, in how many pinfold \
          ran fewer instructions per item, and, of the rows that hold values, in how many it \
          took fewer bytes per value at its peak.",
         cpus.join(", ")
