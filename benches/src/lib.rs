@@ -70,7 +70,8 @@ pub use instructions::{
 pub use local_signal::{LocalSignal, LocalSignalCell, LocalSignalStream};
 pub use record::{Measured, Record, order_records, read_records};
 pub use report::{
-    BASELINES, bytes_per_value, cpu_table, index_table, peer_rows, provenance, standings,
+    BASELINES, bytes_per_value, cpu_table, index_document, index_table, peer_rows, provenance,
+    standings,
 };
 pub use results::{
     ALLOCS_FILE, AllocRow, INSTRUCTIONS_FILE, VIRTUAL_FILE, VirtualRow, criterion_dir, read_allocs,

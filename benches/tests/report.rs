@@ -6,9 +6,9 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use pinfold_benches::{
     Allocs, Cpu, CpuRatio, Measured, PeerRow, Record, SUMMARY_END, SUMMARY_MAX_ROWS, SUMMARY_START,
-    Standing, TABLES, Table, Workload, bytes_per_value, claims, cpu_table, format, index_table,
-    order_records, peer_rows, ratio_chart, read_records, readme_summary, replace_summary, row_peer,
-    spelled_out, standings, summary_rows, summary_table,
+    Standing, TABLES, Table, Workload, bytes_per_value, claims, cpu_table, format, index_document,
+    index_table, order_records, peer_rows, ratio_chart, read_records, readme_summary,
+    replace_summary, row_peer, spelled_out, standings, summary_rows, summary_table,
 };
 
 /// A row where pinfold takes `ratio` times the fastest peer's 100 ns on one CPU.
@@ -679,14 +679,21 @@ fn a_summary_rows_bytes_per_value_counts_toward_its_peer() {
     assert_eq!(row_peer(&row), Some("futures-buffered"));
 }
 
+/// The records in `benches/results/`, in the order `bench-table` writes from them.
+fn committed_records() -> Vec<Record> {
+    let benches = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut records = read_records(&benches.join("results")).unwrap();
+    order_records(&mut records).unwrap();
+    records
+}
+
 /// The README's summary is what `bench-table --records` makes of the records in
 /// `benches/results/`: a run that writes a record rewrites it, and nothing else may.
 #[test]
 fn the_readme_summary_is_what_the_committed_records_make() {
-    let benches = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut records = read_records(&benches.join("results")).unwrap();
-    order_records(&mut records).unwrap();
+    let records = committed_records();
     let records: Vec<&Record> = records.iter().collect();
+    let benches = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let readme = std::fs::read_to_string(benches.join("../README.md")).unwrap();
     let summary = readme_summary(&records);
     assert!(
@@ -694,4 +701,24 @@ fn the_readme_summary_is_what_the_committed_records_make() {
         "the README's summary differs from what the records make (run `cargo run -p \
          pinfold-benches --bin bench-table -- --records`); they make:\n{summary}"
     );
+}
+
+/// `benches/RESULTS.md` and `benches/ratios.svg` are what `bench-table --records` makes of the
+/// records, as the README's summary is.
+#[test]
+fn the_index_and_the_chart_are_what_the_committed_records_make() {
+    let records = committed_records();
+    let records: Vec<&Record> = records.iter().collect();
+    let benches = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (file, made) in [
+        ("RESULTS.md", index_document(&records)),
+        ("ratios.svg", ratio_chart(&standings(&records))),
+    ] {
+        let committed = std::fs::read_to_string(benches.join(file)).unwrap();
+        assert!(
+            committed == made,
+            "benches/{file} differs from what the records make (run `cargo run -p \
+             pinfold-benches --bin bench-table -- --records`)"
+        );
+    }
 }

@@ -45,9 +45,9 @@ use std::process::{Command, ExitCode};
 use std::time::SystemTime;
 
 use pinfold_benches::{
-    Cpu, Measured, PINFOLD, Record, TABLES, cpu_table, criterion_dir, format, index_table,
-    order_records, provenance, ratio_chart, read_allocs, read_instructions, read_records,
-    read_virtual, readme_summary, replace_summary, results_dir, standings,
+    Cpu, Measured, PINFOLD, Record, TABLES, cpu_table, criterion_dir, format, index_document,
+    order_records, ratio_chart, read_allocs, read_instructions, read_records, read_virtual,
+    readme_summary, replace_summary, results_dir, standings,
 };
 
 /// The median of one benchmark, in nanoseconds (of wall or CPU time, as the group measures).
@@ -260,41 +260,6 @@ fn cpu_document(record: &Record) -> String {
     );
     for table in &TABLES {
         if let Some(text) = cpu_table(record, table) {
-            let _ = writeln!(out);
-            out.push_str(&text);
-        }
-    }
-    out
-}
-
-/// `benches/RESULTS.md`: the records it is made from, the chart, then the index tables.
-fn index_document(records: &[&Record]) -> String {
-    let mut out = String::from("# Benchmark results\n\n");
-    let _ = writeln!(
-        out,
-        "<!-- Written by `bench-table --write`, which `cargo xtask bench --full` runs, from \
-         every file in `results/`: a full run on a CPU rewrites that CPU's files, then this \
-         one, `ratios.svg` and the summary in the README. -->\n"
-    );
-    let _ = writeln!(
-        out,
-        "pinfold's figure over each peer's, from the full run recorded for each CPU (below \
-         1.00x pinfold is ahead): its time on each CPU, its instructions per item under \
-         callgrind, which do not depend on the CPU (from the newest run), and, in a row that \
-         holds values, its peak bytes per value held (from the newest run). Each CPU's times, \
-         instructions, bytes per value and allocations are in its own file:\n"
-    );
-    out.push_str(&provenance(records, "results/"));
-    let _ = writeln!(
-        out,
-        "\nHow each workload is run and how to read a ratio: [README.md](README.md).\n"
-    );
-    let _ = writeln!(
-        out,
-        "![pinfold over the fastest peer: time on each CPU, instructions per item](ratios.svg)"
-    );
-    for table in &TABLES {
-        if let Some(text) = index_table(records, table) {
             let _ = writeln!(out);
             out.push_str(&text);
         }
