@@ -1,6 +1,6 @@
-//! The documents made from [`Record`]s: one CPU's tables (`benches/results/<cpu>.md`), the
+//! The documents made from [`Record`]s: the tables of one CPU's `benches/results/<cpu>.md`, the
 //! index over every CPU (`benches/RESULTS.md`), pinfold's standing in each row (for the chart
-//! and the README's summary) and what holds against each peer on every CPU.
+//! and the README's summary) and its ratios to each peer on the CPUs that timed each row.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -420,6 +420,8 @@ pub fn provenance(records: &[&Record], link_prefix: &str) -> String {
 }
 
 /// `benches/RESULTS.md`: the records it is made from, the chart, then the index tables.
+/// `records` are in [`order_records`](crate::order_records)'s order: the lines on where each
+/// comes from follow it, and the newest gives the instructions and bytes per value.
 pub fn index_document(records: &[&Record]) -> String {
     let mut out = String::from("# Benchmark results\n\n");
     let _ = writeln!(

@@ -240,19 +240,20 @@ pub const SLOWER_BY: f64 = 1.05;
 
 /// What holds on the CPUs recorded, one line per peer (`peers`: each peer's `BenchmarkId`
 /// and its rows): in how many of its rows pinfold took less time on every CPU that timed the
-/// row (a row some CPUs did not time counts on those that did), in which rows
-/// the peer was more than 5% faster on some CPU, in how many pinfold ran fewer instructions
-/// per item, and in how many of the rows that hold values it took fewer bytes per value at
-/// its peak. `cpus` names the CPUs.
+/// row (a row that some CPUs did not time counts on those that did), in which rows the peer
+/// was more than 5% faster on at least one of them, in how many pinfold ran fewer
+/// instructions per item, and in how many of the rows that hold values it took fewer bytes
+/// per value at its peak (both from the newest run, as [`peer_rows`] gives them). `cpus`
+/// names the CPUs.
 pub fn claims(cpus: &[String], peers: &[(String, Vec<PeerRow>)]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
         "Against each peer, in the rows it runs in, on the CPUs recorded ({}): in how many \
          pinfold took less time on every CPU that timed the row, where the peer was more than \
-         5% faster on one, in how many pinfold \
-         ran fewer instructions per item, and, of the rows that hold values, in how many it \
-         took fewer bytes per value at its peak.",
+         5% faster on at least one of them, in how many pinfold ran fewer instructions per item \
+         (from the newest run), and, of the rows that hold values, in how many it took fewer \
+         bytes per value at its peak (from the newest run).",
         cpus.join(", ")
     );
     let _ = writeln!(out);

@@ -368,7 +368,29 @@ fn standings_and_claims_hold_on_every_cpu() {
 }
 
 #[test]
-fn claims_count_only_rows_where_every_cpu_agrees() {
+fn a_row_that_a_cpu_did_not_time_counts_on_the_cpus_that_did() {
+    let zen3 = record("Zen 3", "2026-11-20", 90.0, None);
+    let mut zen5 = record("Zen 5", "2026-11-27", 28.0, Some(90.0));
+    let key = ("ready_512k".to_string(), "pinfold".to_string());
+    zen5.results.get_mut(&key).unwrap().median_ns = None;
+    let records = [&zen3, &zen5];
+    let peers = peer_rows(&records);
+    let (peer, rows) = &peers[0];
+    assert_eq!(peer, "futures-buffered");
+    assert_eq!(rows[0].times, [0.9], "Zen 3's ratio alone");
+    assert_eq!(rows[0].instructions, Some(0.9), "the newest run's count");
+    let text = claims(&["Zen 3".to_string(), "Zen 5".to_string()], &peers);
+    assert!(
+        text.contains(
+            "- **futures-buffered**: less time in 1 of 1, never 5% slower; fewer instructions \
+             in 1 of 1."
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn claims_count_only_rows_where_every_cpu_that_timed_them_agrees() {
     let rows = vec![
         PeerRow {
             row: "both".to_string(),

@@ -34,8 +34,8 @@
 //! - the summary in the top-level `README.md`, between its `<!-- bench-summary:start -->` and
 //!   `<!-- bench-summary:end -->` lines ([`replace_summary`]): the rows chosen by
 //!   [`summary_rows`](pinfold_benches::summary_rows)'s rule, each with its peer named once
-//!   and its ratio on each CPU, and what holds against each peer on every CPU
-//!   ([`claims`](pinfold_benches::claims)), so the README cannot state what the files do not
+//!   and its ratio on each CPU, and what holds against each peer on the CPUs that timed each
+//!   row ([`claims`](pinfold_benches::claims)), so the README cannot state what the files do not
 //!   show ([`readme_summary`]).
 
 use std::fmt::Write as _;
