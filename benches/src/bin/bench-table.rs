@@ -19,7 +19,9 @@
 //! CPU's own tables (`<cpu>.md`) stay as its run wrote them.
 //!
 //! `--stamp`, which `cargo xtask bench` runs first, notes the commit the run is built from and
-//! the day it starts, so that the record names them even if the tables are written later.
+//! the day it starts, so that the record names them even if the tables are written later. The
+//! tables of that run, printed or written, use the stamp up: tables made after a later run by
+//! hand (`cargo bench`, then this) name the commit and day they are made at, not an old run's.
 //!
 //! With `--write` (what `cargo xtask bench --full` passes) it records the run under the CPU it
 //! ran on, then rewrites what is made from every CPU's record:
@@ -113,6 +115,17 @@ fn commit_date_and_time() -> (String, String, Option<u64>) {
             rest.first().and_then(|time| time.parse().ok()),
         ),
         _ => (commit(), format::utc_date(SystemTime::now()), now_seconds()),
+    }
+}
+
+/// Removes the stamp once the tables of the run it was made for are printed or written.
+fn use_up_stamp() -> Result<(), String> {
+    let path = results_dir().join(STAMP_FILE);
+    match fs::remove_file(&path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(format!("cannot remove {}: {e}", path.display()))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -357,9 +370,15 @@ fn main() -> ExitCode {
     }
     print!("{}", cpu_document(&record));
 
-    if write {
-        match write_report(&record) {
-            Ok(summary) => {
+    // The stamp is used up by the tables of its run: printed, or written with the record.
+    let written = if write {
+        write_report(&record).map(Some)
+    } else {
+        Ok(None)
+    };
+    match written.and_then(|summary| use_up_stamp().map(|()| summary)) {
+        Ok(summary) => {
+            if let Some(summary) = summary {
                 println!();
                 println!(
                     "bench-table: wrote benches/results/{}.tsv and .md, benches/RESULTS.md, \
@@ -369,11 +388,11 @@ fn main() -> ExitCode {
                 println!();
                 print!("{summary}");
             }
-            Err(error) => {
-                eprintln!("bench-table: {error}");
-                return ExitCode::FAILURE;
-            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("bench-table: {error}");
+            ExitCode::FAILURE
         }
     }
-    ExitCode::SUCCESS
 }
