@@ -27,7 +27,11 @@ pub fn quick() -> bool {
 /// [`criterion_dir`](crate::criterion_dir), without plots (the table is the report), and with
 /// fewer bootstrap resamples than criterion's default (the median is what the table shows;
 /// its point estimate does not depend on them).
+///
+/// A run that `cargo xtask bench` did not start makes its stamp stale: it is removed here
+/// ([`forget_outdated_stamp`](crate::forget_outdated_stamp)).
 pub fn criterion<M: Measurement>(measurement: M) -> Criterion<M> {
+    crate::forget_outdated_stamp();
     Criterion::default()
         .with_measurement(measurement)
         .output_directory(&criterion_dir())

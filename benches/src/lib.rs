@@ -74,7 +74,8 @@ pub use report::{
     standings,
 };
 pub use results::{
-    ALLOCS_FILE, AllocRow, INSTRUCTIONS_FILE, VIRTUAL_FILE, VirtualRow, criterion_dir, read_allocs,
+    ALLOCS_FILE, AllocRow, INSTRUCTIONS_FILE, STAMP_FILE, STAMPED_VARIABLE, VIRTUAL_FILE,
+    VirtualRow, criterion_dir, forget_outdated_stamp, outdates_stamp, read_allocs,
     read_instructions, read_virtual, record_allocs, record_virtual, results_dir, target_dir,
 };
 pub use sparse::{SPARSE_BATCH, SPARSE_BATCHES, SPARSE_LEN, SparseWakes};

@@ -37,9 +37,9 @@ pub struct Record {
     pub cpus: usize,
     /// The run's day, `2026-11-27`.
     pub date: String,
-    /// When the run started (as `bench-table --stamp` noted it), in seconds since the Unix
-    /// epoch: it orders the records of one day ([`order_records`]). Records written before the
-    /// time was kept have none.
+    /// When the run started (as `bench-table --stamp` noted it; with no stamp, when the tables
+    /// were made), in seconds since the Unix epoch: it orders the records of one day
+    /// ([`order_records`]). Records written before the time was kept have none.
     pub started: Option<u64>,
     /// The commit the benchmarks were built from.
     pub commit: String,

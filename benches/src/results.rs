@@ -18,6 +18,35 @@ use crate::alloc::Allocs;
 pub const ALLOCS_FILE: &str = "allocs.tsv";
 /// The virtual-time table's file name, in [`results_dir`].
 pub const VIRTUAL_FILE: &str = "virtual.tsv";
+/// The file, in [`results_dir`], that `bench-table --stamp` writes when `cargo xtask bench`
+/// starts a run: the commit, the date and the time (seconds since the Unix epoch) the run's
+/// record gives, whenever its tables are written.
+pub const STAMP_FILE: &str = "run.tsv";
+/// The variable `cargo xtask bench` sets for the benchmarks it runs after stamping them.
+pub const STAMPED_VARIABLE: &str = "PINFOLD_BENCH_STAMPED";
+
+/// Whether a benchmark binary started with `args` and `stamped` (the value of
+/// [`STAMPED_VARIABLE`]) makes the stamp stale: it times benchmarks (`--bench`, not a
+/// `--list`, and no row counted under callgrind, `counting`) in a run `cargo xtask bench` did
+/// not stamp.
+pub fn outdates_stamp(args: &[String], stamped: Option<&str>, counting: bool) -> bool {
+    let given = |flag: &str| args.iter().any(|arg| arg == flag);
+    given("--bench") && !given("--list") && !counting && stamped != Some("1")
+}
+
+/// Removes the stamp if this process makes it stale ([`outdates_stamp`]), so that the tables of
+/// a run started by hand name the commit and day they are made at, not an older run's.
+pub fn forget_outdated_stamp() {
+    let args: Vec<String> = std::env::args().collect();
+    let stamped = std::env::var(STAMPED_VARIABLE).ok();
+    if outdates_stamp(
+        &args,
+        stamped.as_deref(),
+        crate::instructions::selected().is_some(),
+    ) {
+        let _ = fs::remove_file(results_dir().join(STAMP_FILE));
+    }
+}
 /// The file `cargo xtask instructions` appends its counts to, in [`results_dir`]: `group id
 /// instructions_per_item`.
 pub const INSTRUCTIONS_FILE: &str = "instructions.tsv";

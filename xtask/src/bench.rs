@@ -70,11 +70,13 @@ pub(crate) fn bench(workspace: &Workspace, args: &[String]) -> Result<(), Failur
         }
         Length::Full => "0",
     };
-    // The run's commit and date, noted before anything is built.
+    // The run's commit and date, noted before anything is built. A run started without the
+    // variable (`cargo bench` by hand) removes the stamp: it is not this run's.
     workspace.cargo(&table_command(&["--stamp"])).run()?;
     workspace
         .cargo(&["bench", "-p", "pinfold-benches"])
         .env("PINFOLD_BENCH_QUICK", quick)
+        .env("PINFOLD_BENCH_STAMPED", "1")
         .run()?;
     // A full run records every row's instructions per item beside its times.
     if length == Length::Full {

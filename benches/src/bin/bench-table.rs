@@ -19,9 +19,9 @@
 //! CPU's own tables (`<cpu>.md`) stay as its run wrote them.
 //!
 //! `--stamp`, which `cargo xtask bench` runs first, notes the commit the run is built from and
-//! the day it starts, so that the record names them even if the tables are written later. The
-//! tables of that run, printed or written, use the stamp up: tables made after a later run by
-//! hand (`cargo bench`, then this) name the commit and day they are made at, not an old run's.
+//! the day it starts ([`STAMP_FILE`]), so that the record names them even if the tables are
+//! written later. A benchmark run that `cargo xtask bench` did not start (`cargo bench` by
+//! hand) removes the stamp: its tables name the commit and day they are made at.
 //!
 //! With `--write` (what `cargo xtask bench --full` passes) it records the run under the CPU it
 //! ran on, then rewrites what is made from every CPU's record:
@@ -47,9 +47,9 @@ use std::process::{Command, ExitCode};
 use std::time::SystemTime;
 
 use pinfold_benches::{
-    Cpu, Measured, PINFOLD, Record, TABLES, cpu_table, criterion_dir, format, index_document,
-    order_records, ratio_chart, read_allocs, read_instructions, read_records, read_virtual,
-    readme_summary, replace_summary, results_dir, standings,
+    Cpu, Measured, PINFOLD, Record, STAMP_FILE, TABLES, cpu_table, criterion_dir, format,
+    index_document, order_records, ratio_chart, read_allocs, read_instructions, read_records,
+    read_virtual, readme_summary, replace_summary, results_dir, standings,
 };
 
 /// The median of one benchmark, in nanoseconds (of wall or CPU time, as the group measures).
@@ -88,11 +88,6 @@ fn first_line_of(program: &str, args: &[&str]) -> Option<String> {
     Some(text.lines().next().unwrap_or("").trim().to_string())
 }
 
-/// The file `--stamp` writes when a run starts, under [`results_dir`]: the commit, the date and
-/// the time (seconds since the Unix epoch) the run's record gives, whenever its tables are
-/// written.
-const STAMP_FILE: &str = "run.tsv";
-
 /// Seconds since the Unix epoch, now.
 fn now_seconds() -> Option<u64> {
     SystemTime::now()
@@ -115,17 +110,6 @@ fn commit_date_and_time() -> (String, String, Option<u64>) {
             rest.first().and_then(|time| time.parse().ok()),
         ),
         _ => (commit(), format::utc_date(SystemTime::now()), now_seconds()),
-    }
-}
-
-/// Removes the stamp once the tables of the run it was made for are printed or written.
-fn use_up_stamp() -> Result<(), String> {
-    let path = results_dir().join(STAMP_FILE);
-    match fs::remove_file(&path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(format!("cannot remove {}: {e}", path.display()))
-        }
-        _ => Ok(()),
     }
 }
 
@@ -370,15 +354,9 @@ fn main() -> ExitCode {
     }
     print!("{}", cpu_document(&record));
 
-    // The stamp is used up by the tables of its run: printed, or written with the record.
-    let written = if write {
-        write_report(&record).map(Some)
-    } else {
-        Ok(None)
-    };
-    match written.and_then(|summary| use_up_stamp().map(|()| summary)) {
-        Ok(summary) => {
-            if let Some(summary) = summary {
+    if write {
+        match write_report(&record) {
+            Ok(summary) => {
                 println!();
                 println!(
                     "bench-table: wrote benches/results/{}.tsv and .md, benches/RESULTS.md, \
@@ -388,11 +366,11 @@ fn main() -> ExitCode {
                 println!();
                 print!("{summary}");
             }
-            ExitCode::SUCCESS
-        }
-        Err(error) => {
-            eprintln!("bench-table: {error}");
-            ExitCode::FAILURE
+            Err(error) => {
+                eprintln!("bench-table: {error}");
+                return ExitCode::FAILURE;
+            }
         }
     }
+    ExitCode::SUCCESS
 }
