@@ -28,7 +28,7 @@ pub fn quick() -> bool {
 /// fewer bootstrap resamples than criterion's default (the median is what the table shows;
 /// its point estimate does not depend on them).
 ///
-/// A run that `cargo xtask bench` did not start makes its stamp stale: it is removed here
+/// A timed run that `cargo xtask bench` did not start removes the stamp of an earlier one here
 /// ([`forget_outdated_stamp`](crate::forget_outdated_stamp)).
 pub fn criterion<M: Measurement>(measurement: M) -> Criterion<M> {
     crate::forget_outdated_stamp();

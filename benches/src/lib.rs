@@ -75,8 +75,9 @@ pub use report::{
 };
 pub use results::{
     ALLOCS_FILE, AllocRow, INSTRUCTIONS_FILE, STAMP_FILE, STAMPED_VARIABLE, VIRTUAL_FILE,
-    VirtualRow, criterion_dir, forget_outdated_stamp, outdates_stamp, read_allocs,
-    read_instructions, read_virtual, record_allocs, record_virtual, results_dir, target_dir,
+    VirtualRow, criterion_dir, forget_outdated_stamp, forget_outdated_stamp_in, outdates_stamp,
+    read_allocs, read_instructions, read_virtual, record_allocs, record_virtual, results_dir,
+    target_dir,
 };
 pub use sparse::{SPARSE_BATCH, SPARSE_BATCHES, SPARSE_LEN, SparseWakes};
 pub use summary::{

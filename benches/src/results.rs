@@ -18,38 +18,16 @@ use crate::alloc::Allocs;
 pub const ALLOCS_FILE: &str = "allocs.tsv";
 /// The virtual-time table's file name, in [`results_dir`].
 pub const VIRTUAL_FILE: &str = "virtual.tsv";
+/// The file `cargo xtask instructions` appends its counts to, in [`results_dir`]: `group id
+/// instructions_per_item`.
+pub const INSTRUCTIONS_FILE: &str = "instructions.tsv";
 /// The file, in [`results_dir`], that `bench-table --stamp` writes when `cargo xtask bench`
 /// starts a run: the commit, the date and the time (seconds since the Unix epoch) the run's
 /// record gives, whenever its tables are written.
 pub const STAMP_FILE: &str = "run.tsv";
-/// The variable `cargo xtask bench` sets for the benchmarks it runs after stamping them.
+/// The variable `cargo xtask bench` sets (to `1`) for the benchmarks it runs after stamping
+/// them.
 pub const STAMPED_VARIABLE: &str = "PINFOLD_BENCH_STAMPED";
-
-/// Whether a benchmark binary started with `args` and `stamped` (the value of
-/// [`STAMPED_VARIABLE`]) makes the stamp stale: it times benchmarks (`--bench`, not a
-/// `--list`, and no row counted under callgrind, `counting`) in a run `cargo xtask bench` did
-/// not stamp.
-pub fn outdates_stamp(args: &[String], stamped: Option<&str>, counting: bool) -> bool {
-    let given = |flag: &str| args.iter().any(|arg| arg == flag);
-    given("--bench") && !given("--list") && !counting && stamped != Some("1")
-}
-
-/// Removes the stamp if this process makes it stale ([`outdates_stamp`]), so that the tables of
-/// a run started by hand name the commit and day they are made at, not an older run's.
-pub fn forget_outdated_stamp() {
-    let args: Vec<String> = std::env::args().collect();
-    let stamped = std::env::var(STAMPED_VARIABLE).ok();
-    if outdates_stamp(
-        &args,
-        stamped.as_deref(),
-        crate::instructions::selected().is_some(),
-    ) {
-        let _ = fs::remove_file(results_dir().join(STAMP_FILE));
-    }
-}
-/// The file `cargo xtask instructions` appends its counts to, in [`results_dir`]: `group id
-/// instructions_per_item`.
-pub const INSTRUCTIONS_FILE: &str = "instructions.tsv";
 
 const ALLOCS_HEADER: &str = "group\tid\tallocs\tbytes\tpeak_bytes\tretained_bytes";
 const VIRTUAL_HEADER: &str = "group\tid\tvirtual_ns";
@@ -79,6 +57,53 @@ pub fn criterion_dir() -> PathBuf {
 /// Where this suite writes its own tables: `<target>/pinfold-bench`.
 pub fn results_dir() -> PathBuf {
     target_dir().join("pinfold-bench")
+}
+
+/// Whether a benchmark binary started with `args` and `stamped` (the value of
+/// [`STAMPED_VARIABLE`]) outdates the stamp of an earlier `cargo xtask bench` run: it times
+/// benchmarks (`--bench`; not `--list`, `--test`, `--profile-time` or `--help`, and no row
+/// counted under callgrind, `counting`) and `cargo xtask bench` did not start it.
+pub fn outdates_stamp(args: &[String], stamped: Option<&str>, counting: bool) -> bool {
+    let given = |flag: &str| {
+        args.iter()
+            .any(|arg| arg == flag || arg.starts_with(&format!("{flag}=")))
+    };
+    let times = given("--bench")
+        && !["--list", "--test", "--profile-time", "--help", "-h"]
+            .into_iter()
+            .any(given);
+    times && !counting && stamped != Some("1")
+}
+
+/// Removes the stamp in `dir` if a process started with `args`, `stamped` and `counting`
+/// outdates it ([`outdates_stamp`]); says on stderr if it cannot.
+pub fn forget_outdated_stamp_in(
+    dir: &Path,
+    args: &[String],
+    stamped: Option<&str>,
+    counting: bool,
+) {
+    if !outdates_stamp(args, stamped, counting) {
+        return;
+    }
+    let path = dir.join(STAMP_FILE);
+    match fs::remove_file(&path) {
+        Err(error) if error.kind() != std::io::ErrorKind::NotFound => {
+            eprintln!("pinfold-benches: cannot remove {}: {error}", path.display());
+        }
+        _ => {}
+    }
+}
+
+/// [`forget_outdated_stamp_in`] for this process, in [`results_dir`]: the tables of a run
+/// started by hand name the commit and day they are made at, not an older run's.
+pub fn forget_outdated_stamp() {
+    let args: Vec<String> = std::env::args_os()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
+    let stamped = std::env::var(STAMPED_VARIABLE).ok();
+    let counting = crate::instructions::selected().is_some();
+    forget_outdated_stamp_in(&results_dir(), &args, stamped.as_deref(), counting);
 }
 
 fn append(file: &str, header: &str, row: &str) {

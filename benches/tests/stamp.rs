@@ -1,11 +1,11 @@
-//! `bench-table`'s stamp: the commit and day a run started, which its tables name. A run that
-//! `cargo xtask bench` did not start makes it stale; nothing else does.
+//! `bench-table`'s stamp: the commit and day a run started, which its tables name. A timed run
+//! that `cargo xtask bench` did not start removes it; printing or writing the tables does not.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use pinfold_benches::outdates_stamp;
+use pinfold_benches::{STAMP_FILE, forget_outdated_stamp_in, outdates_stamp};
 
 fn args(args: &[&str]) -> Vec<String> {
     args.iter().map(|arg| arg.to_string()).collect()
@@ -33,16 +33,43 @@ fn only_a_timed_run_that_was_not_stamped_outdates_the_stamp() {
         !outdates_stamp(&args(&["unordered"]), None, false),
         "cargo test --benches"
     );
+    for kept in [
+        &["unordered", "--bench", "--test"][..],
+        &["unordered", "--bench", "--profile-time", "5"],
+        &["unordered", "--bench", "--profile-time=5"],
+        &["unordered", "--bench", "--help"],
+        &["unordered", "--bench", "-h"],
+    ] {
+        assert!(!outdates_stamp(&args(kept), None, false), "{kept:?}");
+    }
+}
+
+#[test]
+fn a_timed_run_by_hand_removes_the_stamp_and_a_stamped_one_keeps_it() {
+    let target = Target::with_one_estimate("forget");
+    let stamp = target.0.join(STAMP_FILE);
+    fs::write(&stamp, "`0000000`\t2000-01-01\t946684800\n").unwrap();
+    let timed = args(&["unordered", "--bench", "FILTER"]);
+    forget_outdated_stamp_in(&target.0, &timed, Some("1"), false);
+    assert!(
+        stamp.exists(),
+        "a run of cargo xtask bench removed its own stamp"
+    );
+    forget_outdated_stamp_in(&target.0, &timed, None, false);
+    assert!(!stamp.exists(), "a run by hand left an older run's stamp");
+    // Nothing left to remove: no complaint.
+    forget_outdated_stamp_in(&target.0, &timed, None, false);
 }
 
 /// A target directory of its own (removed when dropped), with one criterion estimate in it.
 struct Target(PathBuf);
 
 impl Target {
-    fn with_one_estimate() -> Self {
+    /// `name` tells apart the directories of tests run at once.
+    fn with_one_estimate(name: &str) -> Self {
         let dir = std::path::absolute(std::env::temp_dir())
             .unwrap()
-            .join(format!("pinfold-stamp-{}", std::process::id()));
+            .join(format!("pinfold-stamp-{}-{name}", std::process::id()));
         let estimate = dir.join("criterion/ready_512k/pinfold/new");
         fs::create_dir_all(&estimate).unwrap();
         fs::write(
@@ -77,7 +104,7 @@ fn bench_table(target: &Path, args: &[&str]) -> String {
 
 #[test]
 fn tables_printed_again_still_name_the_stamped_run() {
-    let target = Target::with_one_estimate();
+    let target = Target::with_one_estimate("print");
     let stamp = target.0.join("pinfold-bench/run.tsv");
     bench_table(&target.0, &["--stamp"]);
     assert!(stamp.exists(), "--stamp wrote no stamp");

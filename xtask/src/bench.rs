@@ -70,8 +70,9 @@ pub(crate) fn bench(workspace: &Workspace, args: &[String]) -> Result<(), Failur
         }
         Length::Full => "0",
     };
-    // The run's commit and date, noted before anything is built. A run started without the
-    // variable (`cargo bench` by hand) removes the stamp: it is not this run's.
+    // The run's commit and date, noted before anything is built. A timed run without
+    // `PINFOLD_BENCH_STAMPED=1` (`cargo bench` by hand; the benches' `STAMPED_VARIABLE`)
+    // removes the stamp: it is not that run's.
     workspace.cargo(&table_command(&["--stamp"])).run()?;
     workspace
         .cargo(&["bench", "-p", "pinfold-benches"])
