@@ -64,9 +64,10 @@ pub fn results_dir() -> PathBuf {
 /// benchmarks (`--bench`; not `--list`, `--test`, `--profile-time` or `--help`, and no row
 /// counted under callgrind, `counting`) and `cargo xtask bench` did not start it.
 pub fn outdates_stamp(args: &[String], stamped: Option<&str>, counting: bool) -> bool {
+    // A flag alone or with its value after `=`.
     let given = |flag: &str| {
         args.iter()
-            .any(|arg| arg == flag || arg.starts_with(&format!("{flag}=")))
+            .any(|arg| arg.split_once('=').map_or(arg.as_str(), |(name, _)| name) == flag)
     };
     let times = given("--bench")
         && !["--list", "--test", "--profile-time", "--help", "-h"]
